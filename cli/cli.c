@@ -1,0 +1,234 @@
+#include "cli/cli.h"
+
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/goal.h"
+
+int cli_fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("goald: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+int cli_fail_err(int rc)
+{
+    int code = EXIT_FAIL;
+
+    if (rc == ERR_INVALID || rc == ERR_NOTFOUND || rc == ERR_AMBIGUOUS)
+        code = EXIT_USAGE;
+    return cli_fail(code, "%s", err_last()[0] ? err_last() : err_name(rc));
+}
+
+int cli_flag(const struct cli_ctx *c, const char *name)
+{
+    return cli_opt(c, name) != NULL;
+}
+
+const char *cli_opt(const struct cli_ctx *c, const char *name)
+{
+    const struct cli_opt *o = c->cmd->opts;
+
+    for (int i = 0; o && o[i].name; i++)
+        if (!strcmp(o[i].name, name))
+            return c->val[i];
+    return NULL;
+}
+
+int cli_store(struct cli_ctx *c, store **out)
+{
+    char path[4096];
+    int rc;
+
+    if (c->st) {
+        *out = c->st;
+        return 0;
+    }
+    if (c->db_path) {
+        snprintf(path, sizeof(path), "%s", c->db_path);
+    } else if ((rc = store_default_path(path, sizeof(path))) != 0) {
+        return cli_fail(EXIT_FAIL, "%s", err_last());
+    }
+    if ((rc = store_open(&c->st, path)) != 0)
+        return cli_fail(EXIT_FAIL, "%s", err_last());
+    *out = c->st;
+    return 0;
+}
+
+int cli_resolve(struct cli_ctx *c, const char *table, const char *prefix, char out[ID_SIZE])
+{
+    store *st;
+    int rc = cli_store(c, &st);
+
+    if (rc)
+        return rc;
+    if ((rc = store_resolve_id(st, table, prefix, out)) != 0)
+        return cli_fail(EXIT_USAGE, "%s", err_last());
+    return 0;
+}
+
+int cli_print_json(const cJSON *v)
+{
+    char *t = cJSON_Print(v);
+
+    if (!t)
+        abort();
+    fputs(t, stdout);
+    fputc('\n', stdout);
+    cJSON_free(t);
+    return 0;
+}
+
+static void print_cmd_help(FILE *f, const struct cli_command *cmd)
+{
+    const struct cli_opt *o = cmd->opts;
+
+    fprintf(f, "usage: goald [--db PATH] [--config PATH] %s", cmd->name);
+    for (int i = 0; o && o[i].name; i++)
+        fprintf(f, " [--%s%s%s]", o[i].name, o[i].arg ? " " : "", o[i].arg ? o[i].arg : "");
+    if (cmd->args && *cmd->args)
+        fprintf(f, " %s", cmd->args);
+    fprintf(f, "\n\n%s\n", cmd->summary);
+    if (cmd->details)
+        fprintf(f, "\n%s\n", cmd->details);
+    fprintf(f, "\noptions:\n");
+    for (int i = 0; o && o[i].name; i++) {
+        char left[64];
+        snprintf(left, sizeof(left), "--%s%s%s", o[i].name, o[i].arg ? " " : "",
+                 o[i].arg ? o[i].arg : "");
+        fprintf(f, "  %-22s %s\n", left, o[i].help);
+    }
+    fprintf(f, "  %-22s %s\n", "--help", "show this help");
+}
+
+void cli_print_usage(FILE *f)
+{
+    fprintf(f, "usage: goald [--db PATH] [--config PATH] COMMAND [ARGS]\n\n"
+               "goald carries a goal (JSON) to a verified result on a git repository.\n\n"
+               "commands:\n");
+    for (int i = 0; cli_commands[i]; i++) {
+        char left[64];
+        snprintf(left, sizeof(left), "%s %s", cli_commands[i]->name,
+                 cli_commands[i]->args ? cli_commands[i]->args : "");
+        fprintf(f, "  %-28s %s\n", left, cli_commands[i]->summary);
+    }
+    fprintf(f, "\nglobal options:\n"
+               "  --db PATH       the database (GOALD_DB; default "
+               "$XDG_STATE_HOME/goald/goald.db)\n"
+               "  --config PATH   the config file (GOALD_CONFIG)\n"
+               "  --version       print the version\n"
+               "\n`goald COMMAND --help` describes a command.\n");
+}
+
+/* Find the command named by argv[0] (and argv[1] for two-word names);
+ * *used receives how many words were consumed. */
+static const struct cli_command *find_command(int argc, char **argv, int *used)
+{
+    for (int i = 0; cli_commands[i]; i++) {
+        const char *name = cli_commands[i]->name;
+        const char *sp = strchr(name, ' ');
+        if (!sp) {
+            if (!strcmp(name, argv[0])) {
+                *used = 1;
+                return cli_commands[i];
+            }
+        } else if (argc >= 2 && strlen(argv[0]) == (size_t)(sp - name) &&
+                   !strncmp(name, argv[0], (size_t)(sp - name)) && !strcmp(sp + 1, argv[1])) {
+            *used = 2;
+            return cli_commands[i];
+        }
+    }
+    return NULL;
+}
+
+/* Print the subcommands of a group word ("goal", "cron") when it is given
+ * alone or with an unknown subcommand; 1 if word is a group. */
+static int group_usage(const char *word)
+{
+    int found = 0;
+    size_t n = strlen(word);
+
+    for (int i = 0; cli_commands[i]; i++) {
+        const char *name = cli_commands[i]->name;
+        if (!strncmp(name, word, n) && name[n] == ' ') {
+            if (!found)
+                fprintf(stderr, "goald: %s: expected a subcommand:\n", word);
+            fprintf(stderr, "  goald %s %s\n", name, cli_commands[i]->args);
+            found = 1;
+        }
+    }
+    return found;
+}
+
+int cli_dispatch(struct cli_ctx *c, int argc, char **argv)
+{
+    const struct cli_command *cmd;
+    int used = 0;
+    int only_pos = 0;
+
+    cmd = find_command(argc, argv, &used);
+    if (!cmd) {
+        if (group_usage(argv[0]))
+            return EXIT_USAGE;
+        return cli_fail(EXIT_USAGE, "unknown command \"%s\" (see goald --help)", argv[0]);
+    }
+    c->cmd = cmd;
+    for (int i = used; i < argc; i++) {
+        const char *a = argv[i];
+        if (!only_pos && !strcmp(a, "--")) {
+            only_pos = 1;
+            continue;
+        }
+        if (!only_pos && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
+            print_cmd_help(stdout, cmd);
+            return EXIT_OK;
+        }
+        if (!only_pos && a[0] == '-' && a[1] == '-') {
+            const char *name = a + 2;
+            const char *eq = strchr(name, '=');
+            size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+            int k = -1;
+            for (int j = 0; cmd->opts && cmd->opts[j].name; j++)
+                if (strlen(cmd->opts[j].name) == nlen && !strncmp(cmd->opts[j].name, name, nlen))
+                    k = j;
+            if (k < 0)
+                return cli_fail(EXIT_USAGE, "%s: unknown option %.*s (see goald %s --help)",
+                                cmd->name, (int)nlen + 2, a, cmd->name);
+            if (cmd->opts[k].arg) {
+                if (eq)
+                    c->val[k] = eq + 1;
+                else if (i + 1 < argc)
+                    c->val[k] = argv[++i];
+                else
+                    return cli_fail(EXIT_USAGE, "%s: --%s needs a value %s", cmd->name,
+                                    cmd->opts[k].name, cmd->opts[k].arg);
+            } else {
+                if (eq)
+                    return cli_fail(EXIT_USAGE, "%s: --%s takes no value", cmd->name,
+                                    cmd->opts[k].name);
+                c->val[k] = "";
+            }
+            continue;
+        }
+        if (!only_pos && a[0] == '-' && a[1] != '\0')
+            return cli_fail(EXIT_USAGE, "%s: unknown option %s (see goald %s --help)",
+                            cmd->name, a, cmd->name);
+        if (c->npos >= CLI_MAX_POS || c->npos >= cmd->max_pos)
+            return cli_fail(EXIT_USAGE, "%s: unexpected argument \"%s\" (usage: goald %s %s)",
+                            cmd->name, a, cmd->name, cmd->args ? cmd->args : "");
+        c->pos[c->npos++] = a;
+    }
+    if (c->npos < cmd->min_pos)
+        return cli_fail(EXIT_USAGE, "%s: missing argument (usage: goald %s %s)", cmd->name,
+                        cmd->name, cmd->args ? cmd->args : "");
+    return cmd->run(c);
+}

@@ -1,0 +1,81 @@
+/*
+ * cli.h - the command table and what every command shares.
+ *
+ * Each command lives in its own cmd_*.c file as one `struct cli_command`
+ * (name, synopsis, summary, option table, handler); cli/commands.c lists
+ * them.  Parsing, `--help` and the command list all come from that table.
+ * Exit codes: 0 ok, 1 failure, 2 bad input or usage.
+ */
+#ifndef GOALD_CLI_CLI_H
+#define GOALD_CLI_CLI_H
+
+#include <stdio.h>
+
+#include "store/store.h"
+#include "util/err.h"
+#include "util/id.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+#define CLI_MAX_OPTS 16
+#define CLI_MAX_POS 8
+
+struct cli_opt {
+    const char *name; /* long name without dashes: "json" is --json */
+    const char *arg;  /* metavariable for a value ("S"), NULL for a flag */
+    const char *help;
+};
+
+struct cli_ctx;
+
+struct cli_command {
+    const char *name;    /* "submit", "goal show" */
+    const char *args;    /* positional synopsis, e.g. "FILE|-" */
+    const char *summary; /* one line */
+    const char *details; /* more help text, may be NULL */
+    const struct cli_opt *opts; /* ends with {NULL} */
+    int min_pos, max_pos;
+    int (*run)(struct cli_ctx *c);
+};
+
+struct cli_ctx {
+    const char *db_path;     /* --db / GOALD_DB, NULL: the default */
+    const char *config_path; /* --config / GOALD_CONFIG, may be NULL */
+    const char *argv0;
+    const struct cli_command *cmd;
+    const char *val[CLI_MAX_OPTS]; /* per option: its value, "" for a set flag, NULL */
+    const char *pos[CLI_MAX_POS];
+    int npos;
+    store *st; /* opened by cli_store(); closed by the dispatcher */
+};
+
+extern const struct cli_command *const cli_commands[];
+
+/* Dispatch argv (after the global options) to a command. */
+int cli_dispatch(struct cli_ctx *c, int argc, char **argv);
+void cli_print_usage(FILE *f);
+
+/* Option lookup by name: cli_flag() is 1 when given; cli_opt() the value
+ * or NULL. */
+int cli_flag(const struct cli_ctx *c, const char *name);
+const char *cli_opt(const struct cli_ctx *c, const char *name);
+
+/* Open the database once (migrating it).  On failure prints the message
+ * and returns the exit code (EXIT_FAIL); 0 on success. */
+int cli_store(struct cli_ctx *c, store **out);
+
+/* Print "goald: MESSAGE" on stderr; returns code. */
+int cli_fail(int code, const char *fmt, ...) GOALD_PRINTF(2, 3);
+
+/* Print the error slot and map its code to an exit code. */
+int cli_fail_err(int rc);
+
+/* Resolve an id prefix in table; prints the error and returns
+ * EXIT_USAGE on failure, 0 on success. */
+int cli_resolve(struct cli_ctx *c, const char *table, const char *prefix, char out[ID_SIZE]);
+
+/* Print a cJSON value (pretty, newline) to stdout; frees nothing. */
+struct cJSON;
+int cli_print_json(const struct cJSON *v);
+
+#endif

@@ -1,0 +1,71 @@
+/* goald goal show ID [--json] : one goal. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "lifecycle/report.h"
+#include "store/goal.h"
+#include "util/timeutil.h"
+
+static void line(const char *k, const char *v)
+{
+    if (v && *v)
+        printf("%-17s %s\n", k, v);
+}
+
+static int run(struct cli_ctx *c)
+{
+    char id[ID_SIZE];
+    char t[TIME_RFC3339_MAX];
+    char num[64];
+    struct goal *g = NULL;
+    store *st;
+    int rc;
+
+    if ((rc = cli_resolve(c, "goals", c->pos[0], id)) != 0)
+        return rc;
+    if ((rc = cli_store(c, &st)) != 0)
+        return rc;
+    if ((rc = store_goal_get(st, id, &g)) != 0)
+        return cli_fail_err(rc);
+    if (cli_flag(c, "json")) {
+        cJSON *o = report_goal_json(g);
+        cli_print_json(o);
+        cJSON_Delete(o);
+        store_goal_free(g);
+        return EXIT_OK;
+    }
+    line("id", g->id);
+    line("title", g->title);
+    line("status", g->status);
+    snprintf(num, sizeof(num), "%d", g->priority);
+    line("priority", num);
+    line("description", g->description);
+    line("repo", g->repo);
+    line("base branch", g->base_branch);
+    line("branch", g->branch);
+    line("schedule", g->schedule);
+    line("parent", g->parent_id);
+    if (g->deadline_at >= 0)
+        line("deadline", time_format_rfc3339(t, sizeof(t), g->deadline_at));
+    line("success criteria", g->success_criteria);
+    line("verification", g->verification);
+    line("allowed actions", g->allowed_actions);
+    line("publish", g->publish);
+    line("blocked reason", g->blocked_reason);
+    line("created", time_format_rfc3339(t, sizeof(t), g->created_at));
+    line("updated", time_format_rfc3339(t, sizeof(t), g->updated_at));
+    store_goal_free(g);
+    return EXIT_OK;
+}
+
+const struct cli_command cmd_goal_show = {
+    .name = "goal show",
+    .args = "ID",
+    .summary = "show one goal (ID: a unique prefix of 8 or more characters)",
+    .opts = (const struct cli_opt[]){{"json", NULL, "print the goal object as JSON"},
+                                     {NULL, NULL, NULL}},
+    .min_pos = 1,
+    .max_pos = 1,
+    .run = run,
+};

@@ -1,0 +1,17 @@
+/* The command table: one line per command, defined in its own cmd_*.c. */
+#include "cli/cli.h"
+
+extern const struct cli_command cmd_submit, cmd_goals, cmd_goal_show, cmd_report, cmd_cancel,
+    cmd_events, cmd_migrate, cmd_cron_next;
+
+const struct cli_command *const cli_commands[] = {
+    &cmd_submit,
+    &cmd_goals,
+    &cmd_goal_show,
+    &cmd_report,
+    &cmd_cancel,
+    &cmd_events,
+    &cmd_cron_next,
+    &cmd_migrate,
+    NULL,
+};

@@ -1,0 +1,71 @@
+/*
+ * main.c - goald's entry point: global options, configuration, dispatch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "util/config.h"
+#include "util/log.h"
+
+int main(int argc, char **argv)
+{
+    struct cli_ctx c;
+    int i = 1;
+    int rc;
+
+    memset(&c, 0, sizeof(c));
+    c.argv0 = argv[0];
+    c.db_path = getenv("GOALD_DB");
+    c.config_path = getenv("GOALD_CONFIG");
+    if (c.db_path && !*c.db_path)
+        c.db_path = NULL;
+    if (c.config_path && !*c.config_path)
+        c.config_path = NULL;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--db") || !strcmp(a, "--config")) {
+            if (i + 1 >= argc)
+                return cli_fail(EXIT_USAGE, "%s needs a path", a);
+            if (a[2] == 'd')
+                c.db_path = argv[++i];
+            else
+                c.config_path = argv[++i];
+        } else if (!strncmp(a, "--db=", 5)) {
+            c.db_path = a + 5;
+        } else if (!strncmp(a, "--config=", 9)) {
+            c.config_path = a + 9;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "help")) {
+            cli_print_usage(stdout);
+            return EXIT_OK;
+        } else if (!strcmp(a, "--version")) {
+            printf("goald %s\n", GOALD_VERSION);
+            return EXIT_OK;
+        } else if (a[0] == '-') {
+            return cli_fail(EXIT_USAGE, "unknown option %s (see goald --help)", a);
+        } else {
+            break;
+        }
+    }
+    if (i >= argc) {
+        cli_print_usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (config_load(c.config_path) != 0)
+        return cli_fail(EXIT_USAGE, "%s", err_last());
+    log_init(LOG_WARN);
+    if (config_str(CFG_LOG_LEVEL)) {
+        enum log_level l;
+        if (log_level_parse(config_str(CFG_LOG_LEVEL), &l) != 0)
+            return cli_fail(EXIT_USAGE, "log.level: expected error, warn, info or debug");
+        log_set_level(l);
+    }
+    rc = cli_dispatch(&c, argc - i, argv + i);
+    store_close(c.st);
+    config_reset();
+    fflush(stdout);
+    if (ferror(stdout))
+        return cli_fail(EXIT_FAIL, "error writing output");
+    return rc;
+}

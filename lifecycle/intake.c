@@ -1,0 +1,524 @@
+#include "lifecycle/intake.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/event.h"
+#include "util/config.h"
+#include "util/cron.h"
+#include "util/err.h"
+#include "util/strbuf.h"
+#include "util/timeutil.h"
+#include "vcs/repo.h"
+
+const char *const intake_actions[] = {"ls",    "find", "grep",      "read",     "write",
+                                      "edit",  "bash", "run_gates", "complete", "ask_human",
+                                      NULL};
+
+static const char *const top_keys[] = {
+    "title",         "description", "priority", "budget",   "deadline",
+    "repo",          "base_branch", "success_criteria",     "verification",
+    "allowed_actions", "schedule",  "publish",  NULL};
+static const char *const budget_keys[] = {"max_tokens", "max_hours", "max_cost_usd", NULL};
+static const char *const gate_keys[] = {"name", "type", "command", "must_pass", "timeout_s",
+                                        "report", NULL};
+static const char *const gate_types[] = {"test", "build", "lint", "typecheck", "custom", NULL};
+static const char *const publish_keys[] = {"push", "remote", "pull_request", NULL};
+
+struct ctx {
+    const char *fname;
+};
+
+/* Describe a JSON value for "got ..." in messages, capped. */
+static void describe(char *out, size_t n, const cJSON *v)
+{
+    if (cJSON_IsString(v)) {
+        snprintf(out, n, "\"%.60s%s\"", v->valuestring,
+                 strlen(v->valuestring) > 60 ? "..." : "");
+    } else if (cJSON_IsNumber(v)) {
+        snprintf(out, n, "%.17g", v->valuedouble);
+    } else if (cJSON_IsBool(v)) {
+        snprintf(out, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    } else if (cJSON_IsNull(v)) {
+        snprintf(out, n, "null");
+    } else if (cJSON_IsArray(v)) {
+        snprintf(out, n, "an array");
+    } else {
+        snprintf(out, n, "an object");
+    }
+}
+
+static int fail(const struct ctx *c, const char *path, const cJSON *got, const char *fmt, ...)
+    GOALD_PRINTF(4, 5);
+
+static int fail(const struct ctx *c, const char *path, const cJSON *got, const char *fmt, ...)
+{
+    char msg[512];
+    char g[128];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (got) {
+        describe(g, sizeof(g), got);
+        return err_set(ERR_INVALID, "%s: %s: %s, got %s", c->fname, path, msg, g);
+    }
+    return err_set(ERR_INVALID, "%s: %s: %s", c->fname, path, msg);
+}
+
+static int in_list(const char *s, const char *const *list)
+{
+    for (; *list; list++)
+        if (!strcmp(s, *list))
+            return 1;
+    return 0;
+}
+
+/* Refuse unknown and duplicate keys of an object at path (prefix). */
+static int check_keys(const struct ctx *c, const cJSON *obj, const char *prefix,
+                      const char *const *allowed)
+{
+    const cJSON *it;
+    char path[256];
+
+    cJSON_ArrayForEach(it, obj)
+    {
+        snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "." : "", it->string);
+        if (!in_list(it->string, allowed))
+            return fail(c, path, NULL, "unknown key");
+        for (const cJSON *o = obj->child; o != it; o = o->next)
+            if (!strcmp(o->string, it->string))
+                return fail(c, path, NULL, "duplicate key");
+    }
+    return 0;
+}
+
+static size_t utf8_len(const char *s)
+{
+    size_t n = 0;
+
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xc0) != 0x80)
+            n++;
+    return n;
+}
+
+static int is_blank(const char *s)
+{
+    for (; *s; s++)
+        if (!isspace((unsigned char)*s))
+            return 0;
+    return 1;
+}
+
+static char *xstrdup(const char *s)
+{
+    char *p = strdup(s);
+    if (!p)
+        abort();
+    return p;
+}
+
+static char *print_json(const cJSON *v)
+{
+    char *t = cJSON_PrintUnformatted(v);
+    char *p;
+
+    if (!t)
+        abort();
+    p = xstrdup(t);
+    cJSON_free(t);
+    return p;
+}
+
+static int get_string(const struct ctx *c, const cJSON *root, const char *key, int nonempty,
+                      const char **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+
+    *out = NULL;
+    if (!v)
+        return 0;
+    if (!cJSON_IsString(v))
+        return fail(c, key, v, "expected a string");
+    if (nonempty && is_blank(v->valuestring))
+        return fail(c, key, NULL, "must not be empty");
+    *out = v->valuestring;
+    return 0;
+}
+
+static int positive_number(const struct ctx *c, const cJSON *b, const char *key,
+                           const char *path, int integer, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, key);
+
+    *out = -1;
+    if (!v)
+        return 0;
+    if (integer) {
+        if (!cJSON_IsNumber(v) || v->valuedouble <= 0 || v->valuedouble != floor(v->valuedouble) ||
+            v->valuedouble > (double)INT64_MAX / 2)
+            return fail(c, path, v, "expected a positive integer");
+    } else if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !isfinite(v->valuedouble)) {
+        return fail(c, path, v, "expected a positive number");
+    }
+    *out = v->valuedouble;
+    return 0;
+}
+
+static int check_string_array(const struct ctx *c, const cJSON *v, const char *key,
+                              const char *const *allowed)
+{
+    const cJSON *it;
+    char path[128];
+    int i = 0;
+
+    if (!cJSON_IsArray(v))
+        return fail(c, key, v, "expected an array of strings");
+    cJSON_ArrayForEach(it, v)
+    {
+        snprintf(path, sizeof(path), "%s[%d]", key, i);
+        if (!cJSON_IsString(it) || is_blank(it->valuestring))
+            return fail(c, path, it, "expected a non-empty string");
+        if (allowed && !in_list(it->valuestring, allowed))
+            return fail(c, path, it,
+                        "unknown action (expected one of ls, find, grep, read, write, edit, "
+                        "bash, run_gates, complete, ask_human)");
+        i++;
+    }
+    return 0;
+}
+
+static int check_verification(const struct ctx *c, const cJSON *v)
+{
+    const cJSON *g;
+    char path[128];
+    int i = 0;
+
+    if (!cJSON_IsArray(v))
+        return fail(c, "verification", v, "expected an array of gates");
+    cJSON_ArrayForEach(g, v)
+    {
+        const cJSON *f;
+        int rc;
+        snprintf(path, sizeof(path), "verification[%d]", i);
+        if (!cJSON_IsObject(g))
+            return fail(c, path, g, "expected an object");
+        if ((rc = check_keys(c, g, path, gate_keys)) != 0)
+            return rc;
+        f = cJSON_GetObjectItemCaseSensitive(g, "name");
+        snprintf(path, sizeof(path), "verification[%d].name", i);
+        if (!f)
+            return fail(c, path, NULL, "required");
+        if (!cJSON_IsString(f) || is_blank(f->valuestring))
+            return fail(c, path, f, "expected a non-empty string");
+        f = cJSON_GetObjectItemCaseSensitive(g, "command");
+        snprintf(path, sizeof(path), "verification[%d].command", i);
+        if (!f)
+            return fail(c, path, NULL, "required");
+        if (!cJSON_IsString(f) || is_blank(f->valuestring))
+            return fail(c, path, f, "expected a non-empty string");
+        f = cJSON_GetObjectItemCaseSensitive(g, "type");
+        snprintf(path, sizeof(path), "verification[%d].type", i);
+        if (f && (!cJSON_IsString(f) || !in_list(f->valuestring, gate_types)))
+            return fail(c, path, f, "expected one of test, build, lint, typecheck, custom");
+        f = cJSON_GetObjectItemCaseSensitive(g, "must_pass");
+        snprintf(path, sizeof(path), "verification[%d].must_pass", i);
+        if (f && !cJSON_IsBool(f))
+            return fail(c, path, f, "expected true or false");
+        f = cJSON_GetObjectItemCaseSensitive(g, "timeout_s");
+        snprintf(path, sizeof(path), "verification[%d].timeout_s", i);
+        if (f && (!cJSON_IsNumber(f) || f->valuedouble < 1 || f->valuedouble > 86400 ||
+                  f->valuedouble != floor(f->valuedouble)))
+            return fail(c, path, f, "expected an integer from 1 to 86400");
+        f = cJSON_GetObjectItemCaseSensitive(g, "report");
+        snprintf(path, sizeof(path), "verification[%d].report", i);
+        if (f && (!cJSON_IsString(f) || is_blank(f->valuestring)))
+            return fail(c, path, f, "expected a non-empty string");
+        i++;
+    }
+    return 0;
+}
+
+static int check_publish(const struct ctx *c, const cJSON *v)
+{
+    const cJSON *f;
+    int rc;
+
+    if (!cJSON_IsObject(v))
+        return fail(c, "publish", v, "expected an object");
+    if ((rc = check_keys(c, v, "publish", publish_keys)) != 0)
+        return rc;
+    if ((f = cJSON_GetObjectItemCaseSensitive(v, "push")) && !cJSON_IsBool(f))
+        return fail(c, "publish.push", f, "expected true or false");
+    if ((f = cJSON_GetObjectItemCaseSensitive(v, "pull_request")) && !cJSON_IsBool(f))
+        return fail(c, "publish.pull_request", f, "expected true or false");
+    if ((f = cJSON_GetObjectItemCaseSensitive(v, "remote")) &&
+        (!cJSON_IsString(f) || is_blank(f->valuestring)))
+        return fail(c, "publish.remote", f, "expected a non-empty string");
+    return 0;
+}
+
+/* Line and column of byte offset off in text, for parse errors. */
+static void line_col(const char *text, size_t off, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off && text[i]; i++) {
+        if (text[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+int intake_parse(struct goal **out, const char *text, size_t len, const char *fname)
+{
+    struct ctx c = {fname};
+    cJSON *root = NULL;
+    struct goal *g = NULL;
+    const cJSON *v;
+    const char *s;
+    const char *endp = NULL;
+    double num;
+    int rc = 0;
+
+    if (len > INTAKE_MAX_BYTES)
+        return err_set(ERR_INVALID, "%s: larger than %d bytes", fname, INTAKE_MAX_BYTES);
+    if (memchr(text, '\0', len))
+        return err_set(ERR_INVALID, "%s: contains a NUL byte", fname);
+    root = cJSON_ParseWithLengthOpts(text, len, &endp, 0);
+    if (!root) {
+        int line, col;
+        size_t off = endp ? (size_t)(endp - text) : 0;
+        line_col(text, off, &line, &col);
+        return err_set(ERR_INVALID, "%s: not valid JSON (line %d, column %d)", fname, line,
+                       col);
+    }
+    /* only whitespace may follow the object */
+    for (const char *p = endp; p && p < text + len; p++) {
+        if (!isspace((unsigned char)*p)) {
+            int line, col;
+            line_col(text, (size_t)(p - text), &line, &col);
+            rc = err_set(ERR_INVALID, "%s: unexpected text after the goal (line %d, column %d)",
+                         fname, line, col);
+            goto out;
+        }
+    }
+    if (!cJSON_IsObject(root)) {
+        rc = err_set(ERR_INVALID, "%s: expected a JSON object", fname);
+        goto out;
+    }
+    if ((rc = check_keys(&c, root, "", top_keys)) != 0)
+        goto out;
+
+    g = calloc(1, sizeof(*g));
+    if (!g)
+        abort();
+    g->deadline_at = g->budget_max_tokens = -1;
+    g->budget_max_cost_usd = g->budget_max_hours = -1;
+    g->started_at = g->ended_at = -1;
+    g->priority = 50;
+
+    v = cJSON_GetObjectItemCaseSensitive(root, "title");
+    if (!v) {
+        rc = fail(&c, "title", NULL, "required");
+        goto out;
+    }
+    if ((rc = get_string(&c, root, "title", 1, &s)) != 0)
+        goto out;
+    if (utf8_len(s) > (size_t)config_int(CFG_INTAKE_MAX_TITLE)) {
+        rc = fail(&c, "title", NULL, "expected at most %lld characters, got %zu",
+                  (long long)config_int(CFG_INTAKE_MAX_TITLE), utf8_len(s));
+        goto out;
+    }
+    g->title = xstrdup(s);
+
+    if ((rc = get_string(&c, root, "description", 0, &s)) != 0)
+        goto out;
+    g->description = xstrdup(s ? s : "");
+
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "priority"))) {
+        if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+            v->valuedouble < 0 || v->valuedouble > 100) {
+            rc = fail(&c, "priority", v, "expected an integer from 0 to 100");
+            goto out;
+        }
+        g->priority = (int)v->valuedouble;
+    }
+
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "budget"))) {
+        if (!cJSON_IsObject(v)) {
+            rc = fail(&c, "budget", v, "expected an object");
+            goto out;
+        }
+        if ((rc = check_keys(&c, v, "budget", budget_keys)) != 0)
+            goto out;
+        if ((rc = positive_number(&c, v, "max_tokens", "budget.max_tokens", 1, &num)) != 0)
+            goto out;
+        g->budget_max_tokens = num > 0 ? (int64_t)num : -1;
+        if ((rc = positive_number(&c, v, "max_hours", "budget.max_hours", 0, &num)) != 0)
+            goto out;
+        g->budget_max_hours = num;
+        if ((rc = positive_number(&c, v, "max_cost_usd", "budget.max_cost_usd", 0, &num)) != 0)
+            goto out;
+        g->budget_max_cost_usd = num;
+    }
+
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "deadline"))) {
+        if (!cJSON_IsString(v) || time_parse_rfc3339(&g->deadline_at, v->valuestring) != 0) {
+            rc = fail(&c, "deadline", v,
+                      "expected an RFC 3339 date-time such as 2026-12-01T18:00:00Z");
+            goto out;
+        }
+    }
+
+    if ((rc = get_string(&c, root, "base_branch", 1, &s)) != 0)
+        goto out;
+    if (s) {
+        if (!vcs_branch_name_valid(s)) {
+            rc = fail(&c, "base_branch", cJSON_GetObjectItemCaseSensitive(root, "base_branch"),
+                      "expected a valid branch name");
+            goto out;
+        }
+        g->base_branch = xstrdup(s);
+    }
+
+    if ((rc = get_string(&c, root, "repo", 1, &s)) != 0)
+        goto out;
+    if (s) {
+        char abs[4096];
+        char head[256];
+        int prc = vcs_repo_probe(s, g->base_branch, abs, sizeof(abs), head, sizeof(head));
+        if (prc == ERR_NOTFOUND && g->base_branch &&
+            vcs_repo_probe(s, NULL, NULL, 0, NULL, 0) == 0) {
+            rc = fail(&c, "base_branch", NULL, "%s", err_last());
+            goto out;
+        }
+        if (prc) {
+            rc = fail(&c, "repo", NULL, "%s", err_last());
+            goto out;
+        }
+        g->repo = xstrdup(abs);
+        if (!g->base_branch && head[0])
+            g->base_branch = xstrdup(head);
+    } else if (g->base_branch) {
+        rc = fail(&c, "base_branch", NULL, "needs \"repo\"");
+        goto out;
+    }
+
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "success_criteria"))) {
+        if ((rc = check_string_array(&c, v, "success_criteria", NULL)) != 0)
+            goto out;
+        g->success_criteria = print_json(v);
+    } else {
+        g->success_criteria = xstrdup("[]");
+    }
+
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "verification"))) {
+        if ((rc = check_verification(&c, v)) != 0)
+            goto out;
+        g->verification = print_json(v);
+    }
+
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "allowed_actions"))) {
+        if ((rc = check_string_array(&c, v, "allowed_actions", intake_actions)) != 0)
+            goto out;
+        g->allowed_actions = print_json(v);
+    }
+
+    if ((rc = get_string(&c, root, "schedule", 1, &s)) != 0)
+        goto out;
+    if (s) {
+        struct cron_expr ce;
+        if (cron_parse(&ce, s) != 0) {
+            rc = fail(&c, "schedule", NULL, "%s", err_last());
+            goto out;
+        }
+        g->schedule = xstrdup(s);
+        g->is_template = 1;
+    }
+
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "publish"))) {
+        if ((rc = check_publish(&c, v)) != 0)
+            goto out;
+        g->publish = print_json(v);
+    }
+
+    g->spec = print_json(root);
+    g->status = xstrdup("queued");
+    *out = g;
+    g = NULL;
+out:
+    store_goal_free(g);
+    cJSON_Delete(root);
+    return rc;
+}
+
+void intake_branch_name(char *out, size_t n, const char *title, const char *id)
+{
+    char slug[41];
+    size_t k = 0;
+    int dash = 0;
+
+    for (const char *p = title; *p && k < sizeof(slug) - 1; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (isalnum(ch) && ch < 0x80) {
+            slug[k++] = (char)tolower(ch);
+            dash = 0;
+        } else if (k > 0 && !dash) {
+            slug[k++] = '-';
+            dash = 1;
+        }
+    }
+    while (k > 0 && slug[k - 1] == '-')
+        k--;
+    slug[k] = '\0';
+    snprintf(out, n, "goald/%s%s%.8s", slug, k ? "-" : "", id);
+}
+
+int intake_submit(store *st, struct goal *g, char id_out[ID_SIZE])
+{
+    char branch[128];
+    cJSON *payload = NULL;
+    int rc;
+
+    if ((rc = id_new(g->id)) != 0)
+        return rc;
+    if (g->repo && !g->branch) {
+        intake_branch_name(branch, sizeof(branch), g->title, g->id);
+        g->branch = xstrdup(branch);
+    }
+    if ((rc = store_tx_begin(st)) != 0)
+        return rc;
+    if ((rc = store_goal_insert(st, g)) != 0)
+        goto fail;
+    payload = cJSON_CreateObject();
+    if (!payload)
+        abort();
+    cJSON_AddStringToObject(payload, "title", g->title);
+    cJSON_AddNumberToObject(payload, "priority", g->priority);
+    if (g->schedule)
+        cJSON_AddStringToObject(payload, "schedule", g->schedule);
+    if (g->repo)
+        cJSON_AddStringToObject(payload, "repo", g->repo);
+    rc = store_event_add(st, g->id, NULL, NULL, "goal.submitted", payload, NULL);
+    cJSON_Delete(payload);
+    if (rc)
+        goto fail;
+    if ((rc = store_tx_commit(st)) != 0)
+        return rc;
+    memcpy(id_out, g->id, ID_SIZE);
+    return 0;
+fail:
+    store_tx_rollback(st);
+    return rc;
+}

@@ -1,0 +1,34 @@
+/*
+ * intake.h - stage 1: validate a goal's JSON strictly and store it.
+ *
+ * Messages name the file and the JSON path, e.g.
+ *   "goal.json: budget.max_tokens: expected a positive integer, got \"abc\""
+ * (the CLI adds "goald: ").  The first error found is reported.
+ */
+#ifndef GOALD_LIFECYCLE_INTAKE_H
+#define GOALD_LIFECYCLE_INTAKE_H
+
+#include <stddef.h>
+
+#include "store/goal.h"
+#include "store/store.h"
+
+#define INTAKE_MAX_BYTES (1 << 20)
+
+/* The actions a goal may allow (the agent's tool names). */
+extern const char *const intake_actions[];
+
+/* Validate text (len bytes) as a goal.  On success *out is a new goal
+ * (free with store_goal_free()) whose id is still empty; on failure
+ * ERR_INVALID and nothing is allocated. */
+int intake_parse(struct goal **out, const char *text, size_t len, const char *fname);
+
+/* Give g an id (and its branch name when it has a repo), insert it as
+ * `queued` with the event goal.submitted, in one transaction.  id_out
+ * receives the id. */
+int intake_submit(store *st, struct goal *g, char id_out[ID_SIZE]);
+
+/* The goal branch "goald/<slug>-<id8>" for a title and id. */
+void intake_branch_name(char *out, size_t n, const char *title, const char *id);
+
+#endif

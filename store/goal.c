@@ -1,0 +1,303 @@
+#include "store/goal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/err.h"
+#include "util/timeutil.h"
+
+#define GOAL_COLS                                                                              \
+    "id, parent_id, title, description, status, priority, is_template, schedule, repo,"       \
+    " base_branch, branch, worktree, deadline_at, budget_max_tokens, budget_max_cost_usd,"    \
+    " budget_max_hours, spent_tokens, spent_cost_usd, spent_wall_ms, success_criteria,"       \
+    " allowed_actions, verification, publish, elaboration, spec, partial, blocked_reason,"    \
+    " created_at, updated_at, started_at, ended_at"
+
+static void bind_opt_i64(sqlite3_stmt *s, int i, int64_t v)
+{
+    if (v < 0)
+        sqlite3_bind_null(s, i);
+    else
+        sqlite3_bind_int64(s, i, v);
+}
+
+static void bind_opt_double(sqlite3_stmt *s, int i, double v)
+{
+    if (v < 0)
+        sqlite3_bind_null(s, i);
+    else
+        sqlite3_bind_double(s, i, v);
+}
+
+int store_goal_insert(store *st, struct goal *g)
+{
+    static const char sql[] = "INSERT INTO goals(" GOAL_COLS ") VALUES (?,?,?,?,?,?,?,?,?,?,"
+                              "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+    int64_t now = time_now_ms();
+
+    if (rc)
+        return rc;
+    g->created_at = g->updated_at = now;
+    store_bind_text(s, 1, g->id);
+    store_bind_text(s, 2, g->parent_id);
+    store_bind_text(s, 3, g->title);
+    store_bind_text(s, 4, g->description ? g->description : "");
+    store_bind_text(s, 5, g->status ? g->status : "queued");
+    sqlite3_bind_int(s, 6, g->priority);
+    sqlite3_bind_int(s, 7, g->is_template);
+    store_bind_text(s, 8, g->schedule);
+    store_bind_text(s, 9, g->repo);
+    store_bind_text(s, 10, g->base_branch);
+    store_bind_text(s, 11, g->branch);
+    store_bind_text(s, 12, g->worktree);
+    bind_opt_i64(s, 13, g->deadline_at);
+    bind_opt_i64(s, 14, g->budget_max_tokens);
+    bind_opt_double(s, 15, g->budget_max_cost_usd);
+    bind_opt_double(s, 16, g->budget_max_hours);
+    sqlite3_bind_int64(s, 17, g->spent_tokens);
+    sqlite3_bind_double(s, 18, g->spent_cost_usd);
+    sqlite3_bind_int64(s, 19, g->spent_wall_ms);
+    store_bind_text(s, 20, g->success_criteria ? g->success_criteria : "[]");
+    store_bind_text(s, 21, g->allowed_actions);
+    store_bind_text(s, 22, g->verification);
+    store_bind_text(s, 23, g->publish);
+    store_bind_text(s, 24, g->elaboration);
+    store_bind_text(s, 25, g->spec);
+    sqlite3_bind_int(s, 26, g->partial);
+    store_bind_text(s, 27, g->blocked_reason);
+    sqlite3_bind_int64(s, 28, now);
+    sqlite3_bind_int64(s, 29, now);
+    bind_opt_i64(s, 30, g->started_at);
+    bind_opt_i64(s, 31, g->ended_at);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, "insert goal");
+    store_done(s);
+    return rc;
+}
+
+static int64_t col_opt_i64(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, i);
+}
+
+static double col_opt_double(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? -1.0 : sqlite3_column_double(s, i);
+}
+
+/* Fill g from the current row.  With copy, strings are malloc'd; without,
+ * they point into the statement (valid until the next step). */
+static void goal_from_row(struct goal *g, sqlite3_stmt *s, int copy)
+{
+#define TXT(i) (copy ? store_col_strdup(s, i) : (char *)sqlite3_column_text(s, i))
+    const char *id = (const char *)sqlite3_column_text(s, 0);
+
+    memset(g, 0, sizeof(*g));
+    if (id) {
+        strncpy(g->id, id, ID_LEN);
+        g->id[ID_LEN] = '\0';
+    }
+    g->parent_id = TXT(1);
+    g->title = TXT(2);
+    g->description = TXT(3);
+    g->status = TXT(4);
+    g->priority = sqlite3_column_int(s, 5);
+    g->is_template = sqlite3_column_int(s, 6);
+    g->schedule = TXT(7);
+    g->repo = TXT(8);
+    g->base_branch = TXT(9);
+    g->branch = TXT(10);
+    g->worktree = TXT(11);
+    g->deadline_at = col_opt_i64(s, 12);
+    g->budget_max_tokens = col_opt_i64(s, 13);
+    g->budget_max_cost_usd = col_opt_double(s, 14);
+    g->budget_max_hours = col_opt_double(s, 15);
+    g->spent_tokens = sqlite3_column_int64(s, 16);
+    g->spent_cost_usd = sqlite3_column_double(s, 17);
+    g->spent_wall_ms = sqlite3_column_int64(s, 18);
+    g->success_criteria = TXT(19);
+    g->allowed_actions = TXT(20);
+    g->verification = TXT(21);
+    g->publish = TXT(22);
+    g->elaboration = TXT(23);
+    g->spec = TXT(24);
+    g->partial = sqlite3_column_int(s, 25);
+    g->blocked_reason = TXT(26);
+    g->created_at = sqlite3_column_int64(s, 27);
+    g->updated_at = sqlite3_column_int64(s, 28);
+    g->started_at = col_opt_i64(s, 29);
+    g->ended_at = col_opt_i64(s, 30);
+#undef TXT
+}
+
+int store_goal_get(store *st, const char *id, struct goal **out)
+{
+    static const char sql[] = "SELECT " GOAL_COLS " FROM goals WHERE id = ?";
+    sqlite3_stmt *s;
+    struct goal *g;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, id);
+    switch (sqlite3_step(s)) {
+    case SQLITE_ROW:
+        g = malloc(sizeof(*g));
+        if (!g)
+            abort();
+        goal_from_row(g, s, 1);
+        *out = g;
+        break;
+    case SQLITE_DONE:
+        rc = err_set(ERR_NOTFOUND, "goal %s: not found", id);
+        break;
+    default:
+        rc = store_err(st, "goal");
+    }
+    store_done(s);
+    return rc;
+}
+
+void store_goal_free(struct goal *g)
+{
+    if (!g)
+        return;
+    free(g->parent_id);
+    free(g->title);
+    free(g->description);
+    free(g->status);
+    free(g->schedule);
+    free(g->repo);
+    free(g->base_branch);
+    free(g->branch);
+    free(g->worktree);
+    free(g->success_criteria);
+    free(g->allowed_actions);
+    free(g->verification);
+    free(g->publish);
+    free(g->elaboration);
+    free(g->spec);
+    free(g->blocked_reason);
+    free(g);
+}
+
+int store_goal_each(store *st, const char *status, int (*fn)(const struct goal *g, void *ctx),
+                    void *ctx)
+{
+    static const char sql_all[] =
+        "SELECT " GOAL_COLS " FROM goals ORDER BY created_at DESC, id";
+    static const char sql_status[] =
+        "SELECT " GOAL_COLS " FROM goals WHERE status = ? ORDER BY created_at DESC, id";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, status ? sql_status : sql_all);
+
+    if (rc)
+        return rc;
+    if (status)
+        store_bind_text(s, 1, status);
+    for (;;) {
+        struct goal g;
+        int step = sqlite3_step(s);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = store_err(st, "goals");
+            break;
+        }
+        goal_from_row(&g, s, 0);
+        if ((rc = fn(&g, ctx)) != 0)
+            break;
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_goal_count(store *st, const char *status, int64_t *out)
+{
+    static const char sql_all[] = "SELECT count(*) FROM goals";
+    static const char sql_status[] = "SELECT count(*) FROM goals WHERE status = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, status ? sql_status : sql_all);
+
+    if (rc)
+        return rc;
+    if (status)
+        store_bind_text(s, 1, status);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        *out = sqlite3_column_int64(s, 0);
+    else
+        rc = store_err(st, "count goals");
+    store_done(s);
+    return rc;
+}
+
+int store_resolve_id(store *st, const char *table, const char *prefix, char out[ID_SIZE])
+{
+    /* ids are [0-9a-f-]: every id beginning with P sorts in [P, P||'g') */
+    static const char *const sqls[][2] = {
+        {"goals", "SELECT id FROM goals WHERE id >= ?1 AND id < ?1 || 'g' ORDER BY id LIMIT 2"},
+        {"work_items",
+         "SELECT id FROM work_items WHERE id >= ?1 AND id < ?1 || 'g' ORDER BY id LIMIT 2"},
+        {"runs", "SELECT id FROM runs WHERE id >= ?1 AND id < ?1 || 'g' ORDER BY id LIMIT 2"},
+        {"escalations",
+         "SELECT id FROM escalations WHERE id >= ?1 AND id < ?1 || 'g' ORDER BY id LIMIT 2"},
+    };
+    const char *what = table;
+    const char *sql = NULL;
+    sqlite3_stmt *s;
+    int n = 0, rc;
+    char lower[ID_SIZE];
+    size_t len = strlen(prefix);
+
+    for (size_t i = 0; i < sizeof(sqls) / sizeof(sqls[0]); i++)
+        if (strcmp(sqls[i][0], table) == 0)
+            sql = sqls[i][1];
+    if (!sql)
+        return err_set(ERR_INVALID, "unknown table %s", table);
+    if (!strcmp(table, "goals"))
+        what = "goal";
+    else if (!strcmp(table, "work_items"))
+        what = "work item";
+    else if (!strcmp(table, "runs"))
+        what = "run";
+    else
+        what = "escalation";
+    if (len > ID_LEN)
+        return err_set(ERR_NOTFOUND, "%s %s: not found", what, prefix);
+    for (size_t i = 0; i <= len; i++)
+        lower[i] = (char)(prefix[i] >= 'A' && prefix[i] <= 'F' ? prefix[i] + 32 : prefix[i]);
+    if (!id_prefix_valid(lower))
+        return err_set(ERR_INVALID, "%s id \"%s\": expected hexadecimal characters", what,
+                       prefix);
+    if (len < ID_SHORT)
+        return err_set(ERR_INVALID, "%s id \"%s\": give at least %d characters", what, prefix,
+                       ID_SHORT);
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    store_bind_text(s, 1, lower);
+    for (;;) {
+        int step = sqlite3_step(s);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = store_err(st, "resolve id");
+            break;
+        }
+        if (n == 0) {
+            strncpy(out, (const char *)sqlite3_column_text(s, 0), ID_LEN);
+            out[ID_LEN] = '\0';
+        }
+        n++;
+    }
+    store_done(s);
+    if (rc)
+        return rc;
+    if (n == 0)
+        return err_set(ERR_NOTFOUND, "%s %s: not found", what, prefix);
+    if (n > 1)
+        return err_set(ERR_AMBIGUOUS, "%s id %s is ambiguous: give more characters", what,
+                       prefix);
+    return 0;
+}

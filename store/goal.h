@@ -1,0 +1,69 @@
+/*
+ * goal.h - the goals table.
+ *
+ * A struct goal read from the store owns its strings; store_goal_free()
+ * releases them and the struct (accepts NULL).  Optional numbers use -1
+ * (integers) or a negative value (doubles) for "not set".
+ */
+#ifndef GOALD_STORE_GOAL_H
+#define GOALD_STORE_GOAL_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+#include "util/id.h"
+
+struct goal {
+    char id[ID_SIZE];
+    char *parent_id; /* NULL for a submitted goal */
+    char *title;
+    char *description;
+    char *status;
+    int priority;
+    int is_template;
+    char *schedule;
+    char *repo;
+    char *base_branch;
+    char *branch;
+    char *worktree;
+    int64_t deadline_at; /* -1: none */
+    int64_t budget_max_tokens;   /* -1: none */
+    double budget_max_cost_usd;  /* < 0: none */
+    double budget_max_hours;     /* < 0: none */
+    int64_t spent_tokens;
+    double spent_cost_usd;
+    int64_t spent_wall_ms;
+    char *success_criteria; /* JSON array text */
+    char *allowed_actions;  /* JSON array text or NULL */
+    char *verification;     /* JSON array text or NULL */
+    char *publish;          /* JSON object text or NULL */
+    char *elaboration;      /* JSON object text or NULL */
+    char *spec;             /* the submitted JSON */
+    int partial;
+    char *blocked_reason;
+    int64_t created_at, updated_at;
+    int64_t started_at, ended_at; /* -1: not yet */
+};
+
+/* Insert g (its id, title, spec and status must be set; created_at and
+ * updated_at are set here).  Runs in the caller's transaction. */
+int store_goal_insert(store *st, struct goal *g);
+
+/* Read a goal by full id.  ERR_NOTFOUND when absent. */
+int store_goal_get(store *st, const char *id, struct goal **out);
+void store_goal_free(struct goal *g);
+
+/* Call fn for each goal (status filter may be NULL), newest first.  The
+ * struct is only valid during the call; fn must not keep it. */
+int store_goal_each(store *st, const char *status, int (*fn)(const struct goal *g, void *ctx),
+                    void *ctx);
+
+int store_goal_count(store *st, const char *status, int64_t *out);
+
+/* Resolve an id given by a unique prefix (or whole) in table "goals",
+ * "work_items", "runs" or "escalations".  Prefixes shorter than 8
+ * characters are refused (ERR_INVALID), unknown ones are ERR_NOTFOUND,
+ * ambiguous ones ERR_AMBIGUOUS; the message names the prefix. */
+int store_resolve_id(store *st, const char *table, const char *prefix, char out[ID_SIZE]);
+
+#endif

@@ -1,0 +1,207 @@
+#include "store/item.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/err.h"
+#include "util/timeutil.h"
+
+#define ITEM_COLS                                                                              \
+    "id, goal_id, key, title, description, type, status, priority, effort, critical,"        \
+    " attempts, tier, max_retries, model_index, next_attempt_at, timeout_s, strategy,"       \
+    " human_input, question, summary, verified, commit_sha, created_at, updated_at,"         \
+    " started_at, ended_at"
+
+int item_effort_points(const char *effort)
+{
+    if (!effort)
+        return 0;
+    if (!strcmp(effort, "S"))
+        return 1;
+    if (!strcmp(effort, "M"))
+        return 3;
+    if (!strcmp(effort, "L"))
+        return 5;
+    if (!strcmp(effort, "XL"))
+        return 8;
+    return 0;
+}
+
+int store_item_insert(store *st, struct work_item *wi)
+{
+    static const char sql[] = "INSERT INTO work_items(" ITEM_COLS ") VALUES (?,?,?,?,?,?,?,?,?,"
+                              "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    sqlite3_stmt *s;
+    int64_t now = time_now_ms();
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    wi->created_at = wi->updated_at = now;
+    store_bind_text(s, 1, wi->id);
+    store_bind_text(s, 2, wi->goal_id);
+    store_bind_text(s, 3, wi->key);
+    store_bind_text(s, 4, wi->title);
+    store_bind_text(s, 5, wi->description ? wi->description : "");
+    store_bind_text(s, 6, wi->type ? wi->type : "code");
+    store_bind_text(s, 7, wi->status ? wi->status : "queued");
+    sqlite3_bind_int(s, 8, wi->priority);
+    store_bind_text(s, 9, wi->effort ? wi->effort : "M");
+    sqlite3_bind_int(s, 10, wi->critical);
+    sqlite3_bind_int(s, 11, wi->attempts);
+    sqlite3_bind_int(s, 12, wi->tier > 0 ? wi->tier : 1);
+    sqlite3_bind_int(s, 13, wi->max_retries > 0 ? wi->max_retries : 3);
+    sqlite3_bind_int(s, 14, wi->model_index);
+    sqlite3_bind_int64(s, 15, wi->next_attempt_at);
+    if (wi->timeout_s > 0)
+        sqlite3_bind_int(s, 16, wi->timeout_s);
+    else
+        sqlite3_bind_null(s, 16);
+    store_bind_text(s, 17, wi->strategy);
+    store_bind_text(s, 18, wi->human_input);
+    store_bind_text(s, 19, wi->question);
+    store_bind_text(s, 20, wi->summary);
+    if (wi->verified < 0)
+        sqlite3_bind_null(s, 21);
+    else
+        sqlite3_bind_int(s, 21, wi->verified);
+    store_bind_text(s, 22, wi->commit_sha);
+    sqlite3_bind_int64(s, 23, now);
+    sqlite3_bind_int64(s, 24, now);
+    sqlite3_bind_null(s, 25);
+    sqlite3_bind_null(s, 26);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, "insert work item");
+    store_done(s);
+    return rc;
+}
+
+int store_item_dep_add(store *st, const char *item_id, const char *depends_on_id,
+                       const char *condition)
+{
+    static const char sql[] =
+        "INSERT INTO work_item_deps(item_id, depends_on_id, condition) VALUES (?, ?, ?)";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, item_id);
+    store_bind_text(s, 2, depends_on_id);
+    store_bind_text(s, 3, condition ? condition : "done_or_skipped");
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, "insert dependency");
+    store_done(s);
+    return rc;
+}
+
+static void item_from_row(struct work_item *wi, sqlite3_stmt *s, int copy)
+{
+#define TXT(i) (copy ? store_col_strdup(s, i) : (char *)sqlite3_column_text(s, i))
+    const char *id = (const char *)sqlite3_column_text(s, 0);
+    const char *gid = (const char *)sqlite3_column_text(s, 1);
+
+    memset(wi, 0, sizeof(*wi));
+    strncpy(wi->id, id ? id : "", ID_LEN);
+    strncpy(wi->goal_id, gid ? gid : "", ID_LEN);
+    wi->key = TXT(2);
+    wi->title = TXT(3);
+    wi->description = TXT(4);
+    wi->type = TXT(5);
+    wi->status = TXT(6);
+    wi->priority = sqlite3_column_int(s, 7);
+    wi->effort = TXT(8);
+    wi->critical = sqlite3_column_int(s, 9);
+    wi->attempts = sqlite3_column_int(s, 10);
+    wi->tier = sqlite3_column_int(s, 11);
+    wi->max_retries = sqlite3_column_int(s, 12);
+    wi->model_index = sqlite3_column_int(s, 13);
+    wi->next_attempt_at = sqlite3_column_int64(s, 14);
+    wi->timeout_s = sqlite3_column_int(s, 15);
+    wi->strategy = TXT(16);
+    wi->human_input = TXT(17);
+    wi->question = TXT(18);
+    wi->summary = TXT(19);
+    wi->verified = sqlite3_column_type(s, 20) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 20);
+    wi->commit_sha = TXT(21);
+    wi->created_at = sqlite3_column_int64(s, 22);
+    wi->updated_at = sqlite3_column_int64(s, 23);
+    wi->started_at =
+        sqlite3_column_type(s, 24) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 24);
+    wi->ended_at = sqlite3_column_type(s, 25) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 25);
+#undef TXT
+}
+
+int store_item_get(store *st, const char *id, struct work_item **out)
+{
+    static const char sql[] = "SELECT " ITEM_COLS " FROM work_items WHERE id = ?";
+    sqlite3_stmt *s;
+    struct work_item *wi;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, id);
+    switch (sqlite3_step(s)) {
+    case SQLITE_ROW:
+        wi = malloc(sizeof(*wi));
+        if (!wi)
+            abort();
+        item_from_row(wi, s, 1);
+        *out = wi;
+        break;
+    case SQLITE_DONE:
+        rc = err_set(ERR_NOTFOUND, "work item %s: not found", id);
+        break;
+    default:
+        rc = store_err(st, "work item");
+    }
+    store_done(s);
+    return rc;
+}
+
+void store_item_free(struct work_item *wi)
+{
+    if (!wi)
+        return;
+    free(wi->key);
+    free(wi->title);
+    free(wi->description);
+    free(wi->type);
+    free(wi->status);
+    free(wi->effort);
+    free(wi->strategy);
+    free(wi->human_input);
+    free(wi->question);
+    free(wi->summary);
+    free(wi->commit_sha);
+    free(wi);
+}
+
+int store_item_each(store *st, const char *goal_id,
+                    int (*fn)(const struct work_item *wi, void *ctx), void *ctx)
+{
+    static const char sql[] =
+        "SELECT " ITEM_COLS " FROM work_items WHERE goal_id = ? ORDER BY created_at, rowid";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    for (;;) {
+        struct work_item wi;
+        int step = sqlite3_step(s);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = store_err(st, "work items");
+            break;
+        }
+        item_from_row(&wi, s, 0);
+        if ((rc = fn(&wi, ctx)) != 0)
+            break;
+    }
+    store_done(s);
+    return rc;
+}

@@ -1,0 +1,63 @@
+/*
+ * item.h - the work_items and work_item_deps tables.
+ *
+ * A struct work_item from store_item_get() owns its strings
+ * (store_item_free() releases them and the struct; accepts NULL).  In
+ * store_item_each() callbacks the struct and its strings are borrowed and
+ * valid only during the call.
+ */
+#ifndef GOALD_STORE_ITEM_H
+#define GOALD_STORE_ITEM_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+#include "util/id.h"
+
+struct work_item {
+    char id[ID_SIZE];
+    char goal_id[ID_SIZE];
+    char *key;
+    char *title;
+    char *description;
+    char *type;
+    char *status;
+    int priority;
+    char *effort; /* S, M, L, XL */
+    int critical;
+    int attempts;
+    int tier;
+    int max_retries;
+    int model_index;
+    int64_t next_attempt_at;
+    int timeout_s; /* 0: the lane default */
+    char *strategy;
+    char *human_input;
+    char *question;
+    char *summary;
+    int verified; /* -1 unknown, 1 gates passed, 0 unverified */
+    char *commit_sha;
+    int64_t created_at, updated_at;
+    int64_t started_at, ended_at; /* -1: not yet */
+};
+
+/* Insert wi (id, goal_id, key, title and status must be set; timestamps
+ * are set here).  Runs in the caller's transaction. */
+int store_item_insert(store *st, struct work_item *wi);
+
+/* Add the edge item_id -> depends_on_id with a condition (NULL:
+ * "done_or_skipped"). */
+int store_item_dep_add(store *st, const char *item_id, const char *depends_on_id,
+                       const char *condition);
+
+int store_item_get(store *st, const char *id, struct work_item **out);
+void store_item_free(struct work_item *wi);
+
+/* The items of a goal in creation order. */
+int store_item_each(store *st, const char *goal_id,
+                    int (*fn)(const struct work_item *wi, void *ctx), void *ctx);
+
+/* Effort points: S=1, M=3, L=5, XL=8; 0 for anything else. */
+int item_effort_points(const char *effort);
+
+#endif

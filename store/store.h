@@ -1,0 +1,76 @@
+/*
+ * store.h - the SQLite database: open, pragmas, migrations, transactions.
+ *
+ * One `store` wraps one sqlite3 connection; it is not shared between
+ * threads.  store_open() creates the file (mode 0600) and its folder,
+ * sets WAL, foreign_keys, busy_timeout and synchronous=NORMAL, and applies
+ * any pending migration.  store_close() accepts NULL.
+ *
+ * Transactions nest: the outermost store_tx_begin() is BEGIN IMMEDIATE (so
+ * a writer waits for the lock once, up front, instead of failing on
+ * upgrade), inner ones are savepoints.  Every begin is paired with exactly
+ * one commit or rollback.
+ */
+#ifndef GOALD_STORE_STORE_H
+#define GOALD_STORE_STORE_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct store store;
+
+struct store_migration {
+    int version;
+    const char *name; /* "0001_init" */
+    const char *sql;
+};
+
+/* Generated at build time from migrations/ (see cmake/embed_migrations.cmake). */
+extern const struct store_migration store_migrations[];
+extern const size_t store_migrations_count;
+
+/* Open (creating) the database at path.  On success *out is set; free with
+ * store_close().  Errors: ERR_IO (folder, file), ERR_DB, ERR_VERSION (the
+ * database is newer than this binary: nothing is changed). */
+int store_open(store **out, const char *path);
+void store_close(store *st);
+
+sqlite3 *store_db(store *st);
+const char *store_path(const store *st);
+
+/* The default database path: $XDG_STATE_HOME/goald/goald.db, else
+ * ~/.local/state/goald/goald.db.  0 or ERR_INVALID (no HOME). */
+int store_default_path(char *out, size_t n);
+
+/* Schema version: the highest applied migration; and the newest this
+ * binary knows. */
+int store_schema_version(store *st, int *out);
+int store_schema_latest(void);
+
+/* Apply pending migrations, each in its own transaction.  *applied (may be
+ * NULL) receives how many were applied. */
+int store_migrate(store *st, int *applied);
+
+int store_tx_begin(store *st);
+int store_tx_commit(store *st);
+void store_tx_rollback(store *st);
+
+/* Convert the connection's last error once, here: sets the error slot to
+ * "WHAT: sqlite message" and returns ERR_DB (ERR_BUSY when locked). */
+int store_err(store *st, const char *what);
+
+/* Prepare sql (cached on the connection for its lifetime: callers must
+ * sqlite3_reset() via store_done() and never finalize). */
+int store_prepare(store *st, sqlite3_stmt **out, const char *sql);
+void store_done(sqlite3_stmt *stmt); /* reset + clear bindings; accepts NULL */
+
+/* Execute one or more statements without results. */
+int store_exec(store *st, const char *sql);
+
+/* Bind helpers: NULL text binds SQL NULL. */
+int store_bind_text(sqlite3_stmt *s, int i, const char *v);
+/* Column text as a malloc'd copy (caller frees) or NULL. */
+char *store_col_strdup(sqlite3_stmt *s, int i);
+
+#endif

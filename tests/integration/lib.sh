@@ -1,0 +1,57 @@
+# lib.sh - shared helpers for integration tests that drive the real goald.
+#
+# Each test sources this file, gets a fresh temporary folder in $T (removed
+# on exit unless GOALD_KEEP_TMP=1) with GOALD_DB pointing inside it, and
+# uses the check helpers below; the first failed check prints what was
+# expected and what came, and exits 1.
+set -u
+: "${GOALD_BIN:?GOALD_BIN must point at the goald binary}"
+G="$GOALD_BIN"
+T=$(mktemp -d "${TMPDIR:-/tmp}/goald-test.XXXXXX")
+export GOALD_DB="$T/goald.db"
+export HOME="$T/home"
+export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
+mkdir -p "$HOME"
+unset GOALD_CONFIG GOALD_LLM_PROVIDER GOALD_LLM_BASE_URL GOALD_LLM_MODEL GOALD_LLM_API_KEY \
+      OPENAI_API_KEY ANTHROPIC_API_KEY GOALD_LLM_FALLBACK_MODEL
+cleanup() { [ "${GOALD_KEEP_TMP:-0}" = 1 ] || rm -rf "$T"; }
+trap cleanup EXIT
+TESTS_RUN=0
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { TESTS_RUN=$((TESTS_RUN + 1)); }
+
+# run CMD...: runs it, leaving $OUT, $ERR and $RC.
+run() {
+    set +e
+    "$@" >"$T/.out" 2>"$T/.err"
+    RC=$?
+    set -e
+    OUT=$(cat "$T/.out")
+    ERR=$(cat "$T/.err")
+}
+
+expect_rc() { [ "$RC" = "$1" ] || fail "${2:-command}: expected exit $1, got $RC; stderr: $ERR; stdout: $OUT"; ok; }
+expect_out() { case "$OUT" in *"$1"*) ok ;; *) fail "${2:-stdout} lacks \"$1\": $OUT" ;; esac; }
+expect_err() { case "$ERR" in *"$1"*) ok ;; *) fail "${2:-stderr} lacks \"$1\": $ERR" ;; esac; }
+expect_err_exact() { [ "$ERR" = "$1" ] || fail "stderr: expected [$1], got [$ERR]"; ok; }
+expect_eq() { [ "$1" = "$2" ] || fail "${3:-value}: expected [$2], got [$1]"; ok; }
+# json_ok: $OUT parses as JSON
+json_ok() { printf '%s' "$OUT" | jq -e . >/dev/null 2>&1 || fail "${1:-output} is not JSON: $OUT"; ok; }
+# jqo FILTER: apply jq to $OUT
+jqo() { printf '%s' "$OUT" | jq -r "$1"; }
+sql() { sqlite3 "$GOALD_DB" "$1"; }
+
+# make_repo DIR: a git repository with one commit on main.
+make_repo() {
+    mkdir -p "$1"
+    git -C "$1" init -q -b main
+    git -C "$1" config user.email t@example.com
+    git -C "$1" config user.name test
+    echo "hello" >"$1/README"
+    git -C "$1" add README
+    git -C "$1" commit -q -m init
+}
+
+done_tests() { echo "ok: $TESTS_RUN checks"; }
+set -e

@@ -1,0 +1,153 @@
+/* Unit tests: store open, pragmas, migrations. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/store.h"
+#include "tests/unit/testutil.h"
+#include "util/err.h"
+
+static void test_fresh_database(void **state)
+{
+    char path[512];
+    store *st = NULL;
+    sqlite3_stmt *s;
+    struct stat sb;
+    int v = -1;
+
+    (void)state;
+    testutil_tmp_path(path, sizeof(path), "fresh/sub/goald.db");
+    assert_int_equal(store_open(&st, path), 0);
+    assert_int_equal(store_schema_version(st, &v), 0);
+    assert_int_equal(v, store_schema_latest());
+    assert_true(v >= 1);
+    /* every table of DESIGN.md §5 */
+    static const char *tables[] = {"goals", "work_items", "work_item_deps", "runs", "events",
+                                   "context_packs", "escalations", "artifacts", "decisions",
+                                   "gate_results", "triggers", "breakers",
+                                   "schema_migrations"};
+    for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+        assert_int_equal(sqlite3_prepare_v2(store_db(st),
+                                            "SELECT count(*) FROM sqlite_master WHERE "
+                                            "type='table' AND name=?",
+                                            -1, &s, NULL),
+                         SQLITE_OK);
+        sqlite3_bind_text(s, 1, tables[i], -1, SQLITE_STATIC);
+        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+        if (sqlite3_column_int(s, 0) != 1)
+            fail_msg("table %s missing", tables[i]);
+        sqlite3_finalize(s);
+    }
+    /* pragmas */
+    assert_int_equal(sqlite3_prepare_v2(store_db(st), "PRAGMA journal_mode", -1, &s, NULL), 0);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(s, 0), "wal");
+    sqlite3_finalize(s);
+    assert_int_equal(sqlite3_prepare_v2(store_db(st), "PRAGMA foreign_keys", -1, &s, NULL), 0);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(s, 0), 1);
+    sqlite3_finalize(s);
+    assert_int_equal(sqlite3_prepare_v2(store_db(st), "PRAGMA synchronous", -1, &s, NULL), 0);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(s, 0), 1); /* NORMAL */
+    sqlite3_finalize(s);
+    store_close(st);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+}
+
+static void test_reopen_applies_nothing(void **state)
+{
+    char path[512];
+    store *st = NULL;
+    int applied = -1;
+    sqlite3_stmt *s;
+
+    (void)state;
+    testutil_tmp_path(path, sizeof(path), "reopen.db");
+    assert_int_equal(store_open(&st, path), 0);
+    store_close(st);
+    assert_int_equal(store_open(&st, path), 0);
+    assert_int_equal(store_migrate(st, &applied), 0);
+    assert_int_equal(applied, 0);
+    assert_int_equal(
+        sqlite3_prepare_v2(store_db(st), "SELECT count(*) FROM schema_migrations", -1, &s, NULL),
+        0);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(s, 0), (int)store_migrations_count);
+    sqlite3_finalize(s);
+    store_close(st);
+}
+
+static void test_newer_database_refused(void **state)
+{
+    char path[512];
+    char sql[256];
+    store *st = NULL;
+    int latest = store_schema_latest();
+
+    (void)state;
+    testutil_tmp_path(path, sizeof(path), "newer.db");
+    assert_int_equal(store_open(&st, path), 0);
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO schema_migrations(version, name, applied_at) VALUES (%d, 'future', 0)",
+             latest + 5);
+    assert_int_equal(store_exec(st, sql), 0);
+    store_close(st);
+    st = NULL;
+    assert_int_equal(store_open(&st, path), ERR_VERSION);
+    assert_null(st);
+    snprintf(sql, sizeof(sql), "database schema version %d is newer than this goald", latest + 5);
+    assert_non_null(strstr(err_last(), sql));
+    snprintf(sql, sizeof(sql), "knows up to version %d", latest);
+    assert_non_null(strstr(err_last(), sql));
+}
+
+static void test_nested_transactions(void **state)
+{
+    char path[512];
+    store *st = NULL;
+    sqlite3_stmt *s;
+
+    (void)state;
+    testutil_tmp_path(path, sizeof(path), "tx.db");
+    assert_int_equal(store_open(&st, path), 0);
+    assert_int_equal(store_tx_begin(st), 0);
+    assert_int_equal(store_exec(st, "INSERT INTO breakers(error_class, updated_at) VALUES "
+                                    "('a', 0)"),
+                     0);
+    assert_int_equal(store_tx_begin(st), 0);
+    assert_int_equal(store_exec(st, "INSERT INTO breakers(error_class, updated_at) VALUES "
+                                    "('b', 0)"),
+                     0);
+    store_tx_rollback(st); /* only b goes */
+    assert_int_equal(store_tx_commit(st), 0);
+    assert_int_equal(
+        sqlite3_prepare_v2(store_db(st), "SELECT group_concat(error_class) FROM breakers", -1,
+                           &s, NULL),
+        0);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(s, 0), "a");
+    sqlite3_finalize(s);
+    store_close(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fresh_database),
+        cmocka_unit_test(test_reopen_applies_nothing),
+        cmocka_unit_test(test_newer_database_refused),
+        cmocka_unit_test(test_nested_transactions),
+    };
+    testutil_setup("store");
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

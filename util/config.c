@@ -1,0 +1,343 @@
+#include "util/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/err.h"
+#include "util/fsutil.h"
+#include "util/strbuf.h"
+
+#define NOB 1, 0 /* no bounds */
+
+const struct cfg_def config_defs[CFG__COUNT] = {
+    [CFG_LOG_LEVEL] = {"log.level", CFG_STRING, NULL, "GOALD_LOG_LEVEL", NOB,
+                       "stderr log level: error, warn, info or debug"},
+    [CFG_STORE_BUSY_TIMEOUT_MS] = {"store.busy_timeout_ms", CFG_INT, "10000", NULL, 0, 600000,
+                                   "how long a database write waits for a lock (ms)"},
+    [CFG_INTAKE_MAX_TITLE] = {"intake.max_title", CFG_INT, "200", NULL, 1, 10000,
+                              "the longest goal title accepted (characters)"},
+};
+
+struct cfg_val {
+    int set;
+    int64_t i;
+    double d;
+    char *s;
+    cJSON *j;
+    const char *source;
+};
+
+static struct cfg_val vals[CFG__COUNT];
+static int loaded;
+static char *loaded_path;
+
+static void val_free(struct cfg_val *v)
+{
+    free(v->s);
+    cJSON_Delete(v->j);
+    memset(v, 0, sizeof(*v));
+}
+
+const char *config_env_name(enum cfg_key k, char *buf, size_t n)
+{
+    const char *name = config_defs[k].name;
+    size_t o;
+
+    if (config_defs[k].env) {
+        snprintf(buf, n, "%s", config_defs[k].env);
+        return buf;
+    }
+    o = (size_t)snprintf(buf, n, "GOALD_");
+    for (size_t i = 0; name[i] && o + 1 < n; i++)
+        buf[o++] = name[i] == '.' ? '_' : (char)toupper((unsigned char)name[i]);
+    buf[o < n ? o : n - 1] = '\0';
+    return buf;
+}
+
+/* Parse text into v according to the entry.  where names the source for
+ * messages ("config.json: a.b" or "GOALD_A_B"). */
+static int val_from_text(struct cfg_val *v, enum cfg_key k, const char *text, const char *where)
+{
+    const struct cfg_def *d = &config_defs[k];
+    char *end;
+
+    switch (d->type) {
+    case CFG_INT: {
+        errno = 0;
+        long long x = strtoll(text, &end, 10);
+        if (errno || end == text || *end)
+            return err_set(ERR_INVALID, "%s: expected an integer, got \"%s\"", where, text);
+        if (d->min <= d->max && (x < d->min || x > d->max))
+            return err_set(ERR_INVALID, "%s: expected an integer from %.0f to %.0f, got %lld",
+                           where, d->min, d->max, x);
+        v->i = x;
+        v->d = (double)x;
+        break;
+    }
+    case CFG_DOUBLE: {
+        errno = 0;
+        double x = strtod(text, &end);
+        if (errno || end == text || *end || !isfinite(x))
+            return err_set(ERR_INVALID, "%s: expected a number, got \"%s\"", where, text);
+        if (d->min <= d->max && (x < d->min || x > d->max))
+            return err_set(ERR_INVALID, "%s: expected a number from %g to %g, got %g", where,
+                           d->min, d->max, x);
+        v->d = x;
+        v->i = (int64_t)x;
+        break;
+    }
+    case CFG_BOOL:
+        if (!strcmp(text, "1") || !strcmp(text, "true") || !strcmp(text, "yes"))
+            v->i = 1;
+        else if (!strcmp(text, "0") || !strcmp(text, "false") || !strcmp(text, "no"))
+            v->i = 0;
+        else
+            return err_set(ERR_INVALID, "%s: expected true or false, got \"%s\"", where, text);
+        break;
+    case CFG_STRING:
+        break;
+    case CFG_JSON:
+        v->j = cJSON_Parse(text);
+        if (!v->j)
+            return err_set(ERR_INVALID, "%s: expected JSON", where);
+        break;
+    }
+    v->s = strdup(text);
+    if (!v->s)
+        abort();
+    v->set = 1;
+    return 0;
+}
+
+static int val_from_json(struct cfg_val *v, enum cfg_key k, const cJSON *j, const char *where)
+{
+    const struct cfg_def *d = &config_defs[k];
+    char num[64];
+
+    switch (d->type) {
+    case CFG_INT:
+        if (!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble))
+            return err_set(ERR_INVALID, "%s: expected an integer", where);
+        snprintf(num, sizeof(num), "%.0f", j->valuedouble);
+        return val_from_text(v, k, num, where);
+    case CFG_DOUBLE:
+        if (!cJSON_IsNumber(j))
+            return err_set(ERR_INVALID, "%s: expected a number", where);
+        snprintf(num, sizeof(num), "%.17g", j->valuedouble);
+        return val_from_text(v, k, num, where);
+    case CFG_BOOL:
+        if (!cJSON_IsBool(j))
+            return err_set(ERR_INVALID, "%s: expected true or false", where);
+        return val_from_text(v, k, cJSON_IsTrue(j) ? "true" : "false", where);
+    case CFG_STRING:
+        if (!cJSON_IsString(j))
+            return err_set(ERR_INVALID, "%s: expected a string", where);
+        return val_from_text(v, k, j->valuestring, where);
+    case CFG_JSON: {
+        char *t = cJSON_PrintUnformatted(j);
+        int rc;
+        if (!t)
+            abort();
+        rc = val_from_text(v, k, t, where);
+        cJSON_free(t);
+        return rc;
+    }
+    }
+    return ERR_INVALID;
+}
+
+static int find_key(const char *name)
+{
+    for (int k = 0; k < CFG__COUNT; k++)
+        if (strcmp(config_defs[k].name, name) == 0)
+            return k;
+    return -1;
+}
+
+static int is_prefix_of_some(const char *path)
+{
+    size_t n = strlen(path);
+
+    for (int k = 0; k < CFG__COUNT; k++)
+        if (strncmp(config_defs[k].name, path, n) == 0 && config_defs[k].name[n] == '.')
+            return 1;
+    return 0;
+}
+
+static int walk(struct cfg_val *nv, const cJSON *obj, const char *prefix, const char *file)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, obj)
+    {
+        char path[256];
+        char where[512];
+        int k;
+
+        snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "." : "", it->string);
+        snprintf(where, sizeof(where), "%s: %s", file, path);
+        k = find_key(path);
+        if (k >= 0) {
+            int rc;
+            val_free(&nv[k]);
+            rc = val_from_json(&nv[k], (enum cfg_key)k, it, where);
+            if (rc)
+                return rc;
+            nv[k].source = "file";
+        } else if (cJSON_IsObject(it) && is_prefix_of_some(path)) {
+            int rc = walk(nv, it, path, file);
+            if (rc)
+                return rc;
+        } else {
+            return err_set(ERR_INVALID, "%s: unknown setting", where);
+        }
+    }
+    return 0;
+}
+
+static const char *default_path(char *buf, size_t n)
+{
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    const char *home = getenv("HOME");
+
+    if (xdg && *xdg)
+        snprintf(buf, n, "%s/goald/config.json", xdg);
+    else if (home && *home)
+        snprintf(buf, n, "%s/.config/goald/config.json", home);
+    else
+        return NULL;
+    return fs_exists(buf) ? buf : NULL;
+}
+
+int config_load(const char *path)
+{
+    struct cfg_val nv[CFG__COUNT];
+    char dbuf[4096];
+    strbuf text = STRBUF_INIT;
+    cJSON *root = NULL;
+    int rc = 0;
+
+    memset(nv, 0, sizeof(nv));
+    for (int k = 0; k < CFG__COUNT; k++) {
+        if (config_defs[k].dflt) {
+            rc = val_from_text(&nv[k], (enum cfg_key)k, config_defs[k].dflt, config_defs[k].name);
+            if (rc)
+                abort(); /* a broken default is a bug */
+        }
+        nv[k].source = "default";
+    }
+    if (!path)
+        path = default_path(dbuf, sizeof(dbuf));
+    if (path) {
+        const char *endp = NULL;
+        strbuf_init(&text, 4 << 20);
+        rc = fs_read_file(&text, path, 4 << 20);
+        if (rc)
+            goto out;
+        root = cJSON_ParseWithOpts(strbuf_cstr(&text), &endp, 1);
+        if (!root) {
+            rc = err_set(ERR_INVALID, "%s: not valid JSON near byte %ld", path,
+                         endp ? (long)(endp - strbuf_cstr(&text)) : 0L);
+            goto out;
+        }
+        if (!cJSON_IsObject(root)) {
+            rc = err_set(ERR_INVALID, "%s: expected a JSON object", path);
+            goto out;
+        }
+        rc = walk(nv, root, "", path);
+        if (rc)
+            goto out;
+    }
+    for (int k = 0; k < CFG__COUNT; k++) {
+        char env[128];
+        const char *e = getenv(config_env_name((enum cfg_key)k, env, sizeof(env)));
+        if (!e || !*e)
+            continue;
+        val_free(&nv[k]);
+        rc = val_from_text(&nv[k], (enum cfg_key)k, e, env);
+        if (rc)
+            goto out;
+        nv[k].source = "env";
+    }
+    for (int k = 0; k < CFG__COUNT; k++)
+        val_free(&vals[k]);
+    memcpy(vals, nv, sizeof(vals));
+    memset(nv, 0, sizeof(nv));
+    free(loaded_path);
+    loaded_path = path ? strdup(path) : NULL;
+    loaded = 1;
+out:
+    for (int k = 0; k < CFG__COUNT; k++)
+        val_free(&nv[k]);
+    cJSON_Delete(root);
+    strbuf_release(&text);
+    return rc;
+}
+
+void config_reset(void)
+{
+    for (int k = 0; k < CFG__COUNT; k++)
+        val_free(&vals[k]);
+    free(loaded_path);
+    loaded_path = NULL;
+    loaded = 0;
+}
+
+static const struct cfg_val *get(enum cfg_key k)
+{
+    if (!loaded) {
+        /* defaults and environment only; a broken environment value was
+         * reported by config_load() at start-up, so fall back quietly */
+        if (config_load(NULL) != 0) {
+            for (int i = 0; i < CFG__COUNT; i++) {
+                val_free(&vals[i]);
+                if (config_defs[i].dflt)
+                    val_from_text(&vals[i], (enum cfg_key)i, config_defs[i].dflt, "default");
+                vals[i].source = "default";
+            }
+            loaded = 1;
+        }
+    }
+    return &vals[k];
+}
+
+int64_t config_int(enum cfg_key k)
+{
+    return get(k)->i;
+}
+
+double config_double(enum cfg_key k)
+{
+    return get(k)->d;
+}
+
+const char *config_str(enum cfg_key k)
+{
+    const struct cfg_val *v = get(k);
+    return v->set ? v->s : NULL;
+}
+
+int config_bool(enum cfg_key k)
+{
+    return get(k)->i != 0;
+}
+
+const cJSON *config_json(enum cfg_key k)
+{
+    return get(k)->j;
+}
+
+const char *config_source(enum cfg_key k)
+{
+    return get(k)->source ? get(k)->source : "default";
+}
+
+const char *config_path(void)
+{
+    return loaded_path;
+}

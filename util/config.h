@@ -1,0 +1,64 @@
+/*
+ * config.h - the configuration table.
+ *
+ * Every setting is one row of config_defs[] (name, type, default, bounds,
+ * environment override, help), after Redis's static_configs[]: the docs,
+ * `goald config show` and validation all come from the table, so they
+ * cannot drift.  Precedence: environment > config file > default.
+ *
+ * The config file is JSON; a setting "a.b" may be written {"a":{"b":v}} or
+ * {"a.b":v}.  Unknown keys are an error naming the key.  Settings of type
+ * CFG_JSON hold structured values (the model chain, extra sandbox binds)
+ * that their owning module validates.
+ *
+ * The loaded configuration is process-wide; config_load() replaces it
+ * (SIGHUP) and config_reset() returns it to the defaults.  Strings and
+ * cJSON values returned are owned by the configuration and valid until the
+ * next config_load()/config_reset().
+ */
+#ifndef GOALD_UTIL_CONFIG_H
+#define GOALD_UTIL_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cJSON;
+
+enum cfg_type { CFG_INT, CFG_DOUBLE, CFG_STRING, CFG_BOOL, CFG_JSON };
+
+enum cfg_key {
+    CFG_LOG_LEVEL,
+    CFG_STORE_BUSY_TIMEOUT_MS,
+    CFG_INTAKE_MAX_TITLE,
+    CFG__COUNT
+};
+
+struct cfg_def {
+    const char *name;  /* dotted, e.g. "control.max_turns" */
+    enum cfg_type type;
+    const char *dflt;  /* as text; NULL means unset */
+    const char *env;   /* NULL: derived, GOALD_ + upper(name), '.' -> '_' */
+    double min, max;   /* bounds for numbers (ignored when min > max) */
+    const char *help;
+};
+
+extern const struct cfg_def config_defs[CFG__COUNT];
+
+/* Load the file (path may be NULL: $XDG_CONFIG_HOME/goald/config.json or
+ * ~/.config/goald/config.json when it exists) and the environment.  On
+ * error nothing changes; the message names the file and the key. */
+int config_load(const char *path);
+void config_reset(void);
+
+int64_t config_int(enum cfg_key k);
+double config_double(enum cfg_key k);
+const char *config_str(enum cfg_key k); /* NULL when unset */
+int config_bool(enum cfg_key k);
+const struct cJSON *config_json(enum cfg_key k); /* NULL when unset */
+const char *config_source(enum cfg_key k);       /* "default", "file" or "env" */
+const char *config_path(void);                   /* the file loaded, or NULL */
+
+/* The environment variable of an entry into buf. */
+const char *config_env_name(enum cfg_key k, char *buf, size_t n);
+
+#endif

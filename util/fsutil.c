@@ -1,0 +1,162 @@
+#include "util/fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/err.h"
+
+int fs_mkdir_p(const char *path, mode_t mode)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+
+    if (n == 0 || n >= sizeof(buf))
+        return err_set(ERR_INVALID, "%s: path too long", path);
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, mode) != 0 && errno != EEXIST)
+            return err_set(ERR_IO, "%s: cannot create folder: %s", buf, strerror(errno));
+        buf[i] = c;
+    }
+    if (!fs_is_dir(path))
+        return err_set(ERR_IO, "%s: not a folder", path);
+    return 0;
+}
+
+int fs_read_file(strbuf *out, const char *path, size_t cap)
+{
+    char chunk[65536];
+    size_t total = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = 0;
+
+    if (fd < 0)
+        return err_set(errno == ENOENT ? ERR_NOTFOUND : ERR_IO, "%s: %s", path,
+                       strerror(errno));
+    for (;;) {
+        ssize_t got = read(fd, chunk, sizeof(chunk));
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = err_set(ERR_IO, "%s: read failed: %s", path, strerror(errno));
+            break;
+        }
+        if (got == 0)
+            break;
+        total += (size_t)got;
+        if (total > cap) {
+            rc = err_set(ERR_TOOBIG, "%s: larger than %zu bytes", path, cap);
+            break;
+        }
+        if ((rc = strbuf_add(out, chunk, (size_t)got)) != 0)
+            break;
+    }
+    close(fd);
+    return rc;
+}
+
+int fs_dirname(char *out, size_t n, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t len;
+
+    if (!slash) {
+        if (n < 2)
+            return ERR_TOOBIG;
+        memcpy(out, ".", 2);
+        return 0;
+    }
+    len = slash == path ? 1 : (size_t)(slash - path);
+    if (len >= n)
+        return err_set(ERR_TOOBIG, "%s: path too long", path);
+    memcpy(out, path, len);
+    out[len] = '\0';
+    return 0;
+}
+
+int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+    char tmp[4096];
+    const char *p = data;
+    int fd;
+    int rc = 0;
+    int n = snprintf(tmp, sizeof(tmp), "%s.goald-tmp.XXXXXX", path);
+
+    if (n < 0 || (size_t)n >= sizeof(tmp))
+        return err_set(ERR_INVALID, "%s: path too long", path);
+    fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0)
+        return err_set(ERR_IO, "%s: cannot create temp file: %s", path, strerror(errno));
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = err_set(ERR_IO, "%s: write failed: %s", path, strerror(errno));
+            goto out;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    if (fchmod(fd, mode) != 0 || fsync(fd) != 0) {
+        rc = err_set(ERR_IO, "%s: %s", path, strerror(errno));
+        goto out;
+    }
+    if (close(fd) != 0) {
+        fd = -1;
+        rc = err_set(ERR_IO, "%s: close failed: %s", path, strerror(errno));
+        goto out;
+    }
+    fd = -1;
+    if (rename(tmp, path) != 0)
+        rc = err_set(ERR_IO, "%s: rename failed: %s", path, strerror(errno));
+out:
+    if (fd >= 0)
+        close(fd);
+    if (rc)
+        unlink(tmp);
+    return rc;
+}
+
+static int rm_one(const char *fpath, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void)sb;
+    (void)type;
+    (void)ftw;
+    if (remove(fpath) != 0 && errno != ENOENT)
+        return -1;
+    return 0;
+}
+
+int fs_remove_tree(const char *path)
+{
+    if (!fs_exists(path))
+        return 0;
+    if (nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS) != 0)
+        return err_set(ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
+    return 0;
+}
+
+int fs_is_dir(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int fs_exists(const char *path)
+{
+    struct stat st;
+
+    return lstat(path, &st) == 0;
+}

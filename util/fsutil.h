@@ -1,0 +1,31 @@
+/*
+ * fsutil.h - small file-system helpers.
+ */
+#ifndef GOALD_UTIL_FSUTIL_H
+#define GOALD_UTIL_FSUTIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "util/strbuf.h"
+
+/* mkdir -p with mode for each created component.  0 or ERR_IO. */
+int fs_mkdir_p(const char *path, mode_t mode);
+
+/* Append the whole file (at most cap bytes, else ERR_TOOBIG) to out. */
+int fs_read_file(strbuf *out, const char *path, size_t cap);
+
+/* Write data to path atomically: a temp file in the same folder, fsync,
+ * rename.  On failure the old file is untouched and the temp removed. */
+int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+
+/* Remove a tree (like rm -rf; does not follow symlinks).  0 or ERR_IO. */
+int fs_remove_tree(const char *path);
+
+int fs_is_dir(const char *path);
+int fs_exists(const char *path);
+
+/* The folder part of path into out ("." when none).  0 or ERR_TOOBIG. */
+int fs_dirname(char *out, size_t n, const char *path);
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * log.h - leveled logging to stderr (journald friendly: one line per
+ * message, "goald[pid]: level: message").  The level comes from
+ * GOALD_LOG_LEVEL (error, warn, info, debug; default warn for commands,
+ * the daemon raises it to info).
+ */
+#ifndef GOALD_UTIL_LOG_H
+#define GOALD_UTIL_LOG_H
+
+#include "util/err.h"
+
+enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
+
+void log_init(enum log_level dflt); /* reads GOALD_LOG_LEVEL */
+void log_set_level(enum log_level lvl);
+enum log_level log_get_level(void);
+int log_level_parse(const char *s, enum log_level *out); /* 0 or ERR_INVALID */
+const char *log_level_name(enum log_level lvl);
+
+void log_msg(enum log_level lvl, const char *fmt, ...) GOALD_PRINTF(2, 3);
+
+#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * strbuf.h - growable, capped, NUL-terminated byte buffers.
+ *
+ * A strbuf owns its storage; strbuf_release() frees it and leaves the
+ * buffer empty and reusable.  strbuf_detach() hands the storage to the
+ * caller, who frees it with free().  Every append fails with ERR_TOOBIG
+ * (and leaves the buffer unchanged) rather than grow past `cap` bytes of
+ * content; cap 0 means STRBUF_DEFAULT_CAP.
+ */
+#ifndef GOALD_UTIL_STRBUF_H
+#define GOALD_UTIL_STRBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "util/err.h"
+
+#define STRBUF_DEFAULT_CAP ((size_t)64 << 20) /* 64 MiB */
+
+typedef struct strbuf {
+    char *buf;    /* NULL until the first append; then always NUL-terminated */
+    size_t len;   /* bytes of content, excluding the NUL */
+    size_t alloc; /* bytes allocated */
+    size_t cap;   /* the most content it may hold */
+} strbuf;
+
+#define STRBUF_INIT {NULL, 0, 0, 0}
+
+void strbuf_init(strbuf *sb, size_t cap);
+void strbuf_release(strbuf *sb);
+void strbuf_reset(strbuf *sb); /* len = 0, keeps the storage */
+char *strbuf_detach(strbuf *sb, size_t *len_out); /* caller frees; never NULL */
+const char *strbuf_cstr(const strbuf *sb); /* "" when empty */
+
+int strbuf_grow(strbuf *sb, size_t extra);
+int strbuf_add(strbuf *sb, const void *data, size_t n);
+int strbuf_adds(strbuf *sb, const char *s);
+int strbuf_addc(strbuf *sb, char c);
+int strbuf_addf(strbuf *sb, const char *fmt, ...) GOALD_PRINTF(2, 3);
+int strbuf_vaddf(strbuf *sb, const char *fmt, va_list ap);
+void strbuf_setlen(strbuf *sb, size_t len); /* len <= sb->len */
+
+#endif

@@ -1,0 +1,94 @@
+#include "vcs/repo.h"
+
+#include <git2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/err.h"
+
+static int inited;
+
+static void vcs_shutdown(void)
+{
+    git_libgit2_shutdown();
+}
+
+int vcs_init(void)
+{
+    if (inited)
+        return 0;
+    if (git_libgit2_init() < 0)
+        return err_set(ERR_FAIL, "libgit2: cannot initialise");
+    inited = 1;
+    atexit(vcs_shutdown);
+    return 0;
+}
+
+int vcs_branch_name_valid(const char *name)
+{
+    char ref[512];
+    int valid = 0;
+
+    if (snprintf(ref, sizeof(ref), "refs/heads/%s", name) >= (int)sizeof(ref))
+        return 0;
+    if (git_reference_name_is_valid(&valid, ref) < 0)
+        return 0;
+    return valid;
+}
+
+int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t abs_n,
+                   char *head_branch_out, size_t head_n)
+{
+    git_repository *repo = NULL;
+    git_reference *ref = NULL;
+    int rc;
+
+    if ((rc = vcs_init()) != 0)
+        return rc;
+    if (git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+        rc = err_set(ERR_NOTFOUND, "not a git repository: %s", path);
+        goto out;
+    }
+    if (abs_out) {
+        const char *wd = git_repository_workdir(repo);
+        if (!wd)
+            wd = git_repository_path(repo);
+        snprintf(abs_out, abs_n, "%s", wd);
+        /* libgit2 ends folders with '/'; keep paths canonical without it */
+        size_t n = strlen(abs_out);
+        if (n > 1 && abs_out[n - 1] == '/')
+            abs_out[n - 1] = '\0';
+    }
+    if (head_branch_out) {
+        head_branch_out[0] = '\0';
+        if (git_repository_head(&ref, repo) == 0 && git_reference_is_branch(ref))
+            snprintf(head_branch_out, head_n, "%s", git_reference_shorthand(ref));
+        else if (git_repository_head_unborn(repo) == 1) {
+            git_reference *h = NULL;
+            if (git_reference_lookup(&h, repo, "HEAD") == 0 &&
+                git_reference_type(h) == GIT_REFERENCE_SYMBOLIC) {
+                const char *t = git_reference_symbolic_target(h);
+                if (t && strncmp(t, "refs/heads/", 11) == 0)
+                    snprintf(head_branch_out, head_n, "%s", t + 11);
+            }
+            git_reference_free(h);
+        }
+        git_reference_free(ref);
+        ref = NULL;
+    }
+    if (branch) {
+        if (!vcs_branch_name_valid(branch)) {
+            rc = err_set(ERR_INVALID, "\"%s\" is not a valid branch name", branch);
+            goto out;
+        }
+        if (git_branch_lookup(&ref, repo, branch, GIT_BRANCH_LOCAL) < 0) {
+            rc = err_set(ERR_NOTFOUND, "no branch \"%s\" in %s", branch, path);
+            goto out;
+        }
+    }
+out:
+    git_reference_free(ref);
+    git_repository_free(repo);
+    return rc;
+}

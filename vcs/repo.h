@@ -1,0 +1,27 @@
+/*
+ * repo.h - opening and inspecting git repositories with libgit2.
+ *
+ * vcs_init() initialises libgit2 once per process (idempotent; the
+ * matching shutdown happens at exit).  Errors from libgit2 are converted
+ * here, with git_error_last(), into the error slot.
+ */
+#ifndef GOALD_VCS_REPO_H
+#define GOALD_VCS_REPO_H
+
+#include <stddef.h>
+
+int vcs_init(void);
+
+/* Check that path is a git repository (not searching upwards) and, when
+ * branch is not NULL, that refs/heads/<branch> exists.  abs_out (may be
+ * NULL) receives the repository's work folder as an absolute path;
+ * head_branch_out (may be NULL) the branch HEAD points at ("" when
+ * detached).  Errors: ERR_NOTFOUND (no repository, no branch),
+ * ERR_INVALID (bad branch name). */
+int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t abs_n,
+                   char *head_branch_out, size_t head_n);
+
+/* 1 when name is a valid branch name for git. */
+int vcs_branch_name_valid(const char *name);
+
+#endif
