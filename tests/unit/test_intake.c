@@ -240,8 +240,10 @@ static void test_report_progress(void **state)
     store *st = NULL;
     struct goal *g = NULL;
     char id[ID_SIZE];
-    struct cJSON *r = NULL;
-    char *text;
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *mem;
+    struct report_progress pr;
     (void)state;
 
     testutil_tmp_path(path, sizeof(path), "report.db");
@@ -262,12 +264,30 @@ static void test_report_progress(void **state)
         wi.verified = -1;
         assert_int_equal(store_item_insert(st, &wi), 0);
     }
-    assert_int_equal(report_build(st, id, &r), 0);
-    text = cJSON_PrintUnformatted(r);
     /* done S(1) + skipped M(3) + done XL(8) = 12 of 1+3+3+3+1+8 = 19 */
-    assert_non_null(strstr(text, "\"done_points\":12,\"total_points\":19,\"percent\":63.2"));
-    cJSON_free(text);
-    cJSON_Delete(r);
+    assert_int_equal(report_progress(st, id, &pr), 0);
+    assert_int_equal(pr.done_points, 12);
+    assert_int_equal(pr.total_points, 19);
+    assert_true(pr.percent == 63.2);
+    assert_int_equal(pr.items_total, 6);
+    assert_int_equal(pr.items_done, 2);
+    assert_int_equal(pr.items_skipped, 1);
+    mem = open_memstream(&text, &tlen);
+    assert_int_equal(report_write_json(st, id, mem), 0);
+    fclose(mem);
+    {
+        cJSON *r = cJSON_Parse(text);
+        cJSON *p = cJSON_GetObjectItem(r, "progress");
+        assert_non_null(r);
+        assert_int_equal(cJSON_GetObjectItem(p, "done_points")->valueint, 12);
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r, "work_items")), 6);
+        assert_string_equal(
+            cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "work_items"), 5),
+                                "effort")->valuestring,
+            "XL");
+        cJSON_Delete(r);
+    }
+    free(text);
     store_goal_free(g);
     store_close(st);
 }
