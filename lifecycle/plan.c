@@ -116,7 +116,7 @@ int plan_parse(struct plan *out, const cJSON *json, int max_items)
     cJSON_ArrayForEach(o, arr)
     {
         struct plan_item *it = &p.items[i];
-        const char *key, *title, *type, *effort;
+        const char *key = NULL, *title = NULL, *type = NULL, *effort = NULL;
         const cJSON *v;
 
         p.n = (size_t)i + 1;
