@@ -44,6 +44,12 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_SELECT_FRESHNESS_FULL_S] = {"select.freshness_full_s", CFG_INT, "3600", NULL, 1,
                                      31536000,
                                      "age (s) at which a ready item's freshness score is 100"},
+    [CFG_LANE_PLAN_TIMEOUT_S] = {"lane.plan_timeout_s", CFG_INT, "600", NULL, 1, 86400,
+                                 "timeout of a plan-lane job (elaborate, plan, Plan B)"},
+    [CFG_LANE_WORK_TIMEOUT_S] = {"lane.work_timeout_s", CFG_INT, "600", NULL, 1, 86400,
+                                 "timeout of a work-lane job (execute and verify one item)"},
+    [CFG_LANE_REVIEW_TIMEOUT_S] = {"lane.review_timeout_s", CFG_INT, "120", NULL, 1, 86400,
+                                   "timeout of the LLM review of an item"},
 };
 
 struct cfg_val {
