@@ -913,7 +913,7 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
 
     for (;;) {
         int64_t t0, wait = -1;
-        int rc;
+        int rc, final;
 
         attempt++;
         if (budget_exhausted(c, &ids, err)) {
@@ -930,6 +930,9 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
         rc = provider_call(c, m, req, resp, err);
         if (rc == ERR_INVALID)
             return rc; /* the caller's request is wrong: no event, no retry */
+        final = rc == ERR_NOTFOUND;
+        if (final)
+            rc = ERR_FAIL;
         if (rc == 0 && req->response_schema && !resp->json) {
             const char *text = resp->message.content;
             if (llm_json_extract(&resp->json, text) != 0) {
@@ -982,7 +985,7 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
         }
 
         /* a failure: decide on another try on this model */
-        switch (err->cls) {
+        switch (final ? LLM_ERR_NONE : err->cls) {
         case LLM_ERR_RATE_LIMIT:
             if (n_rate < config_int(CFG_LLM_RETRY_RATE_LIMIT)) {
                 wait = err->retry_after_ms >= 0 ? err->retry_after_ms : backoff_ms(n_rate);

@@ -69,7 +69,9 @@ void llm_error_setf(llm_client *c, struct llm_error *err, enum llm_error_class c
                     const char *fmt, ...) GOALD_PRINTF(5, 6);
 
 /* Providers: one request, no retries.  0 or ERR_FAIL with err set
- * (ERR_INVALID for a bad request from the caller). */
+ * (ERR_INVALID for a bad request from the caller; ERR_NOTFOUND with err
+ * set for a failure that no retry on this model can mend, such as a
+ * script that does not parse or has run out). */
 int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request *req,
                     struct llm_response *resp, struct llm_error *err);
 int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_request *req,

@@ -358,7 +358,7 @@ int llm_script_chat(llm_client *c, struct llm_model *m, const struct llm_request
 
     if (s->load_error) {
         llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 0, "script: %s", s->load_error);
-        return ERR_FAIL;
+        return ERR_NOTFOUND;
     }
     for (;;) {
         const cJSON *l, *v;
@@ -373,7 +373,7 @@ int llm_script_chat(llm_client *c, struct llm_model *m, const struct llm_request
             llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 0,
                            "script exhausted: %s has no line left for stage %s", m->script,
                            stage);
-            return ERR_FAIL;
+            return ERR_NOTFOUND; /* final: another try cannot help */
         }
         l = s->lines[idx];
         v = cJSON_GetObjectItemCaseSensitive(l, "sleep_ms");
