@@ -117,8 +117,10 @@ int main(int argc, char **argv)
     /* the same request every call: a system prompt, a user turn, two tools */
     struct llm_message msgs[2];
     struct llm_tool_def tools[2] = {
-        {"read", "read a file", "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}}}"},
-        {"bash", "run a command", "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\"}}}"},
+        {"read", "read a file",
+         "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}}}"},
+        {"bash", "run a command",
+         "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\"}}}"},
     };
     struct llm_request req = {0};
     llm_message_init(&msgs[0], LLM_SYSTEM, "You are a careful engineer. Use the tools.");
@@ -138,7 +140,8 @@ int main(int argc, char **argv)
         const char *body =
             "{\"model\":\"bench-model\",\"messages\":[{\"role\":\"system\",\"content\":\"You are a "
             "careful engineer. Use the tools.\"},{\"role\":\"user\",\"content\":\"Add a --version "
-            "flag to the CLI.\"}],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"read\","
+            "flag to the "
+            "CLI.\"}],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"read\","
             "\"description\":\"read a file\",\"parameters\":{\"type\":\"object\",\"properties\":{"
             "\"path\":{\"type\":\"string\"}}}}},{\"type\":\"function\",\"function\":{\"name\":"
             "\"bash\",\"description\":\"run a command\",\"parameters\":{\"type\":\"object\","

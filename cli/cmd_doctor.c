@@ -30,11 +30,11 @@ struct doctor {
 
 /* Report one line; extra (may be NULL) is merged into the JSON object and
  * consumed. */
-static void doctor_report(struct doctor *d, const char *name, enum doctor_status s,
-                          cJSON *extra, const char *fmt, ...) GOALD_PRINTF(5, 6);
+static void doctor_report(struct doctor *d, const char *name, enum doctor_status s, cJSON *extra,
+                          const char *fmt, ...) GOALD_PRINTF(5, 6);
 
-static void doctor_report(struct doctor *d, const char *name, enum doctor_status s,
-                          cJSON *extra, const char *fmt, ...)
+static void doctor_report(struct doctor *d, const char *name, enum doctor_status s, cJSON *extra,
+                          const char *fmt, ...)
 {
     static const char *const words[] = {"ok", "warn", "fail"};
     char detail[1024];
@@ -73,8 +73,7 @@ static int on_path(const char *name, char *out, size_t n)
     return 0;
 }
 
-static void check_tool(struct doctor *d, const char *name, const char *const *alts,
-                       const char *why)
+static void check_tool(struct doctor *d, const char *name, const char *const *alts, const char *why)
 {
     char path[4096];
 
@@ -188,8 +187,7 @@ static void round_trip(struct doctor *d, llm_client *cl, size_t i, const char *l
         cJSON_AddNumberToObject(x, "tokens_out", (double)r.usage.output);
         cJSON_AddNumberToObject(x, "latency_ms", (double)r.latency_ms);
         doctor_report(d, label, DOC_OK, x, "round trip: %s, %lld+%lld tokens, %lld ms", r.model,
-                      (long long)r.usage.input, (long long)r.usage.output,
-                      (long long)r.latency_ms);
+                      (long long)r.usage.input, (long long)r.usage.output, (long long)r.latency_ms);
     } else {
         cJSON_AddStringToObject(x, "class", llm_error_class_name(e.cls));
         cJSON_AddNumberToObject(x, "status", e.http_status);
@@ -240,7 +238,9 @@ static int check_llm(struct doctor *d)
                 s = DOC_WARN;
             doctor_report(d, label, s, x, "%s %s at %s, key %s %s", mi.provider, mi.model,
                           mi.base_url, mi.api_key_env,
-                          mi.key_set ? "set" : key_required(&mi) ? "NOT SET" : "not set (optional here)");
+                          mi.key_set          ? "set"
+                          : key_required(&mi) ? "NOT SET"
+                                              : "not set (optional here)");
         }
         if (d->llm_round_trip)
             round_trip(d, cl, i, label);
@@ -256,8 +256,9 @@ struct doctor_check {
 
 /* One row per check; a new check is one more row. */
 static const struct doctor_check doctor_checks[] = {
-    {"llm", check_llm},     {"database", check_database}, {"git", check_git},
-    {"bwrap", check_bwrap}, {"rg", check_rg},             {"fd", check_fd},
+    {"llm", check_llm}, {"database", check_database},
+    {"git", check_git}, {"bwrap", check_bwrap},
+    {"rg", check_rg},   {"fd", check_fd},
 };
 
 static int run(struct cli_ctx *c)

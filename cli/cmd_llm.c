@@ -97,10 +97,9 @@ static int run(struct cli_ctx *c)
         code = cli_fail(EXIT_USAGE, "llm chat: stdin: not valid JSON");
         goto out;
     }
-    if ((rc = llm_messages_from_json(&msgs, &nmsgs,
-                                     cJSON_IsArray(root)
-                                         ? root
-                                         : cJSON_GetObjectItemCaseSensitive(root, "messages"))) !=
+    if ((rc = llm_messages_from_json(
+             &msgs, &nmsgs,
+             cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "messages"))) !=
         0) {
         code = cli_fail(EXIT_USAGE, "llm chat: stdin: %s", err_last());
         goto out;
@@ -176,8 +175,8 @@ static int run(struct cli_ctx *c)
             if (resp.message.content)
                 printf("%s\n", resp.message.content);
             for (size_t i = 0; i < resp.message.ncalls; i++)
-                printf("tool_call %s %s %s\n", resp.message.calls[i].id,
-                       resp.message.calls[i].name, resp.message.calls[i].arguments);
+                printf("tool_call %s %s %s\n", resp.message.calls[i].id, resp.message.calls[i].name,
+                       resp.message.calls[i].arguments);
         }
         code = EXIT_OK;
     } else {
@@ -186,8 +185,7 @@ static int run(struct cli_ctx *c)
             cli_print_json(o);
             cJSON_Delete(o);
         }
-        code = cli_fail(EXIT_FAIL, "llm: %s: %s",
-                        err.cls ? llm_error_class_name(err.cls) : "error",
+        code = cli_fail(EXIT_FAIL, "llm: %s: %s", err.cls ? llm_error_class_name(err.cls) : "error",
                         err.message ? err.message : err_last());
     }
 out:
@@ -210,7 +208,8 @@ const struct cli_command cmd_llm_chat = {
                "\"max_output_tokens\"}, on stdin; prints the answer (--json: the whole response,\n"
                "or {\"ok\": false, \"error\": {\"class\", ...}} on failure, exit 1).  With a run\n"
                "id, tokens and cost are added to the run and its goal.  See docs/llm.md.",
-    .opts = (const struct cli_opt[]){{"stage", "S", "elaborate, plan, execute, review, plan_b or escalate"},
+    .opts = (const struct cli_opt[]){{"stage", "S",
+                                      "elaborate, plan, execute, review, plan_b or escalate"},
                                      {"run", "ID", "the run (X-Goald-Run; usage is added to it)"},
                                      {"goal", "ID", "the goal (budget check and usage)"},
                                      {"item", "ID", "the work item (events)"},

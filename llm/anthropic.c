@@ -118,8 +118,7 @@ int llm_anthropic_build(strbuf *out, const struct llm_model *m, const struct llm
             cJSON_AddItemToArray(tools, t);
             if (!cJSON_IsObject(schema)) {
                 cJSON_Delete(schema);
-                rc = err_set(ERR_INVALID, "%s: parameters: not a JSON object",
-                             req->tools[i].name);
+                rc = err_set(ERR_INVALID, "%s: parameters: not a JSON object", req->tools[i].name);
                 goto out;
             }
             cJSON_AddStringToObject(t, "name", req->tools[i].name);
@@ -212,11 +211,11 @@ int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *re
     v = cJSON_GetObjectItemCaseSensitive(root, "stop_reason");
     if (cJSON_IsString(v)) {
         const char *s = v->valuestring;
-        resp->finish_reason = llm_strdup(!strcmp(s, "end_turn") || !strcmp(s, "stop_sequence")
-                                             ? "stop"
-                                         : !strcmp(s, "tool_use")   ? "tool_calls"
-                                         : !strcmp(s, "max_tokens") ? "length"
-                                                                    : s);
+        resp->finish_reason =
+            llm_strdup(!strcmp(s, "end_turn") || !strcmp(s, "stop_sequence") ? "stop"
+                       : !strcmp(s, "tool_use")                              ? "tool_calls"
+                       : !strcmp(s, "max_tokens")                            ? "length"
+                                                                             : s);
     }
     v = cJSON_GetObjectItemCaseSensitive(root, "model");
     if (cJSON_IsString(v))
@@ -250,12 +249,12 @@ int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_requ
     int rc;
 
     snprintf(url, sizeof(url), "%s/messages", m->base_url);
-    rc = llm_anthropic_build(&body, m, req,
-                             req->max_output_tokens > 0 ? req->max_output_tokens
-                                                        : c->max_output_tokens);
+    rc = llm_anthropic_build(
+        &body, m, req, req->max_output_tokens > 0 ? req->max_output_tokens : c->max_output_tokens);
     if (rc)
         goto out;
-    strbuf_addf(&h, "anthropic-version: %s", c->anthropic_version ? c->anthropic_version : "2023-06-01");
+    strbuf_addf(&h, "anthropic-version: %s",
+                c->anthropic_version ? c->anthropic_version : "2023-06-01");
     extra = curl_slist_append(extra, strbuf_cstr(&h));
     strbuf_reset(&h);
     if (key) {

@@ -177,8 +177,7 @@ int llm_http_post(llm_client *c, const char *url, const struct llm_request *req,
     case CURLE_OK:
         break;
     case CURLE_OPERATION_TIMEDOUT:
-        llm_error_setf(c, err, LLM_ERR_TIMEOUT, res->status, "%s: %s", url,
-                       curl_easy_strerror(cc));
+        llm_error_setf(c, err, LLM_ERR_TIMEOUT, res->status, "%s: %s", url, curl_easy_strerror(cc));
         rc = ERR_FAIL;
         goto out;
     case CURLE_UNSUPPORTED_PROTOCOL:

@@ -309,7 +309,8 @@ int llm_messages_from_json(struct llm_message **out, size_t *n, const cJSON *arr
             if (!strcmp(role->valuestring, role_names[k]))
                 r = k;
         if (r < 0) {
-            rc = err_set(ERR_INVALID, "messages[%zu].role: expected system, user, assistant or tool", i);
+            rc = err_set(ERR_INVALID,
+                         "messages[%zu].role: expected system, user, assistant or tool", i);
             goto out;
         }
         llm_message_init(&msgs[i], (enum llm_role)r, NULL);
@@ -353,7 +354,9 @@ int llm_messages_from_json(struct llm_message **out, size_t *n, const cJSON *arr
                     a = cJSON_PrintUnformatted(args);
                 llm_message_add_call(&msgs[i], cJSON_IsString(id) ? id->valuestring : "",
                                      name->valuestring,
-                                     a ? a : cJSON_IsString(args) ? args->valuestring : "{}");
+                                     a                      ? a
+                                     : cJSON_IsString(args) ? args->valuestring
+                                                            : "{}");
                 cJSON_free(a);
                 j++;
             }
@@ -552,9 +555,9 @@ static const char *jstr(const cJSON *o, const char *k)
 
 static int models_from_json(llm_client *c, const cJSON *arr)
 {
-    static const char *const known[] = {"provider", "model", "base_url", "api_key_env",
-                                        "price_in", "price_cached_in", "price_out", "script",
-                                        NULL};
+    static const char *const known[] = {"provider",    "model",    "base_url",
+                                        "api_key_env", "price_in", "price_cached_in",
+                                        "price_out",   "script",   NULL};
     static const char *const price_keys[] = {"price_in", "price_cached_in", "price_out"};
     const cJSON *it;
     size_t i = 0;
@@ -580,8 +583,7 @@ static int models_from_json(llm_client *c, const cJSON *arr)
                 return err_set(ERR_INVALID, "%s.%s: unknown key", where, f->string);
             if (!strncmp(f->string, "price_", 6)) {
                 if (!cJSON_IsNumber(f) || f->valuedouble < 0)
-                    return err_set(ERR_INVALID, "%s.%s: expected a number >= 0", where,
-                                   f->string);
+                    return err_set(ERR_INVALID, "%s.%s: expected a number >= 0", where, f->string);
             } else if (!cJSON_IsString(f)) {
                 return err_set(ERR_INVALID, "%s.%s: expected a string", where, f->string);
             }
@@ -591,10 +593,10 @@ static int models_from_json(llm_client *c, const cJSON *arr)
             if (cJSON_IsNumber(p))
                 prices[k] = p->valuedouble;
         }
-        rc = model_add(c, where, jstr(it, "provider"), jstr(it, "model"), jstr(it, "base_url"),
-                       jstr(it, "api_key_env"),
-                       jstr(it, "script") ? jstr(it, "script") : config_str(CFG_LLM_SCRIPT),
-                       prices);
+        rc =
+            model_add(c, where, jstr(it, "provider"), jstr(it, "model"), jstr(it, "base_url"),
+                      jstr(it, "api_key_env"),
+                      jstr(it, "script") ? jstr(it, "script") : config_str(CFG_LLM_SCRIPT), prices);
         if (rc)
             return rc;
         i++;
@@ -619,8 +621,8 @@ static int models_from_shortcut(llm_client *c)
                                     "or GOALD_LLM_MODEL (see docs/llm.md)");
     rc = model_add(c, "llm", provider, model, config_str(CFG_LLM_BASE_URL), NULL, script, NULL);
     if (rc == 0 && fb && *fb)
-        rc = model_add(c, "llm.fallback_model", provider, fb, config_str(CFG_LLM_BASE_URL),
-                       NULL, script, NULL);
+        rc = model_add(c, "llm.fallback_model", provider, fb, config_str(CFG_LLM_BASE_URL), NULL,
+                       script, NULL);
     return rc;
 }
 
@@ -965,8 +967,8 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
                 /* the usage and its event in one transaction */
                 rc = store_tx_begin(c->st);
                 if (rc == 0)
-                    rc = store_event_add(c->st, ids.goal_id[0] ? ids.goal_id : NULL,
-                                         ids.item_id, ids.run_id, "llm.response", p, NULL);
+                    rc = store_event_add(c->st, ids.goal_id[0] ? ids.goal_id : NULL, ids.item_id,
+                                         ids.run_id, "llm.response", p, NULL);
                 if (rc == 0)
                     rc = llm_account(c->st, ids.run_id, ids.goal_id[0] ? ids.goal_id : NULL,
                                      &resp->usage, resp->cost_usd);

@@ -30,18 +30,18 @@
 enum llm_role { LLM_SYSTEM, LLM_USER, LLM_ASSISTANT, LLM_TOOL };
 
 struct llm_tool_call {
-    char *id;        /* provider's id; tool results refer to it */
+    char *id; /* provider's id; tool results refer to it */
     char *name;
     char *arguments; /* JSON object text */
 };
 
 struct llm_message {
     enum llm_role role;
-    char *content;              /* may be NULL (an assistant turn with only calls) */
+    char *content;               /* may be NULL (an assistant turn with only calls) */
     struct llm_tool_call *calls; /* assistant: the tool calls, ncalls of them */
     size_t ncalls;
-    char *tool_call_id;         /* tool: the call this answers */
-    int is_error;               /* tool: the result is an error */
+    char *tool_call_id; /* tool: the call this answers */
+    int is_error;       /* tool: the result is an error */
 };
 
 struct llm_tool_def {
@@ -77,7 +77,7 @@ struct llm_response {
     char *finish_reason; /* "stop", "tool_calls", "length", or the provider's word */
     char *model;         /* as the provider reported it */
     char *provider;
-    int model_index;     /* the chain position that answered */
+    int model_index; /* the chain position that answered */
 };
 
 /* Error classes, shared with the control plane (runs.error_class). */
@@ -95,10 +95,10 @@ enum llm_error_class {
 
 struct llm_error {
     enum llm_error_class cls;
-    int http_status;         /* 0 when there was no HTTP answer */
-    int64_t retry_after_ms;  /* from Retry-After (header or body), -1 when absent */
-    char *message;           /* redacted; caller frees with llm_error_release() */
-    int model_index;         /* the chain position that failed last */
+    int http_status;        /* 0 when there was no HTTP answer */
+    int64_t retry_after_ms; /* from Retry-After (header or body), -1 when absent */
+    char *message;          /* redacted; caller frees with llm_error_release() */
+    int model_index;        /* the chain position that failed last */
 };
 
 /* "rate_limit", "provider_api", ... ("" for LLM_ERR_NONE). */
@@ -113,7 +113,7 @@ struct llm_model_info {
     const char *api_key_env; /* the variable holding the key, "" when none is needed */
     int key_set;             /* 1 when that variable is set and not empty */
     double price_in, price_cached_in, price_out; /* USD per million tokens */
-    const char *script;      /* script provider: the file */
+    const char *script;                          /* script provider: the file */
 };
 
 /* Build a client from the configuration.  st may be NULL: then no events,
@@ -150,8 +150,8 @@ int llm_error_fails_over(enum llm_error_class c);
  * goals.spent_tokens / spent_cost_usd of goal_id (looked up from the run
  * when NULL), in one transaction (nested in the caller's, if any).  Either
  * id may be NULL or name no row: that part is skipped. */
-int llm_account(store *st, const char *run_id, const char *goal_id,
-                const struct llm_usage *u, double cost_usd);
+int llm_account(store *st, const char *run_id, const char *goal_id, const struct llm_usage *u,
+                double cost_usd);
 
 /* USD cost of usage at prices per million tokens (cached input priced at
  * price_cached_in, the rest of the input at price_in). */

@@ -31,7 +31,7 @@ struct llm_client {
     store *st; /* borrowed, may be NULL */
     struct llm_model *models;
     size_t nmodels;
-    CURL *curl; /* kept between calls for connection reuse */
+    CURL *curl;                 /* kept between calls for connection reuse */
     struct llm_script *scripts; /* loaded script files (a list) */
     int64_t connect_timeout_ms, timeout_ms;
     size_t max_body;

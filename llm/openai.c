@@ -128,8 +128,8 @@ int llm_openai_build(strbuf *out, const struct llm_model *m, const struct llm_re
         }
         /* the name must match ^[a-zA-Z0-9_-]+$ */
         for (const char *p = req->stage ? req->stage : "answer"; *p && k < sizeof(name) - 1; p++)
-            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                (*p >= '0' && *p <= '9') || *p == '_' || *p == '-')
+            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                *p == '_' || *p == '-')
                 name[k++] = *p;
         name[k] = '\0';
         cJSON_AddStringToObject(rf, "type", "json_schema");
@@ -138,9 +138,8 @@ int llm_openai_build(strbuf *out, const struct llm_model *m, const struct llm_re
         cJSON_AddItemToObject(rf, "json_schema", js);
     }
     if (max_tokens > 0)
-        cJSON_AddNumberToObject(root, m->use_max_completion ? "max_completion_tokens"
-                                                            : "max_tokens",
-                                max_tokens);
+        cJSON_AddNumberToObject(
+            root, m->use_max_completion ? "max_completion_tokens" : "max_tokens", max_tokens);
     text = cJSON_PrintUnformatted(root);
     if (!text)
         abort();
@@ -176,8 +175,7 @@ int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
     choice = cJSON_IsArray(choices) ? cJSON_GetArrayItem(choices, 0) : NULL;
     msg = cJSON_GetObjectItemCaseSensitive(choice, "message");
     if (!cJSON_IsObject(msg)) {
-        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
-                       "response has no choices[0].message");
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "response has no choices[0].message");
         goto out;
     }
     llm_message_init(&resp->message, LLM_ASSISTANT, NULL);
@@ -221,7 +219,7 @@ int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
                                name->valuestring);
                 goto out;
             }
-            const char *a = printed ? printed
+            const char *a = printed                                      ? printed
                             : cJSON_IsString(args) && *args->valuestring ? args->valuestring
                                                                          : "{}";
             parsed = cJSON_Parse(a);
@@ -290,7 +288,8 @@ void llm_classify_http(llm_client *c, enum llm_kind kind, int status, const char
         if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "message")))
             message = v->valuestring;
         /* a retry hint in the body: seconds or ms */
-        if (retry_after_ms < 0 && cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "retry_after")))
+        if (retry_after_ms < 0 &&
+            cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "retry_after")))
             retry_after_ms = (int64_t)(v->valuedouble * 1000);
         if (retry_after_ms < 0 &&
             cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "retry_after_ms")))
@@ -370,8 +369,7 @@ static const char *refused_param(int status, const char *body)
     } else if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "detail"))) {
         msg = cJSON_GetObjectItemCaseSensitive(root, "detail")->valuestring;
     }
-    if (has(param, "response_format") || has(msg, "response_format") ||
-        has(msg, "json_schema"))
+    if (has(param, "response_format") || has(msg, "response_format") || has(msg, "json_schema"))
         which = "response_format";
     else if (has(param, "max_tokens") || has(msg, "max_completion_tokens"))
         which = "max_tokens";

@@ -57,9 +57,9 @@ void llm_scripts_free(struct llm_script *s)
     }
 }
 
-static const char *const line_keys[] = {"stage",   "content",        "tool_calls", "usage",
-                                        "error",   "status",         "message",    "sleep_ms",
-                                        "finish_reason", "model",    "retry_after_ms", NULL};
+static const char *const line_keys[] = {"stage",         "content", "tool_calls",     "usage",
+                                        "error",         "status",  "message",        "sleep_ms",
+                                        "finish_reason", "model",   "retry_after_ms", NULL};
 
 /* Check one parsed line; a message naming the problem, or NULL. */
 static const char *line_check(const cJSON *l, char *buf, size_t n)
@@ -284,8 +284,8 @@ static int64_t jint(const cJSON *o, const char *k)
     return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
 }
 
-static int reply(llm_client *c, struct llm_model *m, const struct llm_request *req,
-                 const cJSON *l, size_t lineno, struct llm_response *resp, struct llm_error *err)
+static int reply(llm_client *c, struct llm_model *m, const struct llm_request *req, const cJSON *l,
+                 size_t lineno, struct llm_response *resp, struct llm_error *err)
 {
     const cJSON *content = cJSON_GetObjectItemCaseSensitive(l, "content");
     const cJSON *calls = cJSON_GetObjectItemCaseSensitive(l, "tool_calls");
@@ -371,8 +371,7 @@ int llm_script_chat(llm_client *c, struct llm_model *m, const struct llm_request
         }
         if (idx == SIZE_MAX) {
             llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 0,
-                           "script exhausted: %s has no line left for stage %s", m->script,
-                           stage);
+                           "script exhausted: %s has no line left for stage %s", m->script, stage);
             return ERR_NOTFOUND; /* final: another try cannot help */
         }
         l = s->lines[idx];

@@ -267,7 +267,9 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
         memcpy(buf, s->data + s->sent, n);
     } else { /* {"x":"aaaa...  never closed: size is the point */
         for (size_t i = 0; i < n; i++)
-            buf[i] = (s->sent + i) == 0 ? '{' : (s->sent + i) < 6 ? "\"x\":\""[s->sent + i - 1] : 'a';
+            buf[i] = (s->sent + i) == 0  ? '{'
+                     : (s->sent + i) < 6 ? "\"x\":\""[s->sent + i - 1]
+                                         : 'a';
     }
     s->sent += n;
     return (ssize_t)n;
@@ -312,9 +314,8 @@ static enum MHD_Result queue(struct MHD_Connection *conn, int status, struct MHD
     enum MHD_Result ret;
 
     MHD_add_response_header(r, "Content-Type", ctype ? ctype : "application/json");
-    cJSON_ArrayForEach(h, headers)
-        if (cJSON_IsString(h))
-            MHD_add_response_header(r, h->string, h->valuestring);
+    cJSON_ArrayForEach(h, headers) if (cJSON_IsString(h))
+        MHD_add_response_header(r, h->string, h->valuestring);
     ret = MHD_queue_response(conn, (unsigned)status, r);
     MHD_destroy_response(r);
     return ret;
@@ -386,8 +387,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         struct stream *s = calloc(1, sizeof(*s));
         s->len = (size_t)v->valuedouble;
         ret = queue(conn, status,
-                    MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read,
-                                                      s, stream_free),
+                    MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, s,
+                                                      stream_free),
                     ctype, headers);
         goto out;
     }
@@ -398,8 +399,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         cJSON *er = cJSON_AddObjectToObject(o, "error");
         strbuf m = STRBUF_INIT;
         strbuf_addf(&m, "Incorrect API key provided: %s. Header was: %s",
-                    xkey ? xkey : (auth && !strncmp(auth, "Bearer ", 7)) ? auth + 7 : "(none)",
-                    auth ? auth : xkey ? xkey : "(none)");
+                    xkey                                     ? xkey
+                    : (auth && !strncmp(auth, "Bearer ", 7)) ? auth + 7
+                                                             : "(none)",
+                    auth   ? auth
+                    : xkey ? xkey
+                           : "(none)");
         cJSON_AddStringToObject(er, "message", strbuf_cstr(&m));
         cJSON_AddStringToObject(er, "type",
                                 anthropic_mode ? "authentication_error" : "invalid_request_error");
@@ -426,10 +431,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         s->drip_ms = (long)v->valuedouble;
         s->chunk = s->len / chunks + 1;
         body = NULL;
-        ret = queue(conn, status,
-                    MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1024, stream_read, s,
-                                                      stream_free),
-                    ctype, headers);
+        ret = queue(
+            conn, status,
+            MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1024, stream_read, s, stream_free),
+            ctype, headers);
         goto out;
     }
     ret = answer(conn, status, ctype, headers, body);

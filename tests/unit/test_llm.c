@@ -24,8 +24,7 @@ static char *fixture(const char *name)
     char path[1024];
     strbuf sb = STRBUF_INIT;
 
-    snprintf(path, sizeof(path), "%s/tests/fixtures/llm/%s", src ? src : GOALD_SOURCE_DIR,
-             name);
+    snprintf(path, sizeof(path), "%s/tests/fixtures/llm/%s", src ? src : GOALD_SOURCE_DIR, name);
     if (fs_read_file(&sb, path, 1 << 20) != 0)
         fail_msg("cannot read %s", path);
     return strbuf_detach(&sb, NULL);
@@ -95,8 +94,8 @@ static void test_openai_bad_arguments(void **state)
     assert_int_equal(llm_openai_parse(NULL, "{\"choices\":[]}", &r, &e), ERR_FAIL);
     assert_int_equal(e.cls, LLM_ERR_INVALID_RESPONSE);
     llm_error_release(&e);
-    assert_int_equal(llm_openai_parse(NULL, "{\"choices\":[{\"message\":{\"content\":42}}]}", &r, &e),
-                     ERR_FAIL);
+    assert_int_equal(
+        llm_openai_parse(NULL, "{\"choices\":[{\"message\":{\"content\":42}}]}", &r, &e), ERR_FAIL);
     llm_error_release(&e);
 }
 
@@ -140,8 +139,7 @@ static void test_classify_fixtures(void **state)
         {"openai_error_auth.json", LLM_KIND_OPENAI, 401, LLM_ERR_AUTH},
         {"anthropic_error_overloaded.json", LLM_KIND_ANTHROPIC, 529, LLM_ERR_PROVIDER_API},
         {"anthropic_error_rate.json", LLM_KIND_ANTHROPIC, 429, LLM_ERR_RATE_LIMIT},
-        {"anthropic_error_prompt_too_long.json", LLM_KIND_ANTHROPIC, 400,
-         LLM_ERR_CONTEXT_LENGTH},
+        {"anthropic_error_prompt_too_long.json", LLM_KIND_ANTHROPIC, 400, LLM_ERR_CONTEXT_LENGTH},
         {"anthropic_error_auth.json", LLM_KIND_ANTHROPIC, 401, LLM_ERR_AUTH},
         /* the body decides over the status: a 200 would not matter */
         {"openai_error_context.json", LLM_KIND_OPENAI, 200, LLM_ERR_CONTEXT_LENGTH},
@@ -184,7 +182,8 @@ static void test_classify_status(void **state)
         /* Ollama-style string error saying the context is too long */
         {400, "{\"error\":\"input length exceeds the context length\"}", LLM_ERR_CONTEXT_LENGTH},
         /* free text alone does not make a class: a 500 mentioning rate limits */
-        {500, "{\"error\":{\"message\":\"upstream rate limiter crashed\",\"type\":\"server_error\"}}",
+        {500,
+         "{\"error\":{\"message\":\"upstream rate limiter crashed\",\"type\":\"server_error\"}}",
          LLM_ERR_PROVIDER_API},
     };
 
@@ -215,7 +214,7 @@ static void test_classify_redacts(void **state)
 static void test_class_names(void **state)
 {
     (void)state;
-    static const char *const names[] = {"rate_limit", "provider_api", "timeout", "auth",
+    static const char *const names[] = {"rate_limit",     "provider_api",     "timeout", "auth",
                                         "context_length", "invalid_response", "budget"};
     for (size_t i = 0; i < 7; i++) {
         int c = llm_error_class_parse(names[i]);
@@ -235,7 +234,8 @@ static void test_json_extract(void **state)
     assert_int_equal(llm_json_extract(&out, "{\"a\":1}"), 0);
     assert_string_equal(out, "{\"a\":1}");
     free(out);
-    assert_int_equal(llm_json_extract(&out, "Sure:\n```json\n{\"a\": {\"b\": \"}\"}}\n```\nbye"), 0);
+    assert_int_equal(llm_json_extract(&out, "Sure:\n```json\n{\"a\": {\"b\": \"}\"}}\n```\nbye"),
+                     0);
     assert_string_equal(out, "{\"a\": {\"b\": \"}\"}}");
     free(out);
     /* a broken first object is skipped for a good later one */
@@ -270,7 +270,8 @@ static void test_cost(void **state)
 
     (void)state;
     /* 0.6M at 2.5 + 0.4M at 1.25 + 0.5M at 10 */
-    assert_true(llm_cost(&u, 2.5, 1.25, 10.0) > 6.999999 && llm_cost(&u, 2.5, 1.25, 10.0) < 7.000001);
+    assert_true(llm_cost(&u, 2.5, 1.25, 10.0) > 6.999999 &&
+                llm_cost(&u, 2.5, 1.25, 10.0) < 7.000001);
     u.cached_input = 2000000; /* more cached than input: capped */
     assert_true(llm_cost(&u, 1, 0, 0) == 0);
 }
@@ -306,14 +307,17 @@ static void test_openai_build(void **state)
     assert_int_equal(cJSON_GetArraySize(ms), 3);
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(ms, 1), "content")));
     cJSON *tc = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ms, 1), "tool_calls"), 0);
-    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(tc, "function"), "arguments")->valuestring,
-                        "{\"path\":\"a\"}");
-    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(ms, 2), "tool_call_id")->valuestring, "c1");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(tc, "function"), "arguments")->valuestring,
+        "{\"path\":\"a\"}");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(ms, 2), "tool_call_id")->valuestring,
+                        "c1");
     assert_non_null(strstr(cJSON_GetObjectItem(cJSON_GetArrayItem(ms, 2), "content")->valuestring,
                            "[tool error]"));
     assert_string_equal(
-        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "response_format"), "json_schema"),
-                            "name")->valuestring,
+        cJSON_GetObjectItem(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(j, "response_format"), "json_schema"), "name")
+            ->valuestring,
         "plan");
     cJSON_Delete(j);
     /* without response_format: the schema goes into a system message */
@@ -362,10 +366,14 @@ static void test_anthropic_build(void **state)
     assert_int_equal(cJSON_GetArraySize(ms), 3); /* both tool results in one user turn */
     cJSON *asst = cJSON_GetObjectItem(cJSON_GetArrayItem(ms, 1), "content");
     assert_int_equal(cJSON_GetArraySize(asst), 2);
-    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(asst, 1), "input"), "path")->valuestring, "x");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(asst, 1), "input"), "path")
+            ->valuestring,
+        "x");
     cJSON *res = cJSON_GetObjectItem(cJSON_GetArrayItem(ms, 2), "content");
     assert_int_equal(cJSON_GetArraySize(res), 2);
-    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(res, 1), "tool_use_id")->valuestring, "t2");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(res, 1), "tool_use_id")->valuestring,
+                        "t2");
     cJSON_Delete(j);
     strbuf_release(&sb);
     for (int i = 0; i < 5; i++)
@@ -374,12 +382,13 @@ static void test_anthropic_build(void **state)
 
 static void test_messages_json(void **state)
 {
-    cJSON *arr = cJSON_Parse("[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
-                             "{\"type\":\"text\",\"text\":\"b\"}]},"
-                             "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"x\","
-                             "\"type\":\"function\",\"function\":{\"name\":\"ls\",\"arguments\":"
-                             "\"{}\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"x\",\"content\":\"ok\","
-                             "\"is_error\":true}]");
+    cJSON *arr =
+        cJSON_Parse("[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
+                    "{\"type\":\"text\",\"text\":\"b\"}]},"
+                    "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"x\","
+                    "\"type\":\"function\",\"function\":{\"name\":\"ls\",\"arguments\":"
+                    "\"{}\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"x\",\"content\":\"ok\","
+                    "\"is_error\":true}]");
     struct llm_message *m = NULL;
     size_t n = 0;
     cJSON *back;
@@ -392,7 +401,13 @@ static void test_messages_json(void **state)
     assert_string_equal(m[1].calls[0].name, "ls");
     assert_int_equal(m[2].is_error, 1);
     back = llm_message_to_json(&m[1]);
-    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(back, "tool_calls"), 0), "function"), "name")->valuestring, "ls");
+    assert_string_equal(
+        cJSON_GetObjectItem(
+            cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(back, "tool_calls"), 0),
+                                "function"),
+            "name")
+            ->valuestring,
+        "ls");
     cJSON_Delete(back);
     llm_messages_free(m, n);
     cJSON_Delete(arr);
@@ -512,14 +527,22 @@ static void test_config_chain(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_openai_tool_calls), cmocka_unit_test(test_openai_text),
-        cmocka_unit_test(test_openai_bad_arguments), cmocka_unit_test(test_anthropic_tool_use),
-        cmocka_unit_test(test_classify_fixtures), cmocka_unit_test(test_classify_status),
-        cmocka_unit_test(test_classify_redacts), cmocka_unit_test(test_class_names),
-        cmocka_unit_test(test_json_extract), cmocka_unit_test(test_redact),
-        cmocka_unit_test(test_cost), cmocka_unit_test(test_openai_build),
-        cmocka_unit_test(test_anthropic_build), cmocka_unit_test(test_messages_json),
-        cmocka_unit_test(test_script_memory), cmocka_unit_test(test_config_chain),
+        cmocka_unit_test(test_openai_tool_calls),
+        cmocka_unit_test(test_openai_text),
+        cmocka_unit_test(test_openai_bad_arguments),
+        cmocka_unit_test(test_anthropic_tool_use),
+        cmocka_unit_test(test_classify_fixtures),
+        cmocka_unit_test(test_classify_status),
+        cmocka_unit_test(test_classify_redacts),
+        cmocka_unit_test(test_class_names),
+        cmocka_unit_test(test_json_extract),
+        cmocka_unit_test(test_redact),
+        cmocka_unit_test(test_cost),
+        cmocka_unit_test(test_openai_build),
+        cmocka_unit_test(test_anthropic_build),
+        cmocka_unit_test(test_messages_json),
+        cmocka_unit_test(test_script_memory),
+        cmocka_unit_test(test_config_chain),
     };
     testutil_setup("test_llm");
     return cmocka_run_group_tests(tests, NULL, NULL);
