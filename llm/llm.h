@@ -14,7 +14,9 @@
  * Memory: everything the caller passes in is borrowed for the duration of
  * the call.  Everything handed back (llm_response, llm_error contents,
  * llm_message built with the helpers) is owned by the caller and freed
- * with the matching *_release() function.
+ * with the matching *_release() function.  A ReAct loop may move
+ * resp.message into its history: copy the struct, then zero the source
+ * (memset) before llm_response_release().
  *
  * A client is not thread-safe; one per thread.  It keeps one HTTP
  * connection alive between calls.

@@ -15,6 +15,9 @@ mkdir -p "$HOME"
 unset GOALD_CONFIG GOALD_LLM_PROVIDER GOALD_LLM_BASE_URL GOALD_LLM_MODEL GOALD_LLM_API_KEY \
       OPENAI_API_KEY ANTHROPIC_API_KEY GOALD_LLM_FALLBACK_MODEL
 FAKE_PIDS=""
+# A leak found at exit must not pass for an expected "exit 1": LeakSanitizer
+# exits 23 instead (sanitized builds only; harmless otherwise).
+export LSAN_OPTIONS="exitcode=23${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 cleanup() {
     for p in $FAKE_PIDS; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
     [ "${GOALD_KEEP_TMP:-0}" = 1 ] || rm -rf "$T"

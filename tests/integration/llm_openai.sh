@@ -89,6 +89,30 @@ expect_eq "$(jqo .error.class)" rate_limit
 expect_eq "$(jqo .error.status)" 429
 expect_eq "$(fake_requests)" 3 "1 try + 2 retries"
 
+# --- a Retry-After longer than llm.retry.retry_after_max_ms: next model at once --
+scenario ratelimit3 <<'S'
+{"status":429,"headers":{"Retry-After":"3600"},"body":{"error":{"message":"come back in an hour","type":"requests","code":"rate_limit_exceeded"}}}
+{"content":"the other model","usage":{"input":1,"output":1}}
+S
+t0=$(date +%s%N)
+GOALD_LLM_FALLBACK_MODEL=m2 chat --stage execute
+t1=$(date +%s%N)
+expect_rc 0 "long Retry-After fails over"
+expect_eq "$(jqo .model_index)" 1
+[ $(( (t1 - t0) / 1000000 )) -lt 3000 ] || fail "sat out a 1 h Retry-After"; ok
+expect_eq "$(sql "SELECT json_extract(payload,'\$.retry') FROM events WHERE type='llm.error'")" 0
+
+# --- a refused max_tokens: retried once with max_completion_tokens ----------
+scenario maxtok <<'S'
+{"status":400,"body":{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}}
+{"content":"fine","usage":{"input":1,"output":1}}
+S
+chat --stage execute
+expect_rc 0 "max_tokens fallback"
+expect_eq "$(sed -n 1p "$FAKE_LOG" | jq -r '.body.max_tokens')" 8192
+expect_eq "$(sed -n 2p "$FAKE_LOG" | jq -r '.body.max_tokens')" null
+expect_eq "$(sed -n 2p "$FAKE_LOG" | jq -r '.body.max_completion_tokens')" 8192
+
 # --- 500: exponential backoff, retries, then failover to the next model -----
 scenario five <<'S'
 {"status":500,"body":{"error":{"message":"boom","type":"server_error"}},"repeat":3}
