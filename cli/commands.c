@@ -3,6 +3,7 @@
 
 extern const struct cli_command cmd_submit, cmd_goals, cmd_goal_show, cmd_report, cmd_cancel,
     cmd_events, cmd_migrate, cmd_cron_next;
+extern const struct cli_command cmd_doctor, cmd_llm_chat;
 
 const struct cli_command *const cli_commands[] = {
     &cmd_submit,
@@ -13,5 +14,7 @@ const struct cli_command *const cli_commands[] = {
     &cmd_events,
     &cmd_cron_next,
     &cmd_migrate,
+    &cmd_doctor,
+    &cmd_llm_chat,
     NULL,
 };
