@@ -1,14 +1,19 @@
 #include "lifecycle/plan.h"
 
+#include "store/goal.h"
+
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lifecycle/prompts.h"
+#include "lifecycle/stages.h"
 #include "lifecycle/transitions.h"
 #include "store/event.h"
 #include "store/item.h"
+#include "util/config.h"
 #include "util/err.h"
 #include "util/id.h"
 #include "util/strbuf.h"
@@ -347,5 +352,64 @@ fail:
     store_tx_rollback(st);
 out:
     free(ids);
+    return rc;
+}
+
+/* ---- the plan stage ---- */
+
+static void plan_prompt(strbuf *sb, const struct goal *g)
+{
+    strbuf_addf(sb, "Goal: %s\n", g->title);
+    if (g->description && *g->description)
+        strbuf_addf(sb, "Description: %s\n", g->description);
+    strbuf_addf(sb, "Success criteria: %s\n", g->success_criteria);
+    if (g->elaboration)
+        strbuf_addf(sb, "Elaboration: %s\n", g->elaboration);
+    strbuf_addf(sb, "At most %lld work items.\n", (long long)config_int(CFG_PLAN_MAX_ITEMS));
+}
+
+int stage_plan(struct job_ctx *j)
+{
+    strbuf user = STRBUF_INIT;
+    struct plan p = {0};
+    cJSON *answer = NULL;
+    int max = (int)config_int(CFG_PLAN_MAX_ITEMS);
+    int rc;
+
+    strbuf_init(&user, 1 << 20);
+    plan_prompt(&user, j->goal);
+    if ((rc = job_ask_json(j, "plan", prompt_plan, strbuf_cstr(&user), schema_plan, &answer)))
+        goto out;
+    if (plan_parse(&p, answer, max) != 0) {
+        /* one repair request carrying the error, then the run fails */
+        char *prev = cJSON_PrintUnformatted(answer);
+        cJSON *p2 = cJSON_CreateObject();
+        cJSON_AddStringToObject(p2, "error", err_last());
+        store_event_add(j->st, j->goal->id, NULL, j->claim.run_id, "plan.refused", p2, NULL);
+        cJSON_Delete(p2);
+        strbuf_addf(&user, "\nYour previous plan was:\n%s\nIt was refused: %s\n"
+                           "Answer again with a corrected plan.",
+                    prev ? prev : "", err_last());
+        cJSON_free(prev);
+        cJSON_Delete(answer);
+        answer = NULL;
+        if ((rc = job_ask_json(j, "plan", prompt_plan, strbuf_cstr(&user), schema_plan,
+                               &answer)))
+            goto out;
+        if (plan_parse(&p, answer, max) != 0) {
+            rc = job_fail(j, "invalid_response", "plan refused after one repair: %s",
+                          err_last());
+            goto out;
+        }
+    }
+    if ((rc = plan_store(j->st, j->goal->id, &p)) != 0) {
+        rc = job_fail(j, "internal", "plan not stored: %s", err_last());
+        goto out;
+    }
+    strbuf_addf(&j->summary, "%zu work items", p.n);
+out:
+    plan_release(&p);
+    cJSON_Delete(answer);
+    strbuf_release(&user);
     return rc;
 }
