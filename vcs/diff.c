@@ -91,10 +91,14 @@ int vcs_worktree_reset(int *saved_out, vcs_worktree *wt, const char *patch_path)
         goto out;
     }
     /* FORCE: overwrite every change; REMOVE_UNTRACKED: `git clean -fd`
-     * (ignored files are not untracked files for libgit2, so they stay) */
+     * (ignored files are not untracked files for libgit2, so they stay).
+     * git_reset() resets the index and the tracked files but keeps
+     * untracked ones whatever the strategy, so a forced checkout of HEAD
+     * follows it. */
     git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
     co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
-    if (git_reset(wt->repo, head, GIT_RESET_HARD, &co) < 0) {
+    if (git_reset(wt->repo, head, GIT_RESET_HARD, &co) < 0 ||
+        git_checkout_head(wt->repo, &co) < 0) {
         rc = vcs_git_err(ERR_FAIL, "%s: reset", wt->path);
         goto out;
     }
