@@ -64,8 +64,9 @@ int vcs_forge_pr_find(struct vcs_pr *out, const struct vcs_forge *f, const char 
  * application/json, within notify.webhook_timeout_s.  url NULL means
  * notify.webhook_url; when that is unset nothing is sent and *sent_out = 0.
  * A 2xx answer is success (*sent_out = 1); anything else is an error the
- * caller logs and goes on (a webhook is never fatal).  sent_out may be
- * NULL. */
+ * caller logs and goes on (a webhook is never fatal).  Messages show only
+ * the URL's scheme and host (webhook paths often hold a secret).
+ * sent_out may be NULL. */
 int vcs_webhook_post(int *sent_out, const char *url, const char *json);
 
 #endif
