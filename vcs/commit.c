@@ -63,8 +63,8 @@ static int build_message(strbuf *sb, const struct vcs_commit_msg *m)
         const char *b = m->body;
         while (*b == '\n' || *b == '\r')
             b++;
-        while (e > (size_t)(b - m->body) && (m->body[e - 1] == '\n' || m->body[e - 1] == ' ' ||
-                                              m->body[e - 1] == '\r'))
+        while (e > (size_t)(b - m->body) &&
+               (m->body[e - 1] == '\n' || m->body[e - 1] == ' ' || m->body[e - 1] == '\r'))
             e--;
         rc = strbuf_adds(sb, "\n\n");
         if (!rc)
@@ -173,8 +173,7 @@ out:
     return rc;
 }
 
-int vcs_commit_trailer(char *out, size_t n, vcs_worktree *wt, const char *sha,
-                       const char *key)
+int vcs_commit_trailer(char *out, size_t n, vcs_worktree *wt, const char *sha, const char *key)
 {
     git_oid oid;
     git_commit *c = NULL;
@@ -310,8 +309,8 @@ int vcs_commit_item(struct vcs_commit_result *out, vcs_worktree *wt, const char 
 
     if ((rc = build_message(&text, msg)) != 0)
         goto out;
-    if (git_signature_now(&sig, config_str(CFG_VCS_AUTHOR_NAME),
-                          config_str(CFG_VCS_AUTHOR_EMAIL)) < 0) {
+    if (git_signature_now(&sig, config_str(CFG_VCS_AUTHOR_NAME), config_str(CFG_VCS_AUTHOR_EMAIL)) <
+        0) {
         rc = vcs_git_err(ERR_INVALID, "vcs.author_name/vcs.author_email");
         goto out;
     }
@@ -320,8 +319,8 @@ int vcs_commit_item(struct vcs_commit_result *out, vcs_worktree *wt, const char 
         goto out;
     }
     parents[0] = head;
-    if (git_commit_create(&commit_id, wt->repo, "HEAD", sig, sig, NULL, strbuf_cstr(&text),
-                          tree, 1, parents) < 0) {
+    if (git_commit_create(&commit_id, wt->repo, "HEAD", sig, sig, NULL, strbuf_cstr(&text), tree, 1,
+                          parents) < 0) {
         rc = vcs_git_err(ERR_FAIL, "%s: commit", wt->path);
         goto out;
     }

@@ -41,14 +41,14 @@ struct vcs_commit_msg {
 };
 
 struct vcs_changed_file {
-    char *path;   /* relative to the worktree, '/' separated */
-    char status;  /* 'A' added, 'M' modified, 'D' deleted, 'T' type change */
+    char *path;                 /* relative to the worktree, '/' separated */
+    char status;                /* 'A' added, 'M' modified, 'D' deleted, 'T' type change */
     char sha256[HASH_HEX_SIZE]; /* of the committed content; "" when deleted */
 };
 
 struct vcs_commit_result {
-    char sha[VCS_OID_HEX];  /* "" when nothing was committed (empty diff) */
-    int created;            /* 1: committed now; 0: found or nothing to do */
+    char sha[VCS_OID_HEX];          /* "" when nothing was committed (empty diff) */
+    int created;                    /* 1: committed now; 0: found or nothing to do */
     struct vcs_changed_file *files; /* the commit's changes against its parent */
     size_t nfiles;
 };
@@ -84,8 +84,7 @@ int vcs_commit_find_by_trailer(char out[VCS_OID_HEX], vcs_worktree *wt, const ch
 
 /* The value of trailer key in the message of commit sha, into out.
  * ERR_NOTFOUND when the commit has no such trailer. */
-int vcs_commit_trailer(char *out, size_t n, vcs_worktree *wt, const char *sha,
-                       const char *key);
+int vcs_commit_trailer(char *out, size_t n, vcs_worktree *wt, const char *sha, const char *key);
 
 /* The changes of commit sha against its first parent (against the empty
  * tree for a root commit), into files/nfiles; free with

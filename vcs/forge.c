@@ -83,8 +83,9 @@ int vcs_forge_parse_remote(char *owner, size_t on, char *repo, size_t rn, const 
         goto bad;
     return 0;
 bad:
-    return err_set(ERR_INVALID, "cannot tell owner/repo from remote URL \"%s\": set forge.owner "
-                                "and forge.repo",
+    return err_set(ERR_INVALID,
+                   "cannot tell owner/repo from remote URL \"%s\": set forge.owner "
+                   "and forge.repo",
                    url);
 }
 
@@ -103,8 +104,8 @@ int vcs_forge_from_config(struct vcs_forge *f, const char *remote_url)
         snprintf(owner, sizeof(owner), "%s", co);
         snprintf(repo, sizeof(repo), "%s", cr);
     } else {
-        if ((rc = vcs_forge_parse_remote(owner, sizeof(owner), repo, sizeof(repo),
-                                         remote_url)) != 0)
+        if ((rc = vcs_forge_parse_remote(owner, sizeof(owner), repo, sizeof(repo), remote_url)) !=
+            0)
             return rc;
         if (co && *co)
             snprintf(owner, sizeof(owner), "%s", co);
@@ -126,7 +127,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
     size_t n = size * nmemb;
 
     if (!sb)
-        return n; /* answer not wanted */
+        return n;                             /* answer not wanted */
     return strbuf_add(sb, p, n) == 0 ? n : 0; /* 0 aborts the transfer */
 }
 

@@ -156,8 +156,7 @@ int vcs_push(const char *repo_path, const char *remote, const char *branch)
         return vcs_git_err(ERR_NOTFOUND, "%s: not a git repository", repo_path);
     if (git_branch_lookup(&ref, repo, branch, GIT_BRANCH_LOCAL) < 0) {
         git_error_clear();
-        rc = err_set(ERR_NOTFOUND, "push to %s: no branch \"%s\" in %s", remote, branch,
-                     repo_path);
+        rc = err_set(ERR_NOTFOUND, "push to %s: no branch \"%s\" in %s", remote, branch, repo_path);
         goto out;
     }
     if ((rc = remote_get(&r, repo, remote)) != 0) {

@@ -119,8 +119,7 @@ static int abs_path(char *out, size_t n, const char *path)
         buf[cut] = '\0';
         if (realpath(buf, res)) {
             const char *rest = full[cut] ? full + cut + 1 : "";
-            w = snprintf(out, n, "%s%s%s", strcmp(res, "/") ? res : "", *rest ? "/" : "",
-                         rest);
+            w = snprintf(out, n, "%s%s%s", strcmp(res, "/") ? res : "", *rest ? "/" : "", rest);
             if (w == 0)
                 w = snprintf(out, n, "/");
             break;
@@ -276,8 +275,8 @@ static int reuse_existing(vcs_worktree **out, git_repository *main, const char *
         goto out;
     repo = NULL;
     if (strcmp(vcs_worktree_branch(wt), branch) != 0) {
-        rc = err_set(ERR_INVALID, "%s is a worktree on branch \"%s\", not \"%s\"", abs,
-                     wt->branch, branch);
+        rc = err_set(ERR_INVALID, "%s is a worktree on branch \"%s\", not \"%s\"", abs, wt->branch,
+                     branch);
         goto out;
     }
     *out = wt;
@@ -341,8 +340,7 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
         goto out;
     }
     if (git_repository_is_worktree(main) || git_repository_is_bare(main)) {
-        rc = err_set(ERR_INVALID, "%s: expected the main work folder of a repository",
-                     repo_path);
+        rc = err_set(ERR_INVALID, "%s: expected the main work folder of a repository", repo_path);
         goto out;
     }
     if (same_dir(git_repository_workdir(main), abs)) {
@@ -365,8 +363,7 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
 
     if (git_branch_lookup(&ref, main, branch, GIT_BRANCH_LOCAL) < 0) {
         git_error_clear();
-        if (!base_branch ||
-            git_branch_lookup(&base_ref, main, base_branch, GIT_BRANCH_LOCAL) < 0) {
+        if (!base_branch || git_branch_lookup(&base_ref, main, base_branch, GIT_BRANCH_LOCAL) < 0) {
             git_error_clear();
             rc = err_set(ERR_NOTFOUND, "no base branch \"%s\" in %s",
                          base_branch ? base_branch : "", repo_path);
@@ -382,8 +379,7 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
         }
     }
 
-    if ((rc = fs_dirname(parent, sizeof(parent), abs)) != 0 ||
-        (rc = fs_mkdir_p(parent, 0700)) != 0)
+    if ((rc = fs_dirname(parent, sizeof(parent), abs)) != 0 || (rc = fs_mkdir_p(parent, 0700)) != 0)
         goto out;
     if (git_worktree_add_options_init(&ao, GIT_WORKTREE_ADD_OPTIONS_VERSION) < 0) {
         rc = vcs_git_err(ERR_FAIL, "worktree options");

@@ -221,8 +221,7 @@ static cJSON *pulls(int *status, struct MHD_Connection *c, const char *method, c
     return public_pr(pr);
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *text,
-                             int want_basic)
+static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *text, int want_basic)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);

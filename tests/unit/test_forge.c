@@ -229,8 +229,7 @@ static void pr_once(const char *suffix, const char *token)
     assert_string_equal(b.url, a.url);
     vcs_pr_release(&b);
     /* another branch is another pull request */
-    assert_int_equal(vcs_forge_pr_ensure(&b, &f, "Other", "goald/other-aaaabbbb", "main", NULL),
-                     0);
+    assert_int_equal(vcs_forge_pr_ensure(&b, &f, "Other", "goald/other-aaaabbbb", "main", NULL), 0);
     assert_int_equal(b.created, 1);
     assert_int_equal(b.number, 2);
     vcs_pr_release(&b);
@@ -311,8 +310,7 @@ static void test_pr_bad_token(void **state)
     assert_null(strstr(err_last(), "wrong-token-value"));
     log = forge_log();
     assert_int_equal(cJSON_GetArraySize(log), 1); /* no POST after a failed look-up */
-    assert_string_equal(jget(cJSON_GetArrayItem(log, 0), "headers", "Authorization"),
-                        "Bearer ***");
+    assert_string_equal(jget(cJSON_GetArrayItem(log, 0), "headers", "Authorization"), "Bearer ***");
     cJSON_Delete(log);
     vcs_pr_release(&pr);
     vcs_forge_release(&f);

@@ -194,9 +194,9 @@ static void test_commit_exact_changes(void **state)
                      ERR_NOTFOUND);
     assert_int_equal(vcs_commit_find_by_trailer(found, f.wt, r.sha, VCS_TRAILER_ITEM, "wi-0001"),
                      ERR_NOTFOUND); /* below the base: not searched */
-    assert_int_equal(vcs_commit_find_by_trailer(found, f.wt, "no-such-base", VCS_TRAILER_ITEM,
-                                                "wi-0001"),
-                     ERR_INVALID);
+    assert_int_equal(
+        vcs_commit_find_by_trailer(found, f.wt, "no-such-base", VCS_TRAILER_ITEM, "wi-0001"),
+        ERR_INVALID);
     char val[128];
     assert_int_equal(vcs_commit_trailer(val, sizeof(val), f.wt, r.sha, VCS_TRAILER_GATES), 0);
     assert_string_equal(val, "tests=pass lint=pass");
