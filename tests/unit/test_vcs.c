@@ -20,6 +20,7 @@
 #include "vcs/commit.h"
 #include "vcs/diff.h"
 #include "vcs/push.h"
+#include "vcs/repo.h"
 #include "vcs/worktree.h"
 
 #define BR "goald/fix-tests-0123abcd"
@@ -440,6 +441,31 @@ static void test_worktree_remove_keeps_branch(void **state)
     vcs_commit_result_release(&r);
 }
 
+static void test_branch_name_for_goal(void **state)
+{
+    char b[128];
+
+    (void)state;
+    assert_int_equal(
+        vcs_branch_name_for_goal(b, sizeof(b), "Fix the failing test!", "0123ABCD-ef45-6789"), 0);
+    assert_string_equal(b, "goald/fix-the-failing-test-0123abcd");
+    assert_true(vcs_branch_name_valid(b));
+    assert_int_equal(vcs_branch_name_for_goal(b, sizeof(b), "  ..\xc3\xbcn/..~^:?*[ \\ ", "9f"), 0);
+    assert_string_equal(b, "goald/n-9f");
+    assert_true(vcs_branch_name_valid(b));
+    assert_int_equal(vcs_branch_name_for_goal(b, sizeof(b), "", "abcdef0123456789"), 0);
+    assert_string_equal(b, "goald/goal-abcdef01");
+    assert_int_equal(vcs_branch_name_for_goal(b, sizeof(b),
+                                              "a very long title that goes on and on and on "
+                                              "beyond forty characters",
+                                              "11112222"),
+                     0);
+    assert_string_equal(b, "goald/a-very-long-title-that-goes-on-and-on-an-11112222");
+    assert_true(vcs_branch_name_valid(b));
+    assert_int_equal(vcs_branch_name_for_goal(b, sizeof(b), "x", "--"), ERR_INVALID);
+    assert_int_equal(vcs_branch_name_for_goal(b, 8, "x", "11112222"), ERR_INVALID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_reset_saves_patch),
         cmocka_unit_test(test_push_bare_remote),
         cmocka_unit_test(test_worktree_remove_keeps_branch),
+        cmocka_unit_test(test_branch_name_for_goal),
     };
     char home[600];
 
