@@ -328,9 +328,11 @@ int vcs_forge_pr_ensure(struct vcs_pr *out, const struct vcs_forge *f, const cha
     if ((rc = http_do(&status, &resp, "POST", strbuf_cstr(&u), strbuf_cstr(&u), text, 1,
                       (long)config_int(CFG_FORGE_TIMEOUT_S))) != 0)
         goto out;
-    if (status == 422) {
-        /* GitHub says "A pull request already exists" when one was opened
-         * between our look-up and our POST: return that one */
+    if (status == 422 || status == 409) {
+        /* "A pull request already exists" (GitHub 422, Gitea 409): one was
+         * opened between our look-up and our POST, or the look-up missed
+         * it (a forge that ignores the head filter, more than one page of
+         * open pull requests): return that one when it can be found */
         struct vcs_pr again;
         if (vcs_forge_pr_find(&again, f, head) == 0) {
             *out = again;
