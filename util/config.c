@@ -90,6 +90,38 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_LLM_RETRY_AFTER_MAX_MS] = {"llm.retry.retry_after_max_ms", CFG_INT, "60000", NULL, 0,
                                     3600000,
                                     "the longest Retry-After honoured; longer fails over (ms)"},
+    /* publishing (vcs/): docs/publishing.md */
+    [CFG_VCS_AUTHOR_NAME] = {"vcs.author_name", CFG_STRING, "goald", NULL, NOB,
+                             "author and committer name of goald's commits"},
+    [CFG_VCS_AUTHOR_EMAIL] = {"vcs.author_email", CFG_STRING, "goald@localhost", NULL, NOB,
+                              "author and committer email of goald's commits"},
+    [CFG_VCS_WORKTREE_ROOT] = {"vcs.worktree_root", CFG_STRING, NULL, NULL, NOB,
+                               "folder holding the goals' worktrees (unset: "
+                               "$XDG_STATE_HOME/goald/worktrees)"},
+    [CFG_VCS_PUSH_TOKEN_ENV] = {"vcs.push_token_env", CFG_STRING, NULL, NULL, NOB,
+                                "NAME of the environment variable holding the token for "
+                                "https pushes (unset: forge.token_env)"},
+    [CFG_VCS_PUSH_USERNAME] = {"vcs.push_username", CFG_STRING, "x-access-token", NULL, NOB,
+                               "user name sent with the token on https pushes when the "
+                               "remote URL has none"},
+    [CFG_FORGE_BASE_URL] = {"forge.base_url", CFG_STRING, "https://api.github.com", NULL, NOB,
+                            "forge REST API base (GitHub Enterprise: https://HOST/api/v3; "
+                            "Gitea/Forgejo: https://HOST/api/v1)"},
+    [CFG_FORGE_OWNER] = {"forge.owner", CFG_STRING, NULL, NULL, NOB,
+                         "repository owner on the forge (unset: from the remote URL)"},
+    [CFG_FORGE_REPO] = {"forge.repo", CFG_STRING, NULL, NULL, NOB,
+                        "repository name on the forge (unset: from the remote URL)"},
+    [CFG_FORGE_TOKEN_ENV] = {"forge.token_env", CFG_STRING, "GOALD_FORGE_TOKEN", NULL, NOB,
+                             "NAME of the environment variable holding the forge token "
+                             "(the value is never stored or logged)"},
+    [CFG_FORGE_AUTH_SCHEME] = {"forge.auth_scheme", CFG_STRING, "token", NULL, NOB,
+                               "Authorization scheme for the forge token: token or bearer"},
+    [CFG_FORGE_TIMEOUT_S] = {"forge.timeout_s", CFG_INT, "30", NULL, 1, 600,
+                             "timeout of one forge API request (seconds)"},
+    [CFG_NOTIFY_WEBHOOK_URL] = {"notify.webhook_url", CFG_STRING, NULL, NULL, NOB,
+                                "URL that receives a JSON POST when a goal ends (unset: none)"},
+    [CFG_NOTIFY_WEBHOOK_TIMEOUT_S] = {"notify.webhook_timeout_s", CFG_INT, "10", NULL, 1, 300,
+                                      "timeout of the webhook POST (seconds)"},
 };
 
 struct cfg_val {
