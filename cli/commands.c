@@ -2,7 +2,7 @@
 #include "cli/cli.h"
 
 extern const struct cli_command cmd_submit, cmd_goals, cmd_goal_show, cmd_report, cmd_cancel,
-    cmd_events, cmd_migrate, cmd_cron_next;
+    cmd_events, cmd_migrate, cmd_cron_next, cmd_tool;
 
 const struct cli_command *const cli_commands[] = {
     &cmd_submit,
@@ -13,5 +13,6 @@ const struct cli_command *const cli_commands[] = {
     &cmd_events,
     &cmd_cron_next,
     &cmd_migrate,
+    &cmd_tool,
     NULL,
 };
