@@ -81,12 +81,18 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         res->truncated_by = t.partial_line || (t.by && !strcmp(t.by, "bytes")) ? "bytes" : "lines";
         res->spill_path = strdup(spill);
         if (t.partial_line) {
-            const char *nl = len ? memrchr(text, '\n', len - 1) : NULL;
-            size_t line_len = nl ? len - (size_t)(nl - text) - 1 : (size_t)sres.out.total_bytes;
+            /* the line's length is known when it began inside the kept tail,
+             * or when it is the only line */
+            const char *nl = len > 1 ? memrchr(text, '\n', len - 1) : NULL;
+            int exact = nl || sres.out.total_lines == 1;
+            size_t line_len = nl ? len - (size_t)(nl - text) - 1
+                                 : (sres.out.total_lines == 1 ? (size_t)sres.out.total_bytes : len);
+            if (line_len && text[len - 1] == '\n')
+                line_len--;
             strbuf_addf(&res->output, "\n\n[Showing the last %s of line %zu (the line is %s%s). "
                                       "%s: %s]",
                         format_size(sz, sizeof(sz), len - start), end_line,
-                        nl ? "" : "at least ", format_size(sz2, sizeof(sz2), line_len), what,
+                        exact ? "" : "at least ", format_size(sz2, sizeof(sz2), line_len), what,
                         spill);
         } else if (!strcmp(res->truncated_by, "lines")) {
             strbuf_addf(&res->output, "\n\n[Showing lines %zu-%zu of %zu. %s: %s]", start_line,

@@ -95,12 +95,12 @@ int diff_unified(strbuf *out, const char *name, const char *a, size_t alen, cons
                     push(&ops, &nops, &cap, ' ', pre + i, pre + j);
                     i++;
                     j++;
-                } else if (j < n && (i == m || t[i * (n + 1) + j + 1] >= t[(i + 1) * (n + 1) + j])) {
-                    push(&ops, &nops, &cap, '+', pre + i, pre + j);
-                    j++;
-                } else {
+                } else if (i < m && (j == n || t[(i + 1) * (n + 1) + j] >= t[i * (n + 1) + j + 1])) {
                     push(&ops, &nops, &cap, '-', pre + i, pre + j);
                     i++;
+                } else {
+                    push(&ops, &nops, &cap, '+', pre + i, pre + j);
+                    j++;
                 }
             }
             free(t);

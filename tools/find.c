@@ -97,7 +97,8 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         limited = 1;
         n = (size_t)limit;
     }
-    qsort(lines, n, sizeof(*lines), by_str);
+    if (n)
+        qsort(lines, n, sizeof(*lines), by_str);
     for (size_t i = 0; i < n; i++)
         strbuf_addf(&list, "%s%s%s\n", strcmp(rel, ".") ? rel : "", strcmp(rel, ".") ? "/" : "",
                     lines[i]);

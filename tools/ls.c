@@ -72,7 +72,8 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
             abort();
         names[n++] = name;
     }
-    qsort(names, n, sizeof(*names), by_name);
+    if (n)
+        qsort(names, n, sizeof(*names), by_name);
     res->total_lines = (int64_t)n;
     for (size_t i = 0; i < n; i++) {
         if ((int64_t)i >= limit) {
