@@ -323,6 +323,9 @@ int path_follow(char *out, size_t n, int root_fd, const char *rel)
         return 0;
     }
     close(dfd);
+    if (!path_have_openat2())
+        return err_set(ERR_POLICY, "%s: symlinks are not followed (this kernel lacks openat2)",
+                       rel);
     rc = path_open(&fd, root_fd, rel, O_PATH, 0);
     if (rc == ERR_NOTFOUND) {
         return err_set(ERR_POLICY, "%s: a symlink to a missing file", rel);
