@@ -2,8 +2,7 @@
 #include "cli/cli.h"
 
 extern const struct cli_command cmd_submit, cmd_goals, cmd_goal_show, cmd_report, cmd_cancel,
-    cmd_events, cmd_migrate, cmd_cron_next;
-extern const struct cli_command cmd_doctor, cmd_llm_chat;
+    cmd_events, cmd_migrate, cmd_cron_next, cmd_doctor, cmd_llm_chat, cmd_tool;
 
 const struct cli_command *const cli_commands[] = {
     &cmd_submit,
@@ -16,5 +15,6 @@ const struct cli_command *const cli_commands[] = {
     &cmd_migrate,
     &cmd_doctor,
     &cmd_llm_chat,
+    &cmd_tool,
     NULL,
 };

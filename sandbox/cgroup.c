@@ -1,0 +1,195 @@
+#include "sandbox/cgroup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+static int write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    size_t n = strlen(text);
+    ssize_t w;
+
+    if (fd < 0)
+        return -1;
+    w = write(fd, text, n);
+    close(fd);
+    return w == (ssize_t)n ? 0 : -1;
+}
+
+static int read_small(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "re");
+    size_t got;
+
+    if (!f)
+        return -1;
+    got = fread(buf, 1, n - 1, f);
+    buf[got] = '\0';
+    fclose(f);
+    return 0;
+}
+
+/* Whether the space/comma separated list has word. */
+static int has_word(const char *list, const char *word)
+{
+    size_t wl = strlen(word);
+
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p += wl) {
+        int start = p == list || p[-1] == ' ' || p[-1] == ',';
+        int end = p[wl] == '\0' || p[wl] == ' ' || p[wl] == ',' || p[wl] == '\n';
+        if (start && end)
+            return 1;
+    }
+    return 0;
+}
+
+/* Our cgroup folder in the pids hierarchy into out; 1 = v1, 2 = v2, 0 none. */
+static int find_base(char *out, size_t n)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    char line[4096];
+    char v1mnt[512] = "", v2mnt[512] = "";
+    char v1path[512] = "", v2path[512] = "";
+    int ver = 0;
+
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f)) {
+        char *sep = strstr(line, " - ");
+        char mnt[512], fstype[64], src[256], opts[1024];
+        if (!sep)
+            continue;
+        if (sscanf(line, "%*s %*s %*s %*s %511s", mnt) != 1)
+            continue;
+        if (sscanf(sep + 3, "%63s %255s %1023s", fstype, src, opts) != 3)
+            continue;
+        if (!strcmp(fstype, "cgroup") && has_word(opts, "pids") && !v1mnt[0])
+            snprintf(v1mnt, sizeof(v1mnt), "%s", mnt);
+        else if (!strcmp(fstype, "cgroup2") && !v2mnt[0])
+            snprintf(v2mnt, sizeof(v2mnt), "%s", mnt);
+    }
+    fclose(f);
+    f = fopen("/proc/self/cgroup", "re");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f)) {
+        char *a = strchr(line, ':');
+        char *b = a ? strchr(a + 1, ':') : NULL;
+        if (!b)
+            continue;
+        *b = '\0';
+        b[strcspn(b + 1, "\n") + 1] = '\0';
+        if (a[1] == '\0')
+            snprintf(v2path, sizeof(v2path), "%s", b + 1);
+        else if (has_word(a + 1, "pids"))
+            snprintf(v1path, sizeof(v1path), "%s", b + 1);
+    }
+    fclose(f);
+    if (v1mnt[0] && v1path[0]) {
+        snprintf(out, n, "%s%s", v1mnt, strcmp(v1path, "/") ? v1path : "");
+        ver = 1;
+    } else if (v2mnt[0] && v2path[0]) {
+        char ctl[1024], buf[512];
+        snprintf(out, n, "%s%s", v2mnt, strcmp(v2path, "/") ? v2path : "");
+        snprintf(ctl, sizeof(ctl), "%s/cgroup.controllers", out);
+        if (read_small(ctl, buf, sizeof(buf)) != 0 || !has_word(buf, "pids"))
+            return 0;
+        snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", out);
+        if (read_small(ctl, buf, sizeof(buf)) != 0)
+            return 0;
+        /* enabling may fail (processes in our own cgroup): then none */
+        if (!has_word(buf, "pids") && write_file(ctl, "+pids") != 0)
+            return 0;
+        ver = 2;
+    }
+    return ver;
+}
+
+int sandbox_cgroup_create(struct sandbox_cgroup *cg, long pids_max)
+{
+    static unsigned counter;
+    char base[400], file[600], num[32];
+
+    memset(cg, 0, sizeof(*cg));
+    if (!find_base(base, sizeof(base)))
+        return -1;
+    snprintf(cg->dir, sizeof(cg->dir), "%s/goald-%ld-%u-%ld", base, (long)getpid(), counter++,
+             (long)time(NULL));
+    if (mkdir(cg->dir, 0755) != 0)
+        return -1;
+    snprintf(file, sizeof(file), "%s/pids.max", cg->dir);
+    snprintf(num, sizeof(num), "%ld", pids_max);
+    if (write_file(file, num) != 0) {
+        rmdir(cg->dir);
+        return -1;
+    }
+    snprintf(cg->procs, sizeof(cg->procs), "%s/cgroup.procs", cg->dir);
+    cg->active = 1;
+    return 0;
+}
+
+int sandbox_cgroup_enter(const struct sandbox_cgroup *cg)
+{
+    int fd;
+    ssize_t w;
+
+    if (!cg->active)
+        return 0;
+    fd = open(cg->procs, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    w = write(fd, "0\n", 2);
+    close(fd);
+    return w == 2 ? 0 : -1;
+}
+
+int sandbox_cgroup_signal(const struct sandbox_cgroup *cg, int sig)
+{
+    FILE *f;
+    long pid;
+    int n = 0;
+
+    if (!cg->active)
+        return 0;
+    f = fopen(cg->procs, "re");
+    if (!f)
+        return 0;
+    while (fscanf(f, "%ld", &pid) == 1)
+        if (pid > 0 && kill((pid_t)pid, sig) == 0)
+            n++;
+    fclose(f);
+    return n;
+}
+
+void sandbox_cgroup_destroy(struct sandbox_cgroup *cg)
+{
+    struct timespec ts = {0, 10 * 1000 * 1000};
+
+    if (!cg->active)
+        return;
+    for (int i = 0; i < 200; i++) {
+        sandbox_cgroup_signal(cg, SIGKILL);
+        if (rmdir(cg->dir) == 0 || errno == ENOENT)
+            break;
+        nanosleep(&ts, NULL);
+    }
+    cg->active = 0;
+}
+
+int sandbox_cgroup_probe(void)
+{
+    struct sandbox_cgroup cg;
+
+    if (sandbox_cgroup_create(&cg, 16) != 0)
+        return 0;
+    sandbox_cgroup_destroy(&cg);
+    return 1;
+}

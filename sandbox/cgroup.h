@@ -1,0 +1,38 @@
+/*
+ * cgroup.h - a pids cgroup per sandboxed command (internal to sandbox/).
+ *
+ * RLIMIT_NPROC does not bind root (the kernel exempts the initial user),
+ * so when goald runs as root a fork bomb is only capped by a pids cgroup.
+ * sandbox_cgroup_create() makes one beneath goald's own cgroup in the
+ * cgroup v1 pids hierarchy, or in cgroup v2 when the pids controller can
+ * be enabled there; it is best effort and reports whether it worked.
+ */
+#ifndef GOALD_SANDBOX_CGROUP_H
+#define GOALD_SANDBOX_CGROUP_H
+
+#include <stddef.h>
+
+struct sandbox_cgroup {
+    int active;          /* 1 when the cgroup exists */
+    char dir[512];       /* its folder */
+    char procs[560];     /* its cgroup.procs file (prepared before fork) */
+};
+
+/* Create a cgroup with pids.max = pids_max.  0 with cg->active = 1 on
+ * success; -1 (no message, cg->active = 0) when no pids cgroup can be made. */
+int sandbox_cgroup_create(struct sandbox_cgroup *cg, long pids_max);
+
+/* In a forked child, before exec: move the calling process into cg.
+ * Async-signal-safe.  0 or -1. */
+int sandbox_cgroup_enter(const struct sandbox_cgroup *cg);
+
+/* Send sig to every process in cg; returns how many were signalled. */
+int sandbox_cgroup_signal(const struct sandbox_cgroup *cg, int sig);
+
+/* Kill what is left, wait (up to ~2 s) for it to empty, remove it. */
+void sandbox_cgroup_destroy(struct sandbox_cgroup *cg);
+
+/* Whether a pids cgroup can be made here (creates and removes one). */
+int sandbox_cgroup_probe(void);
+
+#endif

@@ -1,0 +1,835 @@
+#include "sandbox/sandbox.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/cgroup.h"
+#include "store/event.h"
+#include "util/config.h"
+#include "util/err.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+#include "util/timeutil.h"
+
+#define INSTALL_HINT                                                                               \
+    "install it with `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install bubblewrap`, "  \
+    "or set GOALD_SANDBOX=none to run commands unconfined (not recommended)"
+
+#define SANDBOX_HOME "/tmp/home"
+
+/* A growable NULL-terminated vector of malloc'd strings. */
+struct strv {
+    char **v;
+    size_t n, alloc;
+};
+
+static void strv_push(struct strv *sv, const char *s)
+{
+    if (sv->n + 2 > sv->alloc) {
+        size_t na = sv->alloc ? sv->alloc * 2 : 64;
+        char **p = realloc(sv->v, na * sizeof(*p));
+        if (!p)
+            abort();
+        sv->v = p;
+        sv->alloc = na;
+    }
+    sv->v[sv->n] = strdup(s);
+    if (!sv->v[sv->n])
+        abort();
+    sv->n++;
+    sv->v[sv->n] = NULL;
+}
+
+static void strv_push2(struct strv *sv, const char *a, const char *b)
+{
+    strv_push(sv, a);
+    strv_push(sv, b);
+}
+
+static void strv_push3(struct strv *sv, const char *a, const char *b, const char *c)
+{
+    strv_push(sv, a);
+    strv_push(sv, b);
+    strv_push(sv, c);
+}
+
+static void strv_free(struct strv *sv)
+{
+    for (size_t i = 0; i < sv->n; i++)
+        free(sv->v[i]);
+    free(sv->v);
+    memset(sv, 0, sizeof(*sv));
+}
+
+int sandbox_unconfined(void)
+{
+    const char *m = config_str(CFG_SANDBOX_MODE);
+    return m && !strcmp(m, "none");
+}
+
+/* Look name up in path_list (or take it as a path when it has a slash). */
+static int find_exe(char *out, size_t n, const char *name, const char *path_list)
+{
+    char dir[4096];
+    const char *p = path_list;
+
+    if (strchr(name, '/')) {
+        if (access(name, X_OK) != 0)
+            return -1;
+        snprintf(out, n, "%s", name);
+        return 0;
+    }
+    while (p && *p) {
+        size_t len = strcspn(p, ":");
+        if (len > 0 && len < sizeof(dir)) {
+            memcpy(dir, p, len);
+            dir[len] = '\0';
+            if ((size_t)snprintf(out, n, "%s/%s", dir, name) < n && access(out, X_OK) == 0 &&
+                !fs_is_dir(out))
+                return 0;
+        }
+        p += len;
+        if (*p == ':')
+            p++;
+    }
+    return -1;
+}
+
+int sandbox_find_bwrap(char *out, size_t n)
+{
+    const char *b = config_str(CFG_SANDBOX_BWRAP);
+    const char *path = getenv("PATH");
+
+    if (!b || !*b)
+        b = "bwrap";
+    if (find_exe(out, n, b, path && *path ? path : "/usr/local/bin:/usr/bin:/bin") != 0)
+        return err_set(ERR_POLICY, "bubblewrap (%s) not found: %s", b, INSTALL_HINT);
+    return 0;
+}
+
+/* Append a read-only view of a system folder: a symlink stays a symlink
+ * (merged /usr), a folder is bound read-only, a missing one is skipped. */
+static void add_system(struct strv *a, const char *path)
+{
+    struct stat st;
+    char target[PATH_MAX];
+
+    if (lstat(path, &st) != 0)
+        return;
+    if (S_ISLNK(st.st_mode)) {
+        ssize_t k = readlink(path, target, sizeof(target) - 1);
+        if (k <= 0)
+            return;
+        target[k] = '\0';
+        strv_push3(a, "--symlink", target, path);
+    } else if (S_ISDIR(st.st_mode)) {
+        strv_push3(a, "--ro-bind", path, path);
+    }
+}
+
+/* Secrets of /etc, replaced by an empty file. */
+static void add_masks(struct strv *a)
+{
+    static const char *files[] = {"/etc/shadow", "/etc/gshadow", "/etc/shadow-",
+                                  "/etc/gshadow-", "/etc/security/opasswd"};
+    struct stat st;
+    glob_t g;
+
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        if (lstat(files[i], &st) == 0 && S_ISREG(st.st_mode))
+            strv_push3(a, "--ro-bind", "/dev/null", files[i]);
+    if (glob("/etc/ssh/ssh_host_*", 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            if (lstat(g.gl_pathv[i], &st) == 0 && S_ISREG(st.st_mode))
+                strv_push3(a, "--ro-bind", "/dev/null", g.gl_pathv[i]);
+    }
+    globfree(&g);
+}
+
+/* The .git of the worktree read-only; for a linked worktree (.git is a
+ * file "gitdir: X") also X and its common folder, so that git can read. */
+static void add_git(struct strv *a, const char *root)
+{
+    char dotgit[PATH_MAX], buf[PATH_MAX], common[PATH_MAX * 2];
+    strbuf text = STRBUF_INIT;
+    struct stat st;
+
+    if ((size_t)snprintf(dotgit, sizeof(dotgit), "%s/.git", root) >= sizeof(dotgit))
+        return;
+    if (lstat(dotgit, &st) != 0)
+        return;
+    strv_push3(a, "--ro-bind", dotgit, dotgit);
+    if (!S_ISREG(st.st_mode))
+        return;
+    strbuf_init(&text, 8192);
+    if (fs_read_file(&text, dotgit, 8192) != 0 || strncmp(strbuf_cstr(&text), "gitdir: ", 8)) {
+        err_clear();
+        goto out;
+    }
+    snprintf(buf, sizeof(buf), "%s", strbuf_cstr(&text) + 8);
+    buf[strcspn(buf, "\r\n")] = '\0';
+    if (buf[0] != '/' || !fs_is_dir(buf))
+        goto out;
+    strv_push3(a, "--ro-bind", buf, buf);
+    strbuf_reset(&text);
+    snprintf(common, sizeof(common), "%s/commondir", buf);
+    if (fs_read_file(&text, common, 8192) == 0) {
+        char rel[PATH_MAX];
+        char *real;
+        snprintf(rel, sizeof(rel), "%s", strbuf_cstr(&text));
+        rel[strcspn(rel, "\r\n")] = '\0';
+        if (rel[0] == '/')
+            snprintf(common, sizeof(common), "%s", rel);
+        else
+            snprintf(common, sizeof(common), "%s/%s", buf, rel);
+        real = realpath(common, NULL);
+        if (real && fs_is_dir(real))
+            strv_push3(a, "--ro-bind", real, real);
+        free(real);
+    }
+    err_clear();
+out:
+    strbuf_release(&text);
+}
+
+/* Extra read-only binds from sandbox.binds: "PATH" or {"src","dest"}. */
+static int add_binds(struct strv *a)
+{
+    const cJSON *binds = config_json(CFG_SANDBOX_BINDS);
+    const cJSON *it;
+
+    if (!binds)
+        return 0;
+    if (!cJSON_IsArray(binds))
+        return err_set(ERR_INVALID, "sandbox.binds: expected a list");
+    cJSON_ArrayForEach(it, binds)
+    {
+        const char *src = NULL, *dest = NULL;
+        if (cJSON_IsString(it)) {
+            src = dest = it->valuestring;
+        } else if (cJSON_IsObject(it)) {
+            const cJSON *s = cJSON_GetObjectItemCaseSensitive(it, "src");
+            const cJSON *d = cJSON_GetObjectItemCaseSensitive(it, "dest");
+            src = cJSON_IsString(s) ? s->valuestring : NULL;
+            dest = cJSON_IsString(d) ? d->valuestring : src;
+        }
+        if (!src || !dest || src[0] != '/' || dest[0] != '/')
+            return err_set(ERR_INVALID, "sandbox.binds: expected absolute paths, as \"/opt/x\" "
+                                        "or {\"src\": \"/a\", \"dest\": \"/b\"}");
+        if (!fs_exists(src))
+            return err_set(ERR_INVALID, "sandbox.binds: %s: no such file or folder", src);
+        strv_push3(a, "--ro-bind", src, dest);
+    }
+    return 0;
+}
+
+/* The environment of the command: PATH, HOME, LANG, TERM, TMPDIR, the
+ * names listed in sandbox.env (when set in ours), then spec->env. */
+static int build_env(struct strv *env, const struct sandbox_spec *spec, const char *home)
+{
+    const cJSON *allow = config_json(CFG_SANDBOX_ENV);
+    const char *lang = getenv("LANG");
+    const char *term = getenv("TERM");
+    const cJSON *it;
+    strbuf sb = STRBUF_INIT;
+    int rc = 0;
+
+    strbuf_init(&sb, 1 << 20);
+    strbuf_addf(&sb, "PATH=%s", config_str(CFG_SANDBOX_PATH));
+    strv_push(env, strbuf_cstr(&sb));
+    strbuf_reset(&sb);
+    strbuf_addf(&sb, "HOME=%s", home);
+    strv_push(env, strbuf_cstr(&sb));
+    strbuf_reset(&sb);
+    strbuf_addf(&sb, "LANG=%s", lang && *lang ? lang : "C.UTF-8");
+    strv_push(env, strbuf_cstr(&sb));
+    strbuf_reset(&sb);
+    strbuf_addf(&sb, "TERM=%s", term && *term ? term : "dumb");
+    strv_push(env, strbuf_cstr(&sb));
+    strv_push(env, "TMPDIR=/tmp");
+    if (allow && !cJSON_IsArray(allow)) {
+        rc = err_set(ERR_INVALID, "sandbox.env: expected a list of variable names");
+        goto out;
+    }
+    cJSON_ArrayForEach(it, allow)
+    {
+        const char *v;
+        if (!cJSON_IsString(it) || !it->valuestring[0] || strchr(it->valuestring, '=')) {
+            rc = err_set(ERR_INVALID, "sandbox.env: expected a list of variable names");
+            goto out;
+        }
+        if ((v = getenv(it->valuestring)) == NULL)
+            continue;
+        strbuf_reset(&sb);
+        strbuf_addf(&sb, "%s=%s", it->valuestring, v);
+        strv_push(env, strbuf_cstr(&sb));
+    }
+    for (size_t i = 0; spec->env && spec->env[i]; i++) {
+        if (!strchr(spec->env[i], '=')) {
+            rc = err_set(ERR_INVALID, "sandbox: environment entry \"%s\" lacks '='",
+                         spec->env[i]);
+            goto out;
+        }
+        strv_push(env, spec->env[i]);
+    }
+out:
+    strbuf_release(&sb);
+    return rc;
+}
+
+/* The bubblewrap argument vector (without the command). */
+static int build_bwrap(struct strv *a, const struct sandbox_spec *spec, const char *bwrap,
+                       const struct strv *env)
+{
+    static const char *system[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+                                   "/libx32", "/etc"};
+    char num[64];
+    int rc;
+
+    strv_push(a, bwrap);
+    for (size_t i = 0; i < sizeof(system) / sizeof(system[0]); i++)
+        add_system(a, system[i]);
+    if (config_bool(CFG_SANDBOX_OPT))
+        add_system(a, "/opt");
+    add_masks(a);
+    strv_push2(a, "--proc", "/proc");
+    strv_push2(a, "--dev", "/dev");
+    snprintf(num, sizeof(num), "%lld", (long long)config_int(CFG_SANDBOX_TMP_MB) << 20);
+    strv_push2(a, "--size", num);
+    strv_push2(a, "--tmpfs", "/tmp");
+    strv_push2(a, "--perms", "0700");
+    strv_push2(a, "--dir", SANDBOX_HOME);
+    if ((rc = add_binds(a)) != 0)
+        return rc;
+    strv_push3(a, "--bind", spec->root, spec->root);
+    add_git(a, spec->root);
+    /* the root folder of the sandbox is a tmpfs without a size cap:
+     * read-only, so that writes land only in the capped /tmp and the worktree */
+    strv_push2(a, "--remount-ro", "/");
+    strv_push2(a, "--chdir", spec->root);
+    strv_push(a, "--unshare-user");
+    strv_push(a, "--unshare-pid");
+    strv_push(a, "--unshare-net");
+    strv_push(a, "--unshare-ipc");
+    strv_push(a, "--unshare-uts");
+    strv_push(a, "--unshare-cgroup-try");
+    strv_push(a, "--disable-userns");
+    strv_push2(a, "--hostname", "goald-sandbox");
+    strv_push(a, "--die-with-parent");
+    strv_push(a, "--new-session");
+    strv_push2(a, "--cap-drop", "ALL");
+    strv_push(a, "--clearenv");
+    for (size_t i = 0; i < env->n; i++) {
+        const char *eq = strchr(env->v[i], '=');
+        char name[256];
+        size_t nl = (size_t)(eq - env->v[i]);
+        if (nl >= sizeof(name))
+            return err_set(ERR_INVALID, "sandbox: environment name too long");
+        memcpy(name, env->v[i], nl);
+        name[nl] = '\0';
+        strv_push3(a, "--setenv", name, eq + 1);
+    }
+    strv_push(a, "--");
+    return 0;
+}
+
+static void add_command(struct strv *a, const struct sandbox_spec *spec)
+{
+    if (spec->command) {
+        strv_push3(a, "bash", "-c", spec->command);
+    } else {
+        for (size_t i = 0; spec->argv[i]; i++)
+            strv_push(a, spec->argv[i]);
+    }
+}
+
+static int check_spec(const struct sandbox_spec *spec)
+{
+    if (!spec->root || spec->root[0] != '/')
+        return err_set(ERR_INVALID, "sandbox: the root must be an absolute path");
+    if (!fs_is_dir(spec->root))
+        return err_set(ERR_INVALID, "sandbox: %s: not a folder", spec->root);
+    if (!spec->command && (!spec->argv || !spec->argv[0]))
+        return err_set(ERR_INVALID, "sandbox: nothing to run");
+    if (!spec->direct) {
+        const char *m = config_str(CFG_SANDBOX_MODE);
+        if (!m || (strcmp(m, "bwrap") && strcmp(m, "none")))
+            return err_set(ERR_INVALID, "sandbox.mode (GOALD_SANDBOX): expected bwrap or none, "
+                                        "got \"%s\"",
+                           m ? m : "");
+    }
+    return 0;
+}
+
+int sandbox_describe(const struct sandbox_spec *spec, char **out)
+{
+    struct strv env = {0}, a = {0};
+    char bwrap[PATH_MAX];
+    strbuf sb = STRBUF_INIT;
+    int rc;
+
+    if ((rc = check_spec(spec)) != 0)
+        return rc;
+    if ((rc = sandbox_find_bwrap(bwrap, sizeof(bwrap))) != 0)
+        return rc;
+    if ((rc = build_env(&env, spec, SANDBOX_HOME)) != 0)
+        goto out;
+    if ((rc = build_bwrap(&a, spec, bwrap, &env)) != 0)
+        goto out;
+    add_command(&a, spec);
+    for (size_t i = 0; i < a.n; i++)
+        if ((rc = strbuf_addf(&sb, "%s\n", a.v[i])) != 0)
+            goto out;
+    *out = strbuf_detach(&sb, NULL);
+out:
+    strbuf_release(&sb);
+    strv_free(&a);
+    strv_free(&env);
+    return rc;
+}
+
+/* --- output capture ---------------------------------------------------- */
+
+struct tail {
+    char *buf;
+    size_t len, keep, alloc;
+    uint64_t total, lines;
+    unsigned char last;
+};
+
+static void tail_init(struct tail *t, size_t keep)
+{
+    memset(t, 0, sizeof(*t));
+    t->keep = keep;
+    t->alloc = keep * 2 + 1;
+    t->buf = malloc(t->alloc);
+    if (!t->buf)
+        abort();
+}
+
+/* Keep the last `keep` bytes; count every byte and newline. */
+static void tail_add(struct tail *t, const char *d, size_t n)
+{
+    const char *p = d, *end = d + n;
+
+    if (n == 0)
+        return;
+    t->total += n;
+    while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+        t->lines++;
+        p++;
+    }
+    t->last = (unsigned char)d[n - 1];
+    if (n >= t->keep) {
+        memcpy(t->buf, d + n - t->keep, t->keep);
+        t->len = t->keep;
+        return;
+    }
+    if (t->len + n > t->alloc - 1) {
+        size_t drop = t->len + n - t->keep;
+        memmove(t->buf, t->buf + drop, t->len - drop);
+        t->len -= drop;
+    }
+    memcpy(t->buf + t->len, d, n);
+    t->len += n;
+}
+
+static void tail_finish(struct tail *t, struct sandbox_stream *s)
+{
+    if (t->len > t->keep) {
+        memmove(t->buf, t->buf + t->len - t->keep, t->keep);
+        t->len = t->keep;
+    }
+    t->buf[t->len] = '\0';
+    s->data = t->buf;
+    s->len = t->len;
+    s->total_bytes = t->total;
+    s->total_lines = t->lines + (t->total > 0 && t->last != '\n');
+    s->truncated = t->total > t->len;
+    t->buf = NULL;
+}
+
+void sandbox_result_release(struct sandbox_result *res)
+{
+    if (!res)
+        return;
+    free(res->out.data);
+    free(res->err.data);
+    memset(res, 0, sizeof(*res));
+}
+
+/* --- the child ----------------------------------------------------------- */
+
+struct child_plan {
+    const char *exe;        /* absolute path to exec */
+    char *const *argv;
+    char *const *envp;
+    int in_fd, out_fd, err_fd;
+    int cwd_fd;             /* -1: chdir(cwd) */
+    const char *cwd;
+    const struct sandbox_cgroup *cg;
+    struct rlimit lim[5];
+    int lim_res[5];
+    int nlim;
+};
+
+/* After fork: only async-signal-safe calls. */
+static void child_exec(const struct child_plan *p)
+{
+    sigset_t none;
+
+    setpgid(0, 0);
+    if (sandbox_cgroup_enter(p->cg) != 0)
+        _exit(126);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    signal(SIGCHLD, SIG_DFL);
+    if (dup2(p->in_fd, 0) < 0 || dup2(p->out_fd, 1) < 0 || dup2(p->err_fd, 2) < 0)
+        _exit(126);
+    if (p->cwd_fd >= 0 ? fchdir(p->cwd_fd) != 0 : chdir(p->cwd) != 0)
+        _exit(126);
+    for (int i = 0; i < p->nlim; i++)
+        if (setrlimit((__rlimit_resource_t)p->lim_res[i], &p->lim[i]) != 0)
+            _exit(126);
+    closefrom(3);
+    execve(p->exe, p->argv, p->envp);
+    {
+        static const char msg[] = "goald: sandbox: cannot execute the command\n";
+        ssize_t w = write(2, msg, sizeof(msg) - 1);
+        (void)w;
+    }
+    _exit(127);
+}
+
+static void add_limit(struct child_plan *p, int res, int64_t value)
+{
+    if (value <= 0)
+        return;
+    p->lim_res[p->nlim] = res;
+    p->lim[p->nlim].rlim_cur = (rlim_t)value;
+    p->lim[p->nlim].rlim_max = (rlim_t)value;
+    p->nlim++;
+}
+
+static void record_unconfined(const struct sandbox_spec *spec)
+{
+    cJSON *p;
+
+    log_warn("sandbox: GOALD_SANDBOX=none: running unconfined in %s: %.200s", spec->root,
+             spec->command ? spec->command : spec->argv[0]);
+    if (!spec->st)
+        return;
+    p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "root", spec->root);
+    cJSON_AddStringToObject(p, "command", spec->command ? spec->command : spec->argv[0]);
+    cJSON_AddStringToObject(p, "level", "warning");
+    if (store_event_add(spec->st, spec->goal_id, spec->item_id, spec->run_id,
+                        "sandbox.unconfined", p, NULL) != 0)
+        log_warn("sandbox: cannot record sandbox.unconfined: %s", err_last());
+    cJSON_Delete(p);
+}
+
+static void kill_all(pid_t pgid, const struct sandbox_cgroup *cg, int sig)
+{
+    if (pgid > 0)
+        kill(-pgid, sig);
+    sandbox_cgroup_signal(cg, sig);
+}
+
+int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
+{
+    struct strv env = {0}, args = {0};
+    struct sandbox_cgroup cg = {0};
+    struct child_plan plan;
+    struct tail tout, terr;
+    char exe[PATH_MAX];
+    char home[PATH_MAX];
+    int pout[2] = {-1, -1}, perr[2] = {-1, -1};
+    int devnull = -1, spill_fd = -1;
+    size_t spilled = 0;
+    int spill_over = 0;
+    int unconfined = 0;
+    int64_t start, deadline, kill_at = 0;
+    int status = 0, reaped = 0;
+    pid_t pid = -1;
+    int rc;
+
+    memset(res, 0, sizeof(*res));
+    memset(&plan, 0, sizeof(plan));
+    tail_init(&tout, spec->tail_cap ? spec->tail_cap
+                                    : (size_t)config_int(CFG_SANDBOX_OUTPUT_KB) << 10);
+    tail_init(&terr, tout.keep);
+    if ((rc = check_spec(spec)) != 0)
+        goto out;
+    unconfined = !spec->direct && sandbox_unconfined();
+    if (spec->direct || unconfined) {
+        /* not inside bubblewrap: a private, empty HOME of our own */
+        snprintf(home, sizeof(home), "%s/goald-home-%ld",
+                 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+                 (long)getuid());
+        if (mkdir(home, 0700) != 0 && errno != EEXIST) {
+            rc = err_set(ERR_IO, "sandbox: %s: %s", home, strerror(errno));
+            goto out;
+        }
+        if ((rc = build_env(&env, spec, home)) != 0)
+            goto out;
+        add_command(&args, spec);
+        if (find_exe(exe, sizeof(exe), args.v[0], config_str(CFG_SANDBOX_PATH)) != 0 &&
+            find_exe(exe, sizeof(exe), args.v[0], getenv("PATH")) != 0) {
+            rc = err_set(ERR_NOTFOUND, "sandbox: %s: command not found", args.v[0]);
+            goto out;
+        }
+        if (unconfined)
+            record_unconfined(spec);
+    } else {
+        if ((rc = sandbox_find_bwrap(exe, sizeof(exe))) != 0)
+            goto out;
+        if ((rc = build_env(&env, spec, SANDBOX_HOME)) != 0)
+            goto out;
+        if ((rc = build_bwrap(&args, spec, exe, &env)) != 0)
+            goto out;
+        add_command(&args, spec);
+    }
+    if (config_bool(CFG_SANDBOX_CGROUP) && config_int(CFG_SANDBOX_NPROC) > 0 && !spec->direct)
+        sandbox_cgroup_create(&cg, (long)config_int(CFG_SANDBOX_NPROC));
+    if (pipe2(pout, O_CLOEXEC) != 0 || (!spec->merge_stderr && pipe2(perr, O_CLOEXEC) != 0)) {
+        rc = err_set(ERR_IO, "sandbox: pipe: %s", strerror(errno));
+        goto out;
+    }
+    if (spec->stdin_fd <= 0) {
+        devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (devnull < 0) {
+            rc = err_set(ERR_IO, "sandbox: /dev/null: %s", strerror(errno));
+            goto out;
+        }
+    }
+    if (spec->spill_path) {
+        spill_fd = open(spec->spill_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                        0600);
+        if (spill_fd < 0) {
+            rc = err_set(ERR_IO, "sandbox: %s: %s", spec->spill_path, strerror(errno));
+            goto out;
+        }
+    }
+    plan.exe = exe;
+    plan.argv = args.v;
+    plan.envp = env.v;
+    plan.in_fd = spec->stdin_fd > 0 ? spec->stdin_fd : devnull;
+    plan.out_fd = pout[1];
+    plan.err_fd = spec->merge_stderr ? pout[1] : perr[1];
+    plan.cwd_fd = spec->direct && spec->cwd_fd > 0 ? spec->cwd_fd : -1;
+    plan.cwd = spec->root;
+    plan.cg = &cg;
+    add_limit(&plan, RLIMIT_CPU, config_int(CFG_SANDBOX_CPU_S));
+    add_limit(&plan, RLIMIT_AS, config_int(CFG_SANDBOX_AS_MB) << 20);
+    add_limit(&plan, RLIMIT_NPROC, config_int(CFG_SANDBOX_NPROC));
+    add_limit(&plan, RLIMIT_FSIZE, config_int(CFG_SANDBOX_FSIZE_MB) << 20);
+    add_limit(&plan, RLIMIT_NOFILE, config_int(CFG_SANDBOX_NOFILE));
+
+    start = time_mono_ms();
+    deadline = start + (spec->timeout_ms > 0 ? spec->timeout_ms
+                                             : config_int(CFG_SANDBOX_TIMEOUT_S) * 1000);
+    pid = fork();
+    if (pid < 0) {
+        rc = err_set(ERR_IO, "sandbox: fork: %s", strerror(errno));
+        goto out;
+    }
+    if (pid == 0)
+        child_exec(&plan);
+    setpgid(pid, pid); /* also done by the child; whichever runs first */
+    close(pout[1]);
+    pout[1] = -1;
+    if (perr[1] >= 0) {
+        close(perr[1]);
+        perr[1] = -1;
+    }
+
+    for (;;) {
+        struct pollfd pf[2];
+        int nf = 0;
+        int64_t now = time_mono_ms();
+        int64_t wait_ms;
+        char buf[65536];
+
+        if (!reaped) {
+            pid_t w = waitpid(pid, &status, WNOHANG);
+            if (w == pid) {
+                reaped = 1;
+                /* leftovers (outside bubblewrap, background children that
+                 * keep the pipes open) go with their leader */
+                kill_all(pid, &cg, SIGKILL);
+                if (!kill_at || kill_at > now + 200)
+                    kill_at = now + 200;
+            }
+        }
+        if (pout[0] >= 0)
+            pf[nf++] = (struct pollfd){.fd = pout[0], .events = POLLIN};
+        if (perr[0] >= 0)
+            pf[nf++] = (struct pollfd){.fd = perr[0], .events = POLLIN};
+        if (nf == 0 && reaped)
+            break;
+        if (!res->timed_out && !res->stopped && now >= deadline) {
+            res->timed_out = 1;
+            kill_all(pid, &cg, SIGTERM);
+            kill_at = now + config_int(CFG_SANDBOX_KILL_GRACE_MS);
+        }
+        if (kill_at && now >= kill_at) {
+            kill_all(pid, &cg, SIGKILL);
+            if (reaped) {
+                /* the pipes are held by something we cannot kill: give up on them */
+                break;
+            }
+            kill_at = now + 500;
+        }
+        wait_ms = 50;
+        if (!res->timed_out && deadline - now < wait_ms)
+            wait_ms = deadline - now > 0 ? deadline - now : 0;
+        if (nf == 0) {
+            time_sleep_ms(wait_ms > 0 ? wait_ms : 1);
+            continue;
+        }
+        if (poll(pf, (nfds_t)nf, (int)wait_ms) < 0 && errno != EINTR) {
+            rc = err_set(ERR_IO, "sandbox: poll: %s", strerror(errno));
+            kill_all(pid, &cg, SIGKILL);
+            break;
+        }
+        for (int i = 0; i < nf; i++) {
+            int is_out = pf[i].fd == pout[0];
+            ssize_t got;
+            if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            got = read(pf[i].fd, buf, sizeof(buf));
+            if (got < 0 && (errno == EINTR || errno == EAGAIN))
+                continue;
+            if (got <= 0) {
+                close(pf[i].fd);
+                if (is_out)
+                    pout[0] = -1;
+                else
+                    perr[0] = -1;
+                continue;
+            }
+            if (!is_out) {
+                tail_add(&terr, buf, (size_t)got);
+                continue;
+            }
+            tail_add(&tout, buf, (size_t)got);
+            if (spill_fd >= 0 && !spill_over) {
+                size_t n = (size_t)got;
+                if (spec->spill_max && spilled + n > spec->spill_max) {
+                    n = spec->spill_max - spilled;
+                    spill_over = 1;
+                }
+                if (n && write(spill_fd, buf, n) != (ssize_t)n)
+                    spill_over = 1;
+                spilled += n;
+            }
+            if (spec->on_stdout && !res->stopped &&
+                spec->on_stdout(spec->on_stdout_arg, buf, (size_t)got) != 0) {
+                res->stopped = 1;
+                kill_all(pid, &cg, SIGKILL);
+                if (!kill_at)
+                    kill_at = time_mono_ms() + 500;
+            }
+        }
+    }
+    if (!reaped) {
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        reaped = 1;
+    }
+    res->duration_ms = time_mono_ms() - start;
+    if (WIFEXITED(status)) {
+        res->exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        res->term_signal = WTERMSIG(status);
+        res->exit_code = 128 + res->term_signal;
+    }
+    /* bubblewrap reports a command killed by a signal as 128 + signal */
+    if (!res->term_signal && res->exit_code > 128 && res->exit_code < 128 + 65 && !spec->direct &&
+        !unconfined)
+        res->term_signal = res->exit_code - 128;
+    res->unconfined = unconfined;
+    res->pids_cgroup = cg.active;
+    res->spilled = spill_fd >= 0 && !spill_over;
+    tail_finish(&tout, &res->out);
+    tail_finish(&terr, &res->err);
+out:
+    if (pid > 0 && !reaped) {
+        kill_all(pid, &cg, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    sandbox_cgroup_destroy(&cg);
+    free(tout.buf);
+    free(terr.buf);
+    for (int i = 0; i < 2; i++) {
+        if (pout[i] >= 0)
+            close(pout[i]);
+        if (perr[i] >= 0)
+            close(perr[i]);
+    }
+    if (devnull >= 0)
+        close(devnull);
+    if (spill_fd >= 0)
+        close(spill_fd);
+    strv_free(&args);
+    strv_free(&env);
+    if (rc)
+        sandbox_result_release(res);
+    return rc;
+}
+
+int sandbox_selftest(char *detail, size_t n)
+{
+    char bwrap[PATH_MAX];
+    char dir[] = "/tmp/goald-selftest-XXXXXX";
+    struct sandbox_spec spec = {0};
+    struct sandbox_result res;
+    static const char *const argv[] = {"true", NULL};
+    int rc;
+
+    if (detail && n)
+        detail[0] = '\0';
+    if (sandbox_unconfined()) {
+        if (detail)
+            snprintf(detail, n, "GOALD_SANDBOX=none: commands run unconfined");
+        return err_set(ERR_POLICY, "sandbox: GOALD_SANDBOX=none: commands run unconfined");
+    }
+    if ((rc = sandbox_find_bwrap(bwrap, sizeof(bwrap))) != 0)
+        return rc;
+    if (!mkdtemp(dir))
+        return err_set(ERR_IO, "sandbox: cannot create a temporary folder: %s", strerror(errno));
+    spec.root = dir;
+    spec.argv = argv;
+    spec.timeout_ms = 30000;
+    rc = sandbox_run(&spec, &res);
+    if (rc == 0) {
+        if (res.exit_code != 0)
+            rc = err_set(ERR_FAIL, "sandbox: `true` under %s exited %d: %.300s", bwrap,
+                         res.exit_code, res.err.data);
+        else if (detail)
+            snprintf(detail, n, "%s runs `true` in %lld ms; pids cgroup: %s", bwrap,
+                     (long long)res.duration_ms, res.pids_cgroup ? "yes" : "no");
+        sandbox_result_release(&res);
+    }
+    rmdir(dir);
+    return rc;
+}

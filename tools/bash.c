@@ -1,0 +1,143 @@
+/* bash: a shell command in the sandbox; tail truncation, full output spilled. */
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox.h"
+#include "tools/internal.h"
+#include "tools/truncate.h"
+#include "util/config.h"
+#include "util/err.h"
+#include "util/timeutil.h"
+
+static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
+{
+    static unsigned counter;
+    const char *command = targ_str(args, "command", "");
+    int64_t timeout_s = targ_int(args, "timeout_s", config_int(CFG_TOOLS_BASH_TIMEOUT_S));
+    int64_t max_timeout = config_int(CFG_SANDBOX_TIMEOUT_S);
+    size_t max_lines = tool_max_lines(), max_bytes = tool_max_bytes();
+    char spill_dir[PATH_MAX], spill[PATH_MAX + 64], sz[32], sz2[32];
+    struct sandbox_spec spec = {0};
+    struct sandbox_result sres;
+    struct trunc t;
+    const char *text;
+    size_t len, start, kept_lines, end_line, start_line;
+    int truncated;
+    int rc;
+
+    if (!*command)
+        return tool_fail(res, TOOL_VALIDATION, "bash: command: must not be empty");
+    if (timeout_s > max_timeout)
+        timeout_s = max_timeout; /* sandbox.timeout_s is the ceiling */
+    if ((rc = tool_spill_dir(ctx, spill_dir, sizeof(spill_dir))) != 0)
+        return rc;
+    snprintf(spill, sizeof(spill), "%s/bash-%lld-%ld-%u.log", spill_dir, (long long)time_now_ms(),
+             (long)getpid(), counter++);
+    spec.root = ctx->root;
+    spec.command = command;
+    spec.timeout_ms = (int)(timeout_s * 1000);
+    spec.merge_stderr = 1;
+    spec.spill_path = spill;
+    spec.spill_max = (size_t)config_int(CFG_TOOLS_SPILL_MB) << 20;
+    spec.tail_cap = max_bytes * 2 + 4096;
+    spec.st = ctx->st;
+    spec.goal_id = ctx->goal_id;
+    spec.item_id = ctx->item_id;
+    spec.run_id = ctx->run_id;
+    if ((rc = sandbox_run(&spec, &sres)) != 0) {
+        unlink(spill);
+        return rc;
+    }
+    text = sres.out.data;
+    len = sres.out.len;
+    truncate_tail(&t, text, len, max_lines, max_bytes);
+    start = t.start;
+    if (sres.out.truncated && start == 0 && !t.partial_line) {
+        /* the kept tail begins inside a line: drop that piece */
+        const char *nl = memchr(text, '\n', len);
+        if (nl && (size_t)(nl - text) + 1 < len)
+            start = (size_t)(nl - text) + 1;
+    }
+    truncated = sres.out.truncated || t.truncated;
+    kept_lines = text_lines(text + start, len - start);
+    end_line = (size_t)sres.out.total_lines;
+    start_line = end_line >= kept_lines ? end_line - kept_lines + 1 : 1;
+    if (t.partial_line)
+        start_line = end_line;
+    if (len - start == 0)
+        strbuf_adds(&res->output, "(no output)");
+    else
+        strbuf_add(&res->output, text + start,
+                   text[len - 1] == '\n' ? len - start - 1 : len - start);
+    res->total_lines = (int64_t)sres.out.total_lines;
+    res->total_bytes = (int64_t)sres.out.total_bytes;
+    res->exit_code = sres.exit_code;
+    if (truncated) {
+        const char *what = sres.spilled ? "Full output" : "Output (first tools.spill_mb)";
+        res->truncated = 1;
+        res->truncated_by = t.partial_line || (t.by && !strcmp(t.by, "bytes")) ? "bytes" : "lines";
+        res->spill_path = strdup(spill);
+        if (t.partial_line) {
+            /* the line's length is known when it began inside the kept tail,
+             * or when it is the only line */
+            const char *nl = len > 1 ? memrchr(text, '\n', len - 1) : NULL;
+            int exact = nl || sres.out.total_lines == 1;
+            size_t line_len = nl ? len - (size_t)(nl - text) - 1
+                                 : (sres.out.total_lines == 1 ? (size_t)sres.out.total_bytes : len);
+            if (line_len && text[len - 1] == '\n')
+                line_len--;
+            strbuf_addf(&res->output, "\n\n[Showing the last %s of line %zu (the line is %s%s). "
+                                      "%s: %s]",
+                        format_size(sz, sizeof(sz), len - start), end_line,
+                        exact ? "" : "at least ", format_size(sz2, sizeof(sz2), line_len), what,
+                        spill);
+        } else if (!strcmp(res->truncated_by, "lines")) {
+            strbuf_addf(&res->output, "\n\n[Showing lines %zu-%zu of %zu. %s: %s]", start_line,
+                        end_line, end_line, what, spill);
+        } else {
+            strbuf_addf(&res->output, "\n\n[Showing lines %zu-%zu of %zu (%s limit). %s: %s]",
+                        start_line, end_line, end_line, format_size(sz, sizeof(sz), max_bytes),
+                        what, spill);
+        }
+    } else {
+        unlink(spill);
+    }
+    cJSON_AddNumberToObject(tool_meta(res), "duration_ms", (double)sres.duration_ms);
+    cJSON_AddNumberToObject(tool_meta(res), "timeout_s", (double)timeout_s);
+    cJSON_AddBoolToObject(tool_meta(res), "timed_out", sres.timed_out);
+    cJSON_AddBoolToObject(tool_meta(res), "unconfined", sres.unconfined);
+    cJSON_AddBoolToObject(tool_meta(res), "pids_cgroup", sres.pids_cgroup);
+    if (sres.term_signal)
+        cJSON_AddNumberToObject(tool_meta(res), "signal", sres.term_signal);
+    if (sres.timed_out) {
+        res->ok = 0;
+        res->error_class = TOOL_TIMEOUT;
+        strbuf_addf(&res->output, "\n\nCommand timed out after %lld seconds (the whole process "
+                                  "group was killed)",
+                    (long long)timeout_s);
+    } else if (sres.exit_code != 0) {
+        res->ok = 0;
+        res->error_class = TOOL_EXIT;
+        strbuf_addf(&res->output, "\n\nCommand exited with code %d", sres.exit_code);
+    }
+    sandbox_result_release(&sres);
+    return 0;
+}
+
+const struct tool_def tool_def_bash = {
+    .name = "bash",
+    .description = "Run a bash command in the sandbox: the worktree is the working directory "
+                   "and the only writable folder besides a private /tmp; no network. stdout and "
+                   "stderr are combined; the last 2000 lines or 50KB are shown, and when more "
+                   "was written the full output is saved to a file named in the notice (read "
+                   "it with read).",
+    .parameters = "{\"type\":\"object\",\"properties\":{"
+                  "\"command\":{\"type\":\"string\",\"description\":\"The command (bash -c)\"},"
+                  "\"timeout_s\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":86400,"
+                  "\"description\":\"Seconds before the command is killed (default 120)\"}},"
+                  "\"required\":[\"command\"],\"additionalProperties\":false}",
+    .run = run,
+};

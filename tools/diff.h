@@ -1,0 +1,17 @@
+/*
+ * diff.h - a unified diff of two texts (for the edit tool's result).
+ */
+#ifndef GOALD_TOOLS_DIFF_H
+#define GOALD_TOOLS_DIFF_H
+
+#include <stddef.h>
+
+#include "util/strbuf.h"
+
+/* Append to out the unified diff (3 lines of context, "--- a/NAME",
+ * "+++ b/NAME") turning a into b.  Nothing is appended when they are
+ * equal.  *added and *removed (may be NULL) receive the line counts. */
+int diff_unified(strbuf *out, const char *name, const char *a, size_t alen, const char *b,
+                 size_t blen, size_t *added, size_t *removed);
+
+#endif

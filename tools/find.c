@@ -1,0 +1,156 @@
+/* find: files by glob, with fd (respects .gitignore). */
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox/path.h"
+#include "tools/internal.h"
+#include "tools/search.h"
+#include "tools/truncate.h"
+#include "util/err.h"
+
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Collect all of fd's output (the tail kept by the sandbox is not enough). */
+static int collect(void *arg, const char *data, size_t len)
+{
+    return strbuf_add(arg, data, len) != 0; /* past the cap: stop fd */
+}
+
+static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
+{
+    static const char *const names[] = {"fdfind", "fd", NULL};
+    const char *pattern = targ_str(args, "pattern", "");
+    const char *path = targ_str(args, "path", ".");
+    int64_t limit = targ_int(args, "limit", 1000);
+    char rel[PATH_MAX], maxr[32], sz[32];
+    strbuf glob = STRBUF_INIT, list = STRBUF_INIT, all = STRBUF_INIT;
+    struct sandbox_result sres = {0};
+    const char *argv[16];
+    char **lines = NULL;
+    size_t n = 0, cap = 0, an = 0;
+    struct trunc t;
+    int dfd = -1, have = 0, limited = 0;
+    int rc = 0;
+
+    if (!*pattern)
+        return tool_fail(res, TOOL_VALIDATION, "find: pattern: must not be empty");
+    if (tool_path(ctx, res, path, rel, sizeof(rel)) != 0)
+        return 0;
+    if ((rc = path_open(&dfd, ctx->root_fd, rel, O_RDONLY | O_DIRECTORY, 0)) != 0)
+        goto out;
+    snprintf(maxr, sizeof(maxr), "%lld", (long long)limit + 1);
+    argv[an++] = "--glob";
+    argv[an++] = "--color=never";
+    argv[an++] = "--hidden";
+    argv[an++] = "--exclude";
+    argv[an++] = ".git";
+    argv[an++] = "--max-results";
+    argv[an++] = maxr;
+    if (strchr(pattern, '/')) {
+        /* a pattern with a folder matches the whole path */
+        argv[an++] = "--full-path";
+        if (strncmp(pattern, "**/", 3) && pattern[0] != '/')
+            strbuf_adds(&glob, "**/");
+    }
+    strbuf_adds(&glob, pattern);
+    argv[an++] = "--";
+    argv[an++] = strbuf_cstr(&glob);
+    argv[an] = NULL;
+    strbuf_init(&all, 32 << 20);
+    if ((rc = tool_search_run(ctx, names, argv, dfd, -1, collect, &all, &sres)) != 0)
+        goto out;
+    have = 1;
+    if (sres.timed_out) {
+        tool_fail(res, TOOL_TIMEOUT, "find: fd ran past its timeout");
+        goto out;
+    }
+    if (sres.exit_code != 0 && !sres.stopped) {
+        tool_fail(res, TOOL_VALIDATION, "find: %s", sres.err.len ? sres.err.data : "fd failed");
+        goto out;
+    }
+    for (char *p = all.buf; p && *p;) {
+        char *nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        if (*p) {
+            if (n == cap) {
+                cap = cap ? cap * 2 : 256;
+                lines = realloc(lines, cap * sizeof(*lines));
+                if (!lines)
+                    abort();
+            }
+            lines[n++] = p;
+        }
+        if (!nl)
+            break;
+        p = nl + 1;
+    }
+    if ((int64_t)n > limit) {
+        limited = 1;
+        n = (size_t)limit;
+    }
+    if (n)
+        qsort(lines, n, sizeof(*lines), by_str);
+    for (size_t i = 0; i < n; i++)
+        strbuf_addf(&list, "%s%s%s\n", strcmp(rel, ".") ? rel : "", strcmp(rel, ".") ? "/" : "",
+                    lines[i]);
+    cJSON_AddStringToObject(tool_meta(res), "path", rel);
+    cJSON_AddNumberToObject(tool_meta(res), "results", (double)n);
+    if (n == 0) {
+        strbuf_adds(&res->output, "No files found matching pattern");
+        goto out;
+    }
+    truncate_head(&t, strbuf_cstr(&list), list.len, (size_t)-1, tool_max_bytes());
+    strbuf_add(&res->output, list.buf, t.len && list.buf[t.len - 1] == '\n' ? t.len - 1 : t.len);
+    res->total_lines = (int64_t)n;
+    res->total_bytes = (int64_t)list.len;
+    if (limited || t.truncated) {
+        res->truncated = 1;
+        res->truncated_by = t.truncated ? "bytes" : "limit";
+        strbuf_adds(&res->output, "\n\n[");
+        if (limited)
+            strbuf_addf(&res->output, "%lld results limit reached. Use limit=%lld for more, or "
+                                      "refine pattern",
+                        (long long)limit, (long long)limit * 2);
+        if (limited && t.truncated)
+            strbuf_adds(&res->output, ". ");
+        if (t.truncated)
+            strbuf_addf(&res->output, "%s limit reached: showing %zu results",
+                        format_size(sz, sizeof(sz), tool_max_bytes()), t.lines);
+        strbuf_adds(&res->output, "]");
+    }
+out:
+    if (have)
+        sandbox_result_release(&sres);
+    free(lines);
+    if (dfd >= 0)
+        close(dfd);
+    strbuf_release(&glob);
+    strbuf_release(&list);
+    strbuf_release(&all);
+    return rc;
+}
+
+const struct tool_def tool_def_find = {
+    .name = "find",
+    .description = "Find files of the worktree by glob pattern (e.g. '*.c', 'src/**/*.h'), "
+                   "hidden files included, .gitignore respected. Paths are relative to the "
+                   "worktree.",
+    .parameters = "{\"type\":\"object\",\"properties\":{"
+                  "\"pattern\":{\"type\":\"string\",\"description\":\"Glob to match: against "
+                  "the file name, or the whole path when it contains '/'\"},"
+                  "\"path\":{\"type\":\"string\",\"description\":\"Folder to search (default: "
+                  "the worktree root)\"},"
+                  "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Most results "
+                  "(default 1000)\"}},"
+                  "\"required\":[\"pattern\"],\"additionalProperties\":false}",
+    .run = run,
+};

@@ -1,0 +1,54 @@
+/*
+ * internal.h - helpers shared by the tool implementations (tools/ only).
+ */
+#ifndef GOALD_TOOLS_INTERNAL_H
+#define GOALD_TOOLS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tools/tool.h"
+
+struct cJSON;
+
+/* Argument getters (the arguments were checked against the schema). */
+const char *targ_str(const struct cJSON *args, const char *name, const char *dflt);
+int64_t targ_int(const struct cJSON *args, const char *name, int64_t dflt);
+int targ_bool(const struct cJSON *args, const char *name, int dflt);
+
+/* The error class of an err.h code. */
+enum tool_class tool_class_of(int err);
+
+/* Fail res with the error slot's message and the class of rc; returns 0. */
+int tool_fail_err(struct tool_result *res, int rc);
+
+/* Normalise a tool path argument (NULL or "" = the root) into rel;
+ * on failure res is filled and non-zero returned. */
+int tool_path(struct tool_ctx *ctx, struct tool_result *res, const char *path, char *rel,
+              size_t n);
+
+/* Read a whole file opened at fd (at most cap bytes, else ERR_TOOBIG). */
+int tool_read_fd(strbuf *out, int fd, size_t cap, const char *name);
+
+/* Write data to leaf in the folder dfd atomically: a temp file in the same
+ * folder, fsync, renameat.  mode for the new file.  On failure the old
+ * file is untouched and the temp removed. */
+int tool_write_atomic_at(int dfd, const char *leaf, const void *data, size_t len, mode_t mode);
+
+/* Add the meta object when missing and return it. */
+struct cJSON *tool_meta(struct tool_result *res);
+
+/* Output limits from the configuration. */
+size_t tool_max_lines(void);
+size_t tool_max_bytes(void);
+
+/* The folder for spill files (created 0700), into out. */
+int tool_spill_dir(struct tool_ctx *ctx, char *out, size_t n);
+
+/* Builtin definitions (one file each). */
+extern const struct tool_def tool_def_ls, tool_def_find, tool_def_grep, tool_def_read,
+    tool_def_write, tool_def_edit, tool_def_bash, tool_def_run_gates, tool_def_complete,
+    tool_def_ask_human;
+
+#endif

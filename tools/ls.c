@@ -1,0 +1,132 @@
+/* ls: the entries of a folder, sorted, folders marked with '/'. */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox/path.h"
+#include "tools/internal.h"
+#include "tools/truncate.h"
+#include "util/err.h"
+
+static int by_name(const void *a, const void *b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    int c = strcasecmp(x, y);
+    return c ? c : strcmp(x, y);
+}
+
+static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
+{
+    const char *path = targ_str(args, "path", ".");
+    int64_t limit = targ_int(args, "limit", 500);
+    char rel[PATH_MAX], sz[32];
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    strbuf list = STRBUF_INIT;
+    struct trunc t;
+    struct dirent *de;
+    DIR *d = NULL;
+    int fd = -1;
+    int rc = 0;
+    int limited = 0;
+
+    if (tool_path(ctx, res, path, rel, sizeof(rel)) != 0)
+        return 0;
+    if ((rc = path_open(&fd, ctx->root_fd, rel, O_RDONLY | O_DIRECTORY, 0)) != 0) {
+        if (rc == ERR_NOTFOUND && path_open(&fd, ctx->root_fd, rel, O_PATH, 0) == 0) {
+            rc = err_set(ERR_INVALID, "%s: not a folder (use read)", rel);
+            close(fd);
+            fd = -1;
+        }
+        goto out;
+    }
+    d = fdopendir(fd);
+    if (!d) {
+        rc = err_set(ERR_IO, "%s: cannot list: %m", rel);
+        goto out;
+    }
+    fd = -1; /* owned by d */
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        char *name;
+        int is_dir;
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        is_dir = de->d_type == DT_DIR;
+        if (de->d_type == DT_UNKNOWN && fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+            is_dir = S_ISDIR(st.st_mode);
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            names = realloc(names, cap * sizeof(*names));
+            if (!names)
+                abort();
+        }
+        if (asprintf(&name, "%s%s", de->d_name, is_dir ? "/" : "") < 0)
+            abort();
+        names[n++] = name;
+    }
+    if (n)
+        qsort(names, n, sizeof(*names), by_name);
+    res->total_lines = (int64_t)n;
+    for (size_t i = 0; i < n; i++) {
+        if ((int64_t)i >= limit) {
+            limited = 1;
+            break;
+        }
+        strbuf_addf(&list, "%s\n", names[i]);
+    }
+    cJSON_AddStringToObject(tool_meta(res), "path", rel);
+    cJSON_AddNumberToObject(tool_meta(res), "entries", (double)n);
+    if (n == 0) {
+        strbuf_adds(&res->output, "(empty directory)");
+        goto out;
+    }
+    truncate_head(&t, strbuf_cstr(&list), list.len, (size_t)-1, tool_max_bytes());
+    strbuf_add(&res->output, list.buf, t.len && list.buf[t.len - 1] == '\n' ? t.len - 1 : t.len);
+    res->total_bytes = (int64_t)list.len;
+    if (limited || t.truncated) {
+        res->truncated = 1;
+        res->truncated_by = t.truncated ? "bytes" : "limit";
+        strbuf_adds(&res->output, "\n\n[");
+        if (limited)
+            strbuf_addf(&res->output, "%lld entries limit reached (%zu in all). Use limit=%lld "
+                                      "for more",
+                        (long long)limit, n, (long long)limit * 2);
+        if (limited && t.truncated)
+            strbuf_adds(&res->output, ". ");
+        if (t.truncated)
+            strbuf_addf(&res->output, "%s limit reached: showing %zu entries",
+                        format_size(sz, sizeof(sz), tool_max_bytes()), t.lines);
+        strbuf_adds(&res->output, "]");
+    }
+out:
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    if (d)
+        closedir(d);
+    if (fd >= 0)
+        close(fd);
+    strbuf_release(&list);
+    return rc;
+}
+
+const struct tool_def tool_def_ls = {
+    .name = "ls",
+    .description = "List a folder of the worktree: entries sorted by name, dotfiles included, "
+                   "folders ending in '/'.",
+    .parameters = "{\"type\":\"object\",\"properties\":{"
+                  "\"path\":{\"type\":\"string\",\"description\":\"Folder to list, relative to "
+                  "the worktree (default: its root)\"},"
+                  "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Most entries "
+                  "to return (default 500)\"}},"
+                  "\"additionalProperties\":false}",
+    .run = run,
+};
