@@ -1002,7 +1002,13 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
             if ((err->cls == LLM_ERR_TIMEOUT || provider_transient(err)) &&
                 n_transient < config_int(CFG_LLM_RETRY_MAX)) {
                 wait = backoff_ms(n_transient);
-                n_transient++;
+                /* a 503 may say when to come back: not sooner than that */
+                if (err->retry_after_ms > wait)
+                    wait = err->retry_after_ms;
+                if (wait > config_int(CFG_LLM_RETRY_AFTER_MAX_MS))
+                    wait = -1;
+                else
+                    n_transient++;
             }
             break;
         case LLM_ERR_INVALID_RESPONSE:

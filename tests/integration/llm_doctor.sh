@@ -34,6 +34,7 @@ expect_eq "$(jqo '[.checks[] | select(.name=="git")][0].status')" ok
 case "$OUT" in *sk-test-doctor*) fail "doctor printed the key" ;; esac; ok
 expect_eq "$(fake_requests)" 2 "one round trip per model"
 expect_eq "$(jq -r '.headers["x-goald-stage"]' "$FAKE_LOG" | sort -u)" doctor
+expect_eq "$(jq -r '.headers | has("x-goald-run")' "$FAKE_LOG" | sort -u)" true "X-Goald-Run sent, empty, without a run"
 
 run D doctor --llm
 expect_rc 0
