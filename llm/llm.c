@@ -195,6 +195,15 @@ int llm_message_add_call(struct llm_message *m, const char *id, const char *name
     return 0;
 }
 
+int llm_message_tool_result(struct llm_message *m, const char *call_id, const char *content,
+                            int is_error)
+{
+    llm_message_init(m, LLM_TOOL, content);
+    m->tool_call_id = llm_strdup(call_id ? call_id : "");
+    m->is_error = is_error != 0;
+    return 0;
+}
+
 void llm_message_release(struct llm_message *m)
 {
     if (!m)

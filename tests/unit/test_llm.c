@@ -352,8 +352,7 @@ static void test_anthropic_build(void **state)
     llm_message_init(&msgs[2], LLM_ASSISTANT, NULL);
     llm_message_add_call(&msgs[2], "t1", "ls", "{}");
     llm_message_add_call(&msgs[2], "t2", "read", "{\"path\":\"x\"}");
-    llm_message_init(&msgs[3], LLM_TOOL, "a b");
-    msgs[3].tool_call_id = strdup("t1");
+    llm_message_tool_result(&msgs[3], "t1", "a b", 0);
     llm_message_init(&msgs[4], LLM_TOOL, "text of x");
     msgs[4].tool_call_id = strdup("t2");
     req.messages = msgs;
