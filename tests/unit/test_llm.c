@@ -523,6 +523,51 @@ static void test_config_chain(void **state)
     config_reset();
 }
 
+/* Every prefix of every fixture, and the fixtures with one byte flipped:
+ * the parsers answer (a response, or invalid_response) and never crash
+ * or leak (ASan). */
+static void test_parse_damaged(void **state)
+{
+    static const char *const files[] = {"openai_tool_calls.json", "openai_text.json",
+                                        "anthropic_tool_use.json", "openai_error_rate.json",
+                                        "anthropic_error_overloaded.json"};
+    (void)state;
+    for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+        char *body = fixture(files[f]);
+        size_t n = strlen(body);
+        for (size_t cut = 0; cut <= n; cut++) {
+            char *p = strndup(body, cut);
+            for (int kind = 0; kind < 2; kind++) {
+                struct llm_response r = {0};
+                struct llm_error e = {0};
+                int rc =
+                    kind ? llm_anthropic_parse(NULL, p, &r, &e) : llm_openai_parse(NULL, p, &r, &e);
+                if (rc != 0)
+                    assert_int_not_equal(e.cls, LLM_ERR_NONE);
+                llm_response_release(&r);
+                llm_error_release(&e);
+            }
+            free(p);
+        }
+        for (size_t i = 0; i < n; i += 3) {
+            char saved = body[i];
+            body[i] = (char)(saved ^ 0x5a);
+            for (int kind = 0; kind < 2; kind++) {
+                struct llm_response r = {0};
+                struct llm_error e = {0};
+                int rc = kind ? llm_anthropic_parse(NULL, body, &r, &e)
+                              : llm_openai_parse(NULL, body, &r, &e);
+                if (rc != 0)
+                    assert_int_not_equal(e.cls, LLM_ERR_NONE);
+                llm_response_release(&r);
+                llm_error_release(&e);
+            }
+            body[i] = saved;
+        }
+        free(body);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -542,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_messages_json),
         cmocka_unit_test(test_script_memory),
         cmocka_unit_test(test_config_chain),
+        cmocka_unit_test(test_parse_damaged),
     };
     testutil_setup("test_llm");
     return cmocka_run_group_tests(tests, NULL, NULL);
