@@ -220,4 +220,5 @@ const struct cli_command cmd_llm_chat = {
     .min_pos = 0,
     .max_pos = 0,
     .run = run,
+    .hidden = 1,
 };
