@@ -815,6 +815,24 @@ out:
     return store_tx_commit(st);
 }
 
+/* The run remembers the model that answered it last (runs.model and
+ * runs.provider, shown by reports). */
+static int run_set_model(store *st, const char *run_id, const struct llm_model *m)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, "UPDATE runs SET model = ?, provider = ? WHERE id = ?")) != 0)
+        return rc;
+    store_bind_text(s, 1, m->model);
+    store_bind_text(s, 2, m->provider);
+    store_bind_text(s, 3, run_id);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, "recording the run's model");
+    store_done(s);
+    return rc;
+}
+
 /* 1 (and err set) when the goal has spent its token or cost budget. */
 static int budget_exhausted(llm_client *c, const struct call_ids *ids, struct llm_error *err)
 {
@@ -981,6 +999,8 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
                 if (rc == 0)
                     rc = llm_account(c->st, ids.run_id, ids.goal_id[0] ? ids.goal_id : NULL,
                                      &resp->usage, resp->cost_usd);
+                if (rc == 0 && ids.run_id)
+                    rc = run_set_model(c->st, ids.run_id, m);
                 if (rc == 0)
                     rc = store_tx_commit(c->st);
                 else
