@@ -481,15 +481,25 @@ static int kind_parse(const char *p, enum llm_kind *k)
     return 0;
 }
 
+/* The key variable of a chain entry that names none: the provider's usual
+ * one.  (GOALD_LLM_API_KEY belongs to the environment shortcut.) */
 static const char *default_key_env(enum llm_kind k)
 {
-    const char *g = getenv("GOALD_LLM_API_KEY");
-
     if (k == LLM_KIND_SCRIPT)
         return "";
-    if (g && *g)
-        return "GOALD_LLM_API_KEY";
     return k == LLM_KIND_ANTHROPIC ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+}
+
+/* The shortcut's key variable: GOALD_LLM_API_KEY when set, else (NULL)
+ * the provider's usual one. */
+static const char *shortcut_key_env(const char *provider)
+{
+    const char *g = getenv("GOALD_LLM_API_KEY");
+    enum llm_kind k;
+
+    if (kind_parse(provider, &k) != 0 || k == LLM_KIND_SCRIPT)
+        return NULL;
+    return g && *g ? "GOALD_LLM_API_KEY" : NULL;
 }
 
 static const char *default_base_url(enum llm_kind k)
@@ -628,10 +638,11 @@ static int models_from_shortcut(llm_client *c)
     if (!model && strcmp(provider, "script") != 0)
         return err_set(ERR_INVALID, "no model configured: set llm.models in the config file, "
                                     "or GOALD_LLM_MODEL (see docs/llm.md)");
-    rc = model_add(c, "llm", provider, model, config_str(CFG_LLM_BASE_URL), NULL, script, NULL);
+    rc = model_add(c, "llm", provider, model, config_str(CFG_LLM_BASE_URL),
+                   shortcut_key_env(provider), script, NULL);
     if (rc == 0 && fb && *fb)
-        rc = model_add(c, "llm.fallback_model", provider, fb, config_str(CFG_LLM_BASE_URL), NULL,
-                       script, NULL);
+        rc = model_add(c, "llm.fallback_model", provider, fb, config_str(CFG_LLM_BASE_URL),
+                       shortcut_key_env(provider), script, NULL);
     return rc;
 }
 

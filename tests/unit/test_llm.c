@@ -510,6 +510,12 @@ static void test_config_chain(void **state)
     assert_string_equal(s, "echo ***REDACTED***");
     free(s);
     llm_client_free(c);
+    /* GOALD_LLM_API_KEY is the shortcut's: a chain entry keeps its provider's */
+    setenv("GOALD_LLM_API_KEY", "k-123456789", 1);
+    assert_int_equal(llm_client_open(&c, NULL), 0);
+    llm_client_model(c, 0, &mi);
+    assert_string_equal(mi.api_key_env, "OPENAI_API_KEY");
+    llm_client_free(c);
     /* the environment shortcut wins over the file's chain */
     setenv("GOALD_LLM_MODEL", "env-model", 1);
     assert_int_equal(config_load(path), 0);
@@ -517,8 +523,10 @@ static void test_config_chain(void **state)
     assert_int_equal(llm_client_nmodels(c), 1);
     llm_client_model(c, 0, &mi);
     assert_string_equal(mi.model, "env-model");
+    assert_string_equal(mi.api_key_env, "GOALD_LLM_API_KEY");
     llm_client_free(c);
     unsetenv("GOALD_LLM_MODEL");
+    unsetenv("GOALD_LLM_API_KEY");
     unsetenv("MY_KEY");
     config_reset();
 }
