@@ -67,6 +67,7 @@ static int run(struct cli_ctx *c)
     struct llm_error err;
     struct llm_message *msgs = NULL;
     struct llm_tool_def *tools = NULL;
+    char **params_text = NULL; /* printed tool schemas, one per tool */
     size_t nmsgs = 0, ntools = 0;
     strbuf in = STRBUF_INIT;
     cJSON *root = NULL, *schema_j, *tools_j;
@@ -111,7 +112,8 @@ static int run(struct cli_ctx *c)
     if (cJSON_IsArray(tools_j)) {
         const cJSON *t;
         tools = calloc((size_t)cJSON_GetArraySize(tools_j) + 1, sizeof(*tools));
-        if (!tools)
+        params_text = calloc((size_t)cJSON_GetArraySize(tools_j) + 1, sizeof(*params_text));
+        if (!tools || !params_text)
             abort();
         cJSON_ArrayForEach(t, tools_j)
         {
@@ -125,14 +127,9 @@ static int run(struct cli_ctx *c)
             }
             tools[ntools].name = name->valuestring;
             tools[ntools].description = cJSON_IsString(desc) ? desc->valuestring : NULL;
-            if (params) {
-                /* keep the printed text alive in the parsed tree */
-                char *p = cJSON_PrintUnformatted(params);
-                cJSON_AddItemToObject((cJSON *)t, "__printed", cJSON_CreateString(p));
-                cJSON_free(p);
-                tools[ntools].parameters_json =
-                    cJSON_GetObjectItemCaseSensitive(t, "__printed")->valuestring;
-            }
+            if (params) /* the printed schema lives in params_text */
+                tools[ntools].parameters_json = params_text[ntools] =
+                    cJSON_PrintUnformatted(params);
             ntools++;
         }
     }
@@ -193,6 +190,9 @@ out:
     llm_error_release(&err);
     llm_client_free(cl);
     llm_messages_free(msgs, nmsgs);
+    for (size_t i = 0; params_text && i < ntools; i++)
+        cJSON_free(params_text[i]);
+    free(params_text);
     free(tools);
     cJSON_free(schema);
     cJSON_Delete(root);
@@ -220,4 +220,5 @@ const struct cli_command cmd_llm_chat = {
     .min_pos = 0,
     .max_pos = 0,
     .run = run,
+    .hidden = 1,
 };

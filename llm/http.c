@@ -137,10 +137,17 @@ int llm_http_post(llm_client *c, const char *url, const struct llm_request *req,
     h = add_header(h, "Content-Type: application/json");
     h = add_header(h, "Accept: application/json");
     h = add_header(h, "Expect:");
-    snprintf(line, sizeof(line), "X-Goald-Stage: %s", req->stage ? req->stage : "");
+    if (req->stage && *req->stage)
+        snprintf(line, sizeof(line), "X-Goald-Stage: %s", req->stage);
+    else
+        snprintf(line, sizeof(line), "X-Goald-Stage;");
     header_clean(line);
     h = add_header(h, line);
-    snprintf(line, sizeof(line), "X-Goald-Run: %s", req->run_id ? req->run_id : "");
+    /* "Name;" is libcurl's way to send a header with an empty value */
+    if (req->run_id && *req->run_id)
+        snprintf(line, sizeof(line), "X-Goald-Run: %s", req->run_id);
+    else
+        snprintf(line, sizeof(line), "X-Goald-Run;");
     header_clean(line);
     h = add_header(h, line);
     for (const struct curl_slist *e = extra; e; e = e->next)

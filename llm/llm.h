@@ -167,11 +167,15 @@ int llm_json_extract(char **out, const char *text);
 
 /* Message helpers.  llm_message_init() fills m with copies (content may be
  * NULL); llm_message_add_call() appends a copied tool call;
+ * llm_message_tool_result() fills m as a tool message;
  * llm_message_release() frees the contents, llm_messages_free() an array
  * of n and the array itself (accepts NULL). */
 int llm_message_init(struct llm_message *m, enum llm_role role, const char *content);
 int llm_message_add_call(struct llm_message *m, const char *id, const char *name,
                          const char *arguments);
+/* A tool result answering call_id (copies; content may be NULL). */
+int llm_message_tool_result(struct llm_message *m, const char *call_id, const char *content,
+                            int is_error);
 void llm_message_release(struct llm_message *m);
 void llm_messages_free(struct llm_message *msgs, size_t n);
 void llm_response_release(struct llm_response *r);

@@ -93,6 +93,9 @@ int llm_anthropic_build(strbuf *out, const struct llm_model *m, const struct llm
 int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *resp,
                         struct llm_error *err);
 
+/* The default prices of a model (docs/llm.md), 0 when unknown. */
+void llm_price_default(const char *model, double *in, double *cached, double *out);
+
 /* A malloc'd copy (aborts on OOM); NULL stays NULL. */
 char *llm_strdup(const char *s);
 

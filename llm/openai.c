@@ -398,8 +398,9 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
         if (!extra)
             abort();
     }
-    /* at most two tries: a parameter the endpoint refuses is dropped once */
-    for (int attempt = 0; attempt < 2; attempt++) {
+    /* a parameter the endpoint refuses (response_format, max_tokens) is
+     * dropped or renamed once each: at most three tries */
+    for (int attempt = 0; attempt < 3; attempt++) {
         const char *refused;
         strbuf_reset(&body);
         rc = llm_openai_build(&body, m, req, max_tokens,
@@ -411,7 +412,7 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
             goto out;
         if (res.status >= 200 && res.status < 300)
             break;
-        refused = attempt == 0 ? refused_param(res.status, strbuf_cstr(&res.body)) : NULL;
+        refused = attempt < 2 ? refused_param(res.status, strbuf_cstr(&res.body)) : NULL;
         if (refused && !strcmp(refused, "response_format") && req->response_schema &&
             !m->no_response_format) {
             log_info("llm: %s refuses response_format: asking for JSON in the prompt", m->model);

@@ -34,6 +34,7 @@ expect_eq "$(jqo '[.checks[] | select(.name=="git")][0].status')" ok
 case "$OUT" in *sk-test-doctor*) fail "doctor printed the key" ;; esac; ok
 expect_eq "$(fake_requests)" 2 "one round trip per model"
 expect_eq "$(jq -r '.headers["x-goald-stage"]' "$FAKE_LOG" | sort -u)" doctor
+expect_eq "$(jq -r '.headers | has("x-goald-run")' "$FAKE_LOG" | sort -u)" true "X-Goald-Run sent, empty, without a run"
 
 run D doctor --llm
 expect_rc 0
@@ -56,4 +57,12 @@ expect_eq "$(jqo '[.checks[] | select(.name=="llm[0]")][1].class')" provider_api
 # a hosted endpoint without its key: fail, and says NOT SET
 env -u GOALD_LLM_API_KEY -u GOALD_LLM_BASE_URL PATH="$T/bin" "$G" doctor >"$T/o" 2>&1 && fail "missing key passed"
 grep -q "key OPENAI_API_KEY NOT SET" "$T/o" || fail "$(cat "$T/o")"; ok
+# the command table: doctor listed, llm chat hidden but with its own --help
+run "$G" --help
+expect_out "doctor"
+case "$OUT" in *"llm chat"*) fail "llm chat listed in goald --help" ;; esac; ok
+run "$G" llm chat --help
+expect_rc 0; expect_out "--stage S"
+run "$G" llm chat </dev/null
+expect_rc 2 "llm chat without --stage"; expect_err "--stage is required"
 done_tests

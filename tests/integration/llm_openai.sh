@@ -127,6 +127,18 @@ expect_eq "$(jq -r '.body.model' "$FAKE_LOG" | tr '\n' ' ')" "m1 m1 m1 m2 "
 expect_eq "$(sql "SELECT json_extract(payload,'\$.from') || '>' || json_extract(payload,'\$.to') || ' ' || json_extract(payload,'\$.class') FROM events WHERE type='llm.failover'")" "m1>m2 provider_api"
 expect_eq "$(ev_count llm.error)" 3
 
+# --- a 503 with Retry-After: the wait is honoured for provider_api too ------
+scenario unavailable <<'S'
+{"status":503,"headers":{"Retry-After":"1"},"raw":"<html>Service Unavailable</html>","content_type":"text/html"}
+{"content":"back","usage":{"input":1,"output":1}}
+S
+t0=$(date +%s%N)
+chat --stage execute
+t1=$(date +%s%N)
+expect_rc 0 "503 then ok"
+[ $(( (t1 - t0) / 1000000 )) -ge 950 ] || fail "503 Retry-After not honoured"; ok
+expect_eq "$(sql "SELECT json_extract(payload,'\$.class') || ' ' || json_extract(payload,'\$.status') FROM events WHERE type='llm.error'")" "provider_api 503"
+
 # --- a hang past the client timeout: class timeout, retried ---------------
 scenario hang <<'S'
 {"hang_ms":4000,"content":"too late"}

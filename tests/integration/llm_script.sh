@@ -89,6 +89,7 @@ expect_eq "$(jqo .model)" large
 expect_eq "$(jqo .cost_usd)" 14 "1M in at \$10 + 0.1M out at \$40"
 expect_eq "$(sql "SELECT tokens_in || ' ' || tokens_cached || ' ' || tokens_out || ' ' || cost_usd FROM runs WHERE id='run-a'")" "1000000 0 100000 14.0"
 expect_eq "$(sql "SELECT spent_tokens || ' ' || spent_cost_usd FROM goals WHERE id='$GOAL'")" "1100000 14.0"
+expect_eq "$(sql "SELECT provider || ' ' || model FROM runs WHERE id='run-a'")" "script large"
 expect_eq "$(sql "SELECT json_extract(payload,'\$.from') || '>' || json_extract(payload,'\$.to') FROM events WHERE type='llm.failover'")" "small>large"
 # the model index persisted by the caller is where the next call starts
 run "$G" --config "$T/chain.json" llm chat --json --stage execute --run run-a --model-index 0 <"$T/req.json"

@@ -352,8 +352,7 @@ static void test_anthropic_build(void **state)
     llm_message_init(&msgs[2], LLM_ASSISTANT, NULL);
     llm_message_add_call(&msgs[2], "t1", "ls", "{}");
     llm_message_add_call(&msgs[2], "t2", "read", "{\"path\":\"x\"}");
-    llm_message_init(&msgs[3], LLM_TOOL, "a b");
-    msgs[3].tool_call_id = strdup("t1");
+    llm_message_tool_result(&msgs[3], "t1", "a b", 0);
     llm_message_init(&msgs[4], LLM_TOOL, "text of x");
     msgs[4].tool_call_id = strdup("t2");
     req.messages = msgs;
@@ -511,6 +510,12 @@ static void test_config_chain(void **state)
     assert_string_equal(s, "echo ***REDACTED***");
     free(s);
     llm_client_free(c);
+    /* GOALD_LLM_API_KEY is the shortcut's: a chain entry keeps its provider's */
+    setenv("GOALD_LLM_API_KEY", "k-123456789", 1);
+    assert_int_equal(llm_client_open(&c, NULL), 0);
+    llm_client_model(c, 0, &mi);
+    assert_string_equal(mi.api_key_env, "OPENAI_API_KEY");
+    llm_client_free(c);
     /* the environment shortcut wins over the file's chain */
     setenv("GOALD_LLM_MODEL", "env-model", 1);
     assert_int_equal(config_load(path), 0);
@@ -518,10 +523,57 @@ static void test_config_chain(void **state)
     assert_int_equal(llm_client_nmodels(c), 1);
     llm_client_model(c, 0, &mi);
     assert_string_equal(mi.model, "env-model");
+    assert_string_equal(mi.api_key_env, "GOALD_LLM_API_KEY");
     llm_client_free(c);
     unsetenv("GOALD_LLM_MODEL");
+    unsetenv("GOALD_LLM_API_KEY");
     unsetenv("MY_KEY");
     config_reset();
+}
+
+/* Every prefix of every fixture, and the fixtures with one byte flipped:
+ * the parsers answer (a response, or invalid_response) and never crash
+ * or leak (ASan). */
+static void test_parse_damaged(void **state)
+{
+    static const char *const files[] = {"openai_tool_calls.json", "openai_text.json",
+                                        "anthropic_tool_use.json", "openai_error_rate.json",
+                                        "anthropic_error_overloaded.json"};
+    (void)state;
+    for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+        char *body = fixture(files[f]);
+        size_t n = strlen(body);
+        for (size_t cut = 0; cut <= n; cut++) {
+            char *p = strndup(body, cut);
+            for (int kind = 0; kind < 2; kind++) {
+                struct llm_response r = {0};
+                struct llm_error e = {0};
+                int rc =
+                    kind ? llm_anthropic_parse(NULL, p, &r, &e) : llm_openai_parse(NULL, p, &r, &e);
+                if (rc != 0)
+                    assert_int_not_equal(e.cls, LLM_ERR_NONE);
+                llm_response_release(&r);
+                llm_error_release(&e);
+            }
+            free(p);
+        }
+        for (size_t i = 0; i < n; i += 3) {
+            char saved = body[i];
+            body[i] = (char)(saved ^ 0x5a);
+            for (int kind = 0; kind < 2; kind++) {
+                struct llm_response r = {0};
+                struct llm_error e = {0};
+                int rc = kind ? llm_anthropic_parse(NULL, body, &r, &e)
+                              : llm_openai_parse(NULL, body, &r, &e);
+                if (rc != 0)
+                    assert_int_not_equal(e.cls, LLM_ERR_NONE);
+                llm_response_release(&r);
+                llm_error_release(&e);
+            }
+            body[i] = saved;
+        }
+        free(body);
+    }
 }
 
 int main(void)
@@ -543,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_messages_json),
         cmocka_unit_test(test_script_memory),
         cmocka_unit_test(test_config_chain),
+        cmocka_unit_test(test_parse_damaged),
     };
     testutil_setup("test_llm");
     return cmocka_run_group_tests(tests, NULL, NULL);
