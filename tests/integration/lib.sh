@@ -14,7 +14,10 @@ export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
 mkdir -p "$HOME"
 unset GOALD_CONFIG GOALD_LLM_PROVIDER GOALD_LLM_BASE_URL GOALD_LLM_MODEL GOALD_LLM_API_KEY \
       OPENAI_API_KEY ANTHROPIC_API_KEY GOALD_LLM_FALLBACK_MODEL
-cleanup() { [ "${GOALD_KEEP_TMP:-0}" = 1 ] || rm -rf "$T"; }
+cleanup() {
+    [ -z "${FORGE_PID:-}" ] || { kill "$FORGE_PID" 2>/dev/null; wait "$FORGE_PID" 2>/dev/null; }
+    [ "${GOALD_KEEP_TMP:-0}" = 1 ] || rm -rf "$T"
+}
 trap cleanup EXIT
 TESTS_RUN=0
 
@@ -52,6 +55,22 @@ make_repo() {
     git -C "$1" add README
     git -C "$1" commit -q -m init
 }
+
+# forge_start [--require-token T]: start tests/fakes/fake_forge on loopback
+# (docs/publishing.md); sets FORGE_URL (http://127.0.0.1:PORT), FORGE_LOG
+# (one JSON line per request) and FORGE_PID; stopped on exit.
+forge_start() {
+    : "${GOALD_BUILD_DIR:?GOALD_BUILD_DIR must point at the build folder}"
+    FORGE_LOG="$T/forge.jsonl"
+    rm -f "$T/forge.port"
+    "$GOALD_BUILD_DIR/tests/fake_forge" --port-file "$T/forge.port" --log "$FORGE_LOG" "$@" &
+    FORGE_PID=$!
+    for _ in $(seq 1 500); do [ -s "$T/forge.port" ] && break; sleep 0.01; done
+    [ -s "$T/forge.port" ] || fail "fake_forge did not start"
+    FORGE_URL="http://127.0.0.1:$(cat "$T/forge.port")"
+}
+# forge_count METHOD PATH: how many such requests the fake forge received.
+forge_count() { jq -s --arg m "$1" --arg p "$2" '[.[] | select(.method == $m and .path == $p)] | length' "$FORGE_LOG"; }
 
 done_tests() { echo "ok: $TESTS_RUN checks"; }
 set -e
