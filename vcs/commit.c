@@ -81,7 +81,13 @@ static int build_message(strbuf *sb, const struct vcs_commit_msg *m)
 {
     int rc = 0;
 
-    rc = add_one_line(sb, m->title);
+    {
+        const char *t = m->title + strspn(m->title, " \t\r\n");
+        if (strncmp(t, "---", 3) == 0 && (t[3] == '\0' || strchr(" \t\r\n", t[3])))
+            rc = strbuf_addc(sb, ' '); /* see add_body() */
+    }
+    if (!rc)
+        rc = add_one_line(sb, m->title);
     if (!rc && !blank(m->body)) {
         size_t e = strlen(m->body);
         const char *b = m->body;

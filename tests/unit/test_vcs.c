@@ -234,11 +234,13 @@ static void test_commit_exact_changes(void **state)
     write_text(p, "3\n");
     m.work_item_id = "wi-0004";
     m.body = "Evidence:\n\n---\n--- a/x.c\n+++ b/x.c\n---";
+    m.title = "--- odd title";
     assert_int_equal(vcs_commit_item(&r2, f.wt, "main", &m), 0);
     assert_int_equal(r2.created, 1);
     assert_string_equal(
         cap("git -C '%s' log -1 --format=%%B | git interpret-trailers --parse", f.wtp),
         "Goal-Id: g-0123abcd-aaaa\nWork-Item-Id: wi-0004\nGates: none");
+    assert_string_equal(cap("git -C '%s' log -1 --format=%%s", f.wtp), " --- odd title");
     assert_true(strstr(cap("git -C '%s' log -1 --format=%%b", f.wtp),
                        "Evidence:\n\n ---\n --- a/x.c\n+++ b/x.c\n ---") != NULL);
     assert_int_equal(vcs_commit_find_by_trailer(found, f.wt, "main", VCS_TRAILER_ITEM, "wi-0004"),
