@@ -52,12 +52,42 @@ static int blank(const char *s)
     return 1;
 }
 
+/* Append the body.  git (and libgit2) read a line starting with "---"
+ * and a space as the start of a patch and look for trailers only above
+ * it, so such lines (markdown rules, diff headers) get one leading space:
+ * the trailers below must stay visible to `git interpret-trailers` and to
+ * vcs_commit_find_by_trailer(). */
+static int add_body(strbuf *sb, const char *b, size_t n)
+{
+    size_t i = 0;
+    int rc = 0;
+
+    while (i < n && !rc) {
+        const char *nl = memchr(b + i, '\n', n - i);
+        size_t len = nl ? (size_t)(nl - (b + i)) + 1 : n - i;
+        if (len >= 3 && strncmp(b + i, "---", 3) == 0 &&
+            (len == 3 || b[i + 3] == ' ' || b[i + 3] == '\t' || b[i + 3] == '\n' ||
+             b[i + 3] == '\r'))
+            rc = strbuf_addc(sb, ' ');
+        if (!rc)
+            rc = strbuf_add(sb, b + i, len);
+        i += len;
+    }
+    return rc;
+}
+
 /* The commit message of DESIGN.md §6 / docs/publishing.md. */
 static int build_message(strbuf *sb, const struct vcs_commit_msg *m)
 {
     int rc = 0;
 
-    rc = add_one_line(sb, m->title);
+    {
+        const char *t = m->title + strspn(m->title, " \t\r\n");
+        if (strncmp(t, "---", 3) == 0 && (t[3] == '\0' || strchr(" \t\r\n", t[3])))
+            rc = strbuf_addc(sb, ' '); /* see add_body() */
+    }
+    if (!rc)
+        rc = add_one_line(sb, m->title);
     if (!rc && !blank(m->body)) {
         size_t e = strlen(m->body);
         const char *b = m->body;
@@ -68,7 +98,7 @@ static int build_message(strbuf *sb, const struct vcs_commit_msg *m)
             e--;
         rc = strbuf_adds(sb, "\n\n");
         if (!rc)
-            rc = strbuf_add(sb, b, e - (size_t)(b - m->body));
+            rc = add_body(sb, b, e - (size_t)(b - m->body));
     }
     if (!rc)
         rc = strbuf_adds(sb, "\n\n" VCS_TRAILER_GOAL ": ");

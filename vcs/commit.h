@@ -12,7 +12,9 @@
  *     Gates: <gate summary>
  *
  * The title and the trailer values are single lines (line breaks become
- * spaces).  Author and committer come from vcs.author_name and
+ * spaces).  Title and body lines starting with "---" and a space get one
+ * leading space, or git would take them for the start of a patch and miss
+ * the trailers.  Author and committer come from vcs.author_name and
  * vcs.author_email (default "goald <goald@localhost>").
  *
  * Idempotency: vcs_commit_item() first looks on the branch for a commit

@@ -1,27 +1,36 @@
 #include "vcs/repo.h"
 
 #include <git2.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/err.h"
 
-static int inited;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int init_rc;
 
 static void vcs_shutdown(void)
 {
     git_libgit2_shutdown();
 }
 
+static void init_libgit2(void)
+{
+    if (git_libgit2_init() < 0) {
+        init_rc = -1;
+        return;
+    }
+    atexit(vcs_shutdown);
+}
+
+/* Once per process, from any thread (the daemon's lanes share it). */
 int vcs_init(void)
 {
-    if (inited)
-        return 0;
-    if (git_libgit2_init() < 0)
+    pthread_once(&init_once, init_libgit2);
+    if (init_rc)
         return err_set(ERR_FAIL, "libgit2: cannot initialise");
-    inited = 1;
-    atexit(vcs_shutdown);
     return 0;
 }
 

@@ -20,6 +20,7 @@ FAKE_PIDS=""
 export LSAN_OPTIONS="exitcode=23${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 cleanup() {
     for p in $FAKE_PIDS; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+    [ -z "${FORGE_PID:-}" ] || { kill "$FORGE_PID" 2>/dev/null; wait "$FORGE_PID" 2>/dev/null; }
     [ "${GOALD_KEEP_TMP:-0}" = 1 ] || rm -rf "$T"
 }
 trap cleanup EXIT
@@ -82,6 +83,22 @@ start_fake_llm() {
 
 # fake_requests: how many requests the fake logged.
 fake_requests() { grep -c . "$FAKE_LOG" || true; }
+
+# forge_start [--require-token T]: start tests/fakes/fake_forge on loopback
+# (docs/publishing.md); sets FORGE_URL (http://127.0.0.1:PORT), FORGE_LOG
+# (one JSON line per request) and FORGE_PID; stopped on exit.
+forge_start() {
+    : "${GOALD_BUILD_DIR:?GOALD_BUILD_DIR must point at the build folder}"
+    FORGE_LOG="$T/forge.jsonl"
+    rm -f "$T/forge.port"
+    "$GOALD_BUILD_DIR/tests/fake_forge" --port-file "$T/forge.port" --log "$FORGE_LOG" "$@" &
+    FORGE_PID=$!
+    for _ in $(seq 1 500); do [ -s "$T/forge.port" ] && break; sleep 0.01; done
+    [ -s "$T/forge.port" ] || fail "fake_forge did not start"
+    FORGE_URL="http://127.0.0.1:$(cat "$T/forge.port")"
+}
+# forge_count METHOD PATH: how many such requests the fake forge received.
+forge_count() { jq -s --arg m "$1" --arg p "$2" '[.[] | select(.method == $m and .path == $p)] | length' "$FORGE_LOG"; }
 
 done_tests() { echo "ok: $TESTS_RUN checks"; }
 set -e

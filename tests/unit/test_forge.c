@@ -23,8 +23,11 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/timeutil.h"
+#include "vcs/commit.h"
 #include "vcs/forge.h"
 #include "vcs/push.h"
+#include "vcs/repo.h"
+#include "vcs/worktree.h"
 
 #define SECRET "s3cr3t-forge-token-value"
 
@@ -416,6 +419,94 @@ static void test_push_token_auth(void **state)
     config_reset();
 }
 
+/* The whole publishing path as the lifecycle will drive it, with a
+ * "crash" (everything run twice) after each step: one commit, one push,
+ * one pull request. */
+static void test_publish_flow_twice(void **state)
+{
+    char repo[600], bare[600], wtp[600], url[700], br[128], head[VCS_OID_HEX];
+    struct vcs_commit_msg m = {.title = "Fix the failing test",
+                               .body = "Evidence: make test passes",
+                               .goal_id = "0123abcd-0000-4000-8000-000000000001",
+                               .work_item_id = "wi-1",
+                               .gates = "tests=pass"};
+    struct vcs_commit_result r1 = {0}, r2 = {0};
+    struct vcs_forge f;
+    struct vcs_pr p1 = {0}, p2 = {0};
+    vcs_worktree *wt = NULL;
+    cJSON *log;
+    int sent = 0;
+
+    (void)state;
+    testutil_tmp_path(repo, sizeof(repo), "flow/repo");
+    testutil_tmp_path(bare, sizeof(bare), "flow/srv/acme/widgets.git");
+    testutil_tmp_path(wtp, sizeof(wtp), "flow/worktrees/0123abcd");
+    assert_int_equal(make_repo(repo), 0);
+    assert_int_equal(sh("git init -q --bare '%s' && git -C '%s' remote add origin 'file://%s'",
+                        bare, repo, bare),
+                     0);
+    assert_int_equal(vcs_branch_name_for_goal(br, sizeof(br), m.title, m.goal_id), 0);
+    assert_string_equal(br, "goald/fix-the-failing-test-0123abcd");
+    forge_start("flow", NULL);
+    set_base("");
+
+    for (int run = 0; run < 2; run++) {
+        struct vcs_commit_result *r = run ? &r2 : &r1;
+        struct vcs_pr *pr = run ? &p2 : &p1;
+        char p[700];
+
+        assert_int_equal(vcs_worktree_create(&wt, repo, "main", br, wtp), 0);
+        if (run == 0) {
+            snprintf(p, sizeof(p), "%s/fix.txt", wtp);
+            write_text(p, "fixed\n");
+        }
+        assert_int_equal(vcs_commit_item(r, wt, "main", &m), 0);
+        assert_int_equal(r->created, run == 0);
+        assert_int_equal(vcs_worktree_head(head, wt), 0);
+        assert_int_equal(vcs_push(repo, "origin", br), 0);
+        assert_int_equal(vcs_remote_url(url, sizeof(url), repo, "origin"), 0);
+        assert_int_equal(vcs_forge_from_config(&f, url), 0);
+        assert_string_equal(f.owner, "acme");
+        assert_string_equal(f.repo, "widgets");
+        if (vcs_forge_pr_ensure(pr, &f, m.title, br, "main", "evidence table") != 0)
+            fail_msg("pr: %s", err_last());
+        assert_int_equal(pr->created, run == 0);
+        vcs_forge_release(&f);
+        vcs_worktree_free(wt);
+        wt = NULL;
+    }
+    assert_string_equal(r1.sha, r2.sha);
+    assert_string_equal(head, r1.sha);
+    assert_int_equal(p1.number, p2.number);
+    assert_string_equal(p1.url, p2.url);
+    assert_string_equal(cap("git -C '%s' rev-list --count main..%s", repo, br), "1");
+    assert_string_equal(cap("git -C '%s' rev-parse refs/heads/%s", bare, br), r1.sha);
+    assert_string_equal(cap("git -C '%s' log -1 --format=%%B refs/heads/%s | "
+                            "git interpret-trailers --parse",
+                            bare, br),
+                        "Goal-Id: 0123abcd-0000-4000-8000-000000000001\nWork-Item-Id: wi-1\n"
+                        "Gates: tests=pass");
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/hook", forge_port);
+    assert_int_equal(vcs_webhook_post(&sent, url, "{\"event\":\"goal.completed\"}"), 0);
+    assert_int_equal(sent, 1);
+    log = forge_log();
+    assert_int_equal(count_requests(log, "POST", "/repos/acme/widgets/pulls"), 1);
+    assert_int_equal(count_requests(log, "POST", "/hook"), 1);
+    cJSON_Delete(log);
+
+    assert_int_equal(vcs_worktree_remove(repo, wtp), 0);
+    assert_int_not_equal(access(wtp, F_OK), 0);
+    assert_string_equal(cap("git -C '%s' rev-parse refs/heads/%s", repo, br), r1.sha);
+    vcs_commit_result_release(&r1);
+    vcs_commit_result_release(&r2);
+    vcs_pr_release(&p1);
+    vcs_pr_release(&p2);
+    forge_stop();
+    unsetenv("GOALD_FORGE_BASE_URL");
+    config_reset();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -426,6 +517,7 @@ int main(void)
         cmocka_unit_test_teardown(test_pr_bad_token, teardown),
         cmocka_unit_test_teardown(test_webhook, teardown),
         cmocka_unit_test_teardown(test_push_token_auth, teardown),
+        cmocka_unit_test_teardown(test_publish_flow_twice, teardown),
     };
     char home[600];
 
