@@ -58,6 +58,45 @@ static int pick_plan(store *st, int64_t now, const char (*busy_goals)[ID_SIZE], 
     return found ? 0 : ERR_NOTFOUND;
 }
 
+/* A goal whose items are all finished (or that a human completed as
+ * partial): its publish unit, in the work lane. */
+static int pick_publish(store *st, int64_t now, const char (*busy_goals)[ID_SIZE], int n_busy,
+                        struct claim *c)
+{
+    static const char sql[] =
+        "SELECT id, attempts FROM goals g WHERE status = 'active' AND next_attempt_at <= ?"
+        " AND (partial = 1 OR (EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)"
+        "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id"
+        "                      AND w.status NOT IN ('done', 'skipped'))))"
+        " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.goal_id = g.id AND r.status = 'running')"
+        " ORDER BY priority DESC, created_at, id";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql), found = 0;
+
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, now);
+    while (!found) {
+        int step = sqlite3_step(s);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = store_err(st, "claim");
+            break;
+        }
+        if (busy(busy_goals, n_busy, (const char *)sqlite3_column_text(s, 0)))
+            continue;
+        snprintf(c->goal_id, sizeof(c->goal_id), "%s", sqlite3_column_text(s, 0));
+        snprintf(c->kind, sizeof(c->kind), "publish");
+        c->attempt = sqlite3_column_int(s, 1) + 1;
+        found = 1;
+    }
+    store_done(s);
+    if (rc)
+        return rc;
+    return found ? 0 : ERR_NOTFOUND;
+}
+
 static int insert_run(store *st, const struct claim *c, int tier, int model_index, int64_t now)
 {
     static const char sql[] =
@@ -131,7 +170,9 @@ int claim_next(store *st, const char *lane, int64_t now_ms, const char (*busy_go
     if (!strcmp(lane, "plan")) {
         rc = pick_plan(st, now_ms, busy_goals, n_busy, &c);
         c.timeout_s = (int)config_int(CFG_LANE_PLAN_TIMEOUT_S);
-    } else {
+    } else if ((rc = pick_publish(st, now_ms, busy_goals, n_busy, &c)) == 0) {
+        c.timeout_s = (int)config_int(CFG_LANE_WORK_TIMEOUT_S);
+    } else if (rc == ERR_NOTFOUND) {
         struct select_candidate sc;
         int attempts = 0, tmo = 0;
         rc = select_next(st, now_ms, busy_goals, n_busy, &sc);
@@ -146,8 +187,9 @@ int claim_next(store *st, const char *lane, int64_t now_ms, const char (*busy_go
     }
     if (rc)
         goto fail;
-    /* every unit calls a model: an open breaker stops the claim */
-    if ((rc = breaker_gate(st, now_ms, c.run_id, &allowed, blocked_by, blocked_n)) != 0)
+    /* a unit that calls a model waits while a breaker is open */
+    if (strcmp(c.kind, "publish") != 0 &&
+        (rc = breaker_gate(st, now_ms, c.run_id, &allowed, blocked_by, blocked_n)) != 0)
         goto fail;
     if (!allowed) {
         rc = err_set(ERR_NOTFOUND, "claims paused: the %s breaker is open",

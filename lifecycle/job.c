@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lifecycle/context.h"
+#include "lifecycle/publish.h"
 #include "lifecycle/recover.h"
 #include "lifecycle/stages.h"
 #include "lifecycle/transitions.h"
@@ -224,7 +226,7 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
         goto out;
     j.usage.started_ms = time_mono_ms();
 
-    if (llm_client_open((llm_client **)&j.llm, st) != 0) {
+    if (strcmp(j.claim.kind, "publish") != 0 && llm_client_open(&j.llm, st) != 0) {
         stage_rc = job_fail(&j, "config", "%s", err_last());
     } else if (!strcmp(j.claim.kind, "elaborate")) {
         stage_rc = stage_elaborate(&j);
@@ -232,6 +234,8 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
         stage_rc = stage_plan(&j);
     } else if (!strcmp(j.claim.kind, "execute")) {
         stage_rc = stage_execute(&j);
+    } else if (!strcmp(j.claim.kind, "publish")) {
+        stage_rc = stage_publish(&j);
     } else {
         stage_rc = job_fail(&j, "internal", "unknown run kind %s", j.claim.kind);
     }
@@ -246,8 +250,11 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
                  strbuf_cstr(&j.failure));
         rc = recover_after_failure(&j, sig, out->next, sizeof(out->next));
     }
+    /* where the item's runs left off, for the next one (successful or not) */
+    if (j.item && context_pack_write(&j, j.summary.len ? strbuf_cstr(&j.summary) : NULL) != 0)
+        log_warn("run %.8s: context pack not written: %s", run_id, err_last());
 out:
-    llm_client_free((llm_client *)j.llm);
+    llm_client_free(j.llm);
     store_goal_free(j.goal);
     store_item_free(j.item);
     strbuf_release(&j.failure);

@@ -256,7 +256,7 @@ int recover_after_failure(struct job_ctx *j, const char *signature, char *next, 
         cJSON_AddStringToObject(p, "strategy", strategy);
     if ((rc = store_tx_begin(j->st)) != 0)
         goto out;
-    if ((rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "failed", "in_progress", NULL)))
+    if ((rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "failed", NULL, NULL)))
         goto fail;
     switch (d.action) {
     case RECOVER_RETRY:
