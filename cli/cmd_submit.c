@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "daemon/daemon.h"
 #include "lifecycle/intake.h"
 #include "util/fsutil.h"
 #include "util/strbuf.h"
@@ -56,6 +57,7 @@ static int run(struct cli_ctx *c)
         goto out;
     }
     printf("%s\n", id);
+    daemon_wake(store_path(st));
 out:
     store_goal_free(g);
     strbuf_release(&text);

@@ -170,6 +170,21 @@ int claim_next(store *st, const char *lane, int64_t now_ms, const char (*busy_go
     if (!strcmp(lane, "plan")) {
         rc = pick_plan(st, now_ms, busy_goals, n_busy, &c);
         c.timeout_s = (int)config_int(CFG_LANE_PLAN_TIMEOUT_S);
+        if (rc == 0) {
+            /* a unit whose last run timed out gets twice that run's time */
+            static const char q[] = "SELECT status, ifnull(timeout_s, 0) FROM runs WHERE goal_id = ?"
+                                    " AND kind = ? ORDER BY created_at DESC, rowid DESC LIMIT 1";
+            sqlite3_stmt *s;
+            if ((rc = store_prepare(st, &s, q)) != 0)
+                goto fail;
+            store_bind_text(s, 1, c.goal_id);
+            store_bind_text(s, 2, c.kind);
+            if (sqlite3_step(s) == SQLITE_ROW &&
+                !strcmp((const char *)sqlite3_column_text(s, 0), "timeout") &&
+                sqlite3_column_int(s, 1) > 0)
+                c.timeout_s = sqlite3_column_int(s, 1) * 2;
+            store_done(s);
+        }
     } else if ((rc = pick_publish(st, now_ms, busy_goals, n_busy, &c)) == 0) {
         c.timeout_s = (int)config_int(CFG_LANE_WORK_TIMEOUT_S);
     } else if (rc == ERR_NOTFOUND) {

@@ -275,7 +275,7 @@ int escalate_open(struct job_ctx *j, const char *type)
     store_bind_text(s, 1, id);
     store_bind_text(s, 2, j->goal->id);
     store_bind_text(s, 3, j->item ? j->item->id : NULL);
-    store_bind_text(s, 4, j->claim.run_id);
+    store_bind_text(s, 4, j->claim.run_id[0] ? j->claim.run_id : NULL);
     store_bind_text(s, 5, type);
     store_bind_text(s, 6, critical ? "critical" : "warning");
     store_bind_text(s, 7, urgency);
@@ -296,7 +296,7 @@ int escalate_open(struct job_ctx *j, const char *type)
     cJSON_AddStringToObject(p, "urgency", urgency);
     cJSON_AddStringToObject(p, "question",
                             cJSON_GetObjectItemCaseSensitive(packet, "minimal_question")->valuestring);
-    if ((rc = store_event_add(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
+    if ((rc = store_event_add(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id[0] ? j->claim.run_id : NULL,
                               "escalation.opened", p, NULL)) != 0)
         goto fail;
     if (j->item && !strcmp(type, "ask_human")) {
@@ -305,8 +305,9 @@ int escalate_open(struct job_ctx *j, const char *type)
         if ((rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "escalated", "failed", NULL)))
             goto fail;
     }
-    if (critical) {
-        /* a critical item waits for a human: so does its goal */
+    if (critical && strcmp(type, "deadline") != 0) {
+        /* a critical item waits for a human: so does its goal (a missed
+         * deadline is news, not a stop) */
         char gs[16] = "";
         sqlite3_stmt *q;
         if (store_prepare(j->st, &q, "SELECT status FROM goals WHERE id = ?") == 0) {

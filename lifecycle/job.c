@@ -162,6 +162,10 @@ static int run_finish(struct job_ctx *j, int ok, const char *signature)
     static const char sql[] = "UPDATE runs SET turns = ?, model_index = ?, summary = ?,"
                               " error_class = ?, error_signature = ?, failure_reason = ?"
                               " WHERE id = ?";
+    /* the run's wall time counts against the goal's max_hours */
+    static const char wall[] = "UPDATE goals SET spent_wall_ms = spent_wall_ms + max(0, ? -"
+                               " ifnull((SELECT started_at FROM runs WHERE id = ?), ?))"
+                               " WHERE id = ?";
     sqlite3_stmt *s;
     cJSON *p = cJSON_CreateObject();
     int rc;
@@ -177,6 +181,19 @@ static int run_finish(struct job_ctx *j, int ok, const char *signature)
     store_bind_text(s, 5, ok ? NULL : signature);
     store_bind_text(s, 6, ok ? NULL : strbuf_cstr(&j->failure));
     store_bind_text(s, 7, j->claim.run_id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "run");
+    store_done(s);
+    if (rc)
+        goto fail;
+    if ((rc = store_prepare(j->st, &s, wall)) != 0)
+        goto fail;
+    {
+        int64_t now = time_now_ms();
+        sqlite3_bind_int64(s, 1, now);
+        store_bind_text(s, 2, j->claim.run_id);
+        sqlite3_bind_int64(s, 3, now);
+        store_bind_text(s, 4, j->claim.goal_id);
+    }
     rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "run");
     store_done(s);
     if (rc)

@@ -244,7 +244,8 @@ int recover_after_failure(struct job_ctx *j, const char *signature, char *next, 
     recover_decide(&f, &d);
     snprintf(next, next_n, "%s", recover_action_name(d.action));
 
-    if (d.action == RECOVER_PLAN_B && ask_plan_b(j, &strategy) != 0) {
+    /* without a model (the daemon recovering a dead run) there is no Plan B */
+    if (d.action == RECOVER_PLAN_B && (!j->llm || ask_plan_b(j, &strategy) != 0)) {
         /* no strategy to try: the next tier */
         d.action = j->item->critical ? RECOVER_ESCALATE : RECOVER_SKIP;
         d.tier = 4;

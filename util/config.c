@@ -176,6 +176,26 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                             "the most output of one command spilled to a file (MiB)"},
     [CFG_TOOLS_READ_MAX_MB] = {"tools.read_max_mb", CFG_INT, "64", NULL, 1, 4096,
                                "read/edit refuse files larger than this (MiB)"},
+    [CFG_DAEMON_TICK_MS] = {"daemon.tick_ms", CFG_INT, "1000", NULL, 10, 60000,
+                            "the daemon's tick (ms); submit and resolve wake it at once"},
+    [CFG_DAEMON_PLAN_CAP] = {"daemon.plan_cap", CFG_INT, "1", NULL, 1, 64,
+                             "plan-lane jobs (elaborate, plan) at once"},
+    [CFG_DAEMON_WORK_CAP] = {"daemon.work_cap", CFG_INT, "3", NULL, 1, 256,
+                             "work-lane jobs (execute and verify, publish) at once"},
+    [CFG_DAEMON_KILL_GRACE_S] = {"daemon.kill_grace_s", CFG_INT, "5", NULL, 0, 3600,
+                                 "seconds between SIGTERM and SIGKILL of a timed-out job"},
+    [CFG_DAEMON_SHUTDOWN_GRACE_S] = {"daemon.shutdown_grace_s", CFG_INT, "30", NULL, 0, 86400,
+                                     "on SIGTERM, how long running jobs may finish"},
+    [CFG_DAEMON_STALE_S] = {"daemon.stale_s", CFG_INT, "10", NULL, 1, 86400,
+                            "a heartbeat older than this means the daemon is not running"},
+    [CFG_CRON_TIMEZONE] = {"cron.timezone", CFG_STRING, "UTC", NULL, NOB,
+                           "time zone of schedules (IANA name, e.g. Europe/Paris)"},
+    [CFG_MONITOR_SWEEP_INTERVAL_S] = {"monitor.sweep_interval_s", CFG_INT, "900", NULL, 1, 86400,
+                                      "how often the heartbeat sweep runs (stale leases, "
+                                      "budgets, retention)"},
+    [CFG_MONITOR_RETENTION_DAYS] = {"monitor.retention_days", CFG_INT, "90", NULL, 0, 36500,
+                                    "events and context packs older than this are deleted (0: "
+                                    "keep)"},
 };
 
 struct cfg_val {

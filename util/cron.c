@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "util/err.h"
 #include "util/timeutil.h"
@@ -240,4 +241,45 @@ int cron_next(const struct cron_expr *c, int64_t after, int utc_offset_min, int6
         start_min = 0;
     }
     return err_set(ERR_NOTFOUND, "the schedule never fires");
+}
+
+/* The zone's UTC offset in minutes at t (ms). */
+static int offset_at(int64_t t)
+{
+    time_t secs = (time_t)(t / 1000);
+    struct tm tm;
+
+    if (!localtime_r(&secs, &tm))
+        return 0;
+    return (int)(tm.tm_gmtoff / 60);
+}
+
+int cron_next_tz(const struct cron_expr *c, int64_t after, const char *tz, int64_t *out)
+{
+    static char current[128];
+    int off, rc;
+
+    if (!tz || !*tz || !strcmp(tz, "UTC"))
+        return cron_next(c, after, 0, out);
+    if (strcmp(current, tz) != 0) {
+        setenv("TZ", tz, 1);
+        tzset();
+        snprintf(current, sizeof(current), "%s", tz);
+    }
+    off = offset_at(after);
+    if ((rc = cron_next(c, after, off, out)) != 0)
+        return rc;
+    /* across a daylight-saving change the offset at the fire time differs:
+     * search again with it, keeping a result after `after` */
+    for (int i = 0; i < 2; i++) {
+        int off2 = offset_at(*out);
+        int64_t t;
+        if (off2 == off)
+            break;
+        if ((rc = cron_next(c, after, off2, &t)) != 0)
+            return rc;
+        off = off2;
+        *out = t;
+    }
+    return 0;
 }

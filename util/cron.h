@@ -29,4 +29,10 @@ int cron_parse(struct cron_expr *out, const char *expr);
  * ERR_NOTFOUND when the expression never fires (e.g. "0 0 30 2 *"). */
 int cron_next(const struct cron_expr *c, int64_t after, int utc_offset_min, int64_t *out);
 
+/* cron_next() in a time zone: tz is an IANA name ("Europe/Paris"), NULL
+ * or "UTC" for UTC.  Daylight-saving changes are followed: a fire time is
+ * the wall-clock time in that zone.  Sets TZ for the process (the daemon
+ * uses one zone). */
+int cron_next_tz(const struct cron_expr *c, int64_t after, const char *tz, int64_t *out);
+
 #endif

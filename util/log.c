@@ -5,6 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <errno.h>
+#include <fcntl.h>
+
+#include "util/strbuf.h"
+#include "util/timeutil.h"
 
 static enum log_level cur_level = LOG_WARN;
 static const char *names[] = {"error", "warn", "info", "debug"};
@@ -49,6 +54,82 @@ enum log_level log_get_level(void)
     return cur_level;
 }
 
+static int file_fd = -1;
+static char *file_path;
+
+int log_open_file(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+
+    if (fd < 0)
+        return err_set(ERR_IO, "%s: cannot open the log file: %s", path, strerror(errno));
+    if (file_fd >= 0)
+        close(file_fd);
+    file_fd = fd;
+    if (file_path != path) {
+        free(file_path);
+        file_path = strdup(path);
+    }
+    return 0;
+}
+
+int log_reopen(void)
+{
+    if (!file_path)
+        return 0;
+    return log_open_file(file_path);
+}
+
+void log_close_file(void)
+{
+    if (file_fd >= 0)
+        close(file_fd);
+    file_fd = -1;
+    free(file_path);
+    file_path = NULL;
+}
+
+static void json_str(strbuf *sb, const char *s)
+{
+    strbuf_addc(sb, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            strbuf_addf(sb, "\\%c", *p);
+        else if (*p < 0x20)
+            strbuf_addf(sb, "\\u%04x", *p);
+        else
+            strbuf_addc(sb, (char)*p);
+    }
+    strbuf_addc(sb, '"');
+}
+
+/* One JSON line to the log file: time, level, pid, then fields. */
+static void file_line(enum log_level lvl, const char *const *kv, size_t nkv)
+{
+    char t[TIME_RFC3339_MAX];
+    strbuf sb;
+
+    if (file_fd < 0)
+        return;
+    strbuf_init(&sb, 1 << 16);
+    strbuf_adds(&sb, "{\"time\":");
+    json_str(&sb, time_format_rfc3339(t, sizeof(t), time_now_ms()));
+    strbuf_addf(&sb, ",\"level\":\"%s\",\"pid\":%ld", names[lvl], (long)getpid());
+    for (size_t i = 0; i + 1 < nkv; i += 2) {
+        if (!kv[i + 1])
+            continue;
+        strbuf_addc(&sb, ',');
+        json_str(&sb, kv[i]);
+        strbuf_addc(&sb, ':');
+        json_str(&sb, kv[i + 1]);
+    }
+    strbuf_adds(&sb, "}\n");
+    if (write(file_fd, sb.buf, sb.len) < 0) {
+        /* nowhere left to report it */
+    }
+    strbuf_release(&sb);
+}
+
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
     char line[2048];
@@ -61,9 +142,46 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
     va_end(ap);
+    {
+        const char *kv[] = {"msg", line + n};
+        file_line(lvl, kv, 2);
+    }
     n = (int)strlen(line);
     line[n++] = '\n';
     /* one write so that lines of concurrent processes do not interleave */
     if (write(STDERR_FILENO, line, (size_t)n) < 0)
         return;
+}
+
+void log_event(enum log_level lvl, const char *event, ...)
+{
+    const char *kv[64];
+    size_t n = 0;
+    strbuf sb;
+    va_list ap;
+
+    if (lvl > cur_level)
+        return;
+    kv[n++] = "event";
+    kv[n++] = event;
+    va_start(ap, event);
+    for (;;) {
+        const char *k = va_arg(ap, const char *);
+        if (!k || n + 2 > sizeof(kv) / sizeof(kv[0]))
+            break;
+        kv[n++] = k;
+        kv[n++] = va_arg(ap, const char *);
+    }
+    va_end(ap);
+    file_line(lvl, kv, n);
+    strbuf_init(&sb, 1 << 16);
+    strbuf_addf(&sb, "goald[%ld]: %s: %s", (long)getpid(), names[lvl], event);
+    for (size_t i = 2; i + 1 < n; i += 2)
+        if (kv[i + 1])
+            strbuf_addf(&sb, " %s=%s", kv[i], kv[i + 1]);
+    strbuf_addc(&sb, '\n');
+    if (write(STDERR_FILENO, sb.buf, sb.len) < 0) {
+        /* stderr is gone */
+    }
+    strbuf_release(&sb);
 }

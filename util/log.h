@@ -19,6 +19,19 @@ const char *log_level_name(enum log_level lvl);
 
 void log_msg(enum log_level lvl, const char *fmt, ...) GOALD_PRINTF(2, 3);
 
+/* Also append every message, as one JSON line {"time","level","pid",
+ * "msg"}, to path (`--log-file`); log_reopen() reopens it (SIGUSR1, after
+ * logrotate moved it).  0 or ERR_IO.  The file is opened O_APPEND, so
+ * several processes may share it. */
+int log_open_file(const char *path);
+int log_reopen(void);
+void log_close_file(void);
+
+/* A structured line: event name and string fields (NULL-terminated
+ * key/value pairs; NULL values are left out), to the JSON file and, as
+ * "event key=value ...", to stderr. */
+void log_event(enum log_level lvl, const char *event, ...);
+
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)

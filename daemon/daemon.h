@@ -1,0 +1,44 @@
+/*
+ * daemon.h - the supervisor: one per database.
+ *
+ * A tick loop (daemon.tick_ms, woken at once by `submit` and `resolve`
+ * through a datagram socket beside the database) that claims units of
+ * work in SQLite and runs each as a child `goald job RUN_ID` in its own
+ * process group, within the lane caps (daemon.plan_cap, daemon.work_cap;
+ * one item per goal at a time).  It reaps its children, kills a job that
+ * runs past its timeout (SIGTERM, then SIGKILL to the whole group) and
+ * records it as `timeout`, and runs the cron lane in-process (triggers,
+ * deadlines, the periodic sweep).  It never calls a model itself.
+ *
+ * Restart: runs left `running` whose process is gone, or whose lease
+ * expired, become `aborted` and go through recovery.  Signals: SIGTERM and
+ * SIGINT stop claiming, let running jobs finish within
+ * daemon.shutdown_grace_s, then kill and abort them; SIGHUP reloads the
+ * configuration; SIGUSR1 reopens the log file.
+ */
+#ifndef GOALD_DAEMON_DAEMON_H
+#define GOALD_DAEMON_DAEMON_H
+
+#include <stddef.h>
+
+struct daemon_opts {
+    const char *db_path;     /* required */
+    const char *config_path; /* passed to jobs; may be NULL */
+    const char *log_file;    /* JSON lines; may be NULL */
+    int once;                /* exit when nothing is runnable */
+};
+
+/* Run the daemon until it is told to stop (or, with once, until nothing is
+ * runnable).  0 on a clean exit; ERR_BUSY when another daemon holds the
+ * database (the message names its pid); other errors when the daemon
+ * itself failed. */
+int daemon_run(const struct daemon_opts *o);
+
+/* Wake the daemon of db_path, if one is listening (submit, resolve).
+ * Never fails: no daemon is fine. */
+void daemon_wake(const char *db_path);
+
+/* The lock and socket paths beside the database. */
+void daemon_paths(const char *db_path, char *lock, size_t lock_n, char *sock, size_t sock_n);
+
+#endif

@@ -1,0 +1,700 @@
+#include "daemon/daemon.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lifecycle/abort.h"
+#include "lifecycle/claim.h"
+#include "lifecycle/monitor.h"
+#include "store/event.h"
+#include "store/store.h"
+#include "util/config.h"
+#include "util/err.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+#define MAX_KIDS 512
+
+struct kid {
+    pid_t pid;
+    int foreign;    /* a job of an earlier daemon, still alive: watched, not reaped */
+    char run_id[ID_SIZE];
+    char goal_id[ID_SIZE];
+    char lane[8];
+    char kind[16];
+    int64_t started;   /* monotonic ms */
+    int64_t timeout;   /* ms */
+    int64_t term_at;   /* when SIGTERM was sent for the timeout, 0 if not */
+    int timed_out;
+};
+
+struct daemon {
+    const struct daemon_opts *o;
+    store *st;
+    char self[PATH_MAX];
+    char lock_path[PATH_MAX], sock_path[PATH_MAX];
+    int lock_fd, wake_fd;
+    struct kid kids[MAX_KIDS];
+    int nkids;
+    int64_t started_wall;
+    int64_t last_sweep;   /* monotonic */
+    int64_t stop_at;      /* monotonic; 0 while running */
+};
+
+static int sig_pipe[2] = {-1, -1};
+static volatile sig_atomic_t got_stop, got_hup, got_usr1;
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    char c = (char)sig;
+
+    if (sig == SIGTERM || sig == SIGINT)
+        got_stop = 1;
+    else if (sig == SIGHUP)
+        got_hup = 1;
+    else if (sig == SIGUSR1)
+        got_usr1 = 1;
+    if (sig_pipe[1] >= 0 && write(sig_pipe[1], &c, 1) < 0) {
+        /* the pipe is full: the loop is awake anyway */
+    }
+    errno = saved;
+}
+
+void daemon_paths(const char *db_path, char *lock, size_t lock_n, char *sock, size_t sock_n)
+{
+    if (lock)
+        snprintf(lock, lock_n, "%s.lock", db_path);
+    if (sock)
+        snprintf(sock, sock_n, "%s.sock", db_path);
+}
+
+void daemon_wake(const char *db_path)
+{
+    struct sockaddr_un a;
+    char path[PATH_MAX];
+    int fd;
+
+    daemon_paths(db_path, NULL, 0, path, sizeof(path));
+    if (strlen(path) >= sizeof(a.sun_path))
+        return;
+    fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return;
+    memset(&a, 0, sizeof(a));
+    a.sun_family = AF_UNIX;
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    if (sendto(fd, "w", 1, 0, (struct sockaddr *)&a, sizeof(a)) < 0) {
+        /* no daemon listening: it will see the work at its next start */
+    }
+    close(fd);
+}
+
+/* One instance per database: an exclusive lock on a file beside it that
+ * holds our pid. */
+static int take_lock(struct daemon *d)
+{
+    char buf[32];
+    int fd = open(d->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+    if (fd < 0)
+        return err_set(ERR_IO, "%s: %s", d->lock_path, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        buf[n > 0 ? n : 0] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        close(fd);
+        return err_set(ERR_BUSY, "a daemon is already running for %s (pid %s)", d->o->db_path,
+                       buf[0] ? buf : "unknown");
+    }
+    if (ftruncate(fd, 0) == 0) {
+        int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+        if (pwrite(fd, buf, (size_t)n, 0) < 0)
+            log_warn("%s: cannot write the pid", d->lock_path);
+    }
+    d->lock_fd = fd;
+    return 0;
+}
+
+static int open_wake_socket(struct daemon *d)
+{
+    struct sockaddr_un a;
+    size_t n = strlen(d->sock_path);
+
+    d->wake_fd = -1;
+    if (n >= sizeof(a.sun_path)) {
+        log_warn("%s: path too long for a socket; the daemon wakes on its tick only",
+                 d->sock_path);
+        return 0;
+    }
+    unlink(d->sock_path); /* ours: we hold the lock */
+    d->wake_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (d->wake_fd < 0)
+        return err_set(ERR_IO, "socket: %s", strerror(errno));
+    memset(&a, 0, sizeof(a));
+    a.sun_family = AF_UNIX;
+    memcpy(a.sun_path, d->sock_path, n + 1);
+    if (bind(d->wake_fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        log_warn("%s: cannot listen (%s); the daemon wakes on its tick only", d->sock_path,
+                 strerror(errno));
+        close(d->wake_fd);
+        d->wake_fd = -1;
+    }
+    chmod(d->sock_path, 0600);
+    return 0;
+}
+
+/* Is pid a live `goald job` process of run_id?  (A pid alone may have been
+ * reused since.) */
+static int job_alive(pid_t pid, const char *run_id)
+{
+    char path[64], buf[4096];
+    ssize_t n;
+    int fd;
+
+    if (pid <= 0 || kill(pid, 0) != 0)
+        return 0;
+    snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+    buf[n] = '\0';
+    return strstr(buf, run_id) != NULL;
+}
+
+static int count_lane(const struct daemon *d, const char *lane)
+{
+    int n = 0;
+
+    for (int i = 0; i < d->nkids; i++)
+        if (!strcmp(d->kids[i].lane, lane))
+            n++;
+    return n;
+}
+
+static struct kid *find_kid(struct daemon *d, pid_t pid)
+{
+    for (int i = 0; i < d->nkids; i++)
+        if (d->kids[i].pid == pid)
+            return &d->kids[i];
+    return NULL;
+}
+
+static void drop_kid(struct daemon *d, struct kid *k)
+{
+    *k = d->kids[--d->nkids];
+}
+
+/* After a job process ended: if its run is still `running`, the job died
+ * without finishing it (crash, kill -9, timeout kill): abort and recover. */
+static void job_ended(struct daemon *d, struct kid *k, int status)
+{
+    char reason[256];
+    int64_t dur = time_mono_ms() - k->started;
+    char durs[32];
+    int rc;
+
+    if (k->timed_out)
+        snprintf(reason, sizeof(reason), "killed after its timeout of %lld s",
+                 (long long)(k->timeout / 1000));
+    else if (k->foreign)
+        snprintf(reason, sizeof(reason), "the job process of an earlier daemon is gone");
+    else if (WIFSIGNALED(status))
+        snprintf(reason, sizeof(reason), "the job process was killed by signal %d",
+                 WTERMSIG(status));
+    else
+        snprintf(reason, sizeof(reason), "the job process exited with status %d without "
+                                         "finishing its run",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    rc = lifecycle_abort_run(d->st, k->run_id, k->timed_out ? "timeout" : "aborted", reason);
+    snprintf(durs, sizeof(durs), "%lld", (long long)dur);
+    if (rc == 0)
+        log_event(LOG_WARN, "job.aborted", "run", k->run_id, "goal", k->goal_id, "kind", k->kind,
+                  "duration_ms", durs, "failure", reason, NULL);
+    else if (rc == ERR_TRANSITION)
+        log_event(LOG_INFO, "job.finished", "run", k->run_id, "goal", k->goal_id, "kind",
+                  k->kind, "duration_ms", durs, NULL);
+    else
+        log_error("run %.8s: cannot record its end: %s", k->run_id, err_last());
+}
+
+static void reap(struct daemon *d)
+{
+    int status;
+    pid_t pid;
+
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        struct kid *k = find_kid(d, pid);
+        if (!k)
+            continue;
+        job_ended(d, k, status);
+        drop_kid(d, k);
+    }
+    /* jobs of an earlier daemon: not our children, watched by pid */
+    for (int i = 0; i < d->nkids; i++) {
+        if (d->kids[i].foreign && !job_alive(d->kids[i].pid, d->kids[i].run_id)) {
+            job_ended(d, &d->kids[i], 0);
+            drop_kid(d, &d->kids[i]);
+            i--;
+        }
+    }
+}
+
+static void enforce_timeouts(struct daemon *d)
+{
+    int64_t now = time_mono_ms();
+    int64_t grace = config_int(CFG_DAEMON_KILL_GRACE_S) * 1000;
+
+    for (int i = 0; i < d->nkids; i++) {
+        struct kid *k = &d->kids[i];
+        if (!k->term_at && now - k->started > k->timeout) {
+            k->timed_out = 1;
+            k->term_at = now;
+            log_event(LOG_WARN, "job.timeout", "run", k->run_id, "goal", k->goal_id, "kind",
+                      k->kind, NULL);
+            kill(-k->pid, SIGTERM);
+        } else if (k->term_at && now - k->term_at > grace) {
+            kill(-k->pid, SIGKILL);
+        }
+    }
+}
+
+static int spawn(struct daemon *d, const struct claim *c)
+{
+    const char *argv[10];
+    int argc = 0;
+    struct kid *k;
+    pid_t pid;
+
+    if (d->nkids >= MAX_KIDS)
+        return err_set(ERR_BUSY, "too many jobs");
+    argv[argc++] = d->self;
+    argv[argc++] = "--db";
+    argv[argc++] = d->o->db_path;
+    if (d->o->config_path) {
+        argv[argc++] = "--config";
+        argv[argc++] = d->o->config_path;
+    }
+    argv[argc++] = "job";
+    argv[argc++] = c->run_id;
+    argv[argc] = NULL;
+    pid = fork();
+    if (pid < 0)
+        return err_set(ERR_IO, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        sigset_t none;
+        int null = open("/dev/null", O_RDWR);
+        setpgid(0, 0); /* its own group: a timeout kills all of it */
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
+        signal(SIGUSR1, SIG_DFL);
+        signal(SIGCHLD, SIG_DFL);
+        if (null >= 0) {
+            dup2(null, STDIN_FILENO);
+            dup2(null, STDOUT_FILENO);
+            if (null > 2)
+                close(null);
+        }
+        execv(d->self, (char *const *)argv);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    k = &d->kids[d->nkids++];
+    memset(k, 0, sizeof(*k));
+    k->pid = pid;
+    snprintf(k->run_id, sizeof(k->run_id), "%s", c->run_id);
+    snprintf(k->goal_id, sizeof(k->goal_id), "%s", c->goal_id);
+    snprintf(k->lane, sizeof(k->lane), "%s", c->lane);
+    snprintf(k->kind, sizeof(k->kind), "%s", c->kind);
+    k->started = time_mono_ms();
+    k->timeout = (int64_t)(c->timeout_s > 0 ? c->timeout_s : 600) * 1000;
+    {
+        char pids[32], att[16];
+        snprintf(pids, sizeof(pids), "%ld", (long)pid);
+        snprintf(att, sizeof(att), "%d", c->attempt);
+        log_event(LOG_INFO, "job.started", "run", c->run_id, "goal", c->goal_id, "item",
+                  c->item_id[0] ? c->item_id : NULL, "kind", c->kind, "lane", c->lane, "pid",
+                  pids, "attempt", att, NULL);
+    }
+    return 0;
+}
+
+/* Claim and start units while the lanes have room; returns how many. */
+static int claim_all(struct daemon *d)
+{
+    static const struct {
+        const char *lane;
+        enum cfg_key cap;
+    } lanes[] = {{"plan", CFG_DAEMON_PLAN_CAP}, {"work", CFG_DAEMON_WORK_CAP}};
+    char busy[MAX_KIDS][ID_SIZE];
+    int started = 0;
+
+    for (size_t l = 0; l < 2; l++) {
+        while (count_lane(d, lanes[l].lane) < config_int(lanes[l].cap)) {
+            struct claim c;
+            int nb = 0, rc;
+            for (int i = 0; i < d->nkids; i++)
+                memcpy(busy[nb++], d->kids[i].goal_id, ID_SIZE);
+            rc = claim_next(d->st, lanes[l].lane, time_now_ms(), (const char(*)[ID_SIZE])busy, nb,
+                            &c, NULL, 0);
+            if (rc == ERR_NOTFOUND)
+                break;
+            if (rc) {
+                log_warn("claim (%s lane): %s", lanes[l].lane, err_last());
+                break;
+            }
+            if (spawn(d, &c) != 0) {
+                log_error("run %.8s: cannot start its job: %s", c.run_id, err_last());
+                lifecycle_abort_run(d->st, c.run_id, "aborted", "the job could not be started");
+                break;
+            }
+            started++;
+        }
+    }
+    return started;
+}
+
+/* Runs left `running` by an earlier daemon: adopt the live ones, abort the
+ * dead ones (and those whose lease expired). */
+static void recover_orphans(struct daemon *d, int startup)
+{
+    static const char q[] = "SELECT id, goal_id, kind, lane, ifnull(pid, 0),"
+                            " ifnull(lease_until, 0), ifnull(timeout_s, 600), started_at"
+                            " FROM runs WHERE status = 'running'";
+    struct orphan {
+        char id[ID_SIZE], goal[ID_SIZE], kind[16], lane[8];
+        long pid;
+        int64_t lease, timeout_ms, started;
+    } *o = NULL;
+    size_t n = 0, cap = 0;
+    sqlite3_stmt *s;
+    int64_t now = time_now_ms();
+
+    if (store_prepare(d->st, &s, q) != 0)
+        return;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            o = realloc(o, cap * sizeof(*o));
+            if (!o)
+                abort();
+        }
+        snprintf(o[n].id, ID_SIZE, "%s", sqlite3_column_text(s, 0));
+        snprintf(o[n].goal, ID_SIZE, "%s", sqlite3_column_text(s, 1));
+        snprintf(o[n].kind, sizeof(o[n].kind), "%s", sqlite3_column_text(s, 2));
+        snprintf(o[n].lane, sizeof(o[n].lane), "%s", sqlite3_column_text(s, 3));
+        o[n].pid = (long)sqlite3_column_int64(s, 4);
+        o[n].lease = sqlite3_column_int64(s, 5);
+        o[n].timeout_ms = sqlite3_column_int64(s, 6) * 1000;
+        o[n].started = sqlite3_column_int64(s, 7);
+        n++;
+    }
+    store_done(s);
+    for (size_t i = 0; i < n; i++) {
+        int ours = 0;
+        for (int k = 0; k < d->nkids; k++)
+            if (!strcmp(d->kids[k].run_id, o[i].id))
+                ours = 1;
+        if (ours)
+            continue;
+        if (job_alive((pid_t)o[i].pid, o[i].id)) {
+            if (o[i].lease && o[i].lease < now) {
+                kill(-(pid_t)o[i].pid, SIGKILL);
+                lifecycle_abort_run(d->st, o[i].id, "aborted", "its lease expired");
+            } else if (startup && d->nkids < MAX_KIDS) {
+                struct kid *k = &d->kids[d->nkids++];
+                memset(k, 0, sizeof(*k));
+                k->pid = (pid_t)o[i].pid;
+                k->foreign = 1;
+                snprintf(k->run_id, sizeof(k->run_id), "%s", o[i].id);
+                snprintf(k->goal_id, sizeof(k->goal_id), "%s", o[i].goal);
+                snprintf(k->lane, sizeof(k->lane), "%s", o[i].lane);
+                snprintf(k->kind, sizeof(k->kind), "%s", o[i].kind);
+                k->started = time_mono_ms() - (o[i].started > 0 ? now - o[i].started : 0);
+                k->timeout = o[i].timeout_ms;
+                log_info("run %.8s: adopted its live job (pid %ld)", o[i].id, o[i].pid);
+            }
+            continue;
+        }
+        /* no process: a claim whose job never started is given its lease */
+        if (!startup && o[i].pid == 0 && o[i].lease >= now)
+            continue;
+        lifecycle_abort_run(d->st, o[i].id, "aborted",
+                            startup ? "its process is gone (found at daemon start)"
+                                    : "its process is gone");
+    }
+    free(o);
+}
+
+static void heartbeat(struct daemon *d)
+{
+    static const char sql[] =
+        "INSERT INTO daemon_heartbeat(id, pid, started_at, last_tick, lanes) VALUES (1, ?, ?, ?, ?)"
+        " ON CONFLICT(id) DO UPDATE SET pid = excluded.pid, started_at = excluded.started_at,"
+        " last_tick = excluded.last_tick, lanes = excluded.lanes";
+    cJSON *lanes = cJSON_CreateObject(), *jobs;
+    char *text;
+    sqlite3_stmt *s;
+    int64_t now = time_mono_ms();
+
+    for (int l = 0; l < 2; l++) {
+        const char *name = l ? "work" : "plan";
+        cJSON *o = cJSON_AddObjectToObject(lanes, name);
+        cJSON_AddNumberToObject(o, "running", count_lane(d, name));
+        cJSON_AddNumberToObject(o, "cap",
+                                (double)config_int(l ? CFG_DAEMON_WORK_CAP : CFG_DAEMON_PLAN_CAP));
+    }
+    jobs = cJSON_AddArrayToObject(lanes, "jobs");
+    for (int i = 0; i < d->nkids; i++) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "run_id", d->kids[i].run_id);
+        cJSON_AddStringToObject(j, "goal_id", d->kids[i].goal_id);
+        cJSON_AddStringToObject(j, "kind", d->kids[i].kind);
+        cJSON_AddStringToObject(j, "lane", d->kids[i].lane);
+        cJSON_AddNumberToObject(j, "pid", d->kids[i].pid);
+        cJSON_AddNumberToObject(j, "age_ms", (double)(now - d->kids[i].started));
+        cJSON_AddItemToArray(jobs, j);
+    }
+    text = cJSON_PrintUnformatted(lanes);
+    if (store_prepare(d->st, &s, sql) == 0) {
+        sqlite3_bind_int64(s, 1, (int64_t)getpid());
+        sqlite3_bind_int64(s, 2, d->started_wall);
+        sqlite3_bind_int64(s, 3, time_now_ms());
+        store_bind_text(s, 4, text);
+        if (sqlite3_step(s) != SQLITE_DONE)
+            log_warn("heartbeat: %s", sqlite3_errmsg(store_db(d->st)));
+        store_done(s);
+    }
+    cJSON_free(text);
+    cJSON_Delete(lanes);
+}
+
+/* The cron lane: in-process, every tick (cheap queries), the sweep every
+ * monitor.sweep_interval_s. */
+static void cron_lane(struct daemon *d)
+{
+    int64_t now = time_now_ms();
+    int n = 0;
+
+    if (monitor_fire_triggers(d->st, now, &n) != 0)
+        log_warn("triggers: %s", err_last());
+    else if (n)
+        log_info("cron: %d recurring goal instance%s made", n, n == 1 ? "" : "s");
+    if (monitor_check_deadlines(d->st, now, &n) != 0)
+        log_warn("deadlines: %s", err_last());
+    if (!d->last_sweep ||
+        time_mono_ms() - d->last_sweep >= config_int(CFG_MONITOR_SWEEP_INTERVAL_S) * 1000) {
+        struct monitor_sweep sw;
+        recover_orphans(d, 0); /* stale leases */
+        if (monitor_sweep(d->st, now, &sw) != 0)
+            log_warn("sweep: %s", err_last());
+        d->last_sweep = time_mono_ms();
+    }
+}
+
+/* Is anything going to become runnable without a human?  (--once waits
+ * for pending retries rather than exit before them.) */
+static int pending_retries(struct daemon *d)
+{
+    static const char sql[] =
+        "SELECT (SELECT count(*) FROM work_items w JOIN goals g ON g.id = w.goal_id"
+        "        WHERE w.status = 'ready' AND g.status = 'active' AND w.next_attempt_at > ?1)"
+        " + (SELECT count(*) FROM goals WHERE status IN ('queued', 'active') AND is_template = 0"
+        "        AND next_attempt_at > ?1)";
+    sqlite3_stmt *s;
+    int n = 0;
+
+    if (store_prepare(d->st, &s, sql) != 0)
+        return 0;
+    sqlite3_bind_int64(s, 1, time_now_ms());
+    if (sqlite3_step(s) == SQLITE_ROW)
+        n = sqlite3_column_int(s, 0);
+    store_done(s);
+    return n;
+}
+
+static void wait_for_events(struct daemon *d, int64_t timeout_ms)
+{
+    struct pollfd p[2];
+    int n = 0;
+    char buf[64];
+
+    p[n].fd = sig_pipe[0];
+    p[n++].events = POLLIN;
+    if (d->wake_fd >= 0) {
+        p[n].fd = d->wake_fd;
+        p[n++].events = POLLIN;
+    }
+    if (poll(p, (nfds_t)n, (int)timeout_ms) > 0) {
+        while (read(sig_pipe[0], buf, sizeof(buf)) > 0)
+            ;
+        if (d->wake_fd >= 0)
+            while (recv(d->wake_fd, buf, sizeof(buf), 0) > 0)
+                ;
+    }
+}
+
+static void shutdown_jobs(struct daemon *d)
+{
+    int64_t grace = config_int(CFG_DAEMON_SHUTDOWN_GRACE_S) * 1000;
+
+    if (time_mono_ms() - d->stop_at < grace)
+        return;
+    /* the grace is over: stop what is left, then mark it aborted */
+    for (int i = 0; i < d->nkids; i++) {
+        if (d->kids[i].foreign)
+            continue;
+        if (!d->kids[i].term_at) {
+            d->kids[i].term_at = time_mono_ms();
+            kill(-d->kids[i].pid, SIGTERM);
+        } else if (time_mono_ms() - d->kids[i].term_at > config_int(CFG_DAEMON_KILL_GRACE_S) * 1000) {
+            kill(-d->kids[i].pid, SIGKILL);
+        }
+    }
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGCHLD, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+int daemon_run(const struct daemon_opts *o)
+{
+    struct daemon *d = calloc(1, sizeof(*d));
+    ssize_t n;
+    int rc;
+
+    if (!d)
+        abort();
+    d->o = o;
+    d->lock_fd = d->wake_fd = -1;
+    d->started_wall = time_now_ms();
+    daemon_paths(o->db_path, d->lock_path, sizeof(d->lock_path), d->sock_path,
+                 sizeof(d->sock_path));
+    n = readlink("/proc/self/exe", d->self, sizeof(d->self) - 1);
+    if (n <= 0) {
+        rc = err_set(ERR_IO, "cannot find the goald binary: %s", strerror(errno));
+        goto out;
+    }
+    d->self[n] = '\0';
+    if (o->log_file && (rc = log_open_file(o->log_file)) != 0)
+        goto out;
+    {
+        char dir[PATH_MAX];
+        if ((rc = fs_dirname(dir, sizeof(dir), o->db_path)) != 0 ||
+            (rc = fs_mkdir_p(dir, 0700)) != 0)
+            goto out;
+    }
+    if ((rc = take_lock(d)) != 0)
+        goto out;
+    if ((rc = store_open(&d->st, o->db_path)) != 0)
+        goto out;
+    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        rc = err_set(ERR_IO, "pipe: %s", strerror(errno));
+        goto out;
+    }
+    install_signals();
+    if ((rc = open_wake_socket(d)) != 0)
+        goto out;
+    log_event(LOG_INFO, "daemon.started", "db", o->db_path, "mode", o->once ? "once" : "service",
+              NULL);
+    store_event_add(d->st, NULL, NULL, NULL, "daemon.started", NULL, NULL);
+    recover_orphans(d, 1);
+
+    for (;;) {
+        int started = 0;
+
+        if (got_hup) {
+            got_hup = 0;
+            if (config_load(o->config_path) != 0)
+                log_error("config not reloaded: %s", err_last());
+            else
+                log_info("config reloaded");
+        }
+        if (got_usr1) {
+            got_usr1 = 0;
+            log_reopen();
+        }
+        if (got_stop && !d->stop_at) {
+            d->stop_at = time_mono_ms();
+            log_event(LOG_INFO, "daemon.stopping", "jobs", d->nkids ? "running" : "none", NULL);
+        }
+        reap(d);
+        enforce_timeouts(d);
+        if (d->stop_at) {
+            int own = 0;
+            shutdown_jobs(d);
+            for (int i = 0; i < d->nkids; i++)
+                own += !d->kids[i].foreign;
+            if (own == 0)
+                break;
+        } else {
+            cron_lane(d);
+            started = claim_all(d);
+        }
+        heartbeat(d);
+        if (o->once && !d->stop_at && d->nkids == 0 && started == 0 && !pending_retries(d))
+            break;
+        wait_for_events(d, d->stop_at ? 100 : (d->nkids && o->once ? 50 : config_int(CFG_DAEMON_TICK_MS)));
+    }
+    /* whatever a shutdown killed is recorded as aborted */
+    reap(d);
+    for (int i = 0; i < d->nkids; i++)
+        if (!d->kids[i].foreign)
+            lifecycle_abort_run(d->st, d->kids[i].run_id, "aborted", "the daemon shut down");
+    store_event_add(d->st, NULL, NULL, NULL, "daemon.stopped", NULL, NULL);
+    store_exec(d->st, "DELETE FROM daemon_heartbeat");
+    log_event(LOG_INFO, "daemon.stopped", NULL);
+    rc = 0;
+out:
+    if (d->wake_fd >= 0) {
+        close(d->wake_fd);
+        unlink(d->sock_path);
+    }
+    if (sig_pipe[0] >= 0) {
+        close(sig_pipe[0]);
+        close(sig_pipe[1]);
+        sig_pipe[0] = sig_pipe[1] = -1;
+    }
+    store_close(d->st);
+    if (d->lock_fd >= 0)
+        close(d->lock_fd);
+    log_close_file();
+    free(d);
+    return rc;
+}

@@ -1,0 +1,32 @@
+/*
+ * monitor.h - stage 8: recurring goals, deadlines, and the periodic sweep
+ * (budgets, retention).  Called by the daemon's cron lane (see monitor.c).
+ */
+#ifndef GOALD_LIFECYCLE_MONITOR_H
+#define GOALD_LIFECYCLE_MONITOR_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* Fire due triggers at now (making triggers for new templates first);
+ * *fired receives how many instances were made. */
+int monitor_fire_triggers(store *st, int64_t now, int *fired);
+
+/* Open a `deadline` escalation for each open goal past its deadline (once
+ * per goal). */
+int monitor_check_deadlines(store *st, int64_t now, int *raised);
+
+struct monitor_sweep {
+    int budget_escalations;
+    int events_deleted;
+    int packs_deleted;
+    int runs_aborted; /* filled by the daemon (stale leases) */
+};
+
+/* Budgets spent -> `budget` escalations; events and context packs past
+ * monitor.retention_days deleted (the latest pack of each item stays);
+ * event monitor.sweep. */
+int monitor_sweep(store *st, int64_t now, struct monitor_sweep *out);
+
+#endif
