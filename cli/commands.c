@@ -2,7 +2,8 @@
 #include "cli/cli.h"
 
 extern const struct cli_command cmd_submit, cmd_goals, cmd_goal_show, cmd_report, cmd_cancel,
-    cmd_events, cmd_migrate, cmd_cron_next, cmd_doctor, cmd_llm_chat, cmd_tool, cmd_job, cmd_claim, cmd_daemon;
+    cmd_events, cmd_migrate, cmd_cron_next, cmd_doctor, cmd_llm_chat, cmd_tool, cmd_job, cmd_claim, cmd_daemon, cmd_status, cmd_escalations,
+    cmd_resolve, cmd_demo;
 
 const struct cli_command *const cli_commands[] = {
     &cmd_submit,
@@ -11,10 +12,14 @@ const struct cli_command *const cli_commands[] = {
     &cmd_report,
     &cmd_cancel,
     &cmd_daemon,
+    &cmd_status,
+    &cmd_escalations,
+    &cmd_resolve,
     &cmd_events,
     &cmd_cron_next,
     &cmd_migrate,
     &cmd_doctor,
+    &cmd_demo,
     &cmd_llm_chat,
     &cmd_tool,
     &cmd_job,

@@ -83,10 +83,15 @@ void recover_decide(const struct recover_facts *f, struct recover_decision *d)
  * signatures ending with the last one. */
 static int item_facts(store *st, const char *item_id, int tier, int *failures, int *same)
 {
-    static const char q1[] = "SELECT count(*) FROM runs WHERE item_id = ? AND kind = 'execute'"
-                             " AND tier = ? AND status IN ('failed','timeout','aborted')";
-    static const char q2[] = "SELECT ifnull(error_signature, '') FROM runs WHERE item_id = ?"
+    /* runs before a human's resolution (recovery_epoch) do not count */
+    static const char q1[] = "SELECT count(*) FROM runs r WHERE item_id = ?1 AND kind = 'execute'"
+                             " AND tier = ?2 AND status IN ('failed','timeout','aborted')"
+                             " AND created_at >= (SELECT recovery_epoch FROM work_items"
+                             " WHERE id = ?1)";
+    static const char q2[] = "SELECT ifnull(error_signature, '') FROM runs WHERE item_id = ?1"
                              " AND kind = 'execute' AND status <> 'running'"
+                             " AND created_at >= (SELECT recovery_epoch FROM work_items"
+                             " WHERE id = ?1)"
                              " ORDER BY created_at DESC, rowid DESC LIMIT 10";
     sqlite3_stmt *s;
     char first[65] = "";

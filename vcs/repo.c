@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/config.h"
 #include "util/err.h"
+#include "vcs/internal.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_rc;
@@ -133,6 +135,75 @@ int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t a
     }
 out:
     git_reference_free(ref);
+    git_repository_free(repo);
+    return rc;
+}
+
+int vcs_repo_init_commit(const char *path, const char *branch, const char *message)
+{
+    git_repository *repo = NULL;
+    git_repository_init_options opts;
+    git_signature *sig = NULL;
+    git_tree *tree = NULL;
+    git_oid tree_id, commit_id;
+    char head[300];
+    int rc;
+
+    if ((rc = vcs_init()) != 0)
+        return rc;
+    if (git_repository_open_ext(NULL, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0)
+        return err_set(ERR_INVALID, "%s: already a git repository", path);
+    git_repository_init_options_init(&opts, GIT_REPOSITORY_INIT_OPTIONS_VERSION);
+    opts.flags = GIT_REPOSITORY_INIT_MKPATH;
+    snprintf(head, sizeof(head), "refs/heads/%s", branch);
+    opts.initial_head = head;
+    if (git_repository_init_ext(&repo, path, &opts) < 0) {
+        rc = vcs_git_err(ERR_IO, "%s: init", path);
+        goto out;
+    }
+    if ((rc = vcs_stage_all(&tree_id, repo, 1)) != 0)
+        goto out;
+    if (git_tree_lookup(&tree, repo, &tree_id) < 0 ||
+        git_signature_now(&sig, config_str(CFG_VCS_AUTHOR_NAME),
+                          config_str(CFG_VCS_AUTHOR_EMAIL)) < 0 ||
+        git_commit_create(&commit_id, repo, "HEAD", sig, sig, NULL, message, tree, 0, NULL) < 0)
+        rc = vcs_git_err(ERR_FAIL, "%s: first commit", path);
+out:
+    git_signature_free(sig);
+    git_tree_free(tree);
+    git_repository_free(repo);
+    return rc;
+}
+
+int vcs_repo_init_bare(const char *path)
+{
+    git_repository *repo = NULL;
+    int rc;
+
+    if ((rc = vcs_init()) != 0)
+        return rc;
+    if (git_repository_init(&repo, path, 1) < 0)
+        return vcs_git_err(ERR_IO, "%s: init --bare", path);
+    git_repository_free(repo);
+    return 0;
+}
+
+int vcs_remote_set(const char *repo_path, const char *name, const char *url)
+{
+    git_repository *repo = NULL;
+    git_remote *remote = NULL;
+    int rc;
+
+    if ((rc = vcs_init()) != 0)
+        return rc;
+    if (git_repository_open_ext(&repo, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
+        return vcs_git_err(ERR_NOTFOUND, "not a git repository: %s", repo_path);
+    if (git_remote_lookup(&remote, repo, name) == 0)
+        rc = git_remote_set_url(repo, name, url) < 0 ? vcs_git_err(ERR_FAIL, "remote %s", name)
+                                                     : 0;
+    else if (git_remote_create(&remote, repo, name, url) < 0)
+        rc = vcs_git_err(ERR_FAIL, "remote %s", name);
+    git_remote_free(remote);
     git_repository_free(repo);
     return rc;
 }

@@ -31,4 +31,15 @@ int vcs_branch_name_valid(const char *name);
  * branch name.  0, or ERR_INVALID (no usable id, out too small). */
 int vcs_branch_name_for_goal(char *out, size_t n, const char *title, const char *goal_id);
 
+/* Make a new repository at path (created) on branch with one commit of
+ * every file already in the folder (author from vcs.author_*).  For the
+ * demo.  ERR_INVALID when path already holds a repository. */
+int vcs_repo_init_commit(const char *path, const char *branch, const char *message);
+
+/* A bare repository at path (created), e.g. a local remote.  Idempotent. */
+int vcs_repo_init_bare(const char *path);
+
+/* Add (or update) a remote name -> url in the repository at path. */
+int vcs_remote_set(const char *repo_path, const char *name, const char *url);
+
 #endif

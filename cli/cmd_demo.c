@@ -1,0 +1,179 @@
+/*
+ * goald demo : a whole goal end to end on the embedded defaults.
+ *
+ * In a fresh temporary folder: a git repository holding a small project
+ * whose test fails, a bare repository as its `origin`, and a database.  A
+ * goal to fix the test is submitted and `goald daemon --once` carries it:
+ * elaborate, plan, execute in the sandbox, gates, review, commit, push.
+ * The model is the script installed with the binary (no network, no key)
+ * unless GOALD_LLM_* names one.  Exit 0 only if the goal completed with
+ * its gates passing.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "daemon/daemon.h"
+#include "lifecycle/intake.h"
+#include "lifecycle/report.h"
+#include "util/config.h"
+#include "util/embedded.h"
+#include "util/fsutil.h"
+#include "vcs/repo.h"
+
+static int write_embedded(const char *dir, const char *prefix, char *script, size_t sn)
+{
+    for (const struct embedded_file *f = embedded_demo; f->name; f++) {
+        char path[PATH_MAX], parent[PATH_MAX];
+        const char *rel = f->name;
+        int rc;
+        if (!strncmp(rel, prefix, strlen(prefix)))
+            rel += strlen(prefix);
+        else if (strcmp(rel, "demo.jsonl") != 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, rel);
+        if (!strcmp(f->name, "demo.jsonl"))
+            snprintf(path, sizeof(path), "%s", script);
+        if ((rc = fs_dirname(parent, sizeof(parent), path)) != 0 ||
+            (rc = fs_mkdir_p(parent, 0700)) != 0 ||
+            (rc = fs_write_atomic(path, f->data, f->len, 0644)) != 0)
+            return rc;
+        (void)sn;
+    }
+    return 0;
+}
+
+/* Has the user named a model of their own? */
+static int model_from_env(void)
+{
+    static const char *const vars[] = {"GOALD_LLM_PROVIDER", "GOALD_LLM_BASE_URL",
+                                       "GOALD_LLM_MODEL", "GOALD_LLM_MODELS", "GOALD_LLM_SCRIPT",
+                                       NULL};
+    for (int i = 0; vars[i]; i++)
+        if (getenv(vars[i]) && *getenv(vars[i]))
+            return 1;
+    return 0;
+}
+
+static int run(struct cli_ctx *c)
+{
+    char dir[] = "/tmp/goald-demo-XXXXXX";
+    char repo[PATH_MAX], origin[PATH_MAX], db[PATH_MAX], script[PATH_MAX], json[PATH_MAX * 2];
+    char id[ID_SIZE];
+    struct goal *g = NULL;
+    struct daemon_opts o;
+    store *st = NULL;
+    sqlite3_stmt *s;
+    int rc, code = EXIT_FAIL, completed = 0, verified = 0, items = 0;
+
+    if (!mkdtemp(dir))
+        return cli_fail(EXIT_FAIL, "demo: cannot make a temporary folder");
+    snprintf(repo, sizeof(repo), "%s/project", dir);
+    snprintf(origin, sizeof(origin), "%s/origin.git", dir);
+    snprintf(db, sizeof(db), "%s/goald.db", dir);
+    snprintf(script, sizeof(script), "%s/demo.jsonl", dir);
+    printf("goald demo in %s\n", dir);
+
+    /* 1. the project, its repository and a bare remote */
+    if ((rc = write_embedded(repo, "demo-project/", script, sizeof(script))) != 0 ||
+        (rc = vcs_repo_init_commit(repo, "main", "A small project whose test fails")) != 0 ||
+        (rc = vcs_repo_init_bare(origin)) != 0 || (rc = vcs_remote_set(repo, "origin", origin)) != 0)
+        return cli_fail(EXIT_FAIL, "demo: %s", err_last());
+    printf("  project   %s (add.sh subtracts; sh test.sh fails)\n", repo);
+
+    /* 2. the model: the installed script unless GOALD_LLM_* names one */
+    if (!model_from_env()) {
+        setenv("GOALD_LLM_PROVIDER", "script", 1);
+        setenv("GOALD_LLM_SCRIPT", script, 1);
+        printf("  model     the scripted demo model (%s)\n", script);
+    } else {
+        printf("  model     from GOALD_LLM_*\n");
+    }
+    if (config_load(c->config_path) != 0)
+        return cli_fail(EXIT_USAGE, "%s", err_last());
+
+    /* 3. the goal */
+    snprintf(json, sizeof(json),
+             "{\"title\": \"Fix add.sh so that the tests pass\","
+             " \"description\": \"add.sh A B must print A + B; sh test.sh must exit 0.\","
+             " \"repo\": \"%s\", \"base_branch\": \"main\","
+             " \"success_criteria\": [\"sh test.sh exits 0\"],"
+             " \"verification\": [{\"name\": \"tests\", \"type\": \"test\", \"command\":"
+             " \"sh test.sh\", \"must_pass\": true, \"timeout_s\": 120}],"
+             " \"budget\": {\"max_tokens\": 200000},"
+             " \"publish\": {\"push\": true, \"remote\": \"origin\", \"pull_request\": false}}",
+             repo);
+    if ((rc = intake_parse(&g, json, strlen(json), "demo goal")) != 0)
+        return cli_fail(EXIT_FAIL, "demo: %s", err_last());
+    if ((rc = store_open(&st, db)) != 0 || (rc = intake_submit(st, g, id)) != 0) {
+        store_goal_free(g);
+        store_close(st);
+        return cli_fail(EXIT_FAIL, "demo: %s", err_last());
+    }
+    store_goal_free(g);
+    store_close(st);
+    st = NULL;
+    printf("  goal      %s\n\n", id);
+    fflush(stdout);
+
+    /* 4. the daemon, until nothing is runnable */
+    memset(&o, 0, sizeof(o));
+    o.db_path = db;
+    o.config_path = c->config_path;
+    o.once = 1;
+    if ((rc = daemon_run(&o)) != 0)
+        return cli_fail(EXIT_FAIL, "demo: daemon: %s", err_last());
+
+    /* 5. what came of it */
+    if ((rc = store_open(&st, db)) != 0)
+        return cli_fail(EXIT_FAIL, "demo: %s", err_last());
+    printf("\n");
+    report_write_text(st, id, stdout);
+    if (store_prepare(st, &s, "SELECT status = 'completed', (SELECT count(*) FROM work_items"
+                              " WHERE goal_id = ?1), (SELECT count(*) FROM work_items WHERE"
+                              " goal_id = ?1 AND status = 'done' AND verified = 1), ifnull(branch,"
+                              " '') FROM goals WHERE id = ?1") == 0) {
+        store_bind_text(s, 1, id);
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            completed = sqlite3_column_int(s, 0);
+            items = sqlite3_column_int(s, 1);
+            verified = sqlite3_column_int(s, 2);
+            printf("\nbranch   %s (pushed to %s)\n", sqlite3_column_text(s, 3), origin);
+            printf("see      git -C %s log --stat %s\n", repo, sqlite3_column_text(s, 3));
+        }
+        store_done(s);
+    }
+    if (store_prepare(st, &s, "SELECT hash FROM artifacts WHERE goal_id = ? AND type = 'commit'"
+                              " ORDER BY id") == 0) {
+        store_bind_text(s, 1, id);
+        while (sqlite3_step(s) == SQLITE_ROW)
+            printf("commit   %s\n", sqlite3_column_text(s, 0));
+        store_done(s);
+    }
+    if (completed && items > 0 && verified == items) {
+        printf("\ndemo: the goal completed with its gates passing\n");
+        code = EXIT_OK;
+    } else {
+        fprintf(stderr, "goald: demo: the goal did not complete with its gates passing "
+                        "(see goald --db %s events --goal %.8s)\n",
+                db, id);
+    }
+    store_close(st);
+    return code;
+}
+
+const struct cli_command cmd_demo = {
+    .name = "demo",
+    .args = "",
+    .summary = "a whole goal end to end on the embedded defaults (no network, no API key)",
+    .details = "Makes a temporary repository whose test fails, submits a goal to fix it and "
+               "runs the\ndaemon until it is done, then prints the report, the branch and the "
+               "commit.\nWith GOALD_LLM_* set, that model does the work instead of the scripted "
+               "one.\nExit 0 only if the goal completed with its gates passing.",
+    .opts = (const struct cli_opt[]){{NULL, NULL, NULL}},
+    .min_pos = 0,
+    .max_pos = 0,
+    .run = run,
+};

@@ -1,0 +1,146 @@
+/* goald status [--json] : the daemon's heartbeat, lanes, queues, breakers. */
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "util/config.h"
+#include "util/timeutil.h"
+
+static int64_t count(store *st, const char *sql)
+{
+    sqlite3_stmt *s;
+    int64_t n = 0;
+
+    if (store_prepare(st, &s, sql) != 0)
+        return -1;
+    if (sqlite3_step(s) == SQLITE_ROW)
+        n = sqlite3_column_int64(s, 0);
+    store_done(s);
+    return n;
+}
+
+static int run(struct cli_ctx *c)
+{
+    cJSON *o = cJSON_CreateObject(), *d, *q, *jobs, *br, *lanes = NULL;
+    sqlite3_stmt *s;
+    store *st;
+    int64_t now = time_now_ms();
+    int rc;
+
+    if ((rc = cli_store(c, &st)) != 0) {
+        cJSON_Delete(o);
+        return rc;
+    }
+    d = cJSON_AddObjectToObject(o, "daemon");
+    if (store_prepare(st, &s, "SELECT pid, started_at, last_tick, lanes FROM daemon_heartbeat"
+                              " WHERE id = 1") == 0) {
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            char t[TIME_RFC3339_MAX];
+            long pid = (long)sqlite3_column_int64(s, 0);
+            int64_t age = now - sqlite3_column_int64(s, 2);
+            int alive = age <= config_int(CFG_DAEMON_STALE_S) * 1000 && kill((pid_t)pid, 0) == 0;
+            cJSON_AddStringToObject(d, "state", alive ? "running" : "stale");
+            cJSON_AddNumberToObject(d, "pid", (double)pid);
+            cJSON_AddStringToObject(d, "started_at",
+                                    time_format_rfc3339(t, sizeof(t), sqlite3_column_int64(s, 1)));
+            cJSON_AddStringToObject(d, "last_tick",
+                                    time_format_rfc3339(t, sizeof(t), sqlite3_column_int64(s, 2)));
+            cJSON_AddNumberToObject(d, "tick_age_ms", (double)age);
+            lanes = cJSON_Parse((const char *)sqlite3_column_text(s, 3));
+        } else {
+            cJSON_AddStringToObject(d, "state", "not running");
+        }
+        store_done(s);
+    }
+    q = cJSON_AddObjectToObject(o, "queues");
+    cJSON_AddNumberToObject(q, "plan",
+                            (double)count(st, "SELECT count(*) FROM goals g WHERE is_template = 0"
+                                              " AND (status = 'queued' OR (status = 'active' AND"
+                                              " NOT EXISTS (SELECT 1 FROM work_items w WHERE"
+                                              " w.goal_id = g.id)))"));
+    cJSON_AddNumberToObject(q, "work",
+                            (double)count(st, "SELECT count(*) FROM work_items w JOIN goals g ON"
+                                              " g.id = w.goal_id WHERE w.status = 'ready' AND"
+                                              " g.status = 'active'"));
+    cJSON_AddNumberToObject(q, "waiting_on_dependencies",
+                            (double)count(st, "SELECT count(*) FROM work_items WHERE status ="
+                                              " 'queued'"));
+    cJSON_AddItemToObject(o, "lanes", lanes ? lanes : cJSON_CreateObject());
+    jobs = cJSON_AddArrayToObject(o, "running");
+    if (store_prepare(st, &s, "SELECT id, goal_id, ifnull(item_id, ''), kind, lane, ifnull(pid,"
+                              " 0), started_at FROM runs WHERE status = 'running' ORDER BY"
+                              " started_at") == 0) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "run_id", (const char *)sqlite3_column_text(s, 0));
+            cJSON_AddStringToObject(j, "goal_id", (const char *)sqlite3_column_text(s, 1));
+            cJSON_AddStringToObject(j, "item_id", (const char *)sqlite3_column_text(s, 2));
+            cJSON_AddStringToObject(j, "kind", (const char *)sqlite3_column_text(s, 3));
+            cJSON_AddStringToObject(j, "lane", (const char *)sqlite3_column_text(s, 4));
+            cJSON_AddNumberToObject(j, "pid", (double)sqlite3_column_int64(s, 5));
+            cJSON_AddNumberToObject(j, "age_s", (double)(now - sqlite3_column_int64(s, 6)) / 1000);
+            cJSON_AddItemToArray(jobs, j);
+        }
+        store_done(s);
+    }
+    br = cJSON_AddArrayToObject(o, "breakers");
+    if (store_prepare(st, &s, "SELECT error_class, state, failures FROM breakers WHERE state <>"
+                              " 'closed' ORDER BY error_class") == 0) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            cJSON *b = cJSON_CreateObject();
+            cJSON_AddStringToObject(b, "error_class", (const char *)sqlite3_column_text(s, 0));
+            cJSON_AddStringToObject(b, "state", (const char *)sqlite3_column_text(s, 1));
+            cJSON_AddNumberToObject(b, "failures", sqlite3_column_int(s, 2));
+            cJSON_AddItemToArray(br, b);
+        }
+        store_done(s);
+    }
+    cJSON_AddNumberToObject(o, "open_escalations",
+                            (double)count(st, "SELECT count(*) FROM escalations WHERE status ="
+                                              " 'open'"));
+    if (cli_flag(c, "json")) {
+        cli_print_json(o);
+    } else {
+        const cJSON *it;
+        printf("daemon     %s", cJSON_GetStringValue(cJSON_GetObjectItem(d, "state")));
+        if (cJSON_GetObjectItem(d, "pid"))
+            printf(" (pid %.0f, last tick %s)", cJSON_GetNumberValue(cJSON_GetObjectItem(d, "pid")),
+                   cJSON_GetStringValue(cJSON_GetObjectItem(d, "last_tick")));
+        printf("\nqueues     plan %.0f, work %.0f, waiting on dependencies %.0f\n",
+               cJSON_GetNumberValue(cJSON_GetObjectItem(q, "plan")),
+               cJSON_GetNumberValue(cJSON_GetObjectItem(q, "work")),
+               cJSON_GetNumberValue(cJSON_GetObjectItem(q, "waiting_on_dependencies")));
+        printf("running    %d job%s\n", cJSON_GetArraySize(jobs),
+               cJSON_GetArraySize(jobs) == 1 ? "" : "s");
+        cJSON_ArrayForEach(it, jobs)
+        {
+            printf("           %.8s %-9s %s lane, %.0f s\n",
+                   cJSON_GetStringValue(cJSON_GetObjectItem(it, "run_id")),
+                   cJSON_GetStringValue(cJSON_GetObjectItem(it, "kind")),
+                   cJSON_GetStringValue(cJSON_GetObjectItem(it, "lane")),
+                   cJSON_GetNumberValue(cJSON_GetObjectItem(it, "age_s")));
+        }
+        printf("breakers   ");
+        if (cJSON_GetArraySize(br) == 0)
+            printf("all closed");
+        cJSON_ArrayForEach(it, br) printf("%s %s  ",
+                                          cJSON_GetStringValue(cJSON_GetObjectItem(it, "error_class")),
+                                          cJSON_GetStringValue(cJSON_GetObjectItem(it, "state")));
+        printf("\nescalations %.0f open\n",
+               cJSON_GetNumberValue(cJSON_GetObjectItem(o, "open_escalations")));
+    }
+    cJSON_Delete(o);
+    return EXIT_OK;
+}
+
+const struct cli_command cmd_status = {
+    .name = "status",
+    .args = "",
+    .summary = "daemon heartbeat, lanes, queue depths, running jobs, breakers, escalations",
+    .opts = (const struct cli_opt[]){{"json", NULL, "print JSON"}, {NULL, NULL, NULL}},
+    .min_pos = 0,
+    .max_pos = 0,
+    .run = run,
+};

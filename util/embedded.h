@@ -1,0 +1,18 @@
+/*
+ * embedded.h - files built into the binary (cmake/embed_files.cmake).
+ */
+#ifndef GOALD_UTIL_EMBEDDED_H
+#define GOALD_UTIL_EMBEDDED_H
+
+#include <stddef.h>
+
+struct embedded_file {
+    const char *name; /* relative path; NULL ends a table */
+    const char *data; /* NUL-terminated too */
+    size_t len;
+};
+
+/* The demo: the project (demo-project/...) and the script (demo.jsonl). */
+extern const struct embedded_file embedded_demo[];
+
+#endif
