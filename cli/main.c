@@ -21,6 +21,12 @@ const char *__lsan_default_suppressions(void)
 {
     return "leak:libpcre2-8.so\n";
 }
+
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void)
+{
+    return "print_suppressions=0";
+}
 #endif
 
 int main(int argc, char **argv)

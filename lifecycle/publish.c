@@ -22,6 +22,7 @@
 #include "store/event.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/fault.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "vcs/forge.h"
@@ -243,6 +244,7 @@ int stage_publish(struct job_ctx *j)
         store_event_add(j->st, g->id, NULL, j->claim.run_id, "goal.pushed", m, NULL);
         cJSON_Delete(m);
     }
+    fault_point("publish.after_push");
     if (g->repo && g->branch && want_pr) {
         struct vcs_forge f = {0};
         struct vcs_pr pr = {0};
@@ -281,6 +283,7 @@ int stage_publish(struct job_ctx *j)
         vcs_pr_release(&pr);
     }
 
+    fault_point("publish.after_pull_request");
     /* the goal is complete, with its event, in one transaction */
     p = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "title", g->title);

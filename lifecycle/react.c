@@ -27,6 +27,7 @@
 #include "store/event.h"
 #include "tools/tool.h"
 #include "util/err.h"
+#include "util/fault.h"
 #include "util/hash.h"
 #include "util/timeutil.h"
 
@@ -350,6 +351,7 @@ int stage_execute(struct job_ctx *j)
             rc = job_fail(j, "budget", "%s", err_last());
             break;
         }
+        fault_point("execute.turn");
         turn++;
         turn_event(j, "turn.started", turn, NULL, 0);
         memset(&req, 0, sizeof(req));

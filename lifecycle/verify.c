@@ -23,6 +23,7 @@
 #include "lifecycle/workspace.h"
 #include "store/event.h"
 #include "util/err.h"
+#include "util/fault.h"
 #include "util/fsutil.h"
 #include "util/timeutil.h"
 #include "vcs/commit.h"
@@ -388,6 +389,7 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
                 sha = cr.sha;
             }
         }
+        fault_point("verify.after_commit");
         for (size_t i = 0; i < plan.n; i++) {
             if (results[i].counts.format) {
                 cJSON *m = cJSON_CreateObject();
