@@ -703,7 +703,8 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
         if (!res->timed_out && deadline - now < wait_ms)
             wait_ms = deadline - now > 0 ? deadline - now : 0;
         if (nf == 0) {
-            time_sleep_ms(wait_ms > 0 ? wait_ms : 1);
+            /* output closed, the process not yet gone: look again soon */
+            time_sleep_ms(wait_ms > 2 ? 2 : (wait_ms > 0 ? wait_ms : 1));
             continue;
         }
         if (poll(pf, (nfds_t)nf, (int)wait_ms) < 0 && errno != EINTR) {
