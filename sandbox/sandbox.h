@@ -95,7 +95,8 @@ int sandbox_unconfined(void);
 int sandbox_selftest(char *detail, size_t n);
 
 /* The bubblewrap arguments sandbox_run() would use for spec (for tests and
- * `--explain`), one per line, into out. */
+ * diagnostics), one per line, into *out (malloc'd: the caller frees it
+ * with free()). */
 int sandbox_describe(const struct sandbox_spec *spec, char **out);
 
 #endif
