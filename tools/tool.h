@@ -122,6 +122,11 @@ struct cJSON *tool_schemas(const char *const *allowed);
 int tool_call(struct tool_ctx *ctx, const char *name, const char *args_json,
               struct tool_result *res);
 
+/* For `goald doctor`: rg and fd (fdfind) are installed and run.  0 with
+ * their versions in detail ("ripgrep 13.0.0; fdfind 8.6.0"), or
+ * ERR_NOTFOUND naming the package to install. */
+int tool_check_programs(char *detail, size_t n);
+
 /* The same with parsed arguments (borrowed). */
 int tool_call_json(struct tool_ctx *ctx, const char *name, const struct cJSON *args,
                    struct tool_result *res);

@@ -921,6 +921,26 @@ static void test_events(void **state)
     events_store = NULL;
 }
 
+static void test_check_programs(void **state)
+{
+    char detail[256];
+    char *path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+
+    (void)state;
+    assert_int_equal(tool_check_programs(detail, sizeof(detail)), 0);
+    assert_non_null(strstr(detail, "ripgrep "));
+    assert_non_null(strstr(detail, "fd"));
+    setenv("GOALD_SANDBOX_PATH", "/nonexistent", 1);
+    setenv("PATH", "/nonexistent", 1);
+    config_load(NULL);
+    assert_int_equal(tool_check_programs(detail, sizeof(detail)), ERR_NOTFOUND);
+    assert_string_equal(err_last(), "rg is not installed (apt-get install ripgrep)");
+    setenv("PATH", path, 1);
+    free(path);
+    unsetenv("GOALD_SANDBOX_PATH");
+    config_load(NULL);
+}
+
 static void test_truncate_helpers(void **state)
 {
     struct trunc t;
@@ -966,6 +986,7 @@ int main(void)
         cmocka_unit_test(test_redaction),
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_truncate_helpers),
+        cmocka_unit_test(test_check_programs),
     };
     int rc;
 
