@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -563,7 +564,7 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
     char exe[PATH_MAX];
     char home[PATH_MAX];
     int pout[2] = {-1, -1}, perr[2] = {-1, -1};
-    int devnull = -1, spill_fd = -1;
+    int devnull = -1, spill_fd = -1, pidfd = -1;
     size_t spilled = 0;
     int spill_over = 0;
     int unconfined = 0;
@@ -655,6 +656,7 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
     if (pid == 0)
         child_exec(&plan);
     setpgid(pid, pid); /* also done by the child; whichever runs first */
+    pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* -1 before Linux 5.3: then polled */
     close(pout[1]);
     pout[1] = -1;
     if (perr[1] >= 0) {
@@ -663,8 +665,8 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
     }
 
     for (;;) {
-        struct pollfd pf[2];
-        int nf = 0;
+        struct pollfd pf[3];
+        int nf = 0, npipes;
         int64_t now = time_mono_ms();
         int64_t wait_ms;
         char buf[65536];
@@ -684,8 +686,12 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
             pf[nf++] = (struct pollfd){.fd = pout[0], .events = POLLIN};
         if (perr[0] >= 0)
             pf[nf++] = (struct pollfd){.fd = perr[0], .events = POLLIN};
-        if (nf == 0 && reaped)
+        npipes = nf;
+        if (npipes == 0 && reaped)
             break;
+        /* the process's exit wakes the poll at once (no polling delay) */
+        if (!reaped && pidfd >= 0)
+            pf[nf++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
         if (!res->timed_out && !res->stopped && now >= deadline) {
             res->timed_out = 1;
             kill_all(pid, &cg, SIGTERM);
@@ -703,7 +709,7 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
         if (!res->timed_out && deadline - now < wait_ms)
             wait_ms = deadline - now > 0 ? deadline - now : 0;
         if (nf == 0) {
-            /* output closed, the process not yet gone: look again soon */
+            /* output closed, the process not yet gone, no pidfd: look again soon */
             time_sleep_ms(wait_ms > 2 ? 2 : (wait_ms > 0 ? wait_ms : 1));
             continue;
         }
@@ -712,7 +718,7 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
             kill_all(pid, &cg, SIGKILL);
             break;
         }
-        for (int i = 0; i < nf; i++) {
+        for (int i = 0; i < npipes; i++) {
             int is_out = pf[i].fd == pout[0];
             ssize_t got;
             if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -789,6 +795,8 @@ out:
     }
     if (devnull >= 0)
         close(devnull);
+    if (pidfd >= 0)
+        close(pidfd);
     if (spill_fd >= 0)
         close(spill_fd);
     strv_free(&args);
