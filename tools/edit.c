@@ -14,6 +14,7 @@
 #include "tools/truncate.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/fsutil.h"
 
 #define BOM "\xEF\xBB\xBF"
 
@@ -274,7 +275,7 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         goto out;
     if (ctx->after_resolve)
         ctx->after_resolve(ctx->after_resolve_arg, target);
-    if ((rc = tool_write_atomic_at(dfd, leaf, strbuf_cstr(&final), final.len,
+    if ((rc = fs_write_atomic_at(dfd, leaf, strbuf_cstr(&final), final.len,
                                    st.st_mode & 07777)) != 0)
         goto out;
     diff_unified(&diff, target, strbuf_cstr(&lf), lf.len, strbuf_cstr(&result), result.len,

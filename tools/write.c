@@ -13,6 +13,7 @@
 #include "tools/truncate.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/fsutil.h"
 
 static mode_t default_mode(void)
 {
@@ -74,7 +75,7 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         rc = err_set(ERR_TOOBIG, "%s: the file would exceed tools.read_max_mb", rel);
         goto out;
     }
-    if ((rc = tool_write_atomic_at(dfd, leaf, data.buf ? data.buf : "", data.len, fmode)) != 0)
+    if ((rc = fs_write_atomic_at(dfd, leaf, data.buf ? data.buf : "", data.len, fmode)) != 0)
         goto out;
     strbuf_addf(&res->output, "%s %s to %s", append ? "Appended" : "Wrote",
                 format_size(sz, sizeof(sz), clen), rel);
