@@ -196,7 +196,7 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         goto out;
     if ((rc = path_follow(target, sizeof(target), ctx->root_fd, rel)) != 0)
         goto out;
-    if ((rc = path_open(&fd, ctx->root_fd, target, O_RDONLY | O_NOFOLLOW, 0)) != 0)
+    if ((rc = path_open(&fd, ctx->root_fd, target, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0)) != 0)
         goto out;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         tool_fail(res, TOOL_VALIDATION, "%s: not a regular file", rel);

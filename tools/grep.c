@@ -133,10 +133,14 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     }
     if (tool_path(ctx, res, path, rel, sizeof(rel)) != 0)
         goto out;
-    if ((rc = path_open(&fd, ctx->root_fd, rel, O_RDONLY, 0)) != 0)
+    if ((rc = path_open(&fd, ctx->root_fd, rel, O_RDONLY | O_NONBLOCK, 0)) != 0)
         goto out;
     if (fstat(fd, &st) != 0) {
         rc = err_set(ERR_IO, "%s: %m", rel);
+        goto out;
+    }
+    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+        tool_fail(res, TOOL_VALIDATION, "%s: not a regular file or folder", rel);
         goto out;
     }
     is_file = !S_ISDIR(st.st_mode);

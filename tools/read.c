@@ -52,7 +52,7 @@ static int open_target(struct tool_ctx *ctx, struct tool_result *res, const char
     err_clear();
     if (tool_path(ctx, res, path, rel, sizeof(rel)) != 0)
         return -1;
-    if ((rc = path_open(fd_out, ctx->root_fd, rel, O_RDONLY, 0)) != 0)
+    if ((rc = path_open(fd_out, ctx->root_fd, rel, O_RDONLY | O_NONBLOCK, 0)) != 0)
         return tool_fail_err(res, rc), -1;
     snprintf(shown, n, "%s", rel);
     return 0;

@@ -56,13 +56,16 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
             tool_fail(res, TOOL_VALIDATION, "%s: is a folder", rel);
             goto out;
         }
+        if (!S_ISREG(st.st_mode)) {
+            tool_fail(res, TOOL_VALIDATION, "%s: not a regular file", rel);
+            goto out;
+        }
         existed = 1;
-        if (S_ISREG(st.st_mode))
-            fmode = st.st_mode & 07777;
+        fmode = st.st_mode & 07777;
     }
     strbuf_init(&data, (size_t)config_int(CFG_TOOLS_READ_MAX_MB) << 20);
     if (append && existed) {
-        fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {
             rc = err_set(errno == ELOOP ? ERR_POLICY : ERR_IO, "%s: %s", rel,
                          errno == ELOOP ? "became a symlink" : strerror(errno));

@@ -471,6 +471,19 @@ static void test_read_bytes_and_utf8(void **state)
     assert_string_equal(strbuf_cstr(&R.output), "[The file is empty.]");
     callv("read", "s:path", "missing", NULL);
     assert_class("not_found");
+    {
+        char fifo[1200];
+        snprintf(fifo, sizeof(fifo), "%s/fifo", root);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        callv("read", "s:path", "fifo", NULL); /* refused, not blocked */
+        assert_class("validation");
+        callv("grep", "s:pattern", "x", "s:path", "fifo", NULL);
+        assert_class("validation");
+        callv("write", "s:path", "fifo", "s:content", "x", NULL);
+        assert_class("validation");
+        callv("edit", "s:path", "fifo", "s:old_text", "x", "s:new_text", "y", NULL);
+        assert_class("validation");
+    }
     callv("read", "s:path", ".", NULL);
     assert_class("validation");
 }
@@ -921,6 +934,57 @@ static void test_events(void **state)
     events_store = NULL;
 }
 
+/* Random UTF-8 text and limits: the kept span is whole characters, within
+ * the limits, and cut on line boundaries unless a single line is too long. */
+static void test_truncate_random(void **state)
+{
+    static const char *pieces[] = {"a", "b ", "\n", "\xc3\xa9", "\xe2\x82\xac",
+                                   "\xf0\x9f\x98\x80", "\n\n", "xyz"};
+    unsigned seed = 12345;
+
+    (void)state;
+    for (int iter = 0; iter < 3000; iter++) {
+        strbuf sb = STRBUF_INIT;
+        struct trunc t;
+        size_t max_lines, max_bytes;
+        int n;
+        seed = seed * 1103515245u + 12345u;
+        n = (int)((seed >> 16) % 300);
+        for (int i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            strbuf_adds(&sb, pieces[(seed >> 16) % 8]);
+        }
+        seed = seed * 1103515245u + 12345u;
+        max_lines = 1 + (seed >> 16) % 40;
+        seed = seed * 1103515245u + 12345u;
+        max_bytes = 4 + (seed >> 16) % 400;
+        for (int mode = 0; mode < 2; mode++) {
+            const char *s = strbuf_cstr(&sb);
+            if (mode == 0)
+                truncate_head(&t, s, sb.len, max_lines, max_bytes);
+            else
+                truncate_tail(&t, s, sb.len, max_lines, max_bytes);
+            assert_true(valid_utf8(s + t.start, t.len));
+            assert_true(t.len <= max_bytes);
+            assert_true(t.lines <= max_lines);
+            assert_int_equal(t.total_lines, text_lines(s, sb.len));
+            if (!t.truncated) {
+                assert_int_equal(t.len, sb.len);
+            } else if (!t.partial_line) {
+                if (mode == 0)
+                    assert_true(t.len == 0 || s[t.len - 1] == '\n');
+                else
+                    assert_true(t.start == 0 || s[t.start - 1] == '\n');
+            }
+            if (mode == 0)
+                assert_int_equal(t.start, 0);
+            else
+                assert_int_equal(t.start + t.len, sb.len);
+        }
+        strbuf_release(&sb);
+    }
+}
+
 static void test_check_programs(void **state)
 {
     char detail[256];
@@ -987,6 +1051,7 @@ int main(void)
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_truncate_helpers),
         cmocka_unit_test(test_check_programs),
+        cmocka_unit_test(test_truncate_random),
     };
     int rc;
 
