@@ -590,6 +590,13 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
             rc = err_set(ERR_IO, "sandbox: %s: %s", home, strerror(errno));
             goto out;
         }
+        {
+            struct stat hst;
+            if (lstat(home, &hst) != 0 || !S_ISDIR(hst.st_mode) || hst.st_uid != getuid()) {
+                rc = err_set(ERR_IO, "sandbox: %s: not a folder of ours", home);
+                goto out;
+            }
+        }
         if ((rc = build_env(&env, spec, home)) != 0)
             goto out;
         add_command(&args, spec);

@@ -2,7 +2,9 @@
 #include "tools/tool.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -291,6 +293,31 @@ size_t tool_max_bytes(void)
     return (size_t)config_int(CFG_TOOLS_MAX_BYTES);
 }
 
+/* Spill files older than tools.spill_keep_h go (at most once a minute). */
+static void spill_sweep(const char *dir)
+{
+    static int64_t last;
+    int64_t now = time_now_ms();
+    int64_t keep = config_int(CFG_TOOLS_SPILL_KEEP_H) * 3600 * 1000;
+    struct dirent *de;
+    DIR *d;
+
+    if (now - last < 60 * 1000)
+        return;
+    last = now;
+    if (!(d = opendir(dir)))
+        return;
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        if (strncmp(de->d_name, "bash-", 5) ||
+            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (now - (int64_t)st.st_mtime * 1000 > keep)
+            unlinkat(dirfd(d), de->d_name, 0);
+    }
+    closedir(d);
+}
+
 int tool_spill_dir(struct tool_ctx *ctx, char *out, size_t n)
 {
     const char *d = ctx->spill_dir ? ctx->spill_dir : config_str(CFG_TOOLS_SPILL_DIR);
@@ -305,6 +332,7 @@ int tool_spill_dir(struct tool_ctx *ctx, char *out, size_t n)
         return err_set(ERR_IO, "%s: cannot create the spill folder: %s", out, strerror(errno));
     if (lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
         return err_set(ERR_IO, "%s: not a folder of ours", out);
+    spill_sweep(out);
     return 0;
 }
 
@@ -424,8 +452,13 @@ static void add_args(cJSON *p, const cJSON *args, const char *args_json)
     const char *src = text ? text : (args_json ? args_json : "{}");
     strbuf red = STRBUF_INIT, clean = STRBUF_INIT;
     size_t cut;
+    size_t len = strlen(src);
 
-    if (redact_text(&red, src, strlen(src), NULL) != 0)
+    /* only the first EVENT_ARGS_MAX characters are kept: redact a generous
+     * prefix (not megabytes of write content), then cut */
+    if (len > 16 * EVENT_ARGS_MAX)
+        len = utf8_floor(src, len, 16 * EVENT_ARGS_MAX);
+    if (redact_text(&red, src, len, NULL) != 0)
         strbuf_adds(&red, REDACTED);
     utf8_sanitize(&clean, red.buf ? red.buf : "", red.len);
     cut = utf8_prefix_chars(strbuf_cstr(&clean), clean.len, EVENT_ARGS_MAX);

@@ -73,6 +73,8 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                              "where bash spills full output (default $TMPDIR/goald-spill-UID)"},
     [CFG_TOOLS_SPILL_MB] = {"tools.spill_mb", CFG_INT, "64", NULL, 1, 65536,
                             "the most output of one command spilled to a file (MiB)"},
+    [CFG_TOOLS_SPILL_KEEP_H] = {"tools.spill_keep_h", CFG_INT, "72", NULL, 1, 87600,
+                                "spilled bash output older than this is deleted (hours)"},
     [CFG_TOOLS_READ_MAX_MB] = {"tools.read_max_mb", CFG_INT, "64", NULL, 1, 4096,
                                "read/edit refuse files larger than this (MiB)"},
 };
