@@ -69,6 +69,16 @@ expect_eq "$(git -C "$W" config user.name)" test ".git/config"
 expect_eq "$(git -C "$W" rev-parse HEAD)" "$head_before" "HEAD"
 bash_tool 'git log --oneline | wc -l' # reading .git works
 expect_eq "$(out)" 1
+# a linked worktree (.git is a file): its git folders are readable, not writable
+git -C "$W" worktree add -q "$T/linked" -b linked
+run "$G" tool bash --root "$T/linked" --args '{"command":"git log --oneline | wc -l; echo x > y; git add y && echo added; git branch evil && echo branched"}'
+case "$(jqo .output)" in
+    "1"*"index.lock': Read-only file system"*"refs/heads/evil.lock': Read-only file system"*) ok ;;
+    *) fail "linked worktree: $(jqo .output)" ;;
+esac
+case "$(jqo .output)" in *added*|*branched*) fail "git wrote from the sandbox" ;; esac
+expect_eq "$(git -C "$W" branch --list evil)" "" "branch made from the sandbox"
+expect_eq "$(git -C "$T/linked" status --short)" "?? y"
 
 # --- no network: a listener on the host's 127.0.0.1 is unreachable --------------
 python3 - "$T/port" "$T/accepted" <<'EOF' &
