@@ -117,6 +117,8 @@ void cli_print_usage(FILE *f)
                "commands:\n");
     for (int i = 0; cli_commands[i]; i++) {
         char left[64];
+        if (cli_commands[i]->hidden)
+            continue;
         snprintf(left, sizeof(left), "%s %s", cli_commands[i]->name,
                  cli_commands[i]->args ? cli_commands[i]->args : "");
         fprintf(f, "  %-28s %s\n", left, cli_commands[i]->summary);

@@ -36,6 +36,7 @@ struct cli_command {
     const struct cli_opt *opts; /* ends with {NULL} */
     int min_pos, max_pos;
     int (*run)(struct cli_ctx *c);
+    int hidden; /* left out of `goald --help` (tools for tests); its own --help works */
 };
 
 struct cli_ctx {

@@ -2,7 +2,7 @@
 #include "cli/cli.h"
 
 extern const struct cli_command cmd_submit, cmd_goals, cmd_goal_show, cmd_report, cmd_cancel,
-    cmd_events, cmd_migrate, cmd_cron_next, cmd_tool;
+    cmd_events, cmd_migrate, cmd_cron_next, cmd_doctor, cmd_llm_chat, cmd_tool, cmd_job, cmd_claim;
 
 const struct cli_command *const cli_commands[] = {
     &cmd_submit,
@@ -13,6 +13,10 @@ const struct cli_command *const cli_commands[] = {
     &cmd_events,
     &cmd_cron_next,
     &cmd_migrate,
+    &cmd_doctor,
+    &cmd_llm_chat,
     &cmd_tool,
+    &cmd_job,
+    &cmd_claim,
     NULL,
 };

@@ -1,27 +1,41 @@
 /*
  * report.h - what a goal has come to: progress by effort points, items,
  * budget, escalations and artifacts (the `goald report` contract of
- * DESIGN.md §6).
+ * DESIGN.md §6; the JSON shape is in docs/report-json.md).
  *
- * Returned cJSON trees belong to the caller (cJSON_Delete).
+ * Reports are streamed: a goal with 100,000 work items is written row by
+ * row, never held in memory as a tree.
  */
 #ifndef GOALD_LIFECYCLE_REPORT_H
 #define GOALD_LIFECYCLE_REPORT_H
+
+#include <stdio.h>
 
 #include "store/goal.h"
 #include "store/store.h"
 
 struct cJSON;
 
-/* The `goal` object of DESIGN.md §6 (id, title, status, branch, partial,
- * and more). */
+struct report_progress {
+    long long done_points;  /* points of done and skipped items */
+    long long total_points; /* points of every item */
+    double percent;         /* one decimal */
+    int items_total, items_done, items_skipped;
+};
+
+/* The `goal` object (id, title, status, branch, partial, and more); the
+ * caller frees it with cJSON_Delete(). */
 struct cJSON *report_goal_json(const struct goal *g);
 
-/* The whole report of goal_id.  0 and *out set, or an error. */
-int report_build(store *st, const char *goal_id, struct cJSON **out);
+/* Progress of goal_id, from one aggregate query. */
+int report_progress(store *st, const char *goal_id, struct report_progress *out);
 
-/* Progress: percent with one decimal of done_points/total_points (0 when
- * there is nothing to do). */
+/* percent with one decimal of done/total (0 when there is nothing to do). */
 double report_percent(long long done_points, long long total_points);
+
+/* Write the whole report of goal_id as one JSON object (and a newline), or
+ * as text for people. */
+int report_write_json(store *st, const char *goal_id, FILE *out);
+int report_write_text(store *st, const char *goal_id, FILE *out);
 
 #endif

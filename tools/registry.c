@@ -16,7 +16,7 @@
 #include "sandbox/path.h"
 #include "store/event.h"
 #include "tools/internal.h"
-#include "tools/redact.h"
+#include "util/redact.h"
 #include "tools/truncate.h"
 #include "util/config.h"
 #include "util/err.h"

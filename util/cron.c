@@ -56,7 +56,12 @@ static int parse_value(const struct field_def *f, const char **p, int *out)
             }
         }
     }
-    return err_set(ERR_INVALID, "%s: unexpected \"%.*s\"", f->name, (int)strcspn(s, ",-/"), s);
+    if (!*s)
+        return err_set(ERR_INVALID, "%s: missing a value", f->name);
+    {
+        int n = (int)strcspn(s, ",-/");
+        return err_set(ERR_INVALID, "%s: unexpected \"%.*s\"", f->name, n ? n : 1, s);
+    }
 }
 
 /* One field: a comma list of "*", "N", "N-M", each optionally "/STEP". */

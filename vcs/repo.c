@@ -1,27 +1,36 @@
 #include "vcs/repo.h"
 
 #include <git2.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/err.h"
 
-static int inited;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int init_rc;
 
 static void vcs_shutdown(void)
 {
     git_libgit2_shutdown();
 }
 
+static void init_libgit2(void)
+{
+    if (git_libgit2_init() < 0) {
+        init_rc = -1;
+        return;
+    }
+    atexit(vcs_shutdown);
+}
+
+/* Once per process, from any thread (the daemon's lanes share it). */
 int vcs_init(void)
 {
-    if (inited)
-        return 0;
-    if (git_libgit2_init() < 0)
+    pthread_once(&init_once, init_libgit2);
+    if (init_rc)
         return err_set(ERR_FAIL, "libgit2: cannot initialise");
-    inited = 1;
-    atexit(vcs_shutdown);
     return 0;
 }
 
@@ -35,6 +44,41 @@ int vcs_branch_name_valid(const char *name)
     if (git_reference_name_is_valid(&valid, ref) < 0)
         return 0;
     return valid;
+}
+
+int vcs_branch_name_for_goal(char *out, size_t n, const char *title, const char *goal_id)
+{
+    char slug[41], id8[9];
+    size_t s = 0, k = 0;
+    int w;
+
+    for (const char *p = title ? title : ""; *p && s < sizeof(slug) - 1; p++) {
+        unsigned char c = (unsigned char)*p;
+        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+            slug[s++] = (char)c;
+        else if (c >= 'A' && c <= 'Z')
+            slug[s++] = (char)(c - 'A' + 'a');
+        else if (s > 0 && slug[s - 1] != '-')
+            slug[s++] = '-';
+    }
+    while (s > 0 && slug[s - 1] == '-')
+        s--;
+    slug[s] = '\0';
+    for (const char *p = goal_id ? goal_id : ""; *p && k < 8; p++) {
+        unsigned char c = (unsigned char)*p;
+        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+            id8[k++] = (char)c;
+        else if (c >= 'A' && c <= 'Z')
+            id8[k++] = (char)(c - 'A' + 'a');
+    }
+    id8[k] = '\0';
+    if (k == 0)
+        return err_set(ERR_INVALID, "branch name: goal id \"%s\" has no letters or digits",
+                       goal_id ? goal_id : "");
+    w = snprintf(out, n, "goald/%s-%s", s ? slug : "goal", id8);
+    if (w < 0 || (size_t)w >= n)
+        return err_set(ERR_INVALID, "branch name: buffer too small");
+    return 0;
 }
 
 int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t abs_n,

@@ -24,4 +24,11 @@ int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t a
 /* 1 when name is a valid branch name for git. */
 int vcs_branch_name_valid(const char *name);
 
+/* A goal's branch name, "goald/<slug>-<id8>", into out: slug is the title
+ * in lowercase ASCII letters and digits, other runs of characters become
+ * one '-', at most 40 characters, "goal" when nothing is left; id8 is the
+ * first 8 letters or digits of goal_id.  The result is always a valid
+ * branch name.  0, or ERR_INVALID (no usable id, out too small). */
+int vcs_branch_name_for_goal(char *out, size_t n, const char *title, const char *goal_id);
+
 #endif

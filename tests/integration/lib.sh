@@ -14,7 +14,15 @@ export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
 mkdir -p "$HOME"
 unset GOALD_CONFIG GOALD_LLM_PROVIDER GOALD_LLM_BASE_URL GOALD_LLM_MODEL GOALD_LLM_API_KEY \
       OPENAI_API_KEY ANTHROPIC_API_KEY GOALD_LLM_FALLBACK_MODEL
-cleanup() { [ "${GOALD_KEEP_TMP:-0}" = 1 ] || rm -rf "$T"; }
+FAKE_PIDS=""
+# A leak found at exit must not pass for an expected "exit 1": LeakSanitizer
+# exits 23 instead (sanitized builds only; harmless otherwise).
+export LSAN_OPTIONS="exitcode=23${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+cleanup() {
+    for p in $FAKE_PIDS; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+    [ -z "${FORGE_PID:-}" ] || { kill "$FORGE_PID" 2>/dev/null; wait "$FORGE_PID" 2>/dev/null; }
+    [ "${GOALD_KEEP_TMP:-0}" = 1 ] || rm -rf "$T"
+}
 trap cleanup EXIT
 TESTS_RUN=0
 
@@ -52,6 +60,45 @@ make_repo() {
     git -C "$1" add README
     git -C "$1" commit -q -m init
 }
+
+# start_fake_llm NAME MODE SCRIPT: starts tests/fakes/fake_llm (openai or
+# anthropic mode) on a free loopback port; sets FAKE_URL (base URL, ending
+# in /v1) and FAKE_LOG (its request log, one JSON line per request).
+start_fake_llm() {
+    local name=$1 mode=$2 script=$3 i
+    : "${GOALD_BUILD_DIR:?GOALD_BUILD_DIR must point at the build folder}"
+    rm -f "$T/$name.port"
+    FAKE_LOG="$T/$name.log"
+    : >"$FAKE_LOG"
+    "$GOALD_BUILD_DIR/tests/fake_llm" --port-file "$T/$name.port" --mode "$mode" \
+        --script "$script" --log "$FAKE_LOG" 2>"$T/$name.stderr" &
+    FAKE_PIDS="$FAKE_PIDS $!"
+    for i in $(seq 1 200); do
+        [ -s "$T/$name.port" ] && break
+        sleep 0.05
+    done
+    [ -s "$T/$name.port" ] || fail "fake_llm $name did not start: $(cat "$T/$name.stderr")"
+    FAKE_URL="http://127.0.0.1:$(cat "$T/$name.port")/v1"
+}
+
+# fake_requests: how many requests the fake logged.
+fake_requests() { grep -c . "$FAKE_LOG" || true; }
+
+# forge_start [--require-token T]: start tests/fakes/fake_forge on loopback
+# (docs/publishing.md); sets FORGE_URL (http://127.0.0.1:PORT), FORGE_LOG
+# (one JSON line per request) and FORGE_PID; stopped on exit.
+forge_start() {
+    : "${GOALD_BUILD_DIR:?GOALD_BUILD_DIR must point at the build folder}"
+    FORGE_LOG="$T/forge.jsonl"
+    rm -f "$T/forge.port"
+    "$GOALD_BUILD_DIR/tests/fake_forge" --port-file "$T/forge.port" --log "$FORGE_LOG" "$@" &
+    FORGE_PID=$!
+    for _ in $(seq 1 500); do [ -s "$T/forge.port" ] && break; sleep 0.01; done
+    [ -s "$T/forge.port" ] || fail "fake_forge did not start"
+    FORGE_URL="http://127.0.0.1:$(cat "$T/forge.port")"
+}
+# forge_count METHOD PATH: how many such requests the fake forge received.
+forge_count() { jq -s --arg m "$1" --arg p "$2" '[.[] | select(.method == $m and .path == $p)] | length' "$FORGE_LOG"; }
 
 done_tests() { echo "ok: $TESTS_RUN checks"; }
 set -e

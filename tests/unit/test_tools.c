@@ -18,7 +18,7 @@
 #include "store/event.h"
 #include "store/store.h"
 #include "tests/unit/testutil.h"
-#include "tools/redact.h"
+#include "util/redact.h"
 #include "tools/tool.h"
 #include "tools/truncate.h"
 #include "util/config.h"

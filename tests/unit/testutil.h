@@ -30,7 +30,12 @@ static inline void testutil_setup(const char *name)
 
 static inline void testutil_tmp_path(char *out, size_t n, const char *rel)
 {
-    snprintf(out, n, "%s/%s", testutil_dir, rel);
+    int w = snprintf(out, n, "%s/%s", testutil_dir, rel);
+
+    if (w < 0 || (size_t)w >= n) {
+        fprintf(stderr, "test path too long: %s/%s\n", testutil_dir, rel);
+        exit(1);
+    }
 }
 
 #endif

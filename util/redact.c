@@ -1,5 +1,5 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "tools/redact.h"
+#include "util/redact.h"
 
 #include <pcre2.h>
 #include <pthread.h>

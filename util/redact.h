@@ -7,8 +7,8 @@
  * with `***REDACTED***`.  The patterns are compiled once (pcre2, JIT when
  * available) and are safe to use from several threads.
  */
-#ifndef GOALD_TOOLS_REDACT_H
-#define GOALD_TOOLS_REDACT_H
+#ifndef GOALD_UTIL_REDACT_H
+#define GOALD_UTIL_REDACT_H
 
 #include <stddef.h>
 

@@ -1,0 +1,166 @@
+/*
+ * parse.c - test counts from the output of common test runners.
+ * Recognised, the last summary found winning: ctest, pytest, go test,
+ * cargo test, TAP; or a JUnit XML report file.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gates/gates.h"
+#include "util/fsutil.h"
+#include "util/strbuf.h"
+
+static void reset(struct test_counts *c)
+{
+    c->passed = c->failed = c->skipped = c->total = -1;
+    c->format = NULL;
+}
+
+/* The number right before word (e.g. "5 passed"), searching back from the
+ * end of line; -1 when absent. */
+static int num_before(const char *line, size_t n, const char *word)
+{
+    size_t wl = strlen(word);
+
+    for (size_t i = n; i-- > 0;) {
+        if (i + wl <= n && !strncmp(line + i, word, wl) && i >= 2 && line[i - 1] == ' ' &&
+            isdigit((unsigned char)line[i - 2])) {
+            size_t k = i - 2;
+            while (k > 0 && isdigit((unsigned char)line[k - 1]))
+                k--;
+            return atoi(line + k);
+        }
+    }
+    return -1;
+}
+
+static void parse_line(struct test_counts *c, const char *l, size_t n, int *tap_ok, int *tap_not,
+                       int *go_ok, int *go_fail, int *go_skip)
+{
+    char buf[512];
+    size_t m = n < sizeof(buf) - 1 ? n : sizeof(buf) - 1;
+    int a, b, pct;
+
+    memcpy(buf, l, m);
+    buf[m] = '\0';
+    /* ctest: "100% tests passed, 0 tests failed out of 24" */
+    if (sscanf(buf, "%d%% tests passed, %d tests failed out of %d", &pct, &a, &b) == 3 ||
+        sscanf(buf, "%d%% tests passed, %d test failed out of %d", &pct, &a, &b) == 3) {
+        c->failed = a;
+        c->total = b;
+        c->passed = b - a;
+        c->skipped = 0;
+        c->format = "ctest";
+        return;
+    }
+    /* cargo: "test result: ok. 3 passed; 0 failed; 1 ignored; ..." */
+    if (strstr(buf, "test result: ")) {
+        int p = num_before(buf, m, "passed;"), f = num_before(buf, m, "failed;");
+        int i = num_before(buf, m, "ignored;");
+        if (p >= 0 && f >= 0) {
+            if (c->format && !strcmp(c->format, "cargo")) { /* several crates: add up */
+                c->passed += p;
+                c->failed += f;
+                c->skipped += i > 0 ? i : 0;
+            } else {
+                c->passed = p;
+                c->failed = f;
+                c->skipped = i > 0 ? i : 0;
+            }
+            c->total = c->passed + c->failed + c->skipped;
+            c->format = "cargo";
+            return;
+        }
+    }
+    /* pytest: "==== 5 passed, 1 failed, 2 skipped in 0.12s ====" */
+    if (strstr(buf, " in ") && (strstr(buf, " passed") || strstr(buf, " failed")) &&
+        (buf[0] == '=' || isdigit((unsigned char)buf[0]))) {
+        int p = num_before(buf, m, "passed"), f = num_before(buf, m, "failed");
+        int s = num_before(buf, m, "skipped"), e = num_before(buf, m, "error");
+        if (p >= 0 || f >= 0) {
+            c->passed = p > 0 ? p : 0;
+            c->failed = (f > 0 ? f : 0) + (e > 0 ? e : 0);
+            c->skipped = s > 0 ? s : 0;
+            c->total = c->passed + c->failed + c->skipped;
+            c->format = "pytest";
+            return;
+        }
+    }
+    /* go test -v: "--- PASS: TestX", "--- FAIL: TestY", "--- SKIP: TestZ" */
+    if (!strncmp(buf, "--- PASS: ", 10) || !strncmp(buf, "    --- PASS: ", 14))
+        (*go_ok)++;
+    else if (!strncmp(buf, "--- FAIL: ", 10) || !strncmp(buf, "    --- FAIL: ", 14))
+        (*go_fail)++;
+    else if (!strncmp(buf, "--- SKIP: ", 10) || !strncmp(buf, "    --- SKIP: ", 14))
+        (*go_skip)++;
+    /* TAP: "ok 1 - x", "not ok 2 - y", "ok 3 # SKIP" */
+    if (!strncmp(buf, "ok ", 3) && isdigit((unsigned char)buf[3]))
+        (*tap_ok)++;
+    else if (!strncmp(buf, "not ok ", 7) && isdigit((unsigned char)buf[7]))
+        (*tap_not)++;
+}
+
+static int count_tag(const char *xml, const char *tag)
+{
+    char open[64];
+    int n = 0;
+    size_t tl;
+
+    snprintf(open, sizeof(open), "<%s", tag);
+    tl = strlen(open);
+    for (const char *p = strstr(xml, open); p; p = strstr(p + tl, open))
+        if (p[tl] == ' ' || p[tl] == '>' || p[tl] == '/' || p[tl] == '\n' || p[tl] == '\t')
+            n++;
+    return n;
+}
+
+void gates_parse_counts(struct test_counts *c, const char *output, size_t len,
+                        const char *report_path)
+{
+    int tap_ok = 0, tap_not = 0, go_ok = 0, go_fail = 0, go_skip = 0;
+    const char *p = output, *end = output + len;
+
+    reset(c);
+    if (report_path) {
+        strbuf sb;
+        strbuf_init(&sb, 64 << 20);
+        if (fs_read_file(&sb, report_path, 64 << 20) == 0) {
+            int cases = count_tag(strbuf_cstr(&sb), "testcase");
+            int fails = count_tag(strbuf_cstr(&sb), "failure") + count_tag(strbuf_cstr(&sb), "error");
+            int skips = count_tag(strbuf_cstr(&sb), "skipped");
+            if (cases > 0) {
+                c->total = cases;
+                c->failed = fails;
+                c->skipped = skips;
+                c->passed = cases - fails - skips;
+                c->format = "junit";
+            }
+        }
+        strbuf_release(&sb);
+        if (c->format)
+            return;
+    }
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        if (n && p[n - 1] == '\r')
+            n--;
+        parse_line(c, p, n, &tap_ok, &tap_not, &go_ok, &go_fail, &go_skip);
+        p = nl ? nl + 1 : end;
+    }
+    if (!c->format && (go_ok || go_fail)) {
+        c->passed = go_ok;
+        c->failed = go_fail;
+        c->skipped = go_skip;
+        c->total = go_ok + go_fail + go_skip;
+        c->format = "go";
+    } else if (!c->format && (tap_ok || tap_not)) {
+        c->passed = tap_ok;
+        c->failed = tap_not;
+        c->skipped = 0;
+        c->total = tap_ok + tap_not;
+        c->format = "tap";
+    }
+}

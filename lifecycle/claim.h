@@ -1,0 +1,38 @@
+/*
+ * claim.h - taking the next unit of work for a lane, atomically.
+ *
+ * A unit is one run: `elaborate` (a queued goal), `plan` (an active,
+ * elaborated goal without items) in the plan lane; `execute` (the best
+ * ready item, see select.h) in the work lane.  Claiming writes the run row
+ * (status running, attempt, tier, model index, lease) and moves the item to
+ * in_progress, with events, in one transaction, so two claimers never get
+ * the same unit.  Nothing is claimed while a circuit breaker is open.
+ */
+#ifndef GOALD_LIFECYCLE_CLAIM_H
+#define GOALD_LIFECYCLE_CLAIM_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+#include "util/id.h"
+
+struct claim {
+    char run_id[ID_SIZE];
+    char goal_id[ID_SIZE];
+    char item_id[ID_SIZE]; /* "" for plan-lane units */
+    char kind[16];         /* elaborate, plan, execute */
+    char lane[8];          /* plan, work */
+    int attempt;
+    int timeout_s;
+};
+
+/* Claim the next unit of lane ("plan" or "work") at now_ms, skipping goals
+ * in busy_goals (n_busy of them).  ERR_NOTFOUND when nothing is runnable
+ * (or a breaker blocks; *blocked_by, may be NULL, names its class). */
+int claim_next(store *st, const char *lane, int64_t now_ms, const char (*busy_goals)[ID_SIZE],
+               int n_busy, struct claim *out, char *blocked_by, size_t blocked_n);
+
+/* Read a run's claim back (for `goald job RUN_ID`). */
+int claim_load(store *st, const char *run_id, struct claim *out);
+
+#endif

@@ -1,0 +1,258 @@
+/*
+ * elaborate.c - stage 2: a goal becomes components, implicit requirements,
+ * success criteria, allowed actions and a verification plan.
+ *
+ * Merging: the goal's own criteria are kept first and the model's added
+ * when new; allowed actions are the model's intersected with the goal's
+ * when the goal gives some; the verification plan is the goal's, else the
+ * model's, else detected from the repository's build files.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <dirent.h>
+
+#include "gates/detect.h"
+#include "lifecycle/intake.h"
+#include "lifecycle/prompts.h"
+#include "lifecycle/stages.h"
+#include "lifecycle/transitions.h"
+#include "store/event.h"
+#include "util/err.h"
+
+static const char *const gate_types[] = {"test", "build", "lint", "typecheck", "custom", NULL};
+
+static int string_array(const cJSON *v)
+{
+    const cJSON *it;
+
+    if (!cJSON_IsArray(v))
+        return 0;
+    cJSON_ArrayForEach(it, v) if (!cJSON_IsString(it)) return 0;
+    return 1;
+}
+
+static int in_array(const cJSON *arr, const char *s)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, arr) if (cJSON_IsString(it) && !strcasecmp(it->valuestring, s)) return 1;
+    return 0;
+}
+
+static int known_action(const char *s)
+{
+    for (int i = 0; intake_actions[i]; i++)
+        if (!strcmp(intake_actions[i], s))
+            return 1;
+    return 0;
+}
+
+/* Check the model's answer; the message names what is wrong. */
+static int check_answer(const cJSON *a, char *why, size_t n)
+{
+    static const char *const lists[] = {"components", "implicit_requirements", "success_criteria",
+                                        "allowed_actions"};
+    const cJSON *v, *g;
+    int i = 0;
+
+    for (size_t k = 0; k < 4; k++) {
+        if (!string_array(cJSON_GetObjectItemCaseSensitive(a, lists[k]))) {
+            snprintf(why, n, "%s: expected an array of strings", lists[k]);
+            return -1;
+        }
+    }
+    v = cJSON_GetObjectItemCaseSensitive(a, "verification");
+    if (!cJSON_IsArray(v)) {
+        snprintf(why, n, "verification: expected an array");
+        return -1;
+    }
+    cJSON_ArrayForEach(g, v)
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(g, "name");
+        const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(g, "command");
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(g, "type");
+        int ok_type = 0;
+        if (!cJSON_IsString(name) || !name->valuestring[0] || !cJSON_IsString(cmd) ||
+            !cmd->valuestring[0]) {
+            snprintf(why, n, "verification[%d]: needs a name and a command", i);
+            return -1;
+        }
+        for (int t = 0; type && gate_types[t]; t++)
+            if (cJSON_IsString(type) && !strcmp(type->valuestring, gate_types[t]))
+                ok_type = 1;
+        if (type && !ok_type) {
+            snprintf(why, n, "verification[%d].type: not one of test, build, lint, typecheck, "
+                             "custom",
+                     i);
+            return -1;
+        }
+        i++;
+    }
+    return 0;
+}
+
+/* The repository's top level, for the prompt. */
+static void list_root(strbuf *sb, const char *repo)
+{
+    char line[512];
+    int n = 0;
+
+    if (!repo)
+        return;
+    {
+        /* opendir: no shell, no subprocess */
+        DIR *d = opendir(repo);
+        struct dirent *e;
+        if (!d)
+            return;
+        strbuf_adds(sb, "\nRepository top level:");
+        while ((e = readdir(d)) && n < 100) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, ".git"))
+                continue;
+            snprintf(line, sizeof(line), " %s%s", e->d_name, e->d_type == DT_DIR ? "/" : "");
+            strbuf_adds(sb, line);
+            n++;
+        }
+        closedir(d);
+    }
+}
+
+int stage_elaborate(struct job_ctx *j)
+{
+    const struct goal *g = j->goal;
+    strbuf user = STRBUF_INIT;
+    cJSON *answer = NULL, *goal_criteria = NULL, *goal_actions = NULL, *goal_gates = NULL;
+    cJSON *criteria = NULL, *actions = NULL, *gates = NULL, *elab = NULL, *p = NULL;
+    const cJSON *it;
+    const char *source;
+    char why[256];
+    char *t_criteria = NULL, *t_actions = NULL, *t_gates = NULL, *t_elab = NULL;
+    int rc;
+
+    strbuf_init(&user, 1 << 20);
+    strbuf_addf(&user, "Goal: %s\n", g->title);
+    if (g->description && *g->description)
+        strbuf_addf(&user, "Description: %s\n", g->description);
+    strbuf_addf(&user, "Success criteria given: %s\n", g->success_criteria);
+    if (g->verification)
+        strbuf_addf(&user, "Verification given: %s\n", g->verification);
+    if (g->allowed_actions)
+        strbuf_addf(&user, "Allowed actions given: %s\n", g->allowed_actions);
+    list_root(&user, g->repo);
+    rc = job_ask_json(j, "elaborate", prompt_elaborate, strbuf_cstr(&user), schema_elaborate,
+                      &answer);
+    if (rc)
+        goto out;
+    if (check_answer(answer, why, sizeof(why)) != 0) {
+        rc = job_fail(j, "invalid_response", "elaboration: %s", why);
+        goto out;
+    }
+
+    /* criteria: the goal's first, then the model's new ones */
+    goal_criteria = cJSON_Parse(g->success_criteria ? g->success_criteria : "[]");
+    criteria = goal_criteria ? cJSON_Duplicate(goal_criteria, 1) : cJSON_CreateArray();
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(answer, "success_criteria"))
+    {
+        if (it->valuestring[0] && !in_array(criteria, it->valuestring))
+            cJSON_AddItemToArray(criteria, cJSON_CreateString(it->valuestring));
+    }
+
+    /* actions: the model's (known ones), intersected with the goal's */
+    goal_actions = g->allowed_actions ? cJSON_Parse(g->allowed_actions) : NULL;
+    actions = cJSON_CreateArray();
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(answer, "allowed_actions"))
+    {
+        if (known_action(it->valuestring) && !in_array(actions, it->valuestring) &&
+            (!goal_actions || in_array(goal_actions, it->valuestring)))
+            cJSON_AddItemToArray(actions, cJSON_CreateString(it->valuestring));
+    }
+    if (cJSON_GetArraySize(actions) == 0) {
+        /* nothing usable from the model: the goal's list, or everything */
+        cJSON_Delete(actions);
+        actions = goal_actions ? cJSON_Duplicate(goal_actions, 1) : NULL;
+    }
+
+    /* verification: the goal's, else the model's, else detected */
+    goal_gates = g->verification ? cJSON_Parse(g->verification) : NULL;
+    if (goal_gates && cJSON_GetArraySize(goal_gates) > 0) {
+        gates = cJSON_Duplicate(goal_gates, 1);
+        source = "goal";
+    } else if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(answer, "verification")) > 0) {
+        gates = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(answer, "verification"), 1);
+        source = "model";
+    } else if (g->repo && (gates = gates_detect(g->repo)) && cJSON_GetArraySize(gates) > 0) {
+        source = "detected";
+    } else {
+        cJSON_Delete(gates);
+        gates = cJSON_CreateArray();
+        source = "none";
+    }
+
+    elab = cJSON_CreateObject();
+    cJSON_AddItemToObject(elab, "components",
+                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(answer, "components"), 1));
+    cJSON_AddItemToObject(
+        elab, "implicit_requirements",
+        cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(answer, "implicit_requirements"), 1));
+    cJSON_AddItemToObject(elab, "success_criteria", cJSON_Duplicate(criteria, 1));
+    cJSON_AddItemToObject(elab, "allowed_actions",
+                          actions ? cJSON_Duplicate(actions, 1) : cJSON_CreateNull());
+    cJSON_AddItemToObject(elab, "verification", cJSON_Duplicate(gates, 1));
+    cJSON_AddStringToObject(elab, "verification_source", source);
+
+    t_criteria = cJSON_PrintUnformatted(criteria);
+    t_actions = actions ? cJSON_PrintUnformatted(actions) : NULL;
+    t_gates = cJSON_PrintUnformatted(gates);
+    t_elab = cJSON_PrintUnformatted(elab);
+    if ((rc = store_tx_begin(j->st)) != 0)
+        goto out;
+    {
+        static const char sql[] = "UPDATE goals SET success_criteria = ?, allowed_actions = ?,"
+                                  " verification = ?, elaboration = ? WHERE id = ?";
+        sqlite3_stmt *s;
+        if ((rc = store_prepare(j->st, &s, sql)) != 0)
+            goto fail;
+        store_bind_text(s, 1, t_criteria);
+        store_bind_text(s, 2, t_actions);
+        store_bind_text(s, 3, t_gates);
+        store_bind_text(s, 4, t_elab);
+        store_bind_text(s, 5, g->id);
+        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "elaboration");
+        store_done(s);
+        if (rc)
+            goto fail;
+    }
+    p = cJSON_CreateObject();
+    cJSON_AddNumberToObject(p, "criteria", cJSON_GetArraySize(criteria));
+    cJSON_AddNumberToObject(p, "gates", cJSON_GetArraySize(gates));
+    cJSON_AddStringToObject(p, "verification_source", source);
+    if ((rc = store_event_add(j->st, g->id, NULL, j->claim.run_id, "goal.elaborated", p, NULL)) ||
+        (rc = transition_apply(j->st, ENTITY_GOAL, g->id, "active", "queued", NULL)))
+        goto fail;
+    rc = store_tx_commit(j->st);
+    strbuf_addf(&j->summary, "%d criteria, %d gates (%s)", cJSON_GetArraySize(criteria),
+                cJSON_GetArraySize(gates), source);
+    goto out;
+fail:
+    store_tx_rollback(j->st);
+    job_fail(j, "internal", "elaboration not stored: %s", err_last());
+out:
+    cJSON_free(t_criteria);
+    cJSON_free(t_actions);
+    cJSON_free(t_gates);
+    cJSON_free(t_elab);
+    cJSON_Delete(p);
+    cJSON_Delete(elab);
+    cJSON_Delete(gates);
+    cJSON_Delete(goal_gates);
+    cJSON_Delete(actions);
+    cJSON_Delete(goal_actions);
+    cJSON_Delete(criteria);
+    cJSON_Delete(goal_criteria);
+    cJSON_Delete(answer);
+    strbuf_release(&user);
+    return rc;
+}

@@ -1,0 +1,263 @@
+#include "lifecycle/job.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lifecycle/context.h"
+#include "lifecycle/publish.h"
+#include "lifecycle/recover.h"
+#include "lifecycle/stages.h"
+#include "lifecycle/transitions.h"
+#include "llm/llm.h"
+#include "store/event.h"
+#include "util/err.h"
+#include "util/hash.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+int job_fail(struct job_ctx *j, const char *cls, const char *fmt, ...)
+{
+    va_list ap;
+    char *red;
+
+    snprintf(j->error_class, sizeof(j->error_class), "%s", cls);
+    strbuf_reset(&j->failure);
+    va_start(ap, fmt);
+    strbuf_vaddf(&j->failure, fmt, ap);
+    va_end(ap);
+    if (j->llm) {
+        red = llm_redact(j->llm, strbuf_cstr(&j->failure));
+        strbuf_reset(&j->failure);
+        strbuf_adds(&j->failure, red);
+        free(red);
+    }
+    return ERR_FAIL;
+}
+
+void job_error_signature(char out[65], const char *cls, const char *text)
+{
+    strbuf sb;
+    const char *p = text ? text : "";
+
+    /* strip what varies between identical failures: numbers, hex ids,
+     * paths; collapse whitespace */
+    strbuf_init(&sb, 1 << 20);
+    strbuf_addf(&sb, "%s:", cls ? cls : "");
+    while (*p) {
+        if (*p == '/' || (*p == '.' && p[1] == '/')) {
+            while (*p && !isspace((unsigned char)*p) && *p != ':' && *p != '\'' && *p != '"')
+                p++;
+            strbuf_adds(&sb, "<path>");
+        } else if (isdigit((unsigned char)*p)) {
+            while (isxdigit((unsigned char)*p) || *p == '.' || *p == 'x')
+                p++;
+            strbuf_addc(&sb, '#');
+        } else if (isspace((unsigned char)*p)) {
+            while (isspace((unsigned char)*p))
+                p++;
+            strbuf_addc(&sb, ' ');
+        } else {
+            strbuf_addc(&sb, (char)tolower((unsigned char)*p));
+            p++;
+        }
+    }
+    hash_sha256_hex(out, sb.buf ? sb.buf : "", sb.len);
+    strbuf_release(&sb);
+}
+
+int job_ask_json(struct job_ctx *j, const char *stage, const char *system, const char *user,
+                 const char *schema, cJSON **answer)
+{
+    struct llm_message msgs[2];
+    struct llm_request req;
+    struct llm_response resp;
+    struct llm_error err;
+    const char *limit = NULL;
+    int index = j->model_index;
+    int rc;
+
+    *answer = NULL;
+    if (control_check_run(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
+                          &j->usage, time_mono_ms(), &limit) != 0)
+        return job_fail(j, "limit", "%s", err_last());
+    if (control_check_budget(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
+                             j->last_call_tokens, j->last_call_cost, &limit) != 0)
+        return job_fail(j, "budget", "%s", err_last());
+    llm_message_init(&msgs[0], LLM_SYSTEM, system);
+    llm_message_init(&msgs[1], LLM_USER, user);
+    memset(&req, 0, sizeof(req));
+    req.stage = stage;
+    req.run_id = j->claim.run_id;
+    req.goal_id = j->goal->id;
+    req.item_id = j->item ? j->item->id : NULL;
+    req.messages = msgs;
+    req.nmessages = 2;
+    req.response_schema = schema;
+    rc = llm_chat_chain(j->llm, j->model_index, &req, &resp, &err, &index);
+    j->usage.turns++;
+    j->model_index = index;
+    if (rc) {
+        breaker_record(j->st, llm_error_class_name(err.cls), j->claim.run_id, time_now_ms());
+        job_fail(j, llm_error_class_name(err.cls), "%s: %s", stage,
+                 err.message ? err.message : "model call failed");
+        goto out;
+    }
+    breaker_record(j->st, NULL, j->claim.run_id, time_now_ms());
+    j->usage.tokens += resp.usage.input + resp.usage.output;
+    j->last_call_tokens = resp.usage.input + resp.usage.output;
+    j->last_call_cost = resp.cost_usd;
+    *answer = resp.json ? cJSON_Parse(resp.json) : NULL;
+    if (!*answer || !cJSON_IsObject(*answer)) {
+        cJSON_Delete(*answer);
+        *answer = NULL;
+        rc = job_fail(j, "invalid_response", "%s: the answer is not a JSON object", stage);
+    }
+out:
+    llm_response_release(&resp);
+    llm_error_release(&err);
+    llm_message_release(&msgs[0]);
+    llm_message_release(&msgs[1]);
+    return rc;
+}
+
+/* The run is ours: pid and lease. */
+static int run_start(struct job_ctx *j)
+{
+    static const char sql[] =
+        "UPDATE runs SET pid = ?, lease_until = ?, started_at = ifnull(started_at, ?)"
+        " WHERE id = ? AND status = 'running'";
+    sqlite3_stmt *s;
+    int64_t now = time_now_ms();
+    cJSON *p;
+    int rc = store_prepare(j->st, &s, sql);
+
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, (int64_t)getpid());
+    sqlite3_bind_int64(s, 2, now + (int64_t)j->claim.timeout_s * 1000 + 30000);
+    sqlite3_bind_int64(s, 3, now);
+    store_bind_text(s, 4, j->claim.run_id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "run");
+    store_done(s);
+    if (rc)
+        return rc;
+    p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "kind", j->claim.kind);
+    cJSON_AddNumberToObject(p, "pid", (double)getpid());
+    cJSON_AddNumberToObject(p, "attempt", j->claim.attempt);
+    rc = store_event_add(j->st, j->claim.goal_id, j->claim.item_id[0] ? j->claim.item_id : NULL,
+                         j->claim.run_id, "run.started", p, NULL);
+    cJSON_Delete(p);
+    return rc;
+}
+
+/* Write the run's end: success, or failed with class, signature and reason. */
+static int run_finish(struct job_ctx *j, int ok, const char *signature)
+{
+    static const char sql[] = "UPDATE runs SET turns = ?, model_index = ?, summary = ?,"
+                              " error_class = ?, error_signature = ?, failure_reason = ?"
+                              " WHERE id = ?";
+    sqlite3_stmt *s;
+    cJSON *p = cJSON_CreateObject();
+    int rc;
+
+    if ((rc = store_tx_begin(j->st)) != 0)
+        goto out;
+    if ((rc = store_prepare(j->st, &s, sql)) != 0)
+        goto fail;
+    sqlite3_bind_int(s, 1, j->usage.turns);
+    sqlite3_bind_int(s, 2, j->model_index);
+    store_bind_text(s, 3, j->summary.len ? strbuf_cstr(&j->summary) : NULL);
+    store_bind_text(s, 4, ok ? NULL : j->error_class);
+    store_bind_text(s, 5, ok ? NULL : signature);
+    store_bind_text(s, 6, ok ? NULL : strbuf_cstr(&j->failure));
+    store_bind_text(s, 7, j->claim.run_id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "run");
+    store_done(s);
+    if (rc)
+        goto fail;
+    cJSON_AddNumberToObject(p, "turns", j->usage.turns);
+    cJSON_AddNumberToObject(p, "tokens", (double)j->usage.tokens);
+    if (!ok) {
+        cJSON_AddStringToObject(p, "error_class", j->error_class);
+        cJSON_AddStringToObject(p, "reason", strbuf_cstr(&j->failure));
+        cJSON_AddStringToObject(p, "signature", signature);
+    } else if (j->summary.len) {
+        cJSON_AddStringToObject(p, "summary", strbuf_cstr(&j->summary));
+    }
+    if ((rc = transition_apply(j->st, ENTITY_RUN, j->claim.run_id, ok ? "success" : "failed",
+                               "running", p)) != 0)
+        goto fail;
+    rc = store_tx_commit(j->st);
+    goto out;
+fail:
+    store_tx_rollback(j->st);
+out:
+    cJSON_Delete(p);
+    return rc;
+}
+
+int job_run(store *st, const char *run_id, struct job_outcome *out)
+{
+    struct job_ctx j;
+    char sig[65] = "";
+    int rc, stage_rc;
+
+    memset(&j, 0, sizeof(j));
+    memset(out, 0, sizeof(*out));
+    j.st = st;
+    strbuf_init(&j.failure, 16384);
+    strbuf_init(&j.summary, 16384);
+    if ((rc = claim_load(st, run_id, &j.claim)) != 0)
+        goto out;
+    if ((rc = store_goal_get(st, j.claim.goal_id, &j.goal)) != 0)
+        goto out;
+    if (j.claim.item_id[0]) {
+        if ((rc = store_item_get(st, j.claim.item_id, &j.item)) != 0)
+            goto out;
+        j.model_index = j.item->model_index;
+    }
+    if ((rc = run_start(&j)) != 0)
+        goto out;
+    j.usage.started_ms = time_mono_ms();
+
+    if (strcmp(j.claim.kind, "publish") != 0 && llm_client_open(&j.llm, st) != 0) {
+        stage_rc = job_fail(&j, "config", "%s", err_last());
+    } else if (!strcmp(j.claim.kind, "elaborate")) {
+        stage_rc = stage_elaborate(&j);
+    } else if (!strcmp(j.claim.kind, "plan")) {
+        stage_rc = stage_plan(&j);
+    } else if (!strcmp(j.claim.kind, "execute")) {
+        stage_rc = stage_execute(&j);
+    } else if (!strcmp(j.claim.kind, "publish")) {
+        stage_rc = stage_publish(&j);
+    } else {
+        stage_rc = job_fail(&j, "internal", "unknown run kind %s", j.claim.kind);
+    }
+    if (stage_rc)
+        job_error_signature(sig, j.error_class, strbuf_cstr(&j.failure));
+    if ((rc = run_finish(&j, stage_rc == 0, sig)) != 0)
+        goto out;
+    snprintf(out->status, sizeof(out->status), "%s", stage_rc == 0 ? "success" : "failed");
+    if (stage_rc) {
+        snprintf(out->error_class, sizeof(out->error_class), "%s", j.error_class);
+        log_info("run %.8s (%s) failed: %s: %s", run_id, j.claim.kind, j.error_class,
+                 strbuf_cstr(&j.failure));
+        rc = recover_after_failure(&j, sig, out->next, sizeof(out->next));
+    }
+    /* where the item's runs left off, for the next one (successful or not) */
+    if (j.item && context_pack_write(&j, j.summary.len ? strbuf_cstr(&j.summary) : NULL) != 0)
+        log_warn("run %.8s: context pack not written: %s", run_id, err_last());
+out:
+    llm_client_free(j.llm);
+    store_goal_free(j.goal);
+    store_item_free(j.item);
+    strbuf_release(&j.failure);
+    strbuf_release(&j.summary);
+    return rc;
+}

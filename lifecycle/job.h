@@ -1,0 +1,70 @@
+/*
+ * job.h - running one claimed unit of work (a run) in this process:
+ * `goald job RUN_ID`.  The daemon spawns one process per job; tests call
+ * it directly.
+ *
+ * A job loads its claim, marks the run as its own (pid, lease), runs the
+ * stage (elaborate, plan or execute), and leaves the run in a terminal
+ * state: success, or failed with an error class, a signature and a reason,
+ * after which recovery decides what happens to the goal or item.
+ */
+#ifndef GOALD_LIFECYCLE_JOB_H
+#define GOALD_LIFECYCLE_JOB_H
+
+#include <stdint.h>
+
+#include "lifecycle/claim.h"
+#include "lifecycle/control.h"
+#include "store/goal.h"
+#include "store/item.h"
+#include "store/store.h"
+#include "util/strbuf.h"
+
+struct llm_client;
+struct cJSON;
+
+/* What the stage functions share.  Owned by job_run(). */
+struct job_ctx {
+    store *st;
+    struct llm_client *llm;
+    struct claim claim;
+    struct goal *goal;
+    struct work_item *item; /* execute only */
+    int model_index;        /* chain position for the next call */
+    struct run_usage usage;
+    int64_t last_call_tokens; /* estimate of the next call, for budget checks */
+    double last_call_cost;
+    /* the outcome of a failed stage */
+    char error_class[32];
+    strbuf failure; /* the reason, redacted */
+    strbuf summary; /* the stage's summary, stored on the run */
+};
+
+/* The result of a run, for the caller (CLI, daemon). */
+struct job_outcome {
+    char status[16];      /* success, failed */
+    char error_class[32]; /* "" on success */
+    char next[32];        /* what recovery did: "", retry, failover, plan_b, escalated, skipped */
+};
+
+/* Run run_id to a terminal state.  Returns 0 when the run was carried
+ * through (it may have failed: see out); an error only when the job
+ * itself could not run (no such run, the database gone). */
+int job_run(store *st, const char *run_id, struct job_outcome *out);
+
+/* For stages: record a failure of class cls with a formatted reason;
+ * returns ERR_FAIL. */
+int job_fail(struct job_ctx *j, const char *cls, const char *fmt, ...) GOALD_PRINTF(3, 4);
+
+/* For stages: one model call that answers a JSON object (stage S with its
+ * system prompt and schema, the user text), with the run limits and the
+ * goal budget checked first.  *answer is the parsed object (cJSON_Delete).
+ * On failure job_fail() has been called. */
+int job_ask_json(struct job_ctx *j, const char *stage, const char *system, const char *user,
+                 const char *schema, struct cJSON **answer);
+
+/* Normalise an error text (paths, numbers, hex ids stripped) and hash it:
+ * the error signature of a failed run. */
+void job_error_signature(char out[65], const char *cls, const char *text);
+
+#endif

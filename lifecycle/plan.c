@@ -1,0 +1,415 @@
+#include "lifecycle/plan.h"
+
+#include "store/goal.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lifecycle/prompts.h"
+#include "lifecycle/stages.h"
+#include "lifecycle/transitions.h"
+#include "store/event.h"
+#include "store/item.h"
+#include "util/config.h"
+#include "util/err.h"
+#include "util/id.h"
+#include "util/strbuf.h"
+
+static const char *const item_types[] = {"code", "test", "doc", "refactor", "analysis", NULL};
+static const char *const efforts[] = {"S", "M", "L", "XL", NULL};
+
+static int in_list(const char *s, const char *const *l)
+{
+    for (; *l; l++)
+        if (!strcmp(*l, s))
+            return 1;
+    return 0;
+}
+
+static char *xstrdup(const char *s)
+{
+    char *p = strdup(s);
+    if (!p)
+        abort();
+    return p;
+}
+
+void plan_release(struct plan *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        struct plan_item *it = &p->items[i];
+        free(it->key);
+        free(it->title);
+        free(it->description);
+        free(it->type);
+        free(it->effort);
+        for (size_t j = 0; j < it->ndeps; j++)
+            free(it->deps[j]);
+        free(it->deps);
+    }
+    free(p->items);
+    p->items = NULL;
+    p->n = 0;
+}
+
+static int find_key(const struct plan *p, const char *key)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (!strcmp(p->items[i].key, key))
+            return (int)i;
+    return -1;
+}
+
+static int req_string(const cJSON *o, const char *k, int i, const char **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+    if (!v)
+        return err_set(ERR_INVALID, "work_items[%d].%s: missing", i, k);
+    if (!cJSON_IsString(v) || !v->valuestring[0])
+        return err_set(ERR_INVALID, "work_items[%d].%s: expected a non-empty string", i, k);
+    *out = v->valuestring;
+    return 0;
+}
+
+/* DFS over the dependency graph; on a back edge write the cycle path. */
+static int dfs(const struct plan *p, int u, int *color, int *stack, int depth, strbuf *path)
+{
+    color[u] = 1;
+    stack[depth] = u;
+    for (size_t j = 0; j < p->items[u].ndeps; j++) {
+        int v = find_key(p, p->items[u].deps[j]);
+        if (color[v] == 1) {
+            int start = 0;
+            while (stack[start] != v)
+                start++;
+            for (int k = start; k <= depth; k++)
+                strbuf_addf(path, "%s -> ", p->items[stack[k]].key);
+            strbuf_adds(path, p->items[v].key);
+            return 1;
+        }
+        if (color[v] == 0 && dfs(p, v, color, stack, depth + 1, path))
+            return 1;
+    }
+    color[u] = 2;
+    return 0;
+}
+
+int plan_parse(struct plan *out, const cJSON *json, int max_items)
+{
+    const cJSON *arr = cJSON_IsObject(json) ? cJSON_GetObjectItemCaseSensitive(json, "work_items")
+                                            : NULL;
+    const cJSON *o;
+    struct plan p = {0};
+    int n, i = 0, rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (!cJSON_IsArray(arr))
+        return err_set(ERR_INVALID, "expected an object with a \"work_items\" array");
+    n = cJSON_GetArraySize(arr);
+    if (n == 0)
+        return err_set(ERR_INVALID, "work_items: the plan has no items");
+    if (n > max_items)
+        return err_set(ERR_INVALID, "work_items: %d items, more than the maximum of %d", n,
+                       max_items);
+    p.items = calloc((size_t)n, sizeof(*p.items));
+    if (!p.items)
+        abort();
+    cJSON_ArrayForEach(o, arr)
+    {
+        struct plan_item *it = &p.items[i];
+        const char *key = NULL, *title = NULL, *type = NULL, *effort = NULL;
+        const cJSON *v;
+
+        p.n = (size_t)i + 1;
+        if (!cJSON_IsObject(o)) {
+            rc = err_set(ERR_INVALID, "work_items[%d]: expected an object", i);
+            goto fail;
+        }
+        if ((rc = req_string(o, "key", i, &key)) || (rc = req_string(o, "title", i, &title)) ||
+            (rc = req_string(o, "type", i, &type)) || (rc = req_string(o, "effort", i, &effort)))
+            goto fail;
+        if (!in_list(type, item_types)) {
+            rc = err_set(ERR_INVALID,
+                         "work_items[%d].type: \"%s\" is not one of code, test, doc, refactor, "
+                         "analysis",
+                         i, type);
+            goto fail;
+        }
+        if (!in_list(effort, efforts)) {
+            rc = err_set(ERR_INVALID, "work_items[%d].effort: \"%s\" is not one of S, M, L, XL",
+                         i, effort);
+            goto fail;
+        }
+        it->key = xstrdup(key);
+        it->title = xstrdup(title);
+        it->type = xstrdup(type);
+        it->effort = xstrdup(effort);
+        v = cJSON_GetObjectItemCaseSensitive(o, "description");
+        if (v && !cJSON_IsString(v)) {
+            rc = err_set(ERR_INVALID, "work_items[%d].description: expected a string", i);
+            goto fail;
+        }
+        it->description = xstrdup(v ? v->valuestring : "");
+        it->priority = 50;
+        v = cJSON_GetObjectItemCaseSensitive(o, "priority");
+        if (v) {
+            if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 100 ||
+                v->valuedouble != floor(v->valuedouble)) {
+                rc = err_set(ERR_INVALID, "work_items[%d].priority: expected an integer 0-100",
+                             i);
+                goto fail;
+            }
+            it->priority = (int)v->valuedouble;
+        }
+        it->critical = 1;
+        v = cJSON_GetObjectItemCaseSensitive(o, "critical");
+        if (v) {
+            if (!cJSON_IsBool(v)) {
+                rc = err_set(ERR_INVALID, "work_items[%d].critical: expected true or false", i);
+                goto fail;
+            }
+            it->critical = cJSON_IsTrue(v);
+        }
+        v = cJSON_GetObjectItemCaseSensitive(o, "depends_on");
+        if (v) {
+            const cJSON *d;
+            int nd = 0;
+            if (!cJSON_IsArray(v)) {
+                rc = err_set(ERR_INVALID, "work_items[%d].depends_on: expected an array of keys",
+                             i);
+                goto fail;
+            }
+            it->deps = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
+            if (!it->deps)
+                abort();
+            cJSON_ArrayForEach(d, v)
+            {
+                if (!cJSON_IsString(d) || !d->valuestring[0]) {
+                    rc = err_set(ERR_INVALID, "work_items[%d].depends_on[%d]: expected a key",
+                                 i, nd);
+                    goto fail;
+                }
+                it->deps[it->ndeps++] = xstrdup(d->valuestring);
+                nd++;
+            }
+        }
+        i++;
+    }
+    /* keys are unique; dependencies name other existing items, once */
+    for (size_t a = 0; a < p.n; a++) {
+        for (size_t b = 0; b < a; b++)
+            if (!strcmp(p.items[a].key, p.items[b].key)) {
+                rc = err_set(ERR_INVALID, "work_items[%zu].key: duplicate key \"%s\"", a,
+                             p.items[a].key);
+                goto fail;
+            }
+    }
+    for (size_t a = 0; a < p.n; a++) {
+        struct plan_item *it = &p.items[a];
+        for (size_t j = 0; j < it->ndeps; j++) {
+            if (!strcmp(it->deps[j], it->key)) {
+                rc = err_set(ERR_INVALID, "%s: depends on itself", it->key);
+                goto fail;
+            }
+            if (find_key(&p, it->deps[j]) < 0) {
+                rc = err_set(ERR_INVALID, "%s: depends on unknown item \"%s\"", it->key,
+                             it->deps[j]);
+                goto fail;
+            }
+            for (size_t k = 0; k < j; k++)
+                if (!strcmp(it->deps[k], it->deps[j])) {
+                    rc = err_set(ERR_INVALID, "%s: depends on \"%s\" twice", it->key,
+                                 it->deps[j]);
+                    goto fail;
+                }
+        }
+    }
+    {
+        int *color = calloc(p.n, sizeof(int));
+        int *stack = calloc(p.n + 1, sizeof(int));
+        strbuf path;
+        strbuf_init(&path, 8192);
+        for (size_t u = 0; u < p.n && !rc; u++)
+            if (color[u] == 0 && dfs(&p, (int)u, color, stack, 0, &path))
+                rc = err_set(ERR_INVALID, "cycle: %s", strbuf_cstr(&path));
+        strbuf_release(&path);
+        free(color);
+        free(stack);
+        if (rc)
+            goto fail;
+    }
+    *out = p;
+    return 0;
+fail:
+    plan_release(&p);
+    return rc;
+}
+
+int plan_store(store *st, const char *goal_id, const struct plan *p)
+{
+    char (*ids)[ID_SIZE] = calloc(p->n, ID_SIZE);
+    cJSON *payload = NULL, *keys;
+    int rc;
+
+    if (!ids)
+        abort();
+    if ((rc = store_tx_begin(st)) != 0)
+        goto out;
+    for (size_t i = 0; i < p->n; i++) {
+        const struct plan_item *it = &p->items[i];
+        struct work_item wi;
+
+        memset(&wi, 0, sizeof(wi));
+        if ((rc = id_new(ids[i])) != 0)
+            goto fail;
+        memcpy(wi.id, ids[i], ID_SIZE);
+        snprintf(wi.goal_id, sizeof(wi.goal_id), "%s", goal_id);
+        wi.key = it->key;
+        wi.title = it->title;
+        wi.description = it->description;
+        wi.type = it->type;
+        wi.effort = it->effort;
+        wi.priority = it->priority;
+        wi.critical = it->critical;
+        wi.status = it->ndeps ? "queued" : "ready";
+        wi.verified = -1;
+        if ((rc = store_item_insert(st, &wi)) != 0)
+            goto fail;
+    }
+    /* every item exists: now the edges, by id */
+    for (size_t i = 0; i < p->n; i++)
+        for (size_t j = 0; j < p->items[i].ndeps; j++)
+            if ((rc = store_item_dep_add(st, ids[i], ids[find_key(p, p->items[i].deps[j])],
+                                         NULL)) != 0)
+                goto fail;
+    payload = cJSON_CreateObject();
+    cJSON_AddNumberToObject(payload, "items", (double)p->n);
+    keys = cJSON_AddArrayToObject(payload, "keys");
+    for (size_t i = 0; i < p->n; i++)
+        cJSON_AddItemToArray(keys, cJSON_CreateString(p->items[i].key));
+    if ((rc = store_event_add(st, goal_id, NULL, NULL, "plan.created", payload, NULL)) != 0)
+        goto fail;
+    rc = store_tx_commit(st);
+    goto out;
+fail:
+    store_tx_rollback(st);
+out:
+    cJSON_Delete(payload);
+    free(ids);
+    return rc;
+}
+
+int plan_promote_ready(store *st, const char *goal_id, int *n)
+{
+    static const char sql[] =
+        "SELECT w.id FROM work_items w WHERE w.goal_id = ? AND w.status = 'queued'"
+        " AND NOT EXISTS (SELECT 1 FROM work_item_deps d JOIN work_items x"
+        " ON x.id = d.depends_on_id WHERE d.item_id = w.id AND NOT ("
+        " x.status = 'done' OR (x.status = 'skipped' AND d.condition = 'done_or_skipped')))"
+        " ORDER BY w.created_at, w.rowid";
+    sqlite3_stmt *s;
+    char (*ids)[ID_SIZE] = NULL;
+    size_t cnt = 0, alloc = 0;
+    int rc;
+
+    if ((rc = store_tx_begin(st)) != 0)
+        return rc;
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        goto fail;
+    store_bind_text(s, 1, goal_id);
+    for (;;) {
+        int step = sqlite3_step(s);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = store_err(st, "promote");
+            break;
+        }
+        if (cnt == alloc) {
+            alloc = alloc ? alloc * 2 : 8;
+            ids = realloc(ids, alloc * ID_SIZE);
+            if (!ids)
+                abort();
+        }
+        snprintf(ids[cnt++], ID_SIZE, "%s", (const char *)sqlite3_column_text(s, 0));
+    }
+    store_done(s);
+    if (rc)
+        goto fail;
+    for (size_t i = 0; i < cnt; i++)
+        if ((rc = transition_apply(st, ENTITY_ITEM, ids[i], "ready", "queued", NULL)) != 0)
+            goto fail;
+    if ((rc = store_tx_commit(st)) != 0)
+        goto out;
+    if (n)
+        *n = (int)cnt;
+    goto out;
+fail:
+    store_tx_rollback(st);
+out:
+    free(ids);
+    return rc;
+}
+
+/* ---- the plan stage ---- */
+
+static void plan_prompt(strbuf *sb, const struct goal *g)
+{
+    strbuf_addf(sb, "Goal: %s\n", g->title);
+    if (g->description && *g->description)
+        strbuf_addf(sb, "Description: %s\n", g->description);
+    strbuf_addf(sb, "Success criteria: %s\n", g->success_criteria);
+    if (g->elaboration)
+        strbuf_addf(sb, "Elaboration: %s\n", g->elaboration);
+    strbuf_addf(sb, "At most %lld work items.\n", (long long)config_int(CFG_PLAN_MAX_ITEMS));
+}
+
+int stage_plan(struct job_ctx *j)
+{
+    strbuf user = STRBUF_INIT;
+    struct plan p = {0};
+    cJSON *answer = NULL;
+    int max = (int)config_int(CFG_PLAN_MAX_ITEMS);
+    int rc;
+
+    strbuf_init(&user, 1 << 20);
+    plan_prompt(&user, j->goal);
+    if ((rc = job_ask_json(j, "plan", prompt_plan, strbuf_cstr(&user), schema_plan, &answer)))
+        goto out;
+    if (plan_parse(&p, answer, max) != 0) {
+        /* one repair request carrying the error, then the run fails */
+        char *prev = cJSON_PrintUnformatted(answer);
+        cJSON *p2 = cJSON_CreateObject();
+        cJSON_AddStringToObject(p2, "error", err_last());
+        store_event_add(j->st, j->goal->id, NULL, j->claim.run_id, "plan.refused", p2, NULL);
+        cJSON_Delete(p2);
+        strbuf_addf(&user, "\nYour previous plan was:\n%s\nIt was refused: %s\n"
+                           "Answer again with a corrected plan.",
+                    prev ? prev : "", err_last());
+        cJSON_free(prev);
+        cJSON_Delete(answer);
+        answer = NULL;
+        if ((rc = job_ask_json(j, "plan", prompt_plan, strbuf_cstr(&user), schema_plan,
+                               &answer)))
+            goto out;
+        if (plan_parse(&p, answer, max) != 0) {
+            rc = job_fail(j, "invalid_response", "plan refused after one repair: %s",
+                          err_last());
+            goto out;
+        }
+    }
+    if ((rc = plan_store(j->st, j->goal->id, &p)) != 0) {
+        rc = job_fail(j, "internal", "plan not stored: %s", err_last());
+        goto out;
+    }
+    strbuf_addf(&j->summary, "%zu work items", p.n);
+out:
+    plan_release(&p);
+    cJSON_Delete(answer);
+    strbuf_release(&user);
+    return rc;
+}

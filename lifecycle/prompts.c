@@ -1,0 +1,107 @@
+#include "lifecycle/prompts.h"
+
+const char prompt_elaborate[] =
+    "You are the elaboration stage of goald, an autonomous software engineering daemon.\n"
+    "You receive a goal for a git repository. Work out what it really asks for.\n"
+    "Answer with ONE JSON object and nothing else:\n"
+    "{\"components\": [strings: the parts of the code or system involved],\n"
+    " \"implicit_requirements\": [strings: what the goal needs without saying it],\n"
+    " \"success_criteria\": [strings: observable, checkable conditions of done],\n"
+    " \"allowed_actions\": [tool names the work needs, from: ls, find, grep, read, write, edit, "
+    "bash, run_gates],\n"
+    " \"verification\": [{\"name\": str, \"type\": \"test|build|lint|typecheck|custom\", "
+    "\"command\": str, \"must_pass\": bool}]}\n"
+    "Verification commands run in the repository root in a sandbox without network; prefer "
+    "the project's own test and build commands. Keep criteria few and concrete.";
+
+const char schema_elaborate[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,"
+    "\"required\":[\"components\",\"implicit_requirements\",\"success_criteria\","
+    "\"allowed_actions\",\"verification\"],"
+    "\"properties\":{"
+    "\"components\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"implicit_requirements\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"success_criteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"allowed_actions\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"verification\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+    "\"additionalProperties\":false,\"required\":[\"name\",\"type\",\"command\",\"must_pass\"],"
+    "\"properties\":{\"name\":{\"type\":\"string\"},\"type\":{\"type\":\"string\",\"enum\":"
+    "[\"test\",\"build\",\"lint\",\"typecheck\",\"custom\"]},\"command\":{\"type\":\"string\"},"
+    "\"must_pass\":{\"type\":\"boolean\"}}}}}}";
+
+const char prompt_plan[] =
+    "You are the planning stage of goald. Break the goal into work items that form a DAG.\n"
+    "Each item is one coherent change one engineer could make and verify in one sitting.\n"
+    "Answer with ONE JSON object and nothing else:\n"
+    "{\"work_items\": [{\"key\": \"wi-1\", \"title\": str, \"description\": str,\n"
+    "  \"type\": \"code|test|doc|refactor|analysis\", \"priority\": 0-100,\n"
+    "  \"effort\": \"S|M|L|XL\", \"critical\": bool, \"depends_on\": [keys of earlier items]}]}\n"
+    "Keys are unique; depends_on names only keys of this plan; no cycles. Prefer few items: a "
+    "small goal is one item. critical=false only for items the goal can do without.";
+
+const char schema_plan[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"work_items\"],"
+    "\"properties\":{\"work_items\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+    "\"additionalProperties\":false,"
+    "\"required\":[\"key\",\"title\",\"description\",\"type\",\"priority\",\"effort\","
+    "\"critical\",\"depends_on\"],"
+    "\"properties\":{\"key\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},"
+    "\"description\":{\"type\":\"string\"},\"type\":{\"type\":\"string\",\"enum\":[\"code\","
+    "\"test\",\"doc\",\"refactor\",\"analysis\"]},\"priority\":{\"type\":\"integer\"},"
+    "\"effort\":{\"type\":\"string\",\"enum\":[\"S\",\"M\",\"L\",\"XL\"]},"
+    "\"critical\":{\"type\":\"boolean\"},\"depends_on\":{\"type\":\"array\",\"items\":"
+    "{\"type\":\"string\"}}}}}}}";
+
+const char prompt_execute[] =
+    "You are goald's execution agent, working on one work item of a goal inside a git "
+    "worktree.\n"
+    "Use the tools to read the code, make the change, and check it. Paths are relative to the "
+    "worktree root. Commands run in a sandbox without network.\n"
+    "Rules:\n"
+    "- Make the smallest change that meets the item and the success criteria.\n"
+    "- Run the verification gates (run_gates) before you finish when you can.\n"
+    "- When the item is done, call complete with a short summary of what you changed and how "
+    "you checked it.\n"
+    "- If you cannot go on without a human decision, call ask_human with one precise "
+    "question.\n"
+    "- Never claim success you have not checked.";
+
+const char prompt_review[] =
+    "You are goald's review stage. The deterministic gates of this work item passed; review "
+    "the diff for code smells, security and performance problems. You cannot change the "
+    "verdict of the gates. Answer with ONE JSON object: {\"verdict\": \"pass|concerns\", "
+    "\"findings\": [{\"aspect\": \"code_smell|security|performance\", \"severity\": "
+    "\"info|warning|critical\", \"note\": str}]}";
+
+const char schema_review[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"verdict\",\"findings\"],"
+    "\"properties\":{\"verdict\":{\"type\":\"string\",\"enum\":[\"pass\",\"concerns\"]},"
+    "\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"additionalProperties\":"
+    "false,\"required\":[\"aspect\",\"severity\",\"note\"],\"properties\":{\"aspect\":{\"type\":"
+    "\"string\",\"enum\":[\"code_smell\",\"security\",\"performance\"]},\"severity\":{\"type\":"
+    "\"string\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"note\":{\"type\":\"string\"}}}}}}";
+
+const char prompt_plan_b[] =
+    "You are goald's Plan B stage. A work item failed several times with the strategy shown. "
+    "Propose a different strategy that avoids what failed. Answer with ONE JSON object: "
+    "{\"strategy\": str, \"reason\": str}";
+
+const char schema_plan_b[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"strategy\",\"reason\"],"
+    "\"properties\":{\"strategy\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"}}}";
+
+const char prompt_escalate[] =
+    "You are goald's escalation stage. A work item exhausted automatic recovery. From the "
+    "attempts shown, find the root cause and give a human three options and one minimal "
+    "question whose answer unblocks the work. Answer with ONE JSON object: {\"root_cause\": "
+    "str, \"options\": [{\"option\": str, \"description\": str, \"pros\": str, \"cons\": str, "
+    "\"effort\": str}], \"minimal_question\": str}";
+
+const char schema_escalate[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"root_cause\","
+    "\"options\",\"minimal_question\"],\"properties\":{\"root_cause\":{\"type\":\"string\"},"
+    "\"options\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"additionalProperties\":"
+    "false,\"required\":[\"option\",\"description\",\"pros\",\"cons\",\"effort\"],"
+    "\"properties\":{\"option\":{\"type\":\"string\"},\"description\":{\"type\":\"string\"},"
+    "\"pros\":{\"type\":\"string\"},\"cons\":{\"type\":\"string\"},\"effort\":{\"type\":"
+    "\"string\"}}}},\"minimal_question\":{\"type\":\"string\"}}}";

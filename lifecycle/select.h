@@ -1,0 +1,39 @@
+/*
+ * select.h - stage 4a: which ready work item runs next.
+ *
+ * score = priority*0.6 + freshness*0.2 + dependency*0.2, each 0-100:
+ * freshness grows linearly with the time the item has waited since it was
+ * last updated (100 at select.freshness_full_s), dependency with how many
+ * items wait on it (20 per dependent, at most 100).  Ties go to the older
+ * item, then the smaller id.  Only `ready` items of `active` goals whose
+ * backoff has passed are candidates, and none of a goal that already has
+ * an item in progress or in verification (items of a goal share one
+ * worktree).
+ */
+#ifndef GOALD_LIFECYCLE_SELECT_H
+#define GOALD_LIFECYCLE_SELECT_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+#include "util/id.h"
+
+struct select_candidate {
+    char id[ID_SIZE];
+    char goal_id[ID_SIZE];
+    int priority;
+    int dependents;
+    int64_t created_at;
+    int64_t waiting_since;
+    double score;
+};
+
+/* The score of one candidate at time now. */
+double select_score(const struct select_candidate *c, int64_t now_ms);
+
+/* The best candidate at now_ms, excluding goals listed in busy_goals (n of
+ * them; the daemon's in-flight ones).  ERR_NOTFOUND when there is none. */
+int select_next(store *st, int64_t now_ms, const char (*busy_goals)[ID_SIZE], int n_busy,
+                struct select_candidate *out);
+
+#endif

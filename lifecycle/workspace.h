@@ -1,0 +1,38 @@
+/*
+ * workspace.h - where a work item's run happens.
+ *
+ * A goal with a repository works in its own git worktree (vcs/worktree.h)
+ * on the goal branch, under vcs.worktree_root; the path is remembered on
+ * the goal.  A run starts from the branch head: changes left by an earlier
+ * run that died are saved as a patch artifact and reset first.  A goal
+ * without a repository works in a plain folder beside the database.
+ */
+#ifndef GOALD_LIFECYCLE_WORKSPACE_H
+#define GOALD_LIFECYCLE_WORKSPACE_H
+
+#include <stddef.h>
+
+struct job_ctx;
+struct vcs_worktree;
+
+struct workspace {
+    char root[4096];
+    struct vcs_worktree *wt; /* NULL without a repository */
+};
+
+/* Open (creating) j's goal workspace, clean at the branch head. */
+int workspace_open(struct workspace *ws, struct job_ctx *j);
+void workspace_close(struct workspace *ws);
+
+/* The tree id of the folder as it would be committed ("" without git). */
+int workspace_state(struct workspace *ws, char *out, size_t n);
+
+/* Save the run's changes as a patch artifact and reset to the branch head
+ * (after a failed run).  Without git, nothing. */
+int workspace_discard(struct workspace *ws, struct job_ctx *j);
+
+/* The folder beside the database for goal files (patches, scratch work):
+ * "<dir of the database>/goals/<goal id>". */
+int workspace_goal_dir(char *out, size_t n, struct job_ctx *j);
+
+#endif

@@ -1,0 +1,289 @@
+/*
+ * anthropic.c - the Anthropic Messages API provider: the system prompt
+ * apart, tool_use / tool_result content blocks, usage with cache tokens.
+ * Structured answers: the schema goes into the system prompt and the JSON
+ * object is extracted from the text (llm_chat does the extraction).
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "llm/llm_internal.h"
+
+/* The last message of arr when it has role, so that consecutive user
+ * turns (tool results, then text) become one user message of blocks. */
+static cJSON *user_blocks(cJSON *arr)
+{
+    cJSON *last = cJSON_GetArrayItem(arr, cJSON_GetArraySize(arr) - 1);
+    const cJSON *role = cJSON_GetObjectItemCaseSensitive(last, "role");
+    cJSON *o, *content;
+
+    if (last && cJSON_IsString(role) && !strcmp(role->valuestring, "user"))
+        return cJSON_GetObjectItemCaseSensitive(last, "content");
+    o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "role", "user");
+    content = cJSON_AddArrayToObject(o, "content");
+    cJSON_AddItemToArray(arr, o);
+    return content;
+}
+
+static cJSON *text_block(const char *text)
+{
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddStringToObject(b, "type", "text");
+    cJSON_AddStringToObject(b, "text", text);
+    return b;
+}
+
+int llm_anthropic_build(strbuf *out, const struct llm_model *m, const struct llm_request *req,
+                        int max_tokens)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *msgs;
+    strbuf system = STRBUF_INIT;
+    char *text = NULL;
+    int rc = 0;
+
+    cJSON_AddStringToObject(root, "model", m->model);
+    cJSON_AddNumberToObject(root, "max_tokens", max_tokens > 0 ? max_tokens : 4096);
+    msgs = cJSON_CreateArray();
+    for (size_t i = 0; i < req->nmessages; i++) {
+        const struct llm_message *mm = &req->messages[i];
+        switch (mm->role) {
+        case LLM_SYSTEM:
+            if (system.len)
+                strbuf_adds(&system, "\n\n");
+            strbuf_adds(&system, mm->content ? mm->content : "");
+            break;
+        case LLM_USER:
+            if (mm->content && *mm->content)
+                cJSON_AddItemToArray(user_blocks(msgs), text_block(mm->content));
+            break;
+        case LLM_TOOL: {
+            cJSON *b = cJSON_CreateObject();
+            cJSON_AddStringToObject(b, "type", "tool_result");
+            cJSON_AddStringToObject(b, "tool_use_id", mm->tool_call_id ? mm->tool_call_id : "");
+            cJSON_AddStringToObject(b, "content", mm->content ? mm->content : "");
+            if (mm->is_error)
+                cJSON_AddBoolToObject(b, "is_error", 1);
+            cJSON_AddItemToArray(user_blocks(msgs), b);
+            break;
+        }
+        case LLM_ASSISTANT: {
+            cJSON *o = cJSON_CreateObject();
+            cJSON *content;
+            cJSON_AddStringToObject(o, "role", "assistant");
+            content = cJSON_AddArrayToObject(o, "content");
+            if (mm->content && *mm->content)
+                cJSON_AddItemToArray(content, text_block(mm->content));
+            for (size_t k = 0; k < mm->ncalls; k++) {
+                cJSON *b = cJSON_CreateObject();
+                cJSON *input = cJSON_Parse(mm->calls[k].arguments ? mm->calls[k].arguments : "");
+                cJSON_AddStringToObject(b, "type", "tool_use");
+                cJSON_AddStringToObject(b, "id", mm->calls[k].id);
+                cJSON_AddStringToObject(b, "name", mm->calls[k].name);
+                if (!cJSON_IsObject(input)) {
+                    cJSON_Delete(input);
+                    input = cJSON_CreateObject();
+                }
+                cJSON_AddItemToObject(b, "input", input);
+                cJSON_AddItemToArray(content, b);
+            }
+            if (cJSON_GetArraySize(content) == 0)
+                cJSON_AddItemToArray(content, text_block("(no text)"));
+            cJSON_AddItemToArray(msgs, o);
+            break;
+        }
+        }
+    }
+    if (req->response_schema) {
+        if (system.len)
+            strbuf_adds(&system, "\n\n");
+        strbuf_adds(&system, "Answer with exactly one JSON object and nothing else. It must "
+                             "match this JSON schema:\n");
+        strbuf_adds(&system, req->response_schema);
+    }
+    if (system.len)
+        cJSON_AddStringToObject(root, "system", strbuf_cstr(&system));
+    cJSON_AddItemToObject(root, "messages", msgs);
+    if (req->ntools) {
+        cJSON *tools = cJSON_AddArrayToObject(root, "tools");
+        for (size_t i = 0; i < req->ntools; i++) {
+            cJSON *t = cJSON_CreateObject();
+            cJSON *schema = cJSON_Parse(req->tools[i].parameters_json
+                                            ? req->tools[i].parameters_json
+                                            : "{\"type\":\"object\",\"properties\":{}}");
+            cJSON_AddItemToArray(tools, t);
+            if (!cJSON_IsObject(schema)) {
+                cJSON_Delete(schema);
+                rc = err_set(ERR_INVALID, "%s: parameters: not a JSON object", req->tools[i].name);
+                goto out;
+            }
+            cJSON_AddStringToObject(t, "name", req->tools[i].name);
+            if (req->tools[i].description)
+                cJSON_AddStringToObject(t, "description", req->tools[i].description);
+            cJSON_AddItemToObject(t, "input_schema", schema);
+        }
+    }
+    text = cJSON_PrintUnformatted(root);
+    if (!text)
+        abort();
+    rc = strbuf_adds(out, text);
+out:
+    cJSON_free(text);
+    cJSON_Delete(root);
+    strbuf_release(&system);
+    return rc;
+}
+
+static int64_t jint(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+}
+
+int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *resp,
+                        struct llm_error *err)
+{
+    cJSON *root = cJSON_Parse(body);
+    const cJSON *content, *block, *usage, *v;
+    strbuf text = STRBUF_INIT;
+    size_t i = 0;
+    int rc = ERR_FAIL;
+
+    if (!root || !cJSON_IsObject(root)) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "response is not a JSON object");
+        goto out;
+    }
+    v = cJSON_GetObjectItemCaseSensitive(root, "type");
+    if (cJSON_IsString(v) && !strcmp(v->valuestring, "error")) {
+        llm_classify_http(c, LLM_KIND_ANTHROPIC, 200, body, -1, err);
+        goto out;
+    }
+    content = cJSON_GetObjectItemCaseSensitive(root, "content");
+    if (!cJSON_IsArray(content)) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "response has no content array");
+        goto out;
+    }
+    llm_message_init(&resp->message, LLM_ASSISTANT, NULL);
+    cJSON_ArrayForEach(block, content)
+    {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(block, "type");
+        if (!cJSON_IsString(type)) {
+            llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "content[%zu]: no type", i);
+            goto out;
+        }
+        if (!strcmp(type->valuestring, "text")) {
+            const cJSON *t = cJSON_GetObjectItemCaseSensitive(block, "text");
+            if (!cJSON_IsString(t)) {
+                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                               "content[%zu].text: expected a string", i);
+                goto out;
+            }
+            strbuf_adds(&text, t->valuestring);
+        } else if (!strcmp(type->valuestring, "tool_use")) {
+            const cJSON *id = cJSON_GetObjectItemCaseSensitive(block, "id");
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(block, "name");
+            const cJSON *input = cJSON_GetObjectItemCaseSensitive(block, "input");
+            char *args;
+            if (!cJSON_IsString(id) || !cJSON_IsString(name) || !*name->valuestring) {
+                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                               "content[%zu]: tool_use without id or name", i);
+                goto out;
+            }
+            if (!cJSON_IsObject(input)) {
+                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                               "content[%zu] (%s): input is not a JSON object", i,
+                               name->valuestring);
+                goto out;
+            }
+            args = cJSON_PrintUnformatted(input);
+            llm_message_add_call(&resp->message, id->valuestring, name->valuestring, args);
+            cJSON_free(args);
+        }
+        /* thinking and other blocks are not part of the answer */
+        i++;
+    }
+    if (text.len)
+        resp->message.content = strbuf_detach(&text, NULL);
+    v = cJSON_GetObjectItemCaseSensitive(root, "stop_reason");
+    if (cJSON_IsString(v)) {
+        const char *s = v->valuestring;
+        resp->finish_reason =
+            llm_strdup(!strcmp(s, "end_turn") || !strcmp(s, "stop_sequence") ? "stop"
+                       : !strcmp(s, "tool_use")                              ? "tool_calls"
+                       : !strcmp(s, "max_tokens")                            ? "length"
+                                                                             : s);
+    }
+    v = cJSON_GetObjectItemCaseSensitive(root, "model");
+    if (cJSON_IsString(v))
+        resp->model = llm_strdup(v->valuestring);
+    usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+    /* input_tokens excludes the cache reads and writes: add them, so that
+     * input means every prompt token as with OpenAI */
+    resp->usage.cached_input = jint(usage, "cache_read_input_tokens");
+    resp->usage.cache_write = jint(usage, "cache_creation_input_tokens");
+    resp->usage.input =
+        jint(usage, "input_tokens") + resp->usage.cached_input + resp->usage.cache_write;
+    resp->usage.output = jint(usage, "output_tokens");
+    rc = 0;
+out:
+    if (rc)
+        llm_response_release(resp);
+    strbuf_release(&text);
+    cJSON_Delete(root);
+    return rc;
+}
+
+int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_request *req,
+                       struct llm_response *resp, struct llm_error *err)
+{
+    struct llm_http_result res = {0};
+    struct curl_slist *extra = NULL;
+    strbuf body = STRBUF_INIT;
+    strbuf h = STRBUF_INIT;
+    char url[2048];
+    const char *key = llm_model_key(m);
+    int rc;
+
+    snprintf(url, sizeof(url), "%s/messages", m->base_url);
+    rc = llm_anthropic_build(
+        &body, m, req, req->max_output_tokens > 0 ? req->max_output_tokens : c->max_output_tokens);
+    if (rc)
+        goto out;
+    strbuf_addf(&h, "anthropic-version: %s",
+                c->anthropic_version ? c->anthropic_version : "2023-06-01");
+    extra = curl_slist_append(extra, strbuf_cstr(&h));
+    strbuf_reset(&h);
+    if (key) {
+        strbuf_addf(&h, "x-api-key: %s", key);
+        extra = curl_slist_append(extra, strbuf_cstr(&h));
+        memset(h.buf, 0, h.len);
+    }
+    if (!extra)
+        abort();
+    rc = llm_http_post(c, url, req, extra, strbuf_cstr(&body), &res, err);
+    if (rc)
+        goto out;
+    if (res.status < 200 || res.status >= 300) {
+        llm_classify_http(c, LLM_KIND_ANTHROPIC, res.status, strbuf_cstr(&res.body),
+                          res.retry_after_ms, err);
+        rc = ERR_FAIL;
+        goto out;
+    }
+    if (res.content_type[0] && !strcasestr(res.content_type, "json")) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, res.status,
+                       "%s: unexpected content type %s", url, res.content_type);
+        rc = ERR_FAIL;
+        goto out;
+    }
+    rc = llm_anthropic_parse(c, strbuf_cstr(&res.body), resp, err);
+out:
+    llm_http_result_release(&res);
+    strbuf_release(&body);
+    strbuf_release(&h);
+    curl_slist_free_all(extra);
+    return rc;
+}

@@ -1,0 +1,356 @@
+/*
+ * chat.c - one chat call on one model with the retry policy, and the
+ * failover chain; the events of a call, the budget check, and the usage
+ * recorded with its event.
+ */
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm/llm_internal.h"
+#include "store/event.h"
+#include "util/config.h"
+#include "util/id.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+/* ---- events, accounting, budget ---------------------------------------- */
+
+struct call_ids {
+    const char *run_id, *item_id;
+    char goal_id[ID_SIZE]; /* "" when unknown */
+    char item_buf[ID_SIZE];
+};
+
+static void ids_resolve(llm_client *c, const struct llm_request *req, struct call_ids *ids)
+{
+    sqlite3_stmt *s;
+
+    memset(ids, 0, sizeof(*ids));
+    ids->run_id = req->run_id;
+    ids->item_id = req->item_id;
+    if (req->goal_id)
+        snprintf(ids->goal_id, sizeof(ids->goal_id), "%s", req->goal_id);
+    if (!c->st || !req->run_id || (req->goal_id && req->item_id))
+        return;
+    if (store_prepare(c->st, &s, "SELECT goal_id, item_id FROM runs WHERE id = ?") != 0)
+        return;
+    store_bind_text(s, 1, req->run_id);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        if (!req->goal_id && sqlite3_column_text(s, 0))
+            snprintf(ids->goal_id, sizeof(ids->goal_id), "%s", sqlite3_column_text(s, 0));
+        if (!req->item_id && sqlite3_column_text(s, 1)) {
+            snprintf(ids->item_buf, sizeof(ids->item_buf), "%s", sqlite3_column_text(s, 1));
+            ids->item_id = ids->item_buf;
+        }
+    }
+    store_done(s);
+}
+
+/* Write one event in its own transaction; a failure is logged, not fatal
+ * (the call itself went through or failed for its own reason). */
+static void event_put(llm_client *c, const struct call_ids *ids, const char *type, cJSON *p)
+{
+    if (c->st) {
+        if (store_tx_begin(c->st) == 0) {
+            if (store_event_add(c->st, ids->goal_id[0] ? ids->goal_id : NULL, ids->item_id,
+                                ids->run_id, type, p, NULL) == 0)
+                store_tx_commit(c->st);
+            else {
+                log_warn("llm: %s event: %s", type, err_last());
+                store_tx_rollback(c->st);
+            }
+        }
+    }
+    cJSON_Delete(p);
+}
+
+/* The run remembers the model that answered it last (runs.model and
+ * runs.provider, shown by reports). */
+static int run_set_model(store *st, const char *run_id, const struct llm_model *m)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, "UPDATE runs SET model = ?, provider = ? WHERE id = ?")) != 0)
+        return rc;
+    store_bind_text(s, 1, m->model);
+    store_bind_text(s, 2, m->provider);
+    store_bind_text(s, 3, run_id);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, "recording the run's model");
+    store_done(s);
+    return rc;
+}
+
+/* 1 (and err set) when the goal has spent its token or cost budget. */
+static int budget_exhausted(llm_client *c, const struct call_ids *ids, struct llm_error *err)
+{
+    sqlite3_stmt *s;
+    int over = 0;
+
+    if (!c->st || !ids->goal_id[0])
+        return 0;
+    if (store_prepare(c->st, &s,
+                      "SELECT budget_max_tokens, budget_max_cost_usd, spent_tokens, "
+                      "spent_cost_usd FROM goals WHERE id = ?") != 0)
+        return 0;
+    store_bind_text(s, 1, ids->goal_id);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        int64_t spent = sqlite3_column_int64(s, 2);
+        double spent_usd = sqlite3_column_double(s, 3);
+        if (sqlite3_column_type(s, 0) != SQLITE_NULL && spent >= sqlite3_column_int64(s, 0)) {
+            llm_error_setf(c, err, LLM_ERR_BUDGET, 0,
+                           "goal token budget spent: %lld of %lld tokens", (long long)spent,
+                           (long long)sqlite3_column_int64(s, 0));
+            over = 1;
+        } else if (sqlite3_column_type(s, 1) != SQLITE_NULL &&
+                   spent_usd >= sqlite3_column_double(s, 1)) {
+            llm_error_setf(c, err, LLM_ERR_BUDGET, 0, "goal cost budget spent: $%.4f of $%.4f",
+                           spent_usd, sqlite3_column_double(s, 1));
+            over = 1;
+        }
+    }
+    store_done(s);
+    return over;
+}
+
+/* ---- one model, with retries --------------------------------------------- */
+
+static int provider_call(llm_client *c, struct llm_model *m, const struct llm_request *req,
+                         struct llm_response *resp, struct llm_error *err)
+{
+    switch (m->kind) {
+    case LLM_KIND_OPENAI:
+        return llm_openai_chat(c, m, req, resp, err);
+    case LLM_KIND_ANTHROPIC:
+        return llm_anthropic_chat(c, m, req, resp, err);
+    case LLM_KIND_SCRIPT:
+        return llm_script_chat(c, m, req, resp, err);
+    }
+    return err_set(ERR_INVALID, "unknown provider");
+}
+
+static int64_t backoff_ms(int retry)
+{
+    int64_t base = config_int(CFG_LLM_RETRY_BACKOFF_MS);
+    int64_t cap = config_int(CFG_LLM_RETRY_BACKOFF_MAX_MS);
+    int64_t d = base;
+    unsigned r = 0;
+
+    for (int i = 0; i < retry && d < cap; i++)
+        d *= 2;
+    if (d > cap)
+        d = cap;
+    /* jitter: between half and all of it, so that many jobs do not retry
+     * in step */
+    id_random(&r, sizeof(r));
+    return d / 2 + (d > 1 ? (int64_t)(r % (unsigned)(d / 2 + 1)) : 0);
+}
+
+/* Whether a provider_api error is worth another try on the same model:
+ * the server's trouble (5xx, no answer, 408, 409, 429 under this class),
+ * not a refused request (400, 404, ...). */
+static int provider_transient(const struct llm_error *e)
+{
+    int s = e->http_status;
+    return s == 0 || s >= 500 || s == 408 || s == 409 || s == 429;
+}
+
+static cJSON *base_payload(const struct llm_request *req, const struct llm_model *m, int index,
+                           int attempt)
+{
+    cJSON *p = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(p, "stage", req->stage ? req->stage : "");
+    cJSON_AddStringToObject(p, "provider", m->provider);
+    cJSON_AddStringToObject(p, "model", m->model);
+    cJSON_AddNumberToObject(p, "model_index", index);
+    cJSON_AddNumberToObject(p, "attempt", attempt);
+    return p;
+}
+
+int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
+             struct llm_response *resp, struct llm_error *err)
+{
+    struct call_ids ids;
+    struct llm_model *m;
+    int n_rate = 0, n_transient = 0, n_invalid = 0;
+    int attempt = 0;
+
+    memset(resp, 0, sizeof(*resp));
+    memset(err, 0, sizeof(*err));
+    err->retry_after_ms = -1;
+    err->model_index = model_index;
+    if (model_index < 0 || (size_t)model_index >= c->nmodels)
+        return err_set(ERR_INVALID, "no model at chain position %d (the chain has %zu)",
+                       model_index, c->nmodels);
+    if (!req->nmessages)
+        return err_set(ERR_INVALID, "a chat request needs at least one message");
+    m = &c->models[model_index];
+    ids_resolve(c, req, &ids);
+
+    for (;;) {
+        int64_t t0, wait = -1;
+        int rc, final;
+
+        attempt++;
+        if (budget_exhausted(c, &ids, err)) {
+            cJSON *p = base_payload(req, m, model_index, attempt);
+            cJSON_AddStringToObject(p, "class", "budget");
+            cJSON_AddStringToObject(p, "message", err->message);
+            event_put(c, &ids, "llm.error", p);
+            return ERR_FAIL;
+        }
+        event_put(c, &ids, "llm.request", base_payload(req, m, model_index, attempt));
+        t0 = time_mono_ms();
+        llm_error_release(err);
+        err->model_index = model_index;
+        rc = provider_call(c, m, req, resp, err);
+        if (rc == ERR_INVALID)
+            return rc; /* the caller's request is wrong: no event, no retry */
+        final = rc == ERR_NOTFOUND;
+        if (final)
+            rc = ERR_FAIL;
+        if (rc == 0 && req->response_schema && !resp->json) {
+            const char *text = resp->message.content;
+            if (llm_json_extract(&resp->json, text) != 0) {
+                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                               "stage %s: the answer holds no JSON object",
+                               req->stage ? req->stage : "?");
+                llm_response_release(resp);
+                rc = ERR_FAIL;
+            }
+        }
+        if (rc == 0) {
+            cJSON *p = base_payload(req, m, model_index, attempt);
+            resp->latency_ms = time_mono_ms() - t0;
+            resp->cost_usd = llm_cost(&resp->usage, m->price_in, m->price_cached_in, m->price_out);
+            resp->model_index = model_index;
+            if (!resp->model)
+                resp->model = llm_strdup(m->model);
+            resp->provider = llm_strdup(m->provider);
+            if (!resp->finish_reason)
+                resp->finish_reason = llm_strdup(resp->message.ncalls ? "tool_calls" : "stop");
+            cJSON_AddStringToObject(p, "response_model", resp->model);
+            cJSON_AddNumberToObject(p, "tokens_in", (double)resp->usage.input);
+            cJSON_AddNumberToObject(p, "tokens_cached", (double)resp->usage.cached_input);
+            cJSON_AddNumberToObject(p, "tokens_out", (double)resp->usage.output);
+            cJSON_AddNumberToObject(p, "cost_usd", resp->cost_usd);
+            cJSON_AddNumberToObject(p, "latency_ms", (double)resp->latency_ms);
+            cJSON_AddStringToObject(p, "finish_reason", resp->finish_reason);
+            cJSON_AddNumberToObject(p, "tool_calls", (double)resp->message.ncalls);
+            if (c->st) {
+                /* the usage and its event in one transaction */
+                rc = store_tx_begin(c->st);
+                if (rc == 0)
+                    rc = store_event_add(c->st, ids.goal_id[0] ? ids.goal_id : NULL, ids.item_id,
+                                         ids.run_id, "llm.response", p, NULL);
+                if (rc == 0)
+                    rc = llm_account(c->st, ids.run_id, ids.goal_id[0] ? ids.goal_id : NULL,
+                                     &resp->usage, resp->cost_usd);
+                if (rc == 0 && ids.run_id)
+                    rc = run_set_model(c->st, ids.run_id, m);
+                if (rc == 0)
+                    rc = store_tx_commit(c->st);
+                else
+                    store_tx_rollback(c->st);
+            }
+            cJSON_Delete(p);
+            if (rc) {
+                llm_error_setf(c, err, LLM_ERR_NONE, 0, "recording usage: %s", err_last());
+                llm_response_release(resp);
+                return rc;
+            }
+            return 0;
+        }
+
+        /* a failure: decide on another try on this model */
+        switch (final ? LLM_ERR_NONE : err->cls) {
+        case LLM_ERR_RATE_LIMIT:
+            if (n_rate < config_int(CFG_LLM_RETRY_RATE_LIMIT)) {
+                wait = err->retry_after_ms >= 0 ? err->retry_after_ms : backoff_ms(n_rate);
+                if (wait > config_int(CFG_LLM_RETRY_AFTER_MAX_MS))
+                    wait = -1; /* too long to sit on: let the chain move on */
+                else
+                    n_rate++;
+            }
+            break;
+        case LLM_ERR_PROVIDER_API:
+        case LLM_ERR_TIMEOUT:
+            if ((err->cls == LLM_ERR_TIMEOUT || provider_transient(err)) &&
+                n_transient < config_int(CFG_LLM_RETRY_MAX)) {
+                wait = backoff_ms(n_transient);
+                /* a 503 may say when to come back: not sooner than that */
+                if (err->retry_after_ms > wait)
+                    wait = err->retry_after_ms;
+                if (wait > config_int(CFG_LLM_RETRY_AFTER_MAX_MS))
+                    wait = -1;
+                else
+                    n_transient++;
+            }
+            break;
+        case LLM_ERR_INVALID_RESPONSE:
+            if (n_invalid < config_int(CFG_LLM_RETRY_INVALID)) {
+                wait = 0;
+                n_invalid++;
+            }
+            break;
+        default: /* auth, context_length, budget: another try cannot help */
+            break;
+        }
+        {
+            cJSON *p = base_payload(req, m, model_index, attempt);
+            cJSON_AddStringToObject(p, "class", llm_error_class_name(err->cls));
+            cJSON_AddNumberToObject(p, "status", err->http_status);
+            if (err->retry_after_ms >= 0)
+                cJSON_AddNumberToObject(p, "retry_after_ms", (double)err->retry_after_ms);
+            cJSON_AddBoolToObject(p, "retry", wait >= 0);
+            if (wait >= 0)
+                cJSON_AddNumberToObject(p, "wait_ms", (double)wait);
+            cJSON_AddStringToObject(p, "message", err->message ? err->message : "");
+            event_put(c, &ids, "llm.error", p);
+        }
+        log_info("llm: %s %s: %s: %s%s", m->provider, m->model, llm_error_class_name(err->cls),
+                 err->message ? err->message : "", wait >= 0 ? " (retrying)" : "");
+        if (wait < 0)
+            return ERR_FAIL;
+        if (wait > 0)
+            time_sleep_ms(wait);
+    }
+}
+
+int llm_chat_chain(llm_client *c, int start_index, const struct llm_request *req,
+                   struct llm_response *resp, struct llm_error *err, int *index_out)
+{
+    int i = start_index < 0 ? 0 : start_index;
+    int rc;
+
+    if ((size_t)i >= c->nmodels) /* a persisted index past a shortened chain */
+        i = (int)c->nmodels - 1;
+    for (;;) {
+        rc = llm_chat(c, i, req, resp, err);
+        *index_out = i;
+        if (rc != ERR_FAIL || !llm_error_fails_over(err->cls) || (size_t)i + 1 >= c->nmodels)
+            return rc;
+        {
+            struct call_ids ids;
+            cJSON *p = cJSON_CreateObject();
+            ids_resolve(c, req, &ids);
+            cJSON_AddStringToObject(p, "stage", req->stage ? req->stage : "");
+            cJSON_AddStringToObject(p, "from", c->models[i].model);
+            cJSON_AddStringToObject(p, "to", c->models[i + 1].model);
+            cJSON_AddNumberToObject(p, "from_index", i);
+            cJSON_AddNumberToObject(p, "to_index", i + 1);
+            cJSON_AddStringToObject(p, "class", llm_error_class_name(err->cls));
+            event_put(c, &ids, "llm.failover", p);
+            log_info("llm: failover from %s to %s after %s", c->models[i].model,
+                     c->models[i + 1].model, llm_error_class_name(err->cls));
+        }
+        llm_error_release(err);
+        i++;
+    }
+}

@@ -1,0 +1,277 @@
+/*
+ * client.c - the model chain from the configuration (llm.models or the
+ * environment shortcut), the client's life, and what it tells about its
+ * models.
+ */
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm/llm_internal.h"
+#include "util/config.h"
+
+const char *llm_model_key(const struct llm_model *m)
+{
+    const char *v;
+
+    if (!m->api_key_env || !*m->api_key_env)
+        return NULL;
+    v = getenv(m->api_key_env);
+    return v && *v ? v : NULL;
+}
+
+/* ---- the client --------------------------------------------------------- */
+
+static int kind_parse(const char *p, enum llm_kind *k)
+{
+    if (!strcmp(p, "openai"))
+        *k = LLM_KIND_OPENAI;
+    else if (!strcmp(p, "anthropic"))
+        *k = LLM_KIND_ANTHROPIC;
+    else if (!strcmp(p, "script"))
+        *k = LLM_KIND_SCRIPT;
+    else
+        return -1;
+    return 0;
+}
+
+/* The key variable of a chain entry that names none: the provider's usual
+ * one.  (GOALD_LLM_API_KEY belongs to the environment shortcut.) */
+static const char *default_key_env(enum llm_kind k)
+{
+    if (k == LLM_KIND_SCRIPT)
+        return "";
+    return k == LLM_KIND_ANTHROPIC ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+}
+
+/* The shortcut's key variable: GOALD_LLM_API_KEY when set, else (NULL)
+ * the provider's usual one. */
+static const char *shortcut_key_env(const char *provider)
+{
+    const char *g = getenv("GOALD_LLM_API_KEY");
+    enum llm_kind k;
+
+    if (kind_parse(provider, &k) != 0 || k == LLM_KIND_SCRIPT)
+        return NULL;
+    return g && *g ? "GOALD_LLM_API_KEY" : NULL;
+}
+
+static const char *default_base_url(enum llm_kind k)
+{
+    return k == LLM_KIND_ANTHROPIC ? "https://api.anthropic.com/v1"
+           : k == LLM_KIND_OPENAI  ? "https://api.openai.com/v1"
+                                   : "";
+}
+
+static void model_release(struct llm_model *m)
+{
+    free(m->provider);
+    free(m->model);
+    free(m->base_url);
+    free(m->api_key_env);
+    free(m->script);
+}
+
+static int model_add(llm_client *c, const char *where, const char *provider, const char *model,
+                     const char *base_url, const char *key_env, const char *script,
+                     const double *prices)
+{
+    struct llm_model m;
+    struct llm_model *n;
+    size_t bl;
+
+    memset(&m, 0, sizeof(m));
+    if (!provider || kind_parse(provider, &m.kind) != 0)
+        return err_set(ERR_INVALID, "%s.provider: expected openai, anthropic or script", where);
+    if (m.kind == LLM_KIND_SCRIPT) {
+        if (!script || !*script)
+            return err_set(ERR_INVALID,
+                           "%s: the script provider needs a file (llm.script or GOALD_LLM_SCRIPT)",
+                           where);
+        if (!model || !*model)
+            model = "script";
+    }
+    if (!model || !*model)
+        return err_set(ERR_INVALID, "%s.model: required (llm.model or GOALD_LLM_MODEL)", where);
+    if (key_env && strchr(key_env, '=')) /* a key pasted where its variable's name goes */
+        return err_set(ERR_INVALID, "%s.api_key_env: expected the name of a variable", where);
+    m.provider = llm_strdup(provider);
+    m.model = llm_strdup(model);
+    m.base_url = llm_strdup(base_url && *base_url ? base_url : default_base_url(m.kind));
+    bl = strlen(m.base_url);
+    while (bl && m.base_url[bl - 1] == '/')
+        m.base_url[--bl] = '\0';
+    m.api_key_env = llm_strdup(key_env ? key_env : default_key_env(m.kind));
+    m.script = llm_strdup(m.kind == LLM_KIND_SCRIPT ? script : NULL);
+    llm_price_default(model, &m.price_in, &m.price_cached_in, &m.price_out);
+    if (prices) {
+        if (prices[0] >= 0)
+            m.price_in = prices[0];
+        if (prices[1] >= 0)
+            m.price_cached_in = prices[1];
+        if (prices[2] >= 0)
+            m.price_out = prices[2];
+    }
+    n = realloc(c->models, (c->nmodels + 1) * sizeof(*n));
+    if (!n)
+        abort();
+    c->models = n;
+    c->models[c->nmodels++] = m;
+    return 0;
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int models_from_json(llm_client *c, const cJSON *arr)
+{
+    static const char *const known[] = {"provider",    "model",    "base_url",
+                                        "api_key_env", "price_in", "price_cached_in",
+                                        "price_out",   "script",   NULL};
+    static const char *const price_keys[] = {"price_in", "price_cached_in", "price_out"};
+    const cJSON *it;
+    size_t i = 0;
+    int rc;
+
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
+        return err_set(ERR_INVALID, "llm.models: expected a non-empty array");
+    cJSON_ArrayForEach(it, arr)
+    {
+        char where[64];
+        double prices[3] = {-1, -1, -1};
+        const cJSON *f;
+
+        snprintf(where, sizeof(where), "llm.models[%zu]", i);
+        if (!cJSON_IsObject(it))
+            return err_set(ERR_INVALID, "%s: expected an object", where);
+        cJSON_ArrayForEach(f, it)
+        {
+            int ok = 0;
+            for (int k = 0; known[k]; k++)
+                ok |= !strcmp(f->string, known[k]);
+            if (!ok)
+                return err_set(ERR_INVALID, "%s.%s: unknown key", where, f->string);
+            if (!strncmp(f->string, "price_", 6)) {
+                if (!cJSON_IsNumber(f) || f->valuedouble < 0)
+                    return err_set(ERR_INVALID, "%s.%s: expected a number >= 0", where, f->string);
+            } else if (!cJSON_IsString(f)) {
+                return err_set(ERR_INVALID, "%s.%s: expected a string", where, f->string);
+            }
+        }
+        for (int k = 0; k < 3; k++) {
+            const cJSON *p = cJSON_GetObjectItemCaseSensitive(it, price_keys[k]);
+            if (cJSON_IsNumber(p))
+                prices[k] = p->valuedouble;
+        }
+        rc =
+            model_add(c, where, jstr(it, "provider"), jstr(it, "model"), jstr(it, "base_url"),
+                      jstr(it, "api_key_env"),
+                      jstr(it, "script") ? jstr(it, "script") : config_str(CFG_LLM_SCRIPT), prices);
+        if (rc)
+            return rc;
+        i++;
+    }
+    return 0;
+}
+
+/* The shortcut: llm.provider (default openai, or script when only
+ * llm.script is set), llm.model, llm.base_url, llm.fallback_model. */
+static int models_from_shortcut(llm_client *c)
+{
+    const char *provider = config_str(CFG_LLM_PROVIDER);
+    const char *model = config_str(CFG_LLM_MODEL);
+    const char *script = config_str(CFG_LLM_SCRIPT);
+    const char *fb = config_str(CFG_LLM_FALLBACK_MODEL);
+    int rc;
+
+    if (!provider)
+        provider = script && !model ? "script" : "openai";
+    if (!model && strcmp(provider, "script") != 0)
+        return err_set(ERR_INVALID, "no model configured: set llm.models in the config file, "
+                                    "or GOALD_LLM_MODEL (see docs/llm.md)");
+    rc = model_add(c, "llm", provider, model, config_str(CFG_LLM_BASE_URL),
+                   shortcut_key_env(provider), script, NULL);
+    if (rc == 0 && fb && *fb)
+        rc = model_add(c, "llm.fallback_model", provider, fb, config_str(CFG_LLM_BASE_URL),
+                       shortcut_key_env(provider), script, NULL);
+    return rc;
+}
+
+int llm_client_open(llm_client **out, store *st)
+{
+    static int curl_ready;
+    const cJSON *models = config_json(CFG_LLM_MODELS);
+    llm_client *c;
+    int rc;
+
+    if (!curl_ready) {
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+            return err_set(ERR_FAIL, "libcurl: cannot initialise");
+        curl_ready = 1;
+    }
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        abort();
+    c->st = st;
+    c->connect_timeout_ms = config_int(CFG_LLM_CONNECT_TIMEOUT_MS);
+    c->timeout_ms = config_int(CFG_LLM_TIMEOUT_MS);
+    c->max_body = (size_t)config_int(CFG_LLM_MAX_RESPONSE_BYTES);
+    c->max_output_tokens = (int)config_int(CFG_LLM_MAX_OUTPUT_TOKENS);
+    c->anthropic_version = llm_strdup(config_str(CFG_LLM_ANTHROPIC_VERSION));
+    /* the environment shortcut wins over a chain from the config file */
+    if (models && !(config_str(CFG_LLM_MODEL) && !strcmp(config_source(CFG_LLM_MODEL), "env") &&
+                    strcmp(config_source(CFG_LLM_MODELS), "env") != 0))
+        rc = models_from_json(c, models);
+    else
+        rc = models_from_shortcut(c);
+    if (rc) {
+        llm_client_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void llm_client_free(llm_client *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->nmodels; i++)
+        model_release(&c->models[i]);
+    free(c->models);
+    if (c->curl)
+        curl_easy_cleanup(c->curl);
+    llm_scripts_free(c->scripts);
+    free(c->anthropic_version);
+    free(c);
+}
+
+size_t llm_client_nmodels(const llm_client *c)
+{
+    return c->nmodels;
+}
+
+int llm_client_model(const llm_client *c, size_t i, struct llm_model_info *out)
+{
+    const struct llm_model *m;
+
+    if (i >= c->nmodels)
+        return err_set(ERR_INVALID, "no model at chain position %zu", i);
+    m = &c->models[i];
+    out->provider = m->provider;
+    out->model = m->model;
+    out->base_url = m->base_url;
+    out->api_key_env = m->api_key_env;
+    out->key_set = llm_model_key(m) != NULL;
+    out->price_in = m->price_in;
+    out->price_cached_in = m->price_cached_in;
+    out->price_out = m->price_out;
+    out->script = m->script;
+    return 0;
+}

@@ -1,0 +1,139 @@
+/*
+ * error.c - error classes and their names, the error value, and the
+ * redaction every message passes through before it is stored or shown.
+ */
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm/llm_internal.h"
+
+static const char *const class_names[LLM_ERR__COUNT] = {
+    [LLM_ERR_NONE] = "",
+    [LLM_ERR_RATE_LIMIT] = "rate_limit",
+    [LLM_ERR_PROVIDER_API] = "provider_api",
+    [LLM_ERR_TIMEOUT] = "timeout",
+    [LLM_ERR_AUTH] = "auth",
+    [LLM_ERR_CONTEXT_LENGTH] = "context_length",
+    [LLM_ERR_INVALID_RESPONSE] = "invalid_response",
+    [LLM_ERR_BUDGET] = "budget",
+};
+
+const char *llm_error_class_name(enum llm_error_class c)
+{
+    return (unsigned)c < LLM_ERR__COUNT ? class_names[c] : "";
+}
+
+int llm_error_class_parse(const char *name)
+{
+    for (int i = 1; i < LLM_ERR__COUNT; i++)
+        if (name && !strcmp(name, class_names[i]))
+            return i;
+    return -1;
+}
+
+int llm_error_fails_over(enum llm_error_class c)
+{
+    /* budget is the goal's or the account's money: another model of the
+     * same goal would spend it too.  Everything else is about this model
+     * or its endpoint, so the next one may do better (auth included: the
+     * next entry may use another provider and key). */
+    return c != LLM_ERR_NONE && c != LLM_ERR_BUDGET;
+}
+
+/* ---- redaction ---------------------------------------------------------- */
+
+static const char *const usual_key_vars[] = {"GOALD_LLM_API_KEY", "OPENAI_API_KEY",
+                                             "ANTHROPIC_API_KEY", NULL};
+
+#define REDACTED "***REDACTED***"
+
+static int is_tok(char ch)
+{
+    return isalnum((unsigned char)ch) || ch == '-' || ch == '_' || ch == '.';
+}
+
+/* Replace every occurrence of needle in *s. */
+static void redact_value(strbuf *s, const char *needle)
+{
+    size_t n = needle ? strlen(needle) : 0;
+    strbuf out = STRBUF_INIT;
+    const char *p, *hit;
+
+    if (n < 6 || !strstr(strbuf_cstr(s), needle))
+        return;
+    for (p = strbuf_cstr(s); (hit = strstr(p, needle)); p = hit + n) {
+        strbuf_add(&out, p, (size_t)(hit - p));
+        strbuf_adds(&out, REDACTED);
+    }
+    strbuf_adds(&out, p);
+    strbuf_release(s);
+    *s = out;
+}
+
+/* Tokens shaped like keys: "sk-..." (OpenAI, Anthropic "sk-ant-...") and
+ * whatever follows "Bearer ". */
+static void redact_shapes(strbuf *s)
+{
+    strbuf out = STRBUF_INIT;
+    const char *p = strbuf_cstr(s);
+
+    while (*p) {
+        size_t skip = 0;
+        if (!strncmp(p, "sk-", 3) && (p == strbuf_cstr(s) || !is_tok(p[-1]))) {
+            size_t k = 3;
+            while (is_tok(p[k]))
+                k++;
+            if (k >= 11)
+                skip = k;
+        } else if (!strncasecmp(p, "bearer ", 7)) {
+            size_t k = 7;
+            while (is_tok(p[k]))
+                k++;
+            if (k > 7) {
+                strbuf_add(&out, p, 7);
+                p += 7;
+                skip = k - 7;
+            }
+        }
+        if (skip) {
+            strbuf_adds(&out, REDACTED);
+            p += skip;
+        } else {
+            strbuf_addc(&out, *p++);
+        }
+    }
+    strbuf_release(s);
+    *s = out;
+}
+
+char *llm_redact(const llm_client *c, const char *s)
+{
+    strbuf sb = STRBUF_INIT;
+
+    strbuf_adds(&sb, s ? s : "");
+    for (size_t i = 0; c && i < c->nmodels; i++)
+        redact_value(&sb, llm_model_key(&c->models[i]));
+    for (int i = 0; usual_key_vars[i]; i++)
+        redact_value(&sb, getenv(usual_key_vars[i]));
+    redact_shapes(&sb);
+    return strbuf_detach(&sb, NULL);
+}
+
+void llm_error_setf(llm_client *c, struct llm_error *err, enum llm_error_class cls, int status,
+                    const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    free(err->message);
+    err->message = llm_redact(c, buf);
+    err->cls = cls;
+    err->http_status = status;
+}

@@ -1,0 +1,210 @@
+/*
+ * http.c - the libcurl boundary of llm/: one POST, capped body, timeouts,
+ * Retry-After; libcurl errors become llm error classes here and nowhere
+ * else.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "llm/llm_internal.h"
+#include "util/log.h"
+
+struct sink {
+    strbuf *body;
+    int toobig;
+    struct llm_http_result *res;
+};
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct sink *s = ud;
+    size_t n = size * nmemb;
+
+    if (strbuf_add(s->body, ptr, n) != 0) {
+        s->toobig = 1;
+        return 0; /* makes libcurl stop with CURLE_WRITE_ERROR */
+    }
+    return n;
+}
+
+/* Retry-After: delta-seconds or an HTTP date; retry-after-ms: ms. */
+static void parse_retry_after(struct llm_http_result *r, const char *name, const char *v)
+{
+    char *end;
+
+    if (!strcasecmp(name, "retry-after-ms")) {
+        double ms = strtod(v, &end);
+        if (end != v && ms >= 0)
+            r->retry_after_ms = (int64_t)ms;
+        return;
+    }
+    double s = strtod(v, &end);
+    if (end != v && s >= 0) {
+        if (r->retry_after_ms < 0) /* retry-after-ms, if given too, is finer */
+            r->retry_after_ms = (int64_t)(s * 1000.0);
+        return;
+    }
+    time_t when = curl_getdate(v, NULL);
+    if (when > 0 && r->retry_after_ms < 0) {
+        time_t now = time(NULL);
+        r->retry_after_ms = when > now ? (int64_t)(when - now) * 1000 : 0;
+    }
+}
+
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct sink *s = ud;
+    size_t n = size * nmemb;
+    char line[512];
+    char *colon, *v;
+    size_t len = n < sizeof(line) - 1 ? n : sizeof(line) - 1;
+
+    memcpy(line, ptr, len);
+    line[len] = '\0';
+    while (len && (line[len - 1] == '\r' || line[len - 1] == '\n'))
+        line[--len] = '\0';
+    if (!strncmp(line, "HTTP/", 5)) { /* a new response (after 100 Continue, redirects) */
+        s->res->content_type[0] = '\0';
+        s->res->retry_after_ms = -1;
+        return n;
+    }
+    colon = strchr(line, ':');
+    if (!colon)
+        return n;
+    *colon = '\0';
+    v = colon + 1;
+    while (*v == ' ' || *v == '\t')
+        v++;
+    if (!strcasecmp(line, "content-type"))
+        snprintf(s->res->content_type, sizeof(s->res->content_type), "%s", v);
+    else if (!strcasecmp(line, "retry-after") || !strcasecmp(line, "retry-after-ms"))
+        parse_retry_after(s->res, line, v);
+    return n;
+}
+
+void llm_http_result_release(struct llm_http_result *r)
+{
+    strbuf_release(&r->body);
+    r->status = 0;
+    r->content_type[0] = '\0';
+    r->retry_after_ms = -1;
+}
+
+static struct curl_slist *add_header(struct curl_slist *l, const char *h)
+{
+    struct curl_slist *n = curl_slist_append(l, h);
+    if (!n)
+        abort();
+    return n;
+}
+
+/* Header values must not carry CR/LF (a stage or run id from a caller). */
+static void header_clean(char *s)
+{
+    for (; *s; s++)
+        if (*s == '\r' || *s == '\n')
+            *s = ' ';
+}
+
+int llm_http_post(llm_client *c, const char *url, const struct llm_request *req,
+                  struct curl_slist *extra, const char *body, struct llm_http_result *res,
+                  struct llm_error *err)
+{
+    struct curl_slist *h = NULL;
+    struct sink sink;
+    char line[512];
+    CURLcode cc;
+    long status = 0;
+    int rc = 0;
+
+    memset(res, 0, sizeof(*res));
+    res->retry_after_ms = -1;
+    strbuf_init(&res->body, c->max_body);
+    sink.body = &res->body;
+    sink.toobig = 0;
+    sink.res = res;
+
+    if (!c->curl) {
+        c->curl = curl_easy_init();
+        if (!c->curl)
+            abort();
+    } else {
+        curl_easy_reset(c->curl); /* keeps the connection cache */
+    }
+    h = add_header(h, "Content-Type: application/json");
+    h = add_header(h, "Accept: application/json");
+    h = add_header(h, "Expect:");
+    if (req->stage && *req->stage)
+        snprintf(line, sizeof(line), "X-Goald-Stage: %s", req->stage);
+    else
+        snprintf(line, sizeof(line), "X-Goald-Stage;");
+    header_clean(line);
+    h = add_header(h, line);
+    /* "Name;" is libcurl's way to send a header with an empty value */
+    if (req->run_id && *req->run_id)
+        snprintf(line, sizeof(line), "X-Goald-Run: %s", req->run_id);
+    else
+        snprintf(line, sizeof(line), "X-Goald-Run;");
+    header_clean(line);
+    h = add_header(h, line);
+    for (const struct curl_slist *e = extra; e; e = e->next)
+        h = add_header(h, e->data);
+
+    curl_easy_setopt(c->curl, CURLOPT_URL, url);
+    curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(c->curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c->curl, CURLOPT_HEADERDATA, &sink);
+    curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)c->connect_timeout_ms);
+    curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, (long)c->timeout_ms);
+    curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "goald/" GOALD_VERSION);
+    curl_easy_setopt(c->curl, CURLOPT_ACCEPT_ENCODING, ""); /* whatever libcurl decodes */
+    curl_easy_setopt(c->curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body);
+    curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+
+    cc = curl_easy_perform(c->curl);
+    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+    res->status = (int)status;
+    if (sink.toobig || cc == CURLE_FILESIZE_EXCEEDED) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, res->status,
+                       "%s: response body larger than %zu bytes (llm.max_response_bytes)", url,
+                       c->max_body);
+        rc = ERR_FAIL;
+        goto out;
+    }
+    switch (cc) {
+    case CURLE_OK:
+        break;
+    case CURLE_OPERATION_TIMEDOUT:
+        llm_error_setf(c, err, LLM_ERR_TIMEOUT, res->status, "%s: %s", url, curl_easy_strerror(cc));
+        rc = ERR_FAIL;
+        goto out;
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+        llm_error_setf(c, err, LLM_ERR_PROVIDER_API, 0, "%s: %s (check base_url)", url,
+                       curl_easy_strerror(cc));
+        rc = ERR_FAIL;
+        goto out;
+    default:
+        /* connection refused or reset, DNS, TLS, an empty reply: the
+         * provider's side, worth another try */
+        llm_error_setf(c, err, LLM_ERR_PROVIDER_API, res->status, "%s: %s", url,
+                       curl_easy_strerror(cc));
+        rc = ERR_FAIL;
+        goto out;
+    }
+    log_debug("llm: POST %s: HTTP %d, %zu bytes", url, res->status, res->body.len);
+out:
+    curl_slist_free_all(h);
+    if (rc)
+        llm_http_result_release(res);
+    return rc;
+}

@@ -1,0 +1,105 @@
+/*
+ * llm_internal.h - what the pieces of llm/ share: the client, the model
+ * entries, the HTTP boundary and the provider entry points.  Not for use
+ * outside llm/ (the unit tests include it to reach the parsers).
+ */
+#ifndef GOALD_LLM_LLM_INTERNAL_H
+#define GOALD_LLM_LLM_INTERNAL_H
+
+#include <curl/curl.h>
+#include <stdint.h>
+
+#include "llm/llm.h"
+#include "util/strbuf.h"
+
+struct cJSON;
+
+enum llm_kind { LLM_KIND_OPENAI, LLM_KIND_ANTHROPIC, LLM_KIND_SCRIPT };
+
+/* One chain entry; every string owned by the client. */
+struct llm_model {
+    enum llm_kind kind;
+    char *provider, *model, *base_url, *api_key_env, *script;
+    double price_in, price_cached_in, price_out;
+    int no_response_format; /* learned: the endpoint refused response_format */
+    int use_max_completion; /* learned: the endpoint wants max_completion_tokens */
+};
+
+struct llm_script; /* llm/script.c */
+
+struct llm_client {
+    store *st; /* borrowed, may be NULL */
+    struct llm_model *models;
+    size_t nmodels;
+    CURL *curl;                 /* kept between calls for connection reuse */
+    struct llm_script *scripts; /* loaded script files (a list) */
+    int64_t connect_timeout_ms, timeout_ms;
+    size_t max_body;
+    int max_output_tokens;
+    char *anthropic_version;
+};
+
+/* What came back over HTTP.  body is capped at the client's max_body. */
+struct llm_http_result {
+    int status;
+    strbuf body;
+    char content_type[128];
+    int64_t retry_after_ms; /* -1: none */
+};
+
+void llm_http_result_release(struct llm_http_result *r);
+
+/* POST body to url with the standard headers (Content-Type, Accept,
+ * X-Goald-Stage, X-Goald-Run) plus extra (may be NULL; borrowed).  0 when
+ * an HTTP answer arrived (whatever its status) with *res filled; ERR_FAIL
+ * with *err classified (timeout, provider_api, invalid_response for an
+ * oversized body) otherwise.  The libcurl error is converted here. */
+int llm_http_post(llm_client *c, const char *url, const struct llm_request *req,
+                  struct curl_slist *extra, const char *body, struct llm_http_result *res,
+                  struct llm_error *err);
+
+/* Fill err from an HTTP answer that is not a success: the class from the
+ * error body's type/code fields first, then the status.  kind selects the
+ * body shape.  The message quotes the body's message, redacted. */
+void llm_classify_http(llm_client *c, enum llm_kind kind, int status, const char *body,
+                       int64_t retry_after_ms, struct llm_error *err);
+
+/* Set err (class, status, message formatted then redacted). */
+void llm_error_setf(llm_client *c, struct llm_error *err, enum llm_error_class cls, int status,
+                    const char *fmt, ...) GOALD_PRINTF(5, 6);
+
+/* Providers: one request, no retries.  0 or ERR_FAIL with err set
+ * (ERR_INVALID for a bad request from the caller; ERR_NOTFOUND with err
+ * set for a failure that no retry on this model can mend, such as a
+ * script that does not parse or has run out). */
+int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request *req,
+                    struct llm_response *resp, struct llm_error *err);
+int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_request *req,
+                       struct llm_response *resp, struct llm_error *err);
+int llm_script_chat(llm_client *c, struct llm_model *m, const struct llm_request *req,
+                    struct llm_response *resp, struct llm_error *err);
+void llm_scripts_free(struct llm_script *s);
+
+/* Request builders and response parsers (pure: unit-tested on fixtures).
+ * Builders append JSON text to out; ERR_INVALID for a bad request.
+ * Parsers fill resp (message, usage, finish_reason, model) or err
+ * (invalid_response). */
+int llm_openai_build(strbuf *out, const struct llm_model *m, const struct llm_request *req,
+                     int max_tokens, int with_response_format);
+int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
+                     struct llm_error *err);
+int llm_anthropic_build(strbuf *out, const struct llm_model *m, const struct llm_request *req,
+                        int max_tokens);
+int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *resp,
+                        struct llm_error *err);
+
+/* The default prices of a model (docs/llm.md), 0 when unknown. */
+void llm_price_default(const char *model, double *in, double *cached, double *out);
+
+/* A malloc'd copy (aborts on OOM); NULL stays NULL. */
+char *llm_strdup(const char *s);
+
+/* The API key of a model from its environment variable, or NULL. */
+const char *llm_model_key(const struct llm_model *m);
+
+#endif

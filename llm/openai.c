@@ -1,0 +1,448 @@
+/*
+ * openai.c - the OpenAI-compatible Chat Completions provider (OpenAI,
+ * Ollama, vLLM, llama.cpp server, ...), and the error classifier shared
+ * with the Anthropic provider.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "llm/llm_internal.h"
+#include "util/log.h"
+
+static cJSON *parse_schema(const char *text, const char *what)
+{
+    cJSON *j;
+
+    if (!text)
+        return cJSON_Parse("{\"type\":\"object\",\"properties\":{}}");
+    j = cJSON_Parse(text);
+    if (!j || !cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        err_set(ERR_INVALID, "%s: not a JSON object", what);
+        return NULL;
+    }
+    return j;
+}
+
+/* The text sent for a tool result: errors are marked, since the Chat
+ * Completions API has no field for it. */
+static void tool_content(strbuf *sb, const struct llm_message *m)
+{
+    if (m->is_error)
+        strbuf_adds(sb, "[tool error] ");
+    strbuf_adds(sb, m->content ? m->content : "");
+}
+
+/* When the endpoint refused response_format, the schema goes into the
+ * prompt and the answer is extracted from the text. */
+static void schema_instruction(strbuf *sb, const char *schema)
+{
+    strbuf_adds(sb, "Answer with exactly one JSON object and nothing else. It must match "
+                    "this JSON schema:\n");
+    strbuf_adds(sb, schema);
+}
+
+int llm_openai_build(strbuf *out, const struct llm_model *m, const struct llm_request *req,
+                     int max_tokens, int with_response_format)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *msgs, *tools;
+    char *text = NULL;
+    int rc = 0;
+
+    cJSON_AddStringToObject(root, "model", m->model);
+    msgs = cJSON_AddArrayToObject(root, "messages");
+    for (size_t i = 0; i < req->nmessages; i++) {
+        const struct llm_message *mm = &req->messages[i];
+        cJSON *o = cJSON_CreateObject();
+        static const char *const roles[] = {"system", "user", "assistant", "tool"};
+
+        cJSON_AddStringToObject(o, "role", roles[mm->role]);
+        if (mm->role == LLM_TOOL) {
+            strbuf sb = STRBUF_INIT;
+            tool_content(&sb, mm);
+            cJSON_AddStringToObject(o, "tool_call_id", mm->tool_call_id ? mm->tool_call_id : "");
+            cJSON_AddStringToObject(o, "content", strbuf_cstr(&sb));
+            strbuf_release(&sb);
+        } else if (mm->content) {
+            cJSON_AddStringToObject(o, "content", mm->content);
+        } else {
+            cJSON_AddNullToObject(o, "content");
+        }
+        if (mm->role == LLM_ASSISTANT && mm->ncalls) {
+            cJSON *calls = cJSON_AddArrayToObject(o, "tool_calls");
+            for (size_t k = 0; k < mm->ncalls; k++) {
+                cJSON *call = cJSON_CreateObject();
+                cJSON *fn;
+                cJSON_AddStringToObject(call, "id", mm->calls[k].id);
+                cJSON_AddStringToObject(call, "type", "function");
+                fn = cJSON_AddObjectToObject(call, "function");
+                cJSON_AddStringToObject(fn, "name", mm->calls[k].name);
+                cJSON_AddStringToObject(fn, "arguments", mm->calls[k].arguments);
+                cJSON_AddItemToArray(calls, call);
+            }
+        }
+        cJSON_AddItemToArray(msgs, o);
+    }
+    if (req->response_schema && !with_response_format) {
+        strbuf sb = STRBUF_INIT;
+        cJSON *o = cJSON_CreateObject();
+        schema_instruction(&sb, req->response_schema);
+        cJSON_AddStringToObject(o, "role", "system");
+        cJSON_AddStringToObject(o, "content", strbuf_cstr(&sb));
+        cJSON_AddItemToArray(msgs, o);
+        strbuf_release(&sb);
+    }
+    if (req->ntools) {
+        tools = cJSON_AddArrayToObject(root, "tools");
+        for (size_t i = 0; i < req->ntools; i++) {
+            cJSON *t = cJSON_CreateObject();
+            cJSON *fn = cJSON_AddObjectToObject(t, "function");
+            cJSON *params = parse_schema(req->tools[i].parameters_json, req->tools[i].name);
+            if (!params) {
+                cJSON_Delete(t);
+                rc = ERR_INVALID;
+                goto out;
+            }
+            cJSON_AddStringToObject(t, "type", "function");
+            cJSON_AddStringToObject(fn, "name", req->tools[i].name);
+            if (req->tools[i].description)
+                cJSON_AddStringToObject(fn, "description", req->tools[i].description);
+            cJSON_AddItemToObject(fn, "parameters", params);
+            cJSON_AddItemToArray(tools, t);
+        }
+    }
+    if (req->response_schema && with_response_format) {
+        cJSON *rf = cJSON_AddObjectToObject(root, "response_format");
+        cJSON *js = cJSON_CreateObject();
+        cJSON *schema = parse_schema(req->response_schema, "response_schema");
+        char name[64];
+        size_t k = 0;
+        if (!schema) {
+            cJSON_Delete(js);
+            rc = ERR_INVALID;
+            goto out;
+        }
+        /* the name must match ^[a-zA-Z0-9_-]+$ */
+        for (const char *p = req->stage ? req->stage : "answer"; *p && k < sizeof(name) - 1; p++)
+            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                *p == '_' || *p == '-')
+                name[k++] = *p;
+        name[k] = '\0';
+        cJSON_AddStringToObject(rf, "type", "json_schema");
+        cJSON_AddStringToObject(js, "name", k ? name : "answer");
+        cJSON_AddItemToObject(js, "schema", schema);
+        cJSON_AddItemToObject(rf, "json_schema", js);
+    }
+    if (max_tokens > 0)
+        cJSON_AddNumberToObject(
+            root, m->use_max_completion ? "max_completion_tokens" : "max_tokens", max_tokens);
+    text = cJSON_PrintUnformatted(root);
+    if (!text)
+        abort();
+    rc = strbuf_adds(out, text);
+out:
+    cJSON_free(text);
+    cJSON_Delete(root);
+    return rc;
+}
+
+static int64_t jint(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+}
+
+int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
+                     struct llm_error *err)
+{
+    cJSON *root = cJSON_Parse(body);
+    const cJSON *choices, *choice, *msg, *content, *calls, *usage, *v;
+    int rc = ERR_FAIL;
+
+    if (!root || !cJSON_IsObject(root)) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "response is not a JSON object");
+        goto out;
+    }
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "error"))) {
+        llm_classify_http(c, LLM_KIND_OPENAI, 200, body, -1, err);
+        goto out;
+    }
+    choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
+    choice = cJSON_IsArray(choices) ? cJSON_GetArrayItem(choices, 0) : NULL;
+    msg = cJSON_GetObjectItemCaseSensitive(choice, "message");
+    if (!cJSON_IsObject(msg)) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "response has no choices[0].message");
+        goto out;
+    }
+    llm_message_init(&resp->message, LLM_ASSISTANT, NULL);
+    content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    if (cJSON_IsString(content))
+        resp->message.content = llm_strdup(content->valuestring);
+    else if (content && !cJSON_IsNull(content)) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                       "choices[0].message.content: expected a string");
+        goto out;
+    }
+    calls = cJSON_GetObjectItemCaseSensitive(msg, "tool_calls");
+    if (calls && !cJSON_IsNull(calls)) {
+        const cJSON *call;
+        size_t i = 0;
+        if (!cJSON_IsArray(calls)) {
+            llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                           "choices[0].message.tool_calls: expected an array");
+            goto out;
+        }
+        cJSON_ArrayForEach(call, calls)
+        {
+            const cJSON *id = cJSON_GetObjectItemCaseSensitive(call, "id");
+            const cJSON *fn = cJSON_GetObjectItemCaseSensitive(call, "function");
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
+            const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
+            char *printed = NULL;
+            cJSON *parsed;
+            char idbuf[32];
+
+            if (!cJSON_IsString(name) || !*name->valuestring) {
+                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                               "tool_calls[%zu]: no function name", i);
+                goto out;
+            }
+            if (cJSON_IsObject(args)) /* some servers send the object itself */
+                printed = cJSON_PrintUnformatted(args);
+            else if (!cJSON_IsString(args) && args && !cJSON_IsNull(args)) {
+                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                               "tool_calls[%zu] (%s): arguments are not a JSON string", i,
+                               name->valuestring);
+                goto out;
+            }
+            const char *a = printed                                      ? printed
+                            : cJSON_IsString(args) && *args->valuestring ? args->valuestring
+                                                                         : "{}";
+            parsed = cJSON_Parse(a);
+            if (!cJSON_IsObject(parsed)) {
+                cJSON_Delete(parsed);
+                cJSON_free(printed);
+                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                               "tool_calls[%zu] (%s): arguments are not a JSON object", i,
+                               name->valuestring);
+                goto out;
+            }
+            cJSON_Delete(parsed);
+            snprintf(idbuf, sizeof(idbuf), "call_%zu", i);
+            llm_message_add_call(&resp->message,
+                                 cJSON_IsString(id) && *id->valuestring ? id->valuestring : idbuf,
+                                 name->valuestring, a);
+            cJSON_free(printed);
+            i++;
+        }
+    }
+    v = cJSON_GetObjectItemCaseSensitive(choice, "finish_reason");
+    if (cJSON_IsString(v))
+        resp->finish_reason = llm_strdup(v->valuestring);
+    v = cJSON_GetObjectItemCaseSensitive(root, "model");
+    if (cJSON_IsString(v))
+        resp->model = llm_strdup(v->valuestring);
+    usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+    /* completion_tokens already counts reasoning tokens
+     * (completion_tokens_details.reasoning_tokens is a breakdown) */
+    resp->usage.input = jint(usage, "prompt_tokens");
+    resp->usage.output = jint(usage, "completion_tokens");
+    resp->usage.cached_input =
+        jint(cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens_details"), "cached_tokens");
+    rc = 0;
+out:
+    if (rc)
+        llm_response_release(resp);
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- error classification ----------------------------------------------- */
+
+static int has(const char *s, const char *needle)
+{
+    return s && strcasestr(s, needle) != NULL;
+}
+
+void llm_classify_http(llm_client *c, enum llm_kind kind, int status, const char *body,
+                       int64_t retry_after_ms, struct llm_error *err)
+{
+    cJSON *root = cJSON_Parse(body ? body : "");
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+    const char *type = NULL, *code = NULL, *param = NULL, *message = NULL;
+    enum llm_error_class cls;
+    char snippet[201];
+
+    if (cJSON_IsObject(e)) {
+        const cJSON *v;
+        if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "type")))
+            type = v->valuestring;
+        if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "code")))
+            code = v->valuestring;
+        if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "param")))
+            param = v->valuestring;
+        if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "message")))
+            message = v->valuestring;
+        /* a retry hint in the body: seconds or ms */
+        if (retry_after_ms < 0 &&
+            cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "retry_after")))
+            retry_after_ms = (int64_t)(v->valuedouble * 1000);
+        if (retry_after_ms < 0 &&
+            cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "retry_after_ms")))
+            retry_after_ms = (int64_t)v->valuedouble;
+    } else if (cJSON_IsString(e)) { /* Ollama and friends: {"error":"text"} */
+        message = e->valuestring;
+    }
+    (void)kind;
+
+    /* 1. the body's machine-readable type and code */
+    if (has(code, "context_length_exceeded") || has(code, "string_above_max_length") ||
+        has(type, "request_too_large") ||
+        ((has(type, "invalid_request_error") || status == 400) &&
+         (has(message, "prompt is too long") || has(message, "context length") ||
+          has(message, "context window") || has(message, "maximum context"))))
+        cls = LLM_ERR_CONTEXT_LENGTH;
+    else if (has(code, "insufficient_quota") || has(type, "insufficient_quota") ||
+             has(code, "billing") || status == 402)
+        cls = LLM_ERR_BUDGET;
+    else if (has(type, "rate_limit") || has(code, "rate_limit") || has(type, "overloaded_error"))
+        cls = has(type, "overloaded_error") ? LLM_ERR_PROVIDER_API : LLM_ERR_RATE_LIMIT;
+    else if (has(type, "authentication_error") || has(type, "permission_error") ||
+             has(code, "invalid_api_key") || has(code, "invalid_authentication"))
+        cls = LLM_ERR_AUTH;
+    else if (has(type, "server_error") || has(type, "api_error"))
+        cls = LLM_ERR_PROVIDER_API;
+    /* 2. the status */
+    else if (status == 429)
+        cls = LLM_ERR_RATE_LIMIT;
+    else if (status == 401 || status == 403)
+        cls = LLM_ERR_AUTH;
+    else if (status == 408 || status == 504)
+        cls = LLM_ERR_TIMEOUT;
+    else if (status == 413)
+        cls = LLM_ERR_CONTEXT_LENGTH;
+    else
+        cls = LLM_ERR_PROVIDER_API; /* 5xx, 529, other 4xx (refused request, unknown model) */
+
+    if (!message) { /* quote the start of the body */
+        size_t n = 0;
+        for (const char *p = body ? body : ""; *p && n < sizeof(snippet) - 1; p++)
+            snippet[n++] = (*p == '\n' || *p == '\r') ? ' ' : *p;
+        snippet[n] = '\0';
+        message = snippet;
+    }
+    llm_error_setf(c, err, cls, status, "HTTP %d%s%s%s%s%s: %.300s", status, type ? " " : "",
+                   type ? type : "", code ? "/" : "", code ? code : "",
+                   param ? (has(param, "response_format") ? " (response_format)"
+                            : has(param, "max_tokens")    ? " (max_tokens)"
+                                                          : "")
+                         : "",
+                   message);
+    err->retry_after_ms = retry_after_ms;
+    cJSON_Delete(root);
+}
+
+/* A 400 that names a parameter we can do without: which one. */
+static const char *refused_param(int status, const char *body)
+{
+    cJSON *root;
+    const cJSON *e;
+    const char *param = NULL, *msg = NULL, *which = NULL;
+
+    if (status != 400 && status != 422)
+        return NULL;
+    root = cJSON_Parse(body);
+    e = cJSON_GetObjectItemCaseSensitive(root, "error");
+    if (cJSON_IsObject(e)) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "param");
+        if (cJSON_IsString(v))
+            param = v->valuestring;
+        v = cJSON_GetObjectItemCaseSensitive(e, "message");
+        if (cJSON_IsString(v))
+            msg = v->valuestring;
+    } else if (cJSON_IsString(e)) {
+        msg = e->valuestring;
+    } else if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "detail"))) {
+        msg = cJSON_GetObjectItemCaseSensitive(root, "detail")->valuestring;
+    }
+    if (has(param, "response_format") || has(msg, "response_format") || has(msg, "json_schema"))
+        which = "response_format";
+    else if (has(param, "max_tokens") || has(msg, "max_completion_tokens"))
+        which = "max_tokens";
+    cJSON_Delete(root);
+    return which;
+}
+
+int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request *req,
+                    struct llm_response *resp, struct llm_error *err)
+{
+    struct llm_http_result res = {0};
+    struct curl_slist *extra = NULL;
+    strbuf body = STRBUF_INIT;
+    char url[2048];
+    const char *key = llm_model_key(m);
+    int max_tokens = req->max_output_tokens > 0 ? req->max_output_tokens : c->max_output_tokens;
+    int rc;
+
+    snprintf(url, sizeof(url), "%s/chat/completions", m->base_url);
+    if (key) {
+        strbuf h = STRBUF_INIT;
+        strbuf_addf(&h, "Authorization: Bearer %s", key);
+        extra = curl_slist_append(NULL, strbuf_cstr(&h));
+        memset(h.buf, 0, h.len);
+        strbuf_release(&h);
+        if (!extra)
+            abort();
+    }
+    /* a parameter the endpoint refuses (response_format, max_tokens) is
+     * dropped or renamed once each: at most three tries */
+    for (int attempt = 0; attempt < 3; attempt++) {
+        const char *refused;
+        strbuf_reset(&body);
+        rc = llm_openai_build(&body, m, req, max_tokens,
+                              req->response_schema && !m->no_response_format);
+        if (rc)
+            goto out;
+        rc = llm_http_post(c, url, req, extra, strbuf_cstr(&body), &res, err);
+        if (rc)
+            goto out;
+        if (res.status >= 200 && res.status < 300)
+            break;
+        refused = attempt < 2 ? refused_param(res.status, strbuf_cstr(&res.body)) : NULL;
+        if (refused && !strcmp(refused, "response_format") && req->response_schema &&
+            !m->no_response_format) {
+            log_info("llm: %s refuses response_format: asking for JSON in the prompt", m->model);
+            m->no_response_format = 1;
+        } else if (refused && !strcmp(refused, "max_tokens") && !m->use_max_completion) {
+            m->use_max_completion = 1;
+        } else {
+            llm_classify_http(c, LLM_KIND_OPENAI, res.status, strbuf_cstr(&res.body),
+                              res.retry_after_ms, err);
+            rc = ERR_FAIL;
+            goto out;
+        }
+        llm_http_result_release(&res);
+    }
+    if (res.status < 200 || res.status >= 300) {
+        llm_classify_http(c, LLM_KIND_OPENAI, res.status, strbuf_cstr(&res.body),
+                          res.retry_after_ms, err);
+        rc = ERR_FAIL;
+        goto out;
+    }
+    if (res.content_type[0] && !strcasestr(res.content_type, "json")) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, res.status,
+                       "%s: unexpected content type %s", url, res.content_type);
+        rc = ERR_FAIL;
+        goto out;
+    }
+    rc = llm_openai_parse(c, strbuf_cstr(&res.body), resp, err);
+out:
+    llm_http_result_release(&res);
+    strbuf_release(&body);
+    curl_slist_free_all(extra);
+    return rc;
+}

@@ -1,0 +1,407 @@
+/*
+ * script.c - the script provider: answers read from a JSONL file, one
+ * line per request (docs/llm.md, "Script format").
+ *
+ * A line without "stage" is served to the next request of any stage, a
+ * line with "stage" only to a request of that stage; a request gets the
+ * first unserved line it may have.  That is two kinds of cursor: one per
+ * stage for keyed lines, one ("*") for the others.  The work of one goal
+ * spans many processes, so with a store the cursors live in the table
+ * llm_script_cursors, keyed by the script's path and the SHA-256 of its
+ * contents (an edited script starts over); without one, in memory.
+ */
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm/llm_internal.h"
+#include "util/fsutil.h"
+#include "util/hash.h"
+#include "util/timeutil.h"
+
+#define SCRIPT_MAX_BYTES ((size_t)64 << 20)
+#define STAGE_MAX 32
+
+struct mem_cursor {
+    char stage[STAGE_MAX];
+    size_t next;
+};
+
+struct llm_script {
+    char *path; /* as configured; the key uses the real path */
+    char *realpath;
+    char sha[HASH_HEX_SIZE];
+    cJSON **lines; /* NULL for a blank or comment line */
+    size_t nlines;
+    char *load_error; /* the file did not load: every request fails with it */
+    struct mem_cursor *cursors;
+    size_t ncursors;
+    struct llm_script *next;
+};
+
+void llm_scripts_free(struct llm_script *s)
+{
+    while (s) {
+        struct llm_script *n = s->next;
+        for (size_t i = 0; i < s->nlines; i++)
+            cJSON_Delete(s->lines[i]);
+        free(s->lines);
+        free(s->path);
+        free(s->realpath);
+        free(s->load_error);
+        free(s->cursors);
+        free(s);
+        s = n;
+    }
+}
+
+static const char *const line_keys[] = {"stage",         "content", "tool_calls",     "usage",
+                                        "error",         "status",  "message",        "sleep_ms",
+                                        "finish_reason", "model",   "retry_after_ms", NULL};
+
+/* Check one parsed line; a message naming the problem, or NULL. */
+static const char *line_check(const cJSON *l, char *buf, size_t n)
+{
+    const cJSON *f, *v;
+
+    if (!cJSON_IsObject(l))
+        return "expected a JSON object";
+    cJSON_ArrayForEach(f, l)
+    {
+        int ok = 0;
+        for (int k = 0; line_keys[k]; k++)
+            ok |= !strcmp(f->string, line_keys[k]);
+        if (!ok) {
+            snprintf(buf, n, "unknown key \"%s\"", f->string);
+            return buf;
+        }
+    }
+    v = cJSON_GetObjectItemCaseSensitive(l, "error");
+    if (v && (!cJSON_IsString(v) || llm_error_class_parse(v->valuestring) < 0))
+        return "error: expected an error class (rate_limit, provider_api, timeout, auth, "
+               "context_length, invalid_response, budget)";
+    v = cJSON_GetObjectItemCaseSensitive(l, "stage");
+    if (v && (!cJSON_IsString(v) || strlen(v->valuestring) >= STAGE_MAX || !*v->valuestring))
+        return "stage: expected a stage name";
+    v = cJSON_GetObjectItemCaseSensitive(l, "sleep_ms");
+    if (v && (!cJSON_IsNumber(v) || v->valuedouble < 0))
+        return "sleep_ms: expected a number >= 0";
+    v = cJSON_GetObjectItemCaseSensitive(l, "tool_calls");
+    if (v && !cJSON_IsArray(v))
+        return "tool_calls: expected an array";
+    for (const cJSON *call = v ? v->child : NULL; call; call = call->next)
+        if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(call, "name")))
+            return "tool_calls: each needs a \"name\"";
+    v = cJSON_GetObjectItemCaseSensitive(l, "usage");
+    if (v && !cJSON_IsObject(v))
+        return "usage: expected an object";
+    if (!cJSON_GetObjectItemCaseSensitive(l, "error") &&
+        !cJSON_GetObjectItemCaseSensitive(l, "content") &&
+        !cJSON_GetObjectItemCaseSensitive(l, "tool_calls") &&
+        !cJSON_GetObjectItemCaseSensitive(l, "sleep_ms"))
+        return "expected content, tool_calls, error or sleep_ms";
+    return NULL;
+}
+
+static struct llm_script *script_load(llm_client *c, const char *path)
+{
+    struct llm_script *s;
+    strbuf text = STRBUF_INIT;
+    char real[PATH_MAX];
+    char *p, *nl;
+    size_t lineno = 0;
+
+    for (s = c->scripts; s; s = s->next)
+        if (!strcmp(s->path, path))
+            return s;
+    s = calloc(1, sizeof(*s));
+    if (!s)
+        abort();
+    s->path = llm_strdup(path);
+    s->realpath = llm_strdup(realpath(path, real) ? real : path);
+    s->next = c->scripts;
+    c->scripts = s;
+    strbuf_init(&text, SCRIPT_MAX_BYTES);
+    if (fs_read_file(&text, path, SCRIPT_MAX_BYTES) != 0) {
+        s->load_error = llm_strdup(err_last());
+        goto out;
+    }
+    hash_sha256_hex(s->sha, text.buf ? text.buf : "", text.len);
+    for (p = text.buf; p && *p; p = nl ? nl + 1 : NULL) {
+        char why[128];
+        const char *bad;
+        cJSON *j;
+        nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        lineno++;
+        s->lines = realloc(s->lines, lineno * sizeof(*s->lines));
+        if (!s->lines)
+            abort();
+        s->nlines = lineno;
+        s->lines[lineno - 1] = NULL;
+        while (*p == ' ' || *p == '\t' || *p == '\r')
+            p++;
+        if (!*p || *p == '#')
+            continue;
+        j = cJSON_Parse(p);
+        if (!j) {
+            char buf[512];
+            snprintf(buf, sizeof(buf), "%s:%zu: not valid JSON", path, lineno);
+            s->load_error = llm_strdup(buf);
+            goto out;
+        }
+        s->lines[lineno - 1] = j;
+        if ((bad = line_check(j, why, sizeof(why)))) {
+            char buf[512];
+            snprintf(buf, sizeof(buf), "%s:%zu: %s", path, lineno, bad);
+            s->load_error = llm_strdup(buf);
+            goto out;
+        }
+    }
+out:
+    strbuf_release(&text);
+    return s;
+}
+
+/* The cursor (the first line index not yet looked at) of a key. */
+static int cursor_get(llm_client *c, struct llm_script *s, const char *key, size_t *out)
+{
+    sqlite3_stmt *st;
+    int rc = 0;
+
+    *out = 0;
+    if (!c->st) {
+        for (size_t i = 0; i < s->ncursors; i++)
+            if (!strcmp(s->cursors[i].stage, key))
+                *out = s->cursors[i].next;
+        return 0;
+    }
+    if ((rc = store_prepare(c->st, &st,
+                            "SELECT next_line FROM llm_script_cursors WHERE path = ? AND "
+                            "sha256 = ? AND stage = ?")) != 0)
+        return rc;
+    store_bind_text(st, 1, s->realpath);
+    store_bind_text(st, 2, s->sha);
+    store_bind_text(st, 3, key);
+    switch (sqlite3_step(st)) {
+    case SQLITE_ROW:
+        *out = (size_t)sqlite3_column_int64(st, 0);
+        break;
+    case SQLITE_DONE:
+        break;
+    default:
+        rc = store_err(c->st, "script cursor");
+    }
+    store_done(st);
+    return rc;
+}
+
+static int cursor_set(llm_client *c, struct llm_script *s, const char *key, size_t next)
+{
+    sqlite3_stmt *st;
+    int rc = 0;
+
+    if (!c->st) {
+        for (size_t i = 0; i < s->ncursors; i++)
+            if (!strcmp(s->cursors[i].stage, key)) {
+                s->cursors[i].next = next;
+                return 0;
+            }
+        s->cursors = realloc(s->cursors, (s->ncursors + 1) * sizeof(*s->cursors));
+        if (!s->cursors)
+            abort();
+        snprintf(s->cursors[s->ncursors].stage, STAGE_MAX, "%s", key);
+        s->cursors[s->ncursors++].next = next;
+        return 0;
+    }
+    if ((rc = store_prepare(c->st, &st,
+                            "INSERT INTO llm_script_cursors (path, sha256, stage, next_line, "
+                            "updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (path, sha256, "
+                            "stage) DO UPDATE SET next_line = excluded.next_line, updated_at "
+                            "= excluded.updated_at")) != 0)
+        return rc;
+    store_bind_text(st, 1, s->realpath);
+    store_bind_text(st, 2, s->sha);
+    store_bind_text(st, 3, key);
+    sqlite3_bind_int64(st, 4, (int64_t)next);
+    sqlite3_bind_int64(st, 5, time_now_ms());
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = store_err(c->st, "script cursor");
+    store_done(st);
+    return rc;
+}
+
+static const char *line_stage(const cJSON *l)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(l, "stage");
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Take the next line for stage: *idx receives its index, or SIZE_MAX when
+ * the script has none left.  Reading and moving the cursor happen in one
+ * transaction, so two processes never get the same line. */
+static int line_take(llm_client *c, struct llm_script *s, const char *stage, size_t *idx)
+{
+    size_t keyed = 0, any = 0, k, a;
+    int rc;
+
+    *idx = SIZE_MAX;
+    if (c->st && (rc = store_tx_begin(c->st)) != 0)
+        return rc;
+    if ((rc = cursor_get(c, s, stage, &keyed)) != 0 || (rc = cursor_get(c, s, "*", &any)) != 0)
+        goto out;
+    for (k = keyed; k < s->nlines; k++) {
+        const char *ls = s->lines[k] ? line_stage(s->lines[k]) : NULL;
+        if (ls && !strcmp(ls, stage))
+            break;
+    }
+    for (a = any; a < s->nlines; a++)
+        if (s->lines[a] && !line_stage(s->lines[a]))
+            break;
+    if (k < s->nlines && k < a) {
+        *idx = k;
+        rc = cursor_set(c, s, stage, k + 1);
+    } else if (a < s->nlines) {
+        *idx = a;
+        rc = cursor_set(c, s, "*", a + 1);
+    }
+out:
+    if (c->st) {
+        if (rc)
+            store_tx_rollback(c->st);
+        else
+            rc = store_tx_commit(c->st);
+    }
+    return rc;
+}
+
+static int64_t jint(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+}
+
+static int reply(llm_client *c, struct llm_model *m, const struct llm_request *req, const cJSON *l,
+                 size_t lineno, struct llm_response *resp, struct llm_error *err)
+{
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(l, "content");
+    const cJSON *calls = cJSON_GetObjectItemCaseSensitive(l, "tool_calls");
+    const cJSON *usage = cJSON_GetObjectItemCaseSensitive(l, "usage");
+    const cJSON *v, *call;
+    size_t i = 0;
+
+    llm_message_init(&resp->message, LLM_ASSISTANT, NULL);
+    if (cJSON_IsString(content)) {
+        resp->message.content = llm_strdup(content->valuestring);
+    } else if (content && !cJSON_IsNull(content)) { /* an object: the JSON answer itself */
+        char *t = cJSON_PrintUnformatted(content);
+        resp->message.content = llm_strdup(t);
+        if (req->response_schema && cJSON_IsObject(content))
+            resp->json = llm_strdup(t);
+        cJSON_free(t);
+    }
+    cJSON_ArrayForEach(call, calls)
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(call, "name");
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(call, "arguments");
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(call, "id");
+        char idbuf[48];
+        char *a = NULL;
+        cJSON *parsed;
+
+        if (cJSON_IsString(args)) {
+            a = llm_strdup(args->valuestring);
+        } else if (args) {
+            char *t = cJSON_PrintUnformatted(args);
+            a = llm_strdup(t ? t : "{}");
+            cJSON_free(t);
+        } else {
+            a = llm_strdup("{}");
+        }
+        parsed = cJSON_Parse(a);
+        if (!cJSON_IsObject(parsed)) {
+            cJSON_Delete(parsed);
+            free(a);
+            llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 0,
+                           "%s:%zu: tool_calls[%zu] (%s): arguments are not a JSON object",
+                           m->script, lineno, i, name->valuestring);
+            llm_response_release(resp);
+            return ERR_FAIL;
+        }
+        cJSON_Delete(parsed);
+        snprintf(idbuf, sizeof(idbuf), "call_%zu_%zu", lineno, i);
+        llm_message_add_call(&resp->message, cJSON_IsString(id) ? id->valuestring : idbuf,
+                             name->valuestring, a);
+        free(a);
+        i++;
+    }
+    resp->usage.input = jint(usage, "input");
+    resp->usage.cached_input = jint(usage, "cached_input");
+    resp->usage.output = jint(usage, "output");
+    v = cJSON_GetObjectItemCaseSensitive(l, "finish_reason");
+    if (cJSON_IsString(v))
+        resp->finish_reason = llm_strdup(v->valuestring);
+    v = cJSON_GetObjectItemCaseSensitive(l, "model");
+    resp->model = llm_strdup(cJSON_IsString(v) ? v->valuestring : m->model);
+    return 0;
+}
+
+int llm_script_chat(llm_client *c, struct llm_model *m, const struct llm_request *req,
+                    struct llm_response *resp, struct llm_error *err)
+{
+    struct llm_script *s = script_load(c, m->script);
+    const char *stage = req->stage && *req->stage ? req->stage : "execute";
+    int64_t t0 = time_mono_ms();
+
+    if (s->load_error) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 0, "script: %s", s->load_error);
+        return ERR_NOTFOUND;
+    }
+    for (;;) {
+        const cJSON *l, *v;
+        size_t idx;
+        int rc = line_take(c, s, stage, &idx);
+
+        if (rc) {
+            llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 0, "script: %s", err_last());
+            return ERR_FAIL;
+        }
+        if (idx == SIZE_MAX) {
+            llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 0,
+                           "script exhausted: %s has no line left for stage %s", m->script, stage);
+            return ERR_NOTFOUND; /* final: another try cannot help */
+        }
+        l = s->lines[idx];
+        v = cJSON_GetObjectItemCaseSensitive(l, "sleep_ms");
+        if (cJSON_IsNumber(v)) {
+            int64_t want = (int64_t)v->valuedouble;
+            int64_t left = c->timeout_ms - (time_mono_ms() - t0);
+            time_sleep_ms(want < left ? want : (left > 0 ? left : 0));
+            if (want >= left) {
+                llm_error_setf(c, err, LLM_ERR_TIMEOUT, 0,
+                               "%s:%zu: no answer within %lld ms (llm.timeout_ms)", m->script,
+                               idx + 1, (long long)c->timeout_ms);
+                return ERR_FAIL;
+            }
+            if (!cJSON_GetObjectItemCaseSensitive(l, "content") &&
+                !cJSON_GetObjectItemCaseSensitive(l, "tool_calls") &&
+                !cJSON_GetObjectItemCaseSensitive(l, "error"))
+                continue; /* a pause before the next line */
+        }
+        v = cJSON_GetObjectItemCaseSensitive(l, "error");
+        if (cJSON_IsString(v)) {
+            const cJSON *msg = cJSON_GetObjectItemCaseSensitive(l, "message");
+            const cJSON *ra = cJSON_GetObjectItemCaseSensitive(l, "retry_after_ms");
+            llm_error_setf(c, err, (enum llm_error_class)llm_error_class_parse(v->valuestring),
+                           (int)jint(l, "status"), "%s:%zu: scripted %s%s%s", m->script, idx + 1,
+                           v->valuestring, cJSON_IsString(msg) ? ": " : "",
+                           cJSON_IsString(msg) ? msg->valuestring : "");
+            err->retry_after_ms = cJSON_IsNumber(ra) ? (int64_t)ra->valuedouble : -1;
+            return ERR_FAIL;
+        }
+        return reply(c, m, req, l, idx + 1, resp, err);
+    }
+}

@@ -1,0 +1,117 @@
+/*
+ * usage.c - prices, cost, and adding usage to runs and goals.
+ */
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm/llm_internal.h"
+#include "util/id.h"
+
+/* ---- prices ----------------------------------------------------------- */
+
+/* Published list prices, USD per million tokens (input, cached input,
+ * output), used when a chain entry gives none.  Unknown models cost 0:
+ * set price_in/price_cached_in/price_out in llm.models for them.  The
+ * longest matching prefix wins ("gpt-4o-mini" before "gpt-4o"). */
+static const struct {
+    const char *prefix;
+    double in, cached_in, out;
+} default_prices[] = {
+    {"gpt-4o-mini", 0.15, 0.075, 0.60},
+    {"gpt-4o", 2.50, 1.25, 10.00},
+    {"gpt-4.1-nano", 0.10, 0.025, 0.40},
+    {"gpt-4.1-mini", 0.40, 0.10, 1.60},
+    {"gpt-4.1", 2.00, 0.50, 8.00},
+    {"o4-mini", 1.10, 0.275, 4.40},
+    {"o3-mini", 1.10, 0.55, 4.40},
+    {"claude-3-5-haiku", 0.80, 0.08, 4.00},
+    {"claude-3-5-sonnet", 3.00, 0.30, 15.00},
+    {"claude-3-7-sonnet", 3.00, 0.30, 15.00},
+    {"claude-sonnet-4", 3.00, 0.30, 15.00},
+    {"claude-opus-4", 15.00, 1.50, 75.00},
+};
+
+void llm_price_default(const char *model, double *in, double *cached, double *out)
+{
+    size_t best = 0;
+
+    *in = *cached = *out = 0;
+    for (size_t i = 0; model && i < sizeof(default_prices) / sizeof(default_prices[0]); i++) {
+        size_t n = strlen(default_prices[i].prefix);
+        if (n > best && !strncmp(model, default_prices[i].prefix, n)) {
+            best = n;
+            *in = default_prices[i].in;
+            *cached = default_prices[i].cached_in;
+            *out = default_prices[i].out;
+        }
+    }
+}
+
+double llm_cost(const struct llm_usage *u, double price_in, double price_cached_in,
+                double price_out)
+{
+    int64_t cached = u->cached_input < u->input ? u->cached_input : u->input;
+    double c = (double)(u->input - cached) * price_in + (double)cached * price_cached_in +
+               (double)u->output * price_out;
+    return c / 1e6;
+}
+
+int llm_account(store *st, const char *run_id, const char *goal_id, const struct llm_usage *u,
+                double cost_usd)
+{
+    char gid[ID_SIZE] = "";
+    sqlite3_stmt *s = NULL;
+    int rc;
+
+    if ((rc = store_tx_begin(st)) != 0)
+        return rc;
+    if (run_id) {
+        if ((rc = store_prepare(st, &s,
+                                "UPDATE runs SET tokens_in = tokens_in + ?, tokens_cached = "
+                                "tokens_cached + ?, tokens_out = tokens_out + ?, cost_usd = "
+                                "cost_usd + ? WHERE id = ? RETURNING goal_id")) != 0)
+            goto out;
+        sqlite3_bind_int64(s, 1, u->input);
+        sqlite3_bind_int64(s, 2, u->cached_input);
+        sqlite3_bind_int64(s, 3, u->output);
+        sqlite3_bind_double(s, 4, cost_usd);
+        store_bind_text(s, 5, run_id);
+        int step = sqlite3_step(s);
+        if (step == SQLITE_ROW && sqlite3_column_text(s, 0))
+            snprintf(gid, sizeof(gid), "%s", sqlite3_column_text(s, 0));
+        else if (step != SQLITE_ROW && step != SQLITE_DONE) {
+            rc = store_err(st, "recording run usage");
+            goto out;
+        }
+        while (step == SQLITE_ROW)
+            step = sqlite3_step(s);
+        store_done(s);
+        s = NULL;
+    }
+    if (!goal_id && gid[0])
+        goal_id = gid;
+    if (goal_id) {
+        if ((rc = store_prepare(st, &s,
+                                "UPDATE goals SET spent_tokens = spent_tokens + ?, "
+                                "spent_cost_usd = spent_cost_usd + ? WHERE id = ?")) != 0)
+            goto out;
+        sqlite3_bind_int64(s, 1, u->input + u->output);
+        sqlite3_bind_double(s, 2, cost_usd);
+        store_bind_text(s, 3, goal_id);
+        if (sqlite3_step(s) != SQLITE_DONE) {
+            rc = store_err(st, "recording goal usage");
+            goto out;
+        }
+    }
+out:
+    store_done(s);
+    if (rc) {
+        store_tx_rollback(st);
+        return rc;
+    }
+    return store_tx_commit(st);
+}

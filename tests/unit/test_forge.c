@@ -1,0 +1,540 @@
+/* Unit tests: vcs/forge pull requests and webhooks against
+ * tests/fakes/fake_forge on loopback, and https token pushes against its
+ * git door. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/unit/testutil.h"
+#include "tests/unit/vcshelp.h"
+#include "util/config.h"
+#include "util/err.h"
+#include "util/fsutil.h"
+#include "util/timeutil.h"
+#include "vcs/commit.h"
+#include "vcs/forge.h"
+#include "vcs/push.h"
+#include "vcs/repo.h"
+#include "vcs/worktree.h"
+
+#define SECRET "s3cr3t-forge-token-value"
+
+static pid_t forge_pid;
+static unsigned forge_port;
+static char log_path[600];
+
+/* Start fake_forge (next to this test binary, or in $GOALD_BUILD_DIR/tests). */
+static void forge_start(const char *name, const char *token)
+{
+    char exe[PATH_MAX], bin[PATH_MAX + 32], pf[600], rel[128];
+    const char *bd = getenv("GOALD_BUILD_DIR");
+    ssize_t n;
+
+    if (bd && *bd) {
+        snprintf(bin, sizeof(bin), "%s/tests/fake_forge", bd);
+    } else {
+        n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        assert_true(n > 0);
+        exe[n] = '\0';
+        *strrchr(exe, '/') = '\0';
+        snprintf(bin, sizeof(bin), "%s/fake_forge", exe);
+    }
+    snprintf(rel, sizeof(rel), "%s.port", name);
+    testutil_tmp_path(pf, sizeof(pf), rel);
+    snprintf(rel, sizeof(rel), "%s.jsonl", name);
+    testutil_tmp_path(log_path, sizeof(log_path), rel);
+    unlink(pf);
+    unlink(log_path);
+    forge_pid = fork();
+    assert_true(forge_pid >= 0);
+    if (forge_pid == 0) {
+        /* a failed assertion must not leave the fake running */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (token)
+            execl(bin, bin, "--port-file", pf, "--log", log_path, "--require-token", token,
+                  (char *)NULL);
+        else
+            execl(bin, bin, "--port-file", pf, "--log", log_path, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 500 && access(pf, F_OK) != 0; i++)
+        time_sleep_ms(10);
+    FILE *f = fopen(pf, "r");
+    if (!f)
+        fail_msg("fake_forge did not start (%s)", bin);
+    assert_int_equal(fscanf(f, "%u", &forge_port), 1);
+    fclose(f);
+}
+
+static void forge_stop(void)
+{
+    int st;
+    pid_t pid = forge_pid;
+
+    forge_pid = 0;
+    kill(pid, SIGTERM);
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* After each test: stop a fake that a failed assertion left running. */
+static int teardown(void **state)
+{
+    (void)state;
+    if (forge_pid > 0) {
+        kill(forge_pid, SIGTERM);
+        waitpid(forge_pid, NULL, 0);
+        forge_pid = 0;
+    }
+    return 0;
+}
+
+/* The fake's log as a JSON array of entries (free with cJSON_Delete). */
+static cJSON *forge_log(void)
+{
+    strbuf sb = STRBUF_INIT;
+    cJSON *arr = cJSON_CreateArray();
+    char *line, *save = NULL;
+
+    assert_int_equal(fs_read_file(&sb, log_path, 16 << 20), 0);
+    for (line = strtok_r(sb.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        cJSON *e = cJSON_Parse(line);
+        assert_non_null(e);
+        cJSON_AddItemToArray(arr, e);
+    }
+    strbuf_release(&sb);
+    return arr;
+}
+
+static const char *jget(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b)
+        v = cJSON_GetObjectItemCaseSensitive(v, b);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int count_requests(const cJSON *log, const char *method, const char *path)
+{
+    const cJSON *e;
+    int n = 0;
+    cJSON_ArrayForEach(e, log)
+    {
+        if (!strcmp(jget(e, "method", NULL), method) && !strcmp(jget(e, "path", NULL), path))
+            n++;
+    }
+    return n;
+}
+
+static void set_base(const char *suffix)
+{
+    char url[256];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", forge_port, suffix);
+    setenv("GOALD_FORGE_BASE_URL", url, 1);
+    assert_int_equal(config_load(NULL), 0);
+}
+
+static void test_parse_remote(void **state)
+{
+    char o[64], r[64];
+    static const char *ok[][3] = {
+        {"https://github.com/acme/widgets.git", "acme", "widgets"},
+        {"https://github.com/acme/widgets", "acme", "widgets"},
+        {"https://x-access-token@ghe.example.com/acme/widgets/", "acme", "widgets"},
+        {"git@github.com:acme/widgets.git", "acme", "widgets"},
+        {"ssh://git@gitea.example.com:2222/acme/widgets.git", "acme", "widgets"},
+        {"file:///srv/git/acme/widgets.git", "acme", "widgets"},
+        {"/srv/git/acme/widgets", "acme", "widgets"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        if (vcs_forge_parse_remote(o, sizeof(o), r, sizeof(r), ok[i][0]) != 0)
+            fail_msg("%s: %s", ok[i][0], err_last());
+        assert_string_equal(o, ok[i][1]);
+        assert_string_equal(r, ok[i][2]);
+    }
+    assert_int_equal(vcs_forge_parse_remote(o, sizeof(o), r, sizeof(r), "https://github.com/x"),
+                     ERR_INVALID);
+    assert_int_equal(vcs_forge_parse_remote(o, sizeof(o), r, sizeof(r), "git@host:widgets.git"),
+                     ERR_INVALID);
+    assert_int_equal(vcs_forge_parse_remote(o, sizeof(o), r, sizeof(r), "widgets"), ERR_INVALID);
+}
+
+static void test_forge_from_config(void **state)
+{
+    struct vcs_forge f;
+    (void)state;
+    unsetenv("GOALD_FORGE_BASE_URL");
+    config_reset();
+    assert_int_equal(vcs_forge_from_config(&f, "git@github.com:acme/widgets.git"), 0);
+    assert_string_equal(f.base_url, "https://api.github.com");
+    assert_string_equal(f.owner, "acme");
+    assert_string_equal(f.repo, "widgets");
+    vcs_forge_release(&f);
+    /* configured owner/repo win over the URL; base URL loses its final / */
+    setenv("GOALD_FORGE_OWNER", "org", 1);
+    setenv("GOALD_FORGE_REPO", "proj", 1);
+    setenv("GOALD_FORGE_BASE_URL", "https://gitea.example.com/api/v1/", 1);
+    assert_int_equal(config_load(NULL), 0);
+    assert_int_equal(vcs_forge_from_config(&f, NULL), 0);
+    assert_string_equal(f.base_url, "https://gitea.example.com/api/v1");
+    assert_string_equal(f.owner, "org");
+    assert_string_equal(f.repo, "proj");
+    vcs_forge_release(&f);
+    unsetenv("GOALD_FORGE_OWNER");
+    unsetenv("GOALD_FORGE_REPO");
+    unsetenv("GOALD_FORGE_BASE_URL");
+    config_reset();
+    assert_int_equal(vcs_forge_from_config(&f, "not-a-url"), ERR_INVALID);
+    assert_true(strstr(err_last(), "forge.owner") != NULL);
+}
+
+/* Two publishes open one pull request, with what was asked. */
+static void pr_once(const char *suffix, const char *token)
+{
+    struct vcs_forge f;
+    struct vcs_pr a = {0}, b = {0};
+    const char *body = "| criterion | evidence |\n|---|---|\n| tests pass | `make test` ok |\n";
+    cJSON *log, *e, *post = NULL;
+    char want[256];
+
+    forge_start(suffix[0] ? "gitea" : "github", token);
+    set_base(suffix);
+    if (token) {
+        setenv("GOALD_FORGE_TOKEN", token, 1);
+    }
+    assert_int_equal(vcs_forge_from_config(&f, "https://example.com/acme/widgets.git"), 0);
+    if (vcs_forge_pr_ensure(&a, &f, "Fix the failing test", "goald/fix-tests-0123abcd", "main",
+                            body) != 0)
+        fail_msg("ensure: %s", err_last());
+    assert_int_equal(a.created, 1);
+    assert_int_equal(a.number, 1);
+    snprintf(want, sizeof(want), "http://127.0.0.1:%u/acme/widgets/pull/1", forge_port);
+    assert_string_equal(a.url, want);
+    /* a re-run finds it */
+    assert_int_equal(vcs_forge_pr_ensure(&b, &f, "Fix the failing test (again)",
+                                         "goald/fix-tests-0123abcd", "main", "other body"),
+                     0);
+    assert_int_equal(b.created, 0);
+    assert_int_equal(b.number, 1);
+    assert_string_equal(b.url, a.url);
+    vcs_pr_release(&b);
+    /* another branch is another pull request */
+    assert_int_equal(vcs_forge_pr_ensure(&b, &f, "Other", "goald/other-aaaabbbb", "main", NULL), 0);
+    assert_int_equal(b.created, 1);
+    assert_int_equal(b.number, 2);
+    vcs_pr_release(&b);
+    assert_int_equal(vcs_forge_pr_find(&b, &f, "goald/none-00000000"), ERR_NOTFOUND);
+    vcs_pr_release(&b);
+
+    log = forge_log();
+    snprintf(want, sizeof(want), "%s/repos/acme/widgets/pulls", suffix);
+    assert_int_equal(count_requests(log, "POST", want), 2);
+    assert_int_equal(count_requests(log, "GET", want), 4);
+    cJSON_ArrayForEach(e, log)
+    {
+        if (!strcmp(jget(e, "method", NULL), "POST")) {
+            post = e;
+            break;
+        }
+    }
+    assert_non_null(post);
+    assert_string_equal(jget(post, "json", "title"), "Fix the failing test");
+    assert_string_equal(jget(post, "json", "head"), "goald/fix-tests-0123abcd");
+    assert_string_equal(jget(post, "json", "base"), "main");
+    assert_string_equal(jget(post, "json", "body"), body);
+    assert_string_equal(jget(post, "headers", "Content-Type"), "application/json");
+    /* the look-up asked for the head the GitHub way */
+    cJSON_ArrayForEach(e, log)
+    {
+        if (!strcmp(jget(e, "method", NULL), "GET")) {
+            assert_string_equal(jget(e, "query", "head"), "acme:goald/fix-tests-0123abcd");
+            assert_string_equal(jget(e, "query", "state"), "open");
+            break;
+        }
+    }
+    if (token) {
+        cJSON_ArrayForEach(e, log)
+        {
+            assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "auth_ok")));
+        }
+    }
+    cJSON_Delete(log);
+    /* the token never reaches the log (the fake shows only the scheme) */
+    assert_string_equal(cap("grep -c '%s' '%s'", SECRET, log_path), "0");
+    vcs_pr_release(&a);
+    vcs_forge_release(&f);
+    forge_stop();
+    unsetenv("GOALD_FORGE_TOKEN");
+    unsetenv("GOALD_FORGE_BASE_URL");
+    config_reset();
+}
+
+static void test_pr_github_once(void **state)
+{
+    (void)state;
+    pr_once("", NULL);
+}
+
+static void test_pr_gitea_path_with_token(void **state)
+{
+    (void)state;
+    pr_once("/api/v1", SECRET);
+}
+
+static void test_pr_bad_token(void **state)
+{
+    struct vcs_forge f;
+    struct vcs_pr pr = {0};
+    cJSON *log;
+
+    (void)state;
+    forge_start("badtoken", SECRET);
+    set_base("");
+    setenv("GOALD_FORGE_TOKEN", "wrong-token-value", 1);
+    setenv("GOALD_FORGE_AUTH_SCHEME", "bearer", 1);
+    assert_int_equal(config_load(NULL), 0);
+    assert_int_equal(vcs_forge_from_config(&f, "git@h:acme/widgets.git"), 0);
+    assert_int_equal(vcs_forge_pr_ensure(&pr, &f, "t", "goald/x-1", "main", "b"), ERR_FAIL);
+    assert_true(strstr(err_last(), "HTTP 401") != NULL);
+    assert_true(strstr(err_last(), "Bad credentials") != NULL);
+    assert_null(strstr(err_last(), "wrong-token-value"));
+    log = forge_log();
+    assert_int_equal(cJSON_GetArraySize(log), 1); /* no POST after a failed look-up */
+    assert_string_equal(jget(cJSON_GetArrayItem(log, 0), "headers", "Authorization"), "Bearer ***");
+    cJSON_Delete(log);
+    vcs_pr_release(&pr);
+    vcs_forge_release(&f);
+    forge_stop();
+    unsetenv("GOALD_FORGE_TOKEN");
+    unsetenv("GOALD_FORGE_AUTH_SCHEME");
+    unsetenv("GOALD_FORGE_BASE_URL");
+    config_reset();
+}
+
+static void test_webhook(void **state)
+{
+    char url[256];
+    int sent = -1;
+    cJSON *log;
+    const char *payload = "{\"event\":\"goal.completed\",\"goal\":{\"id\":\"g1\"}}";
+
+    (void)state;
+    forge_start("hook", NULL);
+    /* not configured: nothing sent, not an error */
+    config_reset();
+    assert_int_equal(vcs_webhook_post(&sent, NULL, payload), 0);
+    assert_int_equal(sent, 0);
+    /* configured */
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/hook", forge_port);
+    setenv("GOALD_NOTIFY_WEBHOOK_URL", url, 1);
+    assert_int_equal(config_load(NULL), 0);
+    if (vcs_webhook_post(&sent, NULL, payload) != 0)
+        fail_msg("webhook: %s", err_last());
+    assert_int_equal(sent, 1);
+    /* a failing receiver is an error value, and the message hides the path */
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/hook/fail", forge_port);
+    assert_int_equal(vcs_webhook_post(&sent, url, payload), ERR_FAIL);
+    assert_int_equal(sent, 0);
+    assert_true(strstr(err_last(), "HTTP 500") != NULL);
+    assert_null(strstr(err_last(), "/hook/fail"));
+    log = forge_log();
+    assert_int_equal(count_requests(log, "POST", "/hook"), 1);
+    assert_string_equal(jget(cJSON_GetArrayItem(log, 0), "body", NULL), payload);
+    assert_string_equal(jget(cJSON_GetArrayItem(log, 0), "json", "event"), "goal.completed");
+    assert_string_equal(jget(cJSON_GetArrayItem(log, 0), "headers", "Content-Type"),
+                        "application/json");
+    cJSON_Delete(log);
+    forge_stop();
+    /* nobody listening: an error, quickly */
+    int64_t t0 = time_mono_ms();
+    assert_int_not_equal(vcs_webhook_post(&sent, url, payload), 0);
+    assert_true(strstr(err_last(), "webhook") != NULL);
+    assert_true(time_mono_ms() - t0 < 5000);
+    unsetenv("GOALD_NOTIFY_WEBHOOK_URL");
+    config_reset();
+}
+
+/* https-style push: the remote asks for Basic auth and gets the token
+ * from the variable named in the config, never more than once. */
+static void test_push_token_auth(void **state)
+{
+    char repo[600], url[256];
+    cJSON *log, *e;
+    int with_auth = 0;
+
+    (void)state;
+    testutil_tmp_path(repo, sizeof(repo), "tokrepo");
+    assert_int_equal(make_repo(repo), 0);
+    forge_start("gitdoor", SECRET);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/git/acme/widgets.git", forge_port);
+    assert_int_equal(sh("git -C '%s' remote add origin '%s'", repo, url), 0);
+
+    /* no variable set: a clear error naming the variable */
+    unsetenv("GOALD_PUSH_TOKEN");
+    setenv("GOALD_VCS_PUSH_TOKEN_ENV", "GOALD_PUSH_TOKEN", 1);
+    assert_int_equal(config_load(NULL), 0);
+    assert_int_not_equal(vcs_push(repo, "origin", "main"), 0);
+    assert_true(strstr(err_last(), "push to origin") != NULL);
+    assert_true(strstr(err_last(), "GOALD_PUSH_TOKEN is not set") != NULL);
+
+    /* set: offered once as Basic x-access-token:<token>; the fake then
+     * answers 404 (it has no git), which is the error we get */
+    setenv("GOALD_PUSH_TOKEN", SECRET, 1);
+    assert_int_not_equal(vcs_push(repo, "origin", "main"), 0);
+    assert_true(strstr(err_last(), "push to origin") != NULL);
+    assert_null(strstr(err_last(), SECRET));
+    log = forge_log();
+    cJSON_ArrayForEach(e, log)
+    {
+        if (jget(e, "headers", "Authorization")) {
+            with_auth++;
+            assert_string_equal(jget(e, "headers", "Authorization"), "Basic ***");
+            assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "auth_ok")));
+        }
+    }
+    assert_int_equal(with_auth, 1);
+    cJSON_Delete(log);
+
+    /* a wrong token is offered once, then the push gives up */
+    setenv("GOALD_PUSH_TOKEN", "not-the-token", 1);
+    assert_int_not_equal(vcs_push(repo, "origin", "main"), 0);
+    assert_true(strstr(err_last(), "rejected") != NULL);
+    assert_null(strstr(err_last(), "not-the-token"));
+    forge_stop();
+    unsetenv("GOALD_PUSH_TOKEN");
+    unsetenv("GOALD_VCS_PUSH_TOKEN_ENV");
+    config_reset();
+}
+
+/* The whole publishing path as the lifecycle will drive it, with a
+ * "crash" (everything run twice) after each step: one commit, one push,
+ * one pull request. */
+static void test_publish_flow_twice(void **state)
+{
+    char repo[600], bare[600], wtp[600], url[700], br[128], head[VCS_OID_HEX];
+    struct vcs_commit_msg m = {.title = "Fix the failing test",
+                               .body = "Evidence: make test passes",
+                               .goal_id = "0123abcd-0000-4000-8000-000000000001",
+                               .work_item_id = "wi-1",
+                               .gates = "tests=pass"};
+    struct vcs_commit_result r1 = {0}, r2 = {0};
+    struct vcs_forge f;
+    struct vcs_pr p1 = {0}, p2 = {0};
+    vcs_worktree *wt = NULL;
+    cJSON *log;
+    int sent = 0;
+
+    (void)state;
+    testutil_tmp_path(repo, sizeof(repo), "flow/repo");
+    testutil_tmp_path(bare, sizeof(bare), "flow/srv/acme/widgets.git");
+    testutil_tmp_path(wtp, sizeof(wtp), "flow/worktrees/0123abcd");
+    assert_int_equal(make_repo(repo), 0);
+    assert_int_equal(sh("git init -q --bare '%s' && git -C '%s' remote add origin 'file://%s'",
+                        bare, repo, bare),
+                     0);
+    assert_int_equal(vcs_branch_name_for_goal(br, sizeof(br), m.title, m.goal_id), 0);
+    assert_string_equal(br, "goald/fix-the-failing-test-0123abcd");
+    forge_start("flow", NULL);
+    set_base("");
+
+    for (int run = 0; run < 2; run++) {
+        struct vcs_commit_result *r = run ? &r2 : &r1;
+        struct vcs_pr *pr = run ? &p2 : &p1;
+        char p[700];
+
+        assert_int_equal(vcs_worktree_create(&wt, repo, "main", br, wtp), 0);
+        if (run == 0) {
+            snprintf(p, sizeof(p), "%s/fix.txt", wtp);
+            write_text(p, "fixed\n");
+        }
+        assert_int_equal(vcs_commit_item(r, wt, "main", &m), 0);
+        assert_int_equal(r->created, run == 0);
+        assert_int_equal(vcs_worktree_head(head, wt), 0);
+        assert_int_equal(vcs_push(repo, "origin", br), 0);
+        assert_int_equal(vcs_remote_url(url, sizeof(url), repo, "origin"), 0);
+        assert_int_equal(vcs_forge_from_config(&f, url), 0);
+        assert_string_equal(f.owner, "acme");
+        assert_string_equal(f.repo, "widgets");
+        if (vcs_forge_pr_ensure(pr, &f, m.title, br, "main", "evidence table") != 0)
+            fail_msg("pr: %s", err_last());
+        assert_int_equal(pr->created, run == 0);
+        vcs_forge_release(&f);
+        vcs_worktree_free(wt);
+        wt = NULL;
+    }
+    assert_string_equal(r1.sha, r2.sha);
+    assert_string_equal(head, r1.sha);
+    assert_int_equal(p1.number, p2.number);
+    assert_string_equal(p1.url, p2.url);
+    assert_string_equal(cap("git -C '%s' rev-list --count main..%s", repo, br), "1");
+    assert_string_equal(cap("git -C '%s' rev-parse refs/heads/%s", bare, br), r1.sha);
+    assert_string_equal(cap("git -C '%s' log -1 --format=%%B refs/heads/%s | "
+                            "git interpret-trailers --parse",
+                            bare, br),
+                        "Goal-Id: 0123abcd-0000-4000-8000-000000000001\nWork-Item-Id: wi-1\n"
+                        "Gates: tests=pass");
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/hook", forge_port);
+    assert_int_equal(vcs_webhook_post(&sent, url, "{\"event\":\"goal.completed\"}"), 0);
+    assert_int_equal(sent, 1);
+    log = forge_log();
+    assert_int_equal(count_requests(log, "POST", "/repos/acme/widgets/pulls"), 1);
+    assert_int_equal(count_requests(log, "POST", "/hook"), 1);
+    cJSON_Delete(log);
+
+    assert_int_equal(vcs_worktree_remove(repo, wtp), 0);
+    assert_int_not_equal(access(wtp, F_OK), 0);
+    assert_string_equal(cap("git -C '%s' rev-parse refs/heads/%s", repo, br), r1.sha);
+    vcs_commit_result_release(&r1);
+    vcs_commit_result_release(&r2);
+    vcs_pr_release(&p1);
+    vcs_pr_release(&p2);
+    forge_stop();
+    unsetenv("GOALD_FORGE_BASE_URL");
+    config_reset();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_parse_remote, teardown),
+        cmocka_unit_test_teardown(test_forge_from_config, teardown),
+        cmocka_unit_test_teardown(test_pr_github_once, teardown),
+        cmocka_unit_test_teardown(test_pr_gitea_path_with_token, teardown),
+        cmocka_unit_test_teardown(test_pr_bad_token, teardown),
+        cmocka_unit_test_teardown(test_webhook, teardown),
+        cmocka_unit_test_teardown(test_push_token_auth, teardown),
+        cmocka_unit_test_teardown(test_publish_flow_twice, teardown),
+    };
+    char home[600];
+
+    testutil_setup("forge");
+    testutil_tmp_path(home, sizeof(home), "home");
+    fs_mkdir_p(home, 0700);
+    setenv("HOME", home, 1);
+    setenv("XDG_CONFIG_HOME", home, 1);
+    setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+    unsetenv("GOALD_FORGE_TOKEN");
+    unsetenv("GOALD_FORGE_BASE_URL");
+    unsetenv("GOALD_NOTIFY_WEBHOOK_URL");
+    unsetenv("http_proxy");
+    unsetenv("HTTP_PROXY");
+    unsetenv("https_proxy");
+    unsetenv("HTTPS_PROXY");
+    unsetenv("ALL_PROXY");
+    unsetenv("all_proxy");
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,264 @@
+/* Unit tests: plan validation, DAG storage and readiness; selection. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lifecycle/intake.h"
+#include "lifecycle/plan.h"
+#include "lifecycle/select.h"
+#include "lifecycle/transitions.h"
+#include "tests/unit/testutil.h"
+#include "util/err.h"
+#include "util/timeutil.h"
+
+static store *st;
+
+static int parse(const char *json, struct plan *p, int max)
+{
+    cJSON *j = cJSON_Parse(json);
+    int rc;
+
+    assert_non_null(j);
+    rc = plan_parse(p, j, max);
+    cJSON_Delete(j);
+    return rc;
+}
+
+#define ITEM(k, deps) "{\"key\":\"" k "\",\"title\":\"t " k "\",\"type\":\"code\",\"effort\":\"S\",\"depends_on\":[" deps "]}"
+
+static void test_validation_cases(void **state)
+{
+    static const struct {
+        const char *json;
+        const char *msg;
+    } cases[] = {
+        {"[]", "expected an object with a \"work_items\" array"},
+        {"{\"items\":[]}", "expected an object with a \"work_items\" array"},
+        {"{\"work_items\":[]}", "work_items: the plan has no items"},
+        {"{\"work_items\":[" ITEM("a", "") "," ITEM("b", "") "," ITEM("c", "") "]}",
+         "work_items: 3 items, more than the maximum of 2"},
+        {"{\"work_items\":[{\"title\":\"x\",\"type\":\"code\",\"effort\":\"S\"}]}",
+         "work_items[0].key: missing"},
+        {"{\"work_items\":[{\"key\":\"a\",\"type\":\"code\",\"effort\":\"S\"}]}",
+         "work_items[0].title: missing"},
+        {"{\"work_items\":[{\"key\":\"a\",\"title\":\"x\",\"effort\":\"S\"}]}",
+         "work_items[0].type: missing"},
+        {"{\"work_items\":[{\"key\":\"a\",\"title\":\"x\",\"type\":\"code\"}]}",
+         "work_items[0].effort: missing"},
+        {"{\"work_items\":[{\"key\":\"a\",\"title\":\"x\",\"type\":\"poem\",\"effort\":\"S\"}]}",
+         "work_items[0].type: \"poem\" is not one of code, test, doc, refactor, analysis"},
+        {"{\"work_items\":[{\"key\":\"a\",\"title\":\"x\",\"type\":\"code\",\"effort\":\"XXL\"}]}",
+         "work_items[0].effort: \"XXL\" is not one of S, M, L, XL"},
+        {"{\"work_items\":[{\"key\":\"a\",\"title\":\"x\",\"type\":\"code\",\"effort\":\"S\","
+         "\"priority\":300}]}",
+         "work_items[0].priority: expected an integer 0-100"},
+        {"{\"work_items\":[" ITEM("a", "") "," ITEM("a", "") "]}",
+         "work_items[1].key: duplicate key \"a\""},
+        {"{\"work_items\":[" ITEM("a", "\"a\"") "]}", "a: depends on itself"},
+        {"{\"work_items\":[" ITEM("a", "\"zz\"") "]}", "a: depends on unknown item \"zz\""},
+        {"{\"work_items\":[" ITEM("a", "") "," ITEM("b", "\"a\",\"a\"") "]}",
+         "b: depends on \"a\" twice"},
+        {"{\"work_items\":[" ITEM("wi-1", "\"wi-3\"") "," ITEM("wi-2", "\"wi-1\"") "," ITEM(
+             "wi-3", "\"wi-2\"") "]}",
+         "cycle: wi-1 -> wi-3 -> wi-2 -> wi-1"},
+        {"{\"work_items\":[" ITEM("x", "") "," ITEM("a", "\"x\",\"b\"") "," ITEM(
+             "b", "\"a\"") "]}",
+         "cycle: a -> b -> a"},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct plan p;
+        int rc = parse(cases[i].json, &p, i == 3 ? 2 : 50);
+        if (rc != ERR_INVALID)
+            fail_msg("case %zu accepted: %s", i, cases[i].json);
+        if (strcmp(err_last(), cases[i].msg) != 0)
+            fail_msg("case %zu: expected\n  %s\ngot\n  %s", i, cases[i].msg, err_last());
+        assert_null(p.items);
+    }
+}
+
+static void new_goal(char id[ID_SIZE], const char *title, int priority)
+{
+    struct goal *g = NULL;
+    char json[256];
+
+    snprintf(json, sizeof(json), "{\"title\":\"%s\",\"priority\":%d}", title, priority);
+    assert_int_equal(intake_parse(&g, json, strlen(json), "g.json"), 0);
+    assert_int_equal(intake_submit(st, g, id), 0);
+    store_goal_free(g);
+    assert_int_equal(transition_apply(st, ENTITY_GOAL, id, "active", NULL, NULL), 0);
+}
+
+static char *edges(const char *goal_id)
+{
+    static char buf[1024];
+    sqlite3_stmt *s;
+
+    assert_int_equal(
+        sqlite3_prepare_v2(store_db(st),
+                           "SELECT group_concat(e, ' ') FROM (SELECT a.key || '>' || b.key AS e"
+                           " FROM work_item_deps d JOIN work_items a ON a.id = d.depends_on_id"
+                           " JOIN work_items b ON b.id = d.item_id WHERE a.goal_id = ?"
+                           " ORDER BY e)",
+                           -1, &s, NULL),
+        0);
+    sqlite3_bind_text(s, 1, goal_id, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    snprintf(buf, sizeof(buf), "%s",
+             sqlite3_column_text(s, 0) ? (const char *)sqlite3_column_text(s, 0) : "");
+    sqlite3_finalize(s);
+    return buf;
+}
+
+static char *statuses(const char *goal_id)
+{
+    static char buf[1024];
+    sqlite3_stmt *s;
+
+    assert_int_equal(sqlite3_prepare_v2(store_db(st),
+                                        "SELECT group_concat(key || '=' || status, ' ') FROM"
+                                        " (SELECT key, status FROM work_items WHERE goal_id = ?"
+                                        " ORDER BY key)",
+                                        -1, &s, NULL),
+                     0);
+    sqlite3_bind_text(s, 1, goal_id, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    snprintf(buf, sizeof(buf), "%s", (const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    return buf;
+}
+
+static void set_status(const char *goal_id, const char *key, const char *status)
+{
+    sqlite3_stmt *s;
+
+    assert_int_equal(sqlite3_prepare_v2(store_db(st),
+                                        "UPDATE work_items SET status = ? WHERE goal_id = ?"
+                                        " AND key = ?",
+                                        -1, &s, NULL),
+                     0);
+    sqlite3_bind_text(s, 1, status, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, goal_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, key, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+    sqlite3_finalize(s);
+}
+
+/* A->B->C, C->D, C->E, D+E->F: exactly those edges, readiness follows. */
+static void test_fan_out_fan_in(void **state)
+{
+    struct plan p;
+    char gid[ID_SIZE];
+    int n = -1;
+    (void)state;
+
+    assert_int_equal(parse("{\"work_items\":[" ITEM("A", "") "," ITEM("B", "\"A\"") "," ITEM(
+                               "C", "\"B\"") "," ITEM("D", "\"C\"") "," ITEM("E", "\"C\"") "," ITEM("F", "\"D\",\"E\"") "]}",
+                           &p, 50),
+                     0);
+    assert_int_equal(p.n, 6);
+    new_goal(gid, "fan", 50);
+    assert_int_equal(plan_store(st, gid, &p), 0);
+    plan_release(&p);
+    assert_string_equal(edges(gid), "A>B B>C C>D C>E D>F E>F");
+    assert_string_equal(statuses(gid), "A=ready B=queued C=queued D=queued E=queued F=queued");
+    set_status(gid, "A", "done");
+    assert_int_equal(plan_promote_ready(st, gid, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(statuses(gid), "A=done B=ready C=queued D=queued E=queued F=queued");
+    set_status(gid, "B", "done");
+    set_status(gid, "C", "skipped"); /* skipped counts: dependents go on */
+    assert_int_equal(plan_promote_ready(st, gid, &n), 0);
+    assert_int_equal(n, 2);
+    set_status(gid, "D", "done");
+    assert_int_equal(plan_promote_ready(st, gid, &n), 0);
+    assert_int_equal(n, 0); /* F waits for E too */
+    set_status(gid, "E", "done");
+    assert_int_equal(plan_promote_ready(st, gid, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(statuses(gid), "A=done B=done C=skipped D=done E=done F=ready");
+}
+
+static void test_select(void **state)
+{
+    struct plan p;
+    char g1[ID_SIZE], g2[ID_SIZE];
+    struct select_candidate c, c2;
+    int64_t now = time_now_ms();
+    (void)state;
+
+    /* isolate from the other test's goal */
+    assert_int_equal(store_exec(st, "UPDATE goals SET status = 'cancelled'"), 0);
+    new_goal(g1, "one", 50);
+    new_goal(g2, "two", 50);
+    assert_int_equal(parse("{\"work_items\":[{\"key\":\"lo\",\"title\":\"x\",\"type\":\"code\","
+                           "\"effort\":\"S\",\"priority\":10},{\"key\":\"hi\",\"title\":\"x\","
+                           "\"type\":\"code\",\"effort\":\"S\",\"priority\":90}]}",
+                           &p, 50),
+                     0);
+    assert_int_equal(plan_store(st, g1, &p), 0);
+    plan_release(&p);
+    /* g2: priority 40 but unblocks 3 items: 40*.6 + 60*.2 = 36 < 90*.6 = 54 */
+    assert_int_equal(parse("{\"work_items\":[{\"key\":\"root\",\"title\":\"x\",\"type\":\"code\","
+                           "\"effort\":\"S\",\"priority\":40}," ITEM("a", "\"root\"") "," ITEM(
+                               "b", "\"root\"") "," ITEM("c", "\"root\"") "]}",
+                           &p, 50),
+                     0);
+    assert_int_equal(plan_store(st, g2, &p), 0);
+    plan_release(&p);
+    assert_int_equal(select_next(st, now, NULL, 0, &c), 0);
+    assert_string_equal(c.goal_id, g1);
+    assert_int_equal(c.priority, 90);
+    /* the goal is busy in the daemon: the other goal's item */
+    assert_int_equal(select_next(st, now, (const char(*)[ID_SIZE])g1, 1, &c2), 0);
+    assert_string_equal(c2.goal_id, g2);
+    assert_int_equal(c2.dependents, 3);
+    /* created after `now`: freshness 0, so 40*0.6 + 3 dependents*20*0.2 */
+    assert_true(c2.score == 36.0);
+    /* an item in progress holds its goal */
+    set_status(g1, "lo", "in_progress");
+    assert_int_equal(select_next(st, now, NULL, 0, &c), 0);
+    assert_string_equal(c.goal_id, g2);
+    /* backoff: not claimable before next_attempt_at */
+    assert_int_equal(store_exec(st, "UPDATE work_items SET next_attempt_at = 9e15 WHERE key = "
+                                    "'root'"),
+                     0);
+    assert_int_equal(select_next(st, now, NULL, 0, &c), ERR_NOTFOUND);
+    /* freshness: waiting an hour adds 20 */
+    {
+        struct select_candidate x = {0};
+        x.priority = 50;
+        x.waiting_since = now - 3600 * 1000;
+        assert_true(select_score(&x, now) == 50 * 0.6 + 20);
+        x.waiting_since = now - 1800 * 1000;
+        assert_true(select_score(&x, now) == 50 * 0.6 + 10);
+        x.dependents = 9;
+        assert_true(select_score(&x, now) == 50 * 0.6 + 10 + 20);
+    }
+}
+
+int main(void)
+{
+    char path[512];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_validation_cases),
+        cmocka_unit_test(test_fan_out_fan_in),
+        cmocka_unit_test(test_select),
+    };
+    int rc;
+
+    testutil_setup("plan");
+    testutil_tmp_path(path, sizeof(path), "p.db");
+    if (store_open(&st, path) != 0)
+        return 1;
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    store_close(st);
+    return rc;
+}

@@ -1,0 +1,146 @@
+/* Unit tests: strbuf caps, RFC 3339, the JSON writer, config table. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/testutil.h"
+#include "util/config.h"
+#include "util/err.h"
+#include "util/jsonw.h"
+#include "util/strbuf.h"
+#include "util/timeutil.h"
+
+static void test_strbuf_cap(void **state)
+{
+    strbuf sb;
+    (void)state;
+
+    strbuf_init(&sb, 8);
+    assert_int_equal(strbuf_adds(&sb, "12345678"), 0);
+    assert_int_equal(strbuf_adds(&sb, "9"), ERR_TOOBIG);
+    assert_string_equal(strbuf_cstr(&sb), "12345678");
+    strbuf_reset(&sb);
+    assert_int_equal(strbuf_addf(&sb, "%d-%s", 42, "x"), 0);
+    assert_string_equal(strbuf_cstr(&sb), "42-x");
+    assert_int_equal(strbuf_addf(&sb, "%s", "toolong"), ERR_TOOBIG);
+    strbuf_release(&sb);
+    assert_string_equal(strbuf_cstr(&sb), "");
+}
+
+static void test_rfc3339(void **state)
+{
+    int64_t t;
+    char buf[TIME_RFC3339_MAX];
+    (void)state;
+
+    assert_int_equal(time_parse_rfc3339(&t, "2026-12-01T18:00:00Z"), 0);
+    assert_int_equal(t, 1796148000000LL);
+    assert_string_equal(time_format_rfc3339(buf, sizeof(buf), t), "2026-12-01T18:00:00Z");
+    assert_int_equal(time_parse_rfc3339(&t, "2026-12-01T20:00:00.250+02:00"), 0);
+    assert_int_equal(t, 1796148000250LL);
+    assert_string_equal(time_format_rfc3339(buf, sizeof(buf), t), "2026-12-01T18:00:00.250Z");
+    assert_int_equal(time_parse_rfc3339(&t, "2024-02-29T00:00:00Z"), 0);
+    assert_int_equal(time_parse_rfc3339(&t, "2025-02-29T00:00:00Z"), ERR_INVALID);
+    assert_int_equal(time_parse_rfc3339(&t, "2026-13-01T00:00:00Z"), ERR_INVALID);
+    assert_int_equal(time_parse_rfc3339(&t, "2026-12-01"), ERR_INVALID);
+    assert_int_equal(time_parse_rfc3339(&t, "2026-12-01T18:00:00Zjunk"), ERR_INVALID);
+    assert_string_equal(time_format_rfc3339(buf, sizeof(buf), 0), "1970-01-01T00:00:00Z");
+}
+
+static void test_jsonw(void **state)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    struct jsonw w;
+    cJSON *v;
+    (void)state;
+
+    jsonw_init(&w, f);
+    jsonw_object_begin(&w);
+    jsonw_key(&w, "s");
+    jsonw_string(&w, "q\"b\\s\n\x01t");
+    jsonw_key(&w, "a");
+    jsonw_array_begin(&w);
+    jsonw_int(&w, -3);
+    jsonw_double(&w, 36.4);
+    jsonw_bool(&w, 1);
+    jsonw_null(&w);
+    jsonw_string(&w, NULL);
+    jsonw_array_end(&w);
+    jsonw_key(&w, "o");
+    jsonw_object_begin(&w);
+    jsonw_object_end(&w);
+    jsonw_key(&w, "r");
+    jsonw_raw(&w, "[1,2]");
+    jsonw_object_end(&w);
+    fclose(f);
+    assert_string_equal(text,
+                        "{\"s\":\"q\\\"b\\\\s\\n\\u0001t\",\"a\":[-3,36.4,true,null,null],"
+                        "\"o\":{},\"r\":[1,2]}");
+    v = cJSON_Parse(text);
+    assert_non_null(v);
+    assert_string_equal(cJSON_GetObjectItem(v, "s")->valuestring, "q\"b\\s\n\x01t");
+    cJSON_Delete(v);
+    free(text);
+}
+
+static void test_config_file_and_env(void **state)
+{
+    char path[512];
+    FILE *f;
+    (void)state;
+
+    testutil_tmp_path(path, sizeof(path), "config.json");
+    f = fopen(path, "w");
+    fputs("{\"store\": {\"busy_timeout_ms\": 2500}, \"intake.max_title\": 50}", f);
+    fclose(f);
+    unsetenv("GOALD_STORE_BUSY_TIMEOUT_MS");
+    assert_int_equal(config_load(path), 0);
+    assert_int_equal(config_int(CFG_STORE_BUSY_TIMEOUT_MS), 2500);
+    assert_string_equal(config_source(CFG_STORE_BUSY_TIMEOUT_MS), "file");
+    assert_int_equal(config_int(CFG_INTAKE_MAX_TITLE), 50);
+    setenv("GOALD_STORE_BUSY_TIMEOUT_MS", "700", 1);
+    assert_int_equal(config_load(path), 0);
+    assert_int_equal(config_int(CFG_STORE_BUSY_TIMEOUT_MS), 700);
+    assert_string_equal(config_source(CFG_STORE_BUSY_TIMEOUT_MS), "env");
+    setenv("GOALD_STORE_BUSY_TIMEOUT_MS", "abc", 1);
+    assert_int_equal(config_load(path), ERR_INVALID);
+    assert_string_equal(err_last(),
+                        "GOALD_STORE_BUSY_TIMEOUT_MS: expected an integer, got \"abc\"");
+    assert_int_equal(config_int(CFG_STORE_BUSY_TIMEOUT_MS), 700); /* unchanged */
+    unsetenv("GOALD_STORE_BUSY_TIMEOUT_MS");
+
+    f = fopen(path, "w");
+    fputs("{\"store\": {\"busy_timeout\": 1}}", f);
+    fclose(f);
+    assert_int_equal(config_load(path), ERR_INVALID);
+    assert_non_null(strstr(err_last(), "config.json: store.busy_timeout: unknown setting"));
+    f = fopen(path, "w");
+    fputs("{\"store\": {\"busy_timeout_ms\": -5}}", f);
+    fclose(f);
+    assert_int_equal(config_load(path), ERR_INVALID);
+    assert_non_null(strstr(err_last(), "store.busy_timeout_ms: expected an integer from 0 to "
+                                       "600000, got -5"));
+    config_reset();
+    assert_int_equal(config_int(CFG_STORE_BUSY_TIMEOUT_MS), 10000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_strbuf_cap),
+        cmocka_unit_test(test_rfc3339),
+        cmocka_unit_test(test_jsonw),
+        cmocka_unit_test(test_config_file_and_env),
+    };
+    testutil_setup("util");
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

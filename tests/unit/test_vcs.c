@@ -1,0 +1,514 @@
+/* Unit tests: vcs worktrees, commits with trailers, diffs, reset, push.
+ * Repositories are made and checked with the real git CLI. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/unit/testutil.h"
+#include "tests/unit/vcshelp.h"
+#include "util/config.h"
+#include "util/err.h"
+#include "util/hash.h"
+#include "vcs/commit.h"
+#include "vcs/diff.h"
+#include "vcs/push.h"
+#include "vcs/repo.h"
+#include "vcs/worktree.h"
+
+#define BR "goald/fix-tests-0123abcd"
+
+/* A fresh repository and worktree per test, under the test folder. */
+struct fx {
+    char repo[600];
+    char wtp[600];
+    vcs_worktree *wt;
+};
+
+static void fx_setup(struct fx *f, const char *name)
+{
+    char rel[128];
+
+    snprintf(rel, sizeof(rel), "%s/repo", name);
+    testutil_tmp_path(f->repo, sizeof(f->repo), rel);
+    snprintf(rel, sizeof(rel), "%s/wts/g-0123abcd", name);
+    testutil_tmp_path(f->wtp, sizeof(f->wtp), rel);
+    assert_int_equal(make_repo(f->repo), 0);
+    f->wt = NULL;
+    if (vcs_worktree_create(&f->wt, f->repo, "main", BR, f->wtp) != 0)
+        fail_msg("create: %s", err_last());
+}
+
+static struct vcs_changed_file *find_file(struct vcs_commit_result *r, const char *path)
+{
+    for (size_t i = 0; i < r->nfiles; i++)
+        if (strcmp(r->files[i].path, path) == 0)
+            return &r->files[i];
+    return NULL;
+}
+
+static void test_worktree_create(void **state)
+{
+    struct fx f;
+    vcs_worktree *again = NULL, *other = NULL;
+    char head[VCS_OID_HEX], tree[VCS_OID_HEX], p[700];
+
+    (void)state;
+    fx_setup(&f, "create");
+    /* on the new branch, at main's head, in the given folder */
+    assert_string_equal(cap("git -C '%s' rev-parse --abbrev-ref HEAD", f.wtp), BR);
+    assert_string_equal(cap("git -C '%s' rev-parse HEAD", f.wtp),
+                        cap("git -C '%s' rev-parse main", f.repo));
+    assert_string_equal(cap("git -C '%s' rev-parse --verify -q refs/heads/" BR, f.repo),
+                        cap("git -C '%s' rev-parse main", f.repo));
+    assert_string_equal(vcs_worktree_branch(f.wt), BR);
+    assert_int_equal(vcs_worktree_head(head, f.wt), 0);
+    assert_string_equal(head, cap("git -C '%s' rev-parse main", f.repo));
+    assert_string_equal(vcs_worktree_path(f.wt), cap("realpath '%s'", f.wtp));
+    assert_int_equal(vcs_worktree_state_tree(tree, f.wt), 0);
+    assert_string_equal(tree, cap("git -C '%s' rev-parse 'HEAD^{tree}'", f.wtp));
+    assert_true(strstr(cap("git -C '%s' worktree list --porcelain", f.repo), f.wtp) != NULL);
+    assert_string_equal(cap("cat '%s/README'", f.wtp), "hello\nmore");
+
+    /* the state tree follows the working folder, without staging */
+    snprintf(p, sizeof(p), "%s/new.txt", f.wtp);
+    write_text(p, "new\n");
+    assert_int_equal(vcs_worktree_state_tree(tree, f.wt), 0);
+    assert_string_not_equal(tree, cap("git -C '%s' rev-parse 'HEAD^{tree}'", f.wtp));
+    assert_string_equal(tree, cap("cd '%s' && export GIT_INDEX_FILE=$(mktemp -u) && "
+                                  "git add -A && git write-tree; rm -f \"$GIT_INDEX_FILE\"",
+                                  f.wtp));
+    assert_string_equal(cap("git -C '%s' status --porcelain", f.wtp), "?? new.txt");
+
+    /* idempotent: the same call reuses it and keeps the change */
+    assert_int_equal(vcs_worktree_create(&again, f.repo, "main", BR, f.wtp), 0);
+    assert_string_equal(vcs_worktree_branch(again), BR);
+    assert_string_equal(cap("cat '%s'", p), "new");
+    vcs_worktree_free(again);
+
+    /* the folder holds another branch's worktree: refused */
+    assert_int_equal(vcs_worktree_create(&other, f.repo, "main", "goald/other-11112222", f.wtp),
+                     ERR_INVALID);
+    assert_null(other);
+    /* a base that does not exist */
+    snprintf(p, sizeof(p), "%s/../x-1", f.wtp);
+    assert_int_equal(vcs_worktree_create(&other, f.repo, "nope", "goald/x-1", p), ERR_NOTFOUND);
+    assert_null(other);
+    /* an invalid branch name */
+    assert_int_equal(vcs_worktree_create(&other, f.repo, "main", "bad..name", p), ERR_INVALID);
+    /* a plain non-empty folder is never taken over */
+    assert_int_equal(sh("mkdir -p '%s' && echo x > '%s/keep'", p, p), 0);
+    assert_int_equal(vcs_worktree_create(&other, f.repo, "main", "goald/x-1", p), ERR_INVALID);
+    assert_string_equal(cap("cat '%s/keep'", p), "x");
+    vcs_worktree_free(f.wt);
+}
+
+static void test_commit_exact_changes(void **state)
+{
+    struct fx f;
+    struct vcs_commit_result r = {0}, r2 = {0};
+    struct vcs_commit_msg m = {.title = "Fix the failing test",
+                               .body = "Summary: fixed it.\n\nEvidence: make test passes.",
+                               .goal_id = "g-0123abcd-aaaa",
+                               .work_item_id = "wi-0001",
+                               .gates = "tests=pass lint=pass"};
+    char p[700], sha[HASH_HEX_SIZE];
+    int empty = -1;
+    const char *base;
+    struct vcs_changed_file *cf;
+
+    (void)state;
+    fx_setup(&f, "commit");
+    base = strdup(cap("git -C '%s' rev-parse HEAD", f.wtp));
+    assert_int_equal(vcs_diff_is_empty(&empty, f.wt), 0);
+    assert_int_equal(empty, 1);
+
+    /* modify, add, delete; plus ignored files that must stay out */
+    snprintf(p, sizeof(p), "%s/README", f.wtp);
+    write_text(p, "hello\nchanged\n");
+    snprintf(p, sizeof(p), "%s/src/new.c", f.wtp);
+    assert_int_equal(sh("mkdir -p '%s/src' '%s/build'", f.wtp, f.wtp), 0);
+    write_text(p, "int main(void) { return 0; }\n");
+    snprintf(p, sizeof(p), "%s/old.txt", f.wtp);
+    assert_int_equal(unlink(p), 0);
+    snprintf(p, sizeof(p), "%s/debug.log", f.wtp);
+    write_text(p, "noise\n");
+    snprintf(p, sizeof(p), "%s/build/out.o", f.wtp);
+    write_text(p, "obj\n");
+
+    assert_int_equal(vcs_diff_is_empty(&empty, f.wt), 0);
+    assert_int_equal(empty, 0);
+    /* the query did not stage anything */
+    assert_true(strstr(cap("git -C '%s' status --porcelain", f.wtp), " D old.txt") != NULL);
+
+    if (vcs_commit_item(&r, f.wt, "main", &m) != 0)
+        fail_msg("commit: %s", err_last());
+    assert_int_equal(r.created, 1);
+    assert_int_equal(strlen(r.sha), 40);
+    assert_string_equal(r.sha, cap("git -C '%s' rev-parse " BR, f.repo));
+    assert_string_equal(cap("git -C '%s' rev-parse HEAD^", f.wtp), base);
+    /* exactly the three changes, as git sees them */
+    assert_string_equal(cap("git -C '%s' show --name-status --format= HEAD | LC_ALL=C sort", f.wtp),
+                        "A\tsrc/new.c\nD\told.txt\nM\tREADME");
+    assert_int_equal(r.nfiles, 3);
+    assert_non_null(cf = find_file(&r, "src/new.c"));
+    assert_int_equal(cf->status, 'A');
+    hash_sha256_hex(sha, "int main(void) { return 0; }\n", 29);
+    assert_string_equal(cf->sha256, sha);
+    assert_non_null(cf = find_file(&r, "old.txt"));
+    assert_int_equal(cf->status, 'D');
+    assert_string_equal(cf->sha256, "");
+    assert_non_null(cf = find_file(&r, "README"));
+    assert_int_equal(cf->status, 'M');
+    assert_string_equal(cf->sha256, cap("sha256sum '%s/README' | cut -c1-64", f.wtp));
+    /* message, trailers, author from the configuration */
+    assert_string_equal(cap("git -C '%s' log -1 --format=%%s", f.wtp), "Fix the failing test");
+    assert_true(strstr(cap("git -C '%s' log -1 --format=%%b", f.wtp),
+                       "Summary: fixed it.\n\nEvidence: make test passes.") != NULL);
+    assert_string_equal(
+        cap("git -C '%s' log -1 --format=%%B | git interpret-trailers --parse", f.wtp),
+        "Goal-Id: g-0123abcd-aaaa\nWork-Item-Id: wi-0001\nGates: tests=pass lint=pass");
+    assert_string_equal(cap("git -C '%s' log -1 --format='%%an <%%ae>|%%cn <%%ce>'", f.wtp),
+                        "goald <goald@localhost>|goald <goald@localhost>");
+    /* clean afterwards; the ignored files are still there and untracked */
+    assert_string_equal(cap("git -C '%s' status --porcelain", f.wtp), "");
+    assert_string_equal(cap("cat '%s/debug.log' '%s/build/out.o'", f.wtp, f.wtp), "noise\nobj");
+    assert_string_equal(cap("git -C '%s' ls-files debug.log build", f.wtp), "");
+    /* fsck: exit 0 and nothing to say (dangling objects aside: the
+     * read-only diff queries may leave unreferenced blobs, as git add does) */
+    assert_int_equal(sh("git -C '%s' fsck --strict --no-dangling --no-progress", f.repo), 0);
+    assert_string_equal(cap("git -C '%s' fsck --strict --no-dangling --no-progress 2>&1", f.repo),
+                        "");
+
+    /* the find helper sees the commit, bounded by the base */
+    char found[VCS_OID_HEX];
+    assert_int_equal(vcs_commit_find_by_trailer(found, f.wt, "main", VCS_TRAILER_ITEM, "wi-0001"),
+                     0);
+    assert_string_equal(found, r.sha);
+    assert_int_equal(vcs_commit_find_by_trailer(found, f.wt, "main", VCS_TRAILER_ITEM, "wi-0002"),
+                     ERR_NOTFOUND);
+    assert_int_equal(vcs_commit_find_by_trailer(found, f.wt, r.sha, VCS_TRAILER_ITEM, "wi-0001"),
+                     ERR_NOTFOUND); /* below the base: not searched */
+    assert_int_equal(
+        vcs_commit_find_by_trailer(found, f.wt, "no-such-base", VCS_TRAILER_ITEM, "wi-0001"),
+        ERR_INVALID);
+    char val[128];
+    assert_int_equal(vcs_commit_trailer(val, sizeof(val), f.wt, r.sha, VCS_TRAILER_GATES), 0);
+    assert_string_equal(val, "tests=pass lint=pass");
+
+    /* a re-run of the same item (crash after commit): no second commit */
+    snprintf(p, sizeof(p), "%s/later.txt", f.wtp);
+    write_text(p, "later\n");
+    assert_int_equal(vcs_commit_item(&r2, f.wt, "main", &m), 0);
+    assert_int_equal(r2.created, 0);
+    assert_string_equal(r2.sha, r.sha);
+    assert_int_equal(r2.nfiles, 3);
+    assert_string_equal(cap("git -C '%s' rev-list --count main.." BR, f.repo), "1");
+    assert_string_equal(cap("git -C '%s' status --porcelain", f.wtp), "?? later.txt");
+    vcs_commit_result_release(&r2);
+
+    /* the next item commits the new file alone */
+    m.work_item_id = "wi-0002";
+    m.title = "Second\nitem";
+    m.body = NULL;
+    m.gates = NULL;
+    assert_int_equal(vcs_commit_item(&r2, f.wt, "main", &m), 0);
+    assert_int_equal(r2.created, 1);
+    assert_int_equal(r2.nfiles, 1);
+    assert_string_equal(r2.files[0].path, "later.txt");
+    assert_string_equal(cap("git -C '%s' log -1 --format=%%B", f.wtp),
+                        "Second item\n\nGoal-Id: g-0123abcd-aaaa\nWork-Item-Id: wi-0002\n"
+                        "Gates: none");
+    assert_string_equal(cap("git -C '%s' rev-list --count main.." BR, f.repo), "2");
+    vcs_commit_result_release(&r2);
+
+    /* a body with patch-like "---" lines keeps its trailers readable */
+    snprintf(p, sizeof(p), "%s/third.txt", f.wtp);
+    write_text(p, "3\n");
+    m.work_item_id = "wi-0004";
+    m.body = "Evidence:\n\n---\n--- a/x.c\n+++ b/x.c\n---";
+    m.title = "--- odd title";
+    assert_int_equal(vcs_commit_item(&r2, f.wt, "main", &m), 0);
+    assert_int_equal(r2.created, 1);
+    assert_string_equal(
+        cap("git -C '%s' log -1 --format=%%B | git interpret-trailers --parse", f.wtp),
+        "Goal-Id: g-0123abcd-aaaa\nWork-Item-Id: wi-0004\nGates: none");
+    assert_string_equal(cap("git -C '%s' log -1 --format=%%s", f.wtp), " --- odd title");
+    assert_true(strstr(cap("git -C '%s' log -1 --format=%%b", f.wtp),
+                       "Evidence:\n\n ---\n --- a/x.c\n+++ b/x.c\n ---") != NULL);
+    assert_int_equal(vcs_commit_find_by_trailer(found, f.wt, "main", VCS_TRAILER_ITEM, "wi-0004"),
+                     0);
+    assert_string_equal(found, r2.sha);
+    assert_string_equal(cap("git -C '%s' rev-list --count main.." BR, f.repo), "3");
+    vcs_commit_result_release(&r2);
+    m.body = NULL;
+
+    /* nothing changed: no commit */
+    m.work_item_id = "wi-0003";
+    assert_int_equal(vcs_commit_item(&r2, f.wt, "main", &m), 0);
+    assert_int_equal(r2.created, 0);
+    assert_string_equal(r2.sha, "");
+    assert_int_equal(r2.nfiles, 0);
+    assert_string_equal(cap("git -C '%s' rev-list --count main.." BR, f.repo), "3");
+    vcs_commit_result_release(&r2);
+
+    /* required fields */
+    m.title = "";
+    assert_int_equal(vcs_commit_item(&r2, f.wt, "main", &m), ERR_INVALID);
+    vcs_commit_result_release(&r);
+    free((void *)base);
+    vcs_worktree_free(f.wt);
+}
+
+static void test_commit_author_from_config(void **state)
+{
+    struct fx f;
+    struct vcs_commit_result r = {0};
+    struct vcs_commit_msg m = {.title = "t", .goal_id = "g", .work_item_id = "w"};
+    char p[700];
+
+    (void)state;
+    fx_setup(&f, "author");
+    setenv("GOALD_VCS_AUTHOR_NAME", "Robo Dev", 1);
+    setenv("GOALD_VCS_AUTHOR_EMAIL", "robo@example.org", 1);
+    assert_int_equal(config_load(NULL), 0);
+    snprintf(p, sizeof(p), "%s/a.txt", f.wtp);
+    write_text(p, "a\n");
+    assert_int_equal(vcs_commit_item(&r, f.wt, NULL, &m), 0);
+    assert_string_equal(cap("git -C '%s' log -1 --format='%%an <%%ae>|%%cn <%%ce>'", f.wtp),
+                        "Robo Dev <robo@example.org>|Robo Dev <robo@example.org>");
+    unsetenv("GOALD_VCS_AUTHOR_NAME");
+    unsetenv("GOALD_VCS_AUTHOR_EMAIL");
+    config_reset();
+    vcs_commit_result_release(&r);
+    vcs_worktree_free(f.wt);
+}
+
+static void test_reset_saves_patch(void **state)
+{
+    struct fx f;
+    strbuf d = STRBUF_INIT;
+    char p[700], patch[700], before[700];
+    int saved = -1, empty = -1;
+    static const unsigned char bin[] = {0, 1, 2, 3, 255, 0, 'x', '\n'};
+    FILE *fp;
+
+    (void)state;
+    fx_setup(&f, "reset");
+    snprintf(p, sizeof(p), "%s/README", f.wtp);
+    write_text(p, "rewritten\n");
+    snprintf(p, sizeof(p), "%s/dir/untracked.txt", f.wtp);
+    assert_int_equal(sh("mkdir -p '%s/dir'", f.wtp), 0);
+    write_text(p, "u\n");
+    snprintf(p, sizeof(p), "%s/old.txt", f.wtp);
+    assert_int_equal(unlink(p), 0);
+    snprintf(p, sizeof(p), "%s/blob.bin", f.wtp);
+    fp = fopen(p, "wb");
+    assert_non_null(fp);
+    fwrite(bin, 1, sizeof(bin), fp);
+    fclose(fp);
+    snprintf(p, sizeof(p), "%s/keep.log", f.wtp);
+    write_text(p, "ignored\n");
+    /* the expected post-patch state, for comparison after apply */
+    testutil_tmp_path(before, sizeof(before), "reset/before");
+    assert_int_equal(sh("mkdir -p '%s' && cd '%s' && tar cf '%s/t.tar' --exclude=.git "
+                        "--exclude=keep.log .",
+                        before, f.wtp, before),
+                     0);
+
+    assert_int_equal(vcs_diff_text(&d, f.wt), 0);
+    assert_true(strstr(strbuf_cstr(&d), "diff --git a/README b/README") != NULL);
+    assert_true(strstr(strbuf_cstr(&d), "+++ b/dir/untracked.txt") != NULL);
+    assert_true(strstr(strbuf_cstr(&d), "deleted file mode") != NULL);
+    assert_true(strstr(strbuf_cstr(&d), "GIT binary patch") != NULL);
+    assert_null(strstr(strbuf_cstr(&d), "keep.log"));
+    /* a small cap is reported, not overrun */
+    strbuf small = STRBUF_INIT;
+    strbuf_init(&small, 16);
+    assert_int_equal(vcs_diff_text(&small, f.wt), ERR_TOOBIG);
+    assert_int_equal(small.len, 0);
+    strbuf_release(&small);
+
+    testutil_tmp_path(patch, sizeof(patch), "reset/artifacts/run-1.patch");
+    if (vcs_worktree_reset(&saved, f.wt, patch) != 0)
+        fail_msg("reset: %s", err_last());
+    assert_int_equal(saved, 1);
+    /* the patch file is the diff text */
+    strbuf pf = STRBUF_INIT;
+    assert_int_equal(fs_read_file(&pf, patch, 1 << 20), 0);
+    assert_int_equal(pf.len, d.len);
+    assert_memory_equal(pf.buf, d.buf, d.len);
+    strbuf_release(&pf);
+    assert_string_equal(cap("stat -c %%a '%s'", patch), "600");
+    /* clean: no changes, untracked removed, ignored kept */
+    assert_string_equal(cap("git -C '%s' status --porcelain --untracked-files=all", f.wtp), "");
+    assert_string_equal(cap("cat '%s/README'", f.wtp), "hello\nmore");
+    assert_int_equal(access(p, F_OK), 0); /* keep.log */
+    snprintf(p, sizeof(p), "%s/dir/untracked.txt", f.wtp);
+    assert_int_not_equal(access(p, F_OK), 0);
+    assert_int_equal(vcs_diff_is_empty(&empty, f.wt), 0);
+    assert_int_equal(empty, 1);
+    /* git accepts the patch and it restores the run's state exactly */
+    assert_int_equal(sh("cd '%s' && git apply --check '%s'", f.wtp, patch), 0);
+    assert_int_equal(sh("cd '%s' && git apply '%s'", f.wtp, patch), 0);
+    assert_int_equal(sh("mkdir -p '%s/x' && cd '%s/x' && tar xf ../t.tar && "
+                        "diff -r --exclude=.git --exclude=keep.log '%s/x' '%s' >&2",
+                        before, before, before, f.wtp),
+                     0);
+    /* nothing to save: no file */
+    assert_int_equal(vcs_worktree_reset(NULL, f.wt, NULL), 0);
+    testutil_tmp_path(patch, sizeof(patch), "reset/artifacts/run-2.patch");
+    assert_int_equal(vcs_worktree_reset(&saved, f.wt, patch), 0);
+    assert_int_equal(saved, 0);
+    assert_int_not_equal(access(patch, F_OK), 0);
+    strbuf_release(&d);
+    vcs_worktree_free(f.wt);
+}
+
+static void test_push_bare_remote(void **state)
+{
+    struct fx f;
+    struct vcs_commit_result r = {0};
+    struct vcs_commit_msg m = {.title = "t", .goal_id = "g", .work_item_id = "w1"};
+    char bare[600], bare2[600], p[700], url[700];
+
+    (void)state;
+    fx_setup(&f, "push");
+    testutil_tmp_path(bare, sizeof(bare), "push/remote.git");
+    testutil_tmp_path(bare2, sizeof(bare2), "push/plain.git");
+    assert_int_equal(sh("git init -q --bare '%s' && git init -q --bare '%s' && "
+                        "git -C '%s' remote add origin 'file://%s' && "
+                        "git -C '%s' remote add plain '%s'",
+                        bare, bare2, f.repo, bare, f.repo, bare2),
+                     0);
+    snprintf(p, sizeof(p), "%s/a.txt", f.wtp);
+    write_text(p, "a\n");
+    assert_int_equal(vcs_commit_item(&r, f.wt, "main", &m), 0);
+
+    if (vcs_push(f.repo, "origin", BR) != 0)
+        fail_msg("push: %s", err_last());
+    assert_string_equal(cap("git -C '%s' rev-parse refs/heads/" BR, bare), r.sha);
+    /* again: up to date, fine */
+    assert_int_equal(vcs_push(f.wtp, "origin", BR), 0);
+    assert_string_equal(cap("git -C '%s' rev-parse refs/heads/" BR, bare), r.sha);
+    /* a remote given as a local path, and a URL used directly */
+    assert_int_equal(vcs_push(f.repo, "plain", BR), 0);
+    assert_string_equal(cap("git -C '%s' rev-parse refs/heads/" BR, bare2), r.sha);
+    assert_int_equal(sh("git -C '%s' fsck --no-progress >&2", bare), 0);
+    assert_int_equal(vcs_remote_url(url, sizeof(url), f.repo, "origin"), 0);
+    assert_true(strncmp(url, "file://", 7) == 0);
+    /* errors name the remote */
+    assert_int_equal(vcs_push(f.repo, "nosuch", BR), ERR_NOTFOUND);
+    assert_true(strstr(err_last(), "nosuch") != NULL);
+    assert_int_equal(vcs_push(f.repo, "origin", "goald/absent-1"), ERR_NOTFOUND);
+    assert_int_equal(vcs_remote_url(url, sizeof(url), f.repo, "nosuch"), ERR_NOTFOUND);
+    /* a non-fast-forward is refused, not forced */
+    assert_int_equal(sh("cd '%s' && git commit -q --amend -m rewritten", f.wtp), 0);
+    assert_int_not_equal(vcs_push(f.repo, "origin", BR), 0);
+    assert_true(strstr(err_last(), "push to origin") != NULL);
+    assert_string_equal(cap("git -C '%s' rev-parse refs/heads/" BR, bare), r.sha);
+    /* an unreachable remote: an error naming it */
+    assert_int_equal(sh("git -C '%s' remote add gone 'file:///nonexistent/x.git'", f.repo), 0);
+    assert_int_not_equal(vcs_push(f.repo, "gone", BR), 0);
+    assert_true(strstr(err_last(), "push to gone") != NULL);
+    vcs_commit_result_release(&r);
+    vcs_worktree_free(f.wt);
+}
+
+static void test_worktree_remove_keeps_branch(void **state)
+{
+    struct fx f;
+    struct vcs_commit_result r = {0};
+    struct vcs_commit_msg m = {.title = "t", .goal_id = "g", .work_item_id = "w1"};
+    char p[700], head[VCS_OID_HEX];
+
+    (void)state;
+    fx_setup(&f, "remove");
+    snprintf(p, sizeof(p), "%s/a.txt", f.wtp);
+    write_text(p, "a\n");
+    assert_int_equal(vcs_commit_item(&r, f.wt, "main", &m), 0);
+    vcs_worktree_free(f.wt);
+
+    if (vcs_worktree_remove(f.repo, f.wtp) != 0)
+        fail_msg("remove: %s", err_last());
+    assert_int_not_equal(access(f.wtp, F_OK), 0);
+    assert_null(strstr(cap("git -C '%s' worktree list --porcelain", f.repo), "g-0123abcd"));
+    assert_string_equal(cap("git -C '%s' rev-parse refs/heads/" BR, f.repo), r.sha);
+    assert_string_equal(cap("ls '%s/.git/worktrees' 2>/dev/null", f.repo), "");
+    /* again: nothing to do */
+    assert_int_equal(vcs_worktree_remove(f.repo, f.wtp), 0);
+    /* the main work folder is never removed */
+    assert_int_equal(vcs_worktree_remove(f.repo, f.repo), ERR_INVALID);
+    assert_int_equal(access(f.repo, F_OK), 0);
+
+    /* made again: the kept branch is used as it is, not reset to main */
+    assert_int_equal(vcs_worktree_create(&f.wt, f.repo, "main", BR, f.wtp), 0);
+    assert_int_equal(vcs_worktree_head(head, f.wt), 0);
+    assert_string_equal(head, r.sha);
+    assert_string_equal(cap("cat '%s/a.txt'", f.wtp), "a");
+    vcs_worktree_free(f.wt);
+
+    /* the folder deleted behind git's back: the stale entry is pruned */
+    assert_int_equal(sh("rm -rf '%s'", f.wtp), 0);
+    assert_int_equal(vcs_worktree_create(&f.wt, f.repo, "main", BR, f.wtp), 0);
+    assert_string_equal(cap("git -C '%s' rev-parse HEAD", f.wtp), r.sha);
+    vcs_worktree_free(f.wt);
+    vcs_commit_result_release(&r);
+}
+
+static void test_branch_name_for_goal(void **state)
+{
+    char b[128];
+
+    (void)state;
+    assert_int_equal(
+        vcs_branch_name_for_goal(b, sizeof(b), "Fix the failing test!", "0123ABCD-ef45-6789"), 0);
+    assert_string_equal(b, "goald/fix-the-failing-test-0123abcd");
+    assert_true(vcs_branch_name_valid(b));
+    assert_int_equal(vcs_branch_name_for_goal(b, sizeof(b), "  ..\xc3\xbcn/..~^:?*[ \\ ", "9f"), 0);
+    assert_string_equal(b, "goald/n-9f");
+    assert_true(vcs_branch_name_valid(b));
+    assert_int_equal(vcs_branch_name_for_goal(b, sizeof(b), "", "abcdef0123456789"), 0);
+    assert_string_equal(b, "goald/goal-abcdef01");
+    assert_int_equal(vcs_branch_name_for_goal(b, sizeof(b),
+                                              "a very long title that goes on and on and on "
+                                              "beyond forty characters",
+                                              "11112222"),
+                     0);
+    assert_string_equal(b, "goald/a-very-long-title-that-goes-on-and-on-an-11112222");
+    assert_true(vcs_branch_name_valid(b));
+    assert_int_equal(vcs_branch_name_for_goal(b, sizeof(b), "x", "--"), ERR_INVALID);
+    assert_int_equal(vcs_branch_name_for_goal(b, 8, "x", "11112222"), ERR_INVALID);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_worktree_create),
+        cmocka_unit_test(test_commit_exact_changes),
+        cmocka_unit_test(test_commit_author_from_config),
+        cmocka_unit_test(test_reset_saves_patch),
+        cmocka_unit_test(test_push_bare_remote),
+        cmocka_unit_test(test_worktree_remove_keeps_branch),
+        cmocka_unit_test(test_branch_name_for_goal),
+    };
+    char home[600];
+
+    testutil_setup("vcs");
+    /* keep the user's git configuration out of both git and libgit2 */
+    testutil_tmp_path(home, sizeof(home), "home");
+    fs_mkdir_p(home, 0700);
+    setenv("HOME", home, 1);
+    setenv("XDG_CONFIG_HOME", home, 1);
+    setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+    unsetenv("GOALD_VCS_AUTHOR_NAME");
+    unsetenv("GOALD_VCS_AUTHOR_EMAIL");
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,72 @@
+/*
+ * forge.h - pull requests through a forge's REST API, and webhooks
+ * (libcurl).
+ *
+ * The API is GitHub's shape, which GitHub Enterprise (base
+ * https://HOST/api/v3), Gitea and Forgejo (base https://HOST/api/v1) also
+ * serve:
+ *   GET  {base}/repos/{owner}/{repo}/pulls?state=open&head={owner}:{branch}
+ *   POST {base}/repos/{owner}/{repo}/pulls  {"title","head","base","body"}
+ * The token is read from the environment variable NAMED by
+ * forge.token_env when a request is made and sent as
+ * "Authorization: token T" (forge.auth_scheme "token") or "Bearer T"
+ * ("bearer"); it is never stored, logged nor put in a message.  Without
+ * the variable, requests go without Authorization.
+ */
+#ifndef GOALD_VCS_FORGE_H
+#define GOALD_VCS_FORGE_H
+
+#include <stddef.h>
+
+struct vcs_forge {
+    char *base_url; /* no final '/' */
+    char *owner;
+    char *repo;
+};
+
+/* Fill f from the configuration: forge.base_url, and forge.owner /
+ * forge.repo when set, else owner and repository name taken from
+ * remote_url (https://host/OWNER/REPO(.git), git@host:OWNER/REPO.git,
+ * ssh://git@host/OWNER/REPO.git, any path ending in OWNER/REPO(.git)).
+ * remote_url may be NULL when both are configured.  ERR_INVALID when no
+ * owner/repo can be found.  Free with vcs_forge_release(). */
+int vcs_forge_from_config(struct vcs_forge *f, const char *remote_url);
+
+/* Split a remote URL into owner and repo (".git" dropped).  0 or
+ * ERR_INVALID. */
+int vcs_forge_parse_remote(char *owner, size_t on, char *repo, size_t rn, const char *url);
+
+void vcs_forge_release(struct vcs_forge *f);
+
+struct vcs_pr {
+    long number;
+    char *url;   /* html_url, for people; free with vcs_pr_release() */
+    int created; /* 1: opened by this call; 0: an open one already existed */
+};
+
+void vcs_pr_release(struct vcs_pr *pr);
+
+/* Make sure an open pull request from branch head into branch base
+ * exists, and describe it in out.  An open pull request whose head is
+ * head is looked for first and returned (created = 0) without changing
+ * it; only when there is none is one opened with title and body
+ * (created = 1).  So calling this twice opens one pull request.
+ * out is zeroed first; release it with vcs_pr_release() (also after an
+ * error).  Errors name the URL and the HTTP status and message. */
+int vcs_forge_pr_ensure(struct vcs_pr *out, const struct vcs_forge *f, const char *title,
+                        const char *head, const char *base, const char *body);
+
+/* Only the look-up half: ERR_NOTFOUND when no open pull request has head
+ * as its head branch. */
+int vcs_forge_pr_find(struct vcs_pr *out, const struct vcs_forge *f, const char *head);
+
+/* POST json (a complete JSON document) to url with Content-Type
+ * application/json, within notify.webhook_timeout_s.  url NULL means
+ * notify.webhook_url; when that is unset nothing is sent and *sent_out = 0.
+ * A 2xx answer is success (*sent_out = 1); anything else is an error the
+ * caller logs and goes on (a webhook is never fatal).  Messages show only
+ * the URL's scheme and host (webhook paths often hold a secret).
+ * sent_out may be NULL. */
+int vcs_webhook_post(int *sent_out, const char *url, const char *json);
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * internal.h - shared by the vcs module's .c files only; not part of its API.
+ */
+#ifndef GOALD_VCS_INTERNAL_H
+#define GOALD_VCS_INTERNAL_H
+
+#include <git2.h>
+
+#include "util/err.h"
+#include "util/strbuf.h"
+
+struct vcs_worktree {
+    git_repository *repo; /* the worktree's repository */
+    char *path;           /* absolute, no final '/' */
+    char branch[256];     /* refreshed by vcs_worktree_branch() */
+};
+
+/* Put "WHAT: <libgit2's last message>" into the error slot and return
+ * code: the single place where libgit2 errors become ours. */
+int vcs_git_err(int code, const char *fmt, ...) GOALD_PRINTF(2, 3);
+
+/* Stage every change of the working folder honouring .gitignore
+ * (additions, modifications, deletions) into the repository's index and
+ * write the index's tree into tree_out.  persist 1 writes the index to
+ * disk; 0 reloads it from disk afterwards, so nothing is changed but new
+ * objects in the object database. */
+int vcs_stage_all(git_oid *tree_out, git_repository *repo, int persist);
+
+/* The HEAD commit's tree into *tree_out (free with git_tree_free). */
+int vcs_head_tree(git_tree **tree_out, git_repository *repo);
+
+#endif

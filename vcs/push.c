@@ -1,0 +1,193 @@
+#include "vcs/push.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/config.h"
+#include "util/err.h"
+#include "vcs/internal.h"
+#include "vcs/repo.h"
+
+struct push_ctx {
+    const char *remote;
+    int tried_agent;
+    int tried_token;
+    int tried_user;
+    char why[512];      /* our reason when the callback gives up */
+    char rejected[512]; /* a ref the remote refused, and its status */
+};
+
+/* The environment variable holding the https token: its NAME only. */
+static const char *token_env_name(void)
+{
+    const char *n = config_str(CFG_VCS_PUSH_TOKEN_ENV);
+
+    if (!n || !*n)
+        n = config_str(CFG_FORGE_TOKEN_ENV);
+    return n && *n ? n : NULL;
+}
+
+/* libgit2 calls this each time the remote asks for credentials; a second
+ * call for the same kind means the first was rejected, so give up rather
+ * than loop. */
+static int cred_cb(git_credential **out, const char *url, const char *user_from_url,
+                   unsigned int allowed, void *payload)
+{
+    struct push_ctx *c = payload;
+    const char *user = user_from_url && *user_from_url ? user_from_url : NULL;
+
+    (void)url;
+    if (allowed & GIT_CREDENTIAL_SSH_KEY) {
+        if (c->tried_agent++) {
+            snprintf(c->why, sizeof(c->why), "the ssh agent's keys were rejected");
+            return GIT_EUSER;
+        }
+        if (!getenv("SSH_AUTH_SOCK")) {
+            snprintf(c->why, sizeof(c->why), "ssh remote, but no ssh agent (SSH_AUTH_SOCK unset)");
+            return GIT_EUSER;
+        }
+        return git_credential_ssh_key_from_agent(out, user ? user : "git");
+    }
+    if (allowed & GIT_CREDENTIAL_USERNAME) {
+        if (c->tried_user++) {
+            snprintf(c->why, sizeof(c->why), "user name rejected");
+            return GIT_EUSER;
+        }
+        return git_credential_username_new(out, user ? user : "git");
+    }
+    if (allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) {
+        const char *name = token_env_name();
+        const char *tok = name ? getenv(name) : NULL;
+        const char *u = user ? user : config_str(CFG_VCS_PUSH_USERNAME);
+        if (c->tried_token++) {
+            snprintf(c->why, sizeof(c->why), "the token in $%s was rejected", name ? name : "?");
+            return GIT_EUSER;
+        }
+        if (!name) {
+            snprintf(c->why, sizeof(c->why),
+                     "the remote wants a token: set vcs.push_token_env or forge.token_env");
+            return GIT_EUSER;
+        }
+        if (!tok || !*tok) {
+            snprintf(c->why, sizeof(c->why),
+                     "the remote wants a token: environment variable %s is not set", name);
+            return GIT_EUSER;
+        }
+        return git_credential_userpass_plaintext_new(out, u && *u ? u : "x-access-token", tok);
+    }
+    snprintf(c->why, sizeof(c->why), "no supported way to authenticate (allowed types 0x%x)",
+             allowed);
+    return GIT_EUSER;
+}
+
+static int update_ref_cb(const char *refname, const char *status, void *payload)
+{
+    struct push_ctx *c = payload;
+
+    if (status && !c->rejected[0])
+        snprintf(c->rejected, sizeof(c->rejected), "%s rejected: %s", refname, status);
+    return 0;
+}
+
+static int looks_like_url(const char *s)
+{
+    return strchr(s, '/') || strchr(s, ':');
+}
+
+/* A named remote, else an anonymous one for a URL or path. */
+static int remote_get(git_remote **out, git_repository *repo, const char *remote)
+{
+    if (git_remote_lookup(out, repo, remote) == 0)
+        return 0;
+    git_error_clear();
+    if (looks_like_url(remote)) {
+        if (git_remote_create_anonymous(out, repo, remote) < 0)
+            return vcs_git_err(ERR_INVALID, "remote %s", remote);
+        return 0;
+    }
+    return err_set(ERR_NOTFOUND, "no remote \"%s\"", remote);
+}
+
+int vcs_remote_url(char *out, size_t n, const char *repo_path, const char *remote)
+{
+    git_repository *repo = NULL;
+    git_remote *r = NULL;
+    const char *url;
+    int rc;
+
+    if ((rc = vcs_init()) != 0)
+        return rc;
+    if (git_repository_open_ext(&repo, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
+        return vcs_git_err(ERR_NOTFOUND, "%s: not a git repository", repo_path);
+    if (git_remote_lookup(&r, repo, remote) < 0) {
+        git_error_clear();
+        rc = err_set(ERR_NOTFOUND, "%s: no remote \"%s\"", repo_path, remote);
+        goto out;
+    }
+    url = git_remote_pushurl(r) ? git_remote_pushurl(r) : git_remote_url(r);
+    if (!url || snprintf(out, n, "%s", url) >= (int)n)
+        rc = err_set(ERR_TOOBIG, "remote \"%s\": URL missing or too long", remote);
+out:
+    git_remote_free(r);
+    git_repository_free(repo);
+    return rc;
+}
+
+int vcs_push(const char *repo_path, const char *remote, const char *branch)
+{
+    git_repository *repo = NULL;
+    git_remote *r = NULL;
+    git_reference *ref = NULL;
+    git_push_options po;
+    struct push_ctx c;
+    char spec[600];
+    char *specs[1] = {spec};
+    git_strarray refspecs = {specs, 1};
+    int rc;
+
+    memset(&c, 0, sizeof(c));
+    c.remote = remote;
+    if ((rc = vcs_init()) != 0)
+        return rc;
+    if (!remote || !*remote || !branch || !vcs_branch_name_valid(branch))
+        return err_set(ERR_INVALID, "push: a remote and a valid branch name are required");
+    if (git_repository_open_ext(&repo, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
+        return vcs_git_err(ERR_NOTFOUND, "%s: not a git repository", repo_path);
+    if (git_branch_lookup(&ref, repo, branch, GIT_BRANCH_LOCAL) < 0) {
+        git_error_clear();
+        rc = err_set(ERR_NOTFOUND, "push to %s: no branch \"%s\" in %s", remote, branch, repo_path);
+        goto out;
+    }
+    if ((rc = remote_get(&r, repo, remote)) != 0) {
+        err_wrap(rc, "push to %s", remote);
+        goto out;
+    }
+    if (snprintf(spec, sizeof(spec), "refs/heads/%s:refs/heads/%s", branch, branch) >=
+        (int)sizeof(spec)) {
+        rc = err_set(ERR_INVALID, "push: branch name too long");
+        goto out;
+    }
+    git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
+    po.callbacks.credentials = cred_cb;
+    po.callbacks.push_update_reference = update_ref_cb;
+    po.callbacks.payload = &c;
+    if (git_remote_push(r, &refspecs, &po) < 0) {
+        if (c.why[0]) {
+            git_error_clear();
+            rc = err_set(ERR_FAIL, "push to %s: %s", remote, c.why);
+        } else {
+            rc = vcs_git_err(ERR_FAIL, "push to %s", remote);
+        }
+        goto out;
+    }
+    if (c.rejected[0]) {
+        rc = err_set(ERR_FAIL, "push to %s: %s", remote, c.rejected);
+        goto out;
+    }
+out:
+    git_reference_free(ref);
+    git_remote_free(r);
+    git_repository_free(repo);
+    return rc;
+}

@@ -1,0 +1,80 @@
+/*
+ * worktree.h - one git worktree per goal (libgit2, no git CLI).
+ *
+ * A goal's work happens in a linked worktree of its repository, on its own
+ * branch (goald/<slug>-<id8>, named by the caller), created from the
+ * goal's base branch.  The worktree's administrative name inside
+ * .git/worktrees/ is the last component of its folder, so callers give
+ * each goal its own folder (e.g. <worktree_root>/<goal-id>).
+ *
+ * A vcs_worktree is an opaque handle on an open worktree; vcs_worktree_free()
+ * releases it (NULL is fine).  It does not lock anything: the caller (the
+ * lifecycle) makes sure one goal runs one item at a time.
+ *
+ * Object ids are given as 40 lowercase hex characters and a NUL
+ * (VCS_OID_HEX bytes).
+ */
+#ifndef GOALD_VCS_WORKTREE_H
+#define GOALD_VCS_WORKTREE_H
+
+#include <stddef.h>
+
+#define VCS_OID_HEX 41
+
+typedef struct vcs_worktree vcs_worktree;
+
+/* The folder under which goals' worktrees live: vcs.worktree_root, else
+ * $XDG_STATE_HOME/goald/worktrees, else ~/.local/state/goald/worktrees.
+ * 0, or ERR_INVALID (no HOME, too long). */
+int vcs_worktree_root(char *out, size_t n);
+
+/* Create, or reuse, the worktree at wt_path of the repository at
+ * repo_path, checked out on branch.
+ *
+ * - branch does not exist yet: it is created at the head of base_branch
+ *   (ERR_NOTFOUND when base_branch does not exist).
+ * - branch exists (a re-run after a crash, or after vcs_worktree_remove):
+ *   it is used as it is, never moved back to base_branch.
+ * - wt_path already holds a worktree of this repository on branch: it is
+ *   opened as it is (its uncommitted changes are kept).
+ * - wt_path exists and is something else (another repository, another
+ *   branch, a plain folder that is not empty): ERR_INVALID, nothing touched.
+ * - the worktree was registered but its folder was deleted: the stale
+ *   registration is pruned and the worktree made again.
+ *
+ * Parent folders of wt_path are created.  On success *out is set; free it
+ * with vcs_worktree_free(). */
+int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *base_branch,
+                        const char *branch, const char *wt_path);
+
+/* Open the existing worktree (or any work folder of a repository) at
+ * wt_path.  ERR_NOTFOUND when it is not one. */
+int vcs_worktree_open(vcs_worktree **out, const char *wt_path);
+
+void vcs_worktree_free(vcs_worktree *wt);
+
+/* The worktree's folder, absolute, without a final '/'.  Owned by wt. */
+const char *vcs_worktree_path(const vcs_worktree *wt);
+
+/* The branch checked out (e.g. "goald/fix-tests-0123abcd"), "" when
+ * HEAD is detached.  Owned by wt; valid until the next call on wt. */
+const char *vcs_worktree_branch(vcs_worktree *wt);
+
+/* The commit the branch points at, as hex.  ERR_NOTFOUND when unborn. */
+int vcs_worktree_head(char out[VCS_OID_HEX], vcs_worktree *wt);
+
+/* The tree id of the working folder as it would be committed now: every
+ * tracked and untracked file not ignored by .gitignore, deletions
+ * included.  Equal to the head commit's tree when there is nothing to
+ * commit.  The on-disk index is left as it was. */
+int vcs_worktree_state_tree(char out[VCS_OID_HEX], vcs_worktree *wt);
+
+/* Remove the worktree of the repository at repo_path whose folder is
+ * wt_path: delete the folder and prune the registration.  The branch and
+ * its commits stay.  Uncommitted changes are lost: save them first with
+ * vcs_worktree_reset() when they matter.  Idempotent: 0 when there is no
+ * such worktree any more.  ERR_INVALID when wt_path is the main work
+ * folder of the repository. */
+int vcs_worktree_remove(const char *repo_path, const char *wt_path);
+
+#endif
