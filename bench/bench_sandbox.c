@@ -146,8 +146,9 @@ static void bench_grep(int runs, const char *dir)
     printf("| pattern | raw rg median ms | grep tool median ms | ratio | target <= 1.3x |\n");
     printf("|---|---|---|---|---|\n");
     for (size_t p = 0; p < sizeof(patterns) / sizeof(patterns[0]); p++) {
-        const char *const argv[] = {"rg",       "--hidden", "--color=never", "--glob", "!.git",
-                                    "--regexp", patterns[p], "--",           "./",     NULL};
+        const char *const argv[] = {"rg",    "--hidden", "--color=never", "--glob",
+                                    "!.git", "--regexp", patterns[p],     "--",
+                                    "./",    NULL};
         char args[256];
         struct tool_ctx ctx;
         double mr, mt;

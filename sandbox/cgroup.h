@@ -13,9 +13,9 @@
 #include <stddef.h>
 
 struct sandbox_cgroup {
-    int active;          /* 1 when the cgroup exists */
-    char dir[512];       /* its folder */
-    char procs[560];     /* its cgroup.procs file (prepared before fork) */
+    int active;      /* 1 when the cgroup exists */
+    char dir[512];   /* its folder */
+    char procs[560]; /* its cgroup.procs file (prepared before fork) */
 };
 
 /* Create a cgroup with pids.max = pids_max.  0 with cg->active = 1 on

@@ -27,7 +27,7 @@
 #include "util/timeutil.h"
 
 #define INSTALL_HINT                                                                               \
-    "install it with `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install bubblewrap`, "  \
+    "install it with `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install bubblewrap`, "   \
     "or set GOALD_SANDBOX=none to run commands unconfined (not recommended)"
 
 #define SANDBOX_HOME "/tmp/home"
@@ -145,8 +145,8 @@ static void add_system(struct strv *a, const char *path)
 /* Secrets of /etc, replaced by an empty file. */
 static void add_masks(struct strv *a)
 {
-    static const char *files[] = {"/etc/shadow", "/etc/gshadow", "/etc/shadow-",
-                                  "/etc/gshadow-", "/etc/security/opasswd"};
+    static const char *files[] = {"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-",
+                                  "/etc/security/opasswd"};
     struct stat st;
     glob_t g;
 
@@ -281,8 +281,7 @@ static int build_env(struct strv *env, const struct sandbox_spec *spec, const ch
     }
     for (size_t i = 0; spec->env && spec->env[i]; i++) {
         if (!strchr(spec->env[i], '=')) {
-            rc = err_set(ERR_INVALID, "sandbox: environment entry \"%s\" lacks '='",
-                         spec->env[i]);
+            rc = err_set(ERR_INVALID, "sandbox: environment entry \"%s\" lacks '='", spec->env[i]);
             goto out;
         }
         strv_push(env, spec->env[i]);
@@ -296,8 +295,8 @@ out:
 static int build_bwrap(struct strv *a, const struct sandbox_spec *spec, const char *bwrap,
                        const struct strv *env)
 {
-    static const char *system[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-                                   "/libx32", "/etc"};
+    static const char *system[] = {"/usr",   "/bin",   "/sbin",   "/lib",
+                                   "/lib32", "/lib64", "/libx32", "/etc"};
     char num[64];
     int rc;
 
@@ -369,8 +368,9 @@ static int check_spec(const struct sandbox_spec *spec)
     if (!spec->direct) {
         const char *m = config_str(CFG_SANDBOX_MODE);
         if (!m || (strcmp(m, "bwrap") && strcmp(m, "none")))
-            return err_set(ERR_INVALID, "sandbox.mode (GOALD_SANDBOX): expected bwrap or none, "
-                                        "got \"%s\"",
+            return err_set(ERR_INVALID,
+                           "sandbox.mode (GOALD_SANDBOX): expected bwrap or none, "
+                           "got \"%s\"",
                            m ? m : "");
     }
     return 0;
@@ -476,11 +476,11 @@ void sandbox_result_release(struct sandbox_result *res)
 /* --- the child ----------------------------------------------------------- */
 
 struct child_plan {
-    const char *exe;        /* absolute path to exec */
+    const char *exe; /* absolute path to exec */
     char *const *argv;
     char *const *envp;
     int in_fd, out_fd, err_fd;
-    int cwd_fd;             /* -1: chdir(cwd) */
+    int cwd_fd; /* -1: chdir(cwd) */
     const char *cwd;
     const struct sandbox_cgroup *cg;
     struct rlimit lim[5];
@@ -542,8 +542,8 @@ static void record_unconfined(const struct sandbox_spec *spec)
     cJSON_AddStringToObject(p, "root", spec->root);
     cJSON_AddStringToObject(p, "command", spec->command ? spec->command : spec->argv[0]);
     cJSON_AddStringToObject(p, "level", "warning");
-    if (store_event_add(spec->st, spec->goal_id, spec->item_id, spec->run_id,
-                        "sandbox.unconfined", p, NULL) != 0)
+    if (store_event_add(spec->st, spec->goal_id, spec->item_id, spec->run_id, "sandbox.unconfined",
+                        p, NULL) != 0)
         log_warn("sandbox: cannot record sandbox.unconfined: %s", err_last());
     cJSON_Delete(p);
 }
@@ -575,8 +575,8 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
 
     memset(res, 0, sizeof(*res));
     memset(&plan, 0, sizeof(plan));
-    tail_init(&tout, spec->tail_cap ? spec->tail_cap
-                                    : (size_t)config_int(CFG_SANDBOX_OUTPUT_KB) << 10);
+    tail_init(&tout,
+              spec->tail_cap ? spec->tail_cap : (size_t)config_int(CFG_SANDBOX_OUTPUT_KB) << 10);
     tail_init(&terr, tout.keep);
     if ((rc = check_spec(spec)) != 0)
         goto out;
@@ -584,8 +584,7 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
     if (spec->direct || unconfined) {
         /* not inside bubblewrap: a private, empty HOME of our own */
         snprintf(home, sizeof(home), "%s/goald-home-%ld",
-                 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-                 (long)getuid());
+                 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getuid());
         if (mkdir(home, 0700) != 0 && errno != EEXIST) {
             rc = err_set(ERR_IO, "sandbox: %s: %s", home, strerror(errno));
             goto out;
@@ -630,8 +629,8 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
         }
     }
     if (spec->spill_path) {
-        spill_fd = open(spec->spill_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-                        0600);
+        spill_fd =
+            open(spec->spill_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (spill_fd < 0) {
             rc = err_set(ERR_IO, "sandbox: %s: %s", spec->spill_path, strerror(errno));
             goto out;
@@ -653,8 +652,8 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
     add_limit(&plan, RLIMIT_NOFILE, config_int(CFG_SANDBOX_NOFILE));
 
     start = time_mono_ms();
-    deadline = start + (spec->timeout_ms > 0 ? spec->timeout_ms
-                                             : config_int(CFG_SANDBOX_TIMEOUT_S) * 1000);
+    deadline = start +
+               (spec->timeout_ms > 0 ? spec->timeout_ms : config_int(CFG_SANDBOX_TIMEOUT_S) * 1000);
     pid = fork();
     if (pid < 0) {
         rc = err_set(ERR_IO, "sandbox: fork: %s", strerror(errno));
@@ -662,7 +661,7 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
     }
     if (pid == 0)
         child_exec(&plan);
-    setpgid(pid, pid); /* also done by the child; whichever runs first */
+    setpgid(pid, pid);                            /* also done by the child; whichever runs first */
     pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* -1 before Linux 5.3: then polled */
     close(pout[1]);
     pout[1] = -1;

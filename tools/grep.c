@@ -16,10 +16,10 @@
 #include "util/err.h"
 
 struct grep_state {
-    strbuf pending;      /* a partial JSON line */
-    strbuf out;          /* formatted lines */
-    const char *prefix;  /* the searched folder relative to the root ("" for the root) */
-    const char *file;    /* when searching one file (read from stdin): its path */
+    strbuf pending;     /* a partial JSON line */
+    strbuf out;         /* formatted lines */
+    const char *prefix; /* the searched folder relative to the root ("" for the root) */
+    const char *file;   /* when searching one file (read from stdin): its path */
     int64_t limit;
     int64_t matches;
     int limited;
@@ -171,8 +171,8 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
      * both fds were opened beneath the root */
     argv[an++] = is_file ? "-" : "./";
     argv[an] = NULL;
-    if ((rc = tool_search_run(ctx, names, argv, is_file ? -1 : fd, is_file ? fd : -1, on_data,
-                              &g, &sres)) != 0)
+    if ((rc = tool_search_run(ctx, names, argv, is_file ? -1 : fd, is_file ? fd : -1, on_data, &g,
+                              &sres)) != 0)
         goto out;
     have = 1;
     if (sres.timed_out) {
@@ -199,8 +199,9 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         int first = 1;
         strbuf_adds(&res->output, "\n\n[");
         if (g.limited) {
-            strbuf_addf(&res->output, "%lld matches limit reached. Use limit=%lld for more, or "
-                                      "refine pattern",
+            strbuf_addf(&res->output,
+                        "%lld matches limit reached. Use limit=%lld for more, or "
+                        "refine pattern",
                         (long long)g.limit, (long long)g.limit * 2);
             first = 0;
         }
@@ -210,8 +211,9 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
             first = 0;
         }
         if (g.cut_lines)
-            strbuf_addf(&res->output, "%sSome lines truncated to %zu chars. Use read to see "
-                                      "full lines",
+            strbuf_addf(&res->output,
+                        "%sSome lines truncated to %zu chars. Use read to see "
+                        "full lines",
                         first ? "" : ". ", g.line_max);
         strbuf_adds(&res->output, "]");
         if (g.limited || t.truncated) {

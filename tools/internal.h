@@ -25,8 +25,7 @@ int tool_fail_err(struct tool_result *res, int rc);
 
 /* Normalise a tool path argument (NULL or "" = the root) into rel;
  * on failure res is filled and non-zero returned. */
-int tool_path(struct tool_ctx *ctx, struct tool_result *res, const char *path, char *rel,
-              size_t n);
+int tool_path(struct tool_ctx *ctx, struct tool_result *res, const char *path, char *rel, size_t n);
 
 /* Read a whole file opened at fd (at most cap bytes, else ERR_TOOBIG). */
 int tool_read_fd(strbuf *out, int fd, size_t cap, const char *name);

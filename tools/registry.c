@@ -24,7 +24,7 @@
 #include "util/timeutil.h"
 
 #define TOOL_MAX 32
-#define EVENT_ARGS_MAX 2000  /* characters of arguments kept in an event */
+#define EVENT_ARGS_MAX 2000 /* characters of arguments kept in an event */
 #define EVENT_ERROR_MAX 500
 
 static const struct tool_def *registry[TOOL_MAX];
@@ -55,8 +55,8 @@ static int add(const struct tool_def *def)
 static void builtins(void)
 {
     static const struct tool_def *const defs[] = {
-        &tool_def_ls,    &tool_def_find,      &tool_def_grep,     &tool_def_read,
-        &tool_def_write, &tool_def_edit,      &tool_def_bash,     &tool_def_run_gates,
+        &tool_def_ls,       &tool_def_find,      &tool_def_grep, &tool_def_read,
+        &tool_def_write,    &tool_def_edit,      &tool_def_bash, &tool_def_run_gates,
         &tool_def_complete, &tool_def_ask_human,
     };
 
@@ -273,8 +273,7 @@ int tool_fail_err(struct tool_result *res, int rc)
     return tool_fail(res, tool_class_of(rc), "%s", err_last()[0] ? err_last() : err_name(rc));
 }
 
-int tool_path(struct tool_ctx *ctx, struct tool_result *res, const char *path, char *rel,
-              size_t n)
+int tool_path(struct tool_ctx *ctx, struct tool_result *res, const char *path, char *rel, size_t n)
 {
     int rc = path_rel(rel, n, ctx->root, path && *path ? path : ".");
 
@@ -439,8 +438,8 @@ static int validate(const char *tool, const cJSON *schema, const cJSON *args,
 
 static void event(struct tool_ctx *ctx, const char *type, cJSON *payload)
 {
-    if (ctx->st && store_event_add(ctx->st, ctx->goal_id, ctx->item_id, ctx->run_id, type,
-                                   payload, NULL) != 0)
+    if (ctx->st &&
+        store_event_add(ctx->st, ctx->goal_id, ctx->item_id, ctx->run_id, type, payload, NULL) != 0)
         log_warn("tool: cannot record %s: %s", type, err_last());
     cJSON_Delete(payload);
 }
@@ -573,8 +572,7 @@ done:
     if (res->ok) {
         event(ctx, "tool_call.completed", p);
     } else {
-        size_t cut = utf8_prefix_chars(strbuf_cstr(&res->output), res->output.len,
-                                       EVENT_ERROR_MAX);
+        size_t cut = utf8_prefix_chars(strbuf_cstr(&res->output), res->output.len, EVENT_ERROR_MAX);
         char *msg = strndup(strbuf_cstr(&res->output), cut);
         if (!msg)
             abort();

@@ -131,8 +131,7 @@ static void assert_class(const char *cls)
 static void assert_ok(void)
 {
     if (!R.ok)
-        fail_msg("expected ok, got %s: %s", tool_class_name(R.error_class),
-                 strbuf_cstr(&R.output));
+        fail_msg("expected ok, got %s: %s", tool_class_name(R.error_class), strbuf_cstr(&R.output));
 }
 
 static void assert_contains(const char *hay, const char *needle)
@@ -183,8 +182,8 @@ static void test_registry(void **state)
     cJSON_ArrayForEach(it, s)
     {
         const char *nm = cJSON_GetObjectItem(it, "name")->valuestring;
-        const cJSON *props = cJSON_GetObjectItem(cJSON_GetObjectItem(it, "parameters"),
-                                                 "properties");
+        const cJSON *props =
+            cJSON_GetObjectItem(cJSON_GetObjectItem(it, "parameters"), "properties");
         char keys[256] = "";
         const cJSON *k;
         cJSON_ArrayForEach(k, props)
@@ -249,9 +248,9 @@ static void test_unknown_and_validation(void **state)
     assert_false(cJSON_IsTrue(cJSON_GetObjectItem(env, "ok")));
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(env, "is_error")));
     assert_string_equal(cJSON_GetObjectItem(env, "error_class")->valuestring, "validation");
-    static const char *keys[] = {"exit_code", "output",     "truncated",   "truncated_by",
-                                 "total_lines", "total_bytes", "next_offset", "spill_path",
-                                 "meta"};
+    static const char *keys[] = {"exit_code",    "output",      "truncated",
+                                 "truncated_by", "total_lines", "total_bytes",
+                                 "next_offset",  "spill_path",  "meta"};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         assert_non_null(cJSON_GetObjectItem(env, keys[i]));
     cJSON_Delete(env);
@@ -591,9 +590,10 @@ static void test_edit_exact(void **state)
     puts_file("f.c", "a\nb\nc\nd\ne\nf\ng\nh\n");
     callv("edit", "s:path", "f.c", "s:old_text", "d\n", "s:new_text", "D\nD2\n", NULL);
     assert_ok();
-    assert_string_equal(strbuf_cstr(&R.output), "Edited f.c: replaced 1 occurrence.\n\n"
-                                                "--- a/f.c\n+++ b/f.c\n"
-                                                "@@ -1,7 +1,8 @@\n a\n b\n c\n-d\n+D\n+D2\n e\n f\n g\n");
+    assert_string_equal(strbuf_cstr(&R.output),
+                        "Edited f.c: replaced 1 occurrence.\n\n"
+                        "--- a/f.c\n+++ b/f.c\n"
+                        "@@ -1,7 +1,8 @@\n a\n b\n c\n-d\n+D\n+D2\n e\n f\n g\n");
     d = slurp("f.c", NULL);
     assert_string_equal(d, "a\nb\nc\nD\nD2\ne\nf\ng\nh\n");
     free(d);
@@ -629,7 +629,8 @@ static void test_edit_normalised(void **state)
     (void)state;
     fresh_root("editnorm");
     /* tabs, curly quotes, trailing blanks and an en dash in the file */
-    puts_file("m.py", "def f():\n\treturn \xe2\x80\x9chello\xe2\x80\x9d  \n# a \xe2\x80\x93 b\nkeep  \n");
+    puts_file("m.py",
+              "def f():\n\treturn \xe2\x80\x9chello\xe2\x80\x9d  \n# a \xe2\x80\x93 b\nkeep  \n");
     callv("edit", "s:path", "m.py", "s:old_text", "    return \"hello\"\n# a - b", "s:new_text",
           "    return 'bye'\n# c", NULL);
     assert_ok();
@@ -659,7 +660,8 @@ static void test_edit_crlf_bom(void **state)
     callv("edit", "s:path", "w.txt", "s:old_text", "one\r\n2", "s:new_text", "1\r\n2", NULL);
     assert_ok();
     d = slurp("w.txt", NULL);
-    assert_string_equal(d, "\xef\xbb\xbf" "1\r\n2\r\n3\r\n");
+    assert_string_equal(d, "\xef\xbb\xbf"
+                           "1\r\n2\r\n3\r\n");
     free(d);
 }
 
@@ -704,8 +706,9 @@ static void test_grep(void **state)
     assert_ok();
     {
         char want[700];
-        snprintf(want, sizeof(want), "long.txt:1: %.*s... [truncated]\n\n[Some lines truncated "
-                                     "to 500 chars. Use read to see full lines]",
+        snprintf(want, sizeof(want),
+                 "long.txt:1: %.*s... [truncated]\n\n[Some lines truncated "
+                 "to 500 chars. Use read to see full lines]",
                  500, longline);
         assert_string_equal(strbuf_cstr(&R.output), want);
     }
@@ -825,8 +828,9 @@ static void test_bash(void **state)
     assert_string_equal(R.truncated_by, "bytes");
     {
         char want[1200];
-        snprintf(want, sizeof(want), "\n\n[Showing lines 489-1000 of 1000 (50KB limit). Full "
-                                     "output: %s]",
+        snprintf(want, sizeof(want),
+                 "\n\n[Showing lines 489-1000 of 1000 (50KB limit). Full "
+                 "output: %s]",
                  R.spill_path);
         assert_ends(strbuf_cstr(&R.output), want);
     }
@@ -871,7 +875,8 @@ static void test_redaction(void **state)
     assert_contains(o, "X_TOKEN=***REDACTED***\n");
     assert_contains(o, "plain=nothing secret here");
     assert_true(R.redactions >= 7);
-    o = callv("bash", "s:command", "echo GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789", NULL);
+    o = callv("bash", "s:command", "echo GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+              NULL);
     assert_string_equal(o, "GITHUB_TOKEN=***REDACTED***");
     /* the API */
     assert_int_equal(redact_text(&sb, "x AKIAABCDEFGHIJKLMNOP y", 24, &n), 0);
@@ -938,8 +943,8 @@ static void test_events(void **state)
  * the limits, and cut on line boundaries unless a single line is too long. */
 static void test_truncate_random(void **state)
 {
-    static const char *pieces[] = {"a", "b ", "\n", "\xc3\xa9", "\xe2\x82\xac",
-                                   "\xf0\x9f\x98\x80", "\n\n", "xyz"};
+    static const char *pieces[] = {
+        "a", "b ", "\n", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\n\n", "xyz"};
     unsigned seed = 12345;
 
     (void)state;
