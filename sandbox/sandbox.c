@@ -548,6 +548,17 @@ static void record_unconfined(const struct sandbox_spec *spec)
     cJSON_Delete(p);
 }
 
+/* sandbox.memory_mb in bytes; 0 means half of the physical memory. */
+static long long memory_limit(void)
+{
+    long long mb = config_int(CFG_SANDBOX_MEMORY_MB);
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+
+    if (mb > 0)
+        return mb << 20;
+    return pages > 0 && psize > 0 ? (long long)pages * psize / 2 : 0;
+}
+
 static void kill_all(pid_t pgid, const struct sandbox_cgroup *cg, int sig)
 {
     if (pgid > 0)
@@ -616,7 +627,7 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
         add_command(&args, spec);
     }
     if (config_bool(CFG_SANDBOX_CGROUP) && config_int(CFG_SANDBOX_NPROC) > 0 && !spec->direct)
-        sandbox_cgroup_create(&cg, (long)config_int(CFG_SANDBOX_NPROC));
+        sandbox_cgroup_create(&cg, (long)config_int(CFG_SANDBOX_NPROC), memory_limit());
     if (pipe2(pout, O_CLOEXEC) != 0 || (!spec->merge_stderr && pipe2(perr, O_CLOEXEC) != 0)) {
         rc = err_set(ERR_IO, "sandbox: pipe: %s", strerror(errno));
         goto out;
@@ -782,6 +793,7 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
         res->term_signal = res->exit_code - 128;
     res->unconfined = unconfined;
     res->pids_cgroup = cg.active;
+    res->memory_cgroup = cg.mem_active;
     res->spilled = spill_fd >= 0 && !spill_over;
     tail_finish(&tout, &res->out);
     tail_finish(&terr, &res->err);

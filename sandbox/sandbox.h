@@ -62,12 +62,13 @@ struct sandbox_stream {
 };
 
 struct sandbox_result {
-    int exit_code;   /* exit status; 128 + signal when killed by one */
-    int term_signal; /* the signal that ended it, 0 if it exited */
-    int timed_out;   /* the wall-clock timeout fired */
-    int stopped;     /* on_stdout asked to stop */
-    int unconfined;  /* ran with sandbox.mode = none */
-    int pids_cgroup; /* a pids cgroup capped its process count */
+    int exit_code;     /* exit status; 128 + signal when killed by one */
+    int term_signal;   /* the signal that ended it, 0 if it exited */
+    int timed_out;     /* the wall-clock timeout fired */
+    int stopped;       /* on_stdout asked to stop */
+    int unconfined;    /* ran with sandbox.mode = none */
+    int pids_cgroup;   /* a pids cgroup capped its process count */
+    int memory_cgroup; /* a memory cgroup capped its processes' memory together */
     int64_t duration_ms;
     int spilled;                    /* spill_path holds the full output (spill_max not hit) */
     struct sandbox_stream out, err; /* err is empty with merge_stderr */

@@ -111,6 +111,7 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     cJSON_AddBoolToObject(tool_meta(res), "timed_out", sres.timed_out);
     cJSON_AddBoolToObject(tool_meta(res), "unconfined", sres.unconfined);
     cJSON_AddBoolToObject(tool_meta(res), "pids_cgroup", sres.pids_cgroup);
+    cJSON_AddBoolToObject(tool_meta(res), "memory_cgroup", sres.memory_cgroup);
     if (sres.term_signal)
         cJSON_AddNumberToObject(tool_meta(res), "signal", sres.term_signal);
     if (sres.timed_out) {

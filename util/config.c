@@ -152,6 +152,10 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_SANDBOX_CGROUP] = {"sandbox.cgroup", CFG_BOOL, "true", NULL, NOB,
                             "put each command in its own pids cgroup when one can be made "
                             "(needed to cap processes when running as root)"},
+    [CFG_SANDBOX_MEMORY_MB] = {"sandbox.memory_mb", CFG_INT, "0", NULL, 0, 16777216,
+                               "memory of all of a command's processes together (MiB; its "
+                               "cgroup's limit, when a memory cgroup can be made); 0 = half "
+                               "of the machine's memory"},
     [CFG_SANDBOX_BINDS] = {"sandbox.binds", CFG_JSON, "[]", NULL, NOB,
                            "extra read-only binds: [\"/opt/go\", {\"src\": \"/home/u/.cargo\", "
                            "\"dest\": \"/cargo\"}]"},

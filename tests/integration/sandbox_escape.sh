@@ -127,6 +127,23 @@ case "$(out)" in *" 4096 "*) ok ;; *) fail "/tmp is not 4 MiB: $(out)" ;; esac
 bash_tool 'dd if=/dev/zero of=/big bs=1M count=1'
 case "$(out)" in *"Read-only file system"*) ok ;; *) fail "/ writable: $(out)" ;; esac
 
+# --- memory: all processes of a command together are capped (memory cgroup) ---
+GOALD_SANDBOX_MEMORY_MB=64 GOALD_SANDBOX_RLIMIT_AS_MB=0 bash_tool 'python3 -c "
+x = []
+for i in range(100):
+    x.append(bytearray(10 << 20))
+print(\"allocated 1000 MB\")"'
+if [ "$(jqo .meta.memory_cgroup)" = true ]; then
+    expect_eq "$(jqo .exit_code)" 137 "the memory hog's exit"
+    case "$(out)" in *"allocated 1000 MB"*) fail "allocated past the memory cgroup" ;; esac
+    ok
+else
+    echo "SKIP memory cgroup: none could be made here" >&2
+fi
+# and per process, RLIMIT_AS without any cgroup
+GOALD_SANDBOX_CGROUP=false GOALD_SANDBOX_RLIMIT_AS_MB=256 bash_tool 'python3 -c "bytearray(1 << 30)" 2>&1 | tail -1'
+expect_eq "$(out)" "MemoryError"
+
 # --- the timeout kills the whole group: no orphan survives ----------------------
 MARK="goald-orphan-$$-$RANDOM"
 start=$(date +%s)
