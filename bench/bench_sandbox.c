@@ -98,9 +98,9 @@ static void bench_start(int runs, const char *root)
     printf("## sandbox start (%d runs each)\n\n", runs);
     printf("| what | median ms |\n|---|---|\n");
     printf("| bare fork+exec /bin/true | %.2f |\n", mb);
-    printf("| sandbox_run true (bwrap, pids cgroup) | %.2f |\n", ms);
+    printf("| sandbox_run true (bwrap, pids+memory cgroups) | %.2f |\n", ms);
     printf("| sandbox_run true (bwrap, no cgroup) | %.2f |\n", mn);
-    printf("\noverhead: %.2f ms (%.2f ms without the cgroup); ratio %.1fx; target <= 10 ms: %s\n\n",
+    printf("\noverhead: %.2f ms (%.2f ms without the cgroups); ratio %.1fx; target <= 10 ms: %s\n\n",
            ms - mb, mn - mb, ms / mb, ms - mb <= 10.0 ? "met" : "NOT met");
     free(bare);
     free(sbx);
