@@ -795,6 +795,16 @@ static void test_bash(void **state)
     assert_class("timeout");
     assert_string_equal(strbuf_cstr(&R.output), "start\n\nCommand timed out after 1 seconds "
                                                 "(the whole process group was killed)");
+    /* timeout_s: bounded by the schema and by sandbox.timeout_s */
+    callv("bash", "s:command", "true", "i:timeout_s", 100000, NULL);
+    assert_class("validation");
+    setenv("GOALD_SANDBOX_TIMEOUT_S", "1", 1);
+    config_load(NULL);
+    callv("bash", "s:command", "sleep 5", "i:timeout_s", 5, NULL);
+    unsetenv("GOALD_SANDBOX_TIMEOUT_S");
+    config_load(NULL);
+    assert_class("timeout");
+    assert_int_equal(cJSON_GetObjectItem(R.meta, "timeout_s")->valueint, 1);
     /* tail truncation by lines, the full output spilled */
     callv("bash", "s:command", "seq 1 5000", NULL);
     assert_ok();
