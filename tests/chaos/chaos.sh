@@ -40,9 +40,15 @@ for i in $(seq 1 "$GOALS"); do
         "$i" "$r" | "$G" submit - >/dev/null
 done
 
+# a kill counts once the daemon is up (it has logged daemon.started and beaten)
 start_daemon() {
     "$G" daemon >>"$T/daemon.out" 2>&1 &
     DPID=$!
+    for _ in $(seq 1 200); do
+        [ "$(sql "SELECT pid FROM daemon_heartbeat")" = "$DPID" ] && return 0
+        sleep 0.05
+    done
+    fail "the daemon (pid $DPID) did not start"
 }
 start_daemon
 : >"$T/killed_runs"
@@ -62,7 +68,7 @@ while [ $((daemon_kills + job_kills)) -lt "$KILLS" ]; do
         [ -n "$run_id" ] || continue
         kill -KILL "$pid" 2>/dev/null && { job_kills=$((job_kills + 1)); echo "$run_id" >>"$T/killed_runs"; }
     fi
-    open=$(sqlite3 "$GOALD_DB" "SELECT count(*) FROM goals WHERE status IN ('queued', 'active')" 2>/dev/null || echo 1)
+    open=$(sqlite3 -cmd ".timeout 10000" "$GOALD_DB" "SELECT count(*) FROM goals WHERE status IN ('queued', 'active')" 2>/dev/null || echo 1)
     [ "$open" -gt 0 ] || break
 done
 echo "chaos: $daemon_kills daemon kills, $job_kills job kills"
@@ -70,7 +76,7 @@ echo "chaos: $daemon_kills daemon kills, $job_kills job kills"
 
 # let it finish in peace
 for _ in $(seq 1 600); do
-    open=$(sqlite3 "$GOALD_DB" "SELECT count(*) FROM goals WHERE status IN ('queued', 'active')")
+    open=$(sqlite3 -cmd ".timeout 10000" "$GOALD_DB" "SELECT count(*) FROM goals WHERE status IN ('queued', 'active')")
     [ "$open" -eq 0 ] && break
     sleep 0.5
 done

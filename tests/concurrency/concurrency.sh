@@ -58,7 +58,7 @@ submitter b & s2=$!
 # watch the lanes: the daemon must actually run three work jobs at once
 max_work=0
 while [ $SECONDS -lt $end ]; do
-    w=$(sqlite3 "$GOALD_DB" "SELECT count(*) FROM runs WHERE status = 'running' AND lane = 'work'" 2>/dev/null || echo 0)
+    w=$(sqlite3 -cmd ".timeout 10000" "$GOALD_DB" "SELECT count(*) FROM runs WHERE status = 'running' AND lane = 'work'" 2>/dev/null || echo 0)
     [ "$w" -gt "$max_work" ] && max_work=$w
     sleep 0.2
 done
@@ -73,19 +73,19 @@ done
 grep -qi 'busy\|locked' "$T/daemon.err" && fail "the daemon met a locked database: $(grep -i 'busy\|locked' "$T/daemon.err" | head -3)"
 ok
 # from the runs' own intervals too: the most work runs overlapping at any start
-overlap=$(sqlite3 "$GOALD_DB" "SELECT max(n) FROM (SELECT (SELECT count(*) FROM runs b WHERE b.lane = 'work'
+overlap=$(sqlite3 -cmd ".timeout 10000" "$GOALD_DB" "SELECT max(n) FROM (SELECT (SELECT count(*) FROM runs b WHERE b.lane = 'work'
           AND b.started_at <= a.started_at AND ifnull(b.ended_at, 9e15) > a.started_at) AS n
           FROM runs a WHERE a.lane = 'work')")
 [ "$max_work" -gt "$overlap" ] && overlap=$max_work
 expect_eq "$overlap" 3 "most work jobs at once (never more than the cap, and the cap reached)"
 # no event lost: each submit has its event, and ids have no gap
 while read -r id; do echo "$id"; done <"$T/submitted" | sort >"$T/ids"
-sqlite3 "$GOALD_DB" "SELECT goal_id FROM events WHERE type = 'goal.submitted' ORDER BY goal_id" >"$T/evids"
+sqlite3 -cmd ".timeout 10000" "$GOALD_DB" "SELECT goal_id FROM events WHERE type = 'goal.submitted' ORDER BY goal_id" >"$T/evids"
 diff "$T/ids" "$T/evids" >/dev/null || fail "submits without their goal.submitted event"
 ok
-expect_eq "$(sqlite3 "$GOALD_DB" "SELECT count(*) = max(id) - min(id) + 1 FROM events")" 1 "event sequence without gaps"
-expect_eq "$(sqlite3 "$GOALD_DB" "PRAGMA integrity_check")" ok "integrity"
-done_goals=$(sqlite3 "$GOALD_DB" "SELECT count(*) FROM goals WHERE status = 'completed'")
+expect_eq "$(sqlite3 -cmd ".timeout 10000" "$GOALD_DB" "SELECT count(*) = max(id) - min(id) + 1 FROM events")" 1 "event sequence without gaps"
+expect_eq "$(sqlite3 -cmd ".timeout 10000" "$GOALD_DB" "PRAGMA integrity_check")" ok "integrity"
+done_goals=$(sqlite3 -cmd ".timeout 10000" "$GOALD_DB" "SELECT count(*) FROM goals WHERE status = 'completed'")
 [ "$done_goals" -ge 2 ] || fail "only $done_goals goals completed"
 ok
 echo "reads: $(paste -sd+ "$T/reads" | bc), submits: $(wc -l <"$T/submitted"), completed: $done_goals, most work jobs at once: $max_work"

@@ -48,7 +48,7 @@ expect_eq() { [ "$1" = "$2" ] || fail "${3:-value}: expected [$2], got [$1]"; ok
 json_ok() { printf '%s' "$OUT" | jq -e . >/dev/null 2>&1 || fail "${1:-output} is not JSON: $OUT"; ok; }
 # jqo FILTER: apply jq to $OUT
 jqo() { printf '%s' "$OUT" | jq -r "$1"; }
-sql() { sqlite3 "$GOALD_DB" "$1"; }
+sql() { sqlite3 -cmd ".timeout 10000" "$GOALD_DB" "$1"; }
 
 # make_repo DIR: a git repository with one commit on main.
 make_repo() {
