@@ -93,8 +93,7 @@ static void check_from(const struct cron_expr *c, const char *expr, int64_t afte
         int rc = cron_next(c, after, off, &next);
 
         if (rc == ERR_NOTFOUND) {
-            FUZZ_CHECK(!can_fire(c), "\"%s\" has a day to fire on but cron_next says never",
-                       expr);
+            FUZZ_CHECK(!can_fire(c), "\"%s\" has a day to fire on but cron_next says never", expr);
             return;
         }
         FUZZ_CHECK(rc == 0, "\"%s\": cron_next returned %d", expr, rc);

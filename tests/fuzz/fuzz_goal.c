@@ -74,8 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(!g->repo || g->repo[0] == '/', "repo not absolute: %s", g->repo);
     FUZZ_CHECK(!g->base_branch || g->repo, "base_branch %s without a repo", g->base_branch);
     FUZZ_CHECK(!g->parent_id && !g->branch && !g->worktree, "fields set that intake never sets");
-    FUZZ_CHECK(g->is_template == (g->schedule != NULL), "template %d, schedule %s",
-               g->is_template, g->schedule);
+    FUZZ_CHECK(g->is_template == (g->schedule != NULL), "template %d, schedule %s", g->is_template,
+               g->schedule);
     if (g->schedule) {
         struct cron_expr c;
         FUZZ_CHECK(cron_parse(&c, g->schedule) == 0, "schedule %s does not parse", g->schedule);

@@ -55,8 +55,7 @@ static void check_plan(const struct plan *p, int max)
             int d = index_of(p, it->deps[j]);
             FUZZ_CHECK(d >= 0 && d != (int)i, "item %zu: dependency %s", i, it->deps[j]);
             for (size_t k = 0; k < j; k++)
-                FUZZ_CHECK(strcmp(it->deps[k], it->deps[j]), "item %zu: %s twice", i,
-                           it->deps[j]);
+                FUZZ_CHECK(strcmp(it->deps[k], it->deps[j]), "item %zu: %s twice", i, it->deps[j]);
         }
     }
     /* Kahn: an item is ready when everything it depends on is done */

@@ -87,7 +87,7 @@ static void make_root(void)
     put("README.md", "# demo\nhello world\n");
     put("src/main.c", "int main(void)\n{\n    return 0; /* hello */\n}\n");
     put("crlf.txt", "\xef\xbb\xbfone\r\ntwo\r\nthree\r\n");
-    put("binary.bin", "\x7f" "ELF\x01\x02");
+    put("binary.bin", "\177ELF\001\002");
     put(".gitignore", "*.log\n");
     link_to("../root-outside", "out-dir");
     link_to(secret, "out-file");
