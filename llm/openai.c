@@ -150,10 +150,16 @@ out:
     return rc;
 }
 
+/* A token count from the provider: 0 unless a positive number, capped at
+ * 1e15 (a negative count would give budget back; a huge one would
+ * overflow the conversion and the sums). */
 static int64_t jint(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
+        return 0;
+    return v->valuedouble < 1e15 ? (int64_t)v->valuedouble : (int64_t)1e15;
 }
 
 int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,

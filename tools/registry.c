@@ -239,10 +239,21 @@ const char *targ_str(const cJSON *args, const char *name, const char *dflt)
     return cJSON_IsString(v) ? v->valuestring : dflt;
 }
 
+/* The schema checks the type and the bounds it names, not the magnitude:
+ * clamp to +-1e15 (past any line count or limit, and far from overflowing
+ * the arithmetic the tools do on it) before converting, since converting
+ * 1e300 is undefined. */
 int64_t targ_int(const cJSON *args, const char *name, int64_t dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
-    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
+
+    if (!cJSON_IsNumber(v))
+        return dflt;
+    if (v->valuedouble >= 1e15)
+        return (int64_t)1e15;
+    if (v->valuedouble <= -1e15)
+        return (int64_t)-1e15;
+    return (int64_t)v->valuedouble;
 }
 
 int targ_bool(const cJSON *args, const char *name, int dflt)

@@ -108,8 +108,11 @@ static int parse_field(const struct field_def *f, const char *text, uint64_t *bi
                 return err_set(ERR_INVALID, "%s: step %ld is out of range 1-%d", f->name, v,
                                f->hi);
             step = (int)v;
-            if (!is_star && hi == lo)
+            if (!is_star && hi == lo) {
                 hi = f->hi == 7 ? 6 : f->hi; /* "5/15" means 5-max/15 */
+                if (hi < lo)
+                    hi = lo; /* "7/2" (Sunday as 7): just 7, not nothing */
+            }
         }
         if (is_star && step == 1)
             *star = 1;

@@ -99,6 +99,37 @@ static void test_openai_bad_arguments(void **state)
     llm_error_release(&e);
 }
 
+/* Token counts from a broken or hostile server: negative ones would give
+ * budget back, huge ones overflowed the conversion (found by fuzz_llm_*). */
+static void test_usage_hostile(void **state)
+{
+    struct llm_response r = {0};
+    struct llm_error e = {0};
+
+    (void)state;
+    assert_int_equal(llm_openai_parse(NULL,
+                                      "{\"choices\":[{\"message\":{\"content\":\"x\"}}],"
+                                      "\"usage\":{\"prompt_tokens\":-2,\"completion_tokens\":1e300,"
+                                      "\"prompt_tokens_details\":{\"cached_tokens\":-1e300}}}",
+                                      &r, &e),
+                     0);
+    assert_int_equal(r.usage.input, 0);
+    assert_int_equal(r.usage.output, (int64_t)1e15);
+    assert_int_equal(r.usage.cached_input, 0);
+    llm_response_release(&r);
+    assert_int_equal(llm_anthropic_parse(NULL,
+                                         "{\"content\":[],\"usage\":{\"input_tokens\":1e19,"
+                                         "\"cache_read_input_tokens\":9e18,"
+                                         "\"cache_creation_input_tokens\":-5,\"output_tokens\":7}}",
+                                         &r, &e),
+                     0);
+    assert_int_equal(r.usage.input, (int64_t)2e15);
+    assert_int_equal(r.usage.cached_input, (int64_t)1e15);
+    assert_int_equal(r.usage.cache_write, 0);
+    assert_int_equal(r.usage.output, 7);
+    llm_response_release(&r);
+}
+
 static void test_anthropic_tool_use(void **state)
 {
     struct llm_response r = {0};
@@ -583,6 +614,7 @@ int main(void)
         cmocka_unit_test(test_openai_text),
         cmocka_unit_test(test_openai_bad_arguments),
         cmocka_unit_test(test_anthropic_tool_use),
+        cmocka_unit_test(test_usage_hostile),
         cmocka_unit_test(test_classify_fixtures),
         cmocka_unit_test(test_classify_status),
         cmocka_unit_test(test_classify_redacts),

@@ -422,6 +422,10 @@ static void test_read_paging(void **state)
                         "big.txt: offset 5001 is beyond the end of the file (5000 lines)");
     callv("read", "s:path", "big.txt", "i:offset", 0, NULL);
     assert_class("validation");
+    /* an integer too big for int64 is clamped, not converted (fuzz_tool_args) */
+    call("read", "{\"path\":\"big.txt\",\"offset\":1e300,\"limit\":1e300}");
+    assert_class("validation");
+    assert_contains(strbuf_cstr(&R.output), "is beyond the end of the file (5000 lines)");
 }
 
 static void test_read_bytes_and_utf8(void **state)
