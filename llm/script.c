@@ -281,7 +281,10 @@ out:
 static int64_t jint(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+    /* as the providers' parsers: negative means 0, huge is capped (no UB) */
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
+        return 0;
+    return v->valuedouble < 1e15 ? (int64_t)v->valuedouble : (int64_t)1e15;
 }
 
 static int reply(llm_client *c, struct llm_model *m, const struct llm_request *req, const cJSON *l,
