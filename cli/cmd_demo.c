@@ -33,9 +33,12 @@ static int write_embedded(const char *dir, const char *prefix, char *script, siz
             rel += strlen(prefix);
         else if (strcmp(rel, "demo.jsonl") != 0)
             continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, rel);
         if (!strcmp(f->name, "demo.jsonl"))
-            snprintf(path, sizeof(path), "%s", script);
+            rc = snprintf(path, sizeof(path), "%s", script) >= (int)sizeof(path);
+        else
+            rc = snprintf(path, sizeof(path), "%s/%s", dir, rel) >= (int)sizeof(path);
+        if (rc)
+            return err_set(ERR_INVALID, "%s: path too long", dir);
         if ((rc = fs_dirname(parent, sizeof(parent), path)) != 0 ||
             (rc = fs_mkdir_p(parent, 0700)) != 0 ||
             (rc = fs_write_atomic(path, f->data, f->len, 0644)) != 0)
