@@ -70,6 +70,23 @@ void job_error_signature(char out[65], const char *cls, const char *text)
     strbuf_release(&sb);
 }
 
+int job_renew_lease(struct job_ctx *j)
+{
+    static const char sql[] = "UPDATE runs SET lease_until = ? WHERE id = ? AND status = 'running'";
+    sqlite3_stmt *s;
+    int rc = store_prepare(j->st, &s, sql);
+
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, time_now_ms() + (int64_t)(j->claim.timeout_s > 0 ? j->claim.timeout_s
+                                                                                : 600) * 1000 +
+                                 30000);
+    store_bind_text(s, 2, j->claim.run_id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "lease");
+    store_done(s);
+    return rc;
+}
+
 int job_ask_json(struct job_ctx *j, const char *stage, const char *system, const char *user,
                  const char *schema, cJSON **answer)
 {
@@ -82,6 +99,8 @@ int job_ask_json(struct job_ctx *j, const char *stage, const char *system, const
     int rc;
 
     *answer = NULL;
+    if (j->claim.run_id[0])
+        job_renew_lease(j);
     if (control_check_run(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
                           &j->usage, time_mono_ms(), &limit) != 0)
         return job_fail(j, "limit", "%s", err_last());

@@ -63,6 +63,11 @@ int job_fail(struct job_ctx *j, const char *cls, const char *fmt, ...) GOALD_PRI
 int job_ask_json(struct job_ctx *j, const char *stage, const char *system, const char *user,
                  const char *schema, struct cJSON **answer);
 
+/* Renew the run's lease (now + its timeout + 30 s): a job does it before
+ * every model call, so that a lease only expires when the job is gone or
+ * hung. */
+int job_renew_lease(struct job_ctx *j);
+
 /* Normalise an error text (paths, numbers, hex ids stripped) and hash it:
  * the error signature of a failed run. */
 void job_error_signature(char out[65], const char *cls, const char *text);

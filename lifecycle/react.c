@@ -352,6 +352,7 @@ int stage_execute(struct job_ctx *j)
             break;
         }
         fault_point("execute.turn");
+        job_renew_lease(j);
         turn++;
         turn_event(j, "turn.started", turn, NULL, 0);
         memset(&req, 0, sizeof(req));
