@@ -98,6 +98,7 @@ static void review(struct job_ctx *j, struct workspace *ws, const char *summary)
     strbuf user, diff;
     cJSON *answer = NULL;
     const cJSON *f;
+    int turns, rc;
 
     strbuf_init(&user, 1 << 20);
     strbuf_init(&diff, REVIEW_DIFF_MAX);
@@ -105,8 +106,13 @@ static void review(struct job_ctx *j, struct workspace *ws, const char *summary)
         strbuf_adds(&diff, "\n[diff cut at 200 KiB]\n");
     strbuf_addf(&user, "Work item: %s\nSummary: %s\nDiff:\n%s\n", j->item->title,
                 summary ? summary : "", diff.len ? strbuf_cstr(&diff) : "(no git diff)");
-    j->usage.turns = 0; /* the review has its own budget of turns */
-    if (job_ask_json(j, "review", prompt_review, strbuf_cstr(&user), schema_review, &answer) != 0) {
+    /* the review has its own budget of turns, but its call still counts
+     * among the run's model calls (runs.turns) */
+    turns = j->usage.turns;
+    j->usage.turns = 0;
+    rc = job_ask_json(j, "review", prompt_review, strbuf_cstr(&user), schema_review, &answer);
+    j->usage.turns += turns;
+    if (rc != 0) {
         cJSON *d = cJSON_CreateObject();
         cJSON_AddStringToObject(d, "error_class", j->error_class);
         add_decision(j, "review_unavailable", NULL, NULL, strbuf_cstr(&j->failure), d);
