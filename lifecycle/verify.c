@@ -326,7 +326,14 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
                           : "");
         goto out;
     }
+    /* 1: every must-pass gate passed (a flaky one on its re-run); 0: no
+     * deterministic gate at all; -1 (stored as NULL): a must-pass gate
+     * failed the same way on the base commit, so nothing proves the item */
     verified = n_det > 0;
+    for (size_t i = 0; i < plan.n; i++)
+        if (!results[i].passed && results[i].must_pass &&
+            !strcmp(results[i].classification, "pre-existing"))
+            verified = -1;
     crit = cJSON_Parse(j->goal->success_criteria ? j->goal->success_criteria : "[]");
     {
         const cJSON *c;
@@ -344,7 +351,7 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
                 cJSON_AddStringToObject(g, "tree_id", tree);
                 cJSON_AddItemToArray(gs, g);
             }
-            cJSON_AddBoolToObject(e, "unverified", !verified);
+            cJSON_AddBoolToObject(e, "unverified", verified == 0);
             if ((rc = add_decision(j, "evidence", NULL, NULL, cJSON_GetStringValue(c), e)) != 0) {
                 cJSON_Delete(e);
                 goto internal;
@@ -363,7 +370,7 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
             strbuf_init(&body, 1 << 20);
             strbuf_addf(&body, "%s\n\nEvidence: %s%s", summary ? summary : "",
                         gates_line[0] ? gates_line : "no deterministic gate",
-                        verified ? "" : " (UNVERIFIED)");
+                        verified == 0 ? " (UNVERIFIED)" : "");
             memset(&msg, 0, sizeof(msg));
             msg.title = j->item->title;
             msg.body = strbuf_cstr(&body);
@@ -417,13 +424,16 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
                                       " WHERE id = ?";
             sqlite3_stmt *s;
             cJSON *p = cJSON_CreateObject();
-            cJSON_AddBoolToObject(p, "verified", verified);
+            cJSON_AddBoolToObject(p, "verified", verified == 1);
             cJSON_AddStringToObject(p, "gates", gates_line);
             if (sha)
                 cJSON_AddStringToObject(p, "commit", sha);
             if ((rc = store_tx_begin(j->st)) == 0) {
                 if ((rc = store_prepare(j->st, &s, sql)) == 0) {
-                    sqlite3_bind_int(s, 1, verified);
+                    if (verified < 0)
+                        sqlite3_bind_null(s, 1);
+                    else
+                        sqlite3_bind_int(s, 1, verified);
                     store_bind_text(s, 2, sha);
                     store_bind_text(s, 3, j->item->id);
                     rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "verified");
