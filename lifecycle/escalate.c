@@ -186,6 +186,7 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *attempts)
     cJSON *answer = NULL;
     char *t = cJSON_PrintUnformatted(attempts);
     char saved_cls[32];
+    struct run_usage saved_usage;
     strbuf saved;
 
     /* keep the failure being escalated if this call fails too */
@@ -199,7 +200,13 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *attempts)
                     j->item->description ? j->item->description : "");
     strbuf_addf(&user, "Attempts: %s\n", t ? t : "[]");
     cJSON_free(t);
+    /* its own account, like Plan B: not refused by the failed run's limits;
+     * its call still adds to the run's totals (ask_human escalates before
+     * the run is written) */
+    saved_usage = j->usage;
     j->usage.turns = 0;
+    j->usage.tokens = 0;
+    j->usage.started_ms = time_mono_ms();
     if (job_ask_json(j, "escalate", prompt_escalate, strbuf_cstr(&user), schema_escalate,
                      &answer) != 0 ||
         !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(answer, "root_cause")) ||
@@ -210,6 +217,9 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *attempts)
     } else {
         cJSON_AddStringToObject(answer, "source", "model");
     }
+    j->usage.turns += saved_usage.turns;
+    j->usage.tokens += saved_usage.tokens;
+    j->usage.started_ms = saved_usage.started_ms;
     snprintf(j->error_class, sizeof(j->error_class), "%s", saved_cls);
     strbuf_reset(&j->failure);
     strbuf_adds(&j->failure, strbuf_cstr(&saved));
