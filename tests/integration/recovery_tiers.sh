@@ -259,4 +259,42 @@ expect_eq "$(sql "SELECT json_extract(payload,'\$.action') FROM events WHERE run
 expect_eq "$(sql "SELECT count(*) FROM escalations")" 0 "no human needed"
 expect_eq "$(sql "SELECT status FROM goals")" active
 
+
+# ===== Plan B after a run stopped by max_tokens; ask_human ===========================
+# Plan B and the escalate analysis ask on their own account: the limit that
+# stopped the run does not refuse them
+export GOALD_DB="$T/pb.db" GOALD_CONTROL_MAX_RETRIES=0
+R4="$T/repo4"
+make_repo "$R4"
+cat >"$T/pb.jsonl" <<'EOF'
+{"stage": "elaborate", "content": {"components": [], "implicit_requirements": [], "success_criteria": [], "allowed_actions": ["ls"], "verification": []}}
+{"stage": "plan", "content": {"work_items": [{"key": "wi-1", "title": "one", "type": "code", "effort": "S"}]}}
+{"stage": "execute", "tool_calls": [{"name": "ls", "arguments": {}}], "usage": {"input": 900, "output": 200}}
+{"stage": "plan_b", "content": {"strategy": "SMALLER STEPS", "reason": "the run ran out of tokens"}, "usage": {"input": 100, "output": 10}}
+{"stage": "execute", "tool_calls": [{"name": "ask_human", "arguments": {"question": "Which file?"}}], "usage": {"input": 300, "output": 10}}
+{"stage": "escalate", "content": {"root_cause": "the item is ambiguous", "options": [{"option": "retry", "description": "name the file", "pros": "quick", "cons": "none", "effort": "none"}], "minimal_question": "Which file should change?"}, "usage": {"input": 50, "output": 5}}
+EOF
+export GOALD_LLM_SCRIPT="$T/pb.jsonl"
+printf '{"title":"pb","repo":"%s","base_branch":"main"}' "$R4" >"$T/g4.json"
+run "$G" submit "$T/g4.json"; expect_rc 0
+for _ in 1 2; do
+    run "$G" claim --lane plan; expect_rc 0
+    run "$G" job "$OUT" --json; expect_eq "$(jqo .status)" success
+done
+GOALD_CONTROL_MAX_TOKENS=1000 work
+expect_eq "$(jqo .error_class)/$(jqo .next)" limit/plan_b "Plan B after max_tokens"
+expect_eq "$(sql "SELECT status||' '||tier||' '||strategy FROM work_items")" "ready 3 SMALLER STEPS"
+expect_eq "$(sql "SELECT count(*) FROM events WHERE type='control.limit_reached'")" 1 "the limit fired once, for the run only"
+work
+expect_eq "$(jqo .status)" success "ask_human ends the run"
+expect_eq "$(sql "SELECT status||' '||question FROM work_items")" "blocked Which file?"
+expect_eq "$(sql "SELECT type||' '||json_extract(packet,'\$.analysis.source')||' '||json_extract(packet,'\$.minimal_question') FROM escalations")" "ask_human model Which file should change?"
+expect_eq "$(sql "SELECT turns FROM runs WHERE id='$RUN'")" 2 "the execute call and the analysis"
+ESC=$(sql "SELECT id FROM escalations")
+run "$G" resolve "$ESC" --action skip
+expect_rc 2 "a question is answered, not skipped"
+run "$G" resolve "$ESC" --action retry --input "README"
+expect_rc 0
+expect_eq "$(sql "SELECT status||' '||human_input||' '||ifnull(question,'-') FROM work_items")" "ready README -"
+
 done_tests
