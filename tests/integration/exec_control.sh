@@ -157,4 +157,26 @@ expect_eq "$(sql "SELECT status FROM goals")" blocked
 run "$G" claim --lane work
 expect_rc 1 "nothing to claim while the budget blocks"
 
+
+# --- max_cost_usd across runs: a run's first call is estimated too ---------------
+# the first item's run spends $0.004 (execute) + $0.004 (review) = $0.008;
+# the second item's first call (~$0.004, like the goal's last call) would
+# pass $0.010: refused before it is sent
+HEAD_LINES='{"stage": "elaborate", "content": {"components": [], "implicit_requirements": [], "success_criteria": [], "allowed_actions": ["write"], "verification": []}}
+{"stage": "plan", "content": {"work_items": [{"key": "wi-1", "title": "one", "type": "code", "effort": "S"}, {"key": "wi-2", "title": "two", "type": "code", "effort": "S", "depends_on": ["wi-1"]}]}}'
+new_goal cost2 ', "budget": {"max_cost_usd": 0.01}' <<'EOF'
+{"stage": "execute", "tool_calls": [{"name": "write", "arguments": {"path": "one.txt", "content": "1"}}, {"name": "complete", "arguments": {"summary": "one"}}], "usage": {"input": 3000, "output": 1000}}
+{"stage": "review", "content": {"verdict": "pass", "findings": []}, "usage": {"input": 3000, "output": 1000}}
+{"stage": "execute", "tool_calls": [{"name": "write", "arguments": {"path": "two.txt", "content": "2"}}, {"name": "complete", "arguments": {"summary": "two"}}], "usage": {"input": 3000, "output": 1000}}
+{"stage": "review", "content": {"verdict": "pass", "findings": []}, "usage": {"input": 3000, "output": 1000}}
+EOF
+work
+expect_eq "$(jqo .status)" success "the first item fits the budget"
+expect_eq "$(sql "SELECT printf('%.4f', spent_cost_usd) FROM goals")" 0.0080
+work
+expect_eq "$(jqo .status)/$(jqo .error_class)" failed/budget "the second item's first call"
+expect_eq "$(exec_requests "$RUN")" 0 "no call sent by the second run"
+expect_eq "$(limit_payload "$RUN" | jq -c '[.limit_type, .value, .estimate, .threshold]')" '["budget.cost_usd",0.008,0.004,0.01]'
+expect_eq "$(sql "SELECT spent_cost_usd <= budget_max_cost_usd FROM goals")" 1 "never over the limit"
+
 done_tests
