@@ -290,11 +290,13 @@ expect_eq "$(jqo .status)" success "ask_human ends the run"
 expect_eq "$(sql "SELECT status||' '||question FROM work_items")" "blocked Which file?"
 expect_eq "$(sql "SELECT type||' '||json_extract(packet,'\$.analysis.source')||' '||json_extract(packet,'\$.minimal_question') FROM escalations")" "ask_human model Which file should change?"
 expect_eq "$(sql "SELECT turns FROM runs WHERE id='$RUN'")" 2 "the execute call and the analysis"
+expect_eq "$(sql "SELECT status FROM goals")" blocked "a critical item waiting on a human blocks its goal"
 ESC=$(sql "SELECT id FROM escalations")
 run "$G" resolve "$ESC" --action skip
 expect_rc 2 "a question is answered, not skipped"
 run "$G" resolve "$ESC" --action retry --input "README"
 expect_rc 0
 expect_eq "$(sql "SELECT status||' '||human_input||' '||ifnull(question,'-') FROM work_items")" "ready README -"
+expect_eq "$(sql "SELECT status FROM goals")" active
 
 done_tests
