@@ -108,6 +108,7 @@ expect_eq "$(pk '.work_item | [.id, .key, .title, .critical, .strategy] | @tsv')
 expect_eq "$(pk .reason)" recovery_exhausted
 expect_eq "$(pk '.attempts | length')" 5
 expect_eq "$(pk '[.attempts[] | .tried] | join(",")')" "tried alpha,tried bravo,tried charlie,tried delta,tried echo with expr"
+expect_eq "$(pk '[.attempts[] | .strategy] | join(",")')" "as planned,as planned,as planned,as planned,STRATEGY-XYZ: compute with expr" "each attempt's strategy"
 expect_eq "$(pk '[.attempts[] | select((.why_failed | test("got [a-z]+")) and (.signature | test("^[0-9a-f]{64}$")) and .status == "failed" and .error_class == "gate")] | length')" 5 "attempts: why_failed, signature"
 expect_eq "$(pk '[.attempts[].signature] | unique | length')" 5 "five different signatures"
 expect_eq "$(pk '.state.gates_failing | map(.name + ":" + (.exit_code|tostring) + ":" + .classification) | join(",")')" "tests:1:introduced"
@@ -160,6 +161,8 @@ expect_eq "$(jqo .error_class)" auth
 case "$(prompts "$LOG_B" | sed -n 4p)" in *"Strategy to follow (earlier ones failed): ALT-PLAN: use bc"*) ok ;;
     *) fail "the alternative is not in the next prompt" ;; esac
 ESC=$(sql "SELECT id FROM escalations WHERE status='open'")
+P=$(sql "SELECT packet FROM escalations WHERE id='$ESC'")
+expect_eq "$(pk '[.attempts[-3:][] | .strategy] | join(",")')" "STRATEGY-XYZ: compute with expr,STRATEGY-XYZ: compute with expr,ALT-PLAN: use bc" "strategies after the human's alternative"
 
 # --- resolve skip: the item is skipped, its dependent goes on ---------------------------
 expect_eq "$(sql "SELECT status FROM work_items WHERE id='$W2'")" queued
