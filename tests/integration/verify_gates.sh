@@ -94,6 +94,9 @@ first=$(sed -n 1p "$T/prompts"); retry=$(sed -n 3p "$T/prompts")
 case "$first" in *"expected 6, got 5"*) fail "the first attempt cannot know the failure" ;; *) ok ;; esac
 case "$retry" in *"Gate tests failed (exit 1)"*"not ok - mul 2 3: expected 6, got 5"*) ok ;;
     *) fail "the retry's prompt lacks the gate output: $retry" ;; esac
+case "$retry" in *"Where earlier runs of this item left off (context pack)"*) ok ;;
+    *) fail "the retry's prompt lacks the context pack: $retry" ;; esac
+expect_eq "$(sql "SELECT count(*) FROM context_packs WHERE item_id='$ITEM'")" 2 "a context pack after each run"
 expect_eq "$(jq -r 'select(.headers["x-goald-run"] == "'"$R2"'") | .headers["x-goald-stage"]' "$FAKE_LOG" | tr '\n' ' ')" \
     "execute execute review " "attempt 2: the review after the gates"
 
