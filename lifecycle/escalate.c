@@ -28,14 +28,23 @@ const char *const *escalate_actions(const char *type)
 
 static cJSON *attempts_json(store *st, const char *goal_id, const char *item_id)
 {
+    /* an attempt's strategy: the last Plan B or human alternative given to
+     * the item before the run was claimed */
     static const char q_item[] =
         "SELECT id, kind, attempt, tier, model_index, ifnull(model, ''), status,"
         " ifnull(summary, ''), ifnull(failure_reason, ''), ifnull(error_class, ''),"
-        " ifnull(error_signature, '') FROM runs WHERE item_id = ? ORDER BY created_at, rowid";
+        " ifnull(error_signature, ''),"
+        " (SELECT CASE e.type WHEN 'recovery.plan_b' THEN json_extract(e.payload, '$.strategy')"
+        "  ELSE json_extract(e.payload, '$.input') END FROM events e WHERE e.item_id = r.item_id"
+        "  AND (e.type = 'recovery.plan_b' OR (e.type = 'escalation.resolved'"
+        "  AND json_extract(e.payload, '$.action') = 'alternative'))"
+        "  AND e.id < (SELECT min(c.id) FROM events c WHERE c.run_id = r.id)"
+        "  ORDER BY e.id DESC LIMIT 1)"
+        " FROM runs r WHERE item_id = ? ORDER BY created_at, rowid";
     static const char q_goal[] =
         "SELECT id, kind, attempt, tier, model_index, ifnull(model, ''), status,"
         " ifnull(summary, ''), ifnull(failure_reason, ''), ifnull(error_class, ''),"
-        " ifnull(error_signature, '') FROM runs WHERE goal_id = ? AND item_id IS NULL"
+        " ifnull(error_signature, ''), NULL FROM runs WHERE goal_id = ? AND item_id IS NULL"
         " ORDER BY created_at, rowid";
     cJSON *arr = cJSON_CreateArray();
     sqlite3_stmt *s;
@@ -52,6 +61,9 @@ static cJSON *attempts_json(store *st, const char *goal_id, const char *item_id)
         cJSON_AddNumberToObject(o, "model_index", sqlite3_column_int(s, 4));
         cJSON_AddStringToObject(o, "model", (const char *)sqlite3_column_text(s, 5));
         cJSON_AddStringToObject(o, "status", (const char *)sqlite3_column_text(s, 6));
+        cJSON_AddStringToObject(o, "strategy", sqlite3_column_type(s, 11) == SQLITE_NULL
+                                                   ? "as planned"
+                                                   : (const char *)sqlite3_column_text(s, 11));
         cJSON_AddStringToObject(o, "tried", (const char *)sqlite3_column_text(s, 7));
         cJSON_AddStringToObject(o, "why_failed", (const char *)sqlite3_column_text(s, 8));
         cJSON_AddStringToObject(o, "error_class", (const char *)sqlite3_column_text(s, 9));
@@ -186,6 +198,7 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *attempts)
     cJSON *answer = NULL;
     char *t = cJSON_PrintUnformatted(attempts);
     char saved_cls[32];
+    struct run_usage saved_usage;
     strbuf saved;
 
     /* keep the failure being escalated if this call fails too */
@@ -199,7 +212,13 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *attempts)
                     j->item->description ? j->item->description : "");
     strbuf_addf(&user, "Attempts: %s\n", t ? t : "[]");
     cJSON_free(t);
+    /* its own account, like Plan B: not refused by the failed run's limits;
+     * its call still adds to the run's totals (ask_human escalates before
+     * the run is written) */
+    saved_usage = j->usage;
     j->usage.turns = 0;
+    j->usage.tokens = 0;
+    j->usage.started_ms = time_mono_ms();
     if (job_ask_json(j, "escalate", prompt_escalate, strbuf_cstr(&user), schema_escalate,
                      &answer) != 0 ||
         !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(answer, "root_cause")) ||
@@ -210,6 +229,9 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *attempts)
     } else {
         cJSON_AddStringToObject(answer, "source", "model");
     }
+    j->usage.turns += saved_usage.turns;
+    j->usage.tokens += saved_usage.tokens;
+    j->usage.started_ms = saved_usage.started_ms;
     snprintf(j->error_class, sizeof(j->error_class), "%s", saved_cls);
     strbuf_reset(&j->failure);
     strbuf_adds(&j->failure, strbuf_cstr(&saved));

@@ -144,6 +144,28 @@ out:
     return rc;
 }
 
+/* The goal's last model call, as the estimate of this run's first one: a
+ * budget check with no estimate would let each new run overrun the goal's
+ * budget by one call. */
+static void seed_estimate(struct job_ctx *j)
+{
+    static const char sql[] =
+        "SELECT ifnull(json_extract(payload, '$.tokens_in'), 0) +"
+        " ifnull(json_extract(payload, '$.tokens_out'), 0),"
+        " ifnull(json_extract(payload, '$.cost_usd'), 0) FROM events"
+        " WHERE goal_id = ? AND type = 'llm.response' ORDER BY id DESC LIMIT 1";
+    sqlite3_stmt *s;
+
+    if (store_prepare(j->st, &s, sql) != 0)
+        return;
+    store_bind_text(s, 1, j->goal->id);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        j->last_call_tokens = sqlite3_column_int64(s, 0);
+        j->last_call_cost = sqlite3_column_double(s, 1);
+    }
+    store_done(s);
+}
+
 /* The run is ours: pid and lease. */
 static int run_start(struct job_ctx *j)
 {
@@ -260,6 +282,7 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
     }
     if ((rc = run_start(&j)) != 0)
         goto out;
+    seed_estimate(&j);
     j.usage.started_ms = time_mono_ms();
 
     if (strcmp(j.claim.kind, "publish") != 0 && llm_client_open(&j.llm, st) != 0) {

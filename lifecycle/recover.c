@@ -172,8 +172,12 @@ static int ask_plan_b(struct job_ctx *j, char **strategy)
     if (j->item->strategy)
         strbuf_addf(&user, "Strategy so far: %s\n", j->item->strategy);
     strbuf_addf(&user, "It failed (%s): %s\n", j->error_class, strbuf_cstr(&j->failure));
-    /* the stage asks on its own account: the run's limits do not apply */
+    /* the stage asks on its own account: the run's limits do not apply
+     * (a run stopped by max_tokens or max_wall_time must still get its
+     * Plan B); the run's totals are already written */
     j->usage.turns = 0;
+    j->usage.tokens = 0;
+    j->usage.started_ms = time_mono_ms();
     rc = job_ask_json(j, "plan_b", prompt_plan_b, strbuf_cstr(&user), schema_plan_b, &answer);
     if (rc == 0) {
         s = cJSON_GetObjectItemCaseSensitive(answer, "strategy");

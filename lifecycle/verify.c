@@ -98,6 +98,7 @@ static void review(struct job_ctx *j, struct workspace *ws, const char *summary)
     strbuf user, diff;
     cJSON *answer = NULL;
     const cJSON *f;
+    int turns, rc;
 
     strbuf_init(&user, 1 << 20);
     strbuf_init(&diff, REVIEW_DIFF_MAX);
@@ -105,8 +106,13 @@ static void review(struct job_ctx *j, struct workspace *ws, const char *summary)
         strbuf_adds(&diff, "\n[diff cut at 200 KiB]\n");
     strbuf_addf(&user, "Work item: %s\nSummary: %s\nDiff:\n%s\n", j->item->title,
                 summary ? summary : "", diff.len ? strbuf_cstr(&diff) : "(no git diff)");
-    j->usage.turns = 0; /* the review has its own budget of turns */
-    if (job_ask_json(j, "review", prompt_review, strbuf_cstr(&user), schema_review, &answer) != 0) {
+    /* the review has its own budget of turns, but its call still counts
+     * among the run's model calls (runs.turns) */
+    turns = j->usage.turns;
+    j->usage.turns = 0;
+    rc = job_ask_json(j, "review", prompt_review, strbuf_cstr(&user), schema_review, &answer);
+    j->usage.turns += turns;
+    if (rc != 0) {
         cJSON *d = cJSON_CreateObject();
         cJSON_AddStringToObject(d, "error_class", j->error_class);
         add_decision(j, "review_unavailable", NULL, NULL, strbuf_cstr(&j->failure), d);
@@ -328,7 +334,14 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
                           : "");
         goto out;
     }
+    /* 1: every must-pass gate passed (a flaky one on its re-run); 0: no
+     * deterministic gate at all; -1 (stored as NULL): a must-pass gate
+     * failed the same way on the base commit, so nothing proves the item */
     verified = n_det > 0;
+    for (size_t i = 0; i < plan.n; i++)
+        if (!results[i].passed && results[i].must_pass &&
+            !strcmp(results[i].classification, "pre-existing"))
+            verified = -1;
     crit = cJSON_Parse(j->goal->success_criteria ? j->goal->success_criteria : "[]");
     {
         const cJSON *c;
@@ -346,7 +359,7 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
                 cJSON_AddStringToObject(g, "tree_id", tree);
                 cJSON_AddItemToArray(gs, g);
             }
-            cJSON_AddBoolToObject(e, "unverified", !verified);
+            cJSON_AddBoolToObject(e, "unverified", verified == 0);
             if ((rc = add_decision(j, "evidence", NULL, NULL, cJSON_GetStringValue(c), e)) != 0) {
                 cJSON_Delete(e);
                 goto internal;
@@ -365,7 +378,7 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
             strbuf_init(&body, 1 << 20);
             strbuf_addf(&body, "%s\n\nEvidence: %s%s", summary ? summary : "",
                         gates_line[0] ? gates_line : "no deterministic gate",
-                        verified ? "" : " (UNVERIFIED)");
+                        verified == 0 ? " (UNVERIFIED)" : "");
             memset(&msg, 0, sizeof(msg));
             msg.title = j->item->title;
             msg.body = strbuf_cstr(&body);
@@ -419,13 +432,16 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
                                       " WHERE id = ?";
             sqlite3_stmt *s;
             cJSON *p = cJSON_CreateObject();
-            cJSON_AddBoolToObject(p, "verified", verified);
+            cJSON_AddBoolToObject(p, "verified", verified == 1);
             cJSON_AddStringToObject(p, "gates", gates_line);
             if (sha)
                 cJSON_AddStringToObject(p, "commit", sha);
             if ((rc = store_tx_begin(j->st)) == 0) {
                 if ((rc = store_prepare(j->st, &s, sql)) == 0) {
-                    sqlite3_bind_int(s, 1, verified);
+                    if (verified < 0)
+                        sqlite3_bind_null(s, 1);
+                    else
+                        sqlite3_bind_int(s, 1, verified);
                     store_bind_text(s, 2, sha);
                     store_bind_text(s, 3, j->item->id);
                     rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "verified");
