@@ -5,8 +5,11 @@
 #include <string.h>
 
 #include "lifecycle/transitions.h"
+#include "store/goal.h"
 #include "util/err.h"
 #include "util/id.h"
+#include "util/log.h"
+#include "vcs/worktree.h"
 
 int lifecycle_goal_cancel(store *st, const char *goal_id, int *n_items)
 {
@@ -51,6 +54,14 @@ int lifecycle_goal_cancel(store *st, const char *goal_id, int *n_items)
         goto out;
     if (n_items)
         *n_items = (int)n;
+    /* the worktree goes with the goal; its branch stays */
+    {
+        struct goal *g = NULL;
+        if (store_goal_get(st, goal_id, &g) == 0 && g->repo && g->worktree &&
+            vcs_worktree_remove(g->repo, g->worktree) != 0)
+            log_warn("goal %.8s: worktree %s not removed: %s", goal_id, g->worktree, err_last());
+        store_goal_free(g);
+    }
     goto out;
 fail:
     store_tx_rollback(st);

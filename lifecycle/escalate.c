@@ -14,6 +14,9 @@
 static const char *const budget_actions[] = {"increase_budget", "complete_partial", "pause", NULL};
 static const char *const human_actions[] = {"retry", "alternative", "skip", "complete_partial",
                                             "pause", NULL};
+/* a blocked item (ask_human) cannot be skipped (DESIGN.md §2): answer it */
+static const char *const ask_actions[] = {"retry", "alternative", "complete_partial", "pause",
+                                          NULL};
 static const char *const general_actions[] = {"retry", "alternative", "skip", "increase_budget",
                                               "complete_partial", "pause", NULL};
 
@@ -21,7 +24,9 @@ const char *const *escalate_actions(const char *type)
 {
     if (!strcmp(type, "budget"))
         return budget_actions;
-    if (!strcmp(type, "ask_human") || !strcmp(type, "auth") || !strcmp(type, "config"))
+    if (!strcmp(type, "ask_human"))
+        return ask_actions;
+    if (!strcmp(type, "auth") || !strcmp(type, "config"))
         return human_actions;
     return general_actions;
 }
@@ -173,10 +178,17 @@ static cJSON *fallback_analysis(const struct job_ctx *j, const char *type)
                                       "keeps the plan", "may fail the same way", "small"};
         rows[n++] = (struct option_row){"alternative", "describe another approach",
                                       "avoids what failed", "needs your design", "medium"};
-        rows[n++] = (struct option_row){"skip", "skip this item", "the rest goes on",
-                                      "the item is not done", "none"};
+        if (!strcmp(type, "ask_human"))
+            rows[n++] = (struct option_row){"pause", "leave the item waiting", "nothing changes",
+                                          "nothing progresses", "none"};
+        else
+            rows[n++] = (struct option_row){"skip", "skip this item", "the rest goes on",
+                                          "the item is not done", "none"};
+        /* the agent's own question, when it asked one, is the question */
         cJSON_AddStringToObject(a, "minimal_question",
-                                "What should the agent do differently for this item?");
+                                !strcmp(type, "ask_human") && j->item && j->item->question
+                                    ? j->item->question
+                                    : "What should the agent do differently for this item?");
     }
     for (int i = 0; i < n; i++) {
         cJSON *o = cJSON_CreateObject();
