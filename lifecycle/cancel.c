@@ -16,36 +16,15 @@ int lifecycle_goal_cancel(store *st, const char *goal_id, int *n_items)
     static const char sql[] =
         "SELECT id FROM work_items WHERE goal_id = ? AND status IN"
         " ('queued','ready','in_progress','blocked','escalated') ORDER BY created_at, rowid";
-    sqlite3_stmt *s;
     char (*ids)[ID_SIZE] = NULL;
-    size_t n = 0, alloc = 0;
+    size_t n = 0;
     int rc;
 
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
     if ((rc = transition_apply(st, ENTITY_GOAL, goal_id, "cancelled", NULL, NULL)) != 0)
         goto fail;
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        goto fail;
-    store_bind_text(s, 1, goal_id);
-    for (;;) {
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "work items");
-            break;
-        }
-        if (n == alloc) {
-            alloc = alloc ? alloc * 2 : 16;
-            ids = realloc(ids, alloc * sizeof(*ids));
-            if (!ids)
-                abort();
-        }
-        snprintf(ids[n++], ID_SIZE, "%s", (const char *)sqlite3_column_text(s, 0));
-    }
-    store_done(s);
-    if (rc)
+    if ((rc = store_ids(st, sql, goal_id, &ids, &n)) != 0)
         goto fail;
     for (size_t i = 0; i < n; i++)
         if ((rc = transition_apply(st, ENTITY_ITEM, ids[i], "cancelled", NULL, NULL)) != 0)

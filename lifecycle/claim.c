@@ -19,18 +19,11 @@ static int busy(const char (*busy_goals)[ID_SIZE], int n, const char *goal_id)
     return 0;
 }
 
-/* A plan-lane unit: a queued goal to elaborate, else an active elaborated
- * goal without items to plan; neither while a run of the goal is running. */
-static int pick_plan(store *st, int64_t now, const char (*busy_goals)[ID_SIZE], int n_busy,
-                     struct claim *c)
+/* The first goal (not busy) that sql selects as (id, kind, attempts), with
+ * now bound as ?1. */
+static int pick_goal(store *st, const char *sql, int64_t now, const char (*busy_goals)[ID_SIZE],
+                     int n_busy, struct claim *c)
 {
-    static const char sql[] =
-        "SELECT id, CASE status WHEN 'queued' THEN 'elaborate' ELSE 'plan' END, attempts"
-        " FROM goals g WHERE is_template = 0 AND next_attempt_at <= ?"
-        " AND (status = 'queued' OR (status = 'active' AND elaboration IS NOT NULL"
-        "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)))"
-        " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.goal_id = g.id AND r.status = 'running')"
-        " ORDER BY priority DESC, created_at, id";
     sqlite3_stmt *s;
     int rc = store_prepare(st, &s, sql), found = 0;
 
@@ -58,43 +51,37 @@ static int pick_plan(store *st, int64_t now, const char (*busy_goals)[ID_SIZE], 
     return found ? 0 : ERR_NOTFOUND;
 }
 
+/* A plan-lane unit: a queued goal to elaborate, else an active elaborated
+ * goal without items to plan; neither while a run of the goal is running. */
+static int pick_plan(store *st, int64_t now, const char (*busy_goals)[ID_SIZE], int n_busy,
+                     struct claim *c)
+{
+    static const char sql[] =
+        "SELECT id, CASE status WHEN 'queued' THEN 'elaborate' ELSE 'plan' END, attempts"
+        " FROM goals g WHERE is_template = 0 AND next_attempt_at <= ?1"
+        " AND (status = 'queued' OR (status = 'active' AND elaboration IS NOT NULL"
+        "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)))"
+        " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.goal_id = g.id AND r.status = 'running')"
+        " ORDER BY priority DESC, created_at, id";
+
+    return pick_goal(st, sql, now, busy_goals, n_busy, c);
+}
+
 /* A goal whose items are all finished (or that a human completed as
  * partial): its publish unit, in the work lane. */
 static int pick_publish(store *st, int64_t now, const char (*busy_goals)[ID_SIZE], int n_busy,
                         struct claim *c)
 {
     static const char sql[] =
-        "SELECT id, attempts FROM goals g WHERE status = 'active' AND next_attempt_at <= ?"
+        "SELECT id, 'publish', attempts FROM goals g WHERE status = 'active'"
+        " AND next_attempt_at <= ?1"
         " AND (partial = 1 OR (EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)"
         "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id"
         "                      AND w.status NOT IN ('done', 'skipped'))))"
         " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.goal_id = g.id AND r.status = 'running')"
         " ORDER BY priority DESC, created_at, id";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql), found = 0;
 
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, now);
-    while (!found) {
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "claim");
-            break;
-        }
-        if (busy(busy_goals, n_busy, (const char *)sqlite3_column_text(s, 0)))
-            continue;
-        snprintf(c->goal_id, sizeof(c->goal_id), "%s", sqlite3_column_text(s, 0));
-        snprintf(c->kind, sizeof(c->kind), "publish");
-        c->attempt = sqlite3_column_int(s, 1) + 1;
-        found = 1;
-    }
-    store_done(s);
-    if (rc)
-        return rc;
-    return found ? 0 : ERR_NOTFOUND;
+    return pick_goal(st, sql, now, busy_goals, n_busy, c);
 }
 
 static int insert_run(store *st, const struct claim *c, int tier, int model_index, int64_t now)

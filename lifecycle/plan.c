@@ -311,34 +311,13 @@ int plan_promote_ready(store *st, const char *goal_id, int *n)
         " ON x.id = d.depends_on_id WHERE d.item_id = w.id AND NOT ("
         " x.status = 'done' OR (x.status = 'skipped' AND d.condition = 'done_or_skipped')))"
         " ORDER BY w.created_at, w.rowid";
-    sqlite3_stmt *s;
     char (*ids)[ID_SIZE] = NULL;
-    size_t cnt = 0, alloc = 0;
+    size_t cnt = 0;
     int rc;
 
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        goto fail;
-    store_bind_text(s, 1, goal_id);
-    for (;;) {
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "promote");
-            break;
-        }
-        if (cnt == alloc) {
-            alloc = alloc ? alloc * 2 : 8;
-            ids = realloc(ids, alloc * ID_SIZE);
-            if (!ids)
-                abort();
-        }
-        snprintf(ids[cnt++], ID_SIZE, "%s", (const char *)sqlite3_column_text(s, 0));
-    }
-    store_done(s);
-    if (rc)
+    if ((rc = store_ids(st, sql, goal_id, &ids, &cnt)) != 0)
         goto fail;
     for (size_t i = 0; i < cnt; i++)
         if ((rc = transition_apply(st, ENTITY_ITEM, ids[i], "ready", "queued", NULL)) != 0)

@@ -243,21 +243,18 @@ int lifecycle_resolve(store *st, const char *esc_id, const char *action, const c
     if (!strcmp(action, "complete_partial")) {
         static const char q[] = "SELECT id FROM work_items WHERE goal_id = ? AND status IN"
                                 " ('queued','ready','blocked','escalated')";
-        char ids[256][ID_SIZE];
-        int n = 0;
-        sqlite3_stmt *s;
+        char (*ids)[ID_SIZE] = NULL;
+        size_t n = 0;
         if ((rc = exec1(st, "UPDATE goals SET partial = 1 WHERE id = ?1 AND ?2 IS NULL AND ?3=?3",
                         e.goal_id, NULL, 0)) != 0)
             goto fail;
-        if ((rc = store_prepare(st, &s, q)) != 0)
+        if ((rc = store_ids(st, q, e.goal_id, &ids, &n)) != 0)
             goto fail;
-        store_bind_text(s, 1, e.goal_id);
-        while (n < 256 && sqlite3_step(s) == SQLITE_ROW)
-            snprintf(ids[n++], ID_SIZE, "%s", sqlite3_column_text(s, 0));
-        store_done(s);
-        for (int i = 0; i < n; i++)
-            if ((rc = transition_apply(st, ENTITY_ITEM, ids[i], "cancelled", NULL, p)) != 0)
-                goto fail;
+        for (size_t i = 0; i < n && rc == 0; i++)
+            rc = transition_apply(st, ENTITY_ITEM, ids[i], "cancelled", NULL, p);
+        free(ids);
+        if (rc)
+            goto fail;
         /* every other open escalation of the goal ends with it */
         if ((rc = exec1(st, "UPDATE escalations SET status = 'resolved', resolution ="
                             " 'complete_partial', resolved_at = ?3 WHERE goal_id = ?1"

@@ -138,17 +138,6 @@ out:
     return rc;
 }
 
-/* A token count from the provider: 0 unless a positive number, capped at
- * 1e15 (a negative count would give budget back; a huge one would
- * overflow the conversion and the sums). */
-static int64_t jint(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-
-    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
-        return 0;
-    return v->valuedouble < 1e15 ? (int64_t)v->valuedouble : (int64_t)1e15;
-}
 
 int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *resp,
                         struct llm_error *err)
@@ -229,11 +218,11 @@ int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *re
     usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
     /* input_tokens excludes the cache reads and writes: add them, so that
      * input means every prompt token as with OpenAI */
-    resp->usage.cached_input = jint(usage, "cache_read_input_tokens");
-    resp->usage.cache_write = jint(usage, "cache_creation_input_tokens");
+    resp->usage.cached_input = llm_token_count(usage, "cache_read_input_tokens");
+    resp->usage.cache_write = llm_token_count(usage, "cache_creation_input_tokens");
     resp->usage.input =
-        jint(usage, "input_tokens") + resp->usage.cached_input + resp->usage.cache_write;
-    resp->usage.output = jint(usage, "output_tokens");
+        llm_token_count(usage, "input_tokens") + resp->usage.cached_input + resp->usage.cache_write;
+    resp->usage.output = llm_token_count(usage, "output_tokens");
     rc = 0;
 out:
     if (rc)

@@ -102,4 +102,9 @@ char *llm_strdup(const char *s);
 /* The API key of a model from its environment variable, or NULL. */
 const char *llm_model_key(const struct llm_model *m);
 
+/* A token count from a provider's usage object (or a script line): 0
+ * unless a positive number, capped at 1e15 (a negative count would give
+ * budget back; a huge one would overflow the conversion and the sums). */
+int64_t llm_token_count(const struct cJSON *usage, const char *key);
+
 #endif

@@ -150,17 +150,6 @@ out:
     return rc;
 }
 
-/* A token count from the provider: 0 unless a positive number, capped at
- * 1e15 (a negative count would give budget back; a huge one would
- * overflow the conversion and the sums). */
-static int64_t jint(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-
-    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
-        return 0;
-    return v->valuedouble < 1e15 ? (int64_t)v->valuedouble : (int64_t)1e15;
-}
 
 int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
                      struct llm_error *err)
@@ -255,10 +244,10 @@ int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
     usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
     /* completion_tokens already counts reasoning tokens
      * (completion_tokens_details.reasoning_tokens is a breakdown) */
-    resp->usage.input = jint(usage, "prompt_tokens");
-    resp->usage.output = jint(usage, "completion_tokens");
+    resp->usage.input = llm_token_count(usage, "prompt_tokens");
+    resp->usage.output = llm_token_count(usage, "completion_tokens");
     resp->usage.cached_input =
-        jint(cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens_details"), "cached_tokens");
+        llm_token_count(cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens_details"), "cached_tokens");
     rc = 0;
 out:
     if (rc)

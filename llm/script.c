@@ -278,14 +278,6 @@ out:
     return rc;
 }
 
-static int64_t jint(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    /* as the providers' parsers: negative means 0, huge is capped (no UB) */
-    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
-        return 0;
-    return v->valuedouble < 1e15 ? (int64_t)v->valuedouble : (int64_t)1e15;
-}
 
 static int reply(llm_client *c, struct llm_model *m, const struct llm_request *req, const cJSON *l,
                  size_t lineno, struct llm_response *resp, struct llm_error *err)
@@ -341,9 +333,9 @@ static int reply(llm_client *c, struct llm_model *m, const struct llm_request *r
         free(a);
         i++;
     }
-    resp->usage.input = jint(usage, "input");
-    resp->usage.cached_input = jint(usage, "cached_input");
-    resp->usage.output = jint(usage, "output");
+    resp->usage.input = llm_token_count(usage, "input");
+    resp->usage.cached_input = llm_token_count(usage, "cached_input");
+    resp->usage.output = llm_token_count(usage, "output");
     v = cJSON_GetObjectItemCaseSensitive(l, "finish_reason");
     if (cJSON_IsString(v))
         resp->finish_reason = llm_strdup(v->valuestring);
@@ -399,7 +391,7 @@ int llm_script_chat(llm_client *c, struct llm_model *m, const struct llm_request
             const cJSON *msg = cJSON_GetObjectItemCaseSensitive(l, "message");
             const cJSON *ra = cJSON_GetObjectItemCaseSensitive(l, "retry_after_ms");
             llm_error_setf(c, err, (enum llm_error_class)llm_error_class_parse(v->valuestring),
-                           (int)jint(l, "status"), "%s:%zu: scripted %s%s%s", m->script, idx + 1,
+                           (int)llm_token_count(l, "status"), "%s:%zu: scripted %s%s%s", m->script, idx + 1,
                            v->valuestring, cJSON_IsString(msg) ? ": " : "",
                            cJSON_IsString(msg) ? msg->valuestring : "");
             err->retry_after_ms = cJSON_IsNumber(ra) ? (int64_t)ra->valuedouble : -1;

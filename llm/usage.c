@@ -115,3 +115,12 @@ out:
     }
     return store_tx_commit(st);
 }
+
+int64_t llm_token_count(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
+        return 0;
+    return v->valuedouble < 1e15 ? (int64_t)v->valuedouble : (int64_t)1e15;
+}

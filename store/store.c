@@ -344,3 +344,41 @@ void store_close(store *st)
     free(st->path);
     free(st);
 }
+
+int store_ids(store *st, const char *sql, const char *arg, char (**out)[37], size_t *n)
+{
+    char(*ids)[37] = NULL;
+    size_t cnt = 0, alloc = 0;
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    *out = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, arg);
+    for (;;) {
+        int step = sqlite3_step(s);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = store_err(st, "ids");
+            break;
+        }
+        if (cnt == alloc) {
+            alloc = alloc ? alloc * 2 : 16;
+            ids = realloc(ids, alloc * sizeof(*ids));
+            if (!ids)
+                abort();
+        }
+        snprintf(ids[cnt++], sizeof(ids[0]), "%.36s", (const char *)sqlite3_column_text(s, 0));
+    }
+    store_done(s);
+    if (rc) {
+        free(ids);
+        return rc;
+    }
+    *out = ids;
+    *n = cnt;
+    return 0;
+}

@@ -68,6 +68,10 @@ void store_done(sqlite3_stmt *stmt); /* reset + clear bindings; accepts NULL */
 /* Execute one or more statements without results. */
 int store_exec(store *st, const char *sql);
 
+/* The ids (first column) sql selects with arg bound as ?1, in order:
+ * *out is a malloc'd array of *n ids (free() it; NULL when none). */
+int store_ids(store *st, const char *sql, const char *arg, char (**out)[37], size_t *n);
+
 /* Bind helpers: NULL text binds SQL NULL. */
 int store_bind_text(sqlite3_stmt *s, int i, const char *v);
 /* Column text as a malloc'd copy (caller frees) or NULL. */
