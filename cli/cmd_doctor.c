@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "sandbox/sandbox.h"
 #include "llm/llm.h"
 #include "util/config.h"
 #include "vcs/repo.h"
@@ -89,6 +90,18 @@ static int check_bwrap(struct doctor *d)
 {
     static const char *const a[] = {"bwrap", NULL};
     check_tool(d, "bwrap", a, "the sandbox: apt-get install bubblewrap");
+    return 0;
+}
+
+/* Not only present: a real `true` in the sandbox, as every command runs. */
+static int check_sandbox(struct doctor *d)
+{
+    char detail[512] = "";
+
+    if (sandbox_selftest(detail, sizeof(detail)) != 0)
+        doctor_report(d, "sandbox", DOC_FAIL, NULL, "%s", err_last());
+    else
+        doctor_report(d, "sandbox", DOC_OK, NULL, "`true` ran in the sandbox (%s)", detail);
     return 0;
 }
 
@@ -257,7 +270,7 @@ struct doctor_check {
 /* One row per check; a new check is one more row. */
 static const struct doctor_check doctor_checks[] = {
     {"llm", check_llm}, {"database", check_database},
-    {"git", check_git}, {"bwrap", check_bwrap},
+    {"git", check_git}, {"bwrap", check_bwrap}, {"sandbox", check_sandbox},
     {"rg", check_rg},   {"fd", check_fd},
 };
 

@@ -86,8 +86,9 @@ const struct cli_command cmd_tool = {
                "Events (tool_call.*) are recorded when a database is named with --db or GOALD_DB.",
     .opts = (const struct cli_opt[]){{"root", "DIR", "the worktree: every path stays beneath it"},
                                      {"args", "JSON", "the arguments (default {})"},
-                                     {"allow", "LIST", "allowed actions, comma-separated "
-                                                       "(default: all)"},
+                                     {"allow", "LIST",
+                                      "allowed actions, comma-separated "
+                                      "(default: all)"},
                                      {"schemas", NULL, "print the tools' JSON schemas instead"},
                                      {NULL, NULL, NULL}},
     .min_pos = 0,

@@ -463,28 +463,6 @@ out:
     return rc;
 }
 
-void intake_branch_name(char *out, size_t n, const char *title, const char *id)
-{
-    char slug[41];
-    size_t k = 0;
-    int dash = 0;
-
-    for (const char *p = title; *p && k < sizeof(slug) - 1; p++) {
-        unsigned char ch = (unsigned char)*p;
-        if (isalnum(ch) && ch < 0x80) {
-            slug[k++] = (char)tolower(ch);
-            dash = 0;
-        } else if (k > 0 && !dash) {
-            slug[k++] = '-';
-            dash = 1;
-        }
-    }
-    while (k > 0 && slug[k - 1] == '-')
-        k--;
-    slug[k] = '\0';
-    snprintf(out, n, "goald/%s%s%.8s", slug, k ? "-" : "", id);
-}
-
 int intake_submit(store *st, struct goal *g, char id_out[ID_SIZE])
 {
     char branch[128];
@@ -494,7 +472,8 @@ int intake_submit(store *st, struct goal *g, char id_out[ID_SIZE])
     if ((rc = id_new(g->id)) != 0)
         return rc;
     if (g->repo && !g->branch) {
-        intake_branch_name(branch, sizeof(branch), g->title, g->id);
+        if ((rc = vcs_branch_name_for_goal(branch, sizeof(branch), g->title, g->id)) != 0)
+            return rc;
         g->branch = xstrdup(branch);
     }
     if ((rc = store_tx_begin(st)) != 0)

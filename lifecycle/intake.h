@@ -28,7 +28,4 @@ int intake_parse(struct goal **out, const char *text, size_t len, const char *fn
  * receives the id. */
 int intake_submit(store *st, struct goal *g, char id_out[ID_SIZE]);
 
-/* The goal branch "goald/<slug>-<id8>" for a title and id. */
-void intake_branch_name(char *out, size_t n, const char *title, const char *id);
-
 #endif

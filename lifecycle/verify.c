@@ -162,6 +162,14 @@ static int has_artifact(struct job_ctx *j, struct workspace *ws, const char *sum
         return 0;
     if (!empty)
         return 1;
+    {
+        /* a run that died after committing the item left its change on the
+         * branch: that commit is the artifact */
+        char sha[VCS_OID_HEX];
+        if (vcs_commit_find_by_trailer(sha, ws->wt, j->goal->base_branch, VCS_TRAILER_ITEM,
+                                       j->item->id) == 0)
+            return 1;
+    }
     if ((!strcmp(j->item->type, "doc") || !strcmp(j->item->type, "analysis")) && summary) {
         /* a path named in the summary that exists in the worktree */
         char word[512];

@@ -51,8 +51,9 @@ static int has_word(const char *list, const char *word)
     return 0;
 }
 
-/* Our cgroup folder in the pids hierarchy into out; 1 = v1, 2 = v2, 0 none. */
-static int find_base(char *out, size_t n)
+/* Our cgroup folder in the hierarchy of controller ("pids", "memory") into
+ * out; 1 = cgroup v1, 2 = v2 (the controller enabled for children), 0 none. */
+static int find_base(const char *controller, char *out, size_t n)
 {
     FILE *f = fopen("/proc/self/mountinfo", "re");
     char line[4096];
@@ -71,7 +72,7 @@ static int find_base(char *out, size_t n)
             continue;
         if (sscanf(sep + 3, "%63s %255s %1023s", fstype, src, opts) != 3)
             continue;
-        if (!strcmp(fstype, "cgroup") && has_word(opts, "pids") && !v1mnt[0])
+        if (!strcmp(fstype, "cgroup") && has_word(opts, controller) && !v1mnt[0])
             snprintf(v1mnt, sizeof(v1mnt), "%s", mnt);
         else if (!strcmp(fstype, "cgroup2") && !v2mnt[0])
             snprintf(v2mnt, sizeof(v2mnt), "%s", mnt);
@@ -89,7 +90,7 @@ static int find_base(char *out, size_t n)
         b[strcspn(b + 1, "\n") + 1] = '\0';
         if (a[1] == '\0')
             snprintf(v2path, sizeof(v2path), "%s", b + 1);
-        else if (has_word(a + 1, "pids"))
+        else if (has_word(a + 1, controller))
             snprintf(v1path, sizeof(v1path), "%s", b + 1);
     }
     fclose(f);
@@ -100,55 +101,99 @@ static int find_base(char *out, size_t n)
         char ctl[1024], buf[512];
         snprintf(out, n, "%s%s", v2mnt, strcmp(v2path, "/") ? v2path : "");
         snprintf(ctl, sizeof(ctl), "%s/cgroup.controllers", out);
-        if (read_small(ctl, buf, sizeof(buf)) != 0 || !has_word(buf, "pids"))
+        if (read_small(ctl, buf, sizeof(buf)) != 0 || !has_word(buf, controller))
             return 0;
         snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", out);
         if (read_small(ctl, buf, sizeof(buf)) != 0)
             return 0;
         /* enabling may fail (processes in our own cgroup): then none */
-        if (!has_word(buf, "pids") && write_file(ctl, "+pids") != 0)
-            return 0;
+        if (!has_word(buf, controller)) {
+            char plus[32];
+            snprintf(plus, sizeof(plus), "+%s", controller);
+            if (write_file(ctl, plus) != 0)
+                return 0;
+        }
         ver = 2;
     }
     return ver;
 }
 
-int sandbox_cgroup_create(struct sandbox_cgroup *cg, long pids_max)
+/* mkdir a fresh cgroup beneath base into dir. */
+static int make_dir(char *dir, size_t n, const char *base)
 {
     static unsigned counter;
-    char base[400], file[600], num[32];
+
+    snprintf(dir, n, "%s/goald-%ld-%u-%ld", base, (long)getpid(), counter++, (long)time(NULL));
+    return mkdir(dir, 0755);
+}
+
+static int write_num(const char *dir, const char *file, long long v)
+{
+    char path[700], num[32];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    snprintf(num, sizeof(num), "%lld", v);
+    return write_file(path, num);
+}
+
+int sandbox_cgroup_create(struct sandbox_cgroup *cg, long pids_max, long long mem_bytes)
+{
+    char base[400], mbase[400];
+    int ver, mver;
 
     memset(cg, 0, sizeof(*cg));
-    if (!find_base(base, sizeof(base)))
+    if ((ver = find_base("pids", base, sizeof(base))) == 0)
         return -1;
-    snprintf(cg->dir, sizeof(cg->dir), "%s/goald-%ld-%u-%ld", base, (long)getpid(), counter++,
-             (long)time(NULL));
-    if (mkdir(cg->dir, 0755) != 0)
+    if (make_dir(cg->dir, sizeof(cg->dir), base) != 0)
         return -1;
-    snprintf(file, sizeof(file), "%s/pids.max", cg->dir);
-    snprintf(num, sizeof(num), "%ld", pids_max);
-    if (write_file(file, num) != 0) {
+    if (write_num(cg->dir, "pids.max", pids_max) != 0) {
         rmdir(cg->dir);
         return -1;
     }
     snprintf(cg->procs, sizeof(cg->procs), "%s/cgroup.procs", cg->dir);
     cg->active = 1;
+    if (mem_bytes <= 0 || (mver = find_base("memory", mbase, sizeof(mbase))) == 0)
+        return 0;
+    if (ver == 2 && mver == 2) {
+        /* one folder holds both controllers */
+        if (write_num(cg->dir, "memory.max", mem_bytes) == 0) {
+            write_num(cg->dir, "memory.swap.max", 0); /* absent without swap accounting */
+            cg->mem_active = 1;
+        }
+        return 0;
+    }
+    if (mver != 1 || make_dir(cg->mem_dir, sizeof(cg->mem_dir), mbase) != 0)
+        return 0;
+    if (write_num(cg->mem_dir, "memory.limit_in_bytes", mem_bytes) != 0) {
+        rmdir(cg->mem_dir);
+        cg->mem_dir[0] = '\0';
+        return 0;
+    }
+    snprintf(cg->mem_procs, sizeof(cg->mem_procs), "%s/cgroup.procs", cg->mem_dir);
+    cg->mem_active = 1;
     return 0;
 }
 
-int sandbox_cgroup_enter(const struct sandbox_cgroup *cg)
+static int enter_one(const char *procs)
 {
     int fd;
     ssize_t w;
 
-    if (!cg->active)
-        return 0;
-    fd = open(cg->procs, O_WRONLY | O_CLOEXEC);
+    fd = open(procs, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     w = write(fd, "0\n", 2);
     close(fd);
     return w == 2 ? 0 : -1;
+}
+
+int sandbox_cgroup_enter(const struct sandbox_cgroup *cg)
+{
+    if (cg->active && enter_one(cg->procs) != 0)
+        return -1;
+    if (cg->mem_active && cg->mem_procs[0] && enter_one(cg->mem_procs) != 0)
+        return -1;
+    return 0;
 }
 
 int sandbox_cgroup_signal(const struct sandbox_cgroup *cg, int sig)
@@ -181,14 +226,20 @@ void sandbox_cgroup_destroy(struct sandbox_cgroup *cg)
             break;
         nanosleep(&ts, NULL);
     }
+    for (int i = 0; cg->mem_dir[0] && i < 200; i++) {
+        if (rmdir(cg->mem_dir) == 0 || errno == ENOENT)
+            break;
+        nanosleep(&ts, NULL);
+    }
     cg->active = 0;
+    cg->mem_active = 0;
 }
 
 int sandbox_cgroup_probe(void)
 {
     struct sandbox_cgroup cg;
 
-    if (sandbox_cgroup_create(&cg, 16) != 0)
+    if (sandbox_cgroup_create(&cg, 16, 0) != 0)
         return 0;
     sandbox_cgroup_destroy(&cg);
     return 1;

@@ -226,8 +226,7 @@ int path_open(int *out, int root_fd, const char *rel, int flags, mode_t mode)
     return map_errno(errno, rel);
 }
 
-int path_open_parent(int *dir_out, char *leaf, size_t n, int root_fd, const char *rel,
-                     int mkdirs)
+int path_open_parent(int *dir_out, char *leaf, size_t n, int root_fd, const char *rel, int mkdirs)
 {
     char buf[PATH_MAX];
     const char *slash = strrchr(rel, '/');

@@ -35,8 +35,7 @@ int path_open(int *out, int root_fd, const char *rel, int flags, mode_t mode);
 /* Open the folder that holds rel (O_RDONLY | O_DIRECTORY) beneath root_fd,
  * creating missing folders (mode 0755) when mkdirs; the last component
  * goes into leaf.  rel must not be ".". */
-int path_open_parent(int *dir_out, char *leaf, size_t n, int root_fd, const char *rel,
-                     int mkdirs);
+int path_open_parent(int *dir_out, char *leaf, size_t n, int root_fd, const char *rel, int mkdirs);
 
 /* When rel names a symlink, the path (relative to the root) it leads to,
  * after checking that it stays beneath the root; else rel itself.  Into

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,7 +27,7 @@
 #include "util/timeutil.h"
 
 #define INSTALL_HINT                                                                               \
-    "install it with `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install bubblewrap`, "  \
+    "install it with `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install bubblewrap`, "   \
     "or set GOALD_SANDBOX=none to run commands unconfined (not recommended)"
 
 #define SANDBOX_HOME "/tmp/home"
@@ -144,8 +145,8 @@ static void add_system(struct strv *a, const char *path)
 /* Secrets of /etc, replaced by an empty file. */
 static void add_masks(struct strv *a)
 {
-    static const char *files[] = {"/etc/shadow", "/etc/gshadow", "/etc/shadow-",
-                                  "/etc/gshadow-", "/etc/security/opasswd"};
+    static const char *files[] = {"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-",
+                                  "/etc/security/opasswd"};
     struct stat st;
     glob_t g;
 
@@ -280,8 +281,7 @@ static int build_env(struct strv *env, const struct sandbox_spec *spec, const ch
     }
     for (size_t i = 0; spec->env && spec->env[i]; i++) {
         if (!strchr(spec->env[i], '=')) {
-            rc = err_set(ERR_INVALID, "sandbox: environment entry \"%s\" lacks '='",
-                         spec->env[i]);
+            rc = err_set(ERR_INVALID, "sandbox: environment entry \"%s\" lacks '='", spec->env[i]);
             goto out;
         }
         strv_push(env, spec->env[i]);
@@ -295,8 +295,8 @@ out:
 static int build_bwrap(struct strv *a, const struct sandbox_spec *spec, const char *bwrap,
                        const struct strv *env)
 {
-    static const char *system[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-                                   "/libx32", "/etc"};
+    static const char *system[] = {"/usr",   "/bin",   "/sbin",   "/lib",
+                                   "/lib32", "/lib64", "/libx32", "/etc"};
     char num[64];
     int rc;
 
@@ -368,8 +368,9 @@ static int check_spec(const struct sandbox_spec *spec)
     if (!spec->direct) {
         const char *m = config_str(CFG_SANDBOX_MODE);
         if (!m || (strcmp(m, "bwrap") && strcmp(m, "none")))
-            return err_set(ERR_INVALID, "sandbox.mode (GOALD_SANDBOX): expected bwrap or none, "
-                                        "got \"%s\"",
+            return err_set(ERR_INVALID,
+                           "sandbox.mode (GOALD_SANDBOX): expected bwrap or none, "
+                           "got \"%s\"",
                            m ? m : "");
     }
     return 0;
@@ -475,11 +476,11 @@ void sandbox_result_release(struct sandbox_result *res)
 /* --- the child ----------------------------------------------------------- */
 
 struct child_plan {
-    const char *exe;        /* absolute path to exec */
+    const char *exe; /* absolute path to exec */
     char *const *argv;
     char *const *envp;
     int in_fd, out_fd, err_fd;
-    int cwd_fd;             /* -1: chdir(cwd) */
+    int cwd_fd; /* -1: chdir(cwd) */
     const char *cwd;
     const struct sandbox_cgroup *cg;
     struct rlimit lim[5];
@@ -541,10 +542,21 @@ static void record_unconfined(const struct sandbox_spec *spec)
     cJSON_AddStringToObject(p, "root", spec->root);
     cJSON_AddStringToObject(p, "command", spec->command ? spec->command : spec->argv[0]);
     cJSON_AddStringToObject(p, "level", "warning");
-    if (store_event_add(spec->st, spec->goal_id, spec->item_id, spec->run_id,
-                        "sandbox.unconfined", p, NULL) != 0)
+    if (store_event_add(spec->st, spec->goal_id, spec->item_id, spec->run_id, "sandbox.unconfined",
+                        p, NULL) != 0)
         log_warn("sandbox: cannot record sandbox.unconfined: %s", err_last());
     cJSON_Delete(p);
+}
+
+/* sandbox.memory_mb in bytes; 0 means half of the physical memory. */
+static long long memory_limit(void)
+{
+    long long mb = config_int(CFG_SANDBOX_MEMORY_MB);
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+
+    if (mb > 0)
+        return mb << 20;
+    return pages > 0 && psize > 0 ? (long long)pages * psize / 2 : 0;
 }
 
 static void kill_all(pid_t pgid, const struct sandbox_cgroup *cg, int sig)
@@ -563,7 +575,7 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
     char exe[PATH_MAX];
     char home[PATH_MAX];
     int pout[2] = {-1, -1}, perr[2] = {-1, -1};
-    int devnull = -1, spill_fd = -1;
+    int devnull = -1, spill_fd = -1, pidfd = -1;
     size_t spilled = 0;
     int spill_over = 0;
     int unconfined = 0;
@@ -574,8 +586,8 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
 
     memset(res, 0, sizeof(*res));
     memset(&plan, 0, sizeof(plan));
-    tail_init(&tout, spec->tail_cap ? spec->tail_cap
-                                    : (size_t)config_int(CFG_SANDBOX_OUTPUT_KB) << 10);
+    tail_init(&tout,
+              spec->tail_cap ? spec->tail_cap : (size_t)config_int(CFG_SANDBOX_OUTPUT_KB) << 10);
     tail_init(&terr, tout.keep);
     if ((rc = check_spec(spec)) != 0)
         goto out;
@@ -583,11 +595,17 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
     if (spec->direct || unconfined) {
         /* not inside bubblewrap: a private, empty HOME of our own */
         snprintf(home, sizeof(home), "%s/goald-home-%ld",
-                 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-                 (long)getuid());
+                 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getuid());
         if (mkdir(home, 0700) != 0 && errno != EEXIST) {
             rc = err_set(ERR_IO, "sandbox: %s: %s", home, strerror(errno));
             goto out;
+        }
+        {
+            struct stat hst;
+            if (lstat(home, &hst) != 0 || !S_ISDIR(hst.st_mode) || hst.st_uid != getuid()) {
+                rc = err_set(ERR_IO, "sandbox: %s: not a folder of ours", home);
+                goto out;
+            }
         }
         if ((rc = build_env(&env, spec, home)) != 0)
             goto out;
@@ -609,7 +627,7 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
         add_command(&args, spec);
     }
     if (config_bool(CFG_SANDBOX_CGROUP) && config_int(CFG_SANDBOX_NPROC) > 0 && !spec->direct)
-        sandbox_cgroup_create(&cg, (long)config_int(CFG_SANDBOX_NPROC));
+        sandbox_cgroup_create(&cg, (long)config_int(CFG_SANDBOX_NPROC), memory_limit());
     if (pipe2(pout, O_CLOEXEC) != 0 || (!spec->merge_stderr && pipe2(perr, O_CLOEXEC) != 0)) {
         rc = err_set(ERR_IO, "sandbox: pipe: %s", strerror(errno));
         goto out;
@@ -622,8 +640,8 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
         }
     }
     if (spec->spill_path) {
-        spill_fd = open(spec->spill_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-                        0600);
+        spill_fd =
+            open(spec->spill_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (spill_fd < 0) {
             rc = err_set(ERR_IO, "sandbox: %s: %s", spec->spill_path, strerror(errno));
             goto out;
@@ -645,8 +663,8 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
     add_limit(&plan, RLIMIT_NOFILE, config_int(CFG_SANDBOX_NOFILE));
 
     start = time_mono_ms();
-    deadline = start + (spec->timeout_ms > 0 ? spec->timeout_ms
-                                             : config_int(CFG_SANDBOX_TIMEOUT_S) * 1000);
+    deadline = start +
+               (spec->timeout_ms > 0 ? spec->timeout_ms : config_int(CFG_SANDBOX_TIMEOUT_S) * 1000);
     pid = fork();
     if (pid < 0) {
         rc = err_set(ERR_IO, "sandbox: fork: %s", strerror(errno));
@@ -654,7 +672,8 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
     }
     if (pid == 0)
         child_exec(&plan);
-    setpgid(pid, pid); /* also done by the child; whichever runs first */
+    setpgid(pid, pid);                            /* also done by the child; whichever runs first */
+    pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* -1 before Linux 5.3: then polled */
     close(pout[1]);
     pout[1] = -1;
     if (perr[1] >= 0) {
@@ -663,8 +682,8 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
     }
 
     for (;;) {
-        struct pollfd pf[2];
-        int nf = 0;
+        struct pollfd pf[3];
+        int nf = 0, npipes;
         int64_t now = time_mono_ms();
         int64_t wait_ms;
         char buf[65536];
@@ -684,8 +703,12 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
             pf[nf++] = (struct pollfd){.fd = pout[0], .events = POLLIN};
         if (perr[0] >= 0)
             pf[nf++] = (struct pollfd){.fd = perr[0], .events = POLLIN};
-        if (nf == 0 && reaped)
+        npipes = nf;
+        if (npipes == 0 && reaped)
             break;
+        /* the process's exit wakes the poll at once (no polling delay) */
+        if (!reaped && pidfd >= 0)
+            pf[nf++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
         if (!res->timed_out && !res->stopped && now >= deadline) {
             res->timed_out = 1;
             kill_all(pid, &cg, SIGTERM);
@@ -703,7 +726,8 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
         if (!res->timed_out && deadline - now < wait_ms)
             wait_ms = deadline - now > 0 ? deadline - now : 0;
         if (nf == 0) {
-            time_sleep_ms(wait_ms > 0 ? wait_ms : 1);
+            /* output closed, the process not yet gone, no pidfd: look again soon */
+            time_sleep_ms(wait_ms > 2 ? 2 : (wait_ms > 0 ? wait_ms : 1));
             continue;
         }
         if (poll(pf, (nfds_t)nf, (int)wait_ms) < 0 && errno != EINTR) {
@@ -711,7 +735,7 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
             kill_all(pid, &cg, SIGKILL);
             break;
         }
-        for (int i = 0; i < nf; i++) {
+        for (int i = 0; i < npipes; i++) {
             int is_out = pf[i].fd == pout[0];
             ssize_t got;
             if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -769,6 +793,7 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
         res->term_signal = res->exit_code - 128;
     res->unconfined = unconfined;
     res->pids_cgroup = cg.active;
+    res->memory_cgroup = cg.mem_active;
     res->spilled = spill_fd >= 0 && !spill_over;
     tail_finish(&tout, &res->out);
     tail_finish(&terr, &res->err);
@@ -788,6 +813,8 @@ out:
     }
     if (devnull >= 0)
         close(devnull);
+    if (pidfd >= 0)
+        close(pidfd);
     if (spill_fd >= 0)
         close(spill_fd);
     strv_free(&args);

@@ -32,29 +32,29 @@
 typedef int (*sandbox_data_fn)(void *arg, const char *data, size_t len);
 
 struct sandbox_spec {
-    const char *root;         /* the worktree: absolute, an existing folder; required */
-    const char *command;      /* run as: bash -c COMMAND; or NULL and argv */
-    const char *const *argv;  /* NULL-terminated; argv[0] looked up in PATH */
-    const char *const *env;   /* extra "NAME=value" entries (may be NULL) */
-    int timeout_ms;           /* 0: sandbox.timeout_s */
-    int merge_stderr;         /* stderr goes to the stdout stream (one ordered stream) */
-    const char *spill_path;   /* when set, the whole stdout (up to spill_max) goes here */
-    size_t spill_max;         /* 0: unlimited */
-    size_t tail_cap;          /* bytes of each stream kept; 0: sandbox.output_kb */
+    const char *root;        /* the worktree: absolute, an existing folder; required */
+    const char *command;     /* run as: bash -c COMMAND; or NULL and argv */
+    const char *const *argv; /* NULL-terminated; argv[0] looked up in PATH */
+    const char *const *env;  /* extra "NAME=value" entries (may be NULL) */
+    int timeout_ms;          /* 0: sandbox.timeout_s */
+    int merge_stderr;        /* stderr goes to the stdout stream (one ordered stream) */
+    const char *spill_path;  /* when set, the whole stdout (up to spill_max) goes here */
+    size_t spill_max;        /* 0: unlimited */
+    size_t tail_cap;         /* bytes of each stream kept; 0: sandbox.output_kb */
     sandbox_data_fn on_stdout;
     void *on_stdout_arg;
-    int stdin_fd;             /* -1 or 0: /dev/null; else dup'd to the command's stdin */
-    int direct;               /* run without bubblewrap: only for trusted programs with
-                               * fixed arguments (rg, fd) that goald itself starts;
-                               * rlimits, timeout and capture still apply */
-    int cwd_fd;               /* with direct: the working directory as an fd (else root) */
+    int stdin_fd; /* -1 or 0: /dev/null; else dup'd to the command's stdin */
+    int direct;   /* run without bubblewrap: only for trusted programs with
+                   * fixed arguments (rg, fd) that goald itself starts;
+                   * rlimits, timeout and capture still apply */
+    int cwd_fd;   /* with direct: the working directory as an fd (else root) */
     /* events (sandbox.unconfined): st may be NULL */
     store *st;
     const char *goal_id, *item_id, *run_id;
 };
 
 struct sandbox_stream {
-    char *data;           /* the kept tail, NUL-terminated; owned by the result */
+    char *data; /* the kept tail, NUL-terminated; owned by the result */
     size_t len;
     uint64_t total_bytes; /* everything the command wrote */
     uint64_t total_lines; /* newlines, plus one for an unterminated last line */
@@ -62,14 +62,15 @@ struct sandbox_stream {
 };
 
 struct sandbox_result {
-    int exit_code;        /* exit status; 128 + signal when killed by one */
-    int term_signal;      /* the signal that ended it, 0 if it exited */
-    int timed_out;        /* the wall-clock timeout fired */
-    int stopped;          /* on_stdout asked to stop */
-    int unconfined;       /* ran with sandbox.mode = none */
-    int pids_cgroup;      /* a pids cgroup capped its process count */
+    int exit_code;     /* exit status; 128 + signal when killed by one */
+    int term_signal;   /* the signal that ended it, 0 if it exited */
+    int timed_out;     /* the wall-clock timeout fired */
+    int stopped;       /* on_stdout asked to stop */
+    int unconfined;    /* ran with sandbox.mode = none */
+    int pids_cgroup;   /* a pids cgroup capped its process count */
+    int memory_cgroup; /* a memory cgroup capped its processes' memory together */
     int64_t duration_ms;
-    int spilled;          /* spill_path holds the full output (spill_max not hit) */
+    int spilled;                    /* spill_path holds the full output (spill_max not hit) */
     struct sandbox_stream out, err; /* err is empty with merge_stderr */
 };
 
@@ -95,7 +96,8 @@ int sandbox_unconfined(void);
 int sandbox_selftest(char *detail, size_t n);
 
 /* The bubblewrap arguments sandbox_run() would use for spec (for tests and
- * `--explain`), one per line, into out. */
+ * diagnostics), one per line, into *out (malloc'd: the caller frees it
+ * with free()). */
 int sandbox_describe(const struct sandbox_spec *spec, char **out);
 
 #endif

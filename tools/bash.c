@@ -89,8 +89,9 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
                                  : (sres.out.total_lines == 1 ? (size_t)sres.out.total_bytes : len);
             if (line_len && text[len - 1] == '\n')
                 line_len--;
-            strbuf_addf(&res->output, "\n\n[Showing the last %s of line %zu (the line is %s%s). "
-                                      "%s: %s]",
+            strbuf_addf(&res->output,
+                        "\n\n[Showing the last %s of line %zu (the line is %s%s). "
+                        "%s: %s]",
                         format_size(sz, sizeof(sz), len - start), end_line,
                         exact ? "" : "at least ", format_size(sz2, sizeof(sz2), line_len), what,
                         spill);
@@ -110,13 +111,15 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     cJSON_AddBoolToObject(tool_meta(res), "timed_out", sres.timed_out);
     cJSON_AddBoolToObject(tool_meta(res), "unconfined", sres.unconfined);
     cJSON_AddBoolToObject(tool_meta(res), "pids_cgroup", sres.pids_cgroup);
+    cJSON_AddBoolToObject(tool_meta(res), "memory_cgroup", sres.memory_cgroup);
     if (sres.term_signal)
         cJSON_AddNumberToObject(tool_meta(res), "signal", sres.term_signal);
     if (sres.timed_out) {
         res->ok = 0;
         res->error_class = TOOL_TIMEOUT;
-        strbuf_addf(&res->output, "\n\nCommand timed out after %lld seconds (the whole process "
-                                  "group was killed)",
+        strbuf_addf(&res->output,
+                    "\n\nCommand timed out after %lld seconds (the whole process "
+                    "group was killed)",
                     (long long)timeout_s);
     } else if (sres.exit_code != 0) {
         res->ok = 0;

@@ -13,7 +13,7 @@ struct line {
 };
 
 struct op {
-    char kind;  /* ' ', '-', '+' */
+    char kind;   /* ' ', '-', '+' */
     size_t a, b; /* line indexes in a and b at this op */
 };
 
@@ -95,7 +95,8 @@ int diff_unified(strbuf *out, const char *name, const char *a, size_t alen, cons
                     push(&ops, &nops, &cap, ' ', pre + i, pre + j);
                     i++;
                     j++;
-                } else if (i < m && (j == n || t[(i + 1) * (n + 1) + j] >= t[i * (n + 1) + j + 1])) {
+                } else if (i < m &&
+                           (j == n || t[(i + 1) * (n + 1) + j] >= t[i * (n + 1) + j + 1])) {
                     push(&ops, &nops, &cap, '-', pre + i, pre + j);
                     i++;
                 } else {
@@ -151,7 +152,8 @@ int diff_unified(strbuf *out, const char *name, const char *a, size_t alen, cons
         rc = strbuf_addf(out, "@@ -%zu,%zu +%zu,%zu @@\n", os, ol, ns, nl);
         for (size_t q = first; q < end && !rc; q++) {
             const struct line *l = ops[q].kind == '+' ? &lb[ops[q].b] : &la[ops[q].a];
-            if ((rc = strbuf_addc(out, ops[q].kind)) == 0 && (rc = strbuf_add(out, l->p, l->len)) == 0)
+            if ((rc = strbuf_addc(out, ops[q].kind)) == 0 &&
+                (rc = strbuf_add(out, l->p, l->len)) == 0)
                 rc = strbuf_addc(out, '\n');
         }
         k = end;

@@ -14,6 +14,7 @@
 #include "tools/truncate.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/fsutil.h"
 
 #define BOM "\xEF\xBB\xBF"
 
@@ -195,7 +196,7 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         goto out;
     if ((rc = path_follow(target, sizeof(target), ctx->root_fd, rel)) != 0)
         goto out;
-    if ((rc = path_open(&fd, ctx->root_fd, target, O_RDONLY | O_NOFOLLOW, 0)) != 0)
+    if ((rc = path_open(&fd, ctx->root_fd, target, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0)) != 0)
         goto out;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         tool_fail(res, TOOL_VALIDATION, "%s: not a regular file", rel);
@@ -204,8 +205,9 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     if ((rc = tool_read_fd(&raw, fd, cap, rel)) != 0)
         goto out;
     if (!*old_arg) {
-        tool_fail(res, TOOL_VALIDATION, "edit: old_text: must not be empty (use write to create "
-                                        "a file)");
+        tool_fail(res, TOOL_VALIDATION,
+                  "edit: old_text: must not be empty (use write to create "
+                  "a file)");
         goto out;
     }
     body = strbuf_cstr(&raw);
@@ -220,8 +222,9 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     to_lf(&old_t, old_arg, strlen(old_arg));
     to_lf(&new_t, new_arg, strlen(new_arg));
     if (old_t.len == new_t.len && !memcmp(strbuf_cstr(&old_t), strbuf_cstr(&new_t), old_t.len)) {
-        tool_fail(res, TOOL_VALIDATION, "edit: old_text and new_text are the same: nothing to "
-                                        "change");
+        tool_fail(res, TOOL_VALIDATION,
+                  "edit: old_text and new_text are the same: nothing to "
+                  "change");
         goto out;
     }
 
@@ -274,11 +277,11 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         goto out;
     if (ctx->after_resolve)
         ctx->after_resolve(ctx->after_resolve_arg, target);
-    if ((rc = tool_write_atomic_at(dfd, leaf, strbuf_cstr(&final), final.len,
-                                   st.st_mode & 07777)) != 0)
+    if ((rc = fs_write_atomic_at(dfd, leaf, strbuf_cstr(&final), final.len, st.st_mode & 07777)) !=
+        0)
         goto out;
-    diff_unified(&diff, target, strbuf_cstr(&lf), lf.len, strbuf_cstr(&result), result.len,
-                 &added, &removed);
+    diff_unified(&diff, target, strbuf_cstr(&lf), lf.len, strbuf_cstr(&result), result.len, &added,
+                 &removed);
     strbuf_addf(&res->output, "Edited %s: replaced %zu occurrence%s%s.\n\n", rel, nsel,
                 nsel == 1 ? "" : "s",
                 normalised ? " (matched after normalising whitespace and quotes)" : "");
@@ -290,8 +293,9 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         if (t.truncated) {
             res->truncated = 1;
             res->truncated_by = t.by;
-            strbuf_addf(&res->output, "\n[Diff cut at %zu of %zu lines (%s limit). Use read to "
-                                      "see the file.]",
+            strbuf_addf(&res->output,
+                        "\n[Diff cut at %zu of %zu lines (%s limit). Use read to "
+                        "see the file.]",
                         t.lines, t.total_lines,
                         !strcmp(t.by, "bytes") ? format_size(sz, sizeof(sz), tool_max_bytes())
                                                : "line");

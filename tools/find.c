@@ -117,8 +117,9 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         res->truncated_by = t.truncated ? "bytes" : "limit";
         strbuf_adds(&res->output, "\n\n[");
         if (limited)
-            strbuf_addf(&res->output, "%lld results limit reached. Use limit=%lld for more, or "
-                                      "refine pattern",
+            strbuf_addf(&res->output,
+                        "%lld results limit reached. Use limit=%lld for more, or "
+                        "refine pattern",
                         (long long)limit, (long long)limit * 2);
         if (limited && t.truncated)
             strbuf_adds(&res->output, ". ");

@@ -16,10 +16,10 @@
 #include "util/err.h"
 
 struct grep_state {
-    strbuf pending;      /* a partial JSON line */
-    strbuf out;          /* formatted lines */
-    const char *prefix;  /* the searched folder relative to the root ("" for the root) */
-    const char *file;    /* when searching one file (read from stdin): its path */
+    strbuf pending;     /* a partial JSON line */
+    strbuf out;         /* formatted lines */
+    const char *prefix; /* the searched folder relative to the root ("" for the root) */
+    const char *file;   /* when searching one file (read from stdin): its path */
     int64_t limit;
     int64_t matches;
     int limited;
@@ -133,10 +133,14 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     }
     if (tool_path(ctx, res, path, rel, sizeof(rel)) != 0)
         goto out;
-    if ((rc = path_open(&fd, ctx->root_fd, rel, O_RDONLY, 0)) != 0)
+    if ((rc = path_open(&fd, ctx->root_fd, rel, O_RDONLY | O_NONBLOCK, 0)) != 0)
         goto out;
     if (fstat(fd, &st) != 0) {
         rc = err_set(ERR_IO, "%s: %m", rel);
+        goto out;
+    }
+    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+        tool_fail(res, TOOL_VALIDATION, "%s: not a regular file or folder", rel);
         goto out;
     }
     is_file = !S_ISDIR(st.st_mode);
@@ -167,8 +171,8 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
      * both fds were opened beneath the root */
     argv[an++] = is_file ? "-" : "./";
     argv[an] = NULL;
-    if ((rc = tool_search_run(ctx, names, argv, is_file ? -1 : fd, is_file ? fd : -1, on_data,
-                              &g, &sres)) != 0)
+    if ((rc = tool_search_run(ctx, names, argv, is_file ? -1 : fd, is_file ? fd : -1, on_data, &g,
+                              &sres)) != 0)
         goto out;
     have = 1;
     if (sres.timed_out) {
@@ -195,8 +199,9 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         int first = 1;
         strbuf_adds(&res->output, "\n\n[");
         if (g.limited) {
-            strbuf_addf(&res->output, "%lld matches limit reached. Use limit=%lld for more, or "
-                                      "refine pattern",
+            strbuf_addf(&res->output,
+                        "%lld matches limit reached. Use limit=%lld for more, or "
+                        "refine pattern",
                         (long long)g.limit, (long long)g.limit * 2);
             first = 0;
         }
@@ -206,8 +211,9 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
             first = 0;
         }
         if (g.cut_lines)
-            strbuf_addf(&res->output, "%sSome lines truncated to %zu chars. Use read to see "
-                                      "full lines",
+            strbuf_addf(&res->output,
+                        "%sSome lines truncated to %zu chars. Use read to see "
+                        "full lines",
                         first ? "" : ". ", g.line_max);
         strbuf_adds(&res->output, "]");
         if (g.limited || t.truncated) {

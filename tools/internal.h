@@ -25,16 +25,10 @@ int tool_fail_err(struct tool_result *res, int rc);
 
 /* Normalise a tool path argument (NULL or "" = the root) into rel;
  * on failure res is filled and non-zero returned. */
-int tool_path(struct tool_ctx *ctx, struct tool_result *res, const char *path, char *rel,
-              size_t n);
+int tool_path(struct tool_ctx *ctx, struct tool_result *res, const char *path, char *rel, size_t n);
 
 /* Read a whole file opened at fd (at most cap bytes, else ERR_TOOBIG). */
 int tool_read_fd(strbuf *out, int fd, size_t cap, const char *name);
-
-/* Write data to leaf in the folder dfd atomically: a temp file in the same
- * folder, fsync, renameat.  mode for the new file.  On failure the old
- * file is untouched and the temp removed. */
-int tool_write_atomic_at(int dfd, const char *leaf, const void *data, size_t len, mode_t mode);
 
 /* Add the meta object when missing and return it. */
 struct cJSON *tool_meta(struct tool_result *res);

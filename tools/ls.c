@@ -60,7 +60,8 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
         is_dir = de->d_type == DT_DIR;
-        if (de->d_type == DT_UNKNOWN && fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        if (de->d_type == DT_UNKNOWN &&
+            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
             is_dir = S_ISDIR(st.st_mode);
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
@@ -96,8 +97,9 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         res->truncated_by = t.truncated ? "bytes" : "limit";
         strbuf_adds(&res->output, "\n\n[");
         if (limited)
-            strbuf_addf(&res->output, "%lld entries limit reached (%zu in all). Use limit=%lld "
-                                      "for more",
+            strbuf_addf(&res->output,
+                        "%lld entries limit reached (%zu in all). Use limit=%lld "
+                        "for more",
                         (long long)limit, n, (long long)limit * 2);
         if (limited && t.truncated)
             strbuf_adds(&res->output, ". ");

@@ -29,15 +29,15 @@ static size_t line_start(const char *s, size_t len, size_t line)
 
 /* Open the file: beneath the worktree, or beneath the spill folder when
  * the path is absolute and inside it (bash output spilled there). */
-static int open_target(struct tool_ctx *ctx, struct tool_result *res, const char *path,
-                       char *shown, size_t n, int *fd_out)
+static int open_target(struct tool_ctx *ctx, struct tool_result *res, const char *path, char *shown,
+                       size_t n, int *fd_out)
 {
     char spill[PATH_MAX], rel[PATH_MAX];
     size_t sl;
     int rc;
 
-    if (path[0] == '/' && tool_spill_dir(ctx, spill, sizeof(spill)) == 0 &&
-        (sl = strlen(spill)) && !strncmp(path, spill, sl) && path[sl] == '/') {
+    if (path[0] == '/' && tool_spill_dir(ctx, spill, sizeof(spill)) == 0 && (sl = strlen(spill)) &&
+        !strncmp(path, spill, sl) && path[sl] == '/') {
         int sfd = -1;
         if ((rc = path_rel(rel, sizeof(rel), spill, path)) != 0 ||
             (rc = path_open_root(&sfd, spill)) != 0)
@@ -52,7 +52,7 @@ static int open_target(struct tool_ctx *ctx, struct tool_result *res, const char
     err_clear();
     if (tool_path(ctx, res, path, rel, sizeof(rel)) != 0)
         return -1;
-    if ((rc = path_open(fd_out, ctx->root_fd, rel, O_RDONLY, 0)) != 0)
+    if ((rc = path_open(fd_out, ctx->root_fd, rel, O_RDONLY | O_NONBLOCK, 0)) != 0)
         return tool_fail_err(res, rc), -1;
     snprintf(shown, n, "%s", rel);
     return 0;
@@ -106,8 +106,9 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     cJSON_AddStringToObject(tool_meta(res), "path", shown);
     if (total == 0) {
         if (offset > 1) {
-            tool_fail(res, TOOL_VALIDATION, "%s: offset %lld is beyond the end of the file (it "
-                                            "is empty)",
+            tool_fail(res, TOOL_VALIDATION,
+                      "%s: offset %lld is beyond the end of the file (it "
+                      "is empty)",
                       shown, (long long)offset);
             goto out;
         }
@@ -115,9 +116,8 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         goto out;
     }
     if ((size_t)offset > total) {
-        tool_fail(res, TOOL_VALIDATION,
-                  "%s: offset %lld is beyond the end of the file (%zu lines)", shown,
-                  (long long)offset, total);
+        tool_fail(res, TOOL_VALIDATION, "%s: offset %lld is beyond the end of the file (%zu lines)",
+                  shown, (long long)offset, total);
         goto out;
     }
     start_line = (size_t)offset;
@@ -156,8 +156,9 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         res->truncated = 1;
         res->truncated_by = t.by;
         res->next_offset = (int64_t)end_line + 1;
-        strbuf_addf(&res->output, "\n\n[Showing lines %zu-%zu of %zu%s%s%s. Use offset=%zu to "
-                                  "continue.]",
+        strbuf_addf(&res->output,
+                    "\n\n[Showing lines %zu-%zu of %zu%s%s%s. Use offset=%zu to "
+                    "continue.]",
                     start_line, end_line, total, !strcmp(t.by, "bytes") ? " (" : "",
                     !strcmp(t.by, "bytes") ? format_size(sz, sizeof(sz), max_bytes) : "",
                     !strcmp(t.by, "bytes") ? " limit)" : "", end_line + 1);

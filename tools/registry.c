@@ -2,7 +2,9 @@
 #include "tools/tool.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,7 +24,7 @@
 #include "util/timeutil.h"
 
 #define TOOL_MAX 32
-#define EVENT_ARGS_MAX 2000  /* characters of arguments kept in an event */
+#define EVENT_ARGS_MAX 2000 /* characters of arguments kept in an event */
 #define EVENT_ERROR_MAX 500
 
 static const struct tool_def *registry[TOOL_MAX];
@@ -53,8 +55,8 @@ static int add(const struct tool_def *def)
 static void builtins(void)
 {
     static const struct tool_def *const defs[] = {
-        &tool_def_ls,    &tool_def_find,      &tool_def_grep,     &tool_def_read,
-        &tool_def_write, &tool_def_edit,      &tool_def_bash,     &tool_def_run_gates,
+        &tool_def_ls,       &tool_def_find,      &tool_def_grep, &tool_def_read,
+        &tool_def_write,    &tool_def_edit,      &tool_def_bash, &tool_def_run_gates,
         &tool_def_complete, &tool_def_ask_human,
     };
 
@@ -271,8 +273,7 @@ int tool_fail_err(struct tool_result *res, int rc)
     return tool_fail(res, tool_class_of(rc), "%s", err_last()[0] ? err_last() : err_name(rc));
 }
 
-int tool_path(struct tool_ctx *ctx, struct tool_result *res, const char *path, char *rel,
-              size_t n)
+int tool_path(struct tool_ctx *ctx, struct tool_result *res, const char *path, char *rel, size_t n)
 {
     int rc = path_rel(rel, n, ctx->root, path && *path ? path : ".");
 
@@ -291,6 +292,31 @@ size_t tool_max_bytes(void)
     return (size_t)config_int(CFG_TOOLS_MAX_BYTES);
 }
 
+/* Spill files older than tools.spill_keep_h go (at most once a minute). */
+static void spill_sweep(const char *dir)
+{
+    static int64_t last;
+    int64_t now = time_now_ms();
+    int64_t keep = config_int(CFG_TOOLS_SPILL_KEEP_H) * 3600 * 1000;
+    struct dirent *de;
+    DIR *d;
+
+    if (now - last < 60 * 1000)
+        return;
+    last = now;
+    if (!(d = opendir(dir)))
+        return;
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        if (strncmp(de->d_name, "bash-", 5) ||
+            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (now - (int64_t)st.st_mtime * 1000 > keep)
+            unlinkat(dirfd(d), de->d_name, 0);
+    }
+    closedir(d);
+}
+
 int tool_spill_dir(struct tool_ctx *ctx, char *out, size_t n)
 {
     const char *d = ctx->spill_dir ? ctx->spill_dir : config_str(CFG_TOOLS_SPILL_DIR);
@@ -305,6 +331,7 @@ int tool_spill_dir(struct tool_ctx *ctx, char *out, size_t n)
         return err_set(ERR_IO, "%s: cannot create the spill folder: %s", out, strerror(errno));
     if (lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
         return err_set(ERR_IO, "%s: not a folder of ours", out);
+    spill_sweep(out);
     return 0;
 }
 
@@ -411,8 +438,8 @@ static int validate(const char *tool, const cJSON *schema, const cJSON *args,
 
 static void event(struct tool_ctx *ctx, const char *type, cJSON *payload)
 {
-    if (ctx->st && store_event_add(ctx->st, ctx->goal_id, ctx->item_id, ctx->run_id, type,
-                                   payload, NULL) != 0)
+    if (ctx->st &&
+        store_event_add(ctx->st, ctx->goal_id, ctx->item_id, ctx->run_id, type, payload, NULL) != 0)
         log_warn("tool: cannot record %s: %s", type, err_last());
     cJSON_Delete(payload);
 }
@@ -424,8 +451,13 @@ static void add_args(cJSON *p, const cJSON *args, const char *args_json)
     const char *src = text ? text : (args_json ? args_json : "{}");
     strbuf red = STRBUF_INIT, clean = STRBUF_INIT;
     size_t cut;
+    size_t len = strlen(src);
 
-    if (redact_text(&red, src, strlen(src), NULL) != 0)
+    /* only the first EVENT_ARGS_MAX characters are kept: redact a generous
+     * prefix (not megabytes of write content), then cut */
+    if (len > 16 * EVENT_ARGS_MAX)
+        len = utf8_floor(src, len, 16 * EVENT_ARGS_MAX);
+    if (redact_text(&red, src, len, NULL) != 0)
         strbuf_adds(&red, REDACTED);
     utf8_sanitize(&clean, red.buf ? red.buf : "", red.len);
     cut = utf8_prefix_chars(strbuf_cstr(&clean), clean.len, EVENT_ARGS_MAX);
@@ -540,8 +572,7 @@ done:
     if (res->ok) {
         event(ctx, "tool_call.completed", p);
     } else {
-        size_t cut = utf8_prefix_chars(strbuf_cstr(&res->output), res->output.len,
-                                       EVENT_ERROR_MAX);
+        size_t cut = utf8_prefix_chars(strbuf_cstr(&res->output), res->output.len, EVENT_ERROR_MAX);
         char *msg = strndup(strbuf_cstr(&res->output), cut);
         if (!msg)
             abort();

@@ -42,3 +42,37 @@ int tool_search_run(struct tool_ctx *ctx, const char *const *names, const char *
                        !strcmp(names[0], "rg") ? "ripgrep" : "fd-find");
     return rc;
 }
+
+/* The first line of `NAME --version` for the first of names found. */
+static int version_of(const char *const *names, char *out, size_t n)
+{
+    static const char *const tail[] = {"--version", NULL};
+    struct tool_ctx ctx;
+    struct sandbox_result r;
+    int rc;
+
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.root = "/";
+    if ((rc = tool_search_run(&ctx, names, tail, -1, -1, NULL, NULL, &r)) != 0)
+        return rc;
+    snprintf(out, n, "%.*s", (int)strcspn(r.out.data, "\n"), r.out.data);
+    rc = r.exit_code == 0 ? 0 : err_set(ERR_FAIL, "%s --version exited %d", names[0], r.exit_code);
+    sandbox_result_release(&r);
+    return rc;
+}
+
+int tool_check_programs(char *detail, size_t n)
+{
+    static const char *const rg[] = {"rg", NULL};
+    static const char *const fd[] = {"fdfind", "fd", NULL};
+    char a[128] = "", b[128] = "";
+    int rc;
+
+    if (detail && n)
+        detail[0] = '\0';
+    if ((rc = version_of(rg, a, sizeof(a))) != 0 || (rc = version_of(fd, b, sizeof(b))) != 0)
+        return rc;
+    if (detail)
+        snprintf(detail, n, "%s; %s", a, b);
+    return 0;
+}

@@ -43,17 +43,17 @@ const char *tool_class_name(enum tool_class c);
 /* The envelope.  Owned by the caller: tool_result_release() frees it. */
 struct tool_result {
     int ok;
-    int exit_code;             /* the command's; else 0 ok, 1 failed */
-    strbuf output;             /* what the model sees, notices included */
+    int exit_code; /* the command's; else 0 ok, 1 failed */
+    strbuf output; /* what the model sees, notices included */
     int truncated;
-    const char *truncated_by;  /* "lines", "bytes", "limit" or NULL (static) */
-    int64_t total_lines;       /* of the whole output before truncation */
+    const char *truncated_by; /* "lines", "bytes", "limit" or NULL (static) */
+    int64_t total_lines;      /* of the whole output before truncation */
     int64_t total_bytes;
-    int64_t next_offset;       /* read: the offset= to continue; 0 none */
-    char *spill_path;          /* bash: the full output; NULL none */
-    struct cJSON *meta;        /* an object: per-tool details (owned) */
+    int64_t next_offset; /* read: the offset= to continue; 0 none */
+    char *spill_path;    /* bash: the full output; NULL none */
+    struct cJSON *meta;  /* an object: per-tool details (owned) */
     enum tool_class error_class;
-    int redactions;            /* secrets replaced in output */
+    int redactions; /* secrets replaced in output */
 };
 
 void tool_result_init(struct tool_result *r);
@@ -61,8 +61,7 @@ void tool_result_release(struct tool_result *r);
 
 /* Make r a failure of class c with the message as output; returns 0 so
  * that run functions can `return tool_fail(...)`. */
-int tool_fail(struct tool_result *r, enum tool_class c, const char *fmt, ...)
-    GOALD_PRINTF(3, 4);
+int tool_fail(struct tool_result *r, enum tool_class c, const char *fmt, ...) GOALD_PRINTF(3, 4);
 
 /* The envelope as JSON: {ok, is_error, exit_code, output, truncated,
  * truncated_by, total_lines, total_bytes, next_offset, spill_path, meta,
@@ -77,18 +76,18 @@ typedef int (*tool_hook_fn)(void *arg, struct tool_ctx *ctx, const char *name,
                             const struct cJSON *args, struct tool_result *res);
 
 struct tool_ctx {
-    const char *root;              /* the worktree (absolute); required */
-    const char *const *allowed;    /* the goal's allowed_actions, NULL-terminated; NULL: all */
-    const char *spill_dir;         /* NULL: tools.spill_dir, else $TMPDIR/goald-spill-UID */
-    store *st;                     /* events; may be NULL */
+    const char *root;           /* the worktree (absolute); required */
+    const char *const *allowed; /* the goal's allowed_actions, NULL-terminated; NULL: all */
+    const char *spill_dir;      /* NULL: tools.spill_dir, else $TMPDIR/goald-spill-UID */
+    store *st;                  /* events; may be NULL */
     const char *goal_id, *item_id, *run_id;
-    tool_hook_fn hook;             /* run_gates, complete, ask_human */
+    tool_hook_fn hook; /* run_gates, complete, ask_human */
     void *hook_arg;
     /* tests: called by write and edit after the path is resolved and
      * before the file is written */
     void (*after_resolve)(void *arg, const char *rel);
     void *after_resolve_arg;
-    int root_fd;                   /* set by tool_call for the run functions */
+    int root_fd; /* set by tool_call for the run functions */
 };
 
 struct tool_def {
@@ -121,6 +120,11 @@ struct cJSON *tool_schemas(const char *const *allowed);
  * envelope was produced, which is always. */
 int tool_call(struct tool_ctx *ctx, const char *name, const char *args_json,
               struct tool_result *res);
+
+/* For `goald doctor`: rg and fd (fdfind) are installed and run.  0 with
+ * their versions in detail ("ripgrep 13.0.0; fdfind 8.6.0"), or
+ * ERR_NOTFOUND naming the package to install. */
+int tool_check_programs(char *detail, size_t n);
 
 /* The same with parsed arguments (borrowed). */
 int tool_call_json(struct tool_ctx *ctx, const char *name, const struct cJSON *args,

@@ -26,8 +26,7 @@ size_t utf8_floor(const char *s, size_t len, size_t n)
     return n;
 }
 
-void truncate_head(struct trunc *t, const char *s, size_t len, size_t max_lines,
-                   size_t max_bytes)
+void truncate_head(struct trunc *t, const char *s, size_t len, size_t max_lines, size_t max_bytes)
 {
     size_t pos = 0, lines = 0;
 
@@ -60,8 +59,7 @@ void truncate_head(struct trunc *t, const char *s, size_t len, size_t max_lines,
     t->lines = lines;
 }
 
-void truncate_tail(struct trunc *t, const char *s, size_t len, size_t max_lines,
-                   size_t max_bytes)
+void truncate_tail(struct trunc *t, const char *s, size_t len, size_t max_lines, size_t max_bytes)
 {
     size_t pos = len, lines = 0;
 

@@ -16,12 +16,12 @@
 
 struct trunc {
     int truncated;
-    const char *by;      /* "lines" or "bytes" (static) or NULL */
-    size_t total_lines;  /* of the input */
+    const char *by;     /* "lines" or "bytes" (static) or NULL */
+    size_t total_lines; /* of the input */
     size_t total_bytes;
-    size_t lines;        /* kept (a partial line counts) */
-    size_t start, len;   /* the kept span of the input */
-    int partial_line;    /* a single line was cut inside */
+    size_t lines;      /* kept (a partial line counts) */
+    size_t start, len; /* the kept span of the input */
+    int partial_line;  /* a single line was cut inside */
 };
 
 /* Count lines as above. */
@@ -31,12 +31,10 @@ size_t text_lines(const char *s, size_t len);
 size_t utf8_floor(const char *s, size_t len, size_t n);
 
 /* Keep the head: whole lines from the start. */
-void truncate_head(struct trunc *t, const char *s, size_t len, size_t max_lines,
-                   size_t max_bytes);
+void truncate_head(struct trunc *t, const char *s, size_t len, size_t max_lines, size_t max_bytes);
 
 /* Keep the tail: whole lines from the end. */
-void truncate_tail(struct trunc *t, const char *s, size_t len, size_t max_lines,
-                   size_t max_bytes);
+void truncate_tail(struct trunc *t, const char *s, size_t len, size_t max_lines, size_t max_bytes);
 
 /* Append s[0..len) to out replacing invalid UTF-8 and NUL bytes with U+FFFD. */
 int utf8_sanitize(strbuf *out, const char *s, size_t len);

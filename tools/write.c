@@ -13,6 +13,7 @@
 #include "tools/truncate.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/fsutil.h"
 
 static mode_t default_mode(void)
 {
@@ -55,13 +56,19 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
             tool_fail(res, TOOL_VALIDATION, "%s: is a folder", rel);
             goto out;
         }
+        /* a symlink here appeared after path_follow(): the rename below
+         * replaces it (never follows it); FIFOs and devices are refused */
+        if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+            tool_fail(res, TOOL_VALIDATION, "%s: not a regular file", rel);
+            goto out;
+        }
         existed = 1;
         if (S_ISREG(st.st_mode))
             fmode = st.st_mode & 07777;
     }
     strbuf_init(&data, (size_t)config_int(CFG_TOOLS_READ_MAX_MB) << 20);
     if (append && existed) {
-        fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {
             rc = err_set(errno == ELOOP ? ERR_POLICY : ERR_IO, "%s: %s", rel,
                          errno == ELOOP ? "became a symlink" : strerror(errno));
@@ -74,7 +81,7 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         rc = err_set(ERR_TOOBIG, "%s: the file would exceed tools.read_max_mb", rel);
         goto out;
     }
-    if ((rc = tool_write_atomic_at(dfd, leaf, data.buf ? data.buf : "", data.len, fmode)) != 0)
+    if ((rc = fs_write_atomic_at(dfd, leaf, data.buf ? data.buf : "", data.len, fmode)) != 0)
         goto out;
     strbuf_addf(&res->output, "%s %s to %s", append ? "Appended" : "Wrote",
                 format_size(sz, sizeof(sz), clen), rel);

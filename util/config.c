@@ -152,6 +152,10 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_SANDBOX_CGROUP] = {"sandbox.cgroup", CFG_BOOL, "true", NULL, NOB,
                             "put each command in its own pids cgroup when one can be made "
                             "(needed to cap processes when running as root)"},
+    [CFG_SANDBOX_MEMORY_MB] = {"sandbox.memory_mb", CFG_INT, "0", NULL, 0, 16777216,
+                               "memory of all of a command's processes together (MiB; its "
+                               "cgroup's limit, when a memory cgroup can be made); 0 = half "
+                               "of the machine's memory"},
     [CFG_SANDBOX_BINDS] = {"sandbox.binds", CFG_JSON, "[]", NULL, NOB,
                            "extra read-only binds: [\"/opt/go\", {\"src\": \"/home/u/.cargo\", "
                            "\"dest\": \"/cargo\"}]"},
@@ -174,6 +178,8 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                              "where bash spills full output (default $TMPDIR/goald-spill-UID)"},
     [CFG_TOOLS_SPILL_MB] = {"tools.spill_mb", CFG_INT, "64", NULL, 1, 65536,
                             "the most output of one command spilled to a file (MiB)"},
+    [CFG_TOOLS_SPILL_KEEP_H] = {"tools.spill_keep_h", CFG_INT, "72", NULL, 1, 87600,
+                                "spilled bash output older than this is deleted (hours)"},
     [CFG_TOOLS_READ_MAX_MB] = {"tools.read_max_mb", CFG_INT, "64", NULL, 1, 4096,
                                "read/edit refuse files larger than this (MiB)"},
     [CFG_DAEMON_TICK_MS] = {"daemon.tick_ms", CFG_INT, "1000", NULL, 10, 60000,

@@ -90,6 +90,7 @@ enum cfg_key {
     CFG_SANDBOX_OUTPUT_KB,
     CFG_SANDBOX_OPT,
     CFG_SANDBOX_CGROUP,
+    CFG_SANDBOX_MEMORY_MB,
     CFG_SANDBOX_BINDS,
     CFG_SANDBOX_ENV,
     CFG_SANDBOX_PATH,
@@ -100,6 +101,7 @@ enum cfg_key {
     CFG_TOOLS_BASH_TIMEOUT_S,
     CFG_TOOLS_SPILL_DIR,
     CFG_TOOLS_SPILL_MB,
+    CFG_TOOLS_SPILL_KEEP_H,
     CFG_TOOLS_READ_MAX_MB,
     /* daemon/ and the monitor (docs/operations.md) */
     CFG_DAEMON_TICK_MS,

@@ -84,47 +84,75 @@ int fs_dirname(char *out, size_t n, const char *path)
     return 0;
 }
 
-int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+/* label names the file in messages. */
+static int write_at(int dfd, const char *name, const char *label, const void *data, size_t len,
+                    mode_t mode)
 {
-    char tmp[4096];
+    static unsigned counter;
+    char tmp[64];
     const char *p = data;
     int fd;
     int rc = 0;
-    int n = snprintf(tmp, sizeof(tmp), "%s.goald-tmp.XXXXXX", path);
 
-    if (n < 0 || (size_t)n >= sizeof(tmp))
-        return err_set(ERR_INVALID, "%s: path too long", path);
-    fd = mkostemp(tmp, O_CLOEXEC);
+    snprintf(tmp, sizeof(tmp), ".goald-tmp-%ld-%u", (long)getpid(), counter++);
+    fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
-        return err_set(ERR_IO, "%s: cannot create temp file: %s", path, strerror(errno));
+        return err_set(ERR_IO, "%s: cannot create a temporary file: %s", label, strerror(errno));
     while (len > 0) {
         ssize_t w = write(fd, p, len);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            rc = err_set(ERR_IO, "%s: write failed: %s", path, strerror(errno));
+            rc = err_set(ERR_IO, "%s: write failed: %s", label, strerror(errno));
             goto out;
         }
         p += w;
         len -= (size_t)w;
     }
     if (fchmod(fd, mode) != 0 || fsync(fd) != 0) {
-        rc = err_set(ERR_IO, "%s: %s", path, strerror(errno));
+        rc = err_set(ERR_IO, "%s: %s", label, strerror(errno));
         goto out;
     }
     if (close(fd) != 0) {
         fd = -1;
-        rc = err_set(ERR_IO, "%s: close failed: %s", path, strerror(errno));
+        rc = err_set(ERR_IO, "%s: close failed: %s", label, strerror(errno));
         goto out;
     }
     fd = -1;
-    if (rename(tmp, path) != 0)
-        rc = err_set(ERR_IO, "%s: rename failed: %s", path, strerror(errno));
+    if (renameat(dfd, tmp, dfd, name) != 0) {
+        rc = err_set(ERR_IO, "%s: rename failed: %s", label, strerror(errno));
+        goto out;
+    }
+    fsync(dfd); /* the rename itself; best effort (not every fs supports it) */
 out:
     if (fd >= 0)
         close(fd);
     if (rc)
-        unlink(tmp);
+        unlinkat(dfd, tmp, 0);
+    return rc;
+}
+
+int fs_write_atomic_at(int dfd, const char *name, const void *data, size_t len, mode_t mode)
+{
+    return write_at(dfd, name, name, data, len, mode);
+}
+
+int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    int dfd, rc;
+
+    if (!*name)
+        return err_set(ERR_INVALID, "%s: not a file name", path);
+    if (fs_dirname(dir, sizeof(dir), path) != 0)
+        return err_set(ERR_INVALID, "%s: path too long", path);
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return err_set(errno == ENOENT ? ERR_NOTFOUND : ERR_IO, "%s: %s", dir, strerror(errno));
+    rc = write_at(dfd, name, path, data, len, mode);
+    close(dfd);
     return rc;
 }
 

@@ -19,6 +19,12 @@ int fs_read_file(strbuf *out, const char *path, size_t cap);
  * rename.  On failure the old file is untouched and the temp removed. */
 int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
 
+/* The same for name in the open folder dfd (the tools' path policy opens
+ * folders beneath the worktree and writes through their fds): the temp
+ * file is created in dfd with O_EXCL | O_NOFOLLOW and renamed over name,
+ * which replaces a symlink found there instead of following it. */
+int fs_write_atomic_at(int dfd, const char *name, const void *data, size_t len, mode_t mode);
+
 /* Remove a tree (like rm -rf; does not follow symlinks).  0 or ERR_IO. */
 int fs_remove_tree(const char *path);
 

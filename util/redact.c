@@ -114,8 +114,8 @@ int redact_text(strbuf *out, const char *text, size_t len, int *count)
     if (compile_error[0])
         return err_set(ERR_FAIL, "%s", compile_error);
     for (size_t r = 0; r < NRULES; r++) {
-        char *next;
-        size_t next_len;
+        char *next = NULL;
+        size_t next_len = 0;
         if ((rc = apply(r, cur ? cur : text, cur_len, &next, &next_len, &total)) != 0)
             goto out;
         free(cur);

@@ -10,11 +10,23 @@ expect_rc 0 "goald --help"
 help="$OUT"
 for cmd in submit goals "goal show" report cancel events "cron next" migrate; do
     case "$help" in *"  $cmd "*) ok ;; *) fail "goald --help does not list $cmd" ;; esac
+done
+# every command of the table, as --help lists it (plus the hidden ones), has --help
+cmds=$(printf '%s\n' "$help" | awk '/^commands:/ {on=1; next} /^$/ {on=0}
+           on && /^  [a-z]/ { n = ""; split(substr($0, 3, 28), w, " ")
+                              for (i = 1; i in w; i++) if (w[i] ~ /^[a-z]+$/) n = n (n ? " " : "") w[i]
+                              print n }')
+[ "$(printf '%s\n' "$cmds" | wc -l)" -ge 15 ] || fail "goald --help lists too few commands: $cmds"
+while read -r cmd; do
     # shellcheck disable=SC2086
     run "$G" $cmd --help
     expect_rc 0 "$cmd --help"
     expect_out "usage: goald [--db PATH] [--config PATH] $cmd" "$cmd --help"
-done
+done <<EOC
+$cmds
+claim
+llm chat
+EOC
 run "$G" frobnicate
 expect_rc 2 "unknown command"
 expect_err 'goald: unknown command "frobnicate"'

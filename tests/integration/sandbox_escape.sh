@@ -69,6 +69,16 @@ expect_eq "$(git -C "$W" config user.name)" test ".git/config"
 expect_eq "$(git -C "$W" rev-parse HEAD)" "$head_before" "HEAD"
 bash_tool 'git log --oneline | wc -l' # reading .git works
 expect_eq "$(out)" 1
+# a linked worktree (.git is a file): its git folders are readable, not writable
+git -C "$W" worktree add -q "$T/linked" -b linked
+run "$G" tool bash --root "$T/linked" --args '{"command":"git log --oneline | wc -l; echo x > y; git add y && echo added; git branch evil && echo branched"}'
+case "$(jqo .output)" in
+    "1"*"index.lock': Read-only file system"*"refs/heads/evil.lock': Read-only file system"*) ok ;;
+    *) fail "linked worktree: $(jqo .output)" ;;
+esac
+case "$(jqo .output)" in *added*|*branched*) fail "git wrote from the sandbox" ;; esac
+expect_eq "$(git -C "$W" branch --list evil)" "" "branch made from the sandbox"
+expect_eq "$(git -C "$T/linked" status --short)" "?? y"
 
 # --- no network: a listener on the host's 127.0.0.1 is unreachable --------------
 python3 - "$T/port" "$T/accepted" <<'EOF' &
@@ -116,6 +126,23 @@ case "$(out)" in *"No space left on device"*) ok ;; *) fail "/tmp not capped: $(
 case "$(out)" in *" 4096 "*) ok ;; *) fail "/tmp is not 4 MiB: $(out)" ;; esac
 bash_tool 'dd if=/dev/zero of=/big bs=1M count=1'
 case "$(out)" in *"Read-only file system"*) ok ;; *) fail "/ writable: $(out)" ;; esac
+
+# --- memory: all processes of a command together are capped (memory cgroup) ---
+GOALD_SANDBOX_MEMORY_MB=64 GOALD_SANDBOX_RLIMIT_AS_MB=0 bash_tool 'python3 -c "
+x = []
+for i in range(100):
+    x.append(bytearray(10 << 20))
+print(\"allocated 1000 MB\")"'
+if [ "$(jqo .meta.memory_cgroup)" = true ]; then
+    expect_eq "$(jqo .exit_code)" 137 "the memory hog's exit"
+    case "$(out)" in *"allocated 1000 MB"*) fail "allocated past the memory cgroup" ;; esac
+    ok
+else
+    echo "SKIP memory cgroup: none could be made here" >&2
+fi
+# and per process, RLIMIT_AS without any cgroup
+GOALD_SANDBOX_CGROUP=false GOALD_SANDBOX_RLIMIT_AS_MB=256 bash_tool 'python3 -c "bytearray(1 << 30)" 2>&1 | tail -1'
+expect_eq "$(out)" "MemoryError"
 
 # --- the timeout kills the whole group: no orphan survives ----------------------
 MARK="goald-orphan-$$-$RANDOM"

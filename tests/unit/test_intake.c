@@ -17,6 +17,7 @@
 #include "store/item.h"
 #include "tests/unit/testutil.h"
 #include "util/err.h"
+#include "vcs/repo.h"
 
 static char repo[512];
 
@@ -211,10 +212,12 @@ static void test_branch_name(void **state)
     char b[128];
     (void)state;
 
-    intake_branch_name(b, sizeof(b), "Add a --version flag!", "d78bb826-7d69-427c-9b04");
+    assert_int_equal(
+        vcs_branch_name_for_goal(b, sizeof(b), "Add a --version flag!", "d78bb826-7d69-427c-9b04"),
+        0);
     assert_string_equal(b, "goald/add-a-version-flag-d78bb826");
-    intake_branch_name(b, sizeof(b), "***", "abcdef01-2345");
-    assert_string_equal(b, "goald/abcdef01");
+    assert_int_equal(vcs_branch_name_for_goal(b, sizeof(b), "***", "abcdef01-2345"), 0);
+    assert_string_equal(b, "goald/goal-abcdef01");
 }
 
 static void test_effort_points_and_percent(void **state)

@@ -357,8 +357,7 @@ static void test_open_api(void **state)
     assert_string_equal(leaf, "f.txt");
     close(dfd);
     ln(outside, "o");
-    assert_int_equal(path_open_parent(&dfd, leaf, sizeof(leaf), rfd, "o/new/f.txt", 1),
-                     ERR_POLICY);
+    assert_int_equal(path_open_parent(&dfd, leaf, sizeof(leaf), rfd, "o/new/f.txt", 1), ERR_POLICY);
     assert_int_equal(outside_count(), 0);
     close(rfd);
 }
@@ -366,12 +365,9 @@ static void test_open_api(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rel),
-        cmocka_unit_test(test_escapes_openat2),
-        cmocka_unit_test(test_escapes_walk),
-        cmocka_unit_test(test_inside_symlinks),
-        cmocka_unit_test(test_race_openat2),
-        cmocka_unit_test(test_race_walk),
+        cmocka_unit_test(test_rel),          cmocka_unit_test(test_escapes_openat2),
+        cmocka_unit_test(test_escapes_walk), cmocka_unit_test(test_inside_symlinks),
+        cmocka_unit_test(test_race_openat2), cmocka_unit_test(test_race_walk),
         cmocka_unit_test(test_open_api),
     };
     int rc;

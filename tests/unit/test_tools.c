@@ -131,8 +131,7 @@ static void assert_class(const char *cls)
 static void assert_ok(void)
 {
     if (!R.ok)
-        fail_msg("expected ok, got %s: %s", tool_class_name(R.error_class),
-                 strbuf_cstr(&R.output));
+        fail_msg("expected ok, got %s: %s", tool_class_name(R.error_class), strbuf_cstr(&R.output));
 }
 
 static void assert_contains(const char *hay, const char *needle)
@@ -183,8 +182,8 @@ static void test_registry(void **state)
     cJSON_ArrayForEach(it, s)
     {
         const char *nm = cJSON_GetObjectItem(it, "name")->valuestring;
-        const cJSON *props = cJSON_GetObjectItem(cJSON_GetObjectItem(it, "parameters"),
-                                                 "properties");
+        const cJSON *props =
+            cJSON_GetObjectItem(cJSON_GetObjectItem(it, "parameters"), "properties");
         char keys[256] = "";
         const cJSON *k;
         cJSON_ArrayForEach(k, props)
@@ -249,9 +248,9 @@ static void test_unknown_and_validation(void **state)
     assert_false(cJSON_IsTrue(cJSON_GetObjectItem(env, "ok")));
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(env, "is_error")));
     assert_string_equal(cJSON_GetObjectItem(env, "error_class")->valuestring, "validation");
-    static const char *keys[] = {"exit_code", "output",     "truncated",   "truncated_by",
-                                 "total_lines", "total_bytes", "next_offset", "spill_path",
-                                 "meta"};
+    static const char *keys[] = {"exit_code",    "output",      "truncated",
+                                 "truncated_by", "total_lines", "total_bytes",
+                                 "next_offset",  "spill_path",  "meta"};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         assert_non_null(cJSON_GetObjectItem(env, keys[i]));
     cJSON_Delete(env);
@@ -471,6 +470,19 @@ static void test_read_bytes_and_utf8(void **state)
     assert_string_equal(strbuf_cstr(&R.output), "[The file is empty.]");
     callv("read", "s:path", "missing", NULL);
     assert_class("not_found");
+    {
+        char fifo[1200];
+        snprintf(fifo, sizeof(fifo), "%s/fifo", root);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        callv("read", "s:path", "fifo", NULL); /* refused, not blocked */
+        assert_class("validation");
+        callv("grep", "s:pattern", "x", "s:path", "fifo", NULL);
+        assert_class("validation");
+        callv("write", "s:path", "fifo", "s:content", "x", NULL);
+        assert_class("validation");
+        callv("edit", "s:path", "fifo", "s:old_text", "x", "s:new_text", "y", NULL);
+        assert_class("validation");
+    }
     callv("read", "s:path", ".", NULL);
     assert_class("validation");
 }
@@ -578,9 +590,10 @@ static void test_edit_exact(void **state)
     puts_file("f.c", "a\nb\nc\nd\ne\nf\ng\nh\n");
     callv("edit", "s:path", "f.c", "s:old_text", "d\n", "s:new_text", "D\nD2\n", NULL);
     assert_ok();
-    assert_string_equal(strbuf_cstr(&R.output), "Edited f.c: replaced 1 occurrence.\n\n"
-                                                "--- a/f.c\n+++ b/f.c\n"
-                                                "@@ -1,7 +1,8 @@\n a\n b\n c\n-d\n+D\n+D2\n e\n f\n g\n");
+    assert_string_equal(strbuf_cstr(&R.output),
+                        "Edited f.c: replaced 1 occurrence.\n\n"
+                        "--- a/f.c\n+++ b/f.c\n"
+                        "@@ -1,7 +1,8 @@\n a\n b\n c\n-d\n+D\n+D2\n e\n f\n g\n");
     d = slurp("f.c", NULL);
     assert_string_equal(d, "a\nb\nc\nD\nD2\ne\nf\ng\nh\n");
     free(d);
@@ -616,7 +629,8 @@ static void test_edit_normalised(void **state)
     (void)state;
     fresh_root("editnorm");
     /* tabs, curly quotes, trailing blanks and an en dash in the file */
-    puts_file("m.py", "def f():\n\treturn \xe2\x80\x9chello\xe2\x80\x9d  \n# a \xe2\x80\x93 b\nkeep  \n");
+    puts_file("m.py",
+              "def f():\n\treturn \xe2\x80\x9chello\xe2\x80\x9d  \n# a \xe2\x80\x93 b\nkeep  \n");
     callv("edit", "s:path", "m.py", "s:old_text", "    return \"hello\"\n# a - b", "s:new_text",
           "    return 'bye'\n# c", NULL);
     assert_ok();
@@ -646,7 +660,8 @@ static void test_edit_crlf_bom(void **state)
     callv("edit", "s:path", "w.txt", "s:old_text", "one\r\n2", "s:new_text", "1\r\n2", NULL);
     assert_ok();
     d = slurp("w.txt", NULL);
-    assert_string_equal(d, "\xef\xbb\xbf" "1\r\n2\r\n3\r\n");
+    assert_string_equal(d, "\xef\xbb\xbf"
+                           "1\r\n2\r\n3\r\n");
     free(d);
 }
 
@@ -691,8 +706,9 @@ static void test_grep(void **state)
     assert_ok();
     {
         char want[700];
-        snprintf(want, sizeof(want), "long.txt:1: %.*s... [truncated]\n\n[Some lines truncated "
-                                     "to 500 chars. Use read to see full lines]",
+        snprintf(want, sizeof(want),
+                 "long.txt:1: %.*s... [truncated]\n\n[Some lines truncated "
+                 "to 500 chars. Use read to see full lines]",
                  500, longline);
         assert_string_equal(strbuf_cstr(&R.output), want);
     }
@@ -779,6 +795,16 @@ static void test_bash(void **state)
     assert_class("timeout");
     assert_string_equal(strbuf_cstr(&R.output), "start\n\nCommand timed out after 1 seconds "
                                                 "(the whole process group was killed)");
+    /* timeout_s: bounded by the schema and by sandbox.timeout_s */
+    callv("bash", "s:command", "true", "i:timeout_s", 100000, NULL);
+    assert_class("validation");
+    setenv("GOALD_SANDBOX_TIMEOUT_S", "1", 1);
+    config_load(NULL);
+    callv("bash", "s:command", "sleep 5", "i:timeout_s", 5, NULL);
+    unsetenv("GOALD_SANDBOX_TIMEOUT_S");
+    config_load(NULL);
+    assert_class("timeout");
+    assert_int_equal(cJSON_GetObjectItem(R.meta, "timeout_s")->valueint, 1);
     /* tail truncation by lines, the full output spilled */
     callv("bash", "s:command", "seq 1 5000", NULL);
     assert_ok();
@@ -812,8 +838,9 @@ static void test_bash(void **state)
     assert_string_equal(R.truncated_by, "bytes");
     {
         char want[1200];
-        snprintf(want, sizeof(want), "\n\n[Showing lines 489-1000 of 1000 (50KB limit). Full "
-                                     "output: %s]",
+        snprintf(want, sizeof(want),
+                 "\n\n[Showing lines 489-1000 of 1000 (50KB limit). Full "
+                 "output: %s]",
                  R.spill_path);
         assert_ends(strbuf_cstr(&R.output), want);
     }
@@ -858,7 +885,8 @@ static void test_redaction(void **state)
     assert_contains(o, "X_TOKEN=***REDACTED***\n");
     assert_contains(o, "plain=nothing secret here");
     assert_true(R.redactions >= 7);
-    o = callv("bash", "s:command", "echo GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789", NULL);
+    o = callv("bash", "s:command", "echo GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+              NULL);
     assert_string_equal(o, "GITHUB_TOKEN=***REDACTED***");
     /* the API */
     assert_int_equal(redact_text(&sb, "x AKIAABCDEFGHIJKLMNOP y", 24, &n), 0);
@@ -921,6 +949,77 @@ static void test_events(void **state)
     events_store = NULL;
 }
 
+/* Random UTF-8 text and limits: the kept span is whole characters, within
+ * the limits, and cut on line boundaries unless a single line is too long. */
+static void test_truncate_random(void **state)
+{
+    static const char *pieces[] = {
+        "a", "b ", "\n", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\n\n", "xyz"};
+    unsigned seed = 12345;
+
+    (void)state;
+    for (int iter = 0; iter < 3000; iter++) {
+        strbuf sb = STRBUF_INIT;
+        struct trunc t;
+        size_t max_lines, max_bytes;
+        int n;
+        seed = seed * 1103515245u + 12345u;
+        n = (int)((seed >> 16) % 300);
+        for (int i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            strbuf_adds(&sb, pieces[(seed >> 16) % 8]);
+        }
+        seed = seed * 1103515245u + 12345u;
+        max_lines = 1 + (seed >> 16) % 40;
+        seed = seed * 1103515245u + 12345u;
+        max_bytes = 4 + (seed >> 16) % 400;
+        for (int mode = 0; mode < 2; mode++) {
+            const char *s = strbuf_cstr(&sb);
+            if (mode == 0)
+                truncate_head(&t, s, sb.len, max_lines, max_bytes);
+            else
+                truncate_tail(&t, s, sb.len, max_lines, max_bytes);
+            assert_true(valid_utf8(s + t.start, t.len));
+            assert_true(t.len <= max_bytes);
+            assert_true(t.lines <= max_lines);
+            assert_int_equal(t.total_lines, text_lines(s, sb.len));
+            if (!t.truncated) {
+                assert_int_equal(t.len, sb.len);
+            } else if (!t.partial_line) {
+                if (mode == 0)
+                    assert_true(t.len == 0 || s[t.len - 1] == '\n');
+                else
+                    assert_true(t.start == 0 || s[t.start - 1] == '\n');
+            }
+            if (mode == 0)
+                assert_int_equal(t.start, 0);
+            else
+                assert_int_equal(t.start + t.len, sb.len);
+        }
+        strbuf_release(&sb);
+    }
+}
+
+static void test_check_programs(void **state)
+{
+    char detail[256];
+    char *path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+
+    (void)state;
+    assert_int_equal(tool_check_programs(detail, sizeof(detail)), 0);
+    assert_non_null(strstr(detail, "ripgrep "));
+    assert_non_null(strstr(detail, "fd"));
+    setenv("GOALD_SANDBOX_PATH", "/nonexistent", 1);
+    setenv("PATH", "/nonexistent", 1);
+    config_load(NULL);
+    assert_int_equal(tool_check_programs(detail, sizeof(detail)), ERR_NOTFOUND);
+    assert_string_equal(err_last(), "rg is not installed (apt-get install ripgrep)");
+    setenv("PATH", path, 1);
+    free(path);
+    unsetenv("GOALD_SANDBOX_PATH");
+    config_load(NULL);
+}
+
 static void test_truncate_helpers(void **state)
 {
     struct trunc t;
@@ -966,6 +1065,8 @@ int main(void)
         cmocka_unit_test(test_redaction),
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_truncate_helpers),
+        cmocka_unit_test(test_check_programs),
+        cmocka_unit_test(test_truncate_random),
     };
     int rc;
 
