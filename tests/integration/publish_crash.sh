@@ -28,7 +28,8 @@ step() {
 posts() { jq -s --arg h "$1" '[.[] | select(.method == "POST" and .path == "/repos/acme/widgets/pulls" and .json.head == $h)] | length' "$FORGE_LOG"; }
 
 # setup NAME: a repository with a bare remote, a goal, its own script (the
-# demo's, plus answers for a retried execute run); sets GID.
+# demo's, plus answers for a retried execute run: it changes nothing, the
+# item's commit made before the crash is its artifact); sets GID.
 setup() {
     make_project "$T/$1"
     git init -q --bare "$T/$1.git"
@@ -38,7 +39,7 @@ setup() {
     export GOALD_LLM_SCRIPT="$T/$1.jsonl"
     { cat "$GOALD_SOURCE_DIR/share/demo.jsonl"
       for _ in 1 2 3; do
-          echo '{"stage":"execute","tool_calls":[{"name":"bash","arguments":{"command":"echo retry >> work.log"}},{"name":"complete","arguments":{"summary":"the fix was already there"}}]}'
+          echo '{"stage":"execute","tool_calls":[{"name":"complete","arguments":{"summary":"the fix is already committed"}}]}'
           echo '{"stage":"review","content":{"verdict":"pass","findings":[]}}'
       done; } >"$GOALD_LLM_SCRIPT"
     submit_goal "$T/$1.json"
