@@ -22,7 +22,7 @@ export GOALD_DB="$W/goald.db" HOME="$W/home" XDG_STATE_HOME="$W/state" XDG_CONFI
 export GOALD_LLM_PROVIDER=script GOALD_LLM_SCRIPT="$W/s.jsonl"
 unset GOALD_CONFIG GOALD_LLM_BASE_URL GOALD_LLM_MODEL GOALD_LLM_API_KEY GOALD_LLM_MODELS
 mkdir -p "$HOME"
-sql() { sqlite3 "$GOALD_DB" "$1"; }
+sql() { sqlite3 -cmd ".timeout 5000" "$GOALD_DB" "$1"; }
 now_ms() { date +%s%3N; }
 median() { sort -n | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
@@ -49,6 +49,7 @@ make_goal() { # I: a fresh repository and its goal file
         publish: {push: false, pull_request: false}}' >"$W/goal$1.json"
 }
 
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 "$G" migrate >/dev/null 2>&1 || true
 "$G" daemon 2>"$W/daemon.err" &
 DPID=$!
@@ -83,7 +84,8 @@ run_goal() { # I -> "start_ms claim_ms completed_ms" relative to before submit
     done
     sql "SELECT (SELECT min(ts) FROM events WHERE goal_id = '$id' AND type = 'run.started') - $t,
                 (SELECT min(ts) FROM events WHERE goal_id = '$id' AND type = 'run.claimed') - $t,
-                (SELECT max(ts) FROM events WHERE goal_id = '$id' AND type = 'goal.completed') - $t" | tr '|' ' '
+                (SELECT max(ts) FROM events WHERE goal_id = '$id' AND type = 'goal.completed') - $t,
+                (SELECT min(ts) FROM events WHERE goal_id = '$id' AND type = 'goal.submitted') - $t" | tr '|' ' '
     sleep 1.2 # idle again: at least one whole tick without work
 }
 for i in $(seq 1 "$N"); do make_goal "$i"; done
@@ -91,9 +93,12 @@ for i in $(seq 1 "$N"); do make_goal "$i"; done
 for i in $(seq 1 "$N"); do run_goal "$i" >>"$W/results"; done
 echo "submit -> first job start (run.started): median $(awk '{print $1}' "$W/results" | median) ms," \
     "min $(awk '{print $1}' "$W/results" | sort -n | head -n1), max $(awk '{print $1}' "$W/results" | sort -n | tail -n1) (n=$N)"
-echo "submit -> first claim (run.claimed): median $(awk '{print $2}' "$W/results" | median) ms"
+echo "  of which: submit process until its goal.submitted event: median $(awk '{print $4}' "$W/results" | median) ms;" \
+    "goal.submitted -> run.claimed (the daemon's wake and claim): median $(awk '{print $2 - $4}' "$W/results" | median) ms;" \
+    "run.claimed -> run.started (fork, exec, open): median $(awk '{print $1 - $2}' "$W/results" | median) ms"
 echo "one-item goal end to end (submit -> goal.completed): median $(awk '{print $3}' "$W/results" | median) ms," \
     "min $(awk '{print $3}' "$W/results" | sort -n | head -n1), max $(awk '{print $3}' "$W/results" | sort -n | tail -n1) (n=$N)"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 # per-stage breakdown of the last goal, for reading
 sql "SELECT kind, ended_at - started_at FROM runs WHERE goal_id = (SELECT id FROM goals ORDER BY created_at DESC LIMIT 1) ORDER BY created_at" |
     tr '\n' ' ' | sed 's/^/last goal, run durations (ms): /'
