@@ -20,6 +20,7 @@
 #include "lifecycle/report.h"
 #include "util/config.h"
 #include "util/embedded.h"
+#include "util/err.h"
 #include "util/fsutil.h"
 #include "vcs/repo.h"
 
@@ -28,17 +29,17 @@ static int write_embedded(const char *dir, const char *prefix, char *script, siz
     for (const struct embedded_file *f = embedded_demo; f->name; f++) {
         char path[PATH_MAX], parent[PATH_MAX];
         const char *rel = f->name;
-        int rc;
+        int rc, w;
         if (!strncmp(rel, prefix, strlen(prefix)))
             rel += strlen(prefix);
         else if (strcmp(rel, "demo.jsonl") != 0)
             continue;
         if (!strcmp(f->name, "demo.jsonl"))
-            rc = snprintf(path, sizeof(path), "%s", script) >= (int)sizeof(path);
+            w = snprintf(path, sizeof(path), "%s", script);
         else
-            rc = snprintf(path, sizeof(path), "%s/%s", dir, rel) >= (int)sizeof(path);
-        if (rc)
-            return err_set(ERR_INVALID, "%s: path too long", dir);
+            w = snprintf(path, sizeof(path), "%s/%s", dir, rel);
+        if (w < 0 || (size_t)w >= sizeof(path))
+            return err_set(ERR_INVALID, "%s/%s: path too long", dir, rel);
         if ((rc = fs_dirname(parent, sizeof(parent), path)) != 0 ||
             (rc = fs_mkdir_p(parent, 0700)) != 0 ||
             (rc = fs_write_atomic(path, f->data, f->len, 0644)) != 0)

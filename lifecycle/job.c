@@ -239,6 +239,18 @@ static int run_finish(struct job_ctx *j, int ok, const char *signature)
     store_done(s);
     if (rc)
         goto fail;
+    if (ok && !j->item) {
+        /* a goal-level stage (elaborate, plan, publish) is done: the next
+         * one starts with its own retries, not with what is left of these */
+        static const char fresh[] = "UPDATE goals SET attempts = 0 WHERE id = ?";
+        if ((rc = store_prepare(j->st, &s, fresh)) != 0)
+            goto fail;
+        store_bind_text(s, 1, j->claim.goal_id);
+        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "run");
+        store_done(s);
+        if (rc)
+            goto fail;
+    }
     cJSON_AddNumberToObject(p, "turns", j->usage.turns);
     cJSON_AddNumberToObject(p, "tokens", (double)j->usage.tokens);
     if (!ok) {

@@ -209,9 +209,11 @@ static int escalate_goal(store *st, const char *goal_id, const char *type, const
     j.st = st;
     strbuf_init(&j.failure, 4096);
     strbuf_init(&j.summary, 64);
-    snprintf(j.error_class, sizeof(j.error_class), "%.31s", type);
+    snprintf(j.error_class, sizeof(j.error_class), "%s", type);
     strbuf_adds(&j.failure, why);
-    snprintf(j.claim.goal_id, sizeof(j.claim.goal_id), "%.36s", goal_id);
+    /* an id is ID_LEN characters; the bound tells GCC's -Wformat-truncation
+     * so (a Release build failed without it) */
+    snprintf(j.claim.goal_id, sizeof(j.claim.goal_id), "%.*s", ID_LEN, goal_id);
     if ((rc = store_goal_get(st, goal_id, &j.goal)) == 0)
         rc = escalate_open(&j, type);
     store_goal_free(j.goal);

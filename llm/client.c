@@ -205,16 +205,12 @@ static int models_from_shortcut(llm_client *c)
 
 int llm_client_open(llm_client **out, store *st)
 {
-    static int curl_ready;
     const cJSON *models = config_json(CFG_LLM_MODELS);
     llm_client *c;
     int rc;
 
-    if (!curl_ready) {
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-            return err_set(ERR_FAIL, "libcurl: cannot initialise");
-        curl_ready = 1;
-    }
+    /* libcurl is initialised at the first HTTP request (http.c): a chain of
+     * scripted models never loads it */
     c = calloc(1, sizeof(*c));
     if (!c)
         abort();

@@ -128,6 +128,15 @@ int llm_http_post(llm_client *c, const char *url, const struct llm_request *req,
     sink.res = res;
 
     if (!c->curl) {
+        static int curl_ready;
+        if (!curl_ready) {
+            if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+                llm_error_setf(c, err, LLM_ERR_PROVIDER_API, 0, "libcurl: cannot initialise");
+                llm_http_result_release(res);
+                return ERR_FAIL;
+            }
+            curl_ready = 1;
+        }
         c->curl = curl_easy_init();
         if (!c->curl)
             abort();
