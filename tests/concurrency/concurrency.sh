@@ -17,7 +17,7 @@ N=600
     done
 } >"$T/script.jsonl"
 # plan cap 3: on a loaded 2-core machine one plan job at a time cannot feed three workers
-export GOALD_LLM_SCRIPT="$T/script.jsonl" GOALD_DAEMON_WORK_CAP=3 GOALD_DAEMON_PLAN_CAP=3 GOALD_DAEMON_TICK_MS=100
+export GOALD_LLM_SCRIPT="$T/script.jsonl" GOALD_DAEMON_WORK_CAP=${GOALD_DAEMON_WORK_CAP:-3} GOALD_DAEMON_PLAN_CAP=3 GOALD_DAEMON_TICK_MS=100
 goal() { printf '{"title": "concurrent %s", "verification": [{"name": "ok", "type": "custom", "command": "true"}]}' "$1"; }
 
 for i in $(seq 1 12); do goal "seed $i" | "$G" submit - >>"$T/submitted"; done
