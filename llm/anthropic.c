@@ -262,18 +262,8 @@ int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_requ
     rc = llm_http_post(c, url, req, extra, strbuf_cstr(&body), &res, err);
     if (rc)
         goto out;
-    if (res.status < 200 || res.status >= 300) {
-        llm_classify_http(c, LLM_KIND_ANTHROPIC, res.status, strbuf_cstr(&res.body),
-                          res.retry_after_ms, err);
-        rc = ERR_FAIL;
+    if ((rc = llm_http_check(c, LLM_KIND_ANTHROPIC, url, &res, err)) != 0)
         goto out;
-    }
-    if (res.content_type[0] && !strcasestr(res.content_type, "json")) {
-        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, res.status,
-                       "%s: unexpected content type %s", url, res.content_type);
-        rc = ERR_FAIL;
-        goto out;
-    }
     rc = llm_anthropic_parse(c, strbuf_cstr(&res.body), resp, err);
 out:
     llm_http_result_release(&res);

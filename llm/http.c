@@ -217,3 +217,18 @@ out:
         llm_http_result_release(res);
     return rc;
 }
+
+int llm_http_check(llm_client *c, enum llm_kind kind, const char *url,
+                   const struct llm_http_result *res, struct llm_error *err)
+{
+    if (res->status < 200 || res->status >= 300) {
+        llm_classify_http(c, kind, res->status, strbuf_cstr(&res->body), res->retry_after_ms, err);
+        return ERR_FAIL;
+    }
+    if (res->content_type[0] && !strcasestr(res->content_type, "json")) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, res->status,
+                       "%s: unexpected content type %s", url, res->content_type);
+        return ERR_FAIL;
+    }
+    return 0;
+}

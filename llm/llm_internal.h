@@ -61,6 +61,12 @@ int llm_http_post(llm_client *c, const char *url, const struct llm_request *req,
 /* Fill err from an HTTP answer that is not a success: the class from the
  * error body's type/code fields first, then the status.  kind selects the
  * body shape.  The message quotes the body's message, redacted. */
+/* After llm_http_post(): a non-2xx status is classified (llm_classify_http)
+ * and a body that is not JSON is an invalid_response.  0 when the answer
+ * may be parsed, else ERR_FAIL with err filled. */
+int llm_http_check(llm_client *c, enum llm_kind kind, const char *url,
+                   const struct llm_http_result *res, struct llm_error *err);
+
 void llm_classify_http(llm_client *c, enum llm_kind kind, int status, const char *body,
                        int64_t retry_after_ms, struct llm_error *err);
 
