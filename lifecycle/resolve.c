@@ -60,16 +60,21 @@ static int load(store *st, const char *id, struct esc *e)
     return rc;
 }
 
+/* Run sql binding a as ?1, b as ?2 and n as ?3, as far as it has them. */
 static int exec1(store *st, const char *sql, const char *a, const char *b, int64_t n)
 {
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare(st, &s, sql), np;
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, a);
-    store_bind_text(s, 2, b);
-    sqlite3_bind_int64(s, 3, n);
+    np = sqlite3_bind_parameter_count(s);
+    if (np >= 1)
+        store_bind_text(s, 1, a);
+    if (np >= 2)
+        store_bind_text(s, 2, b);
+    if (np >= 3)
+        sqlite3_bind_int64(s, 3, n);
     rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "resolve");
     store_done(s);
     return rc;
@@ -206,7 +211,7 @@ int lifecycle_resolve(store *st, const char *esc_id, const char *action, const c
 
     if (!strcmp(action, "pause")) {
         rc = exec1(st, "UPDATE escalations SET resolution = 'pause', resolution_input = ?1"
-                       " WHERE id = ?2 AND ?3 = ?3",
+                       " WHERE id = ?2",
                    input, e.id, 0);
         if (rc == 0)
             rc = store_event_add(st, e.goal_id, e.item_id[0] ? e.item_id : NULL, NULL,
@@ -245,7 +250,7 @@ int lifecycle_resolve(store *st, const char *esc_id, const char *action, const c
                                 " ('queued','ready','blocked','escalated')";
         char (*ids)[ID_SIZE] = NULL;
         size_t n = 0;
-        if ((rc = exec1(st, "UPDATE goals SET partial = 1 WHERE id = ?1 AND ?2 IS NULL AND ?3=?3",
+        if ((rc = exec1(st, "UPDATE goals SET partial = 1 WHERE id = ?1",
                         e.goal_id, NULL, 0)) != 0)
             goto fail;
         if ((rc = store_ids(st, q, e.goal_id, &ids, &n)) != 0)
@@ -290,8 +295,7 @@ int lifecycle_resolve(store *st, const char *esc_id, const char *action, const c
     } else if (strcmp(action, "skip") != 0) {
         /* a goal-level escalation (elaborate, plan, publish, budget): the
          * goal's unit may be claimed again, with fresh attempts */
-        if ((rc = exec1(st, "UPDATE goals SET attempts = 0, next_attempt_at = 0 WHERE id = ?1"
-                            " AND ?2 IS NULL AND ?3 = ?3",
+        if ((rc = exec1(st, "UPDATE goals SET attempts = 0, next_attempt_at = 0 WHERE id = ?1",
                         e.goal_id, NULL, 0)) != 0)
             goto fail;
     }
