@@ -103,3 +103,7 @@ echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 sql "SELECT kind, ended_at - started_at FROM runs WHERE goal_id = (SELECT id FROM goals ORDER BY created_at DESC LIMIT 1) ORDER BY created_at" |
     tr '\n' ' ' | sed 's/^/last goal, run durations (ms): /'
 echo
+sql "SELECT ts - (SELECT min(ts) FROM events e2 WHERE e2.goal_id = e.goal_id), type FROM events e
+     WHERE goal_id = (SELECT id FROM goals ORDER BY created_at DESC LIMIT 1) ORDER BY id" |
+    tr '\n' ' ' | sed 's/^/last goal, events (ms after goal.submitted): /'
+echo
