@@ -214,20 +214,4 @@ ok
 run "$G" migrate
 expect_rc 0 migrate
 expect_out "schema version"
-
-# --- submit checks a plain repository and its base branch without loading
-# libgit2 (fifteen libraries and a CA bundle: most of submit's time, issue
-# 7's submit-to-start latency); only x86-64 loads libgit2 lazily at all
-if [ "$(uname -m)" = x86_64 ]; then
-    LD_DEBUG=libs "$G" --db "$T/other.db" submit "$T/goal.json" >/dev/null 2>"$T/ld.out" || fail "submit under LD_DEBUG"
-    grep -q 'libsqlite3' "$T/ld.out" || fail "LD_DEBUG printed nothing useful: $(head -3 "$T/ld.out")"
-    ! grep -q 'libgit2' "$T/ld.out" || fail "submit of a plain repository loaded libgit2"
-    ok
-    # a linked worktree is left to libgit2, and still accepted
-    git -C "$repo" worktree add -q -b side "$T/linked" main
-    sed "s#\"repo\": \"$repo\"#\"repo\": \"$T/linked\"#" "$T/goal.json" >"$T/goal-linked.json"
-    LD_DEBUG=libs "$G" --db "$T/other.db" submit "$T/goal-linked.json" >/dev/null 2>"$T/ld.out" || fail "submit from a linked worktree"
-    grep -q 'libgit2' "$T/ld.out" || fail "a linked worktree did not go to libgit2"
-    ok
-fi
 done_tests

@@ -14,10 +14,18 @@ ok
 libs=$(loaded "$G" goals)
 case "$libs" in *libgit2*|*libcurl*) fail "goald goals loaded: $libs" ;; esac
 ok
-# a goal with a repository needs libgit2: loaded at the first call, and it works
+# a goal with a plain repository is checked without libgit2 (vcs/probe.c:
+# submit's latency, issue 7); the base branch is still read
 make_repo "$T/repo"
 echo "{\"title\": \"x\", \"repo\": \"$T/repo\"}" >"$T/g.json"
 libs=$(loaded "$G" submit "$T/g.json")
-case "$libs" in *libgit2*) ok ;; *) fail "submit with a repo did not load libgit2: $libs" ;; esac
-expect_eq "$(sql "SELECT base_branch FROM goals")" main "base branch read through libgit2"
+case "$libs" in *libsqlite3*) ;; *) fail "LD_DEBUG showed no libraries: $libs" ;; esac
+case "$libs" in *libgit2*) fail "submit with a plain repo loaded libgit2: $libs" ;; *) ok ;; esac
+expect_eq "$(sql "SELECT base_branch FROM goals")" main "base branch read without libgit2"
+# a linked worktree (.git is a file) goes to libgit2: loaded at the first call, and it works
+git -C "$T/repo" worktree add -q -b side "$T/linked" main
+echo "{\"title\": \"y\", \"repo\": \"$T/linked\"}" >"$T/g2.json"
+libs=$(loaded "$G" submit "$T/g2.json")
+case "$libs" in *libgit2*) ok ;; *) fail "submit with a linked worktree did not load libgit2: $libs" ;; esac
+expect_eq "$(sql "SELECT base_branch FROM goals WHERE title = 'y'")" side "base branch read through libgit2"
 done_tests
