@@ -108,10 +108,18 @@ static int config_plain(const char *gitdir)
         goto out;
     for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
         char *p = line, *eq;
-        size_t klen;
+        size_t klen, llen = strcspn(line, "\n");
 
         while (*p == ' ' || *p == '\t')
             p++;
+        /* the shapes git writes: sections, comments, "key = value";
+         * anything else (a continued line, text libgit2 may refuse) goes
+         * to libgit2 */
+        if (llen > 0 && line[llen - 1] == '\\')
+            goto out;
+        if (!(*p == '\n' || *p == '\r' || *p == '\0' || *p == '[' || *p == '#' || *p == ';' ||
+              (*p >= 'a' && *p <= 'z')))
+            goto out;
         if (strncmp(p, "bare", 4) == 0)
             klen = 4;
         else if (strncmp(p, "repositoryformatversion", 23) == 0)

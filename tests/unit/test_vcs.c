@@ -606,6 +606,19 @@ static void test_quick_probe_agrees_with_libgit2(void **state)
     probe_agrees(p, "main", 0);
     assert_int_equal(sh("git -C '%s' config --unset include.path", p), 0);
     probe_agrees(p, "main", 1);
+    /* a config git would not write: a continued line, then text */
+    assert_int_equal(sh("cp '%s/.git/config' '%s/config.saved' && "
+                        "printf '[user]\\n\\tname = a \\\\\\n b\\n' >> '%s/.git/config'",
+                        p, d, p),
+                     0);
+    probe_agrees(p, "main", 0);
+    assert_int_equal(sh("cp '%s/config.saved' '%s/.git/config' && "
+                        "printf '{{{\\n' >> '%s/.git/config'",
+                        d, p, p),
+                     0);
+    probe_agrees(p, "main", 0);
+    assert_int_equal(sh("cp '%s/config.saved' '%s/.git/config'", d, p), 0);
+    probe_agrees(p, "main", 1);
 }
 
 static void test_quick_branch_name(void **state)
