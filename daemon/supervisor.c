@@ -379,8 +379,9 @@ static int claim_all(struct daemon *d)
 }
 
 /* Runs left `running` by an earlier daemon: adopt the live ones, abort the
- * dead ones (and those whose lease expired). */
-static void recover_orphans(struct daemon *d, int startup)
+ * dead ones (and those whose lease expired).  Returns how many it
+ * aborted. */
+static int recover_orphans(struct daemon *d, int startup)
 {
     static const char q[] = "SELECT id, goal_id, kind, lane, ifnull(pid, 0),"
                             " ifnull(lease_until, 0), ifnull(timeout_s, 600), started_at"
@@ -393,9 +394,10 @@ static void recover_orphans(struct daemon *d, int startup)
     size_t n = 0, cap = 0;
     sqlite3_stmt *s;
     int64_t now = time_now_ms();
+    int aborted = 0;
 
     if (store_prepare(d->st, &s, q) != 0)
-        return;
+        return 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
         if (n == cap) {
             cap = cap ? cap * 2 : 16;
@@ -424,7 +426,8 @@ static void recover_orphans(struct daemon *d, int startup)
         if (job_alive((pid_t)o[i].pid, o[i].id)) {
             if (o[i].lease && o[i].lease < now) {
                 kill(-(pid_t)o[i].pid, SIGKILL);
-                lifecycle_abort_run(d->st, o[i].id, "aborted", "its lease expired");
+                if (lifecycle_abort_run(d->st, o[i].id, "aborted", "its lease expired") == 0)
+                    aborted++;
             } else if (startup && d->nkids < MAX_KIDS) {
                 struct kid *k = &d->kids[d->nkids++];
                 memset(k, 0, sizeof(*k));
@@ -443,11 +446,13 @@ static void recover_orphans(struct daemon *d, int startup)
         /* no process: a claim whose job never started is given its lease */
         if (!startup && o[i].pid == 0 && o[i].lease >= now)
             continue;
-        lifecycle_abort_run(d->st, o[i].id, "aborted",
-                            startup ? "its process is gone (found at daemon start)"
-                                    : "its process is gone");
+        if (lifecycle_abort_run(d->st, o[i].id, "aborted",
+                                startup ? "its process is gone (found at daemon start)"
+                                        : "its process is gone") == 0)
+            aborted++;
     }
     free(o);
+    return aborted;
 }
 
 static void heartbeat(struct daemon *d)
@@ -506,12 +511,21 @@ static void cron_lane(struct daemon *d)
         log_info("cron: %d recurring goal instance%s made", n, n == 1 ? "" : "s");
     if (monitor_check_deadlines(d->st, now, &n) != 0)
         log_warn("deadlines: %s", err_last());
+    else if (n)
+        log_info("cron: %d goal%s past %s deadline escalated", n, n == 1 ? "" : "s",
+                 n == 1 ? "its" : "their");
     if (!d->last_sweep ||
         time_mono_ms() - d->last_sweep >= config_int(CFG_MONITOR_SWEEP_INTERVAL_S) * 1000) {
         struct monitor_sweep sw;
-        recover_orphans(d, 0); /* stale leases */
+        memset(&sw, 0, sizeof(sw));
+        sw.runs_aborted = recover_orphans(d, 0); /* stale leases */
         if (monitor_sweep(d->st, now, &sw) != 0)
             log_warn("sweep: %s", err_last());
+        else
+            log_debug("sweep: %d stale run%s aborted, %d budget escalation%s, %d events and %d "
+                      "context packs deleted",
+                      sw.runs_aborted, sw.runs_aborted == 1 ? "" : "s", sw.budget_escalations,
+                      sw.budget_escalations == 1 ? "" : "s", sw.events_deleted, sw.packs_deleted);
         d->last_sweep = time_mono_ms();
     }
 }
@@ -641,10 +655,16 @@ int daemon_run(const struct daemon_opts *o)
 
         if (got_hup) {
             got_hup = 0;
-            if (config_load(o->config_path) != 0)
+            if (config_load(o->config_path) != 0) {
                 log_error("config not reloaded: %s", err_last());
-            else
-                log_info("config reloaded");
+            } else {
+                enum log_level l;
+                if (config_str(CFG_LOG_LEVEL) &&
+                    log_level_parse(config_str(CFG_LOG_LEVEL), &l) == 0)
+                    log_set_level(l);
+                log_event(LOG_INFO, "config.reloaded", "config",
+                          o->config_path ? o->config_path : "(default)", NULL);
+            }
         }
         if (got_usr1) {
             got_usr1 = 0;

@@ -271,9 +271,10 @@ int monitor_sweep(store *st, int64_t now, struct monitor_sweep *out)
     int64_t days = config_int(CFG_MONITOR_RETENTION_DAYS);
     sqlite3_stmt *s;
     cJSON *p;
-    int rc;
+    int rc, aborted = out->runs_aborted;
 
     memset(out, 0, sizeof(*out));
+    out->runs_aborted = aborted;
     if ((rc = escalate_each(st, q_budget, now, "budget", "the goal has spent its budget",
                             &out->budget_escalations)) != 0)
         return rc;

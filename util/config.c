@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/cron.h"
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/log.h"
 #include "util/strbuf.h"
 
 #define NOB 1, 0 /* no bounds */
@@ -281,6 +283,17 @@ static int val_from_text(struct cfg_val *v, enum cfg_key k, const char *text, co
             return err_set(ERR_INVALID, "%s: expected true or false, got \"%s\"", where, text);
         break;
     case CFG_STRING:
+        if (k == CFG_LOG_LEVEL) {
+            enum log_level l;
+            if (log_level_parse(text, &l) != 0)
+                return err_set(ERR_INVALID, "%s: expected error, warn, info or debug, got \"%s\"",
+                               where, text);
+        }
+        if (k == CFG_CRON_TIMEZONE && cron_zone_check(text) != 0) {
+            char why[256];
+            snprintf(why, sizeof(why), "%s", err_last());
+            return err_set(ERR_INVALID, "%s: %s", where, why);
+        }
         break;
     case CFG_JSON:
         v->j = cJSON_Parse(text);

@@ -1,6 +1,7 @@
 #include "util/cron.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,10 +247,14 @@ int cron_next(const struct cron_expr *c, int64_t after, int utc_offset_min, int6
     return err_set(ERR_NOTFOUND, "the schedule never fires");
 }
 
+/* Time zones.  TZ is set for the process and the zone's rules come from
+ * the C library (tzdata); the search below works on wall-clock ("naive")
+ * minutes and maps each match back to UTC instants. */
+
 /* The zone's UTC offset in minutes at t (ms). */
 static int offset_at(int64_t t)
 {
-    time_t secs = (time_t)(t / 1000);
+    time_t secs = (time_t)(t >= 0 ? t / 1000 : (t - 999) / 1000);
     struct tm tm;
 
     if (!localtime_r(&secs, &tm))
@@ -257,32 +262,160 @@ static int offset_at(int64_t t)
     return (int)(tm.tm_gmtoff / 60);
 }
 
-int cron_next_tz(const struct cron_expr *c, int64_t after, const char *tz, int64_t *out)
+/* The distinct offsets in force within a day and a bit around t: *lo and
+ * *hi receive the least and the greatest; returns how many (1 or more). */
+static int offsets_near(int64_t t, int offs[5], int *lo, int *hi)
+{
+    int n = 0;
+
+    for (int k = -2; k <= 2; k++) {
+        int o = offset_at(t + k * 13 * 3600000LL), seen = 0;
+        for (int i = 0; i < n; i++)
+            seen |= offs[i] == o;
+        if (!seen)
+            offs[n++] = o;
+    }
+    *lo = *hi = offs[0];
+    for (int i = 1; i < n; i++) {
+        *lo = offs[i] < *lo ? offs[i] : *lo;
+        *hi = offs[i] > *hi ? offs[i] : *hi;
+    }
+    return n;
+}
+
+/* The UTC instants whose wall-clock time is `wall` (naive ms): none in a
+ * spring-forward gap, two in a fall-back overlap.  Ascending; returns how
+ * many. */
+static int wall_to_utc(int64_t wall, int64_t out[2])
+{
+    int offs[5], lo, hi, n = 0;
+    int k = offsets_near(wall, offs, &lo, &hi);
+
+    for (int i = 0; i < k && n < 2; i++) {
+        int64_t u = wall - offs[i] * 60000LL;
+        if (offset_at(u) == offs[i] && (n == 0 || out[0] != u))
+            out[n++] = u;
+    }
+    if (n == 2 && out[1] < out[0]) {
+        int64_t t = out[0];
+        out[0] = out[1];
+        out[1] = t;
+    }
+    return n;
+}
+
+/* For a wall-clock time in a gap: the instant of the change that skipped
+ * it (the first instant whose wall clock is past it). */
+static int64_t gap_end(int64_t wall)
+{
+    int offs[5], lo, hi;
+    int64_t a, b;
+    int before;
+
+    offsets_near(wall, offs, &lo, &hi);
+    a = wall - hi * 60000LL; /* before the change: wall clock short of `wall` */
+    b = wall - lo * 60000LL; /* after it: wall clock past `wall` */
+    before = offset_at(a);
+    while (b - a > 1000) { /* changes fall on whole seconds */
+        int64_t m = a + (b - a) / 2;
+        if (offset_at(m) == before)
+            a = m;
+        else
+            b = m;
+    }
+    return b;
+}
+
+int cron_zone_check(const char *tz)
+{
+    const char *dir = getenv("TZDIR");
+    char path[512], magic[4];
+    FILE *f;
+    size_t got = 0;
+
+    if (!tz || !strcmp(tz, "UTC"))
+        return 0;
+    if (!*tz || tz[0] == '/' || strstr(tz, ".."))
+        goto bad;
+    for (const char *p = tz; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("/_+-", *p))
+            goto bad;
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir && *dir ? dir : "/usr/share/zoneinfo",
+                         tz) >= sizeof(path))
+        goto bad;
+    if ((f = fopen(path, "rb")) != NULL) {
+        got = fread(magic, 1, sizeof(magic), f);
+        fclose(f);
+    }
+    if (got == sizeof(magic) && !memcmp(magic, "TZif", 4))
+        return 0;
+bad:
+    return err_set(ERR_INVALID, "unknown time zone \"%s\" (expected UTC or an IANA name such as "
+                                "Europe/Paris, from tzdata)",
+                   tz);
+}
+
+int cron_zone_use(const char *tz)
 {
     static char current[128];
-    int off, rc;
 
-    if (!tz || !*tz || !strcmp(tz, "UTC"))
-        return cron_next(c, after, 0, out);
+    if (!tz || !*tz)
+        tz = "UTC";
     if (strcmp(current, tz) != 0) {
-        setenv("TZ", tz, 1);
+        int rc = cron_zone_check(tz);
+        if (rc)
+            return rc;
+        if (setenv("TZ", tz, 1) != 0)
+            return err_set(ERR_IO, "setenv TZ: %s", strerror(errno));
         tzset();
         snprintf(current, sizeof(current), "%s", tz);
     }
-    off = offset_at(after);
-    if ((rc = cron_next(c, after, off, out)) != 0)
-        return rc;
-    /* across a daylight-saving change the offset at the fire time differs:
-     * search again with it, keeping a result after `after` */
-    for (int i = 0; i < 2; i++) {
-        int off2 = offset_at(*out);
-        int64_t t;
-        if (off2 == off)
-            break;
-        if ((rc = cron_next(c, after, off2, &t)) != 0)
-            return rc;
-        off = off2;
-        *out = t;
-    }
     return 0;
+}
+
+int cron_zone_offset(int64_t t)
+{
+    return offset_at(t);
+}
+
+int cron_next_tz(const struct cron_expr *c, int64_t after, const char *tz, int64_t *out)
+{
+    int offs[5], lo, hi, rc;
+    int hour_star = (c->hour & 0xffffffu) == 0xffffffu;
+    int64_t wall;
+
+    if (!tz || !*tz || !strcmp(tz, "UTC"))
+        return cron_next(c, after, 0, out);
+    if ((rc = cron_zone_use(tz)) != 0)
+        return rc;
+    /* start from the earliest wall-clock reading `after` could have, so
+     * that the second pass of a repeated hour is not missed */
+    offsets_near(after, offs, &lo, &hi);
+    wall = after + lo * 60000LL;
+    for (int iter = 0; iter < 100000; iter++) {
+        int64_t w, u[2];
+        int n;
+
+        if ((rc = cron_next(c, wall, 0, &w)) != 0)
+            return rc;
+        n = wall_to_utc(w, u);
+        if (n == 0) {
+            /* skipped by a spring-forward change: fire at the change */
+            int64_t g = gap_end(w);
+            if (g > after) {
+                *out = g;
+                return 0;
+            }
+        } else if (u[0] > after) {
+            *out = u[0];
+            return 0;
+        } else if (n == 2 && hour_star && u[1] > after) {
+            /* a repeated hour: an hourly schedule fires in both passes, a
+             * fixed-hour one only in the first (as Vixie cron) */
+            *out = u[1];
+            return 0;
+        }
+        wall = w;
+    }
+    return err_set(ERR_NOTFOUND, "the schedule never fires");
 }

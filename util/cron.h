@@ -30,9 +30,22 @@ int cron_parse(struct cron_expr *out, const char *expr);
 int cron_next(const struct cron_expr *c, int64_t after, int utc_offset_min, int64_t *out);
 
 /* cron_next() in a time zone: tz is an IANA name ("Europe/Paris"), NULL
- * or "UTC" for UTC.  Daylight-saving changes are followed: a fire time is
- * the wall-clock time in that zone.  Sets TZ for the process (the daemon
- * uses one zone). */
+ * or "UTC" for UTC.  A fire time is a wall-clock time in that zone, with
+ * Vixie cron's rules across daylight-saving changes: a time skipped by a
+ * spring-forward change fires at the change; in an hour that repeats, a
+ * schedule with a fixed hour fires once (the first pass) and one with
+ * "*" as its hour fires in both.  Sets TZ for the process (the daemon uses
+ * one zone).  ERR_INVALID for an unknown zone. */
 int cron_next_tz(const struct cron_expr *c, int64_t after, const char *tz, int64_t *out);
+
+/* 0 when tz is "UTC" or names a tzdata zone file ($TZDIR or
+ * /usr/share/zoneinfo); ERR_INVALID with a message naming it otherwise. */
+int cron_zone_check(const char *tz);
+
+/* Make tz (NULL: UTC) the process's zone (TZ, tzset) after checking it. */
+int cron_zone_use(const char *tz);
+
+/* The UTC offset in minutes at t (ms) in the zone cron_zone_use() set. */
+int cron_zone_offset(int64_t t);
 
 #endif

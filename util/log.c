@@ -7,12 +7,30 @@
 #include <unistd.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
 static enum log_level cur_level = LOG_WARN;
 static const char *names[] = {"error", "warn", "info", "debug"};
+/* syslog priorities (err, warning, info, debug) for journald's "<N>" */
+static const char *const prio[] = {"<3>", "<4>", "<6>", "<7>"};
+static int journal; /* stderr is connected to the journal */
+
+/* systemd sets JOURNAL_STREAM to "DEV:INODE" of the stream it connected
+ * to stderr: when it is still our stderr, each line starts with its
+ * priority so that journald files it at the right level. */
+static int stderr_is_journal(void)
+{
+    const char *e = getenv("JOURNAL_STREAM");
+    unsigned long long dev, ino;
+    struct stat st;
+
+    if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2 || fstat(STDERR_FILENO, &st) != 0)
+        return 0;
+    return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
 
 int log_level_parse(const char *s, enum log_level *out)
 {
@@ -40,6 +58,7 @@ void log_init(enum log_level dflt)
     enum log_level l;
 
     cur_level = dflt;
+    journal = stderr_is_journal();
     if (e && *e && log_level_parse(e, &l) == 0)
         cur_level = l;
 }
@@ -138,7 +157,8 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 
     if (lvl > cur_level)
         return;
-    n = snprintf(line, sizeof(line), "goald[%ld]: %s: ", (long)getpid(), names[lvl]);
+    n = snprintf(line, sizeof(line), "%sgoald[%ld]: %s: ", journal ? prio[lvl] : "",
+                 (long)getpid(), names[lvl]);
     va_start(ap, fmt);
     vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
     va_end(ap);
@@ -175,7 +195,8 @@ void log_event(enum log_level lvl, const char *event, ...)
     va_end(ap);
     file_line(lvl, kv, n);
     strbuf_init(&sb, 1 << 16);
-    strbuf_addf(&sb, "goald[%ld]: %s: %s", (long)getpid(), names[lvl], event);
+    strbuf_addf(&sb, "%sgoald[%ld]: %s: %s", journal ? prio[lvl] : "", (long)getpid(), names[lvl],
+                event);
     for (size_t i = 2; i + 1 < n; i += 2)
         if (kv[i + 1])
             strbuf_addf(&sb, " %s=%s", kv[i], kv[i + 1]);

@@ -1,6 +1,8 @@
 /*
  * log.h - leveled logging to stderr (journald friendly: one line per
- * message, "goald[pid]: level: message").  The level comes from
+ * message, "goald[pid]: level: message", and when systemd connected
+ * stderr to the journal (JOURNAL_STREAM) each line starts with its syslog
+ * priority, "<3>" error to "<7>" debug).  The level comes from
  * GOALD_LOG_LEVEL (error, warn, info, debug; default warn for commands,
  * the daemon raises it to info).
  */

@@ -64,20 +64,30 @@ void time_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
 
 char *time_format_rfc3339(char *out, size_t n, int64_t ms)
 {
-    int64_t secs = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
-    int64_t frac = ms - secs * 1000;
+    return time_format_rfc3339_offset(out, n, ms, 0);
+}
+
+char *time_format_rfc3339_offset(char *out, size_t n, int64_t ms, int offset_min)
+{
+    int64_t local = ms + (int64_t)offset_min * 60000;
+    int64_t secs = local >= 0 ? local / 1000 : (local - 999) / 1000;
+    int64_t frac = local - secs * 1000;
     int64_t days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
     int64_t rem = secs - days * 86400;
     int64_t y;
     unsigned mo, d;
+    char fs[8] = "", zone[8] = "Z";
 
     time_civil_from_days(days, &y, &mo, &d);
     if (frac)
-        snprintf(out, n, "%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ", (long long)y, mo, d,
-                 (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60), (int)frac);
-    else
-        snprintf(out, n, "%04lld-%02u-%02uT%02d:%02d:%02dZ", (long long)y, mo, d,
-                 (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
+        snprintf(fs, sizeof(fs), ".%03d", (int)frac);
+    if (offset_min) {
+        int a = offset_min < 0 ? -offset_min : offset_min;
+        snprintf(zone, sizeof(zone), "%c%02d:%02d", offset_min < 0 ? '-' : '+', a / 60 % 100,
+                 a % 60);
+    }
+    snprintf(out, n, "%04lld-%02u-%02uT%02d:%02d:%02d%s%s", (long long)y, mo, d,
+             (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60), fs, zone);
     return out;
 }
 

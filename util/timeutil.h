@@ -20,6 +20,10 @@ int64_t time_mono_us(void); /* monotonic clock, µs */
  * into out (at least TIME_RFC3339_MAX bytes).  Returns out. */
 char *time_format_rfc3339(char *out, size_t n, int64_t ms);
 
+/* The same instant as wall-clock time at offset_min minutes from UTC:
+ * "2026-03-29T03:30:00+02:00" ("Z" when offset_min is 0). */
+char *time_format_rfc3339_offset(char *out, size_t n, int64_t ms, int offset_min);
+
 /* Parse a full RFC 3339 date-time ("2026-12-01T18:00:00Z",
  * "2026-12-01T18:00:00.5+02:00", 't' and ' ' separators accepted).
  * 0 on success with *out set; ERR_INVALID otherwise (no message set). */

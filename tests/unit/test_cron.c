@@ -96,6 +96,106 @@ static void test_offset(void **state)
     assert_string_equal(time_format_rfc3339(buf, sizeof(buf), t), "2026-11-22T07:00:00Z");
 }
 
+/* A configured time zone: fire times are wall-clock times there, with
+ * Vixie cron's rules across daylight-saving changes. */
+struct zrow {
+    const char *expr, *tz, *from;
+    const char *next[4];
+};
+
+static void test_zone_table(void **state)
+{
+    static const struct zrow rows[] = {
+        /* spring forward (Paris, 02:00 -> 03:00 on 29 March 2026): a time in
+         * the skipped hour fires at the change */
+        {"30 2 * * *", "Europe/Paris", "2026-03-27T00:00:00Z",
+         {"2026-03-27T02:30:00+01:00", "2026-03-28T02:30:00+01:00", "2026-03-29T03:00:00+02:00",
+          "2026-03-30T02:30:00+02:00"}},
+        {"*/15 * * * *", "Europe/Paris", "2026-03-29T00:40:00Z",
+         {"2026-03-29T01:45:00+01:00", "2026-03-29T03:00:00+02:00", "2026-03-29T03:15:00+02:00",
+          "2026-03-29T03:30:00+02:00"}},
+        /* fall back (Paris, 03:00 -> 02:00 on 25 October 2026): a fixed hour
+         * fires once, in the first pass; an hourly schedule in both */
+        {"30 2 * * *", "Europe/Paris", "2026-10-23T00:00:00Z",
+         {"2026-10-23T02:30:00+02:00", "2026-10-24T02:30:00+02:00", "2026-10-25T02:30:00+02:00",
+          "2026-10-26T02:30:00+01:00"}},
+        {"0 * * * *", "Europe/Paris", "2026-10-24T23:30:00Z",
+         {"2026-10-25T02:00:00+02:00", "2026-10-25T02:00:00+01:00", "2026-10-25T03:00:00+01:00",
+          "2026-10-25T04:00:00+01:00"}},
+        {"*/20 2 * * *", "Europe/Paris", "2026-10-24T23:30:00Z",
+         {"2026-10-25T02:00:00+02:00", "2026-10-25T02:20:00+02:00", "2026-10-25T02:40:00+02:00",
+          "2026-10-26T02:00:00+01:00"}},
+        /* New York: weekdays at 9 across the change of 8 March 2026 */
+        {"0 9 * * MON-FRI", "America/New_York", "2026-03-06T00:00:00Z",
+         {"2026-03-06T09:00:00-05:00", "2026-03-09T09:00:00-04:00", "2026-03-10T09:00:00-04:00",
+          "2026-03-11T09:00:00-04:00"}},
+        {"30 1 * * *", "America/New_York", "2026-10-31T00:00:00Z",
+         {"2026-10-31T01:30:00-04:00", "2026-11-01T01:30:00-04:00", "2026-11-02T01:30:00-05:00",
+          "2026-11-03T01:30:00-05:00"}},
+        /* a half-hour offset, no daylight saving */
+        {"0 9 * * *", "Asia/Kolkata", "2026-11-23T04:00:00Z",
+         {"2026-11-24T09:00:00+05:30", "2026-11-25T09:00:00+05:30", "2026-11-26T09:00:00+05:30",
+          "2026-11-27T09:00:00+05:30"}},
+        /* a half-hour change (Lord Howe, 02:00 -> 02:30 on 4 October 2026) */
+        {"15 2 * * *", "Australia/Lord_Howe", "2026-10-02T00:00:00Z",
+         {"2026-10-03T02:15:00+10:30", "2026-10-04T02:30:00+11:00", "2026-10-05T02:15:00+11:00",
+          "2026-10-06T02:15:00+11:00"}},
+        /* month ends and Feb 29 in a zone east of UTC */
+        {"0 0 29 2 *", "Asia/Tokyo", "2027-01-01T00:00:00Z",
+         {"2028-02-29T00:00:00+09:00", "2032-02-29T00:00:00+09:00", "2036-02-29T00:00:00+09:00",
+          "2040-02-29T00:00:00+09:00"}},
+        {"0 9 31 * *", "America/Los_Angeles", "2026-10-01T00:00:00Z",
+         {"2026-10-31T09:00:00-07:00", "2026-12-31T09:00:00-08:00", "2027-01-31T09:00:00-08:00",
+          "2027-03-31T09:00:00-07:00"}},
+        /* UTC through the same function */
+        {"0 9 * * *", "UTC", "2026-10-24T23:30:00Z",
+         {"2026-10-25T09:00:00Z", "2026-10-26T09:00:00Z", "2026-10-27T09:00:00Z",
+          "2026-10-28T09:00:00Z"}},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct cron_expr c;
+        int64_t t;
+        char buf[TIME_RFC3339_MAX];
+
+        if (!rows[i].tz)
+            continue;
+        if (cron_parse(&c, rows[i].expr) != 0)
+            fail_msg("%s: %s", rows[i].expr, err_last());
+        assert_int_equal(time_parse_rfc3339(&t, rows[i].from), 0);
+        for (int k = 0; k < 4; k++) {
+            if (cron_next_tz(&c, t, rows[i].tz, &t) != 0)
+                fail_msg("%s in %s: %s", rows[i].expr, rows[i].tz, err_last());
+            time_format_rfc3339_offset(buf, sizeof(buf), t,
+                                       strcmp(rows[i].tz, "UTC") ? cron_zone_offset(t) : 0);
+            if (strcmp(buf, rows[i].next[k]) != 0)
+                fail_msg("%s in %s from %s: fire %d: expected %s, got %s", rows[i].expr,
+                         rows[i].tz, rows[i].from, k + 1, rows[i].next[k], buf);
+        }
+    }
+}
+
+static void test_zone_names(void **state)
+{
+    static const char *const bad[] = {"Nope/Nowhere", "../../etc/passwd", "/etc/localtime",
+                                      "Europe/Paris ", "", "Europe"};
+    struct cron_expr c;
+    int64_t t = 0;
+    (void)state;
+
+    assert_int_equal(cron_zone_check("UTC"), 0);
+    assert_int_equal(cron_zone_check("Europe/Paris"), 0);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (cron_zone_check(bad[i]) != ERR_INVALID)
+            fail_msg("accepted the zone \"%s\"", bad[i]);
+        assert_non_null(strstr(err_last(), "unknown time zone"));
+    }
+    /* glibc would read an unknown TZ as UTC: cron_next_tz refuses it */
+    assert_int_equal(cron_parse(&c, "0 9 * * *"), 0);
+    assert_int_equal(cron_next_tz(&c, 0, "Mars/Olympus", &t), ERR_INVALID);
+}
+
 static void test_never_and_errors(void **state)
 {
     static const struct {
@@ -134,6 +234,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_next_table),
         cmocka_unit_test(test_offset),
+        cmocka_unit_test(test_zone_table),
+        cmocka_unit_test(test_zone_names),
         cmocka_unit_test(test_never_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
