@@ -9,13 +9,18 @@
  * - it is the first such time: when the gap is under three days, every
  *   minute in between is checked not to match;
  * - ERR_NOTFOUND ("never fires") only when no month allowed has a day
- *   allowed (e.g. "0 0 30 2 *").
+ *   allowed (e.g. "0 0 30 2 *");
+ * - in a zone (cron_next_tz, Europe/Paris from just before its two
+ *   daylight-saving changes of 2026): each time is after the one asked
+ *   for, and its wall-clock time there matches the fields, or it is the
+ *   instant of a change (a time the change skipped fires then).
  *
  * GOALD_FUZZ_CANARY=1 flips the "matches the parsed fields" check, so that
  * the first valid seed of the corpus fails: the proof that a broken
  * invariant fails the run (docs/fuzzing.md).
  */
 #include <stdint.h>
+#include <time.h>
 
 #include "tests/fuzz/fuzz.h"
 #include "util/cron.h"
@@ -116,6 +121,42 @@ static void check_from(const struct cron_expr *c, const char *expr, int64_t afte
     }
 }
 
+static int zone_offset_s(int64_t t_ms)
+{
+    time_t secs = (time_t)floordiv(t_ms, 1000);
+    struct tm tm;
+
+    return localtime_r(&secs, &tm) ? (int)tm.tm_gmtoff : 0;
+}
+
+static void check_zone(const struct cron_expr *c, const char *expr)
+{
+    /* 2026-03-29T00:30Z and 2026-10-25T00:30Z: 30 minutes before the changes */
+    static const int64_t starts[] = {1774744200000LL, 1792888200000LL};
+
+    for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+        int64_t after = starts[i];
+        for (int k = 0; k < 4; k++) {
+            int64_t next = 0;
+            int rc = cron_next_tz(c, after, "Europe/Paris", &next);
+
+            if (rc == ERR_NOTFOUND) {
+                FUZZ_CHECK(!can_fire(c), "\"%s\" in Europe/Paris: never, but it has a day", expr);
+                return;
+            }
+            FUZZ_CHECK(rc == 0, "\"%s\": cron_next_tz returned %d", expr, rc);
+            FUZZ_CHECK(next > after, "\"%s\" in Europe/Paris: next %lld is not after %lld", expr,
+                       (long long)next, (long long)after);
+            int off = zone_offset_s(next);
+            int at_change = zone_offset_s(next - 1000) != off;
+            FUZZ_CHECK(matches(c, floordiv(next + off * 1000LL, 60000)) != canary || at_change,
+                       "\"%s\" in Europe/Paris: next %lld does not match the fields", expr,
+                       (long long)next);
+            after = next;
+        }
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* 1970, just before it, 2000-02-29, 2023, 2100-02-28 (no leap day) */
@@ -134,6 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    "\"%s\" parsed with a value out of range", expr);
         for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++)
             check_from(&c, expr, starts[i], offsets[i % 4]);
+        check_zone(&c, expr);
     } else {
         FUZZ_CHECK(err_last()[0] != '\0', "\"%s\" refused without a message", expr);
     }
