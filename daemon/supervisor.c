@@ -206,13 +206,40 @@ static void drop_kid(struct daemon *d, struct kid *k)
     *k = d->kids[--d->nkids];
 }
 
+/* What a run's row says at its end, for the log line. */
+struct run_end {
+    char status[16], item[ID_SIZE], attempt[16], failure[256];
+};
+
+static void run_end_read(struct daemon *d, const char *run_id, struct run_end *e)
+{
+    static const char q[] = "SELECT status, ifnull(item_id, ''), attempt, ifnull(failure_reason, '')"
+                            " FROM runs WHERE id = ?";
+    sqlite3_stmt *s;
+
+    memset(e, 0, sizeof(*e));
+    if (store_prepare(d->st, &s, q) != 0)
+        return;
+    store_bind_text(s, 1, run_id);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        snprintf(e->status, sizeof(e->status), "%s", sqlite3_column_text(s, 0));
+        snprintf(e->item, sizeof(e->item), "%s", sqlite3_column_text(s, 1));
+        snprintf(e->attempt, sizeof(e->attempt), "%d", sqlite3_column_int(s, 2));
+        snprintf(e->failure, sizeof(e->failure), "%s", sqlite3_column_text(s, 3));
+    }
+    store_done(s);
+}
+
 /* After a job process ended: if its run is still `running`, the job died
- * without finishing it (crash, kill -9, timeout kill): abort and recover. */
+ * without finishing it (crash, kill -9, timeout kill): abort and recover.
+ * Either way one log line: job.finished (the run's status, and its failure
+ * reason when it failed) or job.aborted. */
 static void job_ended(struct daemon *d, struct kid *k, int status)
 {
     char reason[256];
     int64_t dur = time_mono_ms() - k->started;
     char durs[32];
+    struct run_end e;
     int rc;
 
     if (k->timed_out)
@@ -229,14 +256,20 @@ static void job_ended(struct daemon *d, struct kid *k, int status)
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     rc = lifecycle_abort_run(d->st, k->run_id, k->timed_out ? "timeout" : "aborted", reason);
     snprintf(durs, sizeof(durs), "%lld", (long long)dur);
-    if (rc == 0)
-        log_event(LOG_WARN, "job.aborted", "run", k->run_id, "goal", k->goal_id, "kind", k->kind,
-                  "duration_ms", durs, "failure", reason, NULL);
-    else if (rc == ERR_TRANSITION)
-        log_event(LOG_INFO, "job.finished", "run", k->run_id, "goal", k->goal_id, "kind",
-                  k->kind, "duration_ms", durs, NULL);
-    else
+    run_end_read(d, k->run_id, &e);
+    if (rc == 0) {
+        log_event(LOG_WARN, "job.aborted", "run", k->run_id, "goal", k->goal_id, "item",
+                  e.item[0] ? e.item : NULL, "kind", k->kind, "status", e.status, "attempt",
+                  e.attempt, "duration_ms", durs, "failure", reason, NULL);
+    } else if (rc == ERR_TRANSITION) {
+        int ok = !strcmp(e.status, "success");
+        log_event(ok ? LOG_INFO : LOG_WARN, "job.finished", "run", k->run_id, "goal", k->goal_id,
+                  "item", e.item[0] ? e.item : NULL, "kind", k->kind, "status", e.status,
+                  "attempt", e.attempt, "duration_ms", durs, "failure",
+                  !ok && e.failure[0] ? e.failure : NULL, NULL);
+    } else {
         log_error("run %.8s: cannot record its end: %s", k->run_id, err_last());
+    }
 }
 
 static void reap(struct daemon *d)

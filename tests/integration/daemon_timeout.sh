@@ -27,7 +27,7 @@ find_hang() {
     [ -n "$HANG_PID" ]
 }
 
-"$G" daemon --once 2>"$T/daemon.err" &
+"$G" daemon --once --log-file "$T/d.log" 2>"$T/daemon.err" &
 DPID=$!
 FAKE_PIDS="$FAKE_PIDS $DPID"
 wait_until 30 find_hang
@@ -54,6 +54,14 @@ expect_eq "$(sql "SELECT status || ' ' || timeout_s FROM runs WHERE kind = 'exec
 expect_eq "$(sql "SELECT json_extract(payload, '\$.timeout_s') FROM events WHERE type = 'run.claimed' AND json_extract(payload, '\$.kind') = 'execute' ORDER BY id DESC LIMIT 1")" 6 \
     "the retry's claim"
 expect_eq "$(sql "SELECT status FROM goals")" completed "goal"
+# the log's lines for the two runs: what happened, the attempt, how long, why
+line=$(jq -c --arg r "$run1" 'select(.run == $r and .event == "job.aborted")' "$T/d.log")
+expect_eq "$(printf '%s' "$line" | jq -r '[.status, .attempt, .failure, .item != null] | join("|")')" \
+    "timeout|1|killed after its timeout of 3 s|true" "the log line of the timed-out job"
+[ "$(printf '%s' "$line" | jq -r .duration_ms)" -ge 3000 ] || fail "duration_ms: $line"; ok
+run2=$(sql "SELECT id FROM runs WHERE kind = 'execute' AND id <> '$run1'")
+expect_eq "$(jq -r --arg r "$run2" 'select(.run == $r and .event == "job.finished") | [.level, .status, .attempt, has("failure")] | map(tostring) | join("|")' "$T/d.log")" \
+    "info|success|2|false" "the log line of the retry"
 find_hang && fail "a process \"sleep $marker\" (pid $HANG_PID) is left"
 ok
 done_tests
