@@ -103,6 +103,19 @@ expect_eq "$(sql "SELECT count(*) FROM escalations WHERE goal_id = '$LATE'")" 1 
 kill -TERM "$DPID"
 wait "$DPID"
 
+# a run that fails (its gate does not pass) is logged with its reason
+export GOALD_DB="$T/b2.db" GOALD_LLM_SCRIPT="$T/b2.jsonl"
+script_generic 1 0 1 >"$GOALD_LLM_SCRIPT"
+make_project "$T/rb2"
+goal_json "$T/rb2" "failing gate" '{"push": false, "pull_request": false}' 'test "$(wc -l <work.log)" -lt 2' >"$T/fail.json"
+submit_goal "$T/fail.json"
+GOALD_CONTROL_MAX_RETRIES=0 run "$G" daemon --once --log-file "$T/b2.log"
+expect_rc 0 "daemon --once (a goal that fails)"
+frun=$(sql "SELECT id FROM runs WHERE kind = 'execute' AND status = 'failed' ORDER BY created_at LIMIT 1")
+[ -n "$frun" ] || fail "no failed execute run: $(sql "SELECT kind, status FROM runs")"; ok
+expect_eq "$(jq -r --arg r "$frun" 'select(.run == $r and .event == "job.finished") | [.level, .status, .failure] | join("|")' "$T/b2.log")" \
+    "warn|failed|$(sql "SELECT failure_reason FROM runs WHERE id = '$frun'")" "the failed run's log line"
+
 # --- C: SIGHUP reloads the configuration -----------------------------------------------
 export GOALD_DB="$T/c.db" GOALD_MONITOR_SWEEP_INTERVAL_S=1
 unset GOALD_LLM_SCRIPT
