@@ -550,9 +550,8 @@ static void cron_lane(struct daemon *d)
     if (!d->last_sweep ||
         time_mono_ms() - d->last_sweep >= config_int(CFG_MONITOR_SWEEP_INTERVAL_S) * 1000) {
         struct monitor_sweep sw;
-        memset(&sw, 0, sizeof(sw));
-        sw.runs_aborted = recover_orphans(d, 0); /* stale leases */
-        if (monitor_sweep(d->st, now, &sw) != 0)
+        int stale = recover_orphans(d, 0); /* stale leases */
+        if (monitor_sweep(d->st, now, stale, &sw) != 0)
             log_warn("sweep: %s", err_last());
         else
             log_debug("sweep: %d stale run%s aborted, %d budget escalation%s, %d events and %d "

@@ -255,7 +255,7 @@ int monitor_check_deadlines(store *st, int64_t now, int *raised)
     return escalate_each(st, q, now, "deadline", "the goal is past its deadline", raised);
 }
 
-int monitor_sweep(store *st, int64_t now, struct monitor_sweep *out)
+int monitor_sweep(store *st, int64_t now, int runs_aborted, struct monitor_sweep *out)
 {
     static const char q_budget[] =
         "SELECT id FROM goals g WHERE status = 'active' AND ?1 = ?1 AND ("
@@ -271,10 +271,10 @@ int monitor_sweep(store *st, int64_t now, struct monitor_sweep *out)
     int64_t days = config_int(CFG_MONITOR_RETENTION_DAYS);
     sqlite3_stmt *s;
     cJSON *p;
-    int rc, aborted = out->runs_aborted;
+    int rc;
 
     memset(out, 0, sizeof(*out));
-    out->runs_aborted = aborted;
+    out->runs_aborted = runs_aborted;
     if ((rc = escalate_each(st, q_budget, now, "budget", "the goal has spent its budget",
                             &out->budget_escalations)) != 0)
         return rc;

@@ -21,13 +21,13 @@ struct monitor_sweep {
     int budget_escalations;
     int events_deleted;
     int packs_deleted;
-    int runs_aborted; /* the daemon's count (stale leases), set before the call */
+    int runs_aborted; /* as given by the caller */
 };
 
 /* Budgets spent -> `budget` escalations; events and context packs past
  * monitor.retention_days deleted (the latest pack of each item stays);
- * event monitor.sweep with the counts.  out->runs_aborted is read (the
- * caller's count of stale runs) and kept; the other fields are set. */
-int monitor_sweep(store *st, int64_t now, struct monitor_sweep *out);
+ * event monitor.sweep with the counts, runs_aborted being how many stale
+ * runs the caller (the daemon) aborted just before. */
+int monitor_sweep(store *st, int64_t now, int runs_aborted, struct monitor_sweep *out);
 
 #endif

@@ -219,7 +219,7 @@ static void test_deadlines(void **state)
 static void test_sweep(void **state)
 {
     char g[ID_SIZE], thrifty[ID_SIZE], item_a[ID_SIZE], item_b[ID_SIZE];
-    struct monitor_sweep sw = {.runs_aborted = 3};
+    struct monitor_sweep sw;
     int64_t now = time_now_ms(); /* the submits' events are recent */
     int64_t old = now - 91 * 86400000LL, recent = now - 89 * 86400000LL;
     char sql[1024];
@@ -257,9 +257,9 @@ static void test_sweep(void **state)
              (long long)old, g, (long long)old, g, (long long)recent, g);
     assert_int_equal(store_exec(st, sql), 0);
 
-    assert_int_equal(monitor_sweep(st, now, &sw), 0);
+    assert_int_equal(monitor_sweep(st, now, 3, &sw), 0);
     assert_int_equal(sw.budget_escalations, 1);
-    assert_int_equal(sw.runs_aborted, 3); /* the daemon's count is kept */
+    assert_int_equal(sw.runs_aborted, 3); /* the daemon's count, recorded */
     assert_int_equal(q_int("SELECT count(*) FROM escalations WHERE type = 'budget' AND goal_id = ?",
                            g),
                      1);
@@ -286,8 +286,7 @@ static void test_sweep(void **state)
                      1);
 
     /* again: the open budget escalation is not repeated, nothing to delete */
-    memset(&sw, 0, sizeof(sw));
-    assert_int_equal(monitor_sweep(st, now + 1000, &sw), 0);
+    assert_int_equal(monitor_sweep(st, now + 1000, 0, &sw), 0);
     assert_int_equal(sw.budget_escalations, 0);
     assert_int_equal(sw.events_deleted, 0);
     assert_int_equal(sw.packs_deleted, 0);
@@ -295,8 +294,7 @@ static void test_sweep(void **state)
     /* retention 0 keeps everything */
     setenv("GOALD_MONITOR_RETENTION_DAYS", "0", 1);
     assert_int_equal(config_load(NULL), 0);
-    memset(&sw, 0, sizeof(sw));
-    assert_int_equal(monitor_sweep(st, now + 400 * 86400000LL, &sw), 0);
+    assert_int_equal(monitor_sweep(st, now + 400 * 86400000LL, 0, &sw), 0);
     assert_int_equal(sw.events_deleted, 0);
     assert_int_equal(sw.packs_deleted, 0);
     assert_int_equal(q_int("SELECT count(*) FROM events WHERE type = 'recent.one'", NULL), 1);
