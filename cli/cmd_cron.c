@@ -36,7 +36,7 @@ static int run(struct cli_ctx *c)
                             count);
     }
     for (long i = 0; i < n; i++) {
-        if (cron_next_tz(&ce, t, utc ? NULL : tz, &t) != 0)
+        if (cron_next_tz(&ce, t, tz, &t) != 0)
             return cli_fail(EXIT_FAIL, "cron: \"%s\": %s", c->pos[0], err_last());
         /* in a zone, the wall-clock time with its offset at that instant */
         printf("%s\n", time_format_rfc3339_offset(buf, sizeof(buf), t,
