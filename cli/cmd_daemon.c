@@ -37,8 +37,7 @@ static int run(struct cli_ctx *c)
     }
     o.log_file = cli_opt(c, "log-file");
     o.once = cli_flag(c, "once");
-    if (log_get_level() < LOG_INFO && !getenv("GOALD_LOG_LEVEL"))
-        log_set_level(LOG_INFO);
+    o.log_level = LOG_INFO; /* a service reports its jobs unless log.level says */
     rc = daemon_run(&o);
     if (rc == ERR_BUSY)
         return cli_fail(EXIT_FAIL, "%s", err_last());

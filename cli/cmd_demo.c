@@ -22,6 +22,7 @@
 #include "util/embedded.h"
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/log.h"
 #include "vcs/repo.h"
 
 static int write_embedded(const char *dir, const char *prefix, char *script, size_t sn)
@@ -127,6 +128,7 @@ static int run(struct cli_ctx *c)
     o.db_path = db;
     o.config_path = c->config_path;
     o.once = 1;
+    o.log_level = log_get_level(); /* the command's level: quiet unless asked */
     if ((rc = daemon_run(&o)) != 0)
         return cli_fail(EXIT_FAIL, "demo: daemon: %s", err_last());
 

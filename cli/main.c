@@ -75,12 +75,8 @@ int main(int argc, char **argv)
     if (config_load(c.config_path) != 0)
         return cli_fail(EXIT_USAGE, "%s", err_last());
     log_init(LOG_WARN);
-    if (config_str(CFG_LOG_LEVEL)) {
-        enum log_level l;
-        if (log_level_parse(config_str(CFG_LOG_LEVEL), &l) != 0)
-            return cli_fail(EXIT_USAGE, "log.level: expected error, warn, info or debug");
-        log_set_level(l);
-    }
+    /* log.level (or GOALD_LOG_LEVEL) was checked by config_load() */
+    log_set_level(log_level_named(config_str(CFG_LOG_LEVEL), log_get_level()));
     rc = cli_dispatch(&c, argc - i, argv + i);
     store_close(c.st);
     config_reset();

@@ -26,6 +26,8 @@ struct daemon_opts {
     const char *config_path; /* passed to jobs; may be NULL */
     const char *log_file;    /* JSON lines; may be NULL */
     int once;                /* exit when nothing is runnable */
+    int log_level;           /* enum log_level when log.level is unset, at start
+                                and at each SIGHUP (the service: LOG_INFO) */
 };
 
 /* Run the daemon until it is told to stop (or, with once, until nothing is

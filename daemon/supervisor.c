@@ -658,6 +658,8 @@ int daemon_run(const struct daemon_opts *o)
         goto out;
     }
     d->self[n] = '\0';
+    /* log.level (or GOALD_LOG_LEVEL), else the caller's default */
+    log_set_level(log_level_named(config_str(CFG_LOG_LEVEL), (enum log_level)o->log_level));
     if (o->log_file && (rc = log_open_file(o->log_file)) != 0)
         goto out;
     {
@@ -690,10 +692,8 @@ int daemon_run(const struct daemon_opts *o)
             if (config_load(o->config_path) != 0) {
                 log_error("config not reloaded: %s", err_last());
             } else {
-                enum log_level l;
-                if (config_str(CFG_LOG_LEVEL) &&
-                    log_level_parse(config_str(CFG_LOG_LEVEL), &l) == 0)
-                    log_set_level(l);
+                log_set_level(
+                    log_level_named(config_str(CFG_LOG_LEVEL), (enum log_level)o->log_level));
                 log_event(LOG_INFO, "config.reloaded", "config",
                           o->config_path ? o->config_path : "(default)", NULL);
             }

@@ -47,6 +47,13 @@ int log_level_parse(const char *s, enum log_level *out)
     return ERR_INVALID;
 }
 
+enum log_level log_level_named(const char *name, enum log_level dflt)
+{
+    enum log_level l;
+
+    return name && log_level_parse(name, &l) == 0 ? l : dflt;
+}
+
 const char *log_level_name(enum log_level lvl)
 {
     return (unsigned)lvl < 4 ? names[lvl] : "?";

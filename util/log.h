@@ -17,6 +17,8 @@ void log_init(enum log_level dflt); /* reads GOALD_LOG_LEVEL */
 void log_set_level(enum log_level lvl);
 enum log_level log_get_level(void);
 int log_level_parse(const char *s, enum log_level *out); /* 0 or ERR_INVALID */
+/* The level a name says (log.level), or dflt when name is NULL or unknown. */
+enum log_level log_level_named(const char *name, enum log_level dflt);
 const char *log_level_name(enum log_level lvl);
 
 void log_msg(enum log_level lvl, const char *fmt, ...) GOALD_PRINTF(2, 3);

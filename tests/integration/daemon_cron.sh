@@ -165,6 +165,10 @@ JOURNAL_STREAM="$(stat -c '%d:%i' "$T/j.err")" "$G" daemon --once 2>"$T/j.err"
 grep -q '^<6>goald\[[0-9]*\]: info: daemon.started' "$T/j.err" || fail "no <6> priority: $(cat "$T/j.err")"; ok
 grep -v -q '^<[3467]>' "$T/j.err" && fail "a line without a priority: $(cat "$T/j.err")"
 ok
+# log.level in the config file sets the daemon's level from its start
+echo '{"log": {"level": "warn"}}' >"$T/warn.json"
+"$G" --config "$T/warn.json" daemon --once 2>"$T/warn.err"
+expect_eq "$(cat "$T/warn.err")" "" "stderr of a daemon at log.level warn"
 # a JOURNAL_STREAM that is not our stderr (a child of a service) adds nothing
 JOURNAL_STREAM="1:1" "$G" daemon --once 2>"$T/j2.err"
 grep -q '^goald\[[0-9]*\]: info: daemon.started' "$T/j2.err" || fail "a priority without the journal: $(cat "$T/j2.err")"; ok
