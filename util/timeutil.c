@@ -79,12 +79,24 @@ char *time_format_rfc3339_offset(char *out, size_t n, int64_t ms, int offset_min
     char fs[8] = "", zone[8] = "Z";
 
     time_civil_from_days(days, &y, &mo, &d);
-    if (frac)
-        snprintf(fs, sizeof(fs), ".%03d", (int)frac);
+    /* by hand rather than two more snprintf calls: reports format a time
+     * per row */
+    if (frac) {
+        fs[0] = '.';
+        fs[1] = (char)('0' + frac / 100);
+        fs[2] = (char)('0' + frac / 10 % 10);
+        fs[3] = (char)('0' + frac % 10);
+        fs[4] = '\0';
+    }
     if (offset_min) {
-        int a = offset_min < 0 ? -offset_min : offset_min;
-        snprintf(zone, sizeof(zone), "%c%02d:%02d", offset_min < 0 ? '-' : '+', a / 60 % 100,
-                 a % 60);
+        int a = (offset_min < 0 ? -offset_min : offset_min) % (100 * 60);
+        zone[0] = offset_min < 0 ? '-' : '+';
+        zone[1] = (char)('0' + a / 600);
+        zone[2] = (char)('0' + a / 60 % 10);
+        zone[3] = ':';
+        zone[4] = (char)('0' + a % 60 / 10);
+        zone[5] = (char)('0' + a % 10);
+        zone[6] = '\0';
     }
     snprintf(out, n, "%04lld-%02u-%02uT%02d:%02d:%02d%s%s", (long long)y, mo, d,
              (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60), fs, zone);
