@@ -58,7 +58,11 @@ jq -s '[.[] | select(type == "object")]' "$T/samples.jsonl" >"$T/samples.json"
 nsamples=$(jq length "$T/samples.json")
 [ "$nsamples" -ge 5 ] || fail "too few status samples: $nsamples"; ok
 expect_eq "$(jq '[.[] | .lanes.work.running // 0] | max' "$T/samples.json")" 3 "work jobs seen at once"
-expect_eq "$(jq '[.[] | .lanes.plan.running // 0] | max' "$T/samples.json")" 1 "plan jobs seen at once"
+# plan jobs answer at once: a sample may never catch one (the optimised
+# binary), so the samples only show the cap held; the runs' intervals above
+# show it was reached
+plan_seen=$(jq '[.[] | .lanes.plan.running // 0] | max' "$T/samples.json")
+[ "$plan_seen" -le 1 ] || fail "plan jobs seen at once: $plan_seen (cap 1)"; ok
 expect_eq "$(jq '[.[] | [.running[]? | select(.lane == "work")] | length] | max' "$T/samples.json")" 3 \
     "running work runs in the database at once"
 expect_eq "$(jq '[.[] | (.running // []) | group_by(.goal_id) | map(length) | max // 0] | max' \
