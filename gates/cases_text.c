@@ -228,6 +228,8 @@ int cases_parse_tap(struct test_cases *out, const char *s, size_t len)
             p++;
         if (p < e && *p == '-' && (p + 1 == e || p[1] == ' '))
             p++;
+        while (p < e && *p == ' ')
+            p++;
         desc = p;
         /* the first unescaped '#' followed by SKIP or TODO is a directive */
         for (const char *q = desc; q < e; q++) {
