@@ -11,6 +11,7 @@
 #include "gates/cases_int.h"
 #include "gates/gates.h"
 #include "util/err.h"
+#include "util/redact.h"
 #include "util/strbuf.h"
 
 static uint64_t hash_id(const char *s, size_t n)
@@ -219,6 +220,34 @@ static void note_set(char *note, size_t note_n, const char *fmt, const char *a, 
         snprintf(note, note_n, fmt, a, b);
 }
 
+/* A copy of in with its ids and files passed through the redactor: the
+ * gate's output is redacted before it is parsed, a report file's text
+ * cannot be (a replaced value could break its XML), so its cases are. */
+static int redact_cases(struct test_cases *out, const struct test_cases *in)
+{
+    struct case_builder b;
+    int rc = 0;
+
+    cb_init(&b, out);
+    out->format = in->format;
+    out->truncated = in->truncated;
+    out->unnamed_skips = in->unnamed_skips;
+    for (size_t i = 0; i < in->n && !rc; i++) {
+        char *id = redact_str(in->v[i].id, NULL);
+        char *file = in->v[i].file ? redact_str(in->v[i].file, NULL) : NULL;
+        if (!id || (in->v[i].file && !file))
+            rc = err_set(ERR_NOMEM, "test cases: out of memory");
+        else
+            rc = cb_add(&b, id, strlen(id), in->v[i].status, file, file ? strlen(file) : 0);
+        free(id);
+        free(file);
+    }
+    cb_release(&b);
+    if (rc)
+        test_cases_release(out);
+    return rc;
+}
+
 /* The text formats, in the order that breaks a tie in case counts. */
 static int (*const text_parsers[])(struct test_cases *, const char *, size_t) = {
     cases_parse_go,     cases_parse_cargo, cases_parse_ctest, cases_parse_pytest,
@@ -264,8 +293,9 @@ int gates_parse_cases(struct test_cases *out, const char *output, size_t len, co
         strbuf_release(&sb);
         rc = 0;
         if (best.n) {
-            *out = best;
-            return 0;
+            rc = redact_cases(out, &best);
+            test_cases_release(&best);
+            return rc;
         }
     }
     /* else the format of the output with the most cases (ties: go, cargo,

@@ -360,6 +360,27 @@ static void test_junit_pytest_report(void **state)
     free(xml);
 }
 
+/* Ids from a report file pass the redactor (the output is redacted before
+ * it is parsed; the XML cannot be). */
+static void test_report_ids_redacted(void **state)
+{
+    static const char xml[] = "<testsuite><testcase classname=\"t\" "
+                              "name=\"uses ghp_0123456789abcdefghijABCDEFGHIJklmnop12\"/>"
+                              "<testcase name=\"plain\"/></testsuite>";
+    struct test_cases c;
+    char root[512], path[600], note[256];
+    (void)state;
+
+    testutil_tmp_path(root, sizeof(root), "wt-redact");
+    assert_int_equal(fs_mkdir_p(root, 0700), 0);
+    snprintf(path, sizeof(path), "%s/r.xml", root);
+    assert_int_equal(fs_write_atomic(path, xml, strlen(xml), 0644), 0);
+    assert_int_equal(gates_parse_cases(&c, "", 0, root, "r.xml", note, sizeof(note)), 0);
+    assert_string_equal(c.format, "junit");
+    assert_string_equal(summary(&c), "P t::uses ***REDACTED***\nP plain\n");
+    test_cases_release(&c);
+}
+
 /* The billion laughs: ten levels of ten references, 10^9 "lol"s. */
 static void test_junit_entities_refused(void **state)
 {
@@ -695,6 +716,7 @@ int main(void)
         cmocka_unit_test(test_junit),
         cmocka_unit_test(test_junit_pytest_report),
         cmocka_unit_test(test_junit_entities_refused),
+        cmocka_unit_test(test_report_ids_redacted),
         cmocka_unit_test(test_report_fifo),
         cmocka_unit_test(test_report_symlink_out),
         cmocka_unit_test(test_report_oversized_and_odd),
