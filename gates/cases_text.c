@@ -83,6 +83,7 @@ struct nest {
     size_t n, alloc;
     size_t *stack;
     size_t depth, stack_alloc;
+    int dropped; /* points past the cap */
 };
 
 static int nest_add(struct nest *t, const char *name, size_t name_n, size_t indent,
@@ -90,8 +91,10 @@ static int nest_add(struct nest *t, const char *name, size_t name_n, size_t inde
 {
     struct point *pt;
 
-    if (t->n >= (size_t)GATES_CASES_MAX * 2)
+    if (t->n >= (size_t)GATES_CASES_MAX * 2) {
+        t->dropped = 1;
         return 0;
+    }
     if (t->n == t->alloc) {
         size_t na = t->alloc ? t->alloc * 2 : 32;
         struct point *v = realloc(t->v, na * sizeof(*v));
@@ -157,6 +160,8 @@ static int nest_finish(struct nest *t, struct test_cases *out)
     }
     strbuf_release(&id);
     cb_release(&b);
+    if (t->dropped)
+        out->truncated = 1;
     for (size_t i = 0; i < t->n; i++)
         free(t->v[i].name);
     free(t->v);

@@ -622,6 +622,31 @@ static void test_compare(void **state)
     test_cases_release(&base);
 }
 
+/* More than GATES_CASES_MAX cases: the rest is dropped, the list says so,
+ * and a cut list reports nothing as removed. */
+static void test_truncated(void **state)
+{
+    struct test_cases big, base;
+    struct case_diff d;
+    strbuf out;
+    (void)state;
+
+    strbuf_init(&out, 0);
+    for (int i = 0; i <= GATES_CASES_MAX; i++)
+        strbuf_addf(&out, "ok %d - t%d\n", i + 1, i);
+    assert_int_equal(gates_parse_cases(&big, out.buf, out.len, NULL, NULL, NULL, 0), 0);
+    assert_int_equal(big.n, GATES_CASES_MAX);
+    assert_int_equal(big.truncated, 1);
+    base = make(NULL, "P t0,P gone");
+    assert_int_equal(gates_compare(&d, &base, &big), 0);
+    assert_string_equal(d.granularity, "test");
+    assert_int_equal(d.n_removed, 0);
+    case_diff_release(&d);
+    test_cases_release(&base);
+    test_cases_release(&big);
+    strbuf_release(&out);
+}
+
 /* ---- gate_cases rows ----------------------------------------------------- */
 
 static void test_store_roundtrip(void **state)
@@ -721,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_report_symlink_out),
         cmocka_unit_test(test_report_oversized_and_odd),
         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_store_roundtrip),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
