@@ -57,7 +57,8 @@ static void index_put(struct case_index *ix, const struct test_cases *c, size_t 
 }
 
 /* Make room for want entries at most half full; rehash c's first have. */
-static int index_reserve(struct case_index *ix, const struct test_cases *c, size_t have, size_t want)
+static int index_reserve(struct case_index *ix, const struct test_cases *c, size_t have,
+                         size_t want)
 {
     size_t n = ix->n ? ix->n : 64;
     size_t *slot;
@@ -250,8 +251,8 @@ static int redact_cases(struct test_cases *out, const struct test_cases *in)
 
 /* The text formats, in the order that breaks a tie in case counts. */
 static int (*const text_parsers[])(struct test_cases *, const char *, size_t) = {
-    cases_parse_go,     cases_parse_cargo, cases_parse_ctest, cases_parse_pytest,
-    cases_parse_node,   cases_parse_tap,
+    cases_parse_go,     cases_parse_cargo, cases_parse_ctest,
+    cases_parse_pytest, cases_parse_node,  cases_parse_tap,
 };
 
 int gates_parse_cases(struct test_cases *out, const char *output, size_t len, const char *root,
@@ -409,7 +410,8 @@ int gates_compare(struct case_diff *out, const struct test_cases *base,
     /* a list cut short cannot say what is absent from it */
     for (size_t i = 0; !now->truncated && i < base->n; i++) {
         const struct test_case *t = &base->v[i];
-        if (t->status == TEST_PASS && case_index_find(&nix, now, t->id, strlen(t->id)) == (size_t)-1 &&
+        if (t->status == TEST_PASS &&
+            case_index_find(&nix, now, t->id, strlen(t->id)) == (size_t)-1 &&
             (rc = list_add(&removed, t->id)) != 0)
             goto out;
     }

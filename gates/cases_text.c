@@ -199,7 +199,7 @@ int cases_parse_tap(struct test_cases *out, const char *s, size_t len)
         size_t ind = indent_of(&l), n = l.n - ind;
         const char *p = l.p + ind, *e, *desc, *hash = NULL;
         enum test_status st;
-        int not = 0, directive = 0;
+        int is_not = 0, directive = 0;
 
         if (in_yaml) {
             if (n == 3 && !memcmp(p, "...", 3) && ind >= yaml_indent)
@@ -214,7 +214,7 @@ int cases_parse_tap(struct test_cases *out, const char *s, size_t len)
         }
         after_point = 0;
         if (starts(p, n, "not ok") && (n == 6 || p[6] == ' '))
-            not = 1, p += 6, n -= 6;
+            is_not = 1, p += 6, n -= 6;
         else if (starts(p, n, "ok") && (n == 2 || p[2] == ' '))
             p += 2, n -= 2;
         else
@@ -258,8 +258,8 @@ int cases_parse_tap(struct test_cases *out, const char *s, size_t len)
         }
         if (hash)
             e = hash;
-        st = not ? TEST_FAIL : TEST_PASS;
-        if (directive == 1 || (directive == 2 && not))
+        st = is_not ? TEST_FAIL : TEST_PASS;
+        if (directive == 1 || (directive == 2 && is_not))
             st = TEST_SKIP;
         {
             /* unescape "\#" and "\\" */
@@ -355,8 +355,8 @@ static const struct {
     const char *word;
     enum test_status st;
 } py_words[] = {
-    {"PASSED", TEST_PASS}, {"FAILED", TEST_FAIL}, {"ERROR", TEST_FAIL},
-    {"SKIPPED", TEST_SKIP}, {"XFAIL", TEST_SKIP}, {"XPASS", TEST_PASS},
+    {"PASSED", TEST_PASS},  {"FAILED", TEST_FAIL}, {"ERROR", TEST_FAIL},
+    {"SKIPPED", TEST_SKIP}, {"XFAIL", TEST_SKIP},  {"XPASS", TEST_PASS},
 };
 
 /* The end of a node id starting at p: the first " - " or end outside [...]. */
@@ -491,7 +491,7 @@ int cases_parse_go(struct test_cases *out, const char *s, size_t len)
                 rc = cb_add(&rb, id.buf, id.len, TEST_PASS, NULL, 0);
             } else if (!strcmp(act->valuestring, "pass") || !strcmp(act->valuestring, "fail") ||
                        !strcmp(act->valuestring, "skip")) {
-                st = act->valuestring[0] == 'p' ? TEST_PASS
+                st = act->valuestring[0] == 'p'   ? TEST_PASS
                      : act->valuestring[0] == 'f' ? TEST_FAIL
                                                   : TEST_SKIP;
                 rc = cb_add(&b, id.buf, id.len, st, NULL, 0);

@@ -23,8 +23,8 @@
 struct junit {
     XML_Parser p;
     struct case_builder b;
-    int depth;         /* element depth */
-    int case_depth;    /* depth of the open <testcase>, 0 none */
+    int depth;      /* element depth */
+    int case_depth; /* depth of the open <testcase>, 0 none */
     int failed, skipped;
     char *classname, *name, *file;
     int refused, oom;

@@ -19,8 +19,12 @@
 
 static const char *kind(mode_t m)
 {
-    return S_ISFIFO(m) ? "a fifo" : S_ISSOCK(m) ? "a socket" : S_ISCHR(m) ? "a character device"
-           : S_ISBLK(m) ? "a block device" : S_ISDIR(m) ? "a folder" : "not a regular file";
+    return S_ISFIFO(m)   ? "a fifo"
+           : S_ISSOCK(m) ? "a socket"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISDIR(m)  ? "a folder"
+                         : "not a regular file";
 }
 
 int gates_report_read(strbuf *out, const char *root, const char *rel, size_t cap)

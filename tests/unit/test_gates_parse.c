@@ -51,9 +51,11 @@ static const char *summary(const struct test_cases *c)
     size_t n = 0;
 
     out[0] = '\0';
-    for (size_t i = 0; i < c->n; i++)
-        n += (size_t)snprintf(out + n, sizeof(out) - n, "%c %s\n", "PFS"[c->v[i].status],
-                              c->v[i].id);
+    for (size_t i = 0; i < c->n; i++) {
+        const struct test_case *t = &c->v[i];
+        char mark = t->status == TEST_FAIL ? 'F' : t->status == TEST_SKIP ? 'S' : 'P';
+        n += (size_t)snprintf(out + n, sizeof(out) - n, "%c %s\n", mark, t->id);
+    }
     return out;
 }
 
@@ -194,9 +196,9 @@ static void test_tap_edge(void **state)
                               "  ...\n"
                               "okay 8 - not a test point\n"
                               "    not ok 1 - sub fails\n"
-                              "not ok 9 - parent\n"      /* failed through its child only */
+                              "not ok 9 - parent\n" /* failed through its child only */
                               "    ok 1 - sub ok\n"
-                              "not ok 10 - hooked\n";    /* failed by itself: a case too */
+                              "not ok 10 - hooked\n"; /* failed by itself: a case too */
     struct test_cases c;
     (void)state;
 
@@ -342,9 +344,8 @@ static void test_junit_pytest_report(void **state)
     assert_int_equal(fs_write_atomic(path, xml, len, 0644), 0);
     testutil_tmp_path(path, sizeof(path), "wt-pytest");
     /* the report wins over the output's own cases */
-    assert_int_equal(gates_parse_cases(&c, "ok 1 - a\n", 9, path, "build/junit.xml", note,
-                                       sizeof(note)),
-                     0);
+    assert_int_equal(
+        gates_parse_cases(&c, "ok 1 - a\n", 9, path, "build/junit.xml", note, sizeof(note)), 0);
     assert_string_equal(note, "");
     assert_string_equal(c.format, "junit");
     assert_string_equal(summary(&c), "P tests.test_a::test_pass\n"
@@ -444,8 +445,7 @@ static void test_report_fifo(void **state)
     snprintf(path, sizeof(path), "%s/report.xml", root);
     assert_int_equal(mkfifo(path, 0644), 0);
     t0 = time(NULL);
-    assert_int_equal(gates_parse_cases(&c, "ok 1 - a\n", 9, root, "report.xml", note,
-                                       sizeof(note)),
+    assert_int_equal(gates_parse_cases(&c, "ok 1 - a\n", 9, root, "report.xml", note, sizeof(note)),
                      0);
     assert_true(time(NULL) - t0 <= 1);
     assert_string_equal(note, "report report.xml ignored: report.xml: a fifo, not a regular file");
@@ -485,7 +485,8 @@ static void test_report_symlink_out(void **state)
     test_cases_release(&c);
     /* a link that stays inside the worktree is fine */
     snprintf(path, sizeof(path), "%s/real.xml", root);
-    assert_int_equal(fs_write_atomic(path, "<testsuite><testcase name=\"in\"/></testsuite>", 44, 0644), 0);
+    assert_int_equal(
+        fs_write_atomic(path, "<testsuite><testcase name=\"in\"/></testsuite>", 44, 0644), 0);
     snprintf(path, sizeof(path), "%s/alias.xml", root);
     assert_int_equal(symlink("real.xml", path), 0);
     assert_int_equal(gates_parse_cases(&c, "", 0, root, "alias.xml", note, sizeof(note)), 0);
@@ -690,13 +691,14 @@ static void test_store_roundtrip(void **state)
     assert_int_equal(r.cases.n, GATES_CASES_STORED + 5);
     gates_counts_from_cases(&r.counts, &r.cases);
     assert_int_equal(gates_store(&ctx, &r, "tree", &id), 0);
-    assert_int_equal(sqlite3_prepare_v2(store_db(st),
-                                        "SELECT (SELECT count(*) FROM gate_cases WHERE "
-                                        "gate_result_id = ?1), (SELECT count(*) FROM gate_cases "
-                                        "WHERE gate_result_id = ?1 AND status = 'fail'), note, "
-                                        "tests_format, tests_failed FROM gate_results WHERE id = ?1",
-                                        -1, &s, NULL),
-                     0);
+    assert_int_equal(
+        sqlite3_prepare_v2(store_db(st),
+                           "SELECT (SELECT count(*) FROM gate_cases WHERE "
+                           "gate_result_id = ?1), (SELECT count(*) FROM gate_cases "
+                           "WHERE gate_result_id = ?1 AND status = 'fail'), note, "
+                           "tests_format, tests_failed FROM gate_results WHERE id = ?1",
+                           -1, &s, NULL),
+        0);
     sqlite3_bind_int64(s, 1, id);
     assert_int_equal(sqlite3_step(s), SQLITE_ROW);
     assert_int_equal(sqlite3_column_int(s, 0), GATES_CASES_STORED);
@@ -714,9 +716,8 @@ static void test_store_roundtrip(void **state)
     test_cases_release(&back);
     /* deleting the result deletes its cases */
     assert_int_equal(sqlite3_exec(store_db(st), "DELETE FROM gate_results", NULL, NULL, NULL), 0);
-    assert_int_equal(sqlite3_prepare_v2(store_db(st), "SELECT count(*) FROM gate_cases", -1, &s,
-                                        NULL),
-                     0);
+    assert_int_equal(
+        sqlite3_prepare_v2(store_db(st), "SELECT count(*) FROM gate_cases", -1, &s, NULL), 0);
     assert_int_equal(sqlite3_step(s), SQLITE_ROW);
     assert_int_equal(sqlite3_column_int(s, 0), 0);
     sqlite3_finalize(s);
