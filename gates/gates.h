@@ -16,6 +16,7 @@
 
 #include "store/store.h"
 #include "util/hash.h"
+#include "util/strbuf.h"
 
 struct gate_spec {
     char *name;
@@ -41,6 +42,79 @@ struct test_counts {
     const char *format;                 /* "ctest", "pytest", ...; NULL when none found */
 };
 
+/* ---- Test cases (docs/verification.md "Test cases") --------------------
+ * A gate's output (and its JUnit XML report file) parsed into named test
+ * cases, so that two runs can be compared case by case.  Ids are exact
+ * strings; formats and how each forms its ids are in the docs. */
+enum test_status { TEST_PASS = 0, TEST_FAIL = 1, TEST_SKIP = 2 }; /* error/timeout in a case = FAIL */
+
+struct test_case {
+    char *id;
+    enum test_status status;
+    char *file; /* source file the runner names, or NULL */
+};
+
+struct test_cases {
+    struct test_case *v;
+    size_t n;           /* unique ids: a repeated id keeps the worst status (FAIL > PASS > SKIP) */
+    const char *format; /* "junit", "tap", "pytest", "go", "ctest", "cargo", "node"; NULL: not
+                         * parsed.  A static string: never freed */
+    size_t unnamed_skips; /* skips the runner counted without naming them (pytest's
+                           * "SKIPPED [2] file:line"), not in v */
+    int truncated;        /* more than GATES_CASES_MAX cases: the rest were dropped */
+};
+
+#define GATES_CASES_MAX 200000          /* cases kept per gate run */
+#define GATES_CASES_STORED 20000        /* rows per gate in gate_cases */
+#define GATES_REPORT_MAX ((size_t)32 << 20) /* a larger report file is ignored */
+
+/* Parse the gate's (redacted) output, and the JUnit XML report file
+ * report_rel (may be NULL) read beneath root (never following a link out,
+ * refusing a FIFO/socket/device at once, capped at GATES_REPORT_MAX), into
+ * out (which the caller releases with test_cases_release, also on error).
+ * A report with test cases wins; else, of the formats found in the output,
+ * the one with the most cases.  0 also when nothing holds cases (format
+ * NULL, n 0); ERR_NOMEM only.  A bad or hostile report file is ignored with
+ * a note in note (note_n bytes, may be NULL/0; "" when nothing to say). */
+int gates_parse_cases(struct test_cases *out, const char *output, size_t len, const char *root,
+                      const char *report_rel, char *note, size_t note_n);
+void test_cases_release(struct test_cases *c);
+
+/* Read the report file rel beneath root into out (at most cap bytes) under
+ * the path policy: no symlink leading out of root, no ".." (ERR_POLICY); a
+ * FIFO, socket, device or folder refused at once without blocking
+ * (ERR_POLICY); larger than cap: ERR_TOOBIG; missing: ERR_NOTFOUND.  The
+ * message (err_last) names rel. */
+int gates_report_read(strbuf *out, const char *root, const char *rel, size_t cap);
+
+/* Parse JUnit XML text (expat; DOCTYPEs declaring entities and external
+ * entities are refused) into out.  0 with out->format "junit" (possibly 0
+ * cases); ERR_INVALID when not well-formed or refused (message says why);
+ * ERR_NOMEM. */
+int gates_parse_junit(struct test_cases *out, const char *xml, size_t len);
+
+struct case_diff {
+    char **introduced;   size_t n_introduced;   /* PASS at base, FAIL now */
+    char **pre_existing; size_t n_pre_existing; /* FAIL at base and now */
+    char **fixed;        size_t n_fixed;        /* FAIL at base, PASS now */
+    char **removed;      size_t n_removed;      /* PASS at base, absent now (not skipped) */
+    char **new_failing;  size_t n_new_failing;  /* absent (or skipped) at base, FAIL now */
+    const char *granularity; /* "test" when both sides were parsed in the same format, else "gate" */
+};
+
+/* Compare per test case (ids matched exactly).  When either side has no
+ * cases, or their formats differ, granularity is "gate" and the lists are
+ * empty: the caller falls back to comparing the gates' pass/fail.  Lists
+ * hold copies of the ids in the order of `now` (removed: of `base`); the
+ * caller frees them with case_diff_release, also on error.  0 or ERR_NOMEM. */
+int gates_compare(struct case_diff *out, const struct test_cases *base,
+                  const struct test_cases *now);
+void case_diff_release(struct case_diff *d);
+
+/* Counts derived from parsed cases (format copied; total includes
+ * unnamed skips).  All -1 and format NULL when c has no format. */
+void gates_counts_from_cases(struct test_counts *out, const struct test_cases *c);
+
 struct gate_result {
     char name[128];
     char type[16];
@@ -52,7 +126,9 @@ struct gate_result {
     int64_t duration_ms;
     char *output_tail; /* redacted, at most GATES_TAIL bytes */
     char output_hash[HASH_HEX_SIZE];
-    struct test_counts counts;
+    struct test_counts counts; /* from cases when parsed, else summary lines */
+    struct test_cases cases;   /* parsed test cases (format NULL: none) */
+    char note[512];            /* why the report file was ignored, cases cut...; "" if none */
     char classification[16]; /* introduced, pre-existing, flaky; "" when it passed */
 };
 
@@ -70,14 +146,19 @@ int gates_run(const struct gates_ctx *ctx, const struct gate_spec *g, const char
               struct gate_result *out);
 void gate_result_release(struct gate_result *r);
 
-/* Record r (with the tree id it ran on) in gate_results.  *id_out (may be
- * NULL) receives the row id. */
+/* Record r (with the tree id it ran on) in gate_results, and its cases
+ * in gate_cases (failures first, at most GATES_CASES_STORED rows; a note
+ * in gate_results.note says when some were cut).  *id_out (may be NULL)
+ * receives the row id. */
 int gates_store(const struct gates_ctx *ctx, const struct gate_result *r, const char *tree_id,
                 int64_t *id_out);
 
-/* Test counts found in a gate's output (ctest, pytest, go test, cargo
- * test, TAP), or in a JUnit XML report file when report_path is given. */
-void gates_parse_counts(struct test_counts *out, const char *output, size_t len,
-                        const char *report_path);
+/* Load the cases stored for gate_results row id into out (release with
+ * test_cases_release; format NULL when none were stored). */
+int gates_cases_load(store *st, int64_t gate_result_id, struct test_cases *out);
+
+/* Test counts found in a gate's output from summary lines (ctest, pytest,
+ * go test -v, cargo test, TAP): the fallback when no cases were parsed. */
+void gates_parse_counts(struct test_counts *out, const char *output, size_t len);
 
 #endif

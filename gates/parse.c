@@ -1,7 +1,7 @@
 /*
- * parse.c - test counts from the output of common test runners.
- * Recognised, the last summary found winning: ctest, pytest, go test,
- * cargo test, TAP; or a JUnit XML report file.
+ * parse.c - test counts from the summary lines of common test runners,
+ * the last summary found winning: ctest, pytest, go test, cargo test, TAP.
+ * The fallback when no test cases could be parsed (gates/cases.c).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -9,8 +9,6 @@
 #include <string.h>
 
 #include "gates/gates.h"
-#include "util/fsutil.h"
-#include "util/strbuf.h"
 
 static void reset(struct test_counts *c)
 {
@@ -102,46 +100,12 @@ static void parse_line(struct test_counts *c, const char *l, size_t n, int *tap_
         (*tap_not)++;
 }
 
-static int count_tag(const char *xml, const char *tag)
-{
-    char open[64];
-    int n = 0;
-    size_t tl;
-
-    snprintf(open, sizeof(open), "<%s", tag);
-    tl = strlen(open);
-    for (const char *p = strstr(xml, open); p; p = strstr(p + tl, open))
-        if (p[tl] == ' ' || p[tl] == '>' || p[tl] == '/' || p[tl] == '\n' || p[tl] == '\t')
-            n++;
-    return n;
-}
-
-void gates_parse_counts(struct test_counts *c, const char *output, size_t len,
-                        const char *report_path)
+void gates_parse_counts(struct test_counts *c, const char *output, size_t len)
 {
     int tap_ok = 0, tap_not = 0, go_ok = 0, go_fail = 0, go_skip = 0;
     const char *p = output, *end = output + len;
 
     reset(c);
-    if (report_path) {
-        strbuf sb;
-        strbuf_init(&sb, 64 << 20);
-        if (fs_read_file(&sb, report_path, 64 << 20) == 0) {
-            int cases = count_tag(strbuf_cstr(&sb), "testcase");
-            int fails = count_tag(strbuf_cstr(&sb), "failure") + count_tag(strbuf_cstr(&sb), "error");
-            int skips = count_tag(strbuf_cstr(&sb), "skipped");
-            if (cases > 0) {
-                c->total = cases;
-                c->failed = fails;
-                c->skipped = skips;
-                c->passed = cases - fails - skips;
-                c->format = "junit";
-            }
-        }
-        strbuf_release(&sb);
-        if (c->format)
-            return;
-    }
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);

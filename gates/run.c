@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gates/cases_int.h"
 #include "gates/gates.h"
 #include "sandbox/sandbox.h"
 #include "store/event.h"
@@ -82,6 +83,7 @@ void gate_result_release(struct gate_result *r)
 {
     free(r->command);
     free(r->output_tail);
+    test_cases_release(&r->cases);
     memset(r, 0, sizeof(*r));
 }
 
@@ -90,7 +92,7 @@ int gates_run(const struct gates_ctx *ctx, const struct gate_spec *g, const char
 {
     struct sandbox_spec spec;
     struct sandbox_result res;
-    char spill[4096], report[4096];
+    char spill[4096];
     const char *tmp = getenv("TMPDIR");
     strbuf full, red;
     size_t from;
@@ -138,9 +140,23 @@ int gates_run(const struct gates_ctx *ctx, const struct gate_spec *g, const char
     strbuf_init(&red, GATE_SPILL_MAX * 2);
     redact_text(&red, strbuf_cstr(&full), full.len, NULL);
     hash_sha256_hex(out->output_hash, strbuf_cstr(&red), red.len);
-    if (g->report)
-        snprintf(report, sizeof(report), "%s/%s", root, g->report);
-    gates_parse_counts(&out->counts, strbuf_cstr(&red), red.len, g->report ? report : NULL);
+    /* test cases from the report file (read under the path policy: the
+     * gate wrote it) or the output; counts from them, else from summary
+     * lines */
+    if ((rc = gates_parse_cases(&out->cases, strbuf_cstr(&red), red.len, root, g->report,
+                                out->note, sizeof(out->note))) != 0) {
+        strbuf_release(&red);
+        strbuf_release(&full);
+        sandbox_result_release(&res);
+        return err_wrap(rc, "gate %s", g->name);
+    }
+    if (out->cases.format)
+        gates_counts_from_cases(&out->counts, &out->cases);
+    else
+        gates_parse_counts(&out->counts, strbuf_cstr(&red), red.len);
+    if (out->cases.truncated && !out->note[0])
+        snprintf(out->note, sizeof(out->note), "more than %d test cases: the rest were not read",
+                 GATES_CASES_MAX);
     /* keep the tail, starting at a character boundary */
     from = red.len > GATES_TAIL ? red.len - GATES_TAIL : 0;
     while (from < red.len && ((unsigned char)red.buf[from] & 0xc0) == 0x80)
@@ -164,6 +180,8 @@ int gates_run(const struct gates_ctx *ctx, const struct gate_spec *g, const char
             cJSON_AddNumberToObject(p, "tests_passed", out->counts.passed);
             cJSON_AddNumberToObject(p, "tests_failed", out->counts.failed);
         }
+        if (out->note[0])
+            cJSON_AddStringToObject(p, "note", out->note);
         store_event_add(ctx->st, ctx->goal_id, ctx->item_id, ctx->run_id, "gate.completed", p,
                         NULL);
         cJSON_Delete(p);
@@ -179,19 +197,61 @@ static void bind_count(sqlite3_stmt *s, int i, int v)
         sqlite3_bind_int(s, i, v);
 }
 
+static const char *const status_names[] = {"pass", "fail", "skip"};
+
+/* The cases of r into gate_cases: failures first, then passes, then skips,
+ * at most GATES_CASES_STORED rows; *cut receives how many were left out. */
+static int store_cases(store *st, int64_t id, const struct test_cases *c, size_t *cut)
+{
+    static const char sql[] =
+        "INSERT INTO gate_cases(gate_result_id, name, status, file) VALUES (?,?,?,?)";
+    static const enum test_status order[] = {TEST_FAIL, TEST_PASS, TEST_SKIP};
+    size_t stored = 0;
+    sqlite3_stmt *s;
+    int rc = 0;
+
+    *cut = 0;
+    for (size_t o = 0; o < 3 && !rc; o++) {
+        for (size_t i = 0; i < c->n && !rc; i++) {
+            if (c->v[i].status != order[o])
+                continue;
+            if (stored >= GATES_CASES_STORED) {
+                (*cut)++;
+                continue;
+            }
+            if ((rc = store_prepare(st, &s, sql)) != 0)
+                break;
+            sqlite3_bind_int64(s, 1, id);
+            store_bind_text(s, 2, c->v[i].id);
+            store_bind_text(s, 3, status_names[c->v[i].status]);
+            store_bind_text(s, 4, c->v[i].file);
+            if (sqlite3_step(s) != SQLITE_DONE)
+                rc = store_err(st, "gate case");
+            store_done(s);
+            stored++;
+        }
+    }
+    return rc;
+}
+
 int gates_store(const struct gates_ctx *ctx, const struct gate_result *r, const char *tree_id,
                 int64_t *id_out)
 {
     static const char sql[] =
         "INSERT INTO gate_results(goal_id, item_id, run_id, name, type, command, must_pass,"
         " passed, exit_code, duration_ms, output_tail, output_hash, tree_id, classification,"
-        " tests_passed, tests_failed, tests_skipped, tests_total, created_at)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+        " tests_passed, tests_failed, tests_skipped, tests_total, created_at, tests_format, note)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    static const char note_sql[] = "UPDATE gate_results SET note = ? WHERE id = ?";
     sqlite3_stmt *s;
-    int rc = store_prepare(ctx->st, &s, sql);
+    int64_t id = 0;
+    size_t cut = 0;
+    int rc;
 
-    if (rc)
+    if ((rc = store_tx_begin(ctx->st)) != 0)
         return rc;
+    if ((rc = store_prepare(ctx->st, &s, sql)) != 0)
+        goto out;
     store_bind_text(s, 1, ctx->goal_id);
     store_bind_text(s, 2, ctx->item_id);
     store_bind_text(s, 3, ctx->run_id);
@@ -211,10 +271,86 @@ int gates_store(const struct gates_ctx *ctx, const struct gate_result *r, const 
     bind_count(s, 17, r->counts.skipped);
     bind_count(s, 18, r->counts.total);
     sqlite3_bind_int64(s, 19, time_now_ms());
+    store_bind_text(s, 20, r->cases.format ? r->cases.format : r->counts.format);
+    store_bind_text(s, 21, r->note[0] ? r->note : NULL);
     if (sqlite3_step(s) != SQLITE_DONE)
         rc = store_err(ctx->st, "gate result");
-    else if (id_out)
-        *id_out = sqlite3_last_insert_rowid(store_db(ctx->st));
+    else
+        id = sqlite3_last_insert_rowid(store_db(ctx->st));
     store_done(s);
+    if (rc || (rc = store_cases(ctx->st, id, &r->cases, &cut)) != 0)
+        goto out;
+    if (cut) {
+        char note[sizeof(r->note) + 128];
+        snprintf(note, sizeof(note), "%s%s%zu of %zu test cases stored (failures first)",
+                 r->note, r->note[0] ? "; " : "", r->cases.n - cut, r->cases.n);
+        if ((rc = store_prepare(ctx->st, &s, note_sql)) != 0)
+            goto out;
+        store_bind_text(s, 1, note);
+        sqlite3_bind_int64(s, 2, id);
+        if (sqlite3_step(s) != SQLITE_DONE)
+            rc = store_err(ctx->st, "gate result");
+        store_done(s);
+    }
+out:
+    if (rc) {
+        store_tx_rollback(ctx->st);
+        return rc;
+    }
+    if ((rc = store_tx_commit(ctx->st)) != 0)
+        return rc;
+    if (id_out)
+        *id_out = id;
+    return 0;
+}
+
+int gates_cases_load(store *st, int64_t gate_result_id, struct test_cases *out)
+{
+    static const char fmt_sql[] = "SELECT tests_format FROM gate_results WHERE id = ?";
+    static const char sql[] =
+        "SELECT name, status, file FROM gate_cases WHERE gate_result_id = ? ORDER BY rowid";
+    static const char *const formats[] = {"junit", "tap", "pytest", "go", "ctest", "cargo", "node"};
+    struct case_builder b;
+    sqlite3_stmt *s;
+    const char *format = NULL;
+    int rc, step;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = store_prepare(st, &s, fmt_sql)) != 0)
+        return rc;
+    sqlite3_bind_int64(s, 1, gate_result_id);
+    step = sqlite3_step(s);
+    if (step == SQLITE_ROW && sqlite3_column_text(s, 0))
+        for (size_t i = 0; i < sizeof(formats) / sizeof(*formats); i++)
+            if (!strcmp((const char *)sqlite3_column_text(s, 0), formats[i]))
+                format = formats[i];
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        rc = store_err(st, "gate result");
+    else if (step == SQLITE_DONE)
+        rc = err_set(ERR_NOTFOUND, "gate result %lld: not found", (long long)gate_result_id);
+    store_done(s);
+    if (rc)
+        return rc;
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    cb_init(&b, out);
+    sqlite3_bind_int64(s, 1, gate_result_id);
+    while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(s, 0);
+        const char *stat = (const char *)sqlite3_column_text(s, 1);
+        const char *file = (const char *)sqlite3_column_text(s, 2);
+        enum test_status ts = !strcmp(stat, "fail") ? TEST_FAIL
+                              : !strcmp(stat, "skip") ? TEST_SKIP
+                                                      : TEST_PASS;
+        rc = cb_add(&b, name, strlen(name), ts, file, file ? strlen(file) : 0);
+    }
+    if (!rc && step != SQLITE_DONE)
+        rc = store_err(st, "gate cases");
+    store_done(s);
+    cb_release(&b);
+    if (!rc && out->n)
+        out->format = format;
+    if (rc)
+        test_cases_release(out);
     return rc;
 }
