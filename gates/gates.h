@@ -41,6 +41,40 @@ struct test_counts {
     const char *format;                 /* "ctest", "pytest", ...; NULL when none found */
 };
 
+/* Per-test-case results (the API H-gates implements; gates/cases_interim.c
+ * is a minimal stand-in until that branch is merged). */
+enum test_status { TEST_PASS = 0, TEST_FAIL = 1, TEST_SKIP = 2 };
+struct test_case {
+    char *id;
+    enum test_status status;
+    char *file; /* source file the runner names, or NULL */
+};
+struct test_cases {
+    struct test_case *v;
+    size_t n;
+    const char *format; /* NULL: not parsed */
+};
+int gates_parse_cases(struct test_cases *out, const char *output, size_t len, const char *root,
+                      const char *report_rel, char *note, size_t note_n);
+void test_cases_release(struct test_cases *c);
+
+struct case_diff {
+    char **introduced;
+    size_t n_introduced; /* PASS at base, FAIL now */
+    char **pre_existing;
+    size_t n_pre_existing; /* FAIL at base and now */
+    char **fixed;
+    size_t n_fixed; /* FAIL at base, PASS now */
+    char **removed;
+    size_t n_removed; /* PASS at base, absent now */
+    char **new_failing;
+    size_t n_new_failing;   /* absent at base, FAIL now */
+    const char *granularity; /* "test" or "gate" */
+};
+int gates_compare(struct case_diff *out, const struct test_cases *base,
+                  const struct test_cases *now);
+void case_diff_release(struct case_diff *d);
+
 struct gate_result {
     char name[128];
     char type[16];
@@ -54,6 +88,7 @@ struct gate_result {
     char output_hash[HASH_HEX_SIZE];
     struct test_counts counts;
     char classification[16]; /* introduced, pre-existing, flaky; "" when it passed */
+    struct test_cases cases;  /* parsed from the output (format NULL when not) */
 };
 
 #define GATES_TAIL 16384
@@ -68,6 +103,11 @@ struct gates_ctx {
  * when the gate could not be run at all (no sandbox: ERR_POLICY). */
 int gates_run(const struct gates_ctx *ctx, const struct gate_spec *g, const char *root,
               struct gate_result *out);
+/* gates_run() with the folder root_src bound at root in the sandbox (a
+ * throw-away copy of the worktree: the gate's side effects stay in it);
+ * root_src NULL is gates_run(). */
+int gates_run_at(const struct gates_ctx *ctx, const struct gate_spec *g, const char *root,
+                 const char *root_src, struct gate_result *out);
 void gate_result_release(struct gate_result *r);
 
 /* Record r (with the tree id it ran on) in gate_results.  *id_out (may be

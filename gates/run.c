@@ -82,12 +82,20 @@ void gate_result_release(struct gate_result *r)
 {
     free(r->command);
     free(r->output_tail);
+    test_cases_release(&r->cases);
     memset(r, 0, sizeof(*r));
 }
 
 int gates_run(const struct gates_ctx *ctx, const struct gate_spec *g, const char *root,
               struct gate_result *out)
 {
+    return gates_run_at(ctx, g, root, NULL, out);
+}
+
+int gates_run_at(const struct gates_ctx *ctx, const struct gate_spec *g, const char *root,
+                 const char *root_src, struct gate_result *out)
+{
+    const char *files = root_src ? root_src : root;
     struct sandbox_spec spec;
     struct sandbox_result res;
     char spill[4096], report[4096];
@@ -109,6 +117,7 @@ int gates_run(const struct gates_ctx *ctx, const struct gate_spec *g, const char
     close(fd);
     memset(&spec, 0, sizeof(spec));
     spec.root = root;
+    spec.root_src = root_src;
     spec.command = g->command;
     spec.timeout_ms = (g->timeout_s > 0 ? g->timeout_s : (int)config_int(CFG_LANE_WORK_TIMEOUT_S)) *
                       1000;
@@ -139,8 +148,9 @@ int gates_run(const struct gates_ctx *ctx, const struct gate_spec *g, const char
     redact_text(&red, strbuf_cstr(&full), full.len, NULL);
     hash_sha256_hex(out->output_hash, strbuf_cstr(&red), red.len);
     if (g->report)
-        snprintf(report, sizeof(report), "%s/%s", root, g->report);
+        snprintf(report, sizeof(report), "%s/%s", files, g->report);
     gates_parse_counts(&out->counts, strbuf_cstr(&red), red.len, g->report ? report : NULL);
+    gates_parse_cases(&out->cases, strbuf_cstr(&red), red.len, files, g->report, NULL, 0);
     /* keep the tail, starting at a character boundary */
     from = red.len > GATES_TAIL ? red.len - GATES_TAIL : 0;
     while (from < red.len && ((unsigned char)red.buf[from] & 0xc0) == 0x80)

@@ -78,17 +78,17 @@ static int hook(void *arg, struct tool_ctx *ctx, const char *name, const cJSON *
     }
     if (!strcmp(name, "run_gates")) {
         struct gate_plan plan;
-        struct gates_ctx gc = {x->j->st, x->j->goal->id, x->j->item->id, x->j->claim.run_id};
         int all = 1;
 
-        if (gates_plan_parse(&plan, x->j->goal->verification) != 0)
+        if (verify_plan(x->j, &plan) != 0)
             return tool_fail(res, TOOL_VALIDATION, "run_gates: %s", err_last());
         if (plan.n == 0)
             strbuf_adds(&res->output, "This goal has no verification gates.\n");
         for (size_t i = 0; i < plan.n; i++) {
             struct gate_result r;
             size_t tail_from;
-            if (gates_run(&gc, &plan.gates[i], x->ws->root, &r) != 0) {
+            /* on a throw-away copy: what the gate changes is not committed */
+            if (verify_gate_run(x->j, x->ws, &plan.gates[i], &r) != 0) {
                 gates_plan_release(&plan);
                 return tool_fail(res, TOOL_POLICY, "run_gates: %s", err_last());
             }

@@ -11,6 +11,22 @@
 struct job_ctx;
 struct workspace;
 struct cJSON;
+struct gate_plan;
+struct gate_spec;
+struct gate_result;
+
+/* The gates this goal's items are verified with: the goal's verification,
+ * except that a read-only goal (allowed actions without bash, write and
+ * edit) never runs gates the model proposed or goald detected — only the
+ * goal author's own.  Release with gates_plan_release(). */
+int verify_plan(struct job_ctx *j, struct gate_plan *plan);
+
+/* Run g on a throw-away copy of the worktree as it would be committed
+ * (exported from git into a folder beside the database, bound at the
+ * worktree's path in the sandbox): what the gate writes or deletes is
+ * discarded.  Without git, in the work folder itself. */
+int verify_gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
+                    struct gate_result *out);
 
 int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary);
 
