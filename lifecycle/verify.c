@@ -510,7 +510,7 @@ static int add_decision(struct job_ctx *j, const char *kind, const char *aspect,
 
     if (rc == 0) {
         store_bind_text(s, 1, j->goal->id);
-        store_bind_text(s, 2, j->item->id);
+        store_bind_text(s, 2, j->item ? j->item->id : NULL);
         store_bind_text(s, 3, j->claim.run_id);
         store_bind_text(s, 4, kind);
         store_bind_text(s, 5, aspect);
@@ -1113,6 +1113,162 @@ out:
     cJSON_Delete(crit);
     cJSON_Delete(inputs);
     cJSON_Delete(spec);
+    strbuf_release(&blame);
+    return rc;
+}
+
+/* The goal's starting commit: the baseline of the first item verified
+ * (nothing was committed on the goal branch before it). */
+static void goal_start(struct job_ctx *j, char *out, size_t n)
+{
+    static const char q[] = "SELECT json_extract(data, '$.baseline') FROM decisions"
+                            " WHERE goal_id = ? AND kind = 'verification'"
+                            " AND json_extract(data, '$.baseline') IS NOT NULL ORDER BY id LIMIT 1";
+    sqlite3_stmt *s;
+
+    out[0] = '\0';
+    if (store_prepare(j->st, &s, q) != 0) {
+        err_clear();
+        return;
+    }
+    store_bind_text(s, 1, j->goal->id);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+        snprintf(out, n, "%s", sqlite3_column_text(s, 0));
+    store_done(s);
+}
+
+int verify_goal_final(struct job_ctx *j, int *partial)
+{
+    const struct goal *g = j->goal;
+    struct gate_plan plan = {0};
+    struct workspace ws;
+    struct gates_ctx gc = {j->st, g->id, NULL, j->claim.run_id};
+    char head[VCS_OID_HEX] = "", start[VCS_OID_HEX] = "";
+    cJSON *crit = NULL, *failures = cJSON_CreateArray(), *gates = cJSON_CreateArray(), *d = NULL;
+    strbuf blame;
+    int rc = 0, blocked = 0;
+
+    *partial = 0;
+    strbuf_init(&blame, 1 << 20);
+    memset(&ws, 0, sizeof(ws));
+    if (!g->repo || !g->branch || !g->worktree || !fs_is_dir(g->worktree))
+        goto out; /* nothing to check out: the items' own verification stands */
+    snprintf(ws.root, sizeof(ws.root), "%s", g->worktree);
+    if (vcs_rev_commit(head, g->repo, g->branch) != 0) {
+        rc = job_fail(j, "vcs", "final check: %s", err_last());
+        goto out;
+    }
+    if ((rc = verify_plan(j, &plan)) != 0) {
+        rc = job_fail(j, "config", "%s", err_last());
+        goto out;
+    }
+    goal_start(j, start, sizeof(start));
+    crit = cJSON_Parse(g->success_criteria ? g->success_criteria : "[]");
+    for (size_t i = 0; i < plan.n; i++) {
+        const struct gate_spec *gs = &plan.gates[i];
+        struct gate_result r;
+        struct test_cases bc = {0};
+        struct case_diff diff = {0};
+        int base_passed = 0, base_known = 0, targeted = 0, introduced;
+        cJSON *gj, *ids;
+
+        if (!gs->must_pass)
+            continue;
+        if ((rc = run_on_tree(j, &ws, &gc, gs, head, &r)) != 0) {
+            rc = job_fail(j, "sandbox", "final check: %s", err_last());
+            goto out;
+        }
+        if (!r.passed) {
+            struct gate_result again;
+            if (run_on_tree(j, &ws, &gc, gs, head, &again) == 0) {
+                if (again.passed)
+                    snprintf(r.classification, sizeof(r.classification), "flaky");
+                gate_result_release(&again);
+            }
+            err_clear();
+        }
+        gj = cJSON_CreateObject();
+        cJSON_AddStringToObject(gj, "gate", r.name);
+        cJSON_AddBoolToObject(gj, "passed", r.passed);
+        cJSON_AddNumberToObject(gj, "exit_code", r.exit_code);
+        cJSON_AddStringToObject(gj, "output_hash", r.output_hash);
+        cJSON_AddItemToArray(gates, gj);
+        if (r.passed || !strcmp(r.classification, "flaky")) {
+            gates_store(&gc, &r, head, NULL);
+            gate_result_release(&r);
+            continue;
+        }
+        if (start[0] && baseline_get(j, &ws, gs, start, &base_passed, &bc) == 0)
+            base_known = 1;
+        err_clear();
+        gates_compare(&diff, &bc, &r.cases);
+        introduced = !base_known || base_passed || diff.n_introduced || diff.n_new_failing;
+        snprintf(r.classification, sizeof(r.classification), "%s",
+                 introduced ? "introduced" : "pre-existing");
+        gates_store(&gc, &r, head, NULL);
+        ids = cJSON_CreateArray();
+        for (size_t k = 0; k < diff.n_pre_existing; k++) {
+            cJSON_AddItemToArray(ids, cJSON_CreateString(diff.pre_existing[k]));
+            if (case_targeted(g, crit, diff.pre_existing[k]))
+                targeted = 1;
+        }
+        if (gate_targeted(g, crit, &plan, gs))
+            targeted = 1;
+        cJSON_AddStringToObject(gj, "classification", r.classification);
+        cJSON_AddStringToObject(gj, "granularity", diff.granularity);
+        if (introduced || targeted) {
+            blocked = 1;
+            strbuf_addf(&blame, "gate %s fails on the final branch head %.12s (exit %d)%s", r.name,
+                        head, r.exit_code,
+                        introduced ? ", and it did not fail like this when the goal started"
+                                   : ": the goal set out to fix it");
+            if (diff.n_introduced || diff.n_new_failing) {
+                strbuf_adds(&blame, "; failing now: ");
+                list_add(&blame, diff.introduced, diff.n_introduced, 50);
+                if (diff.n_introduced && diff.n_new_failing)
+                    strbuf_adds(&blame, ", ");
+                list_add(&blame, diff.new_failing, diff.n_new_failing, 50);
+            } else if (diff.n_pre_existing) {
+                strbuf_adds(&blame, "; still failing: ");
+                list_add(&blame, diff.pre_existing, diff.n_pre_existing, 50);
+            }
+            strbuf_adds(&blame, "\n");
+            cJSON_Delete(ids);
+        } else {
+            cJSON *f = cJSON_CreateObject();
+            cJSON_AddStringToObject(f, "gate", r.name);
+            cJSON_AddStringToObject(f, "granularity", diff.granularity);
+            cJSON_AddItemToObject(f, "tests", ids);
+            cJSON_AddItemToArray(failures, f);
+        }
+        case_diff_release(&diff);
+        test_cases_release(&bc);
+        gate_result_release(&r);
+    }
+    *partial = !blocked && cJSON_GetArraySize(failures) > 0;
+    d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "head", head);
+    if (start[0])
+        cJSON_AddStringToObject(d, "baseline", start);
+    cJSON_AddBoolToObject(d, "passed", !blocked && !*partial);
+    cJSON_AddBoolToObject(d, "partial", *partial);
+    cJSON_AddItemToObject(d, "partial_failures", failures);
+    failures = NULL;
+    cJSON_AddItemToObject(d, "gates", gates);
+    gates = NULL;
+    if ((rc = add_decision(j, "final_check", NULL, NULL, blocked ? "blocked" : "ok", d)) != 0) {
+        rc = job_fail(j, "internal", "final check: %s", err_last());
+        goto out;
+    }
+    if (blocked)
+        rc = job_fail(j, "gate", "the goal's must-pass gates fail on its final tree: %s",
+                      strbuf_cstr(&blame));
+out:
+    gates_plan_release(&plan);
+    cJSON_Delete(crit);
+    cJSON_Delete(failures);
+    cJSON_Delete(gates);
+    cJSON_Delete(d);
     strbuf_release(&blame);
     return rc;
 }

@@ -28,6 +28,15 @@ int verify_plan(struct job_ctx *j, struct gate_plan *plan);
 int verify_gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
                     struct gate_result *out);
 
+/* The completion rule (docs/lifecycle.md): run the goal's must-pass gates
+ * once more on the final branch head.  0 with *partial = 0 when they pass
+ * (a flaky one on its re-run); 0 with *partial = 1 when one still fails
+ * only with failures that were there when the goal started and that the
+ * goal did not set out to fix (a "final_check" decision lists them);
+ * ERR_FAIL (job_fail class gate) otherwise.  Without a repository or
+ * worktree, nothing is run. */
+int verify_goal_final(struct job_ctx *j, int *partial);
+
 int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary);
 
 /* Record an artifact of j's goal (and item, when j has one) once: a second
