@@ -741,19 +741,23 @@ static int record_verification(struct job_ctx *j, const char *base, const char *
 {
     cJSON *d = cJSON_CreateObject(), *gates = cJSON_CreateArray(), *wg = NULL;
     cJSON *intro = cJSON_CreateArray(), *pre = cJSON_CreateArray(), *fixed = cJSON_CreateArray();
-    const char *gran = n ? "test" : "gate";
-    int rc;
+    /* "test" when some gate was compared per test case and no failing
+     * gate had to be compared as a whole; else "gate" */
+    int any_test = 0, failing_gate = 0, rc;
+    const char *gran;
 
     for (size_t i = 0; i < n; i++) {
         cJSON *g = eval_json(&ev[i]);
+        int t = ev[i].diff.granularity && !strcmp(ev[i].diff.granularity, "test");
         add_all(intro, cJSON_GetObjectItemCaseSensitive(g, "introduced"));
         add_all(intro, cJSON_GetObjectItemCaseSensitive(g, "new_failing"));
         add_all(pre, cJSON_GetObjectItemCaseSensitive(g, "pre_existing"));
         add_all(fixed, cJSON_GetObjectItemCaseSensitive(g, "fixed"));
-        if (strcmp(ev[i].diff.granularity ? ev[i].diff.granularity : "gate", "test") != 0)
-            gran = "gate";
+        any_test |= t;
+        failing_gate |= !t && !ev[i].r.passed;
         cJSON_AddItemToArray(gates, g);
     }
+    gran = any_test && !failing_gate ? "test" : "gate";
     cJSON_AddStringToObject(d, "item", j->item->key);
     if (base[0])
         cJSON_AddStringToObject(d, "baseline", base);
