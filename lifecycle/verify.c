@@ -334,6 +334,41 @@ static int gate_targeted(const struct goal *g, const cJSON *crit, const struct g
     return (must == 1 && gs->must_pass) || goal_names(g, crit, gs->name, 1);
 }
 
+/* Does the item's own title or description name one of targets? */
+static int item_owns(struct job_ctx *j, const cJSON *targets)
+{
+    const cJSON *t;
+
+    cJSON_ArrayForEach(t, targets)
+    {
+        if (word_in(j->item->title, t->valuestring) ||
+            word_in(j->item->description, t->valuestring))
+            return 1;
+    }
+    return 0;
+}
+
+/* Are other items of the goal still to run (queued, ready, in progress,
+ * blocked)? */
+static int others_left(struct job_ctx *j)
+{
+    static const char q[] = "SELECT count(*) FROM work_items WHERE goal_id = ? AND id <> ?"
+                            " AND status IN ('queued', 'ready', 'in_progress', 'verify', 'blocked')";
+    sqlite3_stmt *s;
+    int n = 0;
+
+    if (store_prepare(j->st, &s, q) != 0) {
+        err_clear();
+        return 0;
+    }
+    store_bind_text(s, 1, j->goal->id);
+    store_bind_text(s, 2, j->item->id);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        n = sqlite3_column_int(s, 0);
+    store_done(s);
+    return n > 0;
+}
+
 /* Run gs on tree (or in place without git), re-run a must-pass failure
  * once (flaky), compare with the baseline per test case (or per gate) and
  * decide whether the item is to blame. */
@@ -407,6 +442,14 @@ static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate
                                      cJSON_CreateString(e->diff.pre_existing[i]));
         else
             cJSON_AddItemToArray(e->targeted, cJSON_CreateString(gs->name));
+    }
+    /* an earlier item of a plan may leave the fix to a later one: the
+     * item is blamed when it names the target itself, or when no other
+     * item of the goal is left to fix it (the final check on the branch
+     * head is the last word either way) */
+    if (cJSON_GetArraySize(e->targeted) > 0 && !item_owns(j, e->targeted) && others_left(j)) {
+        cJSON_Delete(e->targeted);
+        e->targeted = cJSON_CreateArray();
     }
     if (cJSON_GetArraySize(e->targeted) > 0) {
         const cJSON *t;
@@ -990,9 +1033,9 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
             cJSON_AddItemToObject(e, "backed_by", backed);
             cJSON_AddItemToObject(e, "tests", tests);
             cJSON_AddStringToObject(e, "evidence",
-                                    cJSON_GetArraySize(backed) || cJSON_GetArraySize(tests)
-                                        ? "gates"
-                                        : "none");
+                                    cJSON_GetArraySize(backed)  ? "gates"
+                                    : cJSON_GetArraySize(tests) ? "tests"
+                                                                : "none");
             cJSON_AddItemToObject(e, "gate_inputs_changed", cJSON_Duplicate(inputs, 1));
             cJSON_AddBoolToObject(e, "unverified", verified == 0);
             if ((rc = add_decision(j, "evidence", NULL, NULL, text, e)) != 0) {
