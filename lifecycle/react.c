@@ -286,8 +286,9 @@ int stage_execute(struct job_ctx *j)
     struct tool_ctx tctx;
     struct llm_tool_def *defs = NULL;
     struct progress_detector pd;
-    cJSON *schemas = NULL, *allowed_keep = NULL;
+    cJSON *schemas = NULL, *allowed_keep = NULL, *spec = NULL;
     const char *const *allowed;
+    const char **protected_paths = NULL;
     strbuf user;
     char **params = NULL;
     size_t ndefs = 0;
@@ -325,6 +326,17 @@ int stage_execute(struct job_ctx *j)
     tctx.run_id = j->claim.run_id;
     tctx.hook = hook;
     tctx.hook_arg = &x;
+    /* the goal's protected_paths: write and edit refuse them */
+    spec = j->goal->spec ? cJSON_Parse(j->goal->spec) : NULL;
+    {
+        const cJSON *pp = cJSON_GetObjectItemCaseSensitive(spec, "protected_paths"), *it;
+        size_t n = 0;
+        protected_paths = calloc((size_t)cJSON_GetArraySize(pp) + 1, sizeof(*protected_paths));
+        if (!protected_paths)
+            abort();
+        cJSON_ArrayForEach(it, pp) if (cJSON_IsString(it)) protected_paths[n++] = it->valuestring;
+        tctx.protected_paths = protected_paths;
+    }
 
     build_user(&user, j);
     llm_message_init(history_push(&h), LLM_SYSTEM, prompt_execute);
@@ -455,6 +467,8 @@ int stage_execute(struct job_ctx *j)
     free(defs);
     cJSON_Delete(schemas);
     cJSON_Delete(allowed_keep);
+    cJSON_Delete(spec);
+    free(protected_paths);
     llm_messages_free(h.m, h.n);
     free(x.summary);
     free(x.question);

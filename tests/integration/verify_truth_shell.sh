@@ -12,7 +12,10 @@
 #   4. a gate that writes and deletes files: nothing of it is committed, the
 #      worktree is unchanged;
 #   5. a read-only goal (allowed_actions ["read"], no gates of its own): the
-#      model's proposed gate never runs, the branch gets no commit.
+#      model's proposed gate never runs, the branch gets no commit;
+#   6. protected_paths: write refuses a protected file (class policy), and a
+#      change made with bash is refused at commit (the item fails, policy);
+#      intake names the field of a bad glob.
 . "$(dirname "$0")/lib.sh"
 
 export GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_MAX_RETRIES=0
@@ -202,5 +205,28 @@ expect_eq "$(git -C "$R" rev-list --count "main..$br")" 0 "no commit on the bran
 expect_eq "$(git -C "$wt" status --porcelain)" "" "the worktree is unchanged"
 expect_eq "$(sql "SELECT count(*) FROM gate_results")" 0 "no gate ran"
 expect_eq "$(sql "SELECT ifnull(verified, 'NULL') FROM work_items")" 0 "unverified"
+
+# ===== 6. protected_paths ======================================================
+R="$T/prot"; mkproj "$R"
+cat >"$T/prot.jsonl" <<EOF
+{"stage": "elaborate", "content": $ELAB}
+{"stage": "plan", "content": $(plan1 "Fix add.sh")}
+{"stage": "execute", "tool_calls": [$(write test.sh 'exit 0\n')]}
+{"stage": "execute", "tool_calls": [{"name": "bash", "arguments": {"command": "echo 'exit 0' > test.sh"}}, $(write add.sh '#!/bin/sh\necho $(($1 + $2))\n'), $(complete "done")]}
+{"stage": "review", "content": $REVIEW}
+EOF
+export GOALD_LLM_SCRIPT="$T/prot.jsonl"
+submit prot "$R" "$GATES"', "protected_paths": ["test.sh", "tests/"]'
+step plan; step plan; step work
+expect_eq "$(jqo .status)/$(jqo .error_class)" failed/policy "a protected file changed with bash"
+case "$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")" in
+    *"commit refused: test.sh is protected"*) ok ;; *) fail "reason: $(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")" ;; esac
+expect_eq "$(sql "SELECT json_extract(payload,'\$.error_class') FROM events WHERE type='tool_call.failed' AND json_extract(payload,'\$.tool')='write' ORDER BY id LIMIT 1")" policy \
+    "write refuses a protected path"
+expect_eq "$(git -C "$R" rev-list --count "main..$(sql "SELECT branch FROM goals")")" 0 "nothing committed"
+printf '{"title":"x","repo":"%s","protected_paths":["/etc/passwd"]}' "$R" >"$T/bad.json"
+run "$G" submit "$T/bad.json"
+expect_rc 2 "a bad protected_paths"
+expect_err "protected_paths[0]: expected a glob relative to the repository"
 
 done_tests
