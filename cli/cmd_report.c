@@ -1,4 +1,4 @@
-/* goald report ID [--json] : progress, items, budget, escalations, artifacts. */
+/* goald report ID [--json] [--item KEY] : progress, items, budget, escalations, artifacts. */
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -14,7 +14,9 @@ static int run(struct cli_ctx *c)
         return rc;
     if ((rc = cli_store(c, &st)) != 0)
         return rc;
-    if (cli_flag(c, "json"))
+    if (cli_opt(c, "item"))
+        rc = report_write_item(st, id, cli_opt(c, "item"), cli_flag(c, "json"), stdout);
+    else if (cli_flag(c, "json"))
         rc = report_write_json(st, id, stdout);
     else
         rc = report_write_text(st, id, stdout);
@@ -30,6 +32,9 @@ const struct cli_command cmd_report = {
     .details = "Effort points: S=1, M=3, L=5, XL=8; done and skipped items count as "
                "finished.\nThe --json shape is documented in docs/report-json.md.",
     .opts = (const struct cli_opt[]){{"json", NULL, "print the report as JSON"},
+                                     {"item", "KEY",
+                                      "one work item: each gate's latest result, its failing "
+                                      "test cases and the tail of its output"},
                                      {NULL, NULL, NULL}},
     .min_pos = 1,
     .max_pos = 1,

@@ -144,6 +144,11 @@ struct gates_ctx {
  * when the gate could not be run at all (no sandbox: ERR_POLICY). */
 int gates_run(const struct gates_ctx *ctx, const struct gate_spec *g, const char *root,
               struct gate_result *out);
+/* gates_run() with the folder root_src bound at root in the sandbox (a
+ * throw-away copy of the worktree: the gate's side effects stay in it);
+ * root_src NULL is gates_run(). */
+int gates_run_at(const struct gates_ctx *ctx, const struct gate_spec *g, const char *root,
+                 const char *root_src, struct gate_result *out);
 void gate_result_release(struct gate_result *r);
 
 /* Record r (with the tree id it ran on) in gate_results, and its cases

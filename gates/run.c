@@ -90,6 +90,13 @@ void gate_result_release(struct gate_result *r)
 int gates_run(const struct gates_ctx *ctx, const struct gate_spec *g, const char *root,
               struct gate_result *out)
 {
+    return gates_run_at(ctx, g, root, NULL, out);
+}
+
+int gates_run_at(const struct gates_ctx *ctx, const struct gate_spec *g, const char *root,
+                 const char *root_src, struct gate_result *out)
+{
+    const char *files = root_src ? root_src : root;
     struct sandbox_spec spec;
     struct sandbox_result res;
     char spill[4096];
@@ -111,6 +118,7 @@ int gates_run(const struct gates_ctx *ctx, const struct gate_spec *g, const char
     close(fd);
     memset(&spec, 0, sizeof(spec));
     spec.root = root;
+    spec.root_src = root_src;
     spec.command = g->command;
     spec.timeout_ms = (g->timeout_s > 0 ? g->timeout_s : (int)config_int(CFG_LANE_WORK_TIMEOUT_S)) *
                       1000;
@@ -143,7 +151,7 @@ int gates_run(const struct gates_ctx *ctx, const struct gate_spec *g, const char
     /* test cases from the report file (read under the path policy: the
      * gate wrote it) or the output; counts from them, else from summary
      * lines */
-    if ((rc = gates_parse_cases(&out->cases, strbuf_cstr(&red), red.len, root, g->report,
+    if ((rc = gates_parse_cases(&out->cases, strbuf_cstr(&red), red.len, files, g->report,
                                 out->note, sizeof(out->note))) != 0) {
         strbuf_release(&red);
         strbuf_release(&full);

@@ -50,6 +50,20 @@ static int known_action(const char *s)
     return 0;
 }
 
+/* Can a goal with these allowed actions change files or run commands? */
+static int can_change(const cJSON *actions)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, actions)
+    {
+        const char *v = cJSON_GetStringValue(it);
+        if (v && (!strcmp(v, "bash") || !strcmp(v, "write") || !strcmp(v, "edit")))
+            return 1;
+    }
+    return 0;
+}
+
 /* Check the model's answer; the message names what is wrong. */
 static int check_answer(const cJSON *a, char *why, size_t n)
 {
@@ -175,11 +189,16 @@ int stage_elaborate(struct job_ctx *j)
         actions = goal_actions ? cJSON_Duplicate(goal_actions, 1) : NULL;
     }
 
-    /* verification: the goal's, else the model's, else detected */
+    /* verification: the goal's, else the model's, else detected; a
+     * read-only goal (its actions exclude bash, write and edit) never
+     * runs commands the model chose: the goal's gates or none */
     goal_gates = g->verification ? cJSON_Parse(g->verification) : NULL;
     if (goal_gates && cJSON_GetArraySize(goal_gates) > 0) {
         gates = cJSON_Duplicate(goal_gates, 1);
         source = "goal";
+    } else if (actions && !can_change(actions)) {
+        gates = cJSON_CreateArray();
+        source = "none";
     } else if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(answer, "verification")) > 0) {
         gates = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(answer, "verification"), 1);
         source = "model";

@@ -23,7 +23,7 @@ const char *const intake_actions[] = {"ls",    "find", "grep",      "read",     
 static const char *const top_keys[] = {
     "title",         "description", "priority", "budget",   "deadline",
     "repo",          "base_branch", "success_criteria",     "verification",
-    "allowed_actions", "schedule",  "publish",  NULL};
+    "allowed_actions", "schedule",  "publish",  "protected_paths", NULL};
 static const char *const budget_keys[] = {"max_tokens", "max_hours", "max_cost_usd", NULL};
 static const char *const gate_keys[] = {"name", "type", "command", "must_pass", "timeout_s",
                                         "report", NULL};
@@ -427,6 +427,24 @@ int intake_parse(struct goal **out, const char *text, size_t len, const char *fn
         if ((rc = check_verification(&c, v)) != 0)
             goto out;
         g->verification = print_json(v);
+    }
+
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "protected_paths"))) {
+        const cJSON *it;
+        char path[128];
+        int i = 0;
+        if ((rc = check_string_array(&c, v, "protected_paths", NULL)) != 0)
+            goto out;
+        cJSON_ArrayForEach(it, v)
+        {
+            snprintf(path, sizeof(path), "protected_paths[%d]", i++);
+            if (it->valuestring[0] == '/' || !strncmp(it->valuestring, "../", 3) ||
+                strstr(it->valuestring, "/../")) {
+                rc = fail(&c, path, it, "expected a glob relative to the repository (as "
+                                        "\"tests/**\" or \"test.sh\")");
+                goto out;
+            }
+        }
     }
 
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "allowed_actions"))) {

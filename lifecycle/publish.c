@@ -46,10 +46,22 @@ int publish_body(strbuf *sb, store *st, const char *goal_id)
 {
     static const char q_goal[] =
         "SELECT title, description, spent_tokens, spent_cost_usd, partial FROM goals WHERE id = ?";
+    /* one row per (criterion, item): the item's latest evidence for it */
     static const char q_evidence[] =
-        "SELECT note, data FROM decisions WHERE goal_id = ? AND kind = 'evidence' AND id IN"
+        "SELECT d.note, d.data, w.key FROM decisions d JOIN work_items w ON w.id = d.item_id"
+        " WHERE d.goal_id = ? AND d.kind = 'evidence' AND w.status = 'done' AND d.id IN"
         " (SELECT max(id) FROM decisions WHERE goal_id = ? AND kind = 'evidence'"
-        " GROUP BY item_id, note) ORDER BY id";
+        " GROUP BY item_id, note) ORDER BY w.created_at, w.rowid, d.id";
+    static const char q_final[] =
+        "SELECT data FROM decisions WHERE goal_id = ? AND kind = 'final_check'"
+        " ORDER BY id DESC LIMIT 1";
+    static const char q_inputs[] =
+        "SELECT w.key, json_extract(d.data, '$.gate_inputs_changed') FROM decisions d"
+        " JOIN work_items w ON w.id = d.item_id WHERE d.goal_id = ? AND d.kind = 'verification'"
+        " AND w.status = 'done' AND json_array_length(json_extract(d.data,"
+        " '$.gate_inputs_changed')) > 0 AND d.id IN (SELECT max(id) FROM decisions"
+        " WHERE goal_id = ? AND kind = 'verification' GROUP BY item_id)"
+        " ORDER BY w.created_at, w.rowid";
     static const char q_items[] =
         "SELECT key, title, status, verified, ifnull(commit_sha, '') FROM work_items"
         " WHERE goal_id = ? ORDER BY created_at, rowid";
@@ -63,7 +75,7 @@ int publish_body(strbuf *sb, store *st, const char *goal_id)
         " FROM decisions d JOIN work_items w ON w.id = d.item_id WHERE d.goal_id = ?"
         " AND d.kind IN ('review_verdict', 'review_finding', 'review_unavailable') ORDER BY d.id";
     sqlite3_stmt *s;
-    int rc;
+    int rc, partial = 0;
 
     if ((rc = store_prepare(st, &s, q_goal)) != 0)
         return rc;
@@ -72,38 +84,114 @@ int publish_body(strbuf *sb, store *st, const char *goal_id)
         strbuf_addf(sb, "## Goal\n\n**%s**\n\n", sqlite3_column_text(s, 0));
         if (sqlite3_column_text(s, 1) && *sqlite3_column_text(s, 1))
             strbuf_addf(sb, "%s\n\n", sqlite3_column_text(s, 1));
-        if (sqlite3_column_int(s, 4))
-            strbuf_adds(sb, "**Partial**: completed by a human with what was done.\n\n");
+        partial = sqlite3_column_int(s, 4);
     }
     store_done(s);
+    if (partial) {
+        /* partial by the completion rule: the failures are listed */
+        cJSON *d = NULL;
+        const cJSON *f;
+        if ((rc = store_prepare(st, &s, q_final)) != 0)
+            return rc;
+        store_bind_text(s, 1, goal_id);
+        if (sqlite3_step(s) == SQLITE_ROW)
+            d = cJSON_Parse((const char *)sqlite3_column_text(s, 0));
+        store_done(s);
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "partial"))) {
+            strbuf_adds(sb, "**Partial**: must-pass gates still fail on the final tree, only with "
+                            "failures that were there when the goal started and that it did not "
+                            "set out to fix:\n\n");
+            cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(d, "partial_failures"))
+            {
+                const cJSON *t;
+                int k = 0;
+                strbuf_adds(sb, "- gate `");
+                cell(sb, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "gate")));
+                strbuf_adds(sb, "`");
+                cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(f, "tests"))
+                {
+                    strbuf_adds(sb, k++ ? ", " : ": ");
+                    cell(sb, cJSON_GetStringValue(t));
+                }
+                strbuf_adds(sb, "\n");
+            }
+            strbuf_adds(sb, "\n");
+        } else {
+            strbuf_adds(sb, "**Partial**: completed by a human with what was done.\n\n");
+        }
+        cJSON_Delete(d);
+    }
 
-    strbuf_adds(sb, "## Success criteria and evidence\n\n| criterion | evidence |\n|---|---|\n");
+    strbuf_adds(sb, "## Success criteria and evidence\n\n| criterion | item | evidence |\n"
+                    "|---|---|---|\n");
     if ((rc = store_prepare(st, &s, q_evidence)) != 0)
         return rc;
     store_bind_text(s, 1, goal_id);
     store_bind_text(s, 2, goal_id);
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *d = cJSON_Parse((const char *)sqlite3_column_text(s, 1));
-        const cJSON *g;
-        int any = 0;
+        const cJSON *backed = cJSON_GetObjectItemCaseSensitive(d, "backed_by");
+        const cJSON *g, *t;
+        int any = 0, ngates = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "gates"));
         strbuf_adds(sb, "| ");
         cell(sb, (const char *)sqlite3_column_text(s, 0));
         strbuf_adds(sb, " | ");
+        cell(sb, (const char *)sqlite3_column_text(s, 2));
+        strbuf_adds(sb, " | ");
         cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(d, "gates"))
         {
+            const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "gate"));
             const char *h = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "output_hash"));
-            const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "tree_id"));
+            const char *tr = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "tree_id"));
+            int backs = 0;
+            /* only the gates that back this criterion (older rows: all) */
+            cJSON_ArrayForEach(t, backed) if (name && !strcmp(cJSON_GetStringValue(t), name)) backs = 1;
+            if (backed && !backs)
+                continue;
             strbuf_addf(sb, "%sgate `%s` exit %d, output sha256 `%.12s`, tree `%.12s`",
-                        any ? "; " : "",
-                        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "gate")),
+                        any ? "; " : "", name ? name : "",
                         (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(g, "exit_code")),
-                        h ? h : "", t ? t : "");
+                        h ? h : "", tr ? tr : "");
             any = 1;
         }
+        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(d, "tests"))
+        {
+            strbuf_adds(sb, any++ ? "; test `" : "test `");
+            cell(sb, cJSON_GetStringValue(t));
+            strbuf_adds(sb, "` passed");
+        }
         if (!any)
-            strbuf_adds(sb, "**UNVERIFIED**: no deterministic gate");
+            strbuf_adds(sb, ngates ? "none" : "none: **UNVERIFIED**, no deterministic gate");
         strbuf_adds(sb, " |\n");
         cJSON_Delete(d);
+    }
+    store_done(s);
+
+    if ((rc = store_prepare(st, &s, q_inputs)) != 0)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    store_bind_text(s, 2, goal_id);
+    {
+        int any = 0;
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            cJSON *a = cJSON_Parse((const char *)sqlite3_column_text(s, 1));
+            const cJSON *t;
+            int k = 0;
+            if (!any++)
+                strbuf_adds(sb, "\n## Gate inputs changed\n\nThese items changed files the gates "
+                                "read; their gates were also run with those files as they were "
+                                "before the item.\n\n");
+            strbuf_adds(sb, "- ");
+            cell(sb, (const char *)sqlite3_column_text(s, 0));
+            cJSON_ArrayForEach(t, a)
+            {
+                strbuf_adds(sb, k++ ? ", `" : ": `");
+                cell(sb, cJSON_GetStringValue(t));
+                strbuf_adds(sb, "`");
+            }
+            strbuf_adds(sb, "\n");
+            cJSON_Delete(a);
+        }
     }
     store_done(s);
 
@@ -211,7 +299,7 @@ int stage_publish(struct job_ctx *j)
     char *pr_url = NULL;
     long pr_number = 0;
     cJSON *p = NULL;
-    int yes = 0, rc;
+    int yes = 0, partial = 0, rc;
 
     if (!remote)
         remote = "origin";
@@ -223,6 +311,26 @@ int stage_publish(struct job_ctx *j)
         rc = job_fail(j, "internal", "goal %s has unfinished items", g->id);
         goto out;
     }
+    /* the completion rule: the must-pass gates once more on the final
+     * branch head (not for a goal a human completed as partial) */
+    if (!g->partial) {
+        if ((rc = verify_goal_final(j, &partial)) != 0)
+            goto out;
+        if (partial) {
+            static const char sql[] = "UPDATE goals SET partial = 1 WHERE id = ?";
+            sqlite3_stmt *s;
+            if ((rc = store_prepare(j->st, &s, sql)) == 0) {
+                store_bind_text(s, 1, g->id);
+                rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "partial");
+                store_done(s);
+            }
+            if (rc) {
+                rc = job_fail(j, "internal", "%s", err_last());
+                goto out;
+            }
+        }
+    }
+    partial = partial || g->partial;
     if (g->repo && g->branch && g->worktree) {
         vcs_worktree *wt = NULL;
         if (vcs_worktree_open(&wt, g->worktree) == 0) {
@@ -256,7 +364,7 @@ int stage_publish(struct job_ctx *j)
         }
         strbuf_init(&body, 1 << 20);
         publish_body(&body, j->st, g->id);
-        snprintf(title, sizeof(title), "%s%s", g->partial ? "[partial] " : "", g->title);
+        snprintf(title, sizeof(title), "%s%s", partial ? "[partial] " : "", g->title);
         rc = vcs_forge_from_config(&f, remote_url[0] ? remote_url : NULL);
         if (rc == 0)
             rc = vcs_forge_pr_ensure(&pr, &f, title, g->branch,
@@ -295,7 +403,7 @@ int stage_publish(struct job_ctx *j)
         cJSON_AddStringToObject(p, "pull_request", pr_url);
         cJSON_AddNumberToObject(p, "pull_request_number", (double)pr_number);
     }
-    cJSON_AddBoolToObject(p, "partial", g->partial);
+    cJSON_AddBoolToObject(p, "partial", partial);
     if ((rc = transition_apply(j->st, ENTITY_GOAL, g->id, "completed", NULL, p)) != 0) {
         rc = job_fail(j, "internal", "%s", err_last());
         goto out;

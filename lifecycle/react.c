@@ -78,17 +78,17 @@ static int hook(void *arg, struct tool_ctx *ctx, const char *name, const cJSON *
     }
     if (!strcmp(name, "run_gates")) {
         struct gate_plan plan;
-        struct gates_ctx gc = {x->j->st, x->j->goal->id, x->j->item->id, x->j->claim.run_id};
         int all = 1;
 
-        if (gates_plan_parse(&plan, x->j->goal->verification) != 0)
+        if (verify_plan(x->j, &plan) != 0)
             return tool_fail(res, TOOL_VALIDATION, "run_gates: %s", err_last());
         if (plan.n == 0)
             strbuf_adds(&res->output, "This goal has no verification gates.\n");
         for (size_t i = 0; i < plan.n; i++) {
             struct gate_result r;
             size_t tail_from;
-            if (gates_run(&gc, &plan.gates[i], x->ws->root, &r) != 0) {
+            /* on a throw-away copy: what the gate changes is not committed */
+            if (verify_gate_run(x->j, x->ws, &plan.gates[i], &r) != 0) {
                 gates_plan_release(&plan);
                 return tool_fail(res, TOOL_POLICY, "run_gates: %s", err_last());
             }
@@ -286,8 +286,9 @@ int stage_execute(struct job_ctx *j)
     struct tool_ctx tctx;
     struct llm_tool_def *defs = NULL;
     struct progress_detector pd;
-    cJSON *schemas = NULL, *allowed_keep = NULL;
+    cJSON *schemas = NULL, *allowed_keep = NULL, *spec = NULL;
     const char *const *allowed;
+    const char **protected_paths = NULL;
     strbuf user;
     char **params = NULL;
     size_t ndefs = 0;
@@ -325,6 +326,17 @@ int stage_execute(struct job_ctx *j)
     tctx.run_id = j->claim.run_id;
     tctx.hook = hook;
     tctx.hook_arg = &x;
+    /* the goal's protected_paths: write and edit refuse them */
+    spec = j->goal->spec ? cJSON_Parse(j->goal->spec) : NULL;
+    {
+        const cJSON *pp = cJSON_GetObjectItemCaseSensitive(spec, "protected_paths"), *it;
+        size_t n = 0;
+        protected_paths = calloc((size_t)cJSON_GetArraySize(pp) + 1, sizeof(*protected_paths));
+        if (!protected_paths)
+            abort();
+        cJSON_ArrayForEach(it, pp) if (cJSON_IsString(it)) protected_paths[n++] = it->valuestring;
+        tctx.protected_paths = protected_paths;
+    }
 
     build_user(&user, j);
     llm_message_init(history_push(&h), LLM_SYSTEM, prompt_execute);
@@ -455,6 +467,8 @@ int stage_execute(struct job_ctx *j)
     free(defs);
     cJSON_Delete(schemas);
     cJSON_Delete(allowed_keep);
+    cJSON_Delete(spec);
+    free(protected_paths);
     llm_messages_free(h.m, h.n);
     free(x.summary);
     free(x.question);

@@ -252,9 +252,101 @@ static void spent_limit(struct jsonw *w, const char *key, double spent, double l
     jsonw_object_end(w);
 }
 
-static int item_json_cb(const struct work_item *wi, void *vw)
+/* The latest "verification" decision of an item (verify.c): its baseline,
+ * granularity, test cases and changed gate inputs; NULL when none. */
+static cJSON *item_verification(store *st, const char *item_id)
 {
-    struct jsonw *w = vw;
+    static const char q[] = "SELECT data FROM decisions WHERE item_id = ? AND kind = 'verification'"
+                            " ORDER BY id DESC LIMIT 1";
+    sqlite3_stmt *s;
+    cJSON *d = NULL;
+
+    if (store_prepare(st, &s, q) != 0) {
+        err_clear();
+        return NULL;
+    }
+    store_bind_text(s, 1, item_id);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        d = cJSON_Parse((const char *)sqlite3_column_text(s, 0));
+    store_done(s);
+    return d;
+}
+
+/* One query's first column, parsed as JSON (NULL when no row). */
+static cJSON *query_json(store *st, const char *sql, const char *arg)
+{
+    sqlite3_stmt *s;
+    cJSON *d = NULL;
+
+    if (store_prepare(st, &s, sql) != 0) {
+        err_clear();
+        return NULL;
+    }
+    store_bind_text(s, 1, arg);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+        d = cJSON_Parse((const char *)sqlite3_column_text(s, 0));
+    store_done(s);
+    return d;
+}
+
+/* The failures a partial goal was completed with ([] when none). */
+static cJSON *partial_failures(store *st, const char *goal_id)
+{
+    static const char q[] = "SELECT json_extract(data, '$.partial_failures') FROM decisions"
+                            " WHERE goal_id = ? AND kind = 'final_check'"
+                            " AND json_extract(data, '$.partial') ORDER BY id DESC LIMIT 1";
+    cJSON *d = query_json(st, q, goal_id);
+
+    if (!cJSON_IsArray(d)) {
+        cJSON_Delete(d);
+        d = cJSON_CreateArray();
+    }
+    return d;
+}
+
+/* The evidence table: one row per (criterion, done item). */
+static cJSON *evidence_rows(store *st, const char *goal_id)
+{
+    static const char q[] =
+        "SELECT json_group_array(json_object('criterion', d.note, 'item', w.key,"
+        " 'evidence', ifnull(json_extract(d.data, '$.evidence'),"
+        "   CASE WHEN json_extract(d.data, '$.unverified') THEN 'none' ELSE 'gates' END),"
+        " 'backed_by', json(ifnull(json_extract(d.data, '$.backed_by'), '[]')),"
+        " 'tests', json(ifnull(json_extract(d.data, '$.tests'), '[]'))))"
+        " FROM decisions d JOIN work_items w ON w.id = d.item_id"
+        " WHERE d.goal_id = ?1 AND d.kind = 'evidence' AND w.status = 'done' AND d.id IN"
+        " (SELECT max(id) FROM decisions WHERE goal_id = ?1 AND kind = 'evidence'"
+        "  GROUP BY item_id, note) ORDER BY w.created_at, w.rowid, d.id";
+    cJSON *d = query_json(st, q, goal_id);
+
+    if (!cJSON_IsArray(d)) {
+        cJSON_Delete(d);
+        d = cJSON_CreateArray();
+    }
+    return d;
+}
+
+struct item_cb {
+    struct jsonw *w;
+    store *st;
+};
+
+static void write_list(struct jsonw *w, const char *key, const cJSON *d)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(d, key);
+
+    jsonw_key(w, key);
+    if (cJSON_IsArray(v))
+        write_raw_cjson(w, v);
+    else
+        jsonw_raw(w, "[]");
+}
+
+static int item_json_cb(const struct work_item *wi, void *varg)
+{
+    struct item_cb *cb = varg;
+    struct jsonw *w = cb->w;
+    cJSON *v = item_verification(cb->st, wi->id);
 
     jsonw_object_begin(w);
     jsonw_key(w, "id");
@@ -287,7 +379,19 @@ static int item_json_cb(const struct work_item *wi, void *vw)
     jsonw_string(w, wi->commit_sha);
     jsonw_key(w, "question");
     jsonw_string(w, wi->question);
+    /* issue 15: what the item was verified against (docs/report-json.md) */
+    jsonw_key(w, "baseline");
+    jsonw_string(w, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "baseline")));
+    jsonw_key(w, "granularity");
+    jsonw_string(w, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "granularity")));
+    write_list(w, "introduced", v);
+    write_list(w, "pre_existing", v);
+    write_list(w, "fixed", v);
+    write_list(w, "gate_inputs_changed", v);
+    jsonw_key(w, "tests_weakened");
+    jsonw_bool(w, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "tests_weakened")));
     jsonw_object_end(w);
+    cJSON_Delete(v);
     return ferror(w->f) ? err_set(ERR_IO, "write error") : 0;
 }
 
@@ -323,10 +427,22 @@ int report_write_json(store *st, const char *goal_id, FILE *out)
     jsonw_object_end(&w);
     jsonw_key(&w, "work_items");
     jsonw_array_begin(&w);
-    rc = store_item_each(st, goal_id, item_json_cb, &w);
+    {
+        struct item_cb cb = {&w, st};
+        rc = store_item_each(st, goal_id, item_json_cb, &cb);
+    }
     jsonw_array_end(&w);
     if (rc)
         goto out;
+    {
+        cJSON *pf = partial_failures(st, goal_id), *ev = evidence_rows(st, goal_id);
+        jsonw_key(&w, "partial_failures");
+        write_raw_cjson(&w, pf);
+        jsonw_key(&w, "evidence");
+        write_raw_cjson(&w, ev);
+        cJSON_Delete(pf);
+        cJSON_Delete(ev);
+    }
     jsonw_key(&w, "budget");
     jsonw_object_begin(&w);
     spent_limit(&w, "tokens", (double)p.goal->spent_tokens, (double)p.goal->budget_max_tokens);
@@ -400,6 +516,37 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
         if ((rc = store_item_each(st, goal_id, item_text_cb, f)) != 0)
             goto out;
     }
+    {
+        cJSON *ev = evidence_rows(st, goal_id), *pf = partial_failures(st, goal_id);
+        if (cJSON_GetArraySize(ev) > 0) {
+            fprintf(f, "\nevidence\n  %-8s  %-30s  %s\n", "ITEM", "CRITERION", "BACKED BY");
+            cJSON_ArrayForEach(it, ev)
+            {
+                const cJSON *b;
+                int k = 0;
+                fprintf(f, "  %-8s  %-30.30s  ", jstr(it, "item"), jstr(it, "criterion"));
+                cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(it, "backed_by"))
+                    fprintf(f, "%sgate %s", k++ ? ", " : "", b->valuestring);
+                cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(it, "tests"))
+                    fprintf(f, "%stest %s", k++ ? ", " : "", b->valuestring);
+                fputs(k ? "\n" : "none\n", f);
+            }
+        }
+        if (cJSON_GetArraySize(pf) > 0) {
+            fputs("\npartial: must-pass gates still failing (pre-existing, not the goal's aim)\n", f);
+            cJSON_ArrayForEach(it, pf)
+            {
+                const cJSON *t;
+                int k = 0;
+                fprintf(f, "  %s", jstr(it, "gate"));
+                cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(it, "tests"))
+                    fprintf(f, "%s%s", k++ ? ", " : ": ", t->valuestring);
+                fputc('\n', f);
+            }
+        }
+        cJSON_Delete(ev);
+        cJSON_Delete(pf);
+    }
     fputs("\nbudget\n", f);
     budget_line(f, "tokens", "%.0f", (double)g->spent_tokens, (double)g->budget_max_tokens);
     budget_line(f, "cost (USD)", "%.4f", g->spent_cost_usd, g->budget_max_cost_usd);
@@ -425,5 +572,145 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
     }
 out:
     parts_release(&p);
+    return rc;
+}
+
+/* `goald report ID --item KEY`: each gate's latest result for the item,
+ * its failing test cases and the tail of its output. */
+int report_write_item(store *st, const char *goal_id, const char *key, int json, FILE *f)
+{
+    static const char q_item[] = "SELECT id, status, title FROM work_items WHERE goal_id = ? AND key = ?";
+    static const char q_gates[] =
+        "SELECT name, passed, ifnull(exit_code, -1), ifnull(classification, ''), tests_passed,"
+        " tests_failed, ifnull(output_tail, ''), ifnull(output_hash, ''), ifnull(tree_id, ''),"
+        " run_id FROM gate_results WHERE id IN (SELECT max(id) FROM gate_results"
+        " WHERE item_id = ?1 AND run_id = (SELECT run_id FROM gate_results WHERE item_id = ?1"
+        " ORDER BY id DESC LIMIT 1) GROUP BY name, tree_id) ORDER BY id";
+    sqlite3_stmt *s;
+    char item_id[ID_SIZE] = "", status[32] = "", title[512] = "";
+    cJSON *v = NULL, *out = NULL, *gates;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, q_item)) != 0)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    store_bind_text(s, 2, key);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        snprintf(item_id, sizeof(item_id), "%s", sqlite3_column_text(s, 0));
+        snprintf(status, sizeof(status), "%s", sqlite3_column_text(s, 1));
+        snprintf(title, sizeof(title), "%s", sqlite3_column_text(s, 2));
+    }
+    store_done(s);
+    if (!item_id[0])
+        return err_set(ERR_NOTFOUND, "goal %s has no work item \"%s\"", goal_id, key);
+    v = item_verification(st, item_id);
+    out = cJSON_CreateObject();
+    cJSON_AddStringToObject(out, "key", key);
+    cJSON_AddStringToObject(out, "id", item_id);
+    cJSON_AddStringToObject(out, "title", title);
+    cJSON_AddStringToObject(out, "status", status);
+    add_str_or_null(out, "baseline", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "baseline")));
+    add_str_or_null(out, "granularity",
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "granularity")));
+    {
+        static const char *lists[] = {"introduced", "pre_existing", "fixed", "gate_inputs_changed"};
+        for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+            const cJSON *l = cJSON_GetObjectItemCaseSensitive(v, lists[i]);
+            cJSON_AddItemToObject(out, lists[i],
+                                  cJSON_IsArray(l) ? cJSON_Duplicate(l, 1) : cJSON_CreateArray());
+        }
+    }
+    cJSON_AddBoolToObject(out, "tests_weakened",
+                          cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "tests_weakened")));
+    gates = cJSON_AddArrayToObject(out, "gates");
+    if ((rc = store_prepare(st, &s, q_gates)) != 0)
+        goto out;
+    store_bind_text(s, 1, item_id);
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cJSON *g = cJSON_CreateObject(), *failing = cJSON_CreateArray();
+        const char *name = (const char *)sqlite3_column_text(s, 0);
+        const char *tail = (const char *)sqlite3_column_text(s, 6);
+        const char *tree = (const char *)sqlite3_column_text(s, 8);
+        const cJSON *ge;
+        size_t n = strlen(tail), from = n > 4000 ? n - 4000 : 0;
+        while (from < n && ((unsigned char)tail[from] & 0xc0) == 0x80)
+            from++;
+        cJSON_AddStringToObject(g, "gate", name);
+        cJSON_AddBoolToObject(g, "passed", sqlite3_column_int(s, 1));
+        cJSON_AddNumberToObject(g, "exit_code", sqlite3_column_int(s, 2));
+        cJSON_AddStringToObject(g, "classification", (const char *)sqlite3_column_text(s, 3));
+        cJSON_AddStringToObject(g, "tree_id", tree);
+        cJSON_AddBoolToObject(g, "restored_inputs",
+                              v && !strcmp(tree, jstr(v, "restored_tree_id")));
+        if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
+            cJSON_AddNumberToObject(g, "tests_passed", sqlite3_column_int(s, 4));
+            cJSON_AddNumberToObject(g, "tests_failed", sqlite3_column_int(s, 5));
+        }
+        /* its failing test cases, from the item's verification record */
+        cJSON_ArrayForEach(ge, cJSON_GetObjectItemCaseSensitive(
+                                   v, v && !strcmp(tree, jstr(v, "restored_tree_id"))
+                                          ? "restored_inputs_gates"
+                                          : "gates"))
+        {
+            static const char *kinds[] = {"introduced", "new_failing", "pre_existing"};
+            if (strcmp(jstr(ge, "gate"), name) != 0)
+                continue;
+            for (size_t k = 0; k < 3; k++) {
+                const cJSON *t;
+                cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(ge, kinds[k]))
+                    cJSON_AddItemToArray(failing, cJSON_Duplicate(t, 1));
+            }
+        }
+        cJSON_AddItemToObject(g, "failing_tests", failing);
+        cJSON_AddStringToObject(g, "output_hash", (const char *)sqlite3_column_text(s, 7));
+        cJSON_AddStringToObject(g, "output_tail", tail + from);
+        cJSON_AddItemToArray(gates, g);
+    }
+    store_done(s);
+    if (json) {
+        char *t = cJSON_PrintUnformatted(out);
+        if (!t)
+            abort();
+        fprintf(f, "%s\n", t);
+        cJSON_free(t);
+    } else {
+        const cJSON *g, *t;
+        fprintf(f, "item     %s  %s\nstatus   %s\n", key, title, status);
+        fprintf(f, "baseline %s  (granularity: %s)\n", jstr(out, "baseline"),
+                jstr(out, "granularity"));
+        {
+            static const char *lists[] = {"introduced", "pre_existing", "fixed",
+                                          "gate_inputs_changed"};
+            for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+                const cJSON *l = cJSON_GetObjectItemCaseSensitive(out, lists[i]);
+                int k = 0;
+                if (cJSON_GetArraySize(l) == 0)
+                    continue;
+                fprintf(f, "%-20s ", lists[i]);
+                cJSON_ArrayForEach(t, l) fprintf(f, "%s%s", k++ ? ", " : "", t->valuestring);
+                fputc('\n', f);
+            }
+        }
+        cJSON_ArrayForEach(g, gates)
+        {
+            int k = 0;
+            fprintf(f, "\ngate %s%s: %s (exit %d)%s%s\n", jstr(g, "gate"),
+                    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "restored_inputs"))
+                        ? " (gate inputs restored)"
+                        : "",
+                    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "passed")) ? "pass" : "fail",
+                    (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(g, "exit_code")),
+                    *jstr(g, "classification") ? ", " : "", jstr(g, "classification"));
+            cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(g, "failing_tests"))
+                fprintf(f, "%s%s", k++ ? ", " : "failing tests: ", t->valuestring);
+            if (k)
+                fputc('\n', f);
+            fprintf(f, "--- output (tail) ---\n%s\n---\n", jstr(g, "output_tail"));
+        }
+    }
+    rc = ferror(f) ? err_set(ERR_IO, "write error") : 0;
+out:
+    cJSON_Delete(v);
+    cJSON_Delete(out);
     return rc;
 }

@@ -38,4 +38,9 @@ double report_percent(long long done_points, long long total_points);
 int report_write_json(store *st, const char *goal_id, FILE *out);
 int report_write_text(store *st, const char *goal_id, FILE *out);
 
+/* One work item (by key): its baseline, test cases, changed gate inputs,
+ * and each gate's latest result with its failing test cases and the tail
+ * of its output.  ERR_NOTFOUND when the goal has no such item. */
+int report_write_item(store *st, const char *goal_id, const char *key, int json, FILE *out);
+
 #endif

@@ -315,7 +315,7 @@ static int build_bwrap(struct strv *a, const struct sandbox_spec *spec, const ch
     strv_push2(a, "--dir", SANDBOX_HOME);
     if ((rc = add_binds(a)) != 0)
         return rc;
-    strv_push3(a, "--bind", spec->root, spec->root);
+    strv_push3(a, "--bind", spec->root_src ? spec->root_src : spec->root, spec->root);
     add_git(a, spec->root);
     /* the root folder of the sandbox is a tmpfs without a size cap:
      * read-only, so that writes land only in the capped /tmp and the worktree */
@@ -363,6 +363,8 @@ static int check_spec(const struct sandbox_spec *spec)
         return err_set(ERR_INVALID, "sandbox: the root must be an absolute path");
     if (!fs_is_dir(spec->root))
         return err_set(ERR_INVALID, "sandbox: %s: not a folder", spec->root);
+    if (spec->root_src && (spec->root_src[0] != '/' || !fs_is_dir(spec->root_src)))
+        return err_set(ERR_INVALID, "sandbox: %s: not a folder", spec->root_src);
     if (!spec->command && (!spec->argv || !spec->argv[0]))
         return err_set(ERR_INVALID, "sandbox: nothing to run");
     if (!spec->direct) {
@@ -654,7 +656,7 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
     plan.out_fd = pout[1];
     plan.err_fd = spec->merge_stderr ? pout[1] : perr[1];
     plan.cwd_fd = spec->direct && spec->cwd_fd > 0 ? spec->cwd_fd : -1;
-    plan.cwd = spec->root;
+    plan.cwd = spec->root_src && !spec->direct ? spec->root_src : spec->root;
     plan.cg = &cg;
     add_limit(&plan, RLIMIT_CPU, config_int(CFG_SANDBOX_CPU_S));
     add_limit(&plan, RLIMIT_AS, config_int(CFG_SANDBOX_AS_MB) << 20);

@@ -33,6 +33,8 @@ typedef int (*sandbox_data_fn)(void *arg, const char *data, size_t len);
 
 struct sandbox_spec {
     const char *root;        /* the worktree: absolute, an existing folder; required */
+    const char *root_src;    /* NULL, or the folder bound AT root instead of root itself
+                              * (a throw-away copy of the worktree for gates) */
     const char *command;     /* run as: bash -c COMMAND; or NULL and argv */
     const char *const *argv; /* NULL-terminated; argv[0] looked up in PATH */
     const char *const *env;  /* extra "NAME=value" entries (may be NULL) */

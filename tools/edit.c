@@ -277,6 +277,10 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         goto out;
     if (ctx->after_resolve)
         ctx->after_resolve(ctx->after_resolve_arg, target);
+    if (tool_protected(ctx, target)) {
+        tool_fail(res, TOOL_POLICY, "%s: protected by the goal's protected_paths", target);
+        goto out;
+    }
     if ((rc = fs_write_atomic_at(dfd, leaf, strbuf_cstr(&final), final.len, st.st_mode & 07777)) !=
         0)
         goto out;

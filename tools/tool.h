@@ -88,7 +88,13 @@ struct tool_ctx {
     void (*after_resolve)(void *arg, const char *rel);
     void *after_resolve_arg;
     int root_fd; /* set by tool_call for the run functions */
+    /* the goal's protected_paths (globs, NULL-terminated; NULL: none):
+     * write and edit refuse them with class policy */
+    const char *const *protected_paths;
 };
+
+/* 1 when rel (relative to the worktree) matches ctx's protected_paths. */
+int tool_protected(const struct tool_ctx *ctx, const char *rel);
 
 struct tool_def {
     const char *name;

@@ -51,6 +51,10 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         goto out;
     if (ctx->after_resolve)
         ctx->after_resolve(ctx->after_resolve_arg, target);
+    if (tool_protected(ctx, target)) {
+        tool_fail(res, TOOL_POLICY, "%s: protected by the goal's protected_paths", target);
+        goto out;
+    }
     if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISDIR(st.st_mode)) {
             tool_fail(res, TOOL_VALIDATION, "%s: is a folder", rel);

@@ -73,7 +73,7 @@ turn.started llm.request:execute llm.response:execute turn.completed tool_call.s
 turn.started llm.request:execute llm.response:execute turn.completed tool_call.started:edit tool_call.completed:edit \
 turn.started llm.request:execute llm.response:execute turn.completed tool_call.started:bash tool_call.completed:bash \
 turn.started llm.request:execute llm.response:execute turn.completed tool_call.started:complete tool_call.completed:complete \
-work_item.verify gate.completed llm.request:review llm.response:review review.completed work_item.done run.success " "execute run events"
+work_item.verify gate.completed gate.baseline llm.request:review llm.response:review review.completed work_item.done run.success " "execute run events"
 # the goal's stages in order, over every run
 stages=$(sql "SELECT type FROM events WHERE type IN ('goal.submitted','goal.elaborated','goal.active',
               'plan.created','work_item.in_progress','work_item.verify','work_item.done') ORDER BY id" | tr '\n' ' ')

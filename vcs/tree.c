@@ -1,0 +1,164 @@
+#include "vcs/tree.h"
+
+#include <git2.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/err.h"
+#include "vcs/internal.h"
+#include "vcs/repo.h"
+
+static int open_repo(git_repository **r, const char *repo_path)
+{
+    int rc;
+
+    if ((rc = vcs_init()) != 0)
+        return rc;
+    if (git_repository_open_ext(r, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+        git_error_clear();
+        return err_set(ERR_NOTFOUND, "not a git repository: %s", repo_path);
+    }
+    return 0;
+}
+
+static int commit_tree(git_tree **out, git_repository *r, const char *rev)
+{
+    git_object *obj = NULL;
+    int rc = 0;
+
+    if (git_revparse_single(&obj, r, rev) < 0) {
+        git_error_clear();
+        return err_set(ERR_NOTFOUND, "no revision \"%s\"", rev);
+    }
+    if (git_object_peel((git_object **)out, obj, GIT_OBJECT_TREE) < 0)
+        rc = vcs_git_err(ERR_NOTFOUND, "%s: no tree", rev);
+    git_object_free(obj);
+    return rc;
+}
+
+int vcs_rev_commit(char out[VCS_OID_HEX], const char *repo_path, const char *rev)
+{
+    git_repository *r = NULL;
+    git_object *obj = NULL, *c = NULL;
+    int rc;
+
+    if ((rc = open_repo(&r, repo_path)) != 0)
+        return rc;
+    if (git_revparse_single(&obj, r, rev) < 0 || git_object_peel(&c, obj, GIT_OBJECT_COMMIT) < 0) {
+        git_error_clear();
+        rc = err_set(ERR_NOTFOUND, "%s: no commit \"%s\"", repo_path, rev);
+        goto out;
+    }
+    git_oid_tostr(out, VCS_OID_HEX, git_object_id(c));
+out:
+    git_object_free(c);
+    git_object_free(obj);
+    git_repository_free(r);
+    return rc;
+}
+
+void vcs_tree_changes_free(struct vcs_tree_change *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free(v[i].path);
+    free(v);
+}
+
+int vcs_tree_changes(struct vcs_tree_change **out, size_t *n, const char *repo_path,
+                     const char *base_rev, const char *tree_sha)
+{
+    git_repository *r = NULL;
+    git_tree *a = NULL, *b = NULL;
+    git_diff *d = NULL;
+    git_diff_options o;
+    struct vcs_tree_change *v = NULL;
+    size_t k = 0, nd;
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+    if ((rc = open_repo(&r, repo_path)) != 0)
+        return rc;
+    if ((rc = commit_tree(&a, r, base_rev)) != 0 || (rc = commit_tree(&b, r, tree_sha)) != 0)
+        goto out;
+    if (git_diff_tree_to_tree(&d, r, a, b, &o) < 0) {
+        rc = vcs_git_err(ERR_IO, "diff %s %s", base_rev, tree_sha);
+        goto out;
+    }
+    nd = git_diff_num_deltas(d);
+    v = calloc(nd + 1, sizeof(*v));
+    if (!v)
+        abort();
+    for (size_t i = 0; i < nd; i++) {
+        const git_diff_delta *dl = git_diff_get_delta(d, i);
+        const char *p = dl->new_file.path ? dl->new_file.path : dl->old_file.path;
+        v[k].status = dl->status == GIT_DELTA_ADDED     ? 'A'
+                      : dl->status == GIT_DELTA_DELETED ? 'D'
+                                                        : 'M';
+        v[k].path = strdup(p ? p : "");
+        if (!v[k].path)
+            abort();
+        k++;
+    }
+    *out = v;
+    *n = k;
+    v = NULL;
+out:
+    vcs_tree_changes_free(v, k);
+    git_diff_free(d);
+    git_tree_free(a);
+    git_tree_free(b);
+    git_repository_free(r);
+    return rc;
+}
+
+int vcs_tree_restore(char out[VCS_OID_HEX], const char *repo_path, const char *tree_sha,
+                     const char *base_rev, const char *const *paths, size_t n)
+{
+    git_repository *r = NULL;
+    git_tree *now = NULL, *base = NULL;
+    git_index *idx = NULL;
+    git_oid oid;
+    int rc;
+
+    if ((rc = open_repo(&r, repo_path)) != 0)
+        return rc;
+    if ((rc = commit_tree(&now, r, tree_sha)) != 0 || (rc = commit_tree(&base, r, base_rev)) != 0)
+        goto out;
+    if (git_index_new(&idx) < 0 || git_index_read_tree(idx, now) < 0) {
+        rc = vcs_git_err(ERR_IO, "index of %s", tree_sha);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        git_tree_entry *e = NULL;
+        if (git_tree_entry_bypath(&e, base, paths[i]) < 0) {
+            git_error_clear(); /* absent at the base: an addition stays */
+            continue;
+        }
+        if (git_tree_entry_type(e) == GIT_OBJECT_BLOB) {
+            git_index_entry ie;
+            memset(&ie, 0, sizeof(ie));
+            ie.mode = git_tree_entry_filemode(e);
+            ie.id = *git_tree_entry_id(e);
+            ie.path = paths[i];
+            if (git_index_add(idx, &ie) < 0) {
+                git_tree_entry_free(e);
+                rc = vcs_git_err(ERR_IO, "restore %s", paths[i]);
+                goto out;
+            }
+        }
+        git_tree_entry_free(e);
+    }
+    if (git_index_write_tree_to(&oid, idx, r) < 0) {
+        rc = vcs_git_err(ERR_IO, "write tree");
+        goto out;
+    }
+    git_oid_tostr(out, VCS_OID_HEX, &oid);
+out:
+    git_index_free(idx);
+    git_tree_free(now);
+    git_tree_free(base);
+    git_repository_free(r);
+    return rc;
+}
