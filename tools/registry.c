@@ -303,6 +303,11 @@ size_t tool_max_bytes(void)
     return (size_t)config_int(CFG_TOOLS_MAX_BYTES);
 }
 
+size_t tool_max_file_bytes(void)
+{
+    return (size_t)config_int(CFG_TOOLS_MAX_FILE_MB) << 20;
+}
+
 /* Spill files older than tools.spill_keep_h go (at most once a minute). */
 static void spill_sweep(const char *dir)
 {
