@@ -7,6 +7,8 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <time.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,7 @@ static char spill[600];
 static struct tool_result R;
 static const char *const *allowed;
 static store *events_store;
+static int default_spill; /* 1: the tools pick the spill folder themselves */
 
 static const char *call(const char *name, const char *args)
 {
@@ -38,7 +41,7 @@ static const char *call(const char *name, const char *args)
     tool_result_release(&R);
     memset(&c, 0, sizeof(c));
     c.root = root;
-    c.spill_dir = spill;
+    c.spill_dir = default_spill ? NULL : spill;
     c.allowed = allowed;
     c.st = events_store;
     assert_int_equal(tool_call(&c, name, args, &R), 0);
@@ -761,6 +764,92 @@ static void test_read_huge(void **state)
     unlink(p);
 }
 
+/* Spills land in spill/ beside the database (mode 0700), never in TMPDIR,
+ * and the folder stays within tools.spill_total_mb: the oldest go first. */
+static void test_spill_state_folder(void **state)
+{
+    char db[700], dir[800], tmp[700], p[1000];
+    struct stat st;
+    struct timespec old[2];
+    size_t nspill = 0;
+    DIR *d;
+    struct dirent *de;
+
+    (void)state;
+    fresh_root("spillst");
+    snprintf(tmp, sizeof(tmp), "%s/hosttmp", testutil_dir);
+    fs_remove_tree(tmp);
+    assert_int_equal(fs_mkdir_p(tmp, 0755), 0);
+    setenv("TMPDIR", tmp, 1);
+    snprintf(db, sizeof(db), "%s/state/goald.db", testutil_dir);
+    snprintf(dir, sizeof(dir), "%s/state/spill", testutil_dir);
+    fs_remove_tree(dir);
+    assert_int_equal(fs_mkdir_p(dir, 0755), 0); /* too open: made private */
+    assert_int_equal(store_open(&events_store, db), 0);
+    default_spill = 1;
+    callv("bash", "s:command", "seq 1 100000", NULL);
+    assert_ok();
+    assert_non_null(R.spill_path);
+    assert_true(!strncmp(R.spill_path, dir, strlen(dir)) && R.spill_path[strlen(dir)] == '/');
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    /* read reaches it by its absolute path */
+    callv("read", "s:path", R.spill_path, "i:offset", 99999, NULL);
+    assert_ok();
+    assert_string_equal(strbuf_cstr(&R.output), "99999\n100000");
+    /* the host's TMPDIR stays empty */
+    d = opendir(tmp);
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL)
+        assert_true(de->d_name[0] == '.');
+    closedir(d);
+
+    /* the total cap: an old spill of 700 KB goes to make room for 1 MiB */
+    setenv("GOALD_TOOLS_SPILL_TOTAL_MB", "1", 1);
+    setenv("GOALD_TOOLS_SPILL_MB", "1", 1);
+    config_load(NULL);
+    snprintf(p, sizeof(p), "%s/bash-0-old.log", dir);
+    {
+        FILE *f = fopen(p, "w");
+        char *z = calloc(1, 700 << 10);
+        assert_non_null(f);
+        assert_non_null(z);
+        fwrite(z, 1, 700 << 10, f);
+        fclose(f);
+        free(z);
+    }
+    old[0].tv_sec = old[1].tv_sec = time(NULL) - 3600;
+    old[0].tv_nsec = old[1].tv_nsec = 0;
+    assert_int_equal(utimensat(AT_FDCWD, p, old, 0), 0);
+    snprintf(p, sizeof(p), "%s/notes.txt", dir);
+    {
+        FILE *f = fopen(p, "w");
+        fputs("not a spill\n", f);
+        fclose(f);
+    }
+    callv("bash", "s:command", "seq 1 100000", NULL);
+    assert_ok();
+    callv("bash", "s:command", "seq 1 100000", NULL);
+    assert_ok();
+    snprintf(p, sizeof(p), "%s/bash-0-old.log", dir);
+    assert_int_equal(stat(p, &st), -1);
+    snprintf(p, sizeof(p), "%s/notes.txt", dir);
+    assert_int_equal(stat(p, &st), 0);
+    d = opendir(dir);
+    while ((de = readdir(d)) != NULL)
+        nspill += !strncmp(de->d_name, "bash-", 5);
+    closedir(d);
+    assert_int_equal(nspill, 1); /* the newest only */
+    assert_true(R.spill_path && stat(R.spill_path, &st) == 0);
+    unsetenv("GOALD_TOOLS_SPILL_TOTAL_MB");
+    unsetenv("GOALD_TOOLS_SPILL_MB");
+    unsetenv("TMPDIR");
+    config_load(NULL);
+    default_spill = 0;
+    store_close(events_store);
+    events_store = NULL;
+}
+
 /* --- write ----------------------------------------------------------------- */
 
 static void test_write(void **state)
@@ -1330,6 +1419,7 @@ int main(void)
         cmocka_unit_test(test_git_refused),
         cmocka_unit_test(test_file_cap),
         cmocka_unit_test(test_read_huge),
+        cmocka_unit_test(test_spill_state_folder),
         cmocka_unit_test(test_write),
         cmocka_unit_test(test_write_atomic),
         cmocka_unit_test(test_edit_exact),
