@@ -546,10 +546,12 @@ static void event(struct tool_ctx *ctx, const char *type, cJSON *payload)
     cJSON_Delete(payload);
 }
 
-/* The arguments for an event: redacted, cut to EVENT_ARGS_MAX characters. */
+/* The arguments for an event: redacted, cut to EVENT_ARGS_MAX characters.
+ * The model's own text when there is one (printing parsed arguments again
+ * would copy a whole write's content only to keep 2000 characters of it). */
 static void add_args(cJSON *p, const cJSON *args, const char *args_json)
 {
-    char *text = args ? cJSON_PrintUnformatted(args) : NULL;
+    char *text = args && !args_json ? cJSON_PrintUnformatted(args) : NULL;
     const char *src = text ? text : (args_json ? args_json : "{}");
     strbuf red = STRBUF_INIT, clean = STRBUF_INIT;
     size_t cut;
@@ -598,8 +600,18 @@ static void finish_output(struct tool_result *res)
     strbuf_release(&clean);
 }
 
-static int call(struct tool_ctx *ctx, const char *name, const cJSON *args, const char *args_json,
-                struct tool_result *res)
+static void started(struct tool_ctx *ctx, const char *name, const cJSON *args,
+                    const char *args_json)
+{
+    cJSON *p = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(p, "tool", name ? name : "");
+    add_args(p, args, args_json);
+    event(ctx, "tool_call.started", p);
+}
+
+/* Run the tool; the tool_call.started event was recorded by the caller. */
+static int call(struct tool_ctx *ctx, const char *name, const cJSON *args, struct tool_result *res)
 {
     int64_t start = time_mono_ms();
     int idx = find_index(name ? name : "");
@@ -607,10 +619,6 @@ static int call(struct tool_ctx *ctx, const char *name, const cJSON *args, const
     int rc;
 
     ctx->root_fd = -1;
-    p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "tool", name ? name : "");
-    add_args(p, args, args_json);
-    event(ctx, "tool_call.started", p);
 
     if (idx < 0) {
         strbuf known = STRBUF_INIT;
@@ -697,8 +705,61 @@ int tool_call(struct tool_ctx *ctx, const char *name, const char *args_json,
     if (!args_json || !*args_json)
         args_json = "{}";
     args = cJSON_Parse(args_json);
-    rc = call(ctx, name, args, args_json, res);
+    started(ctx, name, args, args_json);
+    rc = call(ctx, name, args, res);
     cJSON_Delete(args);
+    return rc;
+}
+
+/* A string value longer than this is not kept in the compact arguments. */
+#define COMPACT_STRING_MAX 4096
+
+int tool_call_take(struct tool_ctx *ctx, const char *name, char **args_json,
+                   struct tool_result *res)
+{
+    cJSON *args;
+    char *compact = NULL;
+    int big = 0;
+    int rc;
+
+    tool_result_init(res);
+    builtins();
+    args = cJSON_Parse(*args_json && **args_json ? *args_json : "{}");
+    started(ctx, name, args, *args_json && **args_json ? *args_json : "{}");
+    if (cJSON_IsObject(args)) {
+        const cJSON *it;
+        cJSON_ArrayForEach(it, args) big |= cJSON_IsString(it) &&
+                                            strlen(it->valuestring) > COMPACT_STRING_MAX;
+    }
+    if (big) {
+        /* the text is done with: free it before the tool runs, and keep a
+         * compact copy (long strings replaced by their size) for the caller */
+        cJSON *c = cJSON_CreateObject();
+        const cJSON *it;
+        cJSON_ArrayForEach(it, args)
+        {
+            if (cJSON_IsString(it) && strlen(it->valuestring) > COMPACT_STRING_MAX) {
+                char note[128];
+                snprintf(note, sizeof(note), "[%zu bytes, not kept in the conversation]",
+                         strlen(it->valuestring));
+                cJSON_AddStringToObject(c, it->string, note);
+            } else {
+                cJSON_AddItemToObject(c, it->string, cJSON_Duplicate(it, 1));
+            }
+        }
+        compact = cJSON_PrintUnformatted(c);
+        cJSON_Delete(c);
+        free(*args_json);
+        *args_json = NULL;
+    }
+    rc = call(ctx, name, args, res);
+    cJSON_Delete(args);
+    if (compact) {
+        *args_json = strdup(compact);
+        cJSON_free(compact);
+        if (!*args_json)
+            abort();
+    }
     return rc;
 }
 
@@ -712,7 +773,8 @@ int tool_call_json(struct tool_ctx *ctx, const char *name, const cJSON *args,
     builtins();
     if (!args)
         args = obj = cJSON_CreateObject();
-    rc = call(ctx, name, args, NULL, res);
+    started(ctx, name, args, NULL);
+    rc = call(ctx, name, args, res);
     cJSON_Delete(obj);
     return rc;
 }
