@@ -184,7 +184,8 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_TOOLS_SPILL_KEEP_H] = {"tools.spill_keep_h", CFG_INT, "72", NULL, 1, 87600,
                                 "spilled bash output older than this is deleted (hours)"},
     [CFG_TOOLS_READ_MAX_MB] = {"tools.read_max_mb", CFG_INT, "64", NULL, 1, 4096,
-                               "read/edit refuse files larger than this (MiB)"},
+                               "edit refuses files larger than this; read counts lines in this "
+                               "much of a file (MiB)"},
     [CFG_TOOLS_MAX_FILE_MB] = {"tools.max_file_mb", CFG_INT, "64", NULL, 1, 4096,
                                "the largest file the write and edit tools make, and the largest "
                                "changed file goald snapshots or commits (MiB)"},
