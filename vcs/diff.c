@@ -38,20 +38,27 @@ int vcs_diff_is_empty(int *empty_out, vcs_worktree *wt)
 /* Each line of the patch straight into the capped strbuf; past its cap the
  * print stops (printing the whole patch into a git_buf first held a
  * model-sized file several times over just to keep 200 KiB of it). */
+struct printer {
+    strbuf *out;
+    int toobig;
+};
+
 static int print_line(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l,
                       void *arg)
 {
-    strbuf *out = arg;
+    struct printer *p = arg;
 
     (void)d;
     (void)h;
     if (l->origin == GIT_DIFF_LINE_CONTEXT || l->origin == GIT_DIFF_LINE_ADDITION ||
         l->origin == GIT_DIFF_LINE_DELETION) {
         char c = l->origin;
-        if (strbuf_add(out, &c, 1) != 0)
-            return -1;
+        if (strbuf_add(p->out, &c, 1) != 0)
+            return p->toobig = 1, -1;
     }
-    return strbuf_add(out, l->content, l->content_len) != 0 ? -1 : 0;
+    if (strbuf_add(p->out, l->content, l->content_len) != 0)
+        return p->toobig = 1, -1;
+    return 0;
 }
 
 int vcs_diff_text(strbuf *out, vcs_worktree *wt)
@@ -59,6 +66,8 @@ int vcs_diff_text(strbuf *out, vcs_worktree *wt)
     git_tree *head = NULL, *state = NULL;
     git_diff *diff = NULL;
     git_diff_options o;
+    struct printer pr = {out, 0};
+    size_t start = out->len;
     int rc, grc;
 
     if ((rc = both_trees(&head, &state, wt)) != 0)
@@ -69,8 +78,10 @@ int vcs_diff_text(strbuf *out, vcs_worktree *wt)
         rc = vcs_git_err(ERR_FAIL, "%s: diff", wt->path);
         goto out;
     }
-    grc = git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, print_line, out);
-    if (grc == GIT_EUSER)
+    grc = git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, print_line, &pr);
+    if (pr.toobig || grc < 0)
+        strbuf_setlen(out, start); /* all or nothing, as before */
+    if (pr.toobig)
         rc = err_set(ERR_TOOBIG, "%s: diff: larger than %zu bytes", wt->path,
                      out->cap ? out->cap : STRBUF_DEFAULT_CAP);
     else if (grc < 0)
