@@ -8,6 +8,7 @@
 #include "gates/gates.h"
 #include "sandbox/sandbox.h"
 #include "store/event.h"
+#include "tools/tool.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
@@ -100,7 +101,6 @@ int gates_run_at(const struct gates_ctx *ctx, const struct gate_spec *g, const c
     struct sandbox_spec spec;
     struct sandbox_result res;
     char spill[4096];
-    const char *tmp = getenv("TMPDIR");
     strbuf full, red;
     size_t from;
     cJSON *p;
@@ -111,7 +111,12 @@ int gates_run_at(const struct gates_ctx *ctx, const struct gate_spec *g, const c
     snprintf(out->type, sizeof(out->type), "%s", g->type);
     out->command = xstrdup(g->command);
     out->must_pass = g->must_pass;
-    snprintf(spill, sizeof(spill), "%s/goald-gate-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    /* the spill goes under goald's state folder (tools.spill_total_mb),
+     * not the host's TMPDIR */
+    if ((rc = tool_spill_prepare(ctx ? ctx->st : NULL, NULL, GATE_SPILL_MAX, spill,
+                                 sizeof(spill) - 16)) != 0)
+        return err_wrap(rc, "gate %s: the spill folder", g->name);
+    strcat(spill, "/gate-XXXXXX");
     fd = mkstemp(spill);
     if (fd < 0)
         return err_set(ERR_IO, "gate %s: cannot make a temporary file", g->name);

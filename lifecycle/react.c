@@ -413,13 +413,21 @@ int stage_execute(struct job_ctx *j)
                 const struct llm_tool_call *call = &h.m[ai].calls[i];
                 char *name = strdup(call->name ? call->name : "");
                 char *id = strdup(call->id ? call->id : "");
-                char *args = strdup(call->arguments ? call->arguments : "{}");
+                /* moved out of the history, not copied: a write's content
+                 * is held once; a compact copy comes back */
+                char *args = h.m[ai].calls[i].arguments;
                 struct tool_result res;
 
-                if (!name || !id || !args)
+                h.m[ai].calls[i].arguments = NULL;
+                if (!args && !(args = strdup("{}")))
                     abort();
-                strbuf_addf(&sig, "%s:%s;", name, args);
-                tool_call(&tctx, name, args, &res);
+                if (!name || !id)
+                    abort();
+                strbuf_addf(&sig, "%s:%.4096s:%zu;", name, args, strlen(args));
+                tool_call_take(&tctx, name, &args, &res);
+                /* the history holds it again (the compact copy for a big one) */
+                h.m[ai].calls[i].arguments = args;
+                args = NULL;
                 if (!res.ok)
                     last_error = tool_class_name(res.error_class);
                 llm_message_tool_result(history_push(&h), id, strbuf_cstr(&res.output), !res.ok);

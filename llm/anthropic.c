@@ -195,8 +195,12 @@ int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *re
                 goto out;
             }
             args = cJSON_PrintUnformatted(input);
-            llm_message_add_call(&resp->message, id->valuestring, name->valuestring, args);
-            cJSON_free(args);
+            if (!args)
+                abort();
+            llm_message_add_call(&resp->message, id->valuestring, name->valuestring, "{}");
+            /* moved, not copied (cJSON allocates with malloc) */
+            free(resp->message.calls[resp->message.ncalls - 1].arguments);
+            resp->message.calls[resp->message.ncalls - 1].arguments = args;
         }
         /* thinking and other blocks are not part of the answer */
         i++;

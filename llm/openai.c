@@ -4,6 +4,7 @@
  * with the Anthropic provider.
  */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,83 @@ out:
 }
 
 
+/* A JSON syntax check that allocates nothing: the end of the value at p,
+ * or NULL.  Used on tool arguments, which may be megabytes (a write's
+ * content): parsing them into a tree only to check them held a second
+ * copy. */
+static const char *ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    return p;
+}
+
+static const char *skip_value(const char *p, int depth)
+{
+    p = ws(p);
+    if (depth > 1000) /* cJSON's nesting limit */
+        return NULL;
+    if (*p == '"') {
+        for (p++; *p != '"'; p++) {
+            if ((unsigned char)*p < 0x20)
+                return NULL;
+            if (*p == '\\') {
+                p++;
+                if (*p == 'u') {
+                    for (int k = 1; k <= 4; k++)
+                        if (!isxdigit((unsigned char)p[k]))
+                            return NULL;
+                    p += 4;
+                } else if (!strchr("\"\\/bfnrt", *p) || !*p) {
+                    return NULL;
+                }
+            }
+        }
+        return p + 1;
+    }
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        int obj = *p == '{';
+        p = ws(p + 1);
+        if (*p == close)
+            return p + 1;
+        for (;;) {
+            if (obj) {
+                if (*(p = ws(p)) != '"' || !(p = skip_value(p, depth + 1)) || *(p = ws(p)) != ':')
+                    return NULL;
+                p++;
+            }
+            if (!(p = skip_value(p, depth + 1)))
+                return NULL;
+            p = ws(p);
+            if (*p == close)
+                return p + 1;
+            if (*p != ',')
+                return NULL;
+            p++;
+        }
+    }
+    if (!strncmp(p, "true", 4))
+        return p + 4;
+    if (!strncmp(p, "false", 5))
+        return p + 5;
+    if (!strncmp(p, "null", 4))
+        return p + 4;
+    if (*p == '-' || isdigit((unsigned char)*p)) {
+        char *end;
+        strtod(p, &end);
+        return end > p ? end : NULL;
+    }
+    return NULL;
+}
+
+/* 1 when text is a JSON object (trailing text ignored, as cJSON_Parse does). */
+static int is_json_object(const char *text)
+{
+    const char *p = ws(text);
+    return *p == '{' && skip_value(p, 0) != NULL;
+}
+
 int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
                      struct llm_error *err)
 {
@@ -198,7 +276,6 @@ int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
             const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
             const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
             char *printed = NULL;
-            cJSON *parsed;
             char idbuf[32];
 
             if (!cJSON_IsString(name) || !*name->valuestring) {
@@ -217,20 +294,33 @@ int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
             const char *a = printed                                      ? printed
                             : cJSON_IsString(args) && *args->valuestring ? args->valuestring
                                                                          : "{}";
-            parsed = cJSON_Parse(a);
-            if (!cJSON_IsObject(parsed)) {
-                cJSON_Delete(parsed);
+            if (!is_json_object(a)) {
                 cJSON_free(printed);
                 llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
                                "tool_calls[%zu] (%s): arguments are not a JSON object", i,
                                name->valuestring);
                 goto out;
             }
-            cJSON_Delete(parsed);
             snprintf(idbuf, sizeof(idbuf), "call_%zu", i);
             llm_message_add_call(&resp->message,
                                  cJSON_IsString(id) && *id->valuestring ? id->valuestring : idbuf,
-                                 name->valuestring, a);
+                                 name->valuestring, "{}");
+            /* the arguments move into the message instead of being copied:
+             * a write's content is megabytes (cJSON allocates with malloc) */
+            {
+                struct llm_tool_call *tc = &resp->message.calls[resp->message.ncalls - 1];
+                char *moved = printed                                      ? printed
+                              : cJSON_IsString(args) && a == args->valuestring ? args->valuestring
+                                                                          : NULL;
+                if (moved) {
+                    free(tc->arguments);
+                    tc->arguments = moved;
+                    if (moved == printed)
+                        printed = NULL;
+                    else
+                        ((cJSON *)args)->valuestring = NULL;
+                }
+            }
             cJSON_free(printed);
             i++;
         }

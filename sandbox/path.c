@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -30,8 +31,34 @@ int path_have_openat2(void)
     return !forced_fallback && !no_openat2;
 }
 
+static int is_git_name(const char *p, size_t len)
+{
+    return len == 4 && !strncasecmp(p, ".git", 4);
+}
+
+int path_has_git(const char *p)
+{
+    while (*p) {
+        size_t cl = strcspn(p, "/");
+        if (is_git_name(p, cl))
+            return 1;
+        p += cl;
+        if (*p == '/')
+            p++;
+    }
+    return 0;
+}
+
+static int git_refused(const char *orig)
+{
+    return err_set(ERR_POLICY,
+                   "%s: git metadata (a .git component, in any case) is not open to the tools",
+                   orig);
+}
+
 /* Append the normalised components of p (relative) to out. */
-static int push_components(char *out, size_t n, size_t *len, const char *p, const char *orig)
+static int push_components(char *out, size_t n, size_t *len, const char *p, const char *orig,
+                           int check_git)
 {
     while (*p) {
         size_t cl = strcspn(p, "/");
@@ -39,6 +66,8 @@ static int push_components(char *out, size_t n, size_t *len, const char *p, cons
             /* empty or "." */
         } else if (cl == 2 && p[0] == '.' && p[1] == '.') {
             return err_set(ERR_POLICY, "%s: \"..\" is not allowed in tool paths", orig);
+        } else if (check_git && is_git_name(p, cl)) {
+            return git_refused(orig);
         } else {
             if (*len + cl + 2 > n)
                 return err_set(ERR_INVALID, "%s: path too long", orig);
@@ -92,7 +121,9 @@ int path_rel(char *rel, size_t n, const char *root, const char *path)
         char norm[PATH_MAX];
         size_t nl = 0;
         norm[0] = '\0';
-        if ((rc = push_components(norm, sizeof(norm), &nl, path + 1, path)) != 0)
+        /* the root's own spelling may hold anything: .git is checked on
+         * the part beneath it */
+        if ((rc = push_components(norm, sizeof(norm), &nl, path + 1, path, 0)) != 0)
             return rc;
         memmove(norm + 1, norm, nl + 1);
         norm[0] = '/';
@@ -103,11 +134,11 @@ int path_rel(char *rel, size_t n, const char *root, const char *path)
             free(real);
             return err_set(ERR_POLICY, "%s: outside the worktree %s", path, root);
         }
-        rc = push_components(rel, n, &len, rest, path);
+        rc = push_components(rel, n, &len, rest, path, 1);
         free(real);
         if (rc)
             return rc;
-    } else if ((rc = push_components(rel, n, &len, path, path)) != 0) {
+    } else if ((rc = push_components(rel, n, &len, path, path, 1)) != 0) {
         return rc;
     }
     if (len == 0)
@@ -198,6 +229,30 @@ out:
     return rc;
 }
 
+/* When fd (opened beneath root_fd, through symlinks maybe) is at or below
+ * a .git component of the worktree: a symlink such as x -> .git must not
+ * open the door that the lexical check closed.  Without /proc the check
+ * cannot be made; the lexical one still holds. */
+static int resolved_git(int fd, int root_fd, const char *rel)
+{
+    char link[64], abs[PATH_MAX], rootp[PATH_MAX];
+    const char *rest;
+    ssize_t k, r;
+
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    k = readlink(link, abs, sizeof(abs) - 1);
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", root_fd);
+    r = readlink(link, rootp, sizeof(rootp) - 1);
+    if (k <= 0 || r <= 0)
+        return 0;
+    abs[k] = '\0';
+    rootp[r] = '\0';
+    rest = under(abs, rootp);
+    if (rest && path_has_git(rest))
+        return git_refused(rel);
+    return 0;
+}
+
 int path_open(int *out, int root_fd, const char *rel, int flags, mode_t mode)
 {
     struct open_how how;
@@ -212,6 +267,11 @@ int path_open(int *out, int root_fd, const char *rel, int flags, mode_t mode)
     for (int tries = 0; tries < 16; tries++) {
         fd = syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
         if (fd >= 0) {
+            int rc = resolved_git((int)fd, root_fd, rel);
+            if (rc) {
+                close((int)fd);
+                return rc;
+            }
             *out = (int)fd;
             return 0;
         }
@@ -345,6 +405,8 @@ int path_follow(char *out, size_t n, int root_fd, const char *rel)
     rest = under(abs, rootp);
     if (!rest)
         return err_set(ERR_POLICY, "%s: leads outside the worktree", rel);
+    if (path_has_git(rest))
+        return git_refused(rel);
     if ((size_t)snprintf(out, n, "%s", *rest ? rest : ".") >= n)
         return err_set(ERR_INVALID, "%s: path too long", rel);
     return 0;

@@ -10,6 +10,11 @@
  * it).  Where the kernel lacks openat2 (ENOSYS) an O_NOFOLLOW walk, one
  * component at a time, is used instead; it refuses every symlink.
  *
+ * Git metadata is not the tools' business: a path with a component equal
+ * to ".git" in any case (".GIT", "sub/.git/config") is refused by
+ * path_rel, and path_open / path_follow refuse what resolves into one
+ * through a symlink (x -> .git).
+ *
  * Refusals are ERR_POLICY with a message naming the path; a missing file
  * is ERR_NOTFOUND; other failures ERR_IO.  Returned fds are O_CLOEXEC and
  * owned by the caller (close(2)).
@@ -23,6 +28,9 @@
 /* Normalise path (relative to root, or absolute) into rel: no "." or
  * empty components, no trailing slash, "." for the root itself. */
 int path_rel(char *rel, size_t n, const char *root, const char *path);
+
+/* 1 when p (a relative path) has a component equal to ".git", any case. */
+int path_has_git(const char *p);
 
 /* Open the root folder (O_RDONLY | O_DIRECTORY). */
 int path_open_root(int *out, const char *root);

@@ -25,6 +25,7 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     struct trunc t;
     const char *text;
     size_t len, start, kept_lines, end_line, start_line;
+    uint64_t spill_max;
     int truncated;
     int rc;
 
@@ -32,7 +33,11 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         return tool_fail(res, TOOL_VALIDATION, "bash: command: must not be empty");
     if (timeout_s > max_timeout)
         timeout_s = max_timeout; /* sandbox.timeout_s is the ceiling */
-    if ((rc = tool_spill_dir(ctx, spill_dir, sizeof(spill_dir))) != 0)
+    spill_max = (uint64_t)config_int(CFG_TOOLS_SPILL_MB) << 20;
+    if (spill_max > (uint64_t)config_int(CFG_TOOLS_SPILL_TOTAL_MB) << 20)
+        spill_max = (uint64_t)config_int(CFG_TOOLS_SPILL_TOTAL_MB) << 20;
+    if ((rc = tool_spill_prepare(ctx->st, ctx->spill_dir, spill_max, spill_dir,
+                                 sizeof(spill_dir))) != 0)
         return rc;
     snprintf(spill, sizeof(spill), "%s/bash-%lld-%ld-%u.log", spill_dir, (long long)time_now_ms(),
              (long)getpid(), counter++);
@@ -41,7 +46,7 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     spec.timeout_ms = (int)(timeout_s * 1000);
     spec.merge_stderr = 1;
     spec.spill_path = spill;
-    spec.spill_max = (size_t)config_int(CFG_TOOLS_SPILL_MB) << 20;
+    spec.spill_max = (size_t)spill_max;
     spec.tail_cap = max_bytes * 2 + 4096;
     spec.st = ctx->st;
     spec.goal_id = ctx->goal_id;

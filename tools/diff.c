@@ -64,6 +64,12 @@ static void push(struct op **ops, size_t *n, size_t *cap, char kind, size_t a, s
 int diff_unified(strbuf *out, const char *name, const char *a, size_t alen, const char *b,
                  size_t blen, size_t *added, size_t *removed)
 {
+    return diff_unified_at(out, name, a, alen, b, blen, 0, added, removed);
+}
+
+int diff_unified_at(strbuf *out, const char *name, const char *a, size_t alen, const char *b,
+                    size_t blen, size_t line0, size_t *added, size_t *removed)
+{
     size_t na, nb, pre = 0, suf = 0, nops = 0, cap = 0, nadd = 0, nrem = 0;
     struct line *la = split(a, alen, &na), *lb = split(b, blen, &nb);
     struct op *ops = NULL;
@@ -149,7 +155,7 @@ int diff_unified(strbuf *out, const char *name, const char *a, size_t alen, cons
         }
         os = ol ? ops[first].a + 1 : ops[first].a;
         ns = nl ? ops[first].b + 1 : ops[first].b;
-        rc = strbuf_addf(out, "@@ -%zu,%zu +%zu,%zu @@\n", os, ol, ns, nl);
+        rc = strbuf_addf(out, "@@ -%zu,%zu +%zu,%zu @@\n", os + line0, ol, ns + line0, nl);
         for (size_t q = first; q < end && !rc; q++) {
             const struct line *l = ops[q].kind == '+' ? &lb[ops[q].b] : &la[ops[q].a];
             if ((rc = strbuf_addc(out, ops[q].kind)) == 0 &&

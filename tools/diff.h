@@ -14,4 +14,9 @@
 int diff_unified(strbuf *out, const char *name, const char *a, size_t alen, const char *b,
                  size_t blen, size_t *added, size_t *removed);
 
+/* The same for windows of two larger texts that both start after line0
+ * equal lines: hunk headers count from there. */
+int diff_unified_at(strbuf *out, const char *name, const char *a, size_t alen, const char *b,
+                    size_t blen, size_t line0, size_t *added, size_t *removed);
+
 #endif

@@ -9,6 +9,16 @@
 #include "tools/internal.h"
 #include "util/err.h"
 
+int tool_fail_special(struct tool_result *res, const char *rel, mode_t mode)
+{
+    const char *what = S_ISFIFO(mode)                     ? "a FIFO"
+                       : S_ISSOCK(mode)                   ? "a socket"
+                       : S_ISCHR(mode) || S_ISBLK(mode)   ? "a device"
+                                                          : "not a regular file";
+    return tool_fail(res, TOOL_POLICY,
+                     "%s: %s: the tools open regular files and folders only", rel, what);
+}
+
 int tool_read_fd(strbuf *out, int fd, size_t cap, const char *name)
 {
     char chunk[65536];

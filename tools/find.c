@@ -50,8 +50,8 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     argv[an++] = "--glob";
     argv[an++] = "--color=never";
     argv[an++] = "--hidden";
-    argv[an++] = "--exclude";
-    argv[an++] = ".git";
+    argv[an++] = "--exclude"; /* git metadata, in any case */
+    argv[an++] = ".[gG][iI][tT]";
     argv[an++] = "--max-results";
     argv[an++] = maxr;
     if (strchr(pattern, '/')) {
@@ -80,7 +80,7 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         char *nl = strchr(p, '\n');
         if (nl)
             *nl = '\0';
-        if (*p) {
+        if (*p && !path_has_git(p)) { /* fd was told not to go there: a second fence */
             if (n == cap) {
                 cap = cap ? cap * 2 : 256;
                 lines = realloc(lines, cap * sizeof(*lines));

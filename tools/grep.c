@@ -43,6 +43,8 @@ static void add_line(struct grep_state *g, const cJSON *data, char sep)
         p = g->file;
     else if (!strncmp(p, "./", 2))
         p += 2;
+    if (path_has_git(p)) /* rg was told not to go there: a second fence */
+        return;
     while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
         len--;
     cut = utf8_prefix_chars(text, len, g->line_max);
@@ -140,7 +142,7 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         goto out;
     }
     if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
-        tool_fail(res, TOOL_VALIDATION, "%s: not a regular file or folder", rel);
+        tool_fail_special(res, rel, st.st_mode);
         goto out;
     }
     is_file = !S_ISDIR(st.st_mode);
@@ -149,8 +151,6 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     argv[an++] = "--json";
     argv[an++] = "--hidden";
     argv[an++] = "--color=never";
-    argv[an++] = "--glob";
-    argv[an++] = "!.git";
     if (targ_bool(args, "ignore_case", 0))
         argv[an++] = "--ignore-case";
     if (targ_bool(args, "literal", 0))
@@ -164,6 +164,10 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         argv[an++] = "--context";
         argv[an++] = ctxn;
     }
+    /* last, so that no glob of the model's re-includes it (rg: the later
+     * glob wins): never descend into git metadata, in any case */
+    argv[an++] = "--iglob";
+    argv[an++] = "!.git";
     argv[an++] = "--regexp";
     argv[an++] = pattern;
     argv[an++] = "--";

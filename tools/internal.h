@@ -30,14 +30,21 @@ int tool_path(struct tool_ctx *ctx, struct tool_result *res, const char *path, c
 /* Read a whole file opened at fd (at most cap bytes, else ERR_TOOBIG). */
 int tool_read_fd(strbuf *out, int fd, size_t cap, const char *name);
 
+/* Fail res with class policy for a FIFO, socket or device at rel (the
+ * tools open regular files and folders only, so that nothing blocks);
+ * returns 0. */
+int tool_fail_special(struct tool_result *res, const char *rel, mode_t mode);
+
 /* Add the meta object when missing and return it. */
 struct cJSON *tool_meta(struct tool_result *res);
 
 /* Output limits from the configuration. */
 size_t tool_max_lines(void);
 size_t tool_max_bytes(void);
+/* tools.max_file_mb in bytes: the largest file write and edit make. */
+size_t tool_max_file_bytes(void);
 
-/* The folder for spill files (created 0700), into out. */
+/* The folder for spill files (tool_spill_prepare() for ctx), into out. */
 int tool_spill_dir(struct tool_ctx *ctx, char *out, size_t n);
 
 /* Builtin definitions (one file each). */

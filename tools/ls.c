@@ -40,8 +40,15 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     if (tool_path(ctx, res, path, rel, sizeof(rel)) != 0)
         return 0;
     if ((rc = path_open(&fd, ctx->root_fd, rel, O_RDONLY | O_DIRECTORY, 0)) != 0) {
+        struct stat st;
         if (rc == ERR_NOTFOUND && path_open(&fd, ctx->root_fd, rel, O_PATH, 0) == 0) {
-            rc = err_set(ERR_INVALID, "%s: not a folder (use read)", rel);
+            if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+                err_clear();
+                rc = 0;
+                tool_fail_special(res, rel, st.st_mode);
+            } else {
+                rc = err_set(ERR_INVALID, "%s: not a folder (use read)", rel);
+            }
             close(fd);
             fd = -1;
         }

@@ -1,7 +1,9 @@
 /* read: a file's lines, head truncation, offset/limit paging. */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,20 +14,6 @@
 #include "tools/truncate.h"
 #include "util/config.h"
 #include "util/err.h"
-
-/* Byte offset of the start of line `line` (1-based) in s. */
-static size_t line_start(const char *s, size_t len, size_t line)
-{
-    size_t pos = 0;
-
-    for (size_t l = 1; l < line && pos < len; l++) {
-        const char *nl = memchr(s + pos, '\n', len - pos);
-        if (!nl)
-            return len;
-        pos = (size_t)(nl - s) + 1;
-    }
-    return pos;
-}
 
 /* Open the file: beneath the worktree, or beneath the spill folder when
  * the path is absolute and inside it (bash output spilled there). */
@@ -42,7 +30,7 @@ static int open_target(struct tool_ctx *ctx, struct tool_result *res, const char
         if ((rc = path_rel(rel, sizeof(rel), spill, path)) != 0 ||
             (rc = path_open_root(&sfd, spill)) != 0)
             return tool_fail_err(res, rc), -1;
-        rc = path_open(fd_out, sfd, rel, O_RDONLY | O_NOFOLLOW, 0);
+        rc = path_open(fd_out, sfd, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
         close(sfd);
         if (rc)
             return tool_fail_err(res, rc), -1;
@@ -58,22 +46,78 @@ static int open_target(struct tool_ctx *ctx, struct tool_result *res, const char
     return 0;
 }
 
+/* The file streamed in chunks: lines before the window are skipped, the
+ * window (from line `offset`, at most `limit` lines) is kept up to one byte
+ * past the byte limit (enough for truncate_head to decide exactly as on the
+ * whole text), and lines after it are counted while the scan stays within
+ * tools.read_max_mb.  Memory stays at a chunk plus the window, whatever the
+ * file's size. */
+struct scan {
+    size_t line;       /* the line the next byte belongs to (1-based) */
+    size_t start_line; /* the window's first */
+    size_t end_line;   /* past the window (0: to the end) */
+    size_t keep;       /* bytes of the window kept: max_bytes + 1 */
+    strbuf win;
+    size_t first_len; /* length of the window's first line (so far) */
+    int first_done;
+    int in_window, window_done;
+    uint64_t bytes;    /* scanned */
+    int last_nl;       /* the last byte scanned was '\n' */
+};
+
+static void scan_chunk(struct scan *sc, const char *p, size_t n)
+{
+    const char *end = p + n;
+
+    if (n)
+        sc->last_nl = end[-1] == '\n';
+    sc->bytes += n;
+    while (p < end) {
+        const char *nl;
+        size_t seg;
+        if (!sc->in_window && !sc->window_done && sc->line >= sc->start_line)
+            sc->in_window = 1;
+        if (sc->in_window && sc->end_line && sc->line >= sc->end_line) {
+            sc->in_window = 0;
+            sc->window_done = 1;
+        }
+        nl = memchr(p, '\n', (size_t)(end - p));
+        seg = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+        if (sc->in_window) {
+            if (sc->win.len < sc->keep) {
+                size_t room = sc->keep - sc->win.len;
+                strbuf_add(&sc->win, p, seg < room ? seg : room);
+            }
+            if (!sc->first_done) {
+                sc->first_len += nl ? seg - 1 : seg;
+                sc->first_done = nl != NULL;
+            }
+        }
+        if (nl)
+            sc->line++;
+        p += seg;
+    }
+}
+
 static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 {
     const char *path = targ_str(args, "path", "");
     int64_t offset = targ_int(args, "offset", 1);
     int64_t limit = targ_int(args, "limit", 0);
     size_t max_lines = tool_max_lines(), max_bytes = tool_max_bytes();
-    size_t cap = (size_t)config_int(CFG_TOOLS_READ_MAX_MB) << 20;
+    uint64_t count_cap = (uint64_t)config_int(CFG_TOOLS_READ_MAX_MB) << 20;
     char shown[PATH_MAX], sz[32], sz2[32], sz3[32];
-    strbuf text = STRBUF_INIT;
+    char chunk[65536];
+    struct scan sc;
     struct trunc t;
     struct stat st;
-    size_t total, from, to, start_line, end_line;
+    size_t total, start_line, end_line;
+    int counted = 1; /* every line of the file was counted */
     int fd = -1;
     int rc = 0;
 
-    strbuf_init(&text, cap + 1);
+    memset(&sc, 0, sizeof(sc));
+    strbuf_init(&sc.win, max_bytes + 2);
     if (open_target(ctx, res, path, shown, sizeof(shown), &fd) != 0)
         goto out;
     if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
@@ -81,28 +125,44 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         goto out;
     }
     if (!S_ISREG(st.st_mode)) {
-        tool_fail(res, TOOL_VALIDATION, "%s: not a regular file", shown);
+        tool_fail_special(res, shown, st.st_mode);
         goto out;
     }
-    if ((size_t)st.st_size > cap) {
-        tool_fail(res, TOOL_VALIDATION,
-                  "%s: %s is larger than tools.read_max_mb (%s); use bash with head, tail or "
-                  "sed -n to read parts of it",
-                  shown, format_size(sz, sizeof(sz), (size_t)st.st_size),
-                  format_size(sz2, sizeof(sz2), cap));
-        goto out;
+    sc.line = 1;
+    sc.start_line = (size_t)offset;
+    sc.end_line = limit > 0 ? (size_t)offset + (size_t)limit : 0;
+    sc.keep = max_bytes + 1;
+    for (;;) {
+        ssize_t got = read(fd, chunk, sizeof(chunk));
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = err_set(ERR_IO, "%s: %s", shown, strerror(errno));
+            goto out;
+        }
+        if (got == 0)
+            break;
+        if (sc.bytes < 8192 && memchr(chunk, '\0', (size_t)got < 8192 - sc.bytes
+                                                       ? (size_t)got
+                                                       : 8192 - sc.bytes)) {
+            tool_fail(res, TOOL_VALIDATION,
+                      "%s: a binary file (%s); use bash (file, xxd, od) to inspect it", shown,
+                      format_size(sz, sizeof(sz), (size_t)st.st_size));
+            goto out;
+        }
+        scan_chunk(&sc, chunk, (size_t)got);
+        /* the window is complete when it ended, or holds more than the
+         * limits will show (a byte past max_bytes, or a line past max_lines) */
+        if ((sc.window_done || (sc.in_window && (sc.win.len >= sc.keep ||
+                                                 sc.line > sc.start_line + max_lines + 1))) &&
+            sc.bytes > count_cap) {
+            counted = 0; /* a huge file: stop counting its lines */
+            break;
+        }
     }
-    if ((rc = tool_read_fd(&text, fd, cap, shown)) != 0)
-        goto out;
-    if (text.len && memchr(text.buf, '\0', text.len < 8192 ? text.len : 8192)) {
-        tool_fail(res, TOOL_VALIDATION,
-                  "%s: a binary file (%s); use bash (file, xxd, od) to inspect it", shown,
-                  format_size(sz, sizeof(sz), text.len));
-        goto out;
-    }
-    total = text_lines(strbuf_cstr(&text), text.len);
+    total = sc.bytes == 0 ? 0 : sc.line - (sc.last_nl ? 1 : 0);
     res->total_lines = (int64_t)total;
-    res->total_bytes = (int64_t)text.len;
+    res->total_bytes = counted ? (int64_t)sc.bytes : (int64_t)st.st_size;
     cJSON_AddStringToObject(tool_meta(res), "path", shown);
     if (total == 0) {
         if (offset > 1) {
@@ -115,35 +175,40 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         strbuf_adds(&res->output, "[The file is empty.]");
         goto out;
     }
-    if ((size_t)offset > total) {
+    if (counted && (size_t)offset > total) {
         tool_fail(res, TOOL_VALIDATION, "%s: offset %lld is beyond the end of the file (%zu lines)",
                   shown, (long long)offset, total);
         goto out;
     }
     start_line = (size_t)offset;
-    from = line_start(text.buf, text.len, start_line);
-    to = limit > 0 ? line_start(text.buf, text.len, start_line + (size_t)limit) : text.len;
-    truncate_head(&t, text.buf + from, to - from, max_lines, max_bytes);
+    truncate_head(&t, sc.win.buf ? sc.win.buf : "", sc.win.len, max_lines, max_bytes);
     end_line = start_line + t.lines - 1;
     {
         size_t keep = t.len;
-        if (keep && text.buf[from + keep - 1] == '\n')
+        if (keep && sc.win.buf[keep - 1] == '\n')
             keep--;
-        strbuf_add(&res->output, text.buf + from, keep);
+        strbuf_add(&res->output, sc.win.buf, keep);
     }
     cJSON_AddNumberToObject(tool_meta(res), "start_line", (double)start_line);
     cJSON_AddNumberToObject(tool_meta(res), "end_line", (double)end_line);
-    if (t.partial_line) {
-        size_t line_len = to - from;
-        const char *nl = memchr(text.buf + from, '\n', to - from);
-        if (nl)
-            line_len = (size_t)(nl - (text.buf + from));
+    if (!counted) {
+        cJSON_AddBoolToObject(tool_meta(res), "lines_counted", 0);
+        res->truncated = 1;
+        res->truncated_by = t.truncated ? t.by : "bytes";
+        res->next_offset = (int64_t)end_line + 1;
+        strbuf_addf(&res->output,
+                    "\n\n[Showing lines %zu-%zu of a %s file (more than %zu lines; lines are "
+                    "counted in its first %s only). Use offset=%zu to continue, or bash with "
+                    "head, tail or sed -n for parts of it.]",
+                    start_line, end_line, format_size(sz, sizeof(sz), (size_t)st.st_size),
+                    total, format_size(sz2, sizeof(sz2), (size_t)count_cap), end_line + 1);
+    } else if (t.partial_line) {
         res->truncated = 1;
         res->truncated_by = "bytes";
         strbuf_addf(&res->output,
                     "\n\n[Line %zu is %s, over the %s limit: showing its first %s. See the rest "
                     "with bash: sed -n '%zup' %s | cut -b %zu-",
-                    start_line, format_size(sz, sizeof(sz), line_len),
+                    start_line, format_size(sz, sizeof(sz), sc.first_len),
                     format_size(sz2, sizeof(sz2), max_bytes), format_size(sz3, sizeof(sz3), t.len),
                     start_line, shown, t.len + 1);
         if (end_line < total) {
@@ -170,7 +235,7 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 out:
     if (fd >= 0)
         close(fd);
-    strbuf_release(&text);
+    strbuf_release(&sc.win);
     return rc;
 }
 

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "tools/truncate.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/fsutil.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 
@@ -303,6 +305,16 @@ size_t tool_max_bytes(void)
     return (size_t)config_int(CFG_TOOLS_MAX_BYTES);
 }
 
+size_t tool_max_file_bytes(void)
+{
+    return (size_t)config_int(CFG_TOOLS_MAX_FILE_MB) << 20;
+}
+
+static int is_spill(const char *name)
+{
+    return !strncmp(name, "bash-", 5) || !strncmp(name, "gate-", 5);
+}
+
 /* Spill files older than tools.spill_keep_h go (at most once a minute). */
 static void spill_sweep(const char *dir)
 {
@@ -319,7 +331,7 @@ static void spill_sweep(const char *dir)
         return;
     while ((de = readdir(d)) != NULL) {
         struct stat st;
-        if (strncmp(de->d_name, "bash-", 5) ||
+        if (!is_spill(de->d_name) ||
             fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
             continue;
         if (now - (int64_t)st.st_mtime * 1000 > keep)
@@ -328,22 +340,101 @@ static void spill_sweep(const char *dir)
     closedir(d);
 }
 
-int tool_spill_dir(struct tool_ctx *ctx, char *out, size_t n)
-{
-    const char *d = ctx->spill_dir ? ctx->spill_dir : config_str(CFG_TOOLS_SPILL_DIR);
-    const char *tmp = getenv("TMPDIR");
-    struct stat st;
+struct spill_file {
+    char name[NAME_MAX + 1];
+    int64_t mtime_ns;
+    uint64_t size;
+};
 
-    if (d && *d)
-        snprintf(out, n, "%s", d);
-    else
-        snprintf(out, n, "%s/goald-spill-%ld", tmp && *tmp ? tmp : "/tmp", (long)getuid());
+static int by_age(const void *a, const void *b)
+{
+    const struct spill_file *x = a, *y = b;
+    if (x->mtime_ns != y->mtime_ns)
+        return x->mtime_ns < y->mtime_ns ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Make room for want more bytes under tools.spill_total_mb: the oldest
+ * spills go first.  Best effort: a folder we cannot list is left alone. */
+static void spill_make_room(const char *dir, uint64_t want)
+{
+    uint64_t cap = (uint64_t)config_int(CFG_TOOLS_SPILL_TOTAL_MB) << 20, total = 0;
+    struct spill_file *v = NULL;
+    size_t n = 0, alloc = 0;
+    struct dirent *de;
+    DIR *d = opendir(dir);
+
+    if (!d)
+        return;
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        if (!is_spill(de->d_name) ||
+            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (n == alloc) {
+            alloc = alloc ? alloc * 2 : 64;
+            v = realloc(v, alloc * sizeof(*v));
+            if (!v)
+                abort();
+        }
+        snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
+        v[n].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        v[n].size = (uint64_t)st.st_size;
+        total += v[n].size;
+        n++;
+    }
+    if (n && total + want > cap) {
+        qsort(v, n, sizeof(*v), by_age);
+        for (size_t i = 0; i < n && total + want > cap; i++) {
+            if (unlinkat(dirfd(d), v[i].name, 0) == 0) {
+                total -= v[i].size;
+                log_debug("tool: spill folder over tools.spill_total_mb: removed %s", v[i].name);
+            }
+        }
+    }
+    free(v);
+    closedir(d);
+}
+
+int tool_spill_prepare(store *st, const char *dir_override, uint64_t want, char *out, size_t n)
+{
+    const char *d = dir_override ? dir_override : config_str(CFG_TOOLS_SPILL_DIR);
+    char db[PATH_MAX], parent[PATH_MAX];
+    struct stat sb;
+    int w;
+
+    if (d && *d) {
+        w = snprintf(out, n, "%s", d);
+    } else {
+        /* beside the database: goald's state folder, not the host's TMPDIR */
+        int rc = 0;
+        if (st && store_path(st) && strcmp(store_path(st), ":memory:") != 0)
+            snprintf(db, sizeof(db), "%s", store_path(st));
+        else if ((rc = store_default_path(db, sizeof(db))) != 0)
+            return rc;
+        if (fs_dirname(parent, sizeof(parent), db) != 0)
+            return err_set(ERR_INVALID, "%s: path too long", db);
+        if (!fs_is_dir(parent) && fs_mkdir_p(parent, 0700) != 0)
+            return err_wrap(ERR_IO, "the spill folder");
+        w = snprintf(out, n, "%s/spill", parent);
+    }
+    if (w < 0 || (size_t)w >= n)
+        return err_set(ERR_INVALID, "the spill folder path is too long");
     if (mkdir(out, 0700) != 0 && errno != EEXIST)
         return err_set(ERR_IO, "%s: cannot create the spill folder: %s", out, strerror(errno));
-    if (lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+    if (lstat(out, &sb) != 0 || !S_ISDIR(sb.st_mode) || sb.st_uid != getuid())
         return err_set(ERR_IO, "%s: not a folder of ours", out);
+    if ((sb.st_mode & 077) && chmod(out, 0700) != 0)
+        return err_set(ERR_IO, "%s: cannot make it private: %s", out, strerror(errno));
     spill_sweep(out);
+    if (want)
+        spill_make_room(out, want);
     return 0;
+}
+
+int tool_spill_dir(struct tool_ctx *ctx, char *out, size_t n)
+{
+    return tool_spill_prepare(ctx->st, ctx->spill_dir, 0, out, n);
 }
 
 /* --- argument validation against the schema ------------------------------ */
@@ -455,10 +546,12 @@ static void event(struct tool_ctx *ctx, const char *type, cJSON *payload)
     cJSON_Delete(payload);
 }
 
-/* The arguments for an event: redacted, cut to EVENT_ARGS_MAX characters. */
+/* The arguments for an event: redacted, cut to EVENT_ARGS_MAX characters.
+ * The model's own text when there is one (printing parsed arguments again
+ * would copy a whole write's content only to keep 2000 characters of it). */
 static void add_args(cJSON *p, const cJSON *args, const char *args_json)
 {
-    char *text = args ? cJSON_PrintUnformatted(args) : NULL;
+    char *text = args && !args_json ? cJSON_PrintUnformatted(args) : NULL;
     const char *src = text ? text : (args_json ? args_json : "{}");
     strbuf red = STRBUF_INIT, clean = STRBUF_INIT;
     size_t cut;
@@ -507,8 +600,18 @@ static void finish_output(struct tool_result *res)
     strbuf_release(&clean);
 }
 
-static int call(struct tool_ctx *ctx, const char *name, const cJSON *args, const char *args_json,
-                struct tool_result *res)
+static void started(struct tool_ctx *ctx, const char *name, const cJSON *args,
+                    const char *args_json)
+{
+    cJSON *p = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(p, "tool", name ? name : "");
+    add_args(p, args, args_json);
+    event(ctx, "tool_call.started", p);
+}
+
+/* Run the tool; the tool_call.started event was recorded by the caller. */
+static int call(struct tool_ctx *ctx, const char *name, const cJSON *args, struct tool_result *res)
 {
     int64_t start = time_mono_ms();
     int idx = find_index(name ? name : "");
@@ -516,10 +619,6 @@ static int call(struct tool_ctx *ctx, const char *name, const cJSON *args, const
     int rc;
 
     ctx->root_fd = -1;
-    p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "tool", name ? name : "");
-    add_args(p, args, args_json);
-    event(ctx, "tool_call.started", p);
 
     if (idx < 0) {
         strbuf known = STRBUF_INIT;
@@ -606,8 +705,61 @@ int tool_call(struct tool_ctx *ctx, const char *name, const char *args_json,
     if (!args_json || !*args_json)
         args_json = "{}";
     args = cJSON_Parse(args_json);
-    rc = call(ctx, name, args, args_json, res);
+    started(ctx, name, args, args_json);
+    rc = call(ctx, name, args, res);
     cJSON_Delete(args);
+    return rc;
+}
+
+/* A string value longer than this is not kept in the compact arguments. */
+#define COMPACT_STRING_MAX 4096
+
+int tool_call_take(struct tool_ctx *ctx, const char *name, char **args_json,
+                   struct tool_result *res)
+{
+    cJSON *args;
+    char *compact = NULL;
+    int big = 0;
+    int rc;
+
+    tool_result_init(res);
+    builtins();
+    args = cJSON_Parse(*args_json && **args_json ? *args_json : "{}");
+    started(ctx, name, args, *args_json && **args_json ? *args_json : "{}");
+    if (cJSON_IsObject(args)) {
+        const cJSON *it;
+        cJSON_ArrayForEach(it, args) big |= cJSON_IsString(it) &&
+                                            strlen(it->valuestring) > COMPACT_STRING_MAX;
+    }
+    if (big) {
+        /* the text is done with: free it before the tool runs, and keep a
+         * compact copy (long strings replaced by their size) for the caller */
+        cJSON *c = cJSON_CreateObject();
+        const cJSON *it;
+        cJSON_ArrayForEach(it, args)
+        {
+            if (cJSON_IsString(it) && strlen(it->valuestring) > COMPACT_STRING_MAX) {
+                char note[128];
+                snprintf(note, sizeof(note), "[%zu bytes, not kept in the conversation]",
+                         strlen(it->valuestring));
+                cJSON_AddStringToObject(c, it->string, note);
+            } else {
+                cJSON_AddItemToObject(c, it->string, cJSON_Duplicate(it, 1));
+            }
+        }
+        compact = cJSON_PrintUnformatted(c);
+        cJSON_Delete(c);
+        free(*args_json);
+        *args_json = NULL;
+    }
+    rc = call(ctx, name, args, res);
+    cJSON_Delete(args);
+    if (compact) {
+        *args_json = strdup(compact);
+        cJSON_free(compact);
+        if (!*args_json)
+            abort();
+    }
     return rc;
 }
 
@@ -621,7 +773,8 @@ int tool_call_json(struct tool_ctx *ctx, const char *name, const cJSON *args,
     builtins();
     if (!args)
         args = obj = cJSON_CreateObject();
-    rc = call(ctx, name, args, NULL, res);
+    started(ctx, name, args, NULL);
+    rc = call(ctx, name, args, res);
     cJSON_Delete(obj);
     return rc;
 }

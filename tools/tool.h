@@ -78,7 +78,7 @@ typedef int (*tool_hook_fn)(void *arg, struct tool_ctx *ctx, const char *name,
 struct tool_ctx {
     const char *root;           /* the worktree (absolute); required */
     const char *const *allowed; /* the goal's allowed_actions, NULL-terminated; NULL: all */
-    const char *spill_dir;      /* NULL: tools.spill_dir, else $TMPDIR/goald-spill-UID */
+    const char *spill_dir;      /* NULL: see tool_spill_prepare() */
     store *st;                  /* events; may be NULL */
     const char *goal_id, *item_id, *run_id;
     tool_hook_fn hook; /* run_gates, complete, ask_human */
@@ -127,10 +127,28 @@ struct cJSON *tool_schemas(const char *const *allowed);
 int tool_call(struct tool_ctx *ctx, const char *name, const char *args_json,
               struct tool_result *res);
 
+/* The folder for spill files (bash's full output, a gate's output while
+ * it runs), into out: dir_override, else tools.spill_dir, else spill/
+ * beside the database of st (of the default database when st is NULL) --
+ * goald's state folder, never the host's TMPDIR.  Created mode 0700 and
+ * checked to be ours.  Spills (files bash-*, gate-*) older than
+ * tools.spill_keep_h are removed, and then, when want > 0, the oldest until
+ * the folder plus want bytes fits tools.spill_total_mb. */
+int tool_spill_prepare(store *st, const char *dir_override, uint64_t want, char *out, size_t n);
+
 /* For `goald doctor`: rg and fd (fdfind) are installed and run.  0 with
  * their versions in detail ("ripgrep 13.0.0; fdfind 8.6.0"), or
  * ERR_NOTFOUND naming the package to install. */
 int tool_check_programs(char *detail, size_t n);
+
+/* tool_call() for arguments the caller owns (malloc'd text in *args_json):
+ * once parsed, the text is freed before the tool runs, and when a string
+ * argument was longer than 4 KiB (a write's content) *args_json is
+ * replaced by a compact copy in which such strings give their size only,
+ * for the caller's conversation history.  Memory for a big write: the
+ * parsed content, not also the text it came from. */
+int tool_call_take(struct tool_ctx *ctx, const char *name, char **args_json,
+                   struct tool_result *res);
 
 /* The same with parsed arguments (borrowed). */
 int tool_call_json(struct tool_ctx *ctx, const char *name, const struct cJSON *args,

@@ -1,8 +1,10 @@
 /* write: create or replace (or append to) a file, atomically. */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,23 +24,73 @@ static mode_t default_mode(void)
     return 0666 & ~um;
 }
 
+/* The new file: the old one's bytes (append), then content; streamed into
+ * the temporary file, never assembled in memory. */
+struct fill {
+    int old_fd; /* -1: none */
+    const char *content;
+    size_t clen;
+    size_t lines; /* newlines seen in the old file */
+    int old_ends_nl;
+    uint64_t old_left; /* the old file's size when checked against the cap */
+};
+
+static int fill(void *arg, int fd, const char *label)
+{
+    struct fill *f = arg;
+    char chunk[65536];
+    int rc;
+
+    if (f->old_fd >= 0) {
+        for (;;) {
+            ssize_t got = read(f->old_fd, chunk, sizeof(chunk));
+            if (got < 0) {
+                if (errno == EINTR)
+                    continue;
+                return err_set(ERR_IO, "%s: %s", label, strerror(errno));
+            }
+            if (got == 0)
+                break;
+            if ((uint64_t)got > f->old_left) /* it grew since: never past the cap */
+                return err_set(ERR_POLICY, "%s: changed while being appended to", label);
+            f->old_left -= (uint64_t)got;
+            for (const char *p = chunk; (p = memchr(p, '\n', (size_t)(chunk + got - p)));
+                 p++)
+                f->lines++;
+            f->old_ends_nl = chunk[got - 1] == '\n';
+            if ((rc = fs_write_all(fd, chunk, (size_t)got, label)) != 0)
+                return rc;
+        }
+    }
+    return fs_write_all(fd, f->content, f->clen, label);
+}
+
 static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 {
     const char *path = targ_str(args, "path", "");
     const char *content = targ_str(args, "content", "");
     const char *mode = targ_str(args, "mode", "overwrite");
     int append = !strcmp(mode, "append");
-    char rel[PATH_MAX], target[PATH_MAX], leaf[NAME_MAX + 1], sz[32];
-    strbuf data = STRBUF_INIT;
+    char rel[PATH_MAX], target[PATH_MAX], leaf[NAME_MAX + 1], sz[32], sz2[32], sz3[32];
     size_t clen = strlen(content);
+    size_t cap = tool_max_file_bytes();
+    uint64_t old_size = 0;
     mode_t fmode = default_mode();
+    struct fill f = {-1, content, clen, 0, 0, 0};
     struct stat st;
-    int dfd = -1, fd = -1;
+    int dfd = -1;
     int existed = 0;
     int rc = 0;
 
     if (tool_path(ctx, res, path, rel, sizeof(rel)) != 0)
         return 0;
+    /* refused before anything is created: never cut to fit */
+    if (clen > cap) {
+        tool_fail(res, TOOL_POLICY,
+                  "%s: %s of content is larger than tools.max_file_mb (%s): nothing was written",
+                  rel, format_size(sz, sizeof(sz), clen), format_size(sz2, sizeof(sz2), cap));
+        goto out;
+    }
     /* a symlink inside the worktree is written through, once its target is
      * known to stay inside; one that leads out is refused */
     if ((rc = path_follow(target, sizeof(target), ctx->root_fd, rel)) != 0)
@@ -63,45 +115,59 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         /* a symlink here appeared after path_follow(): the rename below
          * replaces it (never follows it); FIFOs and devices are refused */
         if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-            tool_fail(res, TOOL_VALIDATION, "%s: not a regular file", rel);
+            tool_fail_special(res, rel, st.st_mode);
             goto out;
         }
         existed = 1;
         if (S_ISREG(st.st_mode))
             fmode = st.st_mode & 07777;
     }
-    strbuf_init(&data, (size_t)config_int(CFG_TOOLS_READ_MAX_MB) << 20);
     if (append && existed) {
-        fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        if (fd < 0) {
+        f.old_fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (f.old_fd < 0) {
             rc = err_set(errno == ELOOP ? ERR_POLICY : ERR_IO, "%s: %s", rel,
                          errno == ELOOP ? "became a symlink" : strerror(errno));
             goto out;
         }
-        if ((rc = tool_read_fd(&data, fd, data.cap, rel)) != 0)
+        if (fstat(f.old_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            tool_fail_special(res, rel, st.st_mode);
             goto out;
+        }
+        old_size = f.old_left = (uint64_t)st.st_size;
+        if (old_size + clen > cap) {
+            tool_fail(res, TOOL_POLICY,
+                      "%s: appending %s to its %s would make it larger than tools.max_file_mb "
+                      "(%s): nothing was written",
+                      rel, format_size(sz, sizeof(sz), clen),
+                      format_size(sz2, sizeof(sz2), (size_t)old_size),
+                      format_size(sz3, sizeof(sz3), cap));
+            goto out;
+        }
     }
-    if ((rc = strbuf_add(&data, content, clen)) != 0) {
-        rc = err_set(ERR_TOOBIG, "%s: the file would exceed tools.read_max_mb", rel);
-        goto out;
-    }
-    if ((rc = fs_write_atomic_at(dfd, leaf, data.buf ? data.buf : "", data.len, fmode)) != 0)
+    if ((rc = fs_write_atomic_fill_at(dfd, leaf, fill, &f, fmode)) != 0)
         goto out;
     strbuf_addf(&res->output, "%s %s to %s", append ? "Appended" : "Wrote",
                 format_size(sz, sizeof(sz), clen), rel);
     if (strcmp(target, rel))
         strbuf_addf(&res->output, " (through the symlink, to %s)", target);
-    res->total_bytes = (int64_t)data.len;
-    res->total_lines = (int64_t)text_lines(strbuf_cstr(&data), data.len);
+    res->total_bytes = (int64_t)(old_size + clen);
+    {
+        /* the new file's lines: the old one's newlines, a line it left
+         * open joined by the content, then the content's */
+        size_t cl = text_lines(content, clen);
+        size_t old_lines = f.lines + (old_size && !f.old_ends_nl ? 1 : 0);
+        if (old_size && !f.old_ends_nl && cl)
+            cl--;
+        res->total_lines = (int64_t)(old_lines + cl);
+    }
     cJSON_AddStringToObject(tool_meta(res), "path", target);
     cJSON_AddNumberToObject(tool_meta(res), "bytes_written", (double)clen);
     cJSON_AddBoolToObject(tool_meta(res), "created", !existed);
 out:
-    if (fd >= 0)
-        close(fd);
+    if (f.old_fd >= 0)
+        close(f.old_fd);
     if (dfd >= 0)
         close(dfd);
-    strbuf_release(&data);
     return rc;
 }
 

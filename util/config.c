@@ -177,13 +177,21 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_TOOLS_BASH_TIMEOUT_S] = {"tools.bash_timeout_s", CFG_INT, "120", NULL, 1, 86400,
                                   "bash: default timeout_s"},
     [CFG_TOOLS_SPILL_DIR] = {"tools.spill_dir", CFG_STRING, NULL, NULL, NOB,
-                             "where bash spills full output (default $TMPDIR/goald-spill-UID)"},
+                             "where bash and the gates spill full output (default: spill/ "
+                             "beside the database)"},
     [CFG_TOOLS_SPILL_MB] = {"tools.spill_mb", CFG_INT, "64", NULL, 1, 65536,
                             "the most output of one command spilled to a file (MiB)"},
     [CFG_TOOLS_SPILL_KEEP_H] = {"tools.spill_keep_h", CFG_INT, "72", NULL, 1, 87600,
                                 "spilled bash output older than this is deleted (hours)"},
     [CFG_TOOLS_READ_MAX_MB] = {"tools.read_max_mb", CFG_INT, "64", NULL, 1, 4096,
-                               "read/edit refuse files larger than this (MiB)"},
+                               "edit refuses files larger than this; read counts lines in this "
+                               "much of a file (MiB)"},
+    [CFG_TOOLS_MAX_FILE_MB] = {"tools.max_file_mb", CFG_INT, "64", NULL, 1, 4096,
+                               "the largest file the write and edit tools make, and the largest "
+                               "changed file goald snapshots or commits (MiB)"},
+    [CFG_TOOLS_SPILL_TOTAL_MB] = {"tools.spill_total_mb", CFG_INT, "512", NULL, 1, 1048576,
+                                  "the most the spill folder holds (MiB): the oldest spills go "
+                                  "first"},
     [CFG_DAEMON_TICK_MS] = {"daemon.tick_ms", CFG_INT, "1000", NULL, 10, 60000,
                             "the daemon's tick (ms); submit and resolve wake it at once"},
     [CFG_DAEMON_PLAN_CAP] = {"daemon.plan_cap", CFG_INT, "1", NULL, 1, 64,

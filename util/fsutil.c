@@ -84,13 +84,40 @@ int fs_dirname(char *out, size_t n, const char *path)
     return 0;
 }
 
+int fs_write_all(int fd, const void *data, size_t len, const char *label)
+{
+    const char *p = data;
+
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return err_set(ERR_IO, "%s: write failed: %s", label, strerror(errno));
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+struct one_buf {
+    const void *data;
+    size_t len;
+};
+
+static int write_one(void *arg, int fd, const char *label)
+{
+    const struct one_buf *b = arg;
+    return fs_write_all(fd, b->data, b->len, label);
+}
+
 /* label names the file in messages. */
-static int write_at(int dfd, const char *name, const char *label, const void *data, size_t len,
+static int write_at(int dfd, const char *name, const char *label, fs_fill_fn fill, void *arg,
                     mode_t mode)
 {
     static unsigned counter;
     char tmp[64];
-    const char *p = data;
     int fd;
     int rc = 0;
 
@@ -98,17 +125,8 @@ static int write_at(int dfd, const char *name, const char *label, const void *da
     fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return err_set(ERR_IO, "%s: cannot create a temporary file: %s", label, strerror(errno));
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = err_set(ERR_IO, "%s: write failed: %s", label, strerror(errno));
-            goto out;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
+    if ((rc = fill(arg, fd, label)) != 0)
+        goto out;
     if (fchmod(fd, mode) != 0 || fsync(fd) != 0) {
         rc = err_set(ERR_IO, "%s: %s", label, strerror(errno));
         goto out;
@@ -134,7 +152,13 @@ out:
 
 int fs_write_atomic_at(int dfd, const char *name, const void *data, size_t len, mode_t mode)
 {
-    return write_at(dfd, name, name, data, len, mode);
+    struct one_buf b = {data, len};
+    return write_at(dfd, name, name, write_one, &b, mode);
+}
+
+int fs_write_atomic_fill_at(int dfd, const char *name, fs_fill_fn fill, void *arg, mode_t mode)
+{
+    return write_at(dfd, name, name, fill, arg, mode);
 }
 
 int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
@@ -151,7 +175,10 @@ int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
     dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return err_set(errno == ENOENT ? ERR_NOTFOUND : ERR_IO, "%s: %s", dir, strerror(errno));
-    rc = write_at(dfd, name, path, data, len, mode);
+    {
+        struct one_buf b = {data, len};
+        rc = write_at(dfd, name, path, write_one, &b, mode);
+    }
     close(dfd);
     return rc;
 }

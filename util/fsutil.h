@@ -25,6 +25,15 @@ int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
  * which replaces a symlink found there instead of following it. */
 int fs_write_atomic_at(int dfd, const char *name, const void *data, size_t len, mode_t mode);
 
+/* The same, with the content written by fill(arg, fd, label) into the
+ * temporary file (streamed: no buffer of the whole file needed); a
+ * non-zero return from fill leaves the old file as it was. */
+typedef int (*fs_fill_fn)(void *arg, int fd, const char *label);
+int fs_write_atomic_fill_at(int dfd, const char *name, fs_fill_fn fill, void *arg, mode_t mode);
+
+/* write(2) all of data to fd (EINTR retried); ERR_IO naming label. */
+int fs_write_all(int fd, const void *data, size_t len, const char *label);
+
 /* Remove a tree (like rm -rf; does not follow symlinks).  0 or ERR_IO. */
 int fs_remove_tree(const char *path);
 

@@ -35,27 +35,58 @@ int vcs_diff_is_empty(int *empty_out, vcs_worktree *wt)
     return rc;
 }
 
+/* Each line of the patch straight into the capped strbuf; past its cap the
+ * print stops (printing the whole patch into a git_buf first held a
+ * model-sized file several times over just to keep 200 KiB of it). */
+struct printer {
+    strbuf *out;
+    int toobig;
+};
+
+static int print_line(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l,
+                      void *arg)
+{
+    struct printer *p = arg;
+
+    (void)d;
+    (void)h;
+    if (l->origin == GIT_DIFF_LINE_CONTEXT || l->origin == GIT_DIFF_LINE_ADDITION ||
+        l->origin == GIT_DIFF_LINE_DELETION) {
+        char c = l->origin;
+        if (strbuf_add(p->out, &c, 1) != 0)
+            return p->toobig = 1, -1;
+    }
+    if (strbuf_add(p->out, l->content, l->content_len) != 0)
+        return p->toobig = 1, -1;
+    return 0;
+}
+
 int vcs_diff_text(strbuf *out, vcs_worktree *wt)
 {
     git_tree *head = NULL, *state = NULL;
     git_diff *diff = NULL;
     git_diff_options o;
-    git_buf buf = {0};
-    int rc;
+    struct printer pr = {out, 0};
+    size_t start = out->len;
+    int rc, grc;
 
     if ((rc = both_trees(&head, &state, wt)) != 0)
         goto out;
     git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
     o.flags = GIT_DIFF_SHOW_BINARY;
-    if (git_diff_tree_to_tree(&diff, wt->repo, head, state, &o) < 0 ||
-        git_diff_to_buf(&buf, diff, GIT_DIFF_FORMAT_PATCH) < 0) {
+    if (git_diff_tree_to_tree(&diff, wt->repo, head, state, &o) < 0) {
         rc = vcs_git_err(ERR_FAIL, "%s: diff", wt->path);
         goto out;
     }
-    if (buf.size && (rc = strbuf_add(out, buf.ptr, buf.size)) != 0)
-        err_wrap(rc, "%s: diff", wt->path);
+    grc = git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, print_line, &pr);
+    if (pr.toobig || grc < 0)
+        strbuf_setlen(out, start); /* all or nothing, as before */
+    if (pr.toobig)
+        rc = err_set(ERR_TOOBIG, "%s: diff: larger than %zu bytes", wt->path,
+                     out->cap ? out->cap : STRBUF_DEFAULT_CAP);
+    else if (grc < 0)
+        rc = vcs_git_err(ERR_FAIL, "%s: diff", wt->path);
 out:
-    git_buf_dispose(&buf);
     git_diff_free(diff);
     git_tree_free(head);
     git_tree_free(state);

@@ -139,6 +139,61 @@ static void test_rel(void **state)
     assert_int_equal(path_rel(rel, sizeof(rel), "/w/t", ""), ERR_INVALID);
     assert_int_equal(path_rel(rel, sizeof(rel), "/w/t", "..."), 0); /* a name, not ".." */
     assert_string_equal(rel, "...");
+    /* git metadata: a .git component in any case, anywhere */
+    {
+        static const char *const bad[] = {".git",     ".GIT",      ".Git/config", "./.git",
+                                          "a/.git",   "a/.gIT/x",  "a//.git/",    "/w/t/.git",
+                                          "/w/t/a/.GIT/HEAD", NULL};
+        for (size_t i = 0; bad[i]; i++) {
+            assert_int_equal(path_rel(rel, sizeof(rel), "/w/t", bad[i]), ERR_POLICY);
+            assert_non_null(strstr(err_last(), bad[i]));
+            assert_non_null(strstr(err_last(), ".git"));
+        }
+        assert_int_equal(path_rel(rel, sizeof(rel), "/w/t", ".gitignore"), 0);
+        assert_int_equal(path_rel(rel, sizeof(rel), "/w/t", ".github/x"), 0);
+        assert_int_equal(path_rel(rel, sizeof(rel), "/w/t", "a/.git-x"), 0);
+        assert_int_equal(path_rel(rel, sizeof(rel), "/w/t", "x.git"), 0);
+        /* the root's own spelling may hold one: only what is beneath counts */
+        assert_int_equal(path_rel(rel, sizeof(rel), "/r/.git/wt", "/r/.git/wt/a"), 0);
+        assert_string_equal(rel, "a");
+        assert_int_equal(path_rel(rel, sizeof(rel), "/r/.git/wt", "a"), 0);
+        assert_true(path_has_git("a/.GIT"));
+        assert_false(path_has_git("a/.gitx"));
+    }
+}
+
+/* A symlink inside the worktree that leads to .git is refused once resolved. */
+static void test_git_through_link(void **state)
+{
+    int rfd, fd = -1, dfd = -1;
+    char leaf[256], out[512];
+
+    (void)state;
+    setup_dirs("gitlink");
+    mk(root, ".git/config", "[core]");
+    mk(root, "sub/.GIT/HEAD", "x");
+    mk(root, "ok.txt", "x");
+    ln(".git", "x");
+    ln("sub/.GIT", "y");
+    ln("ok.txt", "z");
+    assert_int_equal(path_open_root(&rfd, root), 0);
+    for (int fb = 0; fb < 2; fb++) {
+        path_force_fallback(fb);
+        assert_int_equal(path_open(&fd, rfd, "x/config", O_RDONLY, 0), ERR_POLICY);
+        assert_int_equal(path_open(&fd, rfd, "x", O_RDONLY | O_DIRECTORY, 0), ERR_POLICY);
+        assert_int_equal(path_open(&fd, rfd, "y/HEAD", O_RDONLY, 0), ERR_POLICY);
+        assert_int_equal(path_open_parent(&dfd, leaf, sizeof(leaf), rfd, "x/config", 0),
+                         ERR_POLICY);
+        if (!fb) { /* the fallback refuses every symlink */
+            assert_int_equal(path_open(&fd, rfd, "z", O_RDONLY, 0), 0);
+            close(fd);
+        }
+    }
+    path_force_fallback(0);
+    assert_int_equal(path_follow(out, sizeof(out), rfd, "x"), ERR_POLICY);
+    assert_int_equal(path_follow(out, sizeof(out), rfd, "z"), 0);
+    assert_string_equal(out, "ok.txt");
+    close(rfd);
 }
 
 /* The escapes of the acceptance list through the file tools, in one mode. */
@@ -368,7 +423,7 @@ int main(void)
         cmocka_unit_test(test_rel),          cmocka_unit_test(test_escapes_openat2),
         cmocka_unit_test(test_escapes_walk), cmocka_unit_test(test_inside_symlinks),
         cmocka_unit_test(test_race_openat2), cmocka_unit_test(test_race_walk),
-        cmocka_unit_test(test_open_api),
+        cmocka_unit_test(test_open_api),    cmocka_unit_test(test_git_through_link),
     };
     int rc;
 

@@ -7,6 +7,8 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <time.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,7 @@ static char spill[600];
 static struct tool_result R;
 static const char *const *allowed;
 static store *events_store;
+static int default_spill; /* 1: the tools pick the spill folder themselves */
 
 static const char *call(const char *name, const char *args)
 {
@@ -38,7 +41,7 @@ static const char *call(const char *name, const char *args)
     tool_result_release(&R);
     memset(&c, 0, sizeof(c));
     c.root = root;
-    c.spill_dir = spill;
+    c.spill_dir = default_spill ? NULL : spill;
     c.allowed = allowed;
     c.st = events_store;
     assert_int_equal(tool_call(&c, name, args, &R), 0);
@@ -479,16 +482,372 @@ static void test_read_bytes_and_utf8(void **state)
         snprintf(fifo, sizeof(fifo), "%s/fifo", root);
         assert_int_equal(mkfifo(fifo, 0600), 0);
         callv("read", "s:path", "fifo", NULL); /* refused, not blocked */
-        assert_class("validation");
+        assert_class("policy");
+        assert_contains(strbuf_cstr(&R.output), "fifo: a FIFO");
         callv("grep", "s:pattern", "x", "s:path", "fifo", NULL);
-        assert_class("validation");
+        assert_class("policy");
         callv("write", "s:path", "fifo", "s:content", "x", NULL);
-        assert_class("validation");
+        assert_class("policy");
+        callv("write", "s:path", "fifo", "s:content", "x", "s:mode", "append", NULL);
+        assert_class("policy");
         callv("edit", "s:path", "fifo", "s:old_text", "x", "s:new_text", "y", NULL);
-        assert_class("validation");
+        assert_class("policy");
+        callv("ls", "s:path", "fifo", NULL);
+        assert_class("policy");
+        /* a FIFO in the spill folder, read by its absolute path */
+        snprintf(fifo, sizeof(fifo), "%s/bash-fifo", spill);
+        fs_mkdir_p(spill, 0700);
+        unlink(fifo);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        callv("read", "s:path", fifo, NULL);
+        assert_class("policy");
+        unlink(fifo);
     }
     callv("read", "s:path", ".", NULL);
     assert_class("validation");
+}
+
+/* --- git metadata, caps, large files ------------------------------------ */
+
+static void test_git_refused(void **state)
+{
+    static const char *const paths[] = {".git",         ".git/config", ".GIT/config",
+                                        ".Git",         "./.git",      "sub/.git/config",
+                                        "sub/.gIt",     "a//.git/x",   NULL};
+    char p[1200];
+
+    (void)state;
+    fresh_root("git");
+    puts_file(".git", "gitdir: /somewhere/else\n");
+    puts_file("sub/.git/config", "[core]\n");
+    puts_file("a/x.txt", "secret-in-git\n");
+    for (size_t i = 0; paths[i]; i++) {
+        callv("write", "s:path", paths[i], "s:content", "gitdir: /\n", NULL);
+        assert_class("policy");
+        assert_contains(strbuf_cstr(&R.output), paths[i]);
+        assert_contains(strbuf_cstr(&R.output), ".git");
+        callv("write", "s:path", paths[i], "s:content", "x", "s:mode", "append", NULL);
+        assert_class("policy");
+        callv("edit", "s:path", paths[i], "s:old_text", "gitdir", "s:new_text", "x", NULL);
+        assert_class("policy");
+        callv("read", "s:path", paths[i], NULL);
+        assert_class("policy");
+        callv("ls", "s:path", paths[i], NULL);
+        assert_class("policy");
+        callv("grep", "s:pattern", "core", "s:path", paths[i], NULL);
+        assert_class("policy");
+        callv("find", "s:pattern", "*", "s:path", paths[i], NULL);
+        assert_class("policy");
+    }
+    /* absolute, inside the worktree */
+    snprintf(p, sizeof(p), "%s/.git", root);
+    callv("write", "s:path", p, "s:content", "gitdir: /\n", NULL);
+    assert_class("policy");
+    /* ".." is refused before .git is even looked at */
+    callv("write", "s:path", "a/../.git", "s:content", "gitdir: /\n", NULL);
+    assert_class("policy");
+    /* the file is as it was, and no folder .git/... was made */
+    {
+        size_t len;
+        char *d = slurp(".git", &len);
+        assert_string_equal(d, "gitdir: /somewhere/else\n");
+        free(d);
+    }
+    /* through a symlink: x -> .git, y -> sub/.git */
+    snprintf(p, sizeof(p), "%s/x", root);
+    assert_int_equal(symlink(".git", p), 0);
+    snprintf(p, sizeof(p), "%s/y", root);
+    assert_int_equal(symlink("sub/.git", p), 0);
+    callv("write", "s:path", "x", "s:content", "gitdir: /\n", NULL);
+    assert_class("policy");
+    callv("edit", "s:path", "x", "s:old_text", "gitdir", "s:new_text", "x", NULL);
+    assert_class("policy");
+    callv("read", "s:path", "x", NULL);
+    assert_class("policy");
+    callv("write", "s:path", "y/config", "s:content", "[core]\\n", NULL);
+    assert_class("policy");
+    callv("read", "s:path", "y/config", NULL);
+    assert_class("policy");
+    callv("ls", "s:path", "y", NULL);
+    assert_class("policy");
+    /* grep and find never return anything under a .git component */
+    puts_file(".GIT/HEAD", "secret-in-git\n");
+    puts_file("sub/.git/HEAD", "secret-in-git\n");
+    callv("grep", "s:pattern", "secret-in-git", NULL);
+    assert_ok();
+    assert_string_equal(strbuf_cstr(&R.output), "a/x.txt:1: secret-in-git");
+    callv("grep", "s:pattern", "secret-in-git", "s:glob", ".GIT/**", NULL);
+    assert_true(!strstr(strbuf_cstr(&R.output), ".GIT"));
+    callv("grep", "s:pattern", "secret-in-git", "s:glob", "*", "b:ignore_case", 1, NULL);
+    assert_true(!strstr(strbuf_cstr(&R.output), "HEAD"));
+    callv("find", "s:pattern", "*", NULL);
+    assert_ok();
+    assert_true(!strstr(strbuf_cstr(&R.output), "HEAD"));
+    assert_true(!strstr(strbuf_cstr(&R.output), "config"));
+    callv("find", "s:pattern", "**/HEAD", NULL);
+    assert_string_equal(strbuf_cstr(&R.output), "No files found matching pattern");
+    /* names that only look like it are fine */
+    callv("write", "s:path", ".gitignore", "s:content", "x\n", NULL);
+    assert_ok();
+    callv("write", "s:path", "a/.git2/f", "s:content", "x\n", NULL);
+    assert_ok();
+    callv("write", "s:path", "a/x.git", "s:content", "x\n", NULL);
+    assert_ok();
+}
+
+static void test_file_cap(void **state)
+{
+    char *big, *d, p[1200];
+    size_t mib = (size_t)1 << 20, len;
+    struct stat st;
+
+    (void)state;
+    fresh_root("cap");
+    setenv("GOALD_TOOLS_MAX_FILE_MB", "1", 1);
+    config_load(NULL);
+    big = malloc(mib + 2);
+    assert_non_null(big);
+    memset(big, 'a', mib + 1);
+    big[mib + 1] = '\0';
+    /* at the cap: fine */
+    big[mib] = '\0';
+    call("write", NULL); /* reset R */
+    {
+        cJSON *o = cJSON_CreateObject();
+        char *t;
+        cJSON_AddStringToObject(o, "path", "at.txt");
+        cJSON_AddStringToObject(o, "content", big);
+        t = cJSON_PrintUnformatted(o);
+        call("write", t);
+        assert_ok();
+        cJSON_free(t);
+        cJSON_Delete(o);
+    }
+    snprintf(p, sizeof(p), "%s/at.txt", root);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, (off_t)mib);
+    /* one byte over: refused, nothing written */
+    big[mib] = 'a';
+    {
+        cJSON *o = cJSON_CreateObject();
+        char *t;
+        cJSON_AddStringToObject(o, "path", "over.txt");
+        cJSON_AddStringToObject(o, "content", big);
+        t = cJSON_PrintUnformatted(o);
+        call("write", t);
+        assert_class("policy");
+        assert_contains(strbuf_cstr(&R.output), "over.txt");
+        assert_contains(strbuf_cstr(&R.output), "tools.max_file_mb");
+        assert_contains(strbuf_cstr(&R.output), "1.0MB");
+        cJSON_free(t);
+        cJSON_Delete(o);
+    }
+    snprintf(p, sizeof(p), "%s/over.txt", root);
+    assert_int_equal(stat(p, &st), -1);
+    /* overwrite of an existing file: unchanged */
+    puts_file("keep.txt", "old\n");
+    {
+        cJSON *o = cJSON_CreateObject();
+        char *t;
+        cJSON_AddStringToObject(o, "path", "keep.txt");
+        cJSON_AddStringToObject(o, "content", big);
+        t = cJSON_PrintUnformatted(o);
+        call("write", t);
+        assert_class("policy");
+        cJSON_free(t);
+        cJSON_Delete(o);
+    }
+    d = slurp("keep.txt", &len);
+    assert_string_equal(d, "old\n");
+    free(d);
+    /* append past the cap: the resulting size counts */
+    callv("write", "s:path", "at.txt", "s:content", "b", "s:mode", "append", NULL);
+    assert_class("policy");
+    assert_contains(strbuf_cstr(&R.output), "tools.max_file_mb");
+    snprintf(p, sizeof(p), "%s/at.txt", root);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, (off_t)mib);
+    /* append under it: streamed, the lines counted */
+    callv("write", "s:path", "keep.txt", "s:content", "more\nlines", "s:mode", "append", NULL);
+    assert_ok();
+    assert_int_equal(R.total_bytes, 14);
+    assert_int_equal(R.total_lines, 3);
+    d = slurp("keep.txt", &len);
+    assert_string_equal(d, "old\nmore\nlines");
+    free(d);
+    /* edit whose result passes the cap: refused, the file unchanged */
+    memset(big, 'a', mib);
+    for (size_t i = 99; i < mib; i += 100)
+        big[i] = '\n';
+    memcpy(big + 500, "MARKER", 6); /* line 6 */
+    put("edit.txt", big, mib - 2);
+    callv("edit", "s:path", "edit.txt", "s:old_text", "MARKER", "s:new_text", "MARKER-LONGER",
+          NULL);
+    assert_class("policy");
+    assert_contains(strbuf_cstr(&R.output), "edit.txt");
+    assert_contains(strbuf_cstr(&R.output), "tools.max_file_mb");
+    snprintf(p, sizeof(p), "%s/edit.txt", root);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, (off_t)(mib - 2));
+    /* an edit that stays within it works, and the diff shows the line */
+    callv("edit", "s:path", "edit.txt", "s:old_text", "MARKER", "s:new_text", "MARK", NULL);
+    assert_ok();
+    assert_contains(strbuf_cstr(&R.output), "\n-MARKERaaa");
+    assert_contains(strbuf_cstr(&R.output), "\n+MARKaaa");
+    assert_contains(strbuf_cstr(&R.output), "@@ -3,7 +3,7 @@");
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, (off_t)(mib - 4));
+    /* with CRLF the result counts the CRs */
+    put("crlf.txt", "a\r\nb\r\n", 6);
+    {
+        char *nl = malloc(mib);
+        assert_non_null(nl);
+        memset(nl, '\n', mib / 2);
+        nl[mib / 2] = '\0';
+        cJSON *o = cJSON_CreateObject();
+        char *t;
+        cJSON_AddStringToObject(o, "path", "crlf.txt");
+        cJSON_AddStringToObject(o, "old_text", "a");
+        cJSON_AddStringToObject(o, "new_text", nl);
+        t = cJSON_PrintUnformatted(o);
+        call("edit", t); /* mib/2 LF become mib/2 CRLF: 1 MiB + 5 bytes */
+        assert_class("policy");
+        cJSON_free(t);
+        cJSON_Delete(o);
+        free(nl);
+    }
+    free(big);
+    unsetenv("GOALD_TOOLS_MAX_FILE_MB");
+    config_load(NULL);
+}
+
+/* read streams: a file far larger than tools.read_max_mb is read (its
+ * head, any window) without being loaded whole */
+static void test_read_huge(void **state)
+{
+    char p[1200];
+    struct rusage ru0, ru1;
+    FILE *f;
+
+    (void)state;
+    fresh_root("huge");
+    snprintf(p, sizeof(p), "%s/huge.txt", root);
+    f = fopen(p, "w");
+    assert_non_null(f);
+    for (int i = 1; i <= 10000; i++)
+        fprintf(f, "line %05d\n", i);
+    fclose(f);
+    assert_int_equal(truncate(p, (off_t)1 << 30), 0); /* 1 GiB, sparse after the lines */
+    getrusage(RUSAGE_SELF, &ru0);
+    callv("read", "s:path", "huge.txt", NULL);
+    getrusage(RUSAGE_SELF, &ru1);
+    assert_ok();
+    assert_true(!strncmp(strbuf_cstr(&R.output), "line 00001\nline 00002\n", 22));
+    assert_contains(strbuf_cstr(&R.output), "[Showing lines 1-2000 of a 1024MB file");
+    assert_contains(strbuf_cstr(&R.output), "Use offset=2001 to continue");
+    assert_int_equal(R.next_offset, 2001);
+    assert_int_equal(R.total_bytes, (int64_t)1 << 30);
+    /* far less than the file: a chunk and the window (ASan's own overhead aside) */
+    assert_true(ru1.ru_maxrss - ru0.ru_maxrss < 200 * 1024);
+    callv("read", "s:path", "huge.txt", "i:offset", 9999, "i:limit", 2, NULL);
+    assert_ok();
+    assert_true(!strncmp(strbuf_cstr(&R.output), "line 09999\nline 10000\n", 22));
+    /* a small read_max_mb only stops the line count, never the read */
+    setenv("GOALD_TOOLS_READ_MAX_MB", "1", 1);
+    config_load(NULL);
+    callv("read", "s:path", "huge.txt", "i:offset", 5000, "i:limit", 1, NULL);
+    assert_ok();
+    assert_true(!strncmp(strbuf_cstr(&R.output), "line 05000", 10));
+    assert_contains(strbuf_cstr(&R.output), "more than");
+    unsetenv("GOALD_TOOLS_READ_MAX_MB");
+    config_load(NULL);
+    unlink(p);
+}
+
+/* Spills land in spill/ beside the database (mode 0700), never in TMPDIR,
+ * and the folder stays within tools.spill_total_mb: the oldest go first. */
+static void test_spill_state_folder(void **state)
+{
+    char db[700], dir[800], tmp[700], p[1000];
+    struct stat st;
+    struct timespec old[2];
+    size_t nspill = 0;
+    DIR *d;
+    struct dirent *de;
+
+    (void)state;
+    fresh_root("spillst");
+    snprintf(tmp, sizeof(tmp), "%s/hosttmp", testutil_dir);
+    fs_remove_tree(tmp);
+    assert_int_equal(fs_mkdir_p(tmp, 0755), 0);
+    setenv("TMPDIR", tmp, 1);
+    snprintf(db, sizeof(db), "%s/state/goald.db", testutil_dir);
+    snprintf(dir, sizeof(dir), "%s/state/spill", testutil_dir);
+    fs_remove_tree(dir);
+    assert_int_equal(fs_mkdir_p(dir, 0755), 0); /* too open: made private */
+    assert_int_equal(store_open(&events_store, db), 0);
+    default_spill = 1;
+    callv("bash", "s:command", "seq 1 100000", NULL);
+    assert_ok();
+    assert_non_null(R.spill_path);
+    assert_true(!strncmp(R.spill_path, dir, strlen(dir)) && R.spill_path[strlen(dir)] == '/');
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    /* read reaches it by its absolute path */
+    callv("read", "s:path", R.spill_path, "i:offset", 99999, NULL);
+    assert_ok();
+    assert_string_equal(strbuf_cstr(&R.output), "99999\n100000");
+    /* the host's TMPDIR stays empty */
+    d = opendir(tmp);
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL)
+        assert_true(de->d_name[0] == '.');
+    closedir(d);
+
+    /* the total cap: an old spill of 700 KB goes to make room for 1 MiB */
+    setenv("GOALD_TOOLS_SPILL_TOTAL_MB", "1", 1);
+    setenv("GOALD_TOOLS_SPILL_MB", "1", 1);
+    config_load(NULL);
+    snprintf(p, sizeof(p), "%s/bash-0-old.log", dir);
+    {
+        FILE *f = fopen(p, "w");
+        char *z = calloc(1, 700 << 10);
+        assert_non_null(f);
+        assert_non_null(z);
+        fwrite(z, 1, 700 << 10, f);
+        fclose(f);
+        free(z);
+    }
+    old[0].tv_sec = old[1].tv_sec = time(NULL) - 3600;
+    old[0].tv_nsec = old[1].tv_nsec = 0;
+    assert_int_equal(utimensat(AT_FDCWD, p, old, 0), 0);
+    snprintf(p, sizeof(p), "%s/notes.txt", dir);
+    {
+        FILE *f = fopen(p, "w");
+        fputs("not a spill\n", f);
+        fclose(f);
+    }
+    callv("bash", "s:command", "seq 1 100000", NULL);
+    assert_ok();
+    callv("bash", "s:command", "seq 1 100000", NULL);
+    assert_ok();
+    snprintf(p, sizeof(p), "%s/bash-0-old.log", dir);
+    assert_int_equal(stat(p, &st), -1);
+    snprintf(p, sizeof(p), "%s/notes.txt", dir);
+    assert_int_equal(stat(p, &st), 0);
+    d = opendir(dir);
+    while ((de = readdir(d)) != NULL)
+        nspill += !strncmp(de->d_name, "bash-", 5);
+    closedir(d);
+    assert_int_equal(nspill, 1); /* the newest only */
+    assert_true(R.spill_path && stat(R.spill_path, &st) == 0);
+    unsetenv("GOALD_TOOLS_SPILL_TOTAL_MB");
+    unsetenv("GOALD_TOOLS_SPILL_MB");
+    unsetenv("TMPDIR");
+    config_load(NULL);
+    default_spill = 0;
+    store_close(events_store);
+    events_store = NULL;
 }
 
 /* --- write ----------------------------------------------------------------- */
@@ -1057,6 +1416,10 @@ int main(void)
         cmocka_unit_test(test_ls_bytes_limit),
         cmocka_unit_test(test_read_paging),
         cmocka_unit_test(test_read_bytes_and_utf8),
+        cmocka_unit_test(test_git_refused),
+        cmocka_unit_test(test_file_cap),
+        cmocka_unit_test(test_read_huge),
+        cmocka_unit_test(test_spill_state_folder),
         cmocka_unit_test(test_write),
         cmocka_unit_test(test_write_atomic),
         cmocka_unit_test(test_edit_exact),

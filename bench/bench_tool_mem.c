@@ -1,0 +1,278 @@
+/*
+ * bench_tool_mem - peak memory of the job process when the model writes a
+ * file at the file-size cap (issue 14: "memory of the job process stays
+ * under 2x the configured file-size cap when the model writes files at the
+ * cap").
+ *
+ *   bench_tool_mem GOALD [--fake PATH] [--cap-mb N]
+ *
+ * Starts tests/fakes/fake_llm, whose script streams tool calls with
+ * generated content (content_bytes: 64-byte text lines, never held by the
+ * fake).  For each case a fresh one-item goal is claimed here and run by a
+ * real `goald job RUN` child; its peak RSS is wait4()'s ru_maxrss:
+ *   small    the model writes 6 bytes, then completes (the job's baseline);
+ *   at cap   the model writes exactly tools.max_file_mb MiB, then completes
+ *            (llm.max_response_bytes raised to let the body through);
+ *   1 GiB    the model asks to write 1 GiB with the default response cap:
+ *            refused at the response cap (invalid_response), never held.
+ * Prints each case's outcome, the written file's size and the peak RSS
+ * against the cap.  BENCH_TOOL_MEM_WRAP=heaptrack runs each job under that
+ * program (to see where the memory goes; the RSS is then the wrapper's).
+ */
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lifecycle/claim.h"
+#include "lifecycle/intake.h"
+#include "lifecycle/plan.h"
+#include "lifecycle/transitions.h"
+#include "store/store.h"
+#include "util/config.h"
+#include "util/err.h"
+#include "util/fsutil.h"
+#include "util/strbuf.h"
+#include "util/timeutil.h"
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench_tool_mem: %s: %s\n", what, err_last());
+    exit(1);
+}
+
+/* A fresh active goal on repo with one ready item. */
+static void new_goal(store *st, const char *repo, int i)
+{
+    char json[1024], id[ID_SIZE];
+    struct goal *g = NULL;
+    struct plan p;
+    cJSON *items;
+
+    snprintf(json, sizeof(json),
+             "{\"title\":\"mem %d\",\"repo\":\"%s\",\"base_branch\":\"main\","
+             "\"success_criteria\":[\"big.txt exists\"]}",
+             i, repo);
+    if (intake_parse(&g, json, strlen(json), "bench.json") != 0 || intake_submit(st, g, id) != 0)
+        die("submit");
+    store_goal_free(g);
+    if (transition_apply(st, ENTITY_GOAL, id, "active", NULL, NULL) != 0)
+        die("activate");
+    snprintf(json, sizeof(json),
+             "UPDATE goals SET verification = '[]', elaboration = '{}' WHERE id = '%s'", id);
+    if (store_exec(st, json) != 0)
+        die("elaboration");
+    items = cJSON_Parse("{\"work_items\":[{\"key\":\"wi-1\",\"title\":\"write big.txt\","
+                        "\"type\":\"code\",\"effort\":\"S\"}]}");
+    if (plan_parse(&p, items, 50) != 0 || plan_store(st, id, &p) != 0)
+        die("plan");
+    plan_release(&p);
+    cJSON_Delete(items);
+}
+
+struct outcome {
+    long maxrss_kb;
+    char status[32], error_class[64];
+    long long file_size;
+    double seconds;
+};
+
+/* Claim the next work item and run it as `goald job RUN`. */
+static void run_case(store *st, const char *goald, const char *repo, int i, struct outcome *o)
+{
+    struct claim c;
+    struct rusage ru;
+    char path[1024];
+    sqlite3_stmt *s;
+    int64_t t0;
+    int wst;
+    pid_t pid;
+
+    memset(o, 0, sizeof(*o));
+    o->file_size = -1;
+    new_goal(st, repo, i);
+    if (claim_next(st, "work", time_now_ms(), NULL, 0, &c, NULL, 0) != 0)
+        die("claim");
+    t0 = time_mono_ms();
+    pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        const char *wrap = getenv("BENCH_TOOL_MEM_WRAP"); /* e.g. heaptrack */
+        if (wrap && *wrap)
+            execlp(wrap, wrap, goald, "job", c.run_id, (char *)NULL);
+        execl(goald, goald, "job", c.run_id, (char *)NULL);
+        _exit(127);
+    }
+    if (wait4(pid, &wst, 0, &ru) != pid)
+        die("wait4");
+    o->seconds = (double)(time_mono_ms() - t0) / 1000.0;
+    o->maxrss_kb = ru.ru_maxrss;
+    if (store_prepare(st, &s, "SELECT status, ifnull(error_class, '') FROM runs WHERE id = ?") ==
+        0) {
+        store_bind_text(s, 1, c.run_id);
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            snprintf(o->status, sizeof(o->status), "%s", sqlite3_column_text(s, 0));
+            snprintf(o->error_class, sizeof(o->error_class), "%s", sqlite3_column_text(s, 1));
+        }
+        store_done(s);
+    }
+    /* the file on the goal's branch, if it got there */
+    snprintf(path, sizeof(path),
+             "git -C %s cat-file -s refs/heads/goald/%s:big.txt 2>/dev/null || echo -1", repo,
+             c.goal_id);
+    {
+        FILE *p = popen(path, "r");
+        if (p) {
+            if (fscanf(p, "%lld", &o->file_size) != 1)
+                o->file_size = -1;
+            pclose(p);
+        }
+    }
+    /* done with the goal: no publish unit in the way of the next claim */
+    transition_apply(st, ENTITY_GOAL, c.goal_id, "completed", NULL, NULL);
+}
+
+static void script_case(strbuf *sb, long long bytes)
+{
+    strbuf_addf(sb,
+                "{\"content\":\"writing\",\"tool_calls\":[{\"name\":\"write\",\"arguments\":"
+                "{\"path\":\"big.txt\"},\"content_bytes\":%lld}],\"usage\":{\"input\":1500,"
+                "\"output\":40}}\n",
+                bytes);
+    strbuf_adds(sb, "{\"tool_calls\":[{\"name\":\"complete\",\"arguments\":{\"summary\":"
+                    "\"wrote big.txt\"}}],\"usage\":{\"input\":4000,\"output\":20}}\n");
+    strbuf_adds(sb, "{\"content\":{\"verdict\":\"pass\",\"findings\":[]},"
+                    "\"usage\":{\"input\":900,\"output\":30}}\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *goald = NULL, *fake = NULL;
+    long cap_mb = 64;
+    char dir[] = "/tmp/bench_tool_mem.XXXXXX";
+    char script[512], portf[512], url[256], db[512], repo[512], cmd[2048], fakebuf[1024];
+    char port[32] = "", num[64];
+    struct outcome small, atcap, huge;
+    strbuf sb;
+    pid_t pid;
+    store *st = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--fake") && i + 1 < argc)
+            fake = argv[++i];
+        else if (!strcmp(argv[i], "--cap-mb") && i + 1 < argc)
+            cap_mb = atol(argv[++i]);
+        else if (argv[i][0] != '-' && !goald)
+            goald = argv[i];
+        else {
+            fprintf(stderr, "usage: bench_tool_mem GOALD [--fake PATH] [--cap-mb N]\n");
+            return 2;
+        }
+    }
+    if (!goald || cap_mb < 1 || !mkdtemp(dir))
+        return 2;
+    if (!fake) { /* beside the binary: BUILD/goald, BUILD/tests/fake_llm */
+        snprintf(fakebuf, sizeof(fakebuf), "%s", goald);
+        char *slash = strrchr(fakebuf, '/');
+        snprintf(slash ? slash + 1 : fakebuf, sizeof(fakebuf) - (size_t)(slash ? slash + 1 - fakebuf : 0),
+                 "tests/fake_llm");
+        fake = fakebuf;
+    }
+    snprintf(script, sizeof(script), "%s/s.jsonl", dir);
+    snprintf(portf, sizeof(portf), "%s/port", dir);
+    snprintf(db, sizeof(db), "%s/state/goald.db", dir);
+    snprintf(repo, sizeof(repo), "%s/repo", dir);
+    snprintf(cmd, sizeof(cmd),
+             "git init -q -b main %s && cd %s && git config user.email b@example.com &&"
+             " git config user.name bench && seq 1 200 > README && git add README &&"
+             " git commit -q -m init",
+             repo, repo);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "bench_tool_mem: git setup failed\n");
+        return 1;
+    }
+    strbuf_init(&sb, 1 << 20);
+    script_case(&sb, 6);
+    script_case(&sb, (long long)cap_mb << 20);
+    /* the 1 GiB request: served to every retry of the one call */
+    strbuf_addf(&sb,
+                "{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"path\":\"big.txt\"},"
+                "\"content_bytes\":%lld}],\"repeat\":0}\n",
+                1LL << 30);
+    if (fs_write_atomic(script, sb.buf, sb.len, 0600) != 0)
+        die("script");
+    strbuf_release(&sb);
+    pid = fork();
+    if (pid == 0) {
+        execl(fake, fake, "--port-file", portf, "--script", script, (char *)NULL);
+        perror(fake);
+        _exit(127);
+    }
+    for (int i = 0; i < 200 && !port[0]; i++) {
+        strbuf p = STRBUF_INIT;
+        time_sleep_ms(20);
+        if (fs_read_file(&p, portf, 64) == 0 && p.len)
+            snprintf(port, sizeof(port), "%.*s", (int)strcspn(p.buf, "\n"), p.buf);
+        strbuf_release(&p);
+    }
+    if (!port[0]) {
+        fprintf(stderr, "bench_tool_mem: %s did not start\n", fake);
+        kill(pid, SIGTERM);
+        return 1;
+    }
+    snprintf(url, sizeof(url), "http://127.0.0.1:%s/v1", port);
+    snprintf(cmd, sizeof(cmd), "%s/state", dir);
+    setenv("XDG_STATE_HOME", cmd, 1);
+    setenv("GOALD_DB", db, 1);
+    setenv("GOALD_LLM_PROVIDER", "openai", 1);
+    setenv("GOALD_LLM_MODEL", "bench-model", 1);
+    setenv("GOALD_LLM_BASE_URL", url, 1);
+    setenv("GOALD_LLM_RETRY_BACKOFF_MS", "0", 1);
+    setenv("GOALD_CONTROL_MAX_TURNS", "6", 1);
+    unsetenv("GOALD_LLM_MODELS");
+    unsetenv("GOALD_LLM_API_KEY");
+    unsetenv("OPENAI_API_KEY");
+    snprintf(num, sizeof(num), "%ld", cap_mb);
+    setenv("GOALD_TOOLS_MAX_FILE_MB", num, 1);
+    /* the body of a write at the cap: the content, its escapes (a newline
+     * every 64 bytes is 3 bytes in the body) and the envelope */
+    snprintf(num, sizeof(num), "%ld", (cap_mb << 20) + (cap_mb << 20) / 16 + (1 << 20));
+    setenv("GOALD_LLM_MAX_RESPONSE_BYTES", num, 1);
+    if (config_load(NULL) != 0 || fs_mkdir_p(cmd, 0700) != 0 || store_open(&st, db) != 0)
+        die("setup");
+
+    run_case(st, goald, repo, 0, &small);
+    run_case(st, goald, repo, 1, &atcap);
+    unsetenv("GOALD_LLM_MAX_RESPONSE_BYTES"); /* the default: 8 MiB */
+    run_case(st, goald, repo, 2, &huge);
+
+    printf("file-size cap (tools.max_file_mb): %ld MiB\n", cap_mb);
+    printf("%-34s %-9s %-18s %12s %14s %9s %7s\n", "case", "run", "error_class", "file bytes",
+           "peak RSS MiB", "x cap", "s");
+    printf("%-34s %-9s %-18s %12lld %14.1f %9s %7.1f\n", "write 6 B (baseline)", small.status,
+           small.error_class, small.file_size, small.maxrss_kb / 1024.0, "-", small.seconds);
+    printf("%-34s %-9s %-18s %12lld %14.1f %9.2f %7.1f\n", "write at the cap", atcap.status,
+           atcap.error_class, atcap.file_size, atcap.maxrss_kb / 1024.0,
+           atcap.maxrss_kb / 1024.0 / (double)cap_mb, atcap.seconds);
+    printf("%-34s %-9s %-18s %12lld %14.1f %9.2f %7.1f\n", "write 1 GiB (default response cap)",
+           huge.status, huge.error_class, huge.file_size, huge.maxrss_kb / 1024.0,
+           huge.maxrss_kb / 1024.0 / (double)cap_mb, huge.seconds);
+    printf("at the cap, above the baseline: %.1f MiB = %.2f x cap\n",
+           (atcap.maxrss_kb - small.maxrss_kb) / 1024.0,
+           (atcap.maxrss_kb - small.maxrss_kb) / 1024.0 / (double)cap_mb);
+    store_close(st);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench_tool_mem: %s not removed\n", dir);
+    return 0;
+}
