@@ -25,6 +25,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/secret.h"
 #include "util/timeutil.h"
 
 #define MAX_KIDS 512
@@ -318,10 +319,16 @@ static int spawn(struct daemon *d, const struct claim *c)
     const char *argv[10];
     int argc = 0;
     struct kid *k;
+    char **envp = NULL;
+    int secret_fd = -1;
     pid_t pid;
 
     if (d->nkids >= MAX_KIDS)
         return err_set(ERR_BUSY, "too many jobs");
+    /* the credentials go through a pipe, never the job's environment
+     * (which its children could read in /proc/PID/environ) */
+    if (secret_child_env(&envp, &secret_fd) != 0)
+        return -1;
     argv[argc++] = d->self;
     argv[argc++] = "--db";
     argv[argc++] = d->o->db_path;
@@ -333,8 +340,13 @@ static int spawn(struct daemon *d, const struct claim *c)
     argv[argc++] = c->run_id;
     argv[argc] = NULL;
     pid = fork();
-    if (pid < 0)
-        return err_set(ERR_IO, "fork: %s", strerror(errno));
+    if (pid < 0) {
+        int e = errno;
+        secret_child_env_free(envp);
+        if (secret_fd >= 0)
+            close(secret_fd);
+        return err_set(ERR_IO, "fork: %s", strerror(e));
+    }
     if (pid == 0) {
         sigset_t none;
         int null = open("/dev/null", O_RDWR);
@@ -352,9 +364,17 @@ static int spawn(struct daemon *d, const struct claim *c)
             if (null > 2)
                 close(null);
         }
-        execv(d->self, (char *const *)argv);
+        if (secret_fd >= 0)
+            fcntl(secret_fd, F_SETFD, 0);
+        if (envp)
+            execve(d->self, (char *const *)argv, envp);
+        else
+            execv(d->self, (char *const *)argv);
         _exit(127);
     }
+    secret_child_env_free(envp);
+    if (secret_fd >= 0)
+        close(secret_fd);
     setpgid(pid, pid);
     k = &d->kids[d->nkids++];
     memset(k, 0, sizeof(*k));
@@ -692,6 +712,7 @@ int daemon_run(const struct daemon_opts *o)
             if (config_load(o->config_path) != 0) {
                 log_error("config not reloaded: %s", err_last());
             } else {
+                secret_take_all(); /* variables the new configuration names */
                 log_set_level(
                     log_level_named(config_str(CFG_LOG_LEVEL), (enum log_level)o->log_level));
                 log_event(LOG_INFO, "config.reloaded", "config",

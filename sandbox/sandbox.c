@@ -332,17 +332,10 @@ static int build_bwrap(struct strv *a, const struct sandbox_spec *spec, const ch
     strv_push(a, "--die-with-parent");
     strv_push(a, "--new-session");
     strv_push2(a, "--cap-drop", "ALL");
-    strv_push(a, "--clearenv");
-    for (size_t i = 0; i < env->n; i++) {
-        const char *eq = strchr(env->v[i], '=');
-        char name[256];
-        size_t nl = (size_t)(eq - env->v[i]);
-        if (nl >= sizeof(name))
-            return err_set(ERR_INVALID, "sandbox: environment name too long");
-        memcpy(name, env->v[i], nl);
-        name[nl] = '\0';
-        strv_push3(a, "--setenv", name, eq + 1);
-    }
+    /* No --clearenv/--setenv: arguments are world-readable (ps, /proc/PID/cmdline)
+     * and sandbox.env may carry secrets.  bubblewrap is executed with envp =
+     * exactly env, and passes its own environment on unchanged to the command. */
+    (void)env;
     strv_push(a, "--");
     return 0;
 }
