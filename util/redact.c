@@ -19,9 +19,10 @@
  * secret, token, api_key, apikey, access_key, private_key or credential):
  * - a quoted value after =, :, :=, => is always redacted
  *   (`password = "x"` in code too: over-redacting a literal is fine);
- * - an unquoted value after = (.env, INI, shell) or, at the start of a line,
- *   after : (YAML) is redacted when it is a whole word: followed by the end
- *   of the line, a space, ; , # or &;
+ * - an unquoted value after = (.env, INI, shell) is redacted when it is a
+ *   whole word: followed by the end of the line, a space, ; , # or &;
+ *   after : (YAML) when it is the last word of its line (a comment may
+ *   follow), so that prose ("the token: it was wrong") stays;
  * - left alone, because they are code or references, not secrets: a call
  *   or index (`password = get_password()`, `token=os.environ["T"]`), a
  *   dotted name (`token = self.token`), $VAR / ${VAR} / ${{ secrets.X }},
@@ -50,7 +51,7 @@ static const struct rule {
     /* a partial one (no END): the BEGIN line and the key body after it -
      * base64 lines, header lines (Proc-Type: ...), blank lines; also
      * with escaped newlines (\n in JSON or code) */
-    {PEM_BEGIN "[A-Za-z0-9+/= \\t]*(?:" NL "(?:[A-Za-z0-9+/=]++|[A-Za-z-]+: [^\\r\\n\\\\]*|[ \\t]*)"
+    {PEM_BEGIN "[A-Za-z0-9+/= \\t]*(?:" NL "(?:[A-Za-z0-9+/=]++|[+ ]?[A-Za-z-]+: [^\\r\\n\\\\]*|[ \\t]*)"
                "(?=\\r?\\n|\\\\[rn]|[\"']|$))*",
      REDACTED},
     /* OpenAI / Anthropic style keys: sk-..., sk-proj-..., sk-ant-... */
@@ -98,8 +99,9 @@ static const struct rule {
     /* KEY=value (.env, INI, shell; also `export KEY=value`) */
     {"(?i)(\\b" KEYNAME "[\"']?[ \\t]*(?:=>|:=|\\?=|=(?!=))[ \\t]*)" NOT_REF UNQUOTED,
      "${1}" REDACTED},
-    /* key: value at the start of a line (YAML; a diff's +/- allowed) */
-    {"(?im)^([+\\- \\t]*(?:- )?" KEYNAME "[\"']?[ \\t]*:[ \\t]+)" NOT_REF
+    /* key: value, the value a word ending its line (YAML; also behind a
+     * grep or diff prefix) */
+    {"(?im)(\\b" KEYNAME "[\"']?[ \\t]*:[ \\t]+)" NOT_REF
      "[^\\s\"'`;,()\\[\\]{}<>#]++(?=[ \\t]*(?:#.*)?\\r?$)",
      "${1}" REDACTED},
 };
