@@ -19,6 +19,7 @@
 #include "lifecycle/abort.h"
 #include "lifecycle/claim.h"
 #include "lifecycle/monitor.h"
+#include "sandbox/sandbox.h"
 #include "store/event.h"
 #include "store/store.h"
 #include "util/config.h"
@@ -275,7 +276,7 @@ static void job_ended(struct daemon *d, struct kid *k, int status)
 
 static void reap(struct daemon *d)
 {
-    int status;
+    int status, ended = 0;
     pid_t pid;
 
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
@@ -284,7 +285,11 @@ static void reap(struct daemon *d)
             continue;
         job_ended(d, k, status);
         drop_kid(d, k);
+        ended++;
     }
+    /* a job killed (timeout, SIGKILL, crash) leaves its command's cgroup */
+    if (ended && sandbox_cgroup_sweep() > 0)
+        log_debug("removed the cgroups of ended jobs");
     /* jobs of an earlier daemon: not our children, watched by pid */
     for (int i = 0; i < d->nkids; i++) {
         if (d->kids[i].foreign && !job_alive(d->kids[i].pid, d->kids[i].run_id)) {
@@ -703,6 +708,7 @@ int daemon_run(const struct daemon_opts *o)
               NULL);
     store_event_add(d->st, NULL, NULL, NULL, "daemon.started", NULL, NULL);
     recover_orphans(d, 1);
+    sandbox_cgroup_sweep(); /* left by jobs of an earlier daemon */
 
     for (;;) {
         int started = 0;

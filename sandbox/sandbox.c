@@ -619,8 +619,10 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
             goto out;
         add_command(&args, spec);
     }
-    if (config_bool(CFG_SANDBOX_CGROUP) && config_int(CFG_SANDBOX_NPROC) > 0 && !spec->direct)
+    if (config_bool(CFG_SANDBOX_CGROUP) && config_int(CFG_SANDBOX_NPROC) > 0 && !spec->direct) {
+        sandbox_cgroup_sweep(); /* what killed jobs left behind */
         sandbox_cgroup_create(&cg, (long)config_int(CFG_SANDBOX_NPROC), memory_limit());
+    }
     if (pipe2(pout, O_CLOEXEC) != 0 || (!spec->merge_stderr && pipe2(perr, O_CLOEXEC) != 0)) {
         rc = err_set(ERR_IO, "sandbox: pipe: %s", strerror(errno));
         goto out;
