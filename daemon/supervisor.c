@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -48,7 +49,7 @@ struct daemon {
     const struct daemon_opts *o;
     store *st;
     char self[PATH_MAX];
-    char lock_path[PATH_MAX], sock_path[PATH_MAX];
+    char sock_path[PATH_MAX];
     int lock_fd, wake_fd;
     struct kid kids[MAX_KIDS];
     int nkids;
@@ -106,27 +107,64 @@ void daemon_wake(const char *db_path)
     close(fd);
 }
 
-/* One instance per database: an exclusive lock on a file beside it that
- * holds our pid. */
+/* The pid of the process holding a flock() on the file st describes, from
+ * /proc/locks (which names the file by device and inode, whatever path
+ * opened it); 0 when none is found. */
+static long lock_holder(const struct stat *st)
+{
+    FILE *f = fopen("/proc/locks", "re");
+    char line[256];
+    long found = 0, by_ino = 0;
+
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f)) {
+        char kind[16], mode[16];
+        unsigned maj, min;
+        unsigned long long ino;
+        long pid;
+        if (strstr(line, "->")) /* a waiter, not the holder */
+            continue;
+        if (sscanf(line, "%*d: %15s %*s %15s %ld %x:%x:%llu", kind, mode, &pid, &maj, &min, &ino) !=
+            6)
+            continue;
+        if (strcmp(kind, "FLOCK") || strcmp(mode, "WRITE") || ino != (unsigned long long)st->st_ino)
+            continue;
+        if (maj == major(st->st_dev) && min == minor(st->st_dev)) {
+            found = pid;
+            break;
+        }
+        by_ino = pid; /* overlay file systems report another device */
+    }
+    fclose(f);
+    return found ? found : by_ino;
+}
+
+/* One instance per database: an exclusive flock() on the database file
+ * itself, so that every path to it - a symlink, a hard link, a bind mount -
+ * finds the same lock (a lock file named after the path would not).
+ * flock() locks are independent of the POSIX locks SQLite takes on the
+ * same file; the descriptor stays open until after the store is closed (a
+ * close() would drop SQLite's POSIX locks of this process on the file). */
 static int take_lock(struct daemon *d)
 {
-    char buf[32];
-    int fd = open(d->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    struct stat st;
+    int fd = open(d->o->db_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 
     if (fd < 0)
-        return err_set(ERR_IO, "%s: %s", d->lock_path, strerror(errno));
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
-        buf[n > 0 ? n : 0] = '\0';
-        buf[strcspn(buf, "\n")] = '\0';
+        return err_set(ERR_IO, "%s: %s", d->o->db_path, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return err_set(ERR_BUSY, "a daemon is already running for %s (pid %s)", d->o->db_path,
-                       buf[0] ? buf : "unknown");
+        return err_set(ERR_IO, "%s: not a regular file", d->o->db_path);
     }
-    if (ftruncate(fd, 0) == 0) {
-        int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-        if (pwrite(fd, buf, (size_t)n, 0) < 0)
-            log_warn("%s: cannot write the pid", d->lock_path);
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        long pid = lock_holder(&st);
+        char who[32] = "unknown";
+        close(fd);
+        if (pid > 0)
+            snprintf(who, sizeof(who), "%ld", pid);
+        return err_set(ERR_BUSY, "a daemon is already running for %s (pid %s)", d->o->db_path,
+                       who);
     }
     d->lock_fd = fd;
     return 0;
@@ -675,7 +713,7 @@ int daemon_run(const struct daemon_opts *o)
     d->o = o;
     d->lock_fd = d->wake_fd = -1;
     d->started_wall = time_now_ms();
-    daemon_paths(o->db_path, d->lock_path, sizeof(d->lock_path), d->sock_path,
+    daemon_paths(o->db_path, NULL, 0, d->sock_path,
                  sizeof(d->sock_path));
     n = readlink("/proc/self/exe", d->self, sizeof(d->self) - 1);
     if (n <= 0) {
