@@ -27,7 +27,7 @@
  *   or index (`password = get_password()`, `token=os.environ["T"]`), a
  *   dotted name (`token = self.token`), $VAR / ${VAR} / ${{ secrets.X }},
  *   numbers (`max_tokens: 8192`), true/false/null/none, <placeholders>,
- *   and `==` comparisons.  A bare word in code (`password = pw`) cannot be
+ *   `==` comparisons, and a path ending in such a name (`/etc/passwd: x`).  A bare word in code (`password = pw`) cannot be
  *   told from an INI value and is redacted. */
 #define KEYNAME                                                                                    \
     "[\\w.-]*?(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|"        \
@@ -37,7 +37,8 @@
     "(?!\\$|\\*\\*\\*REDACTED|\\{\\{|<[^>\\s]*>(?:[\\s;,#&]|$)|"                                 \
     "(?:true|false|null|none|nil|undefined|\\d+(?:\\.\\d+)?)(?:[\\s;,#&]|$)|"                     \
     "[A-Za-z_]\\w*(?:\\.[A-Za-z_]\\w*)+(?:[\\s;,#&]|$))"
-#define UNQUOTED "[^\\s\"'`;,()\\[\\]{}<>]++(?=[\\s;,#&]|$)"
+/* (a backslash ends it: "PASSWORD=x\\n" inside JSON text) */
+#define UNQUOTED "[^\\s\"'`;,()\\[\\]{}<>\\\\]++(?=[\\s;,#&\"'\\\\]|$)"
 #define PEM_BEGIN "-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
 #define PEM_END "-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
 #define NL "(?:\\r?\\n|(?:\\\\r)?\\\\n)"
@@ -93,16 +94,16 @@ static const struct rule {
     /* credentials in URLs: scheme://user:password@host */
     {"(\\b[a-z][a-z0-9+.\\-]*://[^/\\s:@]+:)[^/\\s@]+@", "${1}" REDACTED "@"},
     /* KEY = "value" / KEY: 'value' (code, JSON, YAML, INI, .env) */
-    {"(?i)(\\b" KEYNAME "[\"']?[ \\t]*(?:=>|:=|\\?=|=(?!=)|:(?!:))[ \\t]*)([\"'`])" NOT_REF
+    {"(?i)((?<![/\\\\])\\b" KEYNAME "[\"']?[ \\t]*(?:=>|:=|\\?=|=(?!=)|:(?!:))[ \\t]*)([\"'`])" NOT_REF
      "[^\"'`\\r\\n]+\\2",
      "${1}${2}" REDACTED "${2}"},
     /* KEY=value (.env, INI, shell; also `export KEY=value`) */
-    {"(?i)(\\b" KEYNAME "[\"']?[ \\t]*(?:=>|:=|\\?=|=(?!=))[ \\t]*)" NOT_REF UNQUOTED,
+    {"(?i)((?<![/\\\\])\\b" KEYNAME "[\"']?[ \\t]*(?:=>|:=|\\?=|=(?!=))[ \\t]*)" NOT_REF UNQUOTED,
      "${1}" REDACTED},
     /* key: value, the value a word ending its line (YAML; also behind a
      * grep or diff prefix) */
-    {"(?im)(\\b" KEYNAME "[\"']?[ \\t]*:[ \\t]+)" NOT_REF
-     "[^\\s\"'`;,()\\[\\]{}<>#]++(?=[ \\t]*(?:#.*)?\\r?$)",
+    {"(?im)((?<![/\\\\])\\b" KEYNAME "[\"']?[ \\t]*:[ \\t]+)" NOT_REF
+     "[^\\s\"'`;,()\\[\\]{}<>#\\\\]++(?=[ \\t]*(?:#[^\\n]*)?(?:\\r?$|\\\\[rn]))",
      "${1}" REDACTED},
 };
 

@@ -18,15 +18,17 @@ VAL="sandbox-env-value-$$-Q7xv2"
 for mode in bwrap none; do
     rm -f "$T/cmdlines" "$T/tool.out"
     GOALD_SANDBOX=$mode GOALD_SANDBOX_ENV='["CS_VALUE"]' CS_VALUE="$VAL" \
-        "$G" tool bash --root "$W" --args '{"command": "env | grep -c Q7xv2 >count; sleep 3"}' \
+        "$G" tool bash --root "$W" --args '{"command": "env | grep -c Q7xv2 >count; sleep 6"}' \
         >"$T/tool.out" 2>&1 &
     tpid=$!
     # while it sleeps: every command line on the host, as ps shows them
     wait_until 20 test -s "$W/count"
-    for f in /proc/[0-9]*/cmdline; do { tr '\0' ' ' <"$f"; } 2>/dev/null || true; echo; done >"$T/cmdlines"
+    # (patterns from a file: the scanner's own command line must not match)
+    printf 'sleep 6\n%s\n' "$VAL" >"$T/patterns"
+    { grep -a -F -f "$T/patterns" /proc/[0-9]*/cmdline || true; } 2>/dev/null | tr '\0' ' ' >"$T/cmdlines"
     ps -eo args >>"$T/cmdlines" 2>/dev/null || true
     wait "$tpid" || fail "$mode: goald tool bash failed: $(cat "$T/tool.out")"
-    grep -q 'sleep 3' "$T/cmdlines" || fail "$mode: the scan missed the running command"; ok
+    grep -q 'sleep 6' "$T/cmdlines" || fail "$mode: the scan missed the running command"; ok
     if grep -F -- "$VAL" "$T/cmdlines"; then fail "$mode: a sandbox.env value is in a command line"; fi
     ok
     expect_eq "$(cat "$W/count")" 1 "$mode: the command sees its sandbox.env variable"
