@@ -56,6 +56,7 @@ struct daemon {
     int64_t started_wall;
     int64_t last_sweep;   /* monotonic */
     int64_t stop_at;      /* monotonic; 0 while running */
+    int disk_full;        /* a write met a full disk or database: stopping, exit non-zero */
 };
 
 static int sig_pipe[2] = {-1, -1};
@@ -785,6 +786,14 @@ int daemon_run(const struct daemon_opts *o)
             started = claim_all(d);
         }
         heartbeat(d);
+        /* nothing can be recorded any more: stop (jobs get their grace) and
+         * say why, rather than loop or exit 0 */
+        if (store_disk_full() && !d->disk_full) {
+            d->disk_full = 1;
+            log_error("database or disk is full: %s: stopping", o->db_path);
+            if (!d->stop_at)
+                d->stop_at = time_mono_ms();
+        }
         if (o->once && !d->stop_at && d->nkids == 0 && started == 0 && !pending_retries(d))
             break;
         wait_for_events(d, d->stop_at ? 100 : (d->nkids && o->once ? 50 : config_int(CFG_DAEMON_TICK_MS)));
@@ -797,7 +806,9 @@ int daemon_run(const struct daemon_opts *o)
     store_event_add(d->st, NULL, NULL, NULL, "daemon.stopped", NULL, NULL);
     store_exec(d->st, "DELETE FROM daemon_heartbeat");
     log_event(LOG_INFO, "daemon.stopped", NULL);
-    rc = 0;
+    rc = d->disk_full || store_disk_full()
+             ? err_set(ERR_IO, "database or disk is full: %s", o->db_path)
+             : 0;
 out:
     if (d->wake_fd >= 0) {
         close(d->wake_fd);
