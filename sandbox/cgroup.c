@@ -304,7 +304,8 @@ static int remove_dir(const char *dir)
 
     memset(&cg, 0, sizeof(cg));
     cg.active = 1;
-    snprintf(cg.procs, sizeof(cg.procs), "%s/cgroup.procs", dir);
+    if ((size_t)snprintf(cg.procs, sizeof(cg.procs), "%s/cgroup.procs", dir) >= sizeof(cg.procs))
+        return -1;
     for (int i = 0; i < 50; i++) {
         sandbox_cgroup_signal(&cg, SIGKILL);
         if (rmdir(dir) == 0 || errno == ENOENT)
@@ -325,7 +326,7 @@ static int sweep_base(const char *base)
     if (!d)
         return 0;
     while ((e = readdir(d)) != NULL) {
-        char dir[1024];
+        char dir[sizeof(((struct sandbox_cgroup *)0)->dir)];
         if (strncmp(e->d_name, "goald-", 6) || owner_alive(e->d_name))
             continue;
         if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name) >= sizeof(dir))
