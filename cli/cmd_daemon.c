@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -38,6 +39,10 @@ static int run(struct cli_ctx *c)
     o.log_file = cli_opt(c, "log-file");
     o.once = cli_flag(c, "once");
     o.log_level = LOG_INFO; /* a service reports its jobs unless log.level says */
+    /* it holds the credentials for its jobs: /proc/PID/{environ,mem} and
+     * ptrace closed to other processes of its user (it still reads its
+     * jobs' /proc/PID/cmdline, which stays readable) */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     rc = daemon_run(&o);
     if (rc == ERR_BUSY)
         return cli_fail(EXIT_FAIL, "%s", err_last());

@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "daemon/daemon.h"
 #include "lifecycle/resolve.h"
+#include "util/termesc.h"
 #include "util/timeutil.h"
 
 static int list(struct cli_ctx *c)
@@ -55,18 +56,23 @@ static int list(struct cli_ctx *c)
             cJSON_AddItemToArray(arr, o);
             continue;
         }
+        /* titles, questions, resolutions: text of a model or a goal (util/termesc.h) */
         printf("%.8s  %-18s %-8s %-6s goal %.8s %s%s%s\n", sqlite3_column_text(s, 0),
-               sqlite3_column_text(s, 3), sqlite3_column_text(s, 4), sqlite3_column_text(s, 5),
-               sqlite3_column_text(s, 1), sqlite3_column_text(s, 10),
-               *sqlite3_column_text(s, 11) ? " / " : "", sqlite3_column_text(s, 11));
+               term_view((const char *)sqlite3_column_text(s, 3)),
+               term_view((const char *)sqlite3_column_text(s, 4)),
+               term_view((const char *)sqlite3_column_text(s, 5)), sqlite3_column_text(s, 1),
+               term_view((const char *)sqlite3_column_text(s, 10)),
+               *sqlite3_column_text(s, 11) ? " / " : "",
+               term_view((const char *)sqlite3_column_text(s, 11)));
         if (q)
-            printf("          question: %s\n", q);
+            printf("          question: %s\n", term_view(q));
         {
             const cJSON *a = cJSON_GetObjectItemCaseSensitive(packet, "actions"), *it;
             printf("          actions:");
-            cJSON_ArrayForEach(it, a) printf(" %s", cJSON_GetStringValue(it));
+            cJSON_ArrayForEach(it, a) printf(" %s", term_view(cJSON_GetStringValue(it)));
             printf("%s%s\n", *sqlite3_column_text(s, 7) ? "   (resolution: " : "",
-                   *sqlite3_column_text(s, 7) ? (const char *)sqlite3_column_text(s, 7) : "");
+                   *sqlite3_column_text(s, 7) ? term_view((const char *)sqlite3_column_text(s, 7))
+                                              : "");
         }
         cJSON_Delete(packet);
     }

@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "store/event.h"
+#include "util/termesc.h"
 #include "util/timeutil.h"
 
 struct ev_ctx {
@@ -69,9 +70,10 @@ static int each(const struct store_event *ev, void *vctx)
         return 0;
     }
     printf("%6lld  %-24s  %-26s  goal=%.8s%s%.8s%s%.8s  %s\n", (long long)ev->id,
-           time_format_rfc3339(t, sizeof(t), ev->ts), ev->type, ev->goal_id ? ev->goal_id : "-",
-           ev->item_id ? " item=" : "", ev->item_id ? ev->item_id : "", ev->run_id ? " run=" : "",
-           ev->run_id ? ev->run_id : "", ev->payload ? ev->payload : "");
+           time_format_rfc3339(t, sizeof(t), ev->ts), term_view(ev->type),
+           ev->goal_id ? ev->goal_id : "-", ev->item_id ? " item=" : "",
+           ev->item_id ? ev->item_id : "", ev->run_id ? " run=" : "", ev->run_id ? ev->run_id : "",
+           term_view(ev->payload)); /* model text inside (DEL, C1): util/termesc.h */
     return 0;
 }
 

@@ -5,12 +5,13 @@
 #include "cli/cli.h"
 #include "lifecycle/report.h"
 #include "store/goal.h"
+#include "util/termesc.h"
 #include "util/timeutil.h"
 
 static void line(const char *k, const char *v)
 {
     if (v && *v)
-        printf("%-17s %s\n", k, v);
+        printf("%-17s %s\n", k, term_view(v)); /* the goal's text: util/termesc.h */
 }
 
 static int run(struct cli_ctx *c)

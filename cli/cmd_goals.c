@@ -7,6 +7,7 @@
 #include "lifecycle/report.h"
 #include "lifecycle/transitions.h"
 #include "store/goal.h"
+#include "util/termesc.h"
 #include "util/timeutil.h"
 
 struct list_ctx {
@@ -26,7 +27,8 @@ static int each(const struct goal *g, void *vctx)
         return 0;
     }
     time_format_rfc3339(t, sizeof(t), g->created_at - g->created_at % 1000);
-    printf("%-8.8s  %-9s  %3d  %-20s  %s\n", g->id, g->status, g->priority, t, g->title);
+    printf("%-8.8s  %-9s  %3d  %-20s  %s\n", g->id, g->status, g->priority, t,
+           term_view(g->title)); /* util/termesc.h */
     return 0;
 }
 

@@ -2,6 +2,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "cli/cli.h"
 #include "lifecycle/claim.h"
@@ -15,6 +16,10 @@ static int run_job(struct cli_ctx *c)
     store *st;
     int rc;
 
+    /* The job holds the API key in its memory and starts the model's
+     * commands: not dumpable, its /proc/PID/{environ,mem,fd} and ptrace are
+     * closed to other processes of the same user (root excepted). */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     if ((rc = cli_resolve(c, "runs", c->pos[0], id)) != 0)
         return rc;
     if ((rc = cli_store(c, &st)) != 0)

@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "util/config.h"
 #include "util/log.h"
+#include "util/secret.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 /* Debian 12's libgit2 1.5.1 leaks a PCRE2 match block on every regex
@@ -37,6 +38,11 @@ int main(int argc, char **argv)
 
     memset(&c, 0, sizeof(c));
     c.argv0 = argv[0];
+    /* credentials out of the environment first (util/secret.h): from the
+     * daemon's pipe, then our own variables */
+    if (secret_receive() != 0)
+        fprintf(stderr, "goald: %s\n", err_last());
+    secret_take_all();
     c.db_path = getenv("GOALD_DB");
     c.config_path = getenv("GOALD_CONFIG");
     if (c.db_path && !*c.db_path)
@@ -74,12 +80,14 @@ int main(int argc, char **argv)
     }
     if (config_load(c.config_path) != 0)
         return cli_fail(EXIT_USAGE, "%s", err_last());
+    secret_take_all(); /* and the variables the configuration names */
     log_init(LOG_WARN);
     /* log.level (or GOALD_LOG_LEVEL) was checked by config_load() */
     log_set_level(log_level_named(config_str(CFG_LOG_LEVEL), log_get_level()));
     rc = cli_dispatch(&c, argc - i, argv + i);
     store_close(c.st);
     config_reset();
+    secret_clear();
     fflush(stdout);
     if (ferror(stdout))
         return cli_fail(EXIT_FAIL, "error writing output");

@@ -40,7 +40,9 @@ int daemon_run(const struct daemon_opts *o);
  * Never fails: no daemon is fine. */
 void daemon_wake(const char *db_path);
 
-/* The lock and socket paths beside the database. */
+/* The socket path (and the name of the lock file of earlier versions)
+ * beside the database.  The daemon's lock is a flock() on the database
+ * file itself. */
 void daemon_paths(const char *db_path, char *lock, size_t lock_n, char *sock, size_t sock_n);
 
 #endif

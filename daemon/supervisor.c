@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,12 +20,14 @@
 #include "lifecycle/abort.h"
 #include "lifecycle/claim.h"
 #include "lifecycle/monitor.h"
+#include "sandbox/sandbox.h"
 #include "store/event.h"
 #include "store/store.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/secret.h"
 #include "util/timeutil.h"
 
 #define MAX_KIDS 512
@@ -46,13 +49,14 @@ struct daemon {
     const struct daemon_opts *o;
     store *st;
     char self[PATH_MAX];
-    char lock_path[PATH_MAX], sock_path[PATH_MAX];
+    char sock_path[PATH_MAX];
     int lock_fd, wake_fd;
     struct kid kids[MAX_KIDS];
     int nkids;
     int64_t started_wall;
     int64_t last_sweep;   /* monotonic */
     int64_t stop_at;      /* monotonic; 0 while running */
+    int disk_full;        /* a write met a full disk or database: stopping, exit non-zero */
 };
 
 static int sig_pipe[2] = {-1, -1};
@@ -104,27 +108,64 @@ void daemon_wake(const char *db_path)
     close(fd);
 }
 
-/* One instance per database: an exclusive lock on a file beside it that
- * holds our pid. */
+/* The pid of the process holding a flock() on the file st describes, from
+ * /proc/locks (which names the file by device and inode, whatever path
+ * opened it); 0 when none is found. */
+static long lock_holder(const struct stat *st)
+{
+    FILE *f = fopen("/proc/locks", "re");
+    char line[256];
+    long found = 0, by_ino = 0;
+
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f)) {
+        char kind[16], mode[16];
+        unsigned maj, min;
+        unsigned long long ino;
+        long pid;
+        if (strstr(line, "->")) /* a waiter, not the holder */
+            continue;
+        if (sscanf(line, "%*d: %15s %*s %15s %ld %x:%x:%llu", kind, mode, &pid, &maj, &min, &ino) !=
+            6)
+            continue;
+        if (strcmp(kind, "FLOCK") || strcmp(mode, "WRITE") || ino != (unsigned long long)st->st_ino)
+            continue;
+        if (maj == major(st->st_dev) && min == minor(st->st_dev)) {
+            found = pid;
+            break;
+        }
+        by_ino = pid; /* overlay file systems report another device */
+    }
+    fclose(f);
+    return found ? found : by_ino;
+}
+
+/* One instance per database: an exclusive flock() on the database file
+ * itself, so that every path to it - a symlink, a hard link, a bind mount -
+ * finds the same lock (a lock file named after the path would not).
+ * flock() locks are independent of the POSIX locks SQLite takes on the
+ * same file; the descriptor stays open until after the store is closed (a
+ * close() would drop SQLite's POSIX locks of this process on the file). */
 static int take_lock(struct daemon *d)
 {
-    char buf[32];
-    int fd = open(d->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    struct stat st;
+    int fd = open(d->o->db_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 
     if (fd < 0)
-        return err_set(ERR_IO, "%s: %s", d->lock_path, strerror(errno));
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
-        buf[n > 0 ? n : 0] = '\0';
-        buf[strcspn(buf, "\n")] = '\0';
+        return err_set(ERR_IO, "%s: %s", d->o->db_path, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return err_set(ERR_BUSY, "a daemon is already running for %s (pid %s)", d->o->db_path,
-                       buf[0] ? buf : "unknown");
+        return err_set(ERR_IO, "%s: not a regular file", d->o->db_path);
     }
-    if (ftruncate(fd, 0) == 0) {
-        int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-        if (pwrite(fd, buf, (size_t)n, 0) < 0)
-            log_warn("%s: cannot write the pid", d->lock_path);
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        long pid = lock_holder(&st);
+        char who[32] = "unknown";
+        close(fd);
+        if (pid > 0)
+            snprintf(who, sizeof(who), "%ld", pid);
+        return err_set(ERR_BUSY, "a daemon is already running for %s (pid %s)", d->o->db_path,
+                       who);
     }
     d->lock_fd = fd;
     return 0;
@@ -274,7 +315,7 @@ static void job_ended(struct daemon *d, struct kid *k, int status)
 
 static void reap(struct daemon *d)
 {
-    int status;
+    int status, ended = 0;
     pid_t pid;
 
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
@@ -283,7 +324,11 @@ static void reap(struct daemon *d)
             continue;
         job_ended(d, k, status);
         drop_kid(d, k);
+        ended++;
     }
+    /* a job killed (timeout, SIGKILL, crash) leaves its command's cgroup */
+    if (ended && sandbox_cgroup_sweep() > 0)
+        log_debug("removed the cgroups of ended jobs");
     /* jobs of an earlier daemon: not our children, watched by pid */
     for (int i = 0; i < d->nkids; i++) {
         if (d->kids[i].foreign && !job_alive(d->kids[i].pid, d->kids[i].run_id)) {
@@ -318,10 +363,16 @@ static int spawn(struct daemon *d, const struct claim *c)
     const char *argv[10];
     int argc = 0;
     struct kid *k;
+    char **envp = NULL;
+    int secret_fd = -1;
     pid_t pid;
 
     if (d->nkids >= MAX_KIDS)
         return err_set(ERR_BUSY, "too many jobs");
+    /* the credentials go through a pipe, never the job's environment
+     * (which its children could read in /proc/PID/environ) */
+    if (secret_child_env(&envp, &secret_fd) != 0)
+        return -1;
     argv[argc++] = d->self;
     argv[argc++] = "--db";
     argv[argc++] = d->o->db_path;
@@ -333,8 +384,13 @@ static int spawn(struct daemon *d, const struct claim *c)
     argv[argc++] = c->run_id;
     argv[argc] = NULL;
     pid = fork();
-    if (pid < 0)
-        return err_set(ERR_IO, "fork: %s", strerror(errno));
+    if (pid < 0) {
+        int e = errno;
+        secret_child_env_free(envp);
+        if (secret_fd >= 0)
+            close(secret_fd);
+        return err_set(ERR_IO, "fork: %s", strerror(e));
+    }
     if (pid == 0) {
         sigset_t none;
         int null = open("/dev/null", O_RDWR);
@@ -352,9 +408,17 @@ static int spawn(struct daemon *d, const struct claim *c)
             if (null > 2)
                 close(null);
         }
-        execv(d->self, (char *const *)argv);
+        if (secret_fd >= 0)
+            fcntl(secret_fd, F_SETFD, 0);
+        if (envp)
+            execve(d->self, (char *const *)argv, envp);
+        else
+            execv(d->self, (char *const *)argv);
         _exit(127);
     }
+    secret_child_env_free(envp);
+    if (secret_fd >= 0)
+        close(secret_fd);
     setpgid(pid, pid);
     k = &d->kids[d->nkids++];
     memset(k, 0, sizeof(*k));
@@ -650,7 +714,7 @@ int daemon_run(const struct daemon_opts *o)
     d->o = o;
     d->lock_fd = d->wake_fd = -1;
     d->started_wall = time_now_ms();
-    daemon_paths(o->db_path, d->lock_path, sizeof(d->lock_path), d->sock_path,
+    daemon_paths(o->db_path, NULL, 0, d->sock_path,
                  sizeof(d->sock_path));
     n = readlink("/proc/self/exe", d->self, sizeof(d->self) - 1);
     if (n <= 0) {
@@ -683,6 +747,7 @@ int daemon_run(const struct daemon_opts *o)
               NULL);
     store_event_add(d->st, NULL, NULL, NULL, "daemon.started", NULL, NULL);
     recover_orphans(d, 1);
+    sandbox_cgroup_sweep(); /* left by jobs of an earlier daemon */
 
     for (;;) {
         int started = 0;
@@ -692,6 +757,7 @@ int daemon_run(const struct daemon_opts *o)
             if (config_load(o->config_path) != 0) {
                 log_error("config not reloaded: %s", err_last());
             } else {
+                secret_take_all(); /* variables the new configuration names */
                 log_set_level(
                     log_level_named(config_str(CFG_LOG_LEVEL), (enum log_level)o->log_level));
                 log_event(LOG_INFO, "config.reloaded", "config",
@@ -720,6 +786,14 @@ int daemon_run(const struct daemon_opts *o)
             started = claim_all(d);
         }
         heartbeat(d);
+        /* nothing can be recorded any more: stop (jobs get their grace) and
+         * say why, rather than loop or exit 0 */
+        if (store_disk_full() && !d->disk_full) {
+            d->disk_full = 1;
+            log_error("database or disk is full: %s: stopping", o->db_path);
+            if (!d->stop_at)
+                d->stop_at = time_mono_ms();
+        }
         if (o->once && !d->stop_at && d->nkids == 0 && started == 0 && !pending_retries(d))
             break;
         wait_for_events(d, d->stop_at ? 100 : (d->nkids && o->once ? 50 : config_int(CFG_DAEMON_TICK_MS)));
@@ -732,7 +806,9 @@ int daemon_run(const struct daemon_opts *o)
     store_event_add(d->st, NULL, NULL, NULL, "daemon.stopped", NULL, NULL);
     store_exec(d->st, "DELETE FROM daemon_heartbeat");
     log_event(LOG_INFO, "daemon.stopped", NULL);
-    rc = 0;
+    rc = d->disk_full || store_disk_full()
+             ? err_set(ERR_IO, "database or disk is full: %s", o->db_path)
+             : 0;
 out:
     if (d->wake_fd >= 0) {
         close(d->wake_fd);

@@ -8,6 +8,7 @@
 #include "store/item.h"
 #include "util/err.h"
 #include "util/jsonw.h"
+#include "util/termesc.h"
 #include "util/timeutil.h"
 
 double report_percent(long long done_points, long long total_points)
@@ -467,7 +468,7 @@ static int item_text_cb(const struct work_item *wi, void *vf)
     const char *ver = wi->verified == 1 ? "yes" : wi->verified == 0 ? "UNVERIFIED" : "-";
 
     fprintf(f, "  %-8s  %-12s  %-6s  %-8d  %-10s  %s\n", wi->key, wi->status, wi->effort,
-            wi->attempts, ver, wi->title);
+            wi->attempts, ver, term_view(wi->title)); /* model text: util/termesc.h */
     return ferror(f) ? err_set(ERR_IO, "write error") : 0;
 }
 
@@ -500,10 +501,10 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
         return rc;
     g = p.goal;
     bar = (int)(p.progress.percent / 5.0 + 0.5);
-    fprintf(f, "goal     %s  %s\n", g->id, g->title);
+    fprintf(f, "goal     %s  %s\n", g->id, term_view(g->title));
     fprintf(f, "status   %s%s\n", g->status, g->partial ? " (partial)" : "");
     if (g->branch)
-        fprintf(f, "branch   %s\n", g->branch);
+        fprintf(f, "branch   %s\n", term_view(g->branch));
     fputs("progress [", f);
     for (int i = 0; i < 20; i++)
         fputc(i < bar ? '#' : '.', f);
@@ -556,8 +557,8 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
         fputs("\nopen escalations\n", f);
         cJSON_ArrayForEach(it, p.escalations)
         {
-            fprintf(f, "  %.8s  %-10s %-8s %s\n", jstr(it, "id"), jstr(it, "type"),
-                    jstr(it, "severity"), jstr(it, "question"));
+            fprintf(f, "  %.8s  %-10s %-8s %s\n", jstr(it, "id"), term_view(jstr(it, "type")),
+                    term_view(jstr(it, "severity")), term_view(jstr(it, "question")));
         }
     }
     if (cJSON_GetArraySize(p.artifacts) > 0) {
@@ -567,7 +568,8 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
             const char *what = *jstr(it, "url")   ? jstr(it, "url")
                                : *jstr(it, "ref") ? jstr(it, "ref")
                                                   : jstr(it, "path");
-            fprintf(f, "  %-14s %s %s\n", jstr(it, "type"), what, jstr(it, "hash"));
+            fprintf(f, "  %-14s %s %s\n", jstr(it, "type"), term_view(what),
+                    term_view(jstr(it, "hash")));
         }
     }
 out:

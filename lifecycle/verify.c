@@ -29,6 +29,7 @@
 #include "util/fault.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/redact.h"
 #include "util/timeutil.h"
 #include "vcs/commit.h"
 #include "vcs/diff.h"
@@ -573,6 +574,7 @@ static int add_decision(struct job_ctx *j, const char *kind, const char *aspect,
 static void review(struct job_ctx *j, struct workspace *ws, const char *summary)
 {
     strbuf user, diff;
+    char *red; /* the diff holds what the model wrote: redacted like any tool result */
     cJSON *answer = NULL;
     const cJSON *f;
     int turns, rc;
@@ -581,8 +583,10 @@ static void review(struct job_ctx *j, struct workspace *ws, const char *summary)
     strbuf_init(&diff, REVIEW_DIFF_MAX);
     if (ws->wt && vcs_diff_text(&diff, ws->wt) == ERR_TOOBIG)
         strbuf_adds(&diff, "\n[diff cut at 200 KiB]\n");
+    red = redact_str(diff.len ? strbuf_cstr(&diff) : "(no git diff)", NULL);
     strbuf_addf(&user, "Work item: %s\nSummary: %s\nDiff:\n%s\n", j->item->title,
-                summary ? summary : "", diff.len ? strbuf_cstr(&diff) : "(no git diff)");
+                summary ? summary : "", red);
+    free(red);
     /* the review has its own budget of turns, but its call still counts
      * among the run's model calls (runs.turns) */
     turns = j->usage.turns;

@@ -12,6 +12,7 @@
 
 #include "llm/llm_internal.h"
 #include "util/config.h"
+#include "util/secret.h"
 
 const char *llm_model_key(const struct llm_model *m)
 {
@@ -19,7 +20,7 @@ const char *llm_model_key(const struct llm_model *m)
 
     if (!m->api_key_env || !*m->api_key_env)
         return NULL;
-    v = getenv(m->api_key_env);
+    v = secret_get(m->api_key_env);
     return v && *v ? v : NULL;
 }
 
@@ -51,7 +52,7 @@ static const char *default_key_env(enum llm_kind k)
  * the provider's usual one. */
 static const char *shortcut_key_env(const char *provider)
 {
-    const char *g = getenv("GOALD_LLM_API_KEY");
+    const char *g = secret_get("GOALD_LLM_API_KEY");
     enum llm_kind k;
 
     if (kind_parse(provider, &k) != 0 || k == LLM_KIND_SCRIPT)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "llm/llm_internal.h"
+#include "util/secret.h"
 
 static const char *const class_names[LLM_ERR__COUNT] = {
     [LLM_ERR_NONE] = "",
@@ -118,7 +119,7 @@ char *llm_redact(const llm_client *c, const char *s)
     for (size_t i = 0; c && i < c->nmodels; i++)
         redact_value(&sb, llm_model_key(&c->models[i]));
     for (int i = 0; usual_key_vars[i]; i++)
-        redact_value(&sb, getenv(usual_key_vars[i]));
+        redact_value(&sb, secret_get(usual_key_vars[i]));
     redact_shapes(&sb);
     return strbuf_detach(&sb, NULL);
 }

@@ -1,5 +1,7 @@
 #include "sandbox/cgroup.h"
+#include "sandbox/sandbox.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -243,4 +245,112 @@ int sandbox_cgroup_probe(void)
         return 0;
     sandbox_cgroup_destroy(&cg);
     return 1;
+}
+
+/* When process pid started, in seconds since the epoch; -1 if it is gone
+ * (or unreadable). */
+static long long proc_start(long pid)
+{
+    char path[64], buf[1024], *p;
+    unsigned long long ticks = 0, btime = 0;
+    long hz = sysconf(_SC_CLK_TCK);
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    if (read_small(path, buf, sizeof(buf)) != 0 || !(p = strrchr(buf, ')')))
+        return -1;
+    /* after "pid (comm) ": state is field 3, starttime field 22 */
+    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+                      "%*d %llu",
+               &ticks) != 1)
+        return -1;
+    if (!(f = fopen("/proc/stat", "re")))
+        return -1;
+    while (fgets(buf, sizeof(buf), f))
+        if (sscanf(buf, "btime %llu", &btime) == 1)
+            break;
+    fclose(f);
+    if (!btime || hz <= 0)
+        return -1;
+    return (long long)(btime + ticks / (unsigned long long)hz);
+}
+
+/* Is the goald process that made the cgroup named name still alive?  The
+ * name is goald-PID-COUNTER-TIME (make_dir): a live pid that started after
+ * TIME is another process that reuses it. */
+static int owner_alive(const char *name)
+{
+    long pid;
+    long long made, started;
+    unsigned counter;
+
+    if (sscanf(name, "goald-%ld-%u-%lld", &pid, &counter, &made) != 3 || pid <= 0)
+        return 1; /* not one of ours: leave it */
+    if (pid == (long)getpid())
+        return 1;
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        return 0;
+    started = proc_start(pid);
+    if (started < 0)
+        return kill((pid_t)pid, 0) == 0 || errno != ESRCH;
+    return started <= made + 2; /* btime is rounded: a little slack */
+}
+
+/* Kill what is left in dir, then remove it (a short wait for the dying). */
+static int remove_dir(const char *dir)
+{
+    struct sandbox_cgroup cg;
+    struct timespec ts = {0, 10 * 1000 * 1000};
+
+    memset(&cg, 0, sizeof(cg));
+    cg.active = 1;
+    if ((size_t)snprintf(cg.procs, sizeof(cg.procs), "%s/cgroup.procs", dir) >= sizeof(cg.procs))
+        return -1;
+    for (int i = 0; i < 50; i++) {
+        sandbox_cgroup_signal(&cg, SIGKILL);
+        if (rmdir(dir) == 0 || errno == ENOENT)
+            return 0;
+        if (errno != EBUSY)
+            return -1;
+        nanosleep(&ts, NULL);
+    }
+    return -1;
+}
+
+static int sweep_base(const char *base)
+{
+    DIR *d = opendir(base);
+    struct dirent *e;
+    int n = 0;
+
+    if (!d)
+        return 0;
+    while ((e = readdir(d)) != NULL) {
+        char dir[sizeof(((struct sandbox_cgroup *)0)->dir)];
+        if (strncmp(e->d_name, "goald-", 6) || owner_alive(e->d_name))
+            continue;
+        if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name) >= sizeof(dir))
+            continue;
+        if (remove_dir(dir) == 0)
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+int sandbox_cgroup_sweep(void)
+{
+    static const char *const controllers[] = {"pids", "memory"};
+    char base[400], done[2][400] = {"", ""};
+    int n = 0;
+
+    for (size_t i = 0; i < 2; i++) {
+        if (find_base(controllers[i], base, sizeof(base)) == 0)
+            continue;
+        if (i == 1 && !strcmp(base, done[0]))
+            continue; /* cgroup v2: one folder holds both */
+        snprintf(done[i], sizeof(done[i]), "%s", base);
+        n += sweep_base(base);
+    }
+    return n;
 }

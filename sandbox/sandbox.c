@@ -332,17 +332,10 @@ static int build_bwrap(struct strv *a, const struct sandbox_spec *spec, const ch
     strv_push(a, "--die-with-parent");
     strv_push(a, "--new-session");
     strv_push2(a, "--cap-drop", "ALL");
-    strv_push(a, "--clearenv");
-    for (size_t i = 0; i < env->n; i++) {
-        const char *eq = strchr(env->v[i], '=');
-        char name[256];
-        size_t nl = (size_t)(eq - env->v[i]);
-        if (nl >= sizeof(name))
-            return err_set(ERR_INVALID, "sandbox: environment name too long");
-        memcpy(name, env->v[i], nl);
-        name[nl] = '\0';
-        strv_push3(a, "--setenv", name, eq + 1);
-    }
+    /* No --clearenv/--setenv: arguments are world-readable (ps, /proc/PID/cmdline)
+     * and sandbox.env may carry secrets.  bubblewrap is executed with envp =
+     * exactly env, and passes its own environment on unchanged to the command. */
+    (void)env;
     strv_push(a, "--");
     return 0;
 }
@@ -628,8 +621,10 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
             goto out;
         add_command(&args, spec);
     }
-    if (config_bool(CFG_SANDBOX_CGROUP) && config_int(CFG_SANDBOX_NPROC) > 0 && !spec->direct)
+    if (config_bool(CFG_SANDBOX_CGROUP) && config_int(CFG_SANDBOX_NPROC) > 0 && !spec->direct) {
+        sandbox_cgroup_sweep(); /* what killed jobs left behind */
         sandbox_cgroup_create(&cg, (long)config_int(CFG_SANDBOX_NPROC), memory_limit());
+    }
     if (pipe2(pout, O_CLOEXEC) != 0 || (!spec->merge_stderr && pipe2(perr, O_CLOEXEC) != 0)) {
         rc = err_set(ERR_IO, "sandbox: pipe: %s", strerror(errno));
         goto out;

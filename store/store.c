@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,11 +29,49 @@ struct store {
     int ncache;
 };
 
+/* Set once any SQLite call of this process met a full disk or database:
+ * SQLITE_FULL, or an I/O error whose cause was ENOSPC (SQLite reports
+ * creating the WAL's shared memory on a full disk as "disk I/O error").
+ * SQLite's error log sees every such failure, whichever caller ignored the
+ * result (a heartbeat, a best-effort event). */
+static volatile int disk_full;
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+
+static void sqlite_log(void *arg, int code, const char *msg)
+{
+    (void)arg;
+    if ((code & 0xff) == SQLITE_FULL ||
+        ((code & 0xff) == SQLITE_IOERR && msg && strstr(msg, ": (28) ")))
+        disk_full = 1;
+}
+
+static void install_log(void)
+{
+    /* before SQLite initialises (the first open); a no-op after */
+    sqlite3_config(SQLITE_CONFIG_LOG, sqlite_log, NULL);
+}
+
+static int is_full(sqlite3 *db)
+{
+    int code = db ? sqlite3_errcode(db) : 0;
+
+    if (code == SQLITE_FULL || (code == SQLITE_IOERR && sqlite3_system_errno(db) == ENOSPC))
+        disk_full = 1;
+    return code == SQLITE_FULL || disk_full;
+}
+
+int store_disk_full(void)
+{
+    return disk_full;
+}
+
 int store_err(store *st, const char *what)
 {
     int code = sqlite3_errcode(st->db);
     int rc = (code == SQLITE_BUSY || code == SQLITE_LOCKED) ? ERR_BUSY : ERR_DB;
 
+    if (code == SQLITE_FULL && is_full(st->db))
+        return err_set(ERR_IO, "%s: database or disk is full: %s", what, st->path);
     return err_set(rc, "%s: %s", what, sqlite3_errmsg(st->db));
 }
 
@@ -69,8 +108,10 @@ int store_exec(store *st, const char *sql)
 
     if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
         int code = sqlite3_errcode(st->db);
-        int rc = err_set(code == SQLITE_BUSY ? ERR_BUSY : ERR_DB, "database: %s",
-                         msg ? msg : sqlite3_errmsg(st->db));
+        int rc = code == SQLITE_FULL && is_full(st->db)
+                     ? err_set(ERR_IO, "database or disk is full: %s", st->path)
+                     : err_set(code == SQLITE_BUSY ? ERR_BUSY : ERR_DB, "database: %s",
+                               msg ? msg : sqlite3_errmsg(st->db));
         sqlite3_free(msg);
         return rc;
     }
@@ -298,8 +339,11 @@ int store_open(store **out, const char *path)
         return rc;
     if ((rc = fs_mkdir_p(dir, 0700)) != 0)
         return rc;
+    pthread_once(&log_once, install_log);
     /* create the file ourselves so that it is 0600 from the first byte */
     fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == ENOSPC)
+        return err_set(ERR_IO, "database or disk is full: %s", path);
     if (fd < 0)
         return err_set(ERR_IO, "%s: cannot open database: %s", path, strerror(errno));
     close(fd);
@@ -329,6 +373,8 @@ int store_open(store **out, const char *path)
     *out = st;
     st = NULL;
 out:
+    if (rc && st && is_full(st->db))
+        rc = err_set(ERR_IO, "database or disk is full: %s", path);
     store_close(st);
     return rc;
 }

@@ -60,6 +60,12 @@ void store_tx_rollback(store *st);
  * "WHAT: sqlite message" and returns ERR_DB (ERR_BUSY when locked). */
 int store_err(store *st, const char *what);
 
+/* 1 once any SQLite call of this process failed because the disk or the
+ * database was full (SQLITE_FULL, or ENOSPC under an I/O error); the
+ * errors of store_open(), store_exec() and store_err() then say
+ * "database or disk is full: PATH".  Sticky: the daemon stops on it. */
+int store_disk_full(void);
+
 /* Prepare sql (cached on the connection for its lifetime: callers must
  * sqlite3_reset() via store_done() and never finalize). */
 int store_prepare(store *st, sqlite3_stmt **out, const char *sql);

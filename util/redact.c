@@ -9,35 +9,102 @@
 
 #include "util/err.h"
 
-/* Each rule: a pattern and its replacement (pcre2 extended syntax: ${1}). */
+/* Each rule: a pattern and its replacement (pcre2 extended syntax: ${1}).
+ * The families follow public secret scanners (gitleaks' rule set): fixed
+ * token shapes first, then values by their context (headers, URLs,
+ * assignments).  Applied in order; a later rule never re-redacts
+ * ***REDACTED***.
+ *
+ * Assignments (KEY is a name containing password, passwd, passphrase,
+ * secret, token, api_key, apikey, access_key, private_key or credential):
+ * - a quoted value after =, :, :=, => is always redacted
+ *   (`password = "x"` in code too: over-redacting a literal is fine);
+ * - an unquoted value after = (.env, INI, shell) is redacted when it is a
+ *   whole word: followed by the end of the line, a space, ; , # or &;
+ *   after : (YAML) when it is the last word of its line (a comment may
+ *   follow), so that prose ("the token: it was wrong") stays;
+ * - left alone, because they are code or references, not secrets: a call
+ *   or index (`password = get_password()`, `token=os.environ["T"]`), a
+ *   dotted name (`token = self.token`), $VAR / ${VAR} / ${{ secrets.X }},
+ *   numbers (`max_tokens: 8192`), true/false/null/none, <placeholders>,
+ *   `==` comparisons, and a path ending in such a name (`/etc/passwd: x`).  A bare word in code (`password = pw`) cannot be
+ *   told from an INI value and is redacted. */
+#define KEYNAME                                                                                    \
+    "[\\w.-]*?(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|"        \
+    "private[_-]?key|credential)[\\w.-]*"
+/* what may not start a value: a reference, a literal we keep, our mark */
+#define NOT_REF                                                                                    \
+    "(?!\\$|\\*\\*\\*REDACTED|\\{\\{|<[^>\\s]*>(?:[\\s;,#&]|$)|"                                 \
+    "(?:true|false|null|none|nil|undefined|\\d+(?:\\.\\d+)?)(?:[\\s;,#&]|$)|"                     \
+    "[A-Za-z_]\\w*(?:\\.[A-Za-z_]\\w*)+(?:[\\s;,#&]|$))"
+/* (a backslash ends it: "PASSWORD=x\\n" inside JSON text) */
+#define UNQUOTED "[^\\s\"'`;,()\\[\\]{}<>\\\\]++(?=[\\s;,#&\"'\\\\]|$)"
+#define PEM_BEGIN "-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
+#define PEM_END "-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
+#define NL "(?:\\r?\\n|(?:\\\\r)?\\\\n)"
+
 static const struct rule {
     const char *pattern;
     const char *replacement;
 } rules[] = {
-    /* private key blocks */
-    {"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\\s\\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
+    /* private key blocks, whole */
+    {PEM_BEGIN "[\\s\\S]*?" PEM_END, REDACTED},
+    /* a partial one (no END): the BEGIN line and the key body after it -
+     * base64 lines, header lines (Proc-Type: ...), blank lines; also
+     * with escaped newlines (\n in JSON or code) */
+    {PEM_BEGIN "[A-Za-z0-9+/= \\t]*(?:" NL "(?:[A-Za-z0-9+/=]++|[+ ]?[A-Za-z-]+: [^\\r\\n\\\\]*|[ \\t]*)"
+               "(?=\\r?\\n|\\\\[rn]|[\"']|$))*",
      REDACTED},
     /* OpenAI / Anthropic style keys: sk-..., sk-proj-..., sk-ant-... */
     {"\\bsk-[A-Za-z0-9_\\-]{16,}", REDACTED},
-    /* AWS access key ids */
-    {"\\b(?:AKIA|ASIA)[0-9A-Z]{16}\\b", REDACTED},
-    /* GitHub, Slack, Google API keys */
+    /* AWS access key ids (AKIA long-term, ASIA temporary, and the other
+     * unique-id prefixes) */
+    {"\\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[A-Z0-9]{16}\\b",
+     REDACTED},
+    /* AWS secret access keys: 40 base64 characters near "aws" */
+    {"(?i)(\\baws[\\w.-]{0,30}?[\"']?[ \\t]*(?:=|:|=>|:=)[ \\t]*[\"'`]?)(?-i)[A-Za-z0-9/+]{40}"
+     "(?![A-Za-z0-9/+=])",
+     "${1}" REDACTED},
+    /* GitHub: personal, OAuth, user-to-server, server-to-server, refresh;
+     * fine-grained personal tokens */
     {"\\bgh[pousr]_[A-Za-z0-9]{30,}\\b", REDACTED},
     {"\\bgithub_pat_[A-Za-z0-9_]{30,}\\b", REDACTED},
-    {"\\bxox[abprs]-[A-Za-z0-9\\-]{10,}", REDACTED},
-    {"\\bAIza[0-9A-Za-z_\\-]{35}\\b", REDACTED},
-    /* Authorization: Bearer TOKEN */
+    /* GitLab: personal/project/group (glpat-), pipeline trigger, deploy,
+     * runner, CI job, OAuth, feed, incoming mail, agent, SCIM... tokens;
+     * runner registration tokens */
+    {"\\bgl(?:pat|ptt|dt|rt|cbt|soat|ffct|imt|agent|oas|ft|cf|sa)-[\\w-]{20,}(?:\\.[\\w-]{2,})*",
+     REDACTED},
+    {"\\bGR1348941[\\w-]{20,}", REDACTED},
+    /* Slack: bot, user, app-level, config and refresh tokens; webhooks */
+    {"\\bxox(?:e\\.xox[bp]|[abposre])-[A-Za-z0-9-]{10,}", REDACTED},
+    {"\\bxapp-\\d-[A-Za-z0-9]+-\\d+-[A-Za-z0-9]+", REDACTED},
+    {"(\\bhooks\\.slack\\.com/(?:services|workflows|triggers)/)[A-Za-z0-9+/_-]+", "${1}" REDACTED},
+    /* Stripe secret and restricted keys, webhook secrets */
+    {"\\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}", REDACTED},
+    {"\\bwhsec_[A-Za-z0-9]{24,}", REDACTED},
+    /* Google API keys */
+    {"\\bAIza[0-9A-Za-z_\\-]{35}", REDACTED},
+    /* JSON web tokens: header.payload[.signature], both base64url JSON */
+    {"\\bey[A-Za-z0-9_-]{10,}\\.ey[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_\\-+/=]*", REDACTED},
+    /* Authorization: Bearer TOKEN / Basic CREDENTIALS / token TOKEN */
     {"(?i)\\b(bearer)\\s+[A-Za-z0-9._~+/=\\-]{8,}", "${1} " REDACTED},
+    {"(?i)\\b(authorization[\"']?[ \\t]*[:=][ \\t]*[\"']?(?:basic|token))[ \\t]+"
+     "[A-Za-z0-9._~+/=\\-]{8,}",
+     "${1} " REDACTED},
     /* credentials in URLs: scheme://user:password@host */
     {"(\\b[a-z][a-z0-9+.\\-]*://[^/\\s:@]+:)[^/\\s@]+@", "${1}" REDACTED "@"},
-    /* NAME_TOKEN=value, NAME_SECRET=value, NAME_PASSWORD=value (shell, env files) */
-    {"(?i)\\b([A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY))="
-     "(?:\"[^\"\\n]*\"|'[^'\\n]*'|[^\\s\"']+)",
-     "${1}=" REDACTED},
-    /* the same with spaces or a colon and a quoted value (code, YAML, JSON) */
-    {"(?i)\\b([A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY)[\"']?"
-     "[ \\t]*[=:][ \\t]*)(?:\"[^\"\\n]{3,}\"|'[^'\\n]{3,}')",
-     "${1}\"" REDACTED "\""},
+    /* KEY = "value" / KEY: 'value' (code, JSON, YAML, INI, .env) */
+    {"(?i)((?<![/\\\\])\\b" KEYNAME "[\"']?[ \\t]*(?:=>|:=|\\?=|=(?!=)|:(?!:))[ \\t]*)([\"'`])" NOT_REF
+     "[^\"'`\\r\\n]+\\2",
+     "${1}${2}" REDACTED "${2}"},
+    /* KEY=value (.env, INI, shell; also `export KEY=value`) */
+    {"(?i)((?<![/\\\\])\\b" KEYNAME "[\"']?[ \\t]*(?:=>|:=|\\?=|=(?!=))[ \\t]*)" NOT_REF UNQUOTED,
+     "${1}" REDACTED},
+    /* key: value, the value a word ending its line (YAML; also behind a
+     * grep or diff prefix) */
+    {"(?im)((?<![/\\\\])\\b" KEYNAME "[\"']?[ \\t]*:[ \\t]+)" NOT_REF
+     "[^\\s\"'`;,()\\[\\]{}<>#\\\\]++(?=[ \\t]*(?:#[^\\n]*)?(?:\\r?$|\\\\[rn]))",
+     "${1}" REDACTED},
 };
 
 #define NRULES (sizeof(rules) / sizeof(rules[0]))

@@ -10,6 +10,7 @@
 
 #include "util/config.h"
 #include "util/err.h"
+#include "util/secret.h"
 #include "util/strbuf.h"
 
 #define FORGE_RESPONSE_CAP ((size_t)8 << 20)
@@ -157,7 +158,7 @@ static int http_do(long *status, strbuf *resp, const char *method, const char *u
         h = curl_slist_append(h, "Content-Type: application/json");
     if (with_token) {
         const char *name = config_str(CFG_FORGE_TOKEN_ENV);
-        const char *tok = name && *name ? getenv(name) : NULL;
+        const char *tok = name && *name ? secret_get(name) : NULL;
         if (tok && *tok) {
             const char *scheme = config_str(CFG_FORGE_AUTH_SCHEME);
             int bearer = scheme && strcasecmp(scheme, "bearer") == 0;

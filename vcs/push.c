@@ -6,6 +6,7 @@
 
 #include "util/config.h"
 #include "util/err.h"
+#include "util/secret.h"
 #include "vcs/internal.h"
 #include "vcs/repo.h"
 
@@ -58,7 +59,7 @@ static int cred_cb(git_credential **out, const char *url, const char *user_from_
     }
     if (allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) {
         const char *name = token_env_name();
-        const char *tok = name ? getenv(name) : NULL;
+        const char *tok = name ? secret_get(name) : NULL;
         const char *u = user ? user : config_str(CFG_VCS_PUSH_USERNAME);
         if (c->tried_token++) {
             snprintf(c->why, sizeof(c->why), "the token in $%s was rejected", name ? name : "?");

@@ -153,10 +153,19 @@ static void test_describe(void **state)
     fresh("describe");
     spec.root = root;
     spec.command = "true";
+    /* the environment is bubblewrap's own, never arguments (ps shows those) */
+    setenv("GOALD_SANDBOX_ENV", "[\"DESCRIBE_SECRET\"]", 1);
+    setenv("DESCRIBE_SECRET", "value-in-argv", 1);
+    config_load(NULL);
     assert_int_equal(sandbox_describe(&spec, &text), 0);
+    unsetenv("GOALD_SANDBOX_ENV");
+    unsetenv("DESCRIBE_SECRET");
+    config_load(NULL);
+    assert_null(strstr(text, "value-in-argv"));
+    assert_null(strstr(text, "--setenv"));
     static const char *flags[] = {
         "--unshare-net\n", "--unshare-pid\n",   "--unshare-user\n", "--die-with-parent\n",
-        "--new-session\n", "--cap-drop\nALL\n", "--clearenv\n",     "--ro-bind\n/usr\n/usr\n",
+        "--new-session\n", "--cap-drop\nALL\n", "--ro-bind\n/usr\n/usr\n",
         "--tmpfs\n/tmp\n", "--remount-ro\n/\n", "--proc\n/proc\n"};
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
         if (!strstr(text, flags[i]))

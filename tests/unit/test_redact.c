@@ -1,0 +1,161 @@
+/* Unit tests: the redactor (util/redact.c) against the secrets corpus
+ * (tests/fixtures/secrets_corpus.txt): every planted secret is gone, every
+ * negative line comes out unchanged. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/redact.h"
+#include "util/strbuf.h"
+
+/* The corpus's escapes: \n is a line break, \\ a backslash. */
+static void unescape(char *s)
+{
+    char *w = s;
+
+    for (const char *r = s; *r; r++) {
+        if (r[0] == '\\' && r[1] == 'n') {
+            *w++ = '\n';
+            r++;
+        } else if (r[0] == '\\' && r[1] == '\\') {
+            *w++ = '\\';
+            r++;
+        } else {
+            *w++ = *r;
+        }
+    }
+    *w = '\0';
+}
+
+static char *redacted(const char *text, int *count)
+{
+    strbuf sb = STRBUF_INIT;
+
+    strbuf_init(&sb, 1 << 20);
+    assert_int_equal(redact_text(&sb, text, strlen(text), count), 0);
+    return strbuf_detach(&sb, NULL);
+}
+
+static void test_corpus(void **state)
+{
+    const char *src = getenv("GOALD_SOURCE_DIR");
+    char path[1024], line[8192];
+    int secrets = 0, negatives = 0;
+    strbuf all = STRBUF_INIT;
+    FILE *f;
+
+    (void)state;
+    assert_non_null(src);
+    snprintf(path, sizeof(path), "%s/tests/fixtures/secrets_corpus.txt", src);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    strbuf_init(&all, 1 << 20);
+    while (fgets(line, sizeof(line), f)) {
+        char *tab = strchr(line, '\t');
+        char *out;
+        int n = 0;
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] == '#' || !line[0])
+            continue;
+        assert_non_null(tab);
+        *tab = '\0';
+        unescape(tab + 1);
+        out = redacted(tab + 1, &n);
+        if (!strcmp(line, "-")) {
+            if (strcmp(out, tab + 1))
+                fail_msg("negative line changed:\n  in:  %s\n  out: %s", tab + 1, out);
+            assert_int_equal(n, 0);
+            negatives++;
+        } else {
+            assert_non_null(strstr(tab + 1, line)); /* the corpus itself is right */
+            if (strstr(out, line) || n == 0)
+                fail_msg("secret not redacted:\n  in:  %s\n  out: %s", tab + 1, out);
+            if (!strstr(out, REDACTED))
+                fail_msg("no mark left:\n  in:  %s\n  out: %s", tab + 1, out);
+            secrets++;
+        }
+        strbuf_addf(&all, "%s\n", tab + 1);
+        free(out);
+    }
+    fclose(f);
+    assert_true(secrets >= 30);
+    assert_true(negatives >= 5);
+    /* all of it at once (one file holding every line): still gone */
+    {
+        char *out = redacted(strbuf_cstr(&all), NULL);
+        f = fopen(path, "r");
+        while (fgets(line, sizeof(line), f)) {
+            char *tab = strchr(line, '\t');
+            if (line[0] == '#' || !tab || line[0] == '-')
+                continue;
+            *tab = '\0';
+            if (strstr(out, line))
+                fail_msg("secret %s survives in the whole corpus", line);
+        }
+        fclose(f);
+        free(out);
+    }
+    strbuf_release(&all);
+}
+
+/* Partial private keys: the body goes to its end, the text after stays. */
+static void test_partial_key(void **state)
+{
+    char *out;
+
+    (void)state;
+    out = redacted("before\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx1\nAbCd+/==\n\n"
+                   "after the key, some prose.",
+                   NULL);
+    assert_string_equal(out, "before\n" REDACTED "\nafter the key, some prose.");
+    free(out);
+    out = redacted("tail: -----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC", NULL);
+    assert_string_equal(out, "tail: " REDACTED);
+    free(out);
+    /* in a diff: every + line of the body */
+    out = redacted("+-----BEGIN OPENSSH PRIVATE KEY-----\n+b3BlbnNzaC1rZXktdjEAAAAA\n+QyNTUxOQAAACD\n"
+                   " context line",
+                   NULL);
+    assert_null(strstr(out, "b3BlbnNzaC1rZXktdjEAAAAA"));
+    assert_null(strstr(out, "QyNTUxOQAAACD"));
+    assert_non_null(strstr(out, " context line"));
+    free(out);
+}
+
+/* The replacement keeps the shape: name, separator and quotes. */
+static void test_shapes(void **state)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"password: hunter2x", "password: " REDACTED},
+        {"DB_PASSWORD=\"abc def\"", "DB_PASSWORD=\"" REDACTED "\""},
+        {"secret = 'xyz123'", "secret = '" REDACTED "'"},
+        {"url=https://u:pw12345@h.example/x", "url=https://u:" REDACTED "@h.example/x"},
+        {"Authorization: Bearer abcdefgh12345678", "Authorization: Bearer " REDACTED},
+        {"x AKIAABCDEFGHIJKLMNOP y", "x " REDACTED " y"},
+        {"GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "GITHUB_TOKEN=" REDACTED},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *out = redacted(cases[i].in, NULL);
+        assert_string_equal(out, cases[i].out);
+        free(out);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_corpus),
+        cmocka_unit_test(test_partial_key),
+        cmocka_unit_test(test_shapes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

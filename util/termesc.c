@@ -1,0 +1,100 @@
+#include "util/termesc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Length of the valid UTF-8 sequence at p (1..4), 0 when invalid; sets
+ * *cp to its code point. */
+static size_t utf8_seq(const unsigned char *p, unsigned *cp)
+{
+    size_t n;
+    unsigned c = p[0];
+
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, c &= 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, c &= 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, c &= 0x07;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        c = (c << 6) | (p[i] & 0x3f);
+    }
+    /* overlong forms, surrogates, beyond U+10FFFF */
+    if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+        (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    *cp = c;
+    return n;
+}
+
+int term_escape(strbuf *out, const char *s, int flags)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    int rc = 0;
+
+    while (*p && rc == 0) {
+        unsigned cp;
+        size_t n = utf8_seq(p, &cp);
+        const char *named = NULL;
+
+        if (n == 0) {
+            rc = strbuf_addf(out, "\\x%02x", *p);
+            p++;
+            continue;
+        }
+        if (cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f)) {
+            rc = strbuf_add(out, p, n);
+            p += n;
+            continue;
+        }
+        switch (cp) {
+        case '\t': named = "\t"; break;
+        case '\n': named = (flags & TERM_KEEP_NL) ? "\n" : "\\n"; break;
+        case 0x1b: named = "\\e"; break;
+        case '\r': named = "\\r"; break;
+        case '\a': named = "\\a"; break;
+        case '\b': named = "\\b"; break;
+        default: break;
+        }
+        if (named)
+            rc = strbuf_adds(out, named);
+        else if (cp < 0x80)
+            rc = strbuf_addf(out, "\\x%02x", cp);
+        else
+            rc = strbuf_addf(out, "\\u%04x", cp);
+        p += n;
+    }
+    return rc;
+}
+
+static _Thread_local char *ring[TERM_VIEWS];
+static _Thread_local unsigned next;
+
+const char *term_view_flags(const char *s, int flags)
+{
+    strbuf sb = STRBUF_INIT;
+    char **slot = &ring[next++ % TERM_VIEWS];
+
+    strbuf_init(&sb, STRBUF_DEFAULT_CAP);
+    if (term_escape(&sb, s, flags) != 0) {
+        strbuf_reset(&sb);
+        strbuf_adds(&sb, "[text too long to show]");
+    }
+    free(*slot);
+    *slot = strbuf_detach(&sb, NULL);
+    return *slot;
+}
+
+const char *term_view(const char *s)
+{
+    return term_view_flags(s, 0);
+}
