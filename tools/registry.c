@@ -315,31 +315,6 @@ static int is_spill(const char *name)
     return !strncmp(name, "bash-", 5) || !strncmp(name, "gate-", 5);
 }
 
-/* Spill files older than tools.spill_keep_h go (at most once a minute). */
-static void spill_sweep(const char *dir)
-{
-    static int64_t last;
-    int64_t now = time_now_ms();
-    int64_t keep = config_int(CFG_TOOLS_SPILL_KEEP_H) * 3600 * 1000;
-    struct dirent *de;
-    DIR *d;
-
-    if (now - last < 60 * 1000)
-        return;
-    last = now;
-    if (!(d = opendir(dir)))
-        return;
-    while ((de = readdir(d)) != NULL) {
-        struct stat st;
-        if (!is_spill(de->d_name) ||
-            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
-            continue;
-        if (now - (int64_t)st.st_mtime * 1000 > keep)
-            unlinkat(dirfd(d), de->d_name, 0);
-    }
-    closedir(d);
-}
-
 struct spill_file {
     char name[NAME_MAX + 1];
     int64_t mtime_ns;
@@ -354,22 +329,38 @@ static int by_age(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-/* Make room for want more bytes under tools.spill_total_mb: the oldest
- * spills go first.  Best effort: a folder we cannot list is left alone. */
-static void spill_make_room(const char *dir, uint64_t want)
+/* Tidy the spill folder in one walk: spills older than tools.spill_keep_h
+ * go (that part at most once a minute), then, when want more bytes would
+ * pass tools.spill_total_mb, the oldest spills go until they fit.  Best
+ * effort: a folder we cannot list is left alone. */
+static void spill_tidy(const char *dir, uint64_t want)
 {
+    static int64_t last;
+    int64_t now = time_now_ms();
+    int64_t keep = config_int(CFG_TOOLS_SPILL_KEEP_H) * 3600 * 1000;
+    int expire = now - last >= 60 * 1000;
     uint64_t cap = (uint64_t)config_int(CFG_TOOLS_SPILL_TOTAL_MB) << 20, total = 0;
     struct spill_file *v = NULL;
     size_t n = 0, alloc = 0;
     struct dirent *de;
-    DIR *d = opendir(dir);
+    DIR *d;
 
-    if (!d)
+    if (!expire && !want)
+        return;
+    if (expire)
+        last = now;
+    if (!(d = opendir(dir)))
         return;
     while ((de = readdir(d)) != NULL) {
         struct stat st;
         if (!is_spill(de->d_name) ||
             fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (expire && now - (int64_t)st.st_mtime * 1000 > keep) {
+            unlinkat(dirfd(d), de->d_name, 0);
+            continue;
+        }
+        if (!want)
             continue;
         if (n == alloc) {
             alloc = alloc ? alloc * 2 : 64;
@@ -426,9 +417,7 @@ int tool_spill_prepare(store *st, const char *dir_override, uint64_t want, char 
         return err_set(ERR_IO, "%s: not a folder of ours", out);
     if ((sb.st_mode & 077) && chmod(out, 0700) != 0)
         return err_set(ERR_IO, "%s: cannot make it private: %s", out, strerror(errno));
-    spill_sweep(out);
-    if (want)
-        spill_make_room(out, want);
+    spill_tidy(out, want);
     return 0;
 }
 
