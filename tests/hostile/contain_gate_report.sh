@@ -10,6 +10,8 @@
 #     nowhere in the database;
 #   - a real report in the worktree gives the gate's cases (gate_cases).
 . "$(dirname "$0")/../integration/lib.sh"
+. "$GOALD_SOURCE_DIR/tests/fixtures/sentinel.sh"
+sentinel_plant
 
 export GOALD_CONTROL_BACKOFF_BASE_MS=1
 SECRET=PLANTED-REPORT-SECRET-5150
@@ -92,6 +94,7 @@ case "$(sql "SELECT note FROM gate_results WHERE id=$GR")" in
 esac
 sqlite3 "$GOALD_DB" .dump | grep -q "$SECRET" && fail "the linked file's content is in the database"
 ok
+sentinel_check "a report linked out" "$T"/*.log
 
 # ===== 3. a real report in the worktree ============================================
 goal junit '{"name": "write", "arguments": {"path": "report.xml", "content": "<testsuite><testcase classname=\"calc\" name=\"adds\"/><testcase classname=\"calc\" name=\"old\"><skipped/></testcase></testsuite>"}}'
@@ -99,4 +102,5 @@ expect_eq "$RC_WORK" 0 "work job exit"
 expect_eq "$(sql "SELECT ifnull(tests_format,'-')||' '||tests_passed||' '||tests_skipped||' '||ifnull(note,'-') FROM gate_results WHERE id=$GR")" "junit 1 1 -"
 expect_eq "$(sql "SELECT group_concat(status||':'||name, ',') FROM (SELECT * FROM gate_cases WHERE gate_result_id=$GR ORDER BY rowid)")" \
     "pass:calc::adds,skip:calc::old"
+sentinel_check "all three goals" "$T"/*.log
 done_tests

@@ -8,6 +8,8 @@
 # under goald's state folder (not $TMPDIR), and the goal never completes on
 # the attack's strength.
 . "$(dirname "$0")/../integration/lib.sh"
+. "$GOALD_SOURCE_DIR/tests/fixtures/sentinel.sh"
+sentinel_plant
 
 repo="$T/repo"
 make_repo "$repo"
@@ -44,10 +46,19 @@ big() { printf '{"tool_calls": [{"name": "write", "arguments": {"path": "%s"}, "
     call edit '{"path": "pipe", "old_text": "a", "new_text": "b"}'               # 13
     call write '{"path": "pipe", "content": "x"}'                                # 14
     call write '{"path": "pipe", "content": "x", "mode": "append"}'              # 15
+    # the sentinel outside: absolute, climbing, and through links the model made
+    call write "{\"path\": \"$SENT/secret.txt\", \"content\": \"owned\"}"       # 16
+    call read "{\"path\": \"$SENT/secret.txt\"}"                                  # 17
+    call write '{"path": "../sentinel/.ssh/authorized_keys", "content": "ssh-rsa evil"}' # 18
+    call bash "{\"command\": \"ln -s $SENT out && ln -s $SENT/secret.txt sec && echo linked\"}" # (ok)
+    call write '{"path": "out/.ssh/authorized_keys", "content": "ssh-rsa evil"}'      # 19
+    call edit '{"path": "sec", "old_text": "SENTINEL", "new_text": "owned"}'          # 20
+    call read '{"path": "sec"}'                                                      # 21
+    call read '{"path": "out/secret.txt"}'                                           # 22
     # a big output spills (under the state folder)
     call bash '{"command": "seq 1 300000"}'                                      # 16 (ok)
     # nothing real was done: the attacks' leftovers go, then a false claim
-    call bash '{"command": "rm -f near.txt pipe"}'                               # 17 (ok)
+    call bash '{"command": "rm -f near.txt pipe out sec"}'                       # (ok)
     call complete '{"summary": "done, trust me"}'
     # run 2 (the retry): a 1 GiB write, over the response cap, every time
     printf '{"tool_calls": [{"name": "write", "arguments": {"path": "huge.txt"}, "content_bytes": %s}], "repeat": 0}\n' $((1024 * MIB))
@@ -73,7 +84,7 @@ expect_eq "$(jqo .status)" failed "run 1: no success built on refused attacks"
 failed() { sql "SELECT json_extract(payload, '$.error_class') || ' ' || json_extract(payload, '$.error') FROM events WHERE type = 'tool_call.failed' AND run_id = '$r' ORDER BY id" ; }
 failed >"$T/failed.txt"
 classes=$(cut -d' ' -f1 "$T/failed.txt" | tr '\n' ' ')
-expect_eq "$classes" "policy policy policy policy policy policy policy policy policy policy policy policy policy " \
+expect_eq "$classes" "policy policy policy policy policy policy policy policy policy policy policy policy policy policy policy policy policy policy policy policy " \
     "every attack refused with class policy, in order"
 for p in '.git:' '.GIT/config:' '.Git/hooks/pre-commit:' 'sub/.git/config:'; do
     grep -qF -- "$p" "$T/failed.txt" || fail "no refusal naming $p: $(cat "$T/failed.txt")"
@@ -87,6 +98,7 @@ grep -q 'near.txt: the edited file would be .* larger than tools.max_file_mb' "$
 ok
 [ "$(grep -c 'pipe: a FIFO' "$T/failed.txt")" = 4 ] || fail "FIFO refusals: $(cat "$T/failed.txt")"
 ok
+sentinel_check "run 1 (writes, edits and reads aimed outside, through links too)" "$FAKE_LOG" "$T/jobs.err"
 # the worktree: nothing written through .git, no over-cap file, no
 # truncated file: the failed run's changes were saved as a patch, which
 # must hold none of it
@@ -143,6 +155,7 @@ ok
 git -C "$repo" log --all --format=%H -- huge.txt | grep -q . && fail "huge.txt reached a branch"
 ok
 
+sentinel_check "run 2" "$FAKE_LOG"
 # the goal did not complete on any of it
 gs=$(sql "SELECT status FROM goals WHERE id = '$id'")
 [ "$gs" != completed ] || fail "the goal completed"
