@@ -225,7 +225,7 @@ int stage_publish(struct job_ctx *j)
     }
     if (g->repo && g->branch && g->worktree) {
         vcs_worktree *wt = NULL;
-        if (vcs_worktree_open(&wt, g->worktree) == 0) {
+        if (vcs_worktree_open(&wt, g->repo, g->worktree) == 0) {
             vcs_worktree_head(head, wt);
             vcs_worktree_free(wt);
         }

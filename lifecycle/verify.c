@@ -251,7 +251,8 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
 {
     struct gate_plan plan = {0};
     struct gate_result *results = NULL;
-    struct gates_ctx gc = {j->st, j->goal->id, j->item->id, j->claim.run_id};
+    struct gates_ctx gc = {j->st,         j->goal->id,    j->item->id,
+                           j->claim.run_id, ws->git_common, ws->git_dir};
     char tree[64] = "", gates_line[1024] = "";
     cJSON *evidence = NULL, *crit = NULL;
     strbuf blame;
@@ -282,7 +283,12 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
         if ((rc = store_tx_commit(j->st)) != 0)
             goto internal;
     }
-    workspace_state(ws, tree, sizeof(tree));
+    if ((rc = workspace_state(ws, tree, sizeof(tree))) != 0) {
+        /* a change goald will not snapshot (a file over tools.max_file_mb) */
+        rc = job_fail(j, rc == ERR_TOOBIG || rc == ERR_POLICY ? "policy" : "vcs", "%s: %s",
+                      j->item->key, err_last());
+        goto out;
+    }
 
     /* 1. deterministic gates */
     if ((rc = gates_plan_parse(&plan, j->goal->verification)) != 0) {
@@ -389,7 +395,9 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
             strbuf_release(&body);
             if (rc) {
                 vcs_commit_result_release(&cr);
-                rc = job_fail(j, "vcs", "commit: %s", err_last());
+                rc = rc == ERR_TOOBIG || rc == ERR_POLICY
+                         ? job_fail(j, "policy", "%s: %s", j->item->key, err_last())
+                         : job_fail(j, "vcs", "commit: %s", err_last());
                 goto out;
             }
             if (cr.sha[0]) {

@@ -18,6 +18,9 @@ struct vcs_worktree;
 struct workspace {
     char root[4096];
     struct vcs_worktree *wt; /* NULL without a repository */
+    /* the git folders bound read-only into the sandbox, from goald's
+     * records (vcs_worktree_git_common/_dir); NULL without a repository */
+    const char *git_common, *git_dir;
 };
 
 /* Open (creating) j's goal workspace, clean at the branch head. */

@@ -184,6 +184,9 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                                 "spilled bash output older than this is deleted (hours)"},
     [CFG_TOOLS_READ_MAX_MB] = {"tools.read_max_mb", CFG_INT, "64", NULL, 1, 4096,
                                "read/edit refuse files larger than this (MiB)"},
+    [CFG_TOOLS_MAX_FILE_MB] = {"tools.max_file_mb", CFG_INT, "64", NULL, 1, 4096,
+                               "the largest file the write and edit tools make, and the largest "
+                               "changed file goald snapshots or commits (MiB)"},
     [CFG_DAEMON_TICK_MS] = {"daemon.tick_ms", CFG_INT, "1000", NULL, 10, 60000,
                             "the daemon's tick (ms); submit and resolve wake it at once"},
     [CFG_DAEMON_PLAN_CAP] = {"daemon.plan_cap", CFG_INT, "1", NULL, 1, 64,

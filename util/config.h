@@ -103,6 +103,7 @@ enum cfg_key {
     CFG_TOOLS_SPILL_MB,
     CFG_TOOLS_SPILL_KEEP_H,
     CFG_TOOLS_READ_MAX_MB,
+    CFG_TOOLS_MAX_FILE_MB,
     /* daemon/ and the monitor (docs/operations.md) */
     CFG_DAEMON_TICK_MS,
     CFG_DAEMON_PLAN_CAP,

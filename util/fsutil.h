@@ -25,7 +25,11 @@ int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
  * which replaces a symlink found there instead of following it. */
 int fs_write_atomic_at(int dfd, const char *name, const void *data, size_t len, mode_t mode);
 
-/* Remove a tree (like rm -rf; does not follow symlinks).  0 or ERR_IO. */
+/* Remove a tree (like rm -rf) without ever following a symbolic link:
+ * folders are opened relative to their parent with O_NOFOLLOW, a link is
+ * removed as a link and what it names is never entered nor touched.  A
+ * path that is itself a link is refused (ERR_INVALID); a file is removed;
+ * a missing path is fine.  0, ERR_INVALID or ERR_IO. */
 int fs_remove_tree(const char *path);
 
 int fs_is_dir(const char *path);
