@@ -414,6 +414,9 @@ int vcs_worktree_state_tree(char out[VCS_OID_HEX], vcs_worktree *wt)
     git_oid oid;
     int rc = vcs_snapshot_tree(&oid, wt);
 
+    /* a refused change is named relative to the worktree, for the model */
+    if (rc == ERR_TOOBIG || rc == ERR_POLICY)
+        return rc;
     if (rc)
         return err_wrap(rc, "%s", wt->path);
     git_oid_tostr(out, VCS_OID_HEX, &oid);
