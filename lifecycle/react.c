@@ -78,8 +78,8 @@ static int hook(void *arg, struct tool_ctx *ctx, const char *name, const cJSON *
     }
     if (!strcmp(name, "run_gates")) {
         struct gate_plan plan;
-        struct gates_ctx gc = {x->j->st, x->j->goal->id, x->j->item->id, x->j->claim.run_id,
-                               x->ws->git_common, x->ws->git_dir};
+        struct gates_ctx gc = {x->j->st,           x->j->goal->id,    x->j->item->id,
+                               x->j->claim.run_id, x->ws->git_common, x->ws->git_dir};
         int all = 1;
 
         if (gates_plan_parse(&plan, x->j->goal->verification) != 0)

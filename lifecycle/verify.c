@@ -251,7 +251,7 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
 {
     struct gate_plan plan = {0};
     struct gate_result *results = NULL;
-    struct gates_ctx gc = {j->st,         j->goal->id,    j->item->id,
+    struct gates_ctx gc = {j->st,           j->goal->id,    j->item->id,
                            j->claim.run_id, ws->git_common, ws->git_dir};
     char tree[64] = "", gates_line[1024] = "";
     cJSON *evidence = NULL, *crit = NULL;

@@ -39,8 +39,9 @@ static int save_and_reset(struct workspace *ws, struct job_ctx *j, const char *w
     if (saved < 0) {
         cJSON *meta = cJSON_CreateObject();
         cJSON_AddStringToObject(meta, "why", why);
-        cJSON_AddStringToObject(meta, "patch", "not saved: the changes were too large or unsafe "
-                                               "to save (tools.max_file_mb)");
+        cJSON_AddStringToObject(meta, "patch",
+                                "not saved: the changes were too large or unsafe "
+                                "to save (tools.max_file_mb)");
         rc = store_event_add(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
                              "worktree.reset", meta, NULL);
         cJSON_Delete(meta);

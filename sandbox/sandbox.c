@@ -209,8 +209,9 @@ static int add_git(struct strv *a, const struct sandbox_spec *spec)
     if (!spec->git_common || !spec->git_dir || spec->git_common[0] != '/' ||
         spec->git_dir[0] != '/' || !realpath(spec->git_common, common) ||
         !realpath(spec->git_dir, admin) || !fs_is_dir(common) || !fs_is_dir(admin))
-        return err_set(ERR_INVALID, "sandbox: git_common and git_dir: expected existing absolute "
-                                    "folders (%s, %s)",
+        return err_set(ERR_INVALID,
+                       "sandbox: git_common and git_dir: expected existing absolute "
+                       "folders (%s, %s)",
                        spec->git_common ? spec->git_common : "(none)",
                        spec->git_dir ? spec->git_dir : "(none)");
     if (!beneath(common, admin))

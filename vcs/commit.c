@@ -331,7 +331,8 @@ int vcs_commit_item(struct vcs_commit_result *out, vcs_worktree *wt, const char 
         goto out;
     }
     /* the same bounds as the snapshots: nothing over the file cap is read */
-    if ((rc = vcs_guard_changes(wt->repo)) != 0 || (rc = vcs_stage_all(&tree_id, wt->repo, 1)) != 0) {
+    if ((rc = vcs_guard_changes(wt->repo)) != 0 ||
+        (rc = vcs_stage_all(&tree_id, wt->repo, 1)) != 0) {
         err_wrap(rc, "%s", wt->path);
         goto out;
     }

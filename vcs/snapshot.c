@@ -259,8 +259,7 @@ static int put(struct snap_backend *b, const git_oid *id, git_object_t type, con
         for (size_t k = 0; k < n; k++) {
             if (!old[k].used)
                 continue;
-            for (i = slot_of(b, &old[k].id); v[i].used;
-                 i = (i + 1) & (b->nslots - 1))
+            for (i = slot_of(b, &old[k].id); v[i].used; i = (i + 1) & (b->nslots - 1))
                 ;
             v[i] = old[k];
         }
@@ -317,8 +316,7 @@ static int snap_read(void **out, size_t *len, git_object_t *type, git_odb_backen
     return 0;
 }
 
-static int snap_read_header(size_t *len, git_object_t *type, git_odb_backend *be,
-                            const git_oid *id)
+static int snap_read_header(size_t *len, git_object_t *type, git_odb_backend *be, const git_oid *id)
 {
     struct snap_backend *b = (struct snap_backend *)be;
     struct snap_obj *o = find(b, id);

@@ -172,8 +172,8 @@ static int same_dir(const char *a, const char *b)
     return strcmp(ra, rb) == 0;
 }
 
-static int wt_new(vcs_worktree **out, git_repository *repo, const char *path,
-                  const char *repo_path, const char *common, const char *admin)
+static int wt_new(vcs_worktree **out, git_repository *repo, const char *path, const char *repo_path,
+                  const char *common, const char *admin)
 {
     vcs_worktree *wt = calloc(1, sizeof(*wt));
 
@@ -526,7 +526,7 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
             rc = reuse_existing(out, main, repo_path, abs, branch, rebuilt, sizeof(rebuilt));
             if (rc != 1)
                 goto out;
-            rc = 0; /* tampered with and removed: made again below */
+            rc = 0;                   /* tampered with and removed: made again below */
         } else if (rmdir(abs) != 0) { /* libgit2 wants to create the folder itself */
             rc = err_set(ERR_IO, "%s: %s", abs, strerror(errno));
             goto out;

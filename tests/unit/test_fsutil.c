@@ -116,14 +116,14 @@ static void test_remove_tree_never_follows_links(void **state)
     (void)state;
     testutil_tmp_path(tree, sizeof(tree), "rm/tree");
     testutil_tmp_path(out, sizeof(out), "rm/outside");
-    snprintf(cmd, sizeof(cmd),
-             "set -e; mkdir -p '%s/sub' '%s/a/b' '%s/s/deeper'; echo keep > '%s/file';"
-             "echo secret > '%s/sub/inner'; echo x > '%s/a/b/f'; mkfifo '%s/s/fifo';"
-             "ln -s '%s' '%s/a/b/dirlink'; ln -s '%s/file' '%s/filelink';"
-             "ln -s '%s/sub' '%s/s/deeper/up'; ln -s / '%s/root';"
-             "cd '%s'; for i in $(seq 1 300); do mkdir d; cd d; done; ln -s '%s' out; echo leaf > leaf",
-             out, tree, tree, out, out, tree, tree, out, tree, out, tree, out, tree, tree, tree,
-             out);
+    snprintf(
+        cmd, sizeof(cmd),
+        "set -e; mkdir -p '%s/sub' '%s/a/b' '%s/s/deeper'; echo keep > '%s/file';"
+        "echo secret > '%s/sub/inner'; echo x > '%s/a/b/f'; mkfifo '%s/s/fifo';"
+        "ln -s '%s' '%s/a/b/dirlink'; ln -s '%s/file' '%s/filelink';"
+        "ln -s '%s/sub' '%s/s/deeper/up'; ln -s / '%s/root';"
+        "cd '%s'; for i in $(seq 1 300); do mkdir d; cd d; done; ln -s '%s' out; echo leaf > leaf",
+        out, tree, tree, out, out, tree, tree, out, tree, out, tree, out, tree, tree, tree, out);
     assert_int_equal(system(cmd), 0);
     tree_hash(before, sizeof(before), out);
     /* 300 levels deep with 64 descriptors: one folder open at a time */

@@ -351,8 +351,8 @@ static void test_reset_saves_patch(void **state)
     assert_string_equal(cap("stat -c %%a '%s'", patch), "600");
     /* clean: no changes; the folder was made again from the branch, so
      * untracked and ignored files are gone alike */
-    assert_string_equal(cap("git -C '%s' status --porcelain --untracked-files=all --ignored", f.wtp),
-                        "");
+    assert_string_equal(
+        cap("git -C '%s' status --porcelain --untracked-files=all --ignored", f.wtp), "");
     assert_string_equal(cap("cat '%s/README'", f.wtp), "hello\nmore");
     assert_int_not_equal(access(p, F_OK), 0); /* keep.log */
     snprintf(p, sizeof(p), "%s/dir/untracked.txt", f.wtp);
