@@ -7,7 +7,9 @@
 
 #include "cli/cli.h"
 #include "tools/tool.h"
+#include "util/err.h"
 #include "util/fsutil.h"
+#include "vcs/worktree.h"
 
 #define MAX_ALLOW 32
 
@@ -18,7 +20,7 @@ static int run(struct cli_ctx *c)
     const char *allow = cli_opt(c, "allow");
     const char *allowed[MAX_ALLOW + 1];
     char allow_buf[1024];
-    char real[PATH_MAX];
+    char real[PATH_MAX], common[PATH_MAX], admin[PATH_MAX];
     struct tool_ctx tc;
     struct tool_result res;
     cJSON *parsed, *env;
@@ -64,6 +66,14 @@ static int run(struct cli_ctx *c)
     if (c->db_path && cli_store(c, &tc.st) != 0)
         return EXIT_FAIL;
     tc.root = real;
+    /* a person's own folder: its git folders as git finds them, bound
+     * read-only for bash (goals bind what goald's records say instead) */
+    if (vcs_folder_git_dirs(real, common, sizeof(common), admin, sizeof(admin)) == 0) {
+        tc.git_common = common;
+        tc.git_dir = admin;
+    } else {
+        err_clear();
+    }
     tool_call(&tc, c->pos[0], args, &res);
     env = tool_result_json(&res);
     cli_print_json(env);

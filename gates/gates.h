@@ -138,6 +138,9 @@ struct gate_result {
 struct gates_ctx {
     store *st;
     const char *goal_id, *item_id, *run_id;
+    /* git folders bound read-only into the sandbox, from goald's records
+     * (struct sandbox_spec); NULL when root is not a goal's worktree */
+    const char *git_common, *git_dir;
 };
 
 /* Run gate g in root.  0 with *out filled (passed or not); an error only

@@ -134,6 +134,8 @@ int gates_run_at(const struct gates_ctx *ctx, const struct gate_spec *g, const c
     spec.goal_id = ctx ? ctx->goal_id : NULL;
     spec.item_id = ctx ? ctx->item_id : NULL;
     spec.run_id = ctx ? ctx->run_id : NULL;
+    spec.git_common = ctx ? ctx->git_common : NULL;
+    spec.git_dir = ctx ? ctx->git_dir : NULL;
     if ((rc = sandbox_run(&spec, &res)) != 0) {
         unlink(spill);
         return err_wrap(rc, "gate %s", g->name);

@@ -333,7 +333,7 @@ int stage_publish(struct job_ctx *j)
     partial = partial || g->partial;
     if (g->repo && g->branch && g->worktree) {
         vcs_worktree *wt = NULL;
-        if (vcs_worktree_open(&wt, g->worktree) == 0) {
+        if (vcs_worktree_open(&wt, g->repo, g->worktree) == 0) {
             vcs_worktree_head(head, wt);
             vcs_worktree_free(wt);
         }

@@ -319,6 +319,8 @@ int stage_execute(struct job_ctx *j)
     }
     memset(&tctx, 0, sizeof(tctx));
     tctx.root = ws.root;
+    tctx.git_common = ws.git_common;
+    tctx.git_dir = ws.git_dir;
     tctx.allowed = allowed;
     tctx.st = j->st;
     tctx.goal_id = j->goal->id;
@@ -439,8 +441,16 @@ int stage_execute(struct job_ctx *j)
                     break;
             }
         }
-        if (ws.wt)
-            workspace_state(&ws, tree, sizeof(tree));
+        if (ws.wt && (crc = workspace_state(&ws, tree, sizeof(tree))) != 0) {
+            /* a change goald will not snapshot (a file over
+             * tools.max_file_mb): this attempt ends here, and the reset
+             * below removes the change so the retry starts clean */
+            strbuf_release(&sig);
+            x.completed = x.blocked = 0;
+            rc = job_fail(j, crc == ERR_TOOBIG || crc == ERR_POLICY ? "policy" : "vcs", "%s: %s",
+                          j->item->key, err_last());
+            break;
+        }
         progress_fingerprint(fp, tree, strbuf_cstr(&sig), last_error, reply_hash);
         strbuf_release(&sig);
         if (!x.completed && !x.blocked && progress_observe(&pd, fp)) {

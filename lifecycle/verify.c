@@ -99,13 +99,14 @@ static int run_on_tree(struct job_ctx *j, struct workspace *ws, const struct gat
 int verify_gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
                     struct gate_result *out)
 {
-    struct gates_ctx gc = {j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id};
+    struct gates_ctx gc = {j->st,           j->goal->id,    j->item ? j->item->id : NULL,
+                           j->claim.run_id, ws->git_common, ws->git_dir};
     char tree[VCS_OID_HEX];
     int rc;
 
     if (!ws->wt || !j->goal->repo)
         return gates_run(&gc, g, ws->root, out); /* no git: no snapshot to copy */
-    if ((rc = workspace_state(ws, tree, sizeof(tree))) != 0)
+    if ((rc = workspace_store(ws, tree, sizeof(tree))) != 0)
         return rc;
     return run_on_tree(j, ws, &gc, g, tree, out);
 }
@@ -187,7 +188,7 @@ static int baseline_get(struct job_ctx *j, struct workspace *ws, const struct ga
         " exit_code, format, cases, output_hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)";
     /* no store: the baseline run is recorded as gate.baseline, not as one
      * of the item's gate.completed */
-    struct gates_ctx gc = {NULL, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id};
+    struct gates_ctx gc = {NULL, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id, NULL, NULL};
     struct gate_result r;
     sqlite3_stmt *s;
     cJSON *p;
@@ -377,7 +378,8 @@ static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate
                       const struct gate_spec *gs, const char *tree, const char *base,
                       const cJSON *crit, struct gate_eval *e)
 {
-    struct gates_ctx gc = {j->st, j->goal->id, j->item->id, j->claim.run_id};
+    struct gates_ctx gc = {j->st,           j->goal->id,    j->item->id,
+                           j->claim.run_id, ws->git_common, ws->git_dir};
     struct test_cases bc = {0};
     int rc, git = ws->wt && j->goal->repo && tree && tree[0];
 
@@ -834,7 +836,8 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
 {
     struct gate_plan plan = {0};
     struct gate_eval *ev = NULL, *wev = NULL;
-    struct gates_ctx gc = {j->st, j->goal->id, j->item->id, j->claim.run_id};
+    struct gates_ctx gc = {j->st,           j->goal->id,    j->item->id,
+                           j->claim.run_id, ws->git_common, ws->git_dir};
     struct vcs_tree_change *ch = NULL;
     size_t nch = 0;
     char tree[64] = "", base[VCS_OID_HEX] = "", restored[VCS_OID_HEX] = "", gates_line[1024] = "";
@@ -869,7 +872,12 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
         if ((rc = store_tx_commit(j->st)) != 0)
             goto internal;
     }
-    workspace_state(ws, tree, sizeof(tree));
+    if ((rc = workspace_store(ws, tree, sizeof(tree))) != 0) {
+        /* a change goald will not snapshot (a file over tools.max_file_mb) */
+        rc = job_fail(j, rc == ERR_TOOBIG || rc == ERR_POLICY ? "policy" : "vcs", "%s: %s",
+                      j->item->key, err_last());
+        goto out;
+    }
     item_baseline(j, ws, base);
     crit = cJSON_Parse(j->goal->success_criteria ? j->goal->success_criteria : "[]");
 
@@ -1071,7 +1079,9 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
             strbuf_release(&body);
             if (rc) {
                 vcs_commit_result_release(&cr);
-                rc = job_fail(j, "vcs", "commit: %s", err_last());
+                rc = rc == ERR_TOOBIG || rc == ERR_POLICY
+                         ? job_fail(j, "policy", "%s: %s", j->item->key, err_last())
+                         : job_fail(j, "vcs", "commit: %s", err_last());
                 goto out;
             }
             if (cr.sha[0]) {
@@ -1193,7 +1203,7 @@ int verify_goal_final(struct job_ctx *j, int *partial)
     const struct goal *g = j->goal;
     struct gate_plan plan = {0};
     struct workspace ws;
-    struct gates_ctx gc = {j->st, g->id, NULL, j->claim.run_id};
+    struct gates_ctx gc = {j->st, g->id, NULL, j->claim.run_id, NULL, NULL};
     char head[VCS_OID_HEX] = "", start[VCS_OID_HEX] = "";
     cJSON *crit = NULL, *failures = cJSON_CreateArray(), *gates = cJSON_CreateArray(), *d = NULL;
     strbuf blame;

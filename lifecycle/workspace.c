@@ -36,7 +36,16 @@ static int save_and_reset(struct workspace *ws, struct job_ctx *j, const char *w
     snprintf(patch, sizeof(patch), "%s/patches/%s.patch", dir, j->claim.run_id);
     if ((rc = vcs_worktree_reset(&saved, ws->wt, patch)) != 0)
         return rc;
-    if (saved) {
+    if (saved < 0) {
+        cJSON *meta = cJSON_CreateObject();
+        cJSON_AddStringToObject(meta, "why", why);
+        cJSON_AddStringToObject(meta, "patch",
+                                "not saved: the changes were too large or unsafe "
+                                "to save (tools.max_file_mb)");
+        rc = store_event_add(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
+                             "worktree.reset", meta, NULL);
+        cJSON_Delete(meta);
+    } else if (saved) {
         static const char sql[] =
             "INSERT INTO artifacts(goal_id, item_id, run_id, type, path, hash, meta, created_at)"
             " VALUES (?, ?, ?, 'patch', ?, ?, ?, ?)";
@@ -92,6 +101,18 @@ int workspace_open(struct workspace *ws, struct job_ctx *j)
     if ((rc = vcs_worktree_create(&ws->wt, g->repo, g->base_branch, g->branch, ws->root)) != 0)
         return err_wrap(rc, "worktree of %s", g->repo);
     snprintf(ws->root, sizeof(ws->root), "%s", vcs_worktree_path(ws->wt));
+    ws->git_common = vcs_worktree_git_common(ws->wt);
+    ws->git_dir = vcs_worktree_git_dir(ws->wt);
+    if (vcs_worktree_rebuilt(ws->wt)) {
+        /* the worktree was tampered with between runs: made again */
+        cJSON *meta = cJSON_CreateObject();
+        cJSON_AddStringToObject(meta, "why", vcs_worktree_rebuilt(ws->wt));
+        rc = store_event_add(j->st, g->id, j->item ? j->item->id : NULL, j->claim.run_id,
+                             "worktree.rebuilt", meta, NULL);
+        cJSON_Delete(meta);
+        if (rc)
+            return rc;
+    }
     if (!g->worktree) {
         static const char sql[] = "UPDATE goals SET worktree = ? WHERE id = ?";
         sqlite3_stmt *s;
@@ -116,9 +137,11 @@ void workspace_close(struct workspace *ws)
 {
     vcs_worktree_free(ws->wt);
     ws->wt = NULL;
+    ws->git_common = ws->git_dir = NULL;
 }
 
-int workspace_state(struct workspace *ws, char *out, size_t n)
+static int state(struct workspace *ws, char *out, size_t n,
+                 int (*fn)(char[VCS_OID_HEX], struct vcs_worktree *))
 {
     char oid[VCS_OID_HEX];
     int rc;
@@ -127,10 +150,20 @@ int workspace_state(struct workspace *ws, char *out, size_t n)
         out[0] = '\0';
     if (!ws->wt)
         return 0;
-    if ((rc = vcs_worktree_state_tree(oid, ws->wt)) != 0)
+    if ((rc = fn(oid, ws->wt)) != 0)
         return rc;
     snprintf(out, n, "%s", oid);
     return 0;
+}
+
+int workspace_state(struct workspace *ws, char *out, size_t n)
+{
+    return state(ws, out, n, vcs_worktree_state_tree);
+}
+
+int workspace_store(struct workspace *ws, char *out, size_t n)
+{
+    return state(ws, out, n, vcs_worktree_store_tree);
 }
 
 int workspace_discard(struct workspace *ws, struct job_ctx *j)

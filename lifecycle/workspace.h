@@ -18,6 +18,9 @@ struct vcs_worktree;
 struct workspace {
     char root[4096];
     struct vcs_worktree *wt; /* NULL without a repository */
+    /* the git folders bound read-only into the sandbox, from goald's
+     * records (vcs_worktree_git_common/_dir); NULL without a repository */
+    const char *git_common, *git_dir;
 };
 
 /* Open (creating) j's goal workspace, clean at the branch head. */
@@ -26,6 +29,10 @@ void workspace_close(struct workspace *ws);
 
 /* The tree id of the folder as it would be committed ("" without git). */
 int workspace_state(struct workspace *ws, char *out, size_t n);
+
+/* The same tree with its objects stored in the repository (for
+ * verification: exported to gate copies, compared, committed). */
+int workspace_store(struct workspace *ws, char *out, size_t n);
 
 /* Save the run's changes as a patch artifact and reset to the branch head
  * (after a failed run).  Without git, nothing. */

@@ -161,50 +161,72 @@ static void add_masks(struct strv *a)
     globfree(&g);
 }
 
-/* The .git of the worktree read-only; for a linked worktree (.git is a
- * file "gitdir: X") also X and its common folder, so that git can read. */
-static void add_git(struct strv *a, const char *root)
+/* Whether dir is path or lies beneath it (both absolute, no "..", as
+ * realpath gives them). */
+static int beneath(const char *dir, const char *path)
 {
-    char dotgit[PATH_MAX], buf[PATH_MAX], common[PATH_MAX * 2];
-    strbuf text = STRBUF_INIT;
-    struct stat st;
+    size_t n = strlen(dir);
 
-    if ((size_t)snprintf(dotgit, sizeof(dotgit), "%s/.git", root) >= sizeof(dotgit))
-        return;
-    if (lstat(dotgit, &st) != 0)
-        return;
-    strv_push3(a, "--ro-bind", dotgit, dotgit);
-    if (!S_ISREG(st.st_mode))
-        return;
-    strbuf_init(&text, 8192);
-    if (fs_read_file(&text, dotgit, 8192) != 0 || strncmp(strbuf_cstr(&text), "gitdir: ", 8)) {
-        err_clear();
-        goto out;
+    if (n > 1 && dir[n - 1] == '/')
+        n--;
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Git metadata, from goald's records only (spec->git_common and
+ * spec->git_dir, computed from the repository opened at submit): nothing
+ * in the worktree is read to decide what gets bound, so a `.git` the model
+ * rewrote ("gitdir: /") cannot widen the sandbox.
+ *
+ * - the common folder read-only (objects, refs, the worktree's admin
+ *   folder beneath it), so `git log` and `git diff` work and nothing can be
+ *   committed; its config (which may hold credentials) and the worktree's
+ *   config.worktree are replaced by /dev/null (a device bind: git reads an
+ *   empty config; a read-only bind of /dev/null on a nodev mount would make
+ *   git refuse to start);
+ * - WORKTREE/.git read-only when it is a regular file (the gitlink goald
+ *   made; the lifecycle rebuilds a worktree whose gitlink was changed), so
+ *   the model cannot replace it.  A link or anything else there is not
+ *   bound: bubblewrap would follow a link.
+ *
+ * Without records (a folder that is not a goal's worktree) only a real
+ * `.git` folder or file in the root is made read-only; a link is never
+ * bound.  ERR_INVALID when the records are not absolute folders or the
+ * admin folder is not beneath the common one. */
+static int add_git(struct strv *a, const struct sandbox_spec *spec)
+{
+    char dotgit[PATH_MAX], common[PATH_MAX], admin[PATH_MAX], cfg[PATH_MAX + 32];
+    struct stat st;
+    int has_dotgit;
+
+    if ((size_t)snprintf(dotgit, sizeof(dotgit), "%s/.git", spec->root) >= sizeof(dotgit))
+        return err_set(ERR_INVALID, "sandbox: %s: path too long", spec->root);
+    has_dotgit = lstat(dotgit, &st) == 0;
+    if (!spec->git_common && !spec->git_dir) {
+        if (has_dotgit && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+            strv_push3(a, "--ro-bind", dotgit, dotgit);
+        return 0;
     }
-    snprintf(buf, sizeof(buf), "%s", strbuf_cstr(&text) + 8);
-    buf[strcspn(buf, "\r\n")] = '\0';
-    if (buf[0] != '/' || !fs_is_dir(buf))
-        goto out;
-    strv_push3(a, "--ro-bind", buf, buf);
-    strbuf_reset(&text);
-    snprintf(common, sizeof(common), "%s/commondir", buf);
-    if (fs_read_file(&text, common, 8192) == 0) {
-        char rel[PATH_MAX];
-        char *real;
-        snprintf(rel, sizeof(rel), "%s", strbuf_cstr(&text));
-        rel[strcspn(rel, "\r\n")] = '\0';
-        if (rel[0] == '/')
-            snprintf(common, sizeof(common), "%s", rel);
-        else
-            snprintf(common, sizeof(common), "%s/%s", buf, rel);
-        real = realpath(common, NULL);
-        if (real && fs_is_dir(real))
-            strv_push3(a, "--ro-bind", real, real);
-        free(real);
-    }
-    err_clear();
-out:
-    strbuf_release(&text);
+    if (!spec->git_common || !spec->git_dir || spec->git_common[0] != '/' ||
+        spec->git_dir[0] != '/' || !realpath(spec->git_common, common) ||
+        !realpath(spec->git_dir, admin) || !fs_is_dir(common) || !fs_is_dir(admin))
+        return err_set(ERR_INVALID,
+                       "sandbox: git_common and git_dir: expected existing absolute "
+                       "folders (%s, %s)",
+                       spec->git_common ? spec->git_common : "(none)",
+                       spec->git_dir ? spec->git_dir : "(none)");
+    if (!beneath(common, admin))
+        return err_set(ERR_INVALID, "sandbox: git folder %s is not beneath the common folder %s",
+                       admin, common);
+    strv_push3(a, "--ro-bind", common, common);
+    snprintf(cfg, sizeof(cfg), "%s/config", common);
+    if (lstat(cfg, &st) == 0 && S_ISREG(st.st_mode))
+        strv_push3(a, "--dev-bind", "/dev/null", cfg);
+    snprintf(cfg, sizeof(cfg), "%s/config.worktree", admin);
+    if (lstat(cfg, &st) == 0 && S_ISREG(st.st_mode))
+        strv_push3(a, "--dev-bind", "/dev/null", cfg);
+    if (has_dotgit && lstat(dotgit, &st) == 0 && S_ISREG(st.st_mode))
+        strv_push3(a, "--ro-bind", dotgit, dotgit);
+    return 0;
 }
 
 /* Extra read-only binds from sandbox.binds: "PATH" or {"src","dest"}. */
@@ -316,7 +338,8 @@ static int build_bwrap(struct strv *a, const struct sandbox_spec *spec, const ch
     if ((rc = add_binds(a)) != 0)
         return rc;
     strv_push3(a, "--bind", spec->root_src ? spec->root_src : spec->root, spec->root);
-    add_git(a, spec->root);
+    if ((rc = add_git(a, spec)) != 0)
+        return rc;
     /* the root folder of the sandbox is a tmpfs without a size cap:
      * read-only, so that writes land only in the capped /tmp and the worktree */
     strv_push2(a, "--remount-ro", "/");

@@ -4,7 +4,8 @@
  * sandbox_run() runs a shell command (bash -c) or an argv inside a
  * bubblewrap sandbox built from the configuration (util/config.h,
  * sandbox.*): the system folders read-only, the worktree read-write at its
- * own path and as the working directory, its .git read-only, a private
+ * own path and as the working directory, its .git and the git folders
+ * named by the spec read-only (the repository's config masked), a private
  * size-capped /tmp, an empty HOME, no network, new user/PID/IPC/UTS
  * namespaces and session, no capabilities, --die-with-parent, a clean
  * environment, rlimits, a pids cgroup where one can be made, and a
@@ -35,6 +36,12 @@ struct sandbox_spec {
     const char *root;        /* the worktree: absolute, an existing folder; required */
     const char *root_src;    /* NULL, or the folder bound AT root instead of root itself
                               * (a throw-away copy of the worktree for gates) */
+    /* git metadata bound read-only, from goald's records (never read from
+     * the worktree): the repository's common folder and the worktree's
+     * admin folder beneath it (<common>/worktrees/<name>); both NULL for a
+     * folder that is not a goal's worktree.  See add_git() in sandbox.c. */
+    const char *git_common;
+    const char *git_dir;
     const char *command;     /* run as: bash -c COMMAND; or NULL and argv */
     const char *const *argv; /* NULL-terminated; argv[0] looked up in PATH */
     const char *const *env;  /* extra "NAME=value" entries (may be NULL) */

@@ -42,6 +42,8 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     snprintf(spill, sizeof(spill), "%s/bash-%lld-%ld-%u.log", spill_dir, (long long)time_now_ms(),
              (long)getpid(), counter++);
     spec.root = ctx->root;
+    spec.git_common = ctx->git_common;
+    spec.git_dir = ctx->git_dir;
     spec.command = command;
     spec.timeout_ms = (int)(timeout_s * 1000);
     spec.merge_stderr = 1;

@@ -77,6 +77,9 @@ typedef int (*tool_hook_fn)(void *arg, struct tool_ctx *ctx, const char *name,
 
 struct tool_ctx {
     const char *root;           /* the worktree (absolute); required */
+    /* git folders bound read-only into bash's sandbox, from goald's records
+     * (struct sandbox_spec); NULL for a folder that is not a goal's worktree */
+    const char *git_common, *git_dir;
     const char *const *allowed; /* the goal's allowed_actions, NULL-terminated; NULL: all */
     const char *spill_dir;      /* NULL: see tool_spill_prepare() */
     store *st;                  /* events; may be NULL */

@@ -2,7 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,23 +183,155 @@ int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
     return rc;
 }
 
-static int rm_one(const char *fpath, const struct stat *sb, int type, struct FTW *ftw)
+/* One folder on the way down from the root of fs_remove_tree(). */
+struct rm_level {
+    char *name; /* in its parent; NULL for the root */
+    dev_t dev;
+    ino_t ino;
+};
+
+/* Remove every entry of the open folder fd that is not a folder (links,
+ * files, FIFOs, sockets, devices: unlinkat removes the entry itself, never
+ * what a link names); *sub receives the name of one sub-folder (malloc'd)
+ * or NULL when none is left. */
+static int rm_entries(int fd, char **sub, const char *label)
 {
-    (void)sb;
-    (void)type;
-    (void)ftw;
-    if (remove(fpath) != 0 && errno != ENOENT)
-        return -1;
-    return 0;
+    DIR *d;
+    struct dirent *e;
+    int dup_fd = dup(fd), rc = 0;
+
+    *sub = NULL;
+    if (dup_fd < 0 || !(d = fdopendir(dup_fd))) {
+        if (dup_fd >= 0)
+            close(dup_fd);
+        return err_set(ERR_IO, "%s: cannot read a folder: %s", label, strerror(errno));
+    }
+    while ((e = readdir(d))) {
+        struct stat st;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT)
+                continue;
+            rc = err_set(ERR_IO, "%s: %s: %s", label, e->d_name, strerror(errno));
+            break;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            if (!*sub && !(*sub = strdup(e->d_name))) {
+                rc = err_set(ERR_NOMEM, "out of memory");
+                break;
+            }
+            continue;
+        }
+        if (unlinkat(fd, e->d_name, 0) != 0 && errno != ENOENT) {
+            rc = err_set(ERR_IO, "%s: cannot remove %s: %s", label, e->d_name, strerror(errno));
+            break;
+        }
+    }
+    closedir(d);
+    if (rc) {
+        free(*sub);
+        *sub = NULL;
+    }
+    return rc;
 }
 
+/* Depth first without recursion and with one folder open at a time: down
+ * into a sub-folder by openat(O_NOFOLLOW | O_DIRECTORY) (a link is never
+ * entered), back up by "..", checked against the device and inode seen on
+ * the way down, so a tree as deep as the model likes needs neither stack
+ * nor file descriptors in proportion. */
 int fs_remove_tree(const char *path)
 {
-    if (!fs_exists(path))
+    struct rm_level *lv = NULL;
+    size_t n = 0, alloc = 0;
+    struct stat st;
+    int fd = -1, rc = 0;
+
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : err_set(ERR_IO, "%s: %s", path, strerror(errno));
+    if (S_ISLNK(st.st_mode))
+        return err_set(ERR_INVALID, "%s: a symbolic link, not removed as a folder", path);
+    if (!S_ISDIR(st.st_mode)) {
+        if (unlink(path) != 0 && errno != ENOENT)
+            return err_set(ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
         return 0;
-    if (nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS) != 0)
-        return err_set(ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
-    return 0;
+    }
+    fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        rc = err_set(ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        goto out;
+    }
+    if (!(lv = malloc(sizeof(*lv) * (alloc = 16)))) {
+        rc = err_set(ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    lv[n++] = (struct rm_level){NULL, st.st_dev, st.st_ino};
+    for (;;) {
+        char *sub = NULL;
+        int child;
+
+        if ((rc = rm_entries(fd, &sub, path)) != 0)
+            goto out;
+        if (sub) {
+            child = openat(fd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (child < 0 || fstat(child, &st) != 0) {
+                rc = err_set(ERR_IO, "%s: cannot open %s: %s", path, sub, strerror(errno));
+                if (child >= 0)
+                    close(child);
+                free(sub);
+                goto out;
+            }
+            if (n == alloc) {
+                struct rm_level *m = realloc(lv, sizeof(*lv) * alloc * 2);
+                if (!m) {
+                    close(child);
+                    free(sub);
+                    rc = err_set(ERR_NOMEM, "out of memory");
+                    goto out;
+                }
+                lv = m;
+                alloc *= 2;
+            }
+            lv[n++] = (struct rm_level){sub, st.st_dev, st.st_ino};
+            close(fd);
+            fd = child;
+            continue;
+        }
+        if (n == 1)
+            break;
+        /* this folder is empty: up to the parent and remove it there */
+        {
+            int parent = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            struct rm_level *up = &lv[n - 2];
+            if (parent < 0 || fstat(parent, &st) != 0 || st.st_dev != up->dev ||
+                st.st_ino != up->ino) {
+                rc = err_set(ERR_IO, "%s: a folder moved while it was being removed", path);
+                if (parent >= 0)
+                    close(parent);
+                goto out;
+            }
+            close(fd);
+            fd = parent;
+            if (unlinkat(fd, lv[n - 1].name, AT_REMOVEDIR) != 0 && errno != ENOENT) {
+                rc = err_set(ERR_IO, "%s: cannot remove %s: %s", path, lv[n - 1].name,
+                             strerror(errno));
+                goto out;
+            }
+            free(lv[--n].name);
+        }
+    }
+    close(fd);
+    fd = -1;
+    if (rmdir(path) != 0 && errno != ENOENT)
+        rc = err_set(ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
+out:
+    if (fd >= 0)
+        close(fd);
+    while (n > 0)
+        free(lv[--n].name);
+    free(lv);
+    return rc;
 }
 
 int fs_is_dir(const char *path)

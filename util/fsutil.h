@@ -34,7 +34,11 @@ int fs_write_atomic_fill_at(int dfd, const char *name, fs_fill_fn fill, void *ar
 /* write(2) all of data to fd (EINTR retried); ERR_IO naming label. */
 int fs_write_all(int fd, const void *data, size_t len, const char *label);
 
-/* Remove a tree (like rm -rf; does not follow symlinks).  0 or ERR_IO. */
+/* Remove a tree (like rm -rf) without ever following a symbolic link:
+ * folders are opened relative to their parent with O_NOFOLLOW, a link is
+ * removed as a link and what it names is never entered nor touched.  A
+ * path that is itself a link is refused (ERR_INVALID); a file is removed;
+ * a missing path is fine.  0, ERR_INVALID or ERR_IO. */
 int fs_remove_tree(const char *path);
 
 int fs_is_dir(const char *path);

@@ -330,7 +330,9 @@ int vcs_commit_item(struct vcs_commit_result *out, vcs_worktree *wt, const char 
         rc = vcs_git_err(ERR_NOTFOUND, "%s: HEAD", wt->path);
         goto out;
     }
-    if ((rc = vcs_stage_all(&tree_id, wt->repo, 1)) != 0) {
+    /* the same bounds as the snapshots: nothing over the file cap is read */
+    if ((rc = vcs_guard_changes(wt->repo)) != 0 ||
+        (rc = vcs_stage_all(&tree_id, wt->repo, 1)) != 0) {
         err_wrap(rc, "%s", wt->path);
         goto out;
     }

@@ -1,112 +1,136 @@
 #include "vcs/diff.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "vcs/internal.h"
 
-/* HEAD's tree and the tree of the working folder as it would be
- * committed; the on-disk index is not changed. */
-static int both_trees(git_tree **head, git_tree **state, vcs_worktree *wt)
-{
-    git_oid id;
-    int rc;
-
-    *head = *state = NULL;
-    if ((rc = vcs_head_tree(head, wt->repo)) != 0)
-        return err_wrap(rc, "%s", wt->path);
-    if ((rc = vcs_stage_all(&id, wt->repo, 0)) != 0)
-        return err_wrap(rc, "%s", wt->path);
-    if (git_tree_lookup(state, wt->repo, &id) < 0)
-        return vcs_git_err(ERR_FAIL, "%s: working tree", wt->path);
-    return 0;
-}
-
 int vcs_diff_is_empty(int *empty_out, vcs_worktree *wt)
 {
-    git_tree *head = NULL, *state = NULL;
-    int rc = both_trees(&head, &state, wt);
+    git_tree *head = NULL;
+    git_oid state;
+    int rc;
 
-    if (rc == 0)
-        *empty_out = git_oid_equal(git_tree_id(head), git_tree_id(state));
+    if ((rc = vcs_head_tree(&head, wt->repo)) != 0)
+        return err_wrap(rc, "%s", wt->path);
+    if ((rc = vcs_snapshot_tree(&state, wt)) != 0)
+        err_wrap(rc, "%s", wt->path);
+    else
+        *empty_out = git_oid_equal(git_tree_id(head), &state);
     git_tree_free(head);
-    git_tree_free(state);
     return rc;
 }
 
-/* Each line of the patch straight into the capped strbuf; past its cap the
- * print stops (printing the whole patch into a git_buf first held a
- * model-sized file several times over just to keep 200 KiB of it). */
-struct printer {
+struct print {
     strbuf *out;
-    int toobig;
+    size_t start;
+    int rc;
 };
 
-static int print_line(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l,
-                      void *arg)
+/* git_diff_to_buf()'s format, one line at a time. */
+static int add_line(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l,
+                    void *arg)
 {
-    struct printer *p = arg;
+    struct print *p = arg;
 
     (void)d;
     (void)h;
-    if (l->origin == GIT_DIFF_LINE_CONTEXT || l->origin == GIT_DIFF_LINE_ADDITION ||
-        l->origin == GIT_DIFF_LINE_DELETION) {
-        char c = l->origin;
-        if (strbuf_add(p->out, &c, 1) != 0)
-            return p->toobig = 1, -1;
-    }
-    if (strbuf_add(p->out, l->content, l->content_len) != 0)
-        return p->toobig = 1, -1;
+    if ((l->origin == GIT_DIFF_LINE_ADDITION || l->origin == GIT_DIFF_LINE_DELETION ||
+         l->origin == GIT_DIFF_LINE_CONTEXT) &&
+        (p->rc = strbuf_addc(p->out, l->origin)) != 0)
+        return -1;
+    if ((p->rc = strbuf_add(p->out, l->content, l->content_len)) != 0)
+        return -1;
     return 0;
 }
 
+/* HEAD's tree against the working folder itself (not the index): tracked
+ * and untracked files, .gitignore honoured, links as links; what
+ * vcs_commit_item() would commit.  Nothing is written. */
 int vcs_diff_text(strbuf *out, vcs_worktree *wt)
 {
-    git_tree *head = NULL, *state = NULL;
+    git_tree *head = NULL;
     git_diff *diff = NULL;
     git_diff_options o;
-    struct printer pr = {out, 0};
-    size_t start = out->len;
-    int rc, grc;
+    struct print p;
+    int rc;
 
-    if ((rc = both_trees(&head, &state, wt)) != 0)
+    if ((rc = vcs_head_tree(&head, wt->repo)) != 0)
+        return err_wrap(rc, "%s", wt->path);
+    if ((rc = vcs_guard_changes(wt->repo)) != 0) {
+        err_wrap(rc, "%s", wt->path);
         goto out;
+    }
     git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
-    o.flags = GIT_DIFF_SHOW_BINARY;
-    if (git_diff_tree_to_tree(&diff, wt->repo, head, state, &o) < 0) {
+    o.flags = GIT_DIFF_SHOW_BINARY | GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
+              GIT_DIFF_SHOW_UNTRACKED_CONTENT | GIT_DIFF_INCLUDE_TYPECHANGE;
+    if (git_diff_tree_to_workdir(&diff, wt->repo, head, &o) < 0) {
         rc = vcs_git_err(ERR_FAIL, "%s: diff", wt->path);
         goto out;
     }
-    grc = git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, print_line, &pr);
-    if (pr.toobig || grc < 0)
-        strbuf_setlen(out, start); /* all or nothing, as before */
-    if (pr.toobig)
-        rc = err_set(ERR_TOOBIG, "%s: diff: larger than %zu bytes", wt->path,
-                     out->cap ? out->cap : STRBUF_DEFAULT_CAP);
-    else if (grc < 0)
-        rc = vcs_git_err(ERR_FAIL, "%s: diff", wt->path);
+    /* streamed into out: the patch never grows past out's cap in memory */
+    p.out = out;
+    p.start = out->len;
+    p.rc = 0;
+    if (git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, add_line, &p) < 0) {
+        if (p.rc) {
+            rc = err_wrap(p.rc, "%s: diff", wt->path);
+        } else {
+            rc = vcs_git_err(ERR_FAIL, "%s: diff", wt->path);
+        }
+        out->len = p.start; /* left as it was */
+        if (out->buf)
+            out->buf[out->len] = '\0';
+    }
 out:
     git_diff_free(diff);
     git_tree_free(head);
-    git_tree_free(state);
     return rc;
+}
+
+/* Make the worktree again from its branch: the folder is removed without
+ * following any link (fs_remove_tree), the registration pruned, and a
+ * fresh checkout made, so nothing goald writes can land outside it. */
+static int rebuild(vcs_worktree *wt)
+{
+    vcs_worktree *fresh = NULL;
+    char branch[256];
+    int rc;
+
+    snprintf(branch, sizeof(branch), "%s", vcs_worktree_branch(wt));
+    if (!*branch)
+        return err_set(ERR_INVALID, "%s: HEAD is not on a branch", wt->path);
+    if ((rc = vcs_worktree_remove(wt->repo_path, wt->path)) != 0 ||
+        (rc = vcs_worktree_create(&fresh, wt->repo_path, NULL, branch, wt->path)) != 0)
+        return err_wrap(rc, "%s: reset", wt->path);
+    git_repository_free(wt->repo);
+    wt->repo = fresh->repo;
+    fresh->repo = NULL;
+    vcs_worktree_free(fresh);
+    return 0;
 }
 
 int vcs_worktree_reset(int *saved_out, vcs_worktree *wt, const char *patch_path)
 {
     strbuf patch = STRBUF_INIT;
-    git_object *head = NULL;
-    git_checkout_options co;
     char dir[4096];
     int rc = 0;
 
     if (saved_out)
         *saved_out = 0;
     if (patch_path) {
-        if ((rc = vcs_diff_text(&patch, wt)) != 0)
+        rc = vcs_diff_text(&patch, wt);
+        if (rc == ERR_TOOBIG || rc == ERR_POLICY) {
+            /* too large (or unsafe) to save: the reset must still happen,
+             * or every retry would start from the same wedged state */
+            if (saved_out)
+                *saved_out = -1;
+            rc = 0;
+        } else if (rc) {
             goto out;
-        if (patch.len) {
+        } else if (patch.len) {
             if ((rc = fs_dirname(dir, sizeof(dir), patch_path)) != 0 ||
                 (rc = fs_mkdir_p(dir, 0700)) != 0 ||
                 (rc = fs_write_atomic(patch_path, patch.buf, patch.len, 0600)) != 0) {
@@ -117,24 +141,8 @@ int vcs_worktree_reset(int *saved_out, vcs_worktree *wt, const char *patch_path)
                 *saved_out = 1;
         }
     }
-    if (git_revparse_single(&head, wt->repo, "HEAD^{commit}") < 0) {
-        rc = vcs_git_err(ERR_NOTFOUND, "%s: HEAD", wt->path);
-        goto out;
-    }
-    /* FORCE: overwrite every change; REMOVE_UNTRACKED: `git clean -fd`
-     * (ignored files are not untracked files for libgit2, so they stay).
-     * git_reset() resets the index and the tracked files but keeps
-     * untracked ones whatever the strategy, so a forced checkout of HEAD
-     * follows it. */
-    git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
-    co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
-    if (git_reset(wt->repo, head, GIT_RESET_HARD, &co) < 0 ||
-        git_checkout_head(wt->repo, &co) < 0) {
-        rc = vcs_git_err(ERR_FAIL, "%s: reset", wt->path);
-        goto out;
-    }
+    rc = rebuild(wt);
 out:
-    git_object_free(head);
     strbuf_release(&patch);
     return rc;
 }

@@ -16,19 +16,26 @@
 int vcs_diff_is_empty(int *empty_out, vcs_worktree *wt);
 
 /* Append the changes as a unified diff (git format, a/ and b/ prefixes,
- * binary files as git binary patches) to out: `git apply` accepts it
- * against HEAD.  Nothing is appended when there are no changes.
- * ERR_TOOBIG when out's cap is reached (out is then left as it was). */
+ * binary files as git binary patches, links as links) to out: `git
+ * apply` accepts it against HEAD.  Nothing is appended when there are no
+ * changes.  ERR_TOOBIG when out's cap is reached (out is then left as it
+ * was) or a changed file is over tools.max_file_mb; ERR_POLICY as for
+ * vcs_worktree_state_tree(). */
 int vcs_diff_text(strbuf *out, vcs_worktree *wt);
 
 /* Give up the worktree's uncommitted changes after a failed or aborted
  * run: when there are changes and patch_path is not NULL, they are first
  * written to patch_path (atomically, mode 0600, parent folders created)
- * as by vcs_diff_text(); then the worktree is hard-reset to HEAD and the
- * untracked files that are not ignored are removed (like `git reset
- * --hard && git clean -fd`; ignored files such as build output stay).
- * *saved_out (may be NULL) = 1 when a patch was written, else 0.  When
- * the patch cannot be written nothing is reset. */
+ * as by vcs_diff_text(); then the worktree folder is removed without
+ * following any link and checked out again from the branch (like `git
+ * worktree remove --force` + `git worktree add`): a tracked folder the run
+ * replaced by a link to elsewhere comes back as the folder, and nothing is
+ * ever written through a link.  Ignored files (build output) go too.
+ * *saved_out (may be NULL) = 1 when a patch was written, 0 when there was
+ * nothing to save, -1 when the changes were too large (tools.max_file_mb,
+ * the strbuf cap) or unsafe to save: the reset happens anyway, so a retry
+ * never starts from the same state.  When the patch cannot be written
+ * (disk full) nothing is reset. */
 int vcs_worktree_reset(int *saved_out, vcs_worktree *wt, const char *patch_path);
 
 #endif

@@ -10,10 +10,28 @@
 #include "util/strbuf.h"
 
 struct vcs_worktree {
-    git_repository *repo; /* the worktree's repository */
+    git_repository *repo; /* the worktree's repository, opened from admin */
     char *path;           /* absolute, no final '/' */
+    char *repo_path;      /* the main work folder of the repository (goald's record) */
+    char *common;         /* realpath of the repository's common folder */
+    char *admin;          /* realpath of <common>/worktrees/<name> */
     char branch[256];     /* refreshed by vcs_worktree_branch() */
+    char rebuilt[512];    /* why the folder was made again on open; "" if not */
 };
+
+/* Refuse a change that goald must not snapshot or commit: a changed file
+ * (new or modified, not ignored) larger than tools.max_file_mb
+ * (ERR_TOOBIG, the message names the path and both sizes), or a
+ * .gitignore, .gitattributes or .gitmodules that is not a regular file
+ * (ERR_POLICY: libgit2 would follow a link or block on a FIFO there).
+ * Walks the working folder of repo without following links. */
+int vcs_guard_changes(git_repository *repo);
+
+/* The tree id the working folder would be committed as, computed without
+ * writing anything into the repository: the objects go to an in-memory
+ * store that keeps trees and only the ids and sizes of blobs, and is
+ * dropped afterwards.  vcs_guard_changes() first. */
+int vcs_snapshot_tree(git_oid *out, struct vcs_worktree *wt);
 
 /* Put "WHAT: <libgit2's last message>" into the error slot and return
  * code: the single place where libgit2 errors become ours. */
@@ -23,7 +41,7 @@ int vcs_git_err(int code, const char *fmt, ...) GOALD_PRINTF(2, 3);
  * (additions, modifications, deletions) into the repository's index and
  * write the index's tree into tree_out.  persist 1 writes the index to
  * disk; 0 reloads it from disk afterwards, so nothing is changed but new
- * objects in the object database. */
+ * objects in the object database (vcs_snapshot_tree() writes none). */
 int vcs_stage_all(git_oid *tree_out, git_repository *repo, int persist);
 
 /* The HEAD commit's tree into *tree_out (free with git_tree_free). */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/config.h"
@@ -170,11 +172,18 @@ static int same_dir(const char *a, const char *b)
     return strcmp(ra, rb) == 0;
 }
 
-static int wt_new(vcs_worktree **out, git_repository *repo, const char *path)
+static int wt_new(vcs_worktree **out, git_repository *repo, const char *path, const char *repo_path,
+                  const char *common, const char *admin)
 {
     vcs_worktree *wt = calloc(1, sizeof(*wt));
 
-    if (!wt || !(wt->path = strdup(path))) {
+    if (!wt || !(wt->path = strdup(path)) || !(wt->repo_path = strdup(repo_path)) ||
+        !(wt->common = strdup(common)) || !(wt->admin = strdup(admin))) {
+        if (wt) {
+            free(wt->path);
+            free(wt->repo_path);
+            free(wt->common);
+        }
         free(wt);
         return err_set(ERR_NOMEM, "out of memory");
     }
@@ -199,31 +208,194 @@ const char *vcs_worktree_path(const vcs_worktree *wt)
     return wt->path;
 }
 
+const char *vcs_worktree_git_common(const vcs_worktree *wt)
+{
+    return wt->common;
+}
+
+const char *vcs_worktree_git_dir(const vcs_worktree *wt)
+{
+    return wt->admin;
+}
+
+const char *vcs_worktree_rebuilt(const vcs_worktree *wt)
+{
+    return wt->rebuilt[0] ? wt->rebuilt : NULL;
+}
+
 void vcs_worktree_free(vcs_worktree *wt)
 {
     if (!wt)
         return;
     git_repository_free(wt->repo);
     free(wt->path);
+    free(wt->repo_path);
+    free(wt->common);
+    free(wt->admin);
     free(wt);
 }
 
-int vcs_worktree_open(vcs_worktree **out, const char *wt_path)
+/* realpath of p without a final '/' into out (PATH_MAX); 0 or -1. */
+static int real_dir(char *out, const char *p)
 {
+    return realpath(p, out) ? 0 : -1;
+}
+
+/* Whether path is dir or lies beneath it (both realpaths). */
+static int is_beneath(const char *dir, const char *path)
+{
+    size_t n = strlen(dir);
+
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* The main repository named by goald's record: its main work folder. */
+static int open_main(git_repository **main, const char *repo_path)
+{
+    if (git_repository_open_ext(main, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
+        return vcs_git_err(ERR_NOTFOUND, "%s: not a git repository", repo_path);
+    if (git_repository_is_worktree(*main) || git_repository_is_bare(*main)) {
+        git_repository_free(*main);
+        *main = NULL;
+        return err_set(ERR_INVALID, "%s: expected the main work folder of a repository", repo_path);
+    }
+    return 0;
+}
+
+/* The worktree's .git must be what goald wrote: a regular file (not a
+ * link, FIFO or folder) whose one line names the admin folder.  It is read
+ * without following a link and without blocking.  0, or 1 with why set. */
+static int gitlink_changed(const char *abs, const char *admin, char *why, size_t n)
+{
+    char p[PATH_MAX + 8], text[PATH_MAX + 16], named[PATH_MAX];
+    struct stat st;
+    ssize_t got;
+    int fd;
+
+    snprintf(p, sizeof(p), "%s/.git", abs);
+    if (lstat(p, &st) != 0) {
+        snprintf(why, n, "its .git is missing");
+        return 1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, n, "its .git is a %s, not goald's gitlink file",
+                 S_ISLNK(st.st_mode)   ? "symbolic link"
+                 : S_ISDIR(st.st_mode) ? "folder"
+                                       : "special file");
+        return 1;
+    }
+    if (st.st_size <= 8 || (size_t)st.st_size >= sizeof(text)) {
+        snprintf(why, n, "its .git was changed");
+        return 1;
+    }
+    fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (fd >= 0)
+            close(fd);
+        snprintf(why, n, "its .git cannot be read");
+        return 1;
+    }
+    got = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (got <= 8) {
+        snprintf(why, n, "its .git was changed");
+        return 1;
+    }
+    text[got] = '\0';
+    if (got > 0 && text[got - 1] == '\n')
+        text[--got] = '\0';
+    if (strncmp(text, "gitdir: ", 8) != 0 || strchr(text, '\n') || text[8] != '/' ||
+        !realpath(text + 8, named) || strcmp(named, admin) != 0) {
+        snprintf(why, n, "its .git names a git folder other than %s", admin);
+        return 1;
+    }
+    return 0;
+}
+
+enum { RECORD_OK = 0, RECORD_NONE = 1, RECORD_CHANGED = 2 };
+
+/* Open the worktree at abs through goald's records only: the admin folder
+ * <common>/worktrees/<basename of abs> of the main repository, checked to
+ * lie beneath the common folder and to name abs as its work folder.
+ * Nothing in the worktree decides what is opened: libgit2 opens the admin
+ * folder itself, and the worktree's own .git is only compared with what it
+ * must say.  RECORD_OK: *out is the open repository (common and admin
+ * filled).  RECORD_NONE: the repository has no worktree registered for
+ * abs (why says so; nothing about abs is known to be ours).  RECORD_CHANGED:
+ * the registration names abs but the folder was tampered with (why).
+ * Negative: an error. */
+static int open_recorded(git_repository **out, char common[PATH_MAX], char admin[PATH_MAX],
+                         git_repository *main, const char *abs, char *why, size_t n)
+{
+    git_worktree *gwt = NULL;
     git_repository *repo = NULL;
-    char abs[PATH_MAX];
+    char p[PATH_MAX * 2], rp[PATH_MAX];
+    const char *name = base_name(abs);
+    int rc = RECORD_OK;
+
+    *out = NULL;
+    if (real_dir(common, git_repository_commondir(main)) != 0)
+        return err_set(ERR_IO, "%s: %s", git_repository_commondir(main), strerror(errno));
+    if (git_worktree_lookup(&gwt, main, name) < 0) {
+        git_error_clear();
+        snprintf(why, n, "no worktree \"%s\" is registered in %s", name, common);
+        return RECORD_NONE;
+    }
+    if (abs_path(rp, sizeof(rp), git_worktree_path(gwt)) != 0 || strcmp(rp, abs) != 0) {
+        err_clear();
+        snprintf(why, n, "worktree name \"%s\" is already used by %s", name,
+                 git_worktree_path(gwt));
+        rc = RECORD_NONE;
+        goto out;
+    }
+    snprintf(p, sizeof(p), "%s/worktrees/%s", common, name);
+    if (real_dir(admin, p) != 0 || !is_beneath(common, admin) || !fs_is_dir(admin)) {
+        rc = err_set(ERR_INVALID, "%s: the worktree's git folder is not beneath %s", p, common);
+        goto out;
+    }
+    if (gitlink_changed(abs, admin, why, n)) {
+        rc = RECORD_CHANGED;
+        goto out;
+    }
+    if (git_repository_open_ext(&repo, admin, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+        rc = vcs_git_err(ERR_FAIL, "%s: cannot open the worktree's git folder", admin);
+        goto out;
+    }
+    if (!git_repository_is_worktree(repo) || !git_repository_workdir(repo) ||
+        real_dir(rp, git_repository_path(repo)) != 0 || strcmp(rp, admin) != 0 ||
+        real_dir(rp, git_repository_workdir(repo)) != 0 || strcmp(rp, abs) != 0 ||
+        real_dir(rp, git_repository_commondir(repo)) != 0 || strcmp(rp, common) != 0) {
+        snprintf(why, n, "its git folders are not the ones goald made");
+        rc = RECORD_CHANGED;
+        goto out;
+    }
+    *out = repo;
+    repo = NULL;
+out:
+    git_repository_free(repo);
+    git_worktree_free(gwt);
+    return rc;
+}
+
+int vcs_worktree_open(vcs_worktree **out, const char *repo_path, const char *wt_path)
+{
+    git_repository *main = NULL, *repo = NULL;
+    char abs[PATH_MAX], common[PATH_MAX], admin[PATH_MAX], why[512];
     int rc;
 
     if ((rc = vcs_init()) != 0 || (rc = abs_path(abs, sizeof(abs), wt_path)) != 0)
         return rc;
-    if (git_repository_open_ext(&repo, abs, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
-        return vcs_git_err(ERR_NOTFOUND, "%s: not a worktree", abs);
-    if (git_repository_is_bare(repo)) {
-        git_repository_free(repo);
-        return err_set(ERR_NOTFOUND, "%s: a bare repository has no worktree", abs);
-    }
-    if ((rc = wt_new(out, repo, abs)) != 0)
-        git_repository_free(repo);
+    if ((rc = open_main(&main, repo_path)) != 0)
+        return rc;
+    rc = open_recorded(&repo, common, admin, main, abs, why, sizeof(why));
+    if (rc == RECORD_NONE)
+        rc = err_set(ERR_NOTFOUND, "%s: not a worktree of %s: %s", abs, repo_path, why);
+    else if (rc == RECORD_CHANGED)
+        rc = err_set(ERR_INVALID, "worktree %s was tampered with: %s", abs, why);
+    else if (rc == 0 && (rc = wt_new(out, repo, abs, repo_path, common, admin)) == 0)
+        repo = NULL;
+    git_repository_free(repo);
+    git_repository_free(main);
     return rc;
 }
 
@@ -240,38 +412,59 @@ int vcs_worktree_head(char out[VCS_OID_HEX], vcs_worktree *wt)
 int vcs_worktree_state_tree(char out[VCS_OID_HEX], vcs_worktree *wt)
 {
     git_oid oid;
-    int rc = vcs_stage_all(&oid, wt->repo, 0);
+    int rc = vcs_snapshot_tree(&oid, wt);
 
+    /* a refused change is named relative to the worktree, for the model */
+    if (rc == ERR_TOOBIG || rc == ERR_POLICY)
+        return rc;
     if (rc)
         return err_wrap(rc, "%s", wt->path);
     git_oid_tostr(out, VCS_OID_HEX, &oid);
     return 0;
 }
 
-/* The repository's common folder (".git" of the main work folder). */
-static const char *common_dir(git_repository *r)
+int vcs_worktree_store_tree(char out[VCS_OID_HEX], vcs_worktree *wt)
 {
-    return git_repository_commondir(r);
+    git_oid oid;
+    int rc = vcs_guard_changes(wt->repo);
+
+    if (rc == ERR_TOOBIG || rc == ERR_POLICY)
+        return rc;
+    if (rc == 0)
+        rc = vcs_stage_all(&oid, wt->repo, 0);
+    if (rc)
+        return err_wrap(rc, "%s", wt->path);
+    git_oid_tostr(out, VCS_OID_HEX, &oid);
+    return 0;
 }
 
-/* wt_path exists: reuse it when it is a worktree of repo on branch. */
-static int reuse_existing(vcs_worktree **out, git_repository *main, const char *abs,
-                          const char *branch)
+/* wt_path exists and is not an empty folder.  A worktree of main that
+ * goald's records name is reused (0, *out set) when it is intact and on
+ * branch; when it was tampered with (its .git rewritten, a forged git
+ * folder) it is removed without following any link and 1 is returned: the
+ * caller makes it again.  Anything else is not goald's to touch:
+ * ERR_INVALID. */
+static int reuse_existing(vcs_worktree **out, git_repository *main, const char *repo_path,
+                          const char *abs, const char *branch, char *rebuilt, size_t rn)
 {
     git_repository *repo = NULL;
     vcs_worktree *wt = NULL;
+    char common[PATH_MAX], admin[PATH_MAX], why[512];
     int rc;
 
-    if (git_repository_open_ext(&repo, abs, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-        git_error_clear();
-        return err_set(ERR_INVALID, "%s exists and is not a git worktree", abs);
+    rc = open_recorded(&repo, common, admin, main, abs, why, sizeof(why));
+    if (rc == RECORD_NONE)
+        return err_set(ERR_INVALID, "%s exists and is not a worktree of %s (%s)", abs,
+                       git_repository_workdir(main), why);
+    if (rc == RECORD_CHANGED) {
+        snprintf(rebuilt, rn, "%s", why);
+        if ((rc = fs_remove_tree(abs)) != 0)
+            return err_wrap(rc, "removing the tampered worktree %s", abs);
+        return 1;
     }
-    if (!git_repository_is_worktree(repo) || !same_dir(common_dir(repo), common_dir(main))) {
-        rc = err_set(ERR_INVALID, "%s exists and is not a worktree of %s", abs,
-                     git_repository_workdir(main));
-        goto out;
-    }
-    if ((rc = wt_new(&wt, repo, abs)) != 0)
+    if (rc != 0)
+        return rc;
+    if ((rc = wt_new(&wt, repo, abs, repo_path, common, admin)) != 0)
         goto out;
     repo = NULL;
     if (strcmp(vcs_worktree_branch(wt), branch) != 0) {
@@ -321,7 +514,8 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
     git_commit *base_commit = NULL;
     git_worktree *gwt = NULL;
     git_worktree_add_options ao;
-    char abs[PATH_MAX], parent[PATH_MAX];
+    char abs[PATH_MAX], parent[PATH_MAX], common[PATH_MAX], admin[PATH_MAX], why[512];
+    char rebuilt[512] = "";
     const char *name;
     vcs_worktree *wt = NULL;
     int rc;
@@ -335,14 +529,8 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
     name = base_name(abs);
     if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
         return err_set(ERR_INVALID, "%s: not a usable worktree folder", wt_path);
-    if (git_repository_open_ext(&main, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-        rc = vcs_git_err(ERR_NOTFOUND, "%s: not a git repository", repo_path);
+    if ((rc = open_main(&main, repo_path)) != 0)
         goto out;
-    }
-    if (git_repository_is_worktree(main) || git_repository_is_bare(main)) {
-        rc = err_set(ERR_INVALID, "%s: expected the main work folder of a repository", repo_path);
-        goto out;
-    }
     if (same_dir(git_repository_workdir(main), abs)) {
         rc = err_set(ERR_INVALID, "%s is the repository's own work folder", abs);
         goto out;
@@ -350,10 +538,11 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
 
     if (fs_exists(abs)) {
         if (!(fs_is_dir(abs) && dir_is_empty(abs))) {
-            rc = reuse_existing(out, main, abs, branch);
-            goto out;
-        }
-        if (rmdir(abs) != 0) { /* libgit2 wants to create the folder itself */
+            rc = reuse_existing(out, main, repo_path, abs, branch, rebuilt, sizeof(rebuilt));
+            if (rc != 1)
+                goto out;
+            rc = 0;                   /* tampered with and removed: made again below */
+        } else if (rmdir(abs) != 0) { /* libgit2 wants to create the folder itself */
             rc = err_set(ERR_IO, "%s: %s", abs, strerror(errno));
             goto out;
         }
@@ -390,13 +579,13 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
         rc = vcs_git_err(ERR_FAIL, "cannot add worktree %s on branch \"%s\"", abs, branch);
         goto out;
     }
-    if (git_repository_open_from_worktree(&repo, gwt) < 0) {
-        rc = vcs_git_err(ERR_FAIL, "cannot open worktree %s", abs);
-        goto out;
-    }
-    if ((rc = wt_new(&wt, repo, abs)) != 0)
+    rc = open_recorded(&repo, common, admin, main, abs, why, sizeof(why));
+    if (rc > 0)
+        rc = err_set(ERR_FAIL, "cannot open the new worktree %s: %s", abs, why);
+    if (rc != 0 || (rc = wt_new(&wt, repo, abs, repo_path, common, admin)) != 0)
         goto out;
     repo = NULL;
+    snprintf(wt->rebuilt, sizeof(wt->rebuilt), "%s", rebuilt);
     *out = wt;
 out:
     git_worktree_free(gwt);
@@ -447,9 +636,13 @@ int vcs_worktree_remove(const char *repo_path, const char *wt_path)
         rc = err_set(ERR_BUSY, "worktree %s is locked", abs);
         goto out;
     }
-    if (fs_exists(abs) && (rc = fs_remove_tree(abs)) != 0)
+    if (fs_exists(abs) && (rc = fs_remove_tree(abs)) != 0) {
+        err_wrap(rc, "removing worktree %s", abs);
         goto out;
-    po.flags = GIT_WORKTREE_PRUNE_VALID | GIT_WORKTREE_PRUNE_WORKING_TREE;
+    }
+    /* the folder is gone already (fs_remove_tree never follows a link);
+     * libgit2's own removal of the working tree is not asked for */
+    po.flags = GIT_WORKTREE_PRUNE_VALID;
     if (git_worktree_prune(gwt, &po) < 0) {
         rc = vcs_git_err(ERR_FAIL, "cannot prune worktree %s", abs);
         goto out;
@@ -458,5 +651,36 @@ out:
     git_strarray_dispose(&names);
     git_worktree_free(gwt);
     git_repository_free(main);
+    return rc;
+}
+
+int vcs_folder_git_dirs(const char *folder, char *common, size_t cn, char *admin, size_t an)
+{
+    git_repository *repo = NULL;
+    char c[PATH_MAX], a[PATH_MAX], w[PATH_MAX], f[PATH_MAX];
+    int rc = 0;
+
+    if ((rc = vcs_init()) != 0)
+        return rc;
+    if (!realpath(folder, f))
+        return err_set(ERR_NOTFOUND, "%s: %s", folder, strerror(errno));
+    if (git_repository_open_ext(&repo, f, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+        git_error_clear();
+        return err_set(ERR_NOTFOUND, "%s: not a git work folder", f);
+    }
+    if (!git_repository_workdir(repo) || real_dir(w, git_repository_workdir(repo)) != 0 ||
+        strcmp(w, f) != 0 || real_dir(c, git_repository_commondir(repo)) != 0 ||
+        real_dir(a, git_repository_path(repo)) != 0) {
+        rc = err_set(ERR_NOTFOUND, "%s: not a git work folder", f);
+        goto out;
+    }
+    if (!is_beneath(c, a)) {
+        rc = err_set(ERR_INVALID, "%s: its git folder %s is not beneath %s", f, a, c);
+        goto out;
+    }
+    if ((size_t)snprintf(common, cn, "%s", c) >= cn || (size_t)snprintf(admin, an, "%s", a) >= an)
+        rc = err_set(ERR_INVALID, "%s: path too long", f);
+out:
+    git_repository_free(repo);
     return rc;
 }

@@ -87,11 +87,75 @@ static void test_write_atomic_at_replaces_symlink(void **state)
     assert_true(S_ISREG(st.st_mode));
 }
 
+/* sha256 of a listing (names, types, sizes, modes, link targets) and of
+ * the contents of every file below dir. */
+static void tree_hash(char *out, size_t n, const char *dir)
+{
+    char cmd[2048];
+    FILE *p;
+
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && { find . -printf '%%p %%y %%s %%m %%l\\n' | LC_ALL=C sort; "
+             "find . -type f -exec sha256sum {} + | LC_ALL=C sort; } | sha256sum",
+             dir);
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(out, (int)n, p));
+    pclose(p);
+}
+
+/* Links to outside, at every depth, are removed as links: what they name
+ * is never entered, emptied or removed.  A deep tree goes without running
+ * out of descriptors.  A link as the root is refused. */
+static void test_remove_tree_never_follows_links(void **state)
+{
+    char tree[600], out[600], cmd[16384], before[200], after[200], link[700], f[700];
+    struct stat st;
+    struct rlimit old, lim;
+
+    (void)state;
+    testutil_tmp_path(tree, sizeof(tree), "rm/tree");
+    testutil_tmp_path(out, sizeof(out), "rm/outside");
+    snprintf(
+        cmd, sizeof(cmd),
+        "set -e; mkdir -p '%s/sub' '%s/a/b' '%s/s/deeper'; echo keep > '%s/file';"
+        "echo secret > '%s/sub/inner'; echo x > '%s/a/b/f'; mkfifo '%s/s/fifo';"
+        "ln -s '%s' '%s/a/b/dirlink'; ln -s '%s/file' '%s/filelink';"
+        "ln -s '%s/sub' '%s/s/deeper/up'; ln -s / '%s/root';"
+        "cd '%s'; for i in $(seq 1 300); do mkdir d; cd d; done; ln -s '%s' out; echo leaf > leaf",
+        out, tree, tree, out, out, tree, tree, out, tree, out, tree, out, tree, tree, tree, out);
+    assert_int_equal(system(cmd), 0);
+    tree_hash(before, sizeof(before), out);
+    /* 300 levels deep with 64 descriptors: one folder open at a time */
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 64;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &lim), 0);
+    assert_int_equal(fs_remove_tree(tree), 0);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    assert_int_not_equal(lstat(tree, &st), 0);
+    tree_hash(after, sizeof(after), out);
+    assert_string_equal(before, after);
+    snprintf(f, sizeof(f), "%s/sub/inner", out);
+    assert_int_equal(access(f, F_OK), 0);
+
+    /* a link as the root: refused, and nothing behind it goes */
+    snprintf(link, sizeof(link), "%s.link", tree);
+    assert_int_equal(symlink(out, link), 0);
+    assert_int_equal(fs_remove_tree(link), ERR_INVALID);
+    assert_int_equal(lstat(link, &st), 0);
+    tree_hash(after, sizeof(after), out);
+    assert_string_equal(before, after);
+    /* missing: fine */
+    assert_int_equal(fs_remove_tree(tree), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_atomic),
         cmocka_unit_test(test_write_atomic_at_replaces_symlink),
+        cmocka_unit_test(test_remove_tree_never_follows_links),
     };
 
     testutil_setup("fsutil");

@@ -349,10 +349,12 @@ static void test_reset_saves_patch(void **state)
     assert_memory_equal(pf.buf, d.buf, d.len);
     strbuf_release(&pf);
     assert_string_equal(cap("stat -c %%a '%s'", patch), "600");
-    /* clean: no changes, untracked removed, ignored kept */
-    assert_string_equal(cap("git -C '%s' status --porcelain --untracked-files=all", f.wtp), "");
+    /* clean: no changes; the folder was made again from the branch, so
+     * untracked and ignored files are gone alike */
+    assert_string_equal(
+        cap("git -C '%s' status --porcelain --untracked-files=all --ignored", f.wtp), "");
     assert_string_equal(cap("cat '%s/README'", f.wtp), "hello\nmore");
-    assert_int_equal(access(p, F_OK), 0); /* keep.log */
+    assert_int_not_equal(access(p, F_OK), 0); /* keep.log */
     snprintf(p, sizeof(p), "%s/dir/untracked.txt", f.wtp);
     assert_int_not_equal(access(p, F_OK), 0);
     assert_int_equal(vcs_diff_is_empty(&empty, f.wt), 0);
@@ -463,6 +465,87 @@ static void test_worktree_remove_keeps_branch(void **state)
     assert_string_equal(cap("git -C '%s' rev-parse HEAD", f.wtp), r.sha);
     vcs_worktree_free(f.wt);
     vcs_commit_result_release(&r);
+}
+
+/* Worktrees are opened through goald's records: a rewritten or forged .git
+ * is refused by vcs_worktree_open and makes vcs_worktree_create rebuild
+ * the folder; snapshots write no object into the repository. */
+static void test_records_and_snapshots(void **state)
+{
+    struct fx f;
+    vcs_worktree *wt = NULL;
+    char p[700], out[700], tree[VCS_OID_HEX], objs[64];
+    int empty = -1;
+
+    (void)state;
+    fx_setup(&f, "records");
+    testutil_tmp_path(out, sizeof(out), "records/outside");
+    assert_int_equal(sh("mkdir -p '%s/.git' && echo keep > '%s/keep'", out, out), 0);
+    assert_string_equal(vcs_worktree_git_common(f.wt), cap("realpath '%s/.git'", f.repo));
+    assert_string_equal(vcs_worktree_git_dir(f.wt),
+                        cap("realpath '%s/.git/worktrees/g-0123abcd'", f.repo));
+    assert_null(vcs_worktree_rebuilt(f.wt));
+
+    /* snapshots of changes write nothing into the object store */
+    snprintf(objs, sizeof(objs), "%s", cap("find '%s/.git/objects' -type f | wc -l", f.repo));
+    snprintf(p, sizeof(p), "%s/new.txt", f.wtp);
+    for (int i = 0; i < 3; i++) {
+        char text[32];
+        snprintf(text, sizeof(text), "version %d\n", i);
+        write_text(p, text);
+        assert_int_equal(vcs_worktree_state_tree(tree, f.wt), 0);
+        assert_string_equal(tree, cap("cd '%s' && export GIT_INDEX_FILE=$(mktemp -u) && "
+                                      "git add -A && git write-tree; rm -f \"$GIT_INDEX_FILE\"",
+                                      f.wtp));
+        assert_int_equal(vcs_diff_is_empty(&empty, f.wt), 0);
+        assert_int_equal(empty, 0);
+    }
+    /* (the write-tree above went through git itself: count after a reset) */
+    assert_int_equal(sh("git -C '%s' prune --expire=now", f.repo), 0);
+    assert_string_equal(cap("find '%s/.git/objects' -type f | wc -l", f.repo), objs);
+    assert_int_equal(vcs_worktree_state_tree(tree, f.wt), 0);
+    assert_string_equal(cap("find '%s/.git/objects' -type f | wc -l", f.repo), objs);
+
+    /* over the cap: refused, named relative to the worktree */
+    setenv("GOALD_TOOLS_MAX_FILE_MB", "1", 1);
+    assert_int_equal(config_load(NULL), 0);
+    assert_int_equal(sh("head -c 1100000 /dev/zero > '%s/big.bin'", f.wtp), 0);
+    assert_int_equal(vcs_worktree_state_tree(tree, f.wt), ERR_TOOBIG);
+    assert_non_null(strstr(err_last(), "big.bin is 1.0 MiB, over tools.max_file_mb (1 MiB)"));
+    assert_int_equal(sh("echo big.bin >> '%s/.gitignore'", f.wtp), 0); /* ignored: fine */
+    assert_int_equal(vcs_worktree_state_tree(tree, f.wt), 0);
+    unsetenv("GOALD_TOOLS_MAX_FILE_MB");
+    config_reset();
+    vcs_worktree_free(f.wt);
+
+    /* .git rewritten to name another folder: open refuses, create rebuilds */
+    snprintf(p, sizeof(p), "%s/.git", f.wtp);
+    write_text(p, "gitdir: /\n");
+    assert_int_equal(vcs_worktree_open(&wt, f.repo, f.wtp), ERR_INVALID);
+    assert_null(wt);
+    assert_int_equal(vcs_worktree_create(&wt, f.repo, "main", BR, f.wtp), 0);
+    assert_non_null(vcs_worktree_rebuilt(wt));
+    assert_string_not_equal(cap("cat '%s'", p), "gitdir: /");
+    assert_string_equal(cap("git -C '%s' status --porcelain", f.wtp), "");
+    vcs_worktree_free(wt);
+    /* a link to a folder outside: same, and nothing outside is touched */
+    assert_int_equal(sh("rm '%s' && ln -s '%s' '%s'", p, out, p), 0);
+    assert_int_equal(vcs_worktree_open(&wt, f.repo, f.wtp), ERR_INVALID);
+    assert_int_equal(vcs_worktree_create(&wt, f.repo, "main", BR, f.wtp), 0);
+    assert_non_null(strstr(vcs_worktree_rebuilt(wt), "symbolic link"));
+    assert_string_equal(cap("ls -A '%s'", out), ".git\nkeep");
+    assert_int_equal(vcs_worktree_open(&f.wt, f.repo, f.wtp), 0); /* intact again */
+    vcs_worktree_free(f.wt);
+
+    /* reset: a tracked file swapped for a link to outside comes back as
+     * the file, and the target outside keeps its content */
+    assert_int_equal(sh("cd '%s' && rm README && ln -s '%s/keep' README", f.wtp, out), 0);
+    assert_int_equal(vcs_worktree_reset(NULL, wt, NULL), 0);
+    assert_string_equal(cap("cat '%s/keep'", out), "keep");
+    assert_string_equal(cap("test -L '%s/README' || cat '%s/README'", f.wtp, f.wtp), "hello\nmore");
+    vcs_worktree_free(wt);
+    /* not registered here: nothing is touched */
+    assert_int_equal(vcs_worktree_open(&wt, f.repo, out), ERR_NOTFOUND);
 }
 
 static void test_branch_name_for_goal(void **state)
@@ -659,6 +742,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worktree_create),
+        cmocka_unit_test(test_records_and_snapshots),
         cmocka_unit_test(test_commit_exact_changes),
         cmocka_unit_test(test_commit_author_from_config),
         cmocka_unit_test(test_reset_saves_patch),
