@@ -3,10 +3,10 @@
  * (jsonbig.h says why and who owns what).
  *
  * jsonbig_parse():
- *   1. scan: every string literal, its end found as cJSON finds it (a
- *      backslash skips the next byte); a literal followed by ':' is a key,
- *      any other a value, numbered in document order.  Value literals of
- *      at least min bytes whose escapes cJSON accepts are "long".
+ *   1. scan the first value: every string literal, its end found as
+ *      cJSON finds it (a backslash skips the next byte); brackets tell
+ *      keys from values, numbered in document order.  Value literals of at
+ *      least min bytes whose escapes cJSON accepts are "long".
  *   2. cJSON_Parse() of the text with each long literal replaced by "".
  *   3. check: the tree's string values, in preorder (= document order),
  *      are as many as the scan counted, and each long one's is "".  If
@@ -261,32 +261,67 @@ static void span_push(struct scan *sc, size_t start, size_t end, size_t ordinal)
 }
 
 /* Step 1.  0, or -1 when the text does not tokenise as cJSON would (an
- * unterminated literal, a long one cJSON refuses): then no long strings. */
+ * unterminated literal, a long one cJSON refuses, nesting past cJSON's
+ * limit): then no long strings.  Brackets are followed to tell keys (a
+ * literal where an object expects a key) from values, and to stop at the
+ * end of the first value: cJSON ignores what follows it. */
 static int scan(struct scan *sc, const char *t, size_t len, size_t min)
 {
-    for (size_t i = 0; i < len; i++) {
-        size_t j, k;
+    char stack[CJSON_NESTING_LIMIT + 1];
+    size_t depth = 0;
+    int expect_key = 0, started = 0;
 
-        if (t[i] != '"')
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)t[i];
+        size_t j;
+
+        if (ch <= 32) /* cJSON's whitespace */
             continue;
-        for (j = i + 1; j < len && t[j] != '"'; j++)
-            if (t[j] == '\\' && ++j >= len)
+        if (depth == 0 && started)
+            break; /* the first value has ended */
+        started = 1;
+        switch (ch) {
+        case '{':
+        case '[':
+            if (depth >= CJSON_NESTING_LIMIT)
                 return -1;
-        if (j >= len)
-            return -1;
-        for (k = j + 1; k < len && (unsigned char)t[k] <= 32; k++) /* cJSON's whitespace */
-            ;
-        if (k < len && t[k] == ':') { /* a key */
+            stack[depth++] = (char)ch;
+            expect_key = ch == '{';
+            break;
+        case '}':
+        case ']':
+            if (depth == 0)
+                return -1;
+            depth--;
+            expect_key = 0;
+            break;
+        case ',':
+            expect_key = depth > 0 && stack[depth - 1] == '{';
+            break;
+        case ':':
+            expect_key = 0;
+            break;
+        case '"':
+            for (j = i + 1; j < len && t[j] != '"'; j++)
+                if (t[j] == '\\' && ++j >= len)
+                    return -1;
+            if (j >= len)
+                return -1;
+            if (expect_key && depth > 0 && stack[depth - 1] == '{') {
+                expect_key = 0; /* a key: left as it is */
+            } else {
+                if (j + 1 - i >= min) {
+                    if (jsonbig_decode(t + i + 1, j - i - 1, NULL) < 0)
+                        return -1;
+                    span_push(sc, i, j, sc->nvalues);
+                }
+                sc->nvalues++;
+            }
             i = j;
-            continue;
+            break;
+        default: /* numbers, true, false, null: no quotes in them */
+            break;
         }
-        if (j + 1 - i >= min) {
-            if (jsonbig_decode(t + i + 1, j - i - 1, NULL) < 0)
-                return -1;
-            span_push(sc, i, j, sc->nvalues);
-        }
-        sc->nvalues++;
-        i = j;
     }
     return 0;
 }
