@@ -105,7 +105,7 @@ static void test_parse(void **state)
     /* keys are never replaced, however long */
     same_as_cjson("{\"0123456789abcdef\" : \"v\", \"x\":\"0123456789abcdef\"}", 12, 1);
     same_as_cjson("\"0123456789abcdef\"", 12, 1);                      /* a bare string */
-    same_as_cjson("{\"a\":\"0123456789abcdef\"} trailing \"0123456789abcdef\"", 12, 0);
+    same_as_cjson("{\"a\":\"0123456789abcdef\"} trailing \"0123456789abcdef\"", 12, 1);
     same_as_cjson("{\"a\":\"0123456789abcdef\\u0000 after nul\"}", 12, 1);
     same_as_cjson("{\"a\":\"0123456789ab\\qcdef\"}", 12, 0); /* refused: as cJSON */
     same_as_cjson("{\"a\":\"0123456789abcdef\",}", 12, 0);  /* refused: as cJSON */
