@@ -110,8 +110,15 @@ long jsonbig_decode(const char *in, size_t n, char *out)
             count++;
             continue;
         }
-        if (end - p < 2) /* a backslash last: cJSON's scan never ends a literal so */
-            return -1;
+        if (end - p < 2) {
+            /* a backslash last: only after a \u that swallowed half of a
+             * "\\" (cJSON reads the four digits as 0); cJSON then takes
+             * the closing quote as the escaped character */
+            if (o)
+                *o++ = '"';
+            count++;
+            break;
+        }
         switch (p[1]) {
         case 'b': c = '\b'; break;
         case 'f': c = '\f'; break;

@@ -73,7 +73,9 @@ void jsonbig_release(struct jsonbig *jb);
  * (in, n bytes: between the quotes) into out (at least n + 1 bytes; may
  * be in itself, out <= in), NUL-terminated.  out NULL: only check.  The
  * decoded length (up to the first NUL cJSON would stop at is the caller's
- * business), or -1 for what cJSON refuses. */
+ * business), or -1 for what cJSON refuses.  cJSON's quirks are kept: \u
+ * with a bad digit is a NUL, and a backslash left last escapes the closing
+ * quote (in[n] is never read). */
 long jsonbig_decode(const char *in, size_t n, char *out);
 
 #endif

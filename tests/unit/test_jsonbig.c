@@ -53,6 +53,7 @@ static void test_decode(void **state)
         "pair \\ud83d\\ude00 end", "\\u0041\\u00", /* short: refused */
         "\\ud800", "\\ud800\\u0041", "\\udc00", /* lone or bad surrogates: refused */
         "\\uzzzz!", /* cJSON decodes invalid hex digits as 0: a NUL */
+        "\\ud[[\\\\", /* \u swallows half of a \\: cJSON escapes the closing quote */
         "\\x", "\\'", "raw \x01 control", "\xff\xfe bytes", "",
     };
     (void)state;
