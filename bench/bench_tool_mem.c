@@ -4,20 +4,24 @@
  * under 2x the configured file-size cap when the model writes files at the
  * cap").
  *
- *   bench_tool_mem GOALD [--fake PATH] [--cap-mb N]
+ *   bench_tool_mem GOALD [--fake PATH] [--cap-mb N] [--runs N] [--mode openai|anthropic]
  *
- * Starts tests/fakes/fake_llm, whose script streams tool calls with
- * generated content (content_bytes: 64-byte text lines, never held by the
- * fake).  For each case a fresh one-item goal is claimed here and run by a
- * real `goald job RUN` child; its peak RSS is wait4()'s ru_maxrss:
+ * Starts tests/fakes/fake_llm in each wire format (or the one given),
+ * whose script streams tool calls with generated content (content_bytes,
+ * content_style "code": 64-byte lines of C with quotes, backslashes and a
+ * tab, so that escaping inflates the body as real code does; never held by
+ * the fake).  For each case a fresh one-item goal is claimed here and run
+ * by a real `goald job RUN` child; its peak RSS is wait4()'s ru_maxrss:
  *   small    the model writes 6 bytes, then completes (the job's baseline);
- *   at cap   the model writes exactly tools.max_file_mb MiB, then completes
- *            (llm.max_response_bytes raised to let the body through);
- *   1 GiB    the model asks to write 1 GiB with the default response cap:
- *            refused at the response cap (invalid_response), never held.
- * Prints each case's outcome, the written file's size and the peak RSS
- * against the cap.  BENCH_TOOL_MEM_WRAP=heaptrack runs each job under that
- * program (to see where the memory goes; the RSS is then the wrapper's).
+ *   at cap   the model writes exactly tools.max_file_mb MiB, then completes;
+ *   1 GiB    the model asks to write 1 GiB: refused at the response cap
+ *            (invalid_response), never held whole.
+ * Every limit is at its default but tools.max_file_mb (llm.max_response_bytes
+ * follows it).  small and at cap run --runs times (3) and the medians are
+ * printed.  Prints each case's outcome, the written file's size and the peak
+ * RSS against the cap.  BENCH_TOOL_MEM_WRAP=heaptrack runs each job under
+ * that program (to see where the memory goes; the RSS is then the
+ * wrapper's).
  */
 #include <cjson/cJSON.h>
 #include <fcntl.h>
