@@ -4,20 +4,24 @@
  * under 2x the configured file-size cap when the model writes files at the
  * cap").
  *
- *   bench_tool_mem GOALD [--fake PATH] [--cap-mb N]
+ *   bench_tool_mem GOALD [--fake PATH] [--cap-mb N] [--runs N] [--mode openai|anthropic]
  *
- * Starts tests/fakes/fake_llm, whose script streams tool calls with
- * generated content (content_bytes: 64-byte text lines, never held by the
- * fake).  For each case a fresh one-item goal is claimed here and run by a
- * real `goald job RUN` child; its peak RSS is wait4()'s ru_maxrss:
+ * Starts tests/fakes/fake_llm in each wire format (or the one given),
+ * whose script streams tool calls with generated content (content_bytes,
+ * content_style "code": 64-byte lines of C with quotes, backslashes and a
+ * tab, so that escaping inflates the body as real code does; never held by
+ * the fake).  For each case a fresh one-item goal is claimed here and run
+ * by a real `goald job RUN` child; its peak RSS is wait4()'s ru_maxrss:
  *   small    the model writes 6 bytes, then completes (the job's baseline);
- *   at cap   the model writes exactly tools.max_file_mb MiB, then completes
- *            (llm.max_response_bytes raised to let the body through);
- *   1 GiB    the model asks to write 1 GiB with the default response cap:
- *            refused at the response cap (invalid_response), never held.
- * Prints each case's outcome, the written file's size and the peak RSS
- * against the cap.  BENCH_TOOL_MEM_WRAP=heaptrack runs each job under that
- * program (to see where the memory goes; the RSS is then the wrapper's).
+ *   at cap   the model writes exactly tools.max_file_mb MiB, then completes;
+ *   1 GiB    the model asks to write 1 GiB: refused at the response cap
+ *            (invalid_response), never held whole.
+ * Every limit is at its default but tools.max_file_mb (llm.max_response_bytes
+ * follows it).  small and at cap run --runs times (3) and the medians are
+ * printed.  Prints each case's outcome, the written file's size and the peak
+ * RSS against the cap.  BENCH_TOOL_MEM_WRAP=heaptrack runs each job under
+ * that program (to see where the memory goes; the RSS is then the
+ * wrapper's).
  */
 #include <cjson/cJSON.h>
 #include <fcntl.h>
@@ -40,6 +44,8 @@
 #include "util/fsutil.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
+
+static const char *goald_bin;
 
 static void die(const char *what)
 {
@@ -125,9 +131,18 @@ static void run_case(store *st, const char *goald, const char *repo, int i, stru
         store_done(s);
     }
     /* the file on the goal's branch, if it got there */
-    snprintf(path, sizeof(path),
-             "git -C %s cat-file -s refs/heads/goald/%s:big.txt 2>/dev/null || echo -1", repo,
-             c.goal_id);
+    {
+        char branch[256] = "none";
+        if (store_prepare(st, &s, "SELECT ifnull(branch, 'none') FROM goals WHERE id = ?") == 0) {
+            store_bind_text(s, 1, c.goal_id);
+            if (sqlite3_step(s) == SQLITE_ROW)
+                snprintf(branch, sizeof(branch), "%s", sqlite3_column_text(s, 0));
+            store_done(s);
+        }
+        snprintf(path, sizeof(path),
+                 "git -C %s cat-file -s 'refs/heads/%s:big.txt' 2>/dev/null || echo -1", repo,
+                 branch);
+    }
     {
         FILE *p = popen(path, "r");
         if (p) {
@@ -144,7 +159,8 @@ static void script_case(strbuf *sb, long long bytes)
 {
     strbuf_addf(sb,
                 "{\"content\":\"writing\",\"tool_calls\":[{\"name\":\"write\",\"arguments\":"
-                "{\"path\":\"big.txt\"},\"content_bytes\":%lld}],\"usage\":{\"input\":1500,"
+                "{\"path\":\"big.txt\"},\"content_bytes\":%lld,\"content_style\":\"code\"}],"
+                "\"usage\":{\"input\":1500,"
                 "\"output\":40}}\n",
                 bytes);
     strbuf_adds(sb, "{\"tool_calls\":[{\"name\":\"complete\",\"arguments\":{\"summary\":"
@@ -153,66 +169,56 @@ static void script_case(strbuf *sb, long long bytes)
                     "\"usage\":{\"input\":900,\"output\":30}}\n");
 }
 
-int main(int argc, char **argv)
+static int cmp_long(const void *a, const void *b)
 {
-    const char *goald = NULL, *fake = NULL;
-    long cap_mb = 64;
-    char dir[] = "/tmp/bench_tool_mem.XXXXXX";
-    char script[512], portf[512], url[256], db[512], repo[512], cmd[2048], fakebuf[1024];
-    char port[32] = "", num[64];
-    struct outcome small, atcap, huge;
+    long x = *(const long *)a, y = *(const long *)b;
+    return x < y ? -1 : x > y;
+}
+
+static long median_kb(struct outcome *o, int n)
+{
+    long v[16];
+    for (int i = 0; i < n; i++)
+        v[i] = o[i].maxrss_kb;
+    qsort(v, (size_t)n, sizeof(long), cmp_long);
+    return v[n / 2];
+}
+
+static void row(const char *what, const struct outcome *o, long cap_mb)
+{
+    printf("  %-34s %-9s %-18s %12lld %14.1f %9.2f %7.1f\n", what, o->status, o->error_class,
+           o->file_size, o->maxrss_kb / 1024.0, o->maxrss_kb / 1024.0 / (double)cap_mb,
+           o->seconds);
+}
+
+/* One provider: its fake, runs x (baseline, at the cap), then the 1 GiB
+ * request once. */
+static void bench_mode(const char *mode, const char *fake, const char *dir, store *st,
+                       const char *repo, long cap_mb, int runs, int *goal_no)
+{
+    char script[512], portf[512], url[256], port[32] = "";
+    struct outcome small[16], atcap[16], huge;
     strbuf sb;
     pid_t pid;
-    store *st = NULL;
 
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--fake") && i + 1 < argc)
-            fake = argv[++i];
-        else if (!strcmp(argv[i], "--cap-mb") && i + 1 < argc)
-            cap_mb = atol(argv[++i]);
-        else if (argv[i][0] != '-' && !goald)
-            goald = argv[i];
-        else {
-            fprintf(stderr, "usage: bench_tool_mem GOALD [--fake PATH] [--cap-mb N]\n");
-            return 2;
-        }
-    }
-    if (!goald || cap_mb < 1 || !mkdtemp(dir))
-        return 2;
-    if (!fake) { /* beside the binary: BUILD/goald, BUILD/tests/fake_llm */
-        snprintf(fakebuf, sizeof(fakebuf), "%s", goald);
-        char *slash = strrchr(fakebuf, '/');
-        snprintf(slash ? slash + 1 : fakebuf, sizeof(fakebuf) - (size_t)(slash ? slash + 1 - fakebuf : 0),
-                 "tests/fake_llm");
-        fake = fakebuf;
-    }
-    snprintf(script, sizeof(script), "%s/s.jsonl", dir);
-    snprintf(portf, sizeof(portf), "%s/port", dir);
-    snprintf(db, sizeof(db), "%s/state/goald.db", dir);
-    snprintf(repo, sizeof(repo), "%s/repo", dir);
-    snprintf(cmd, sizeof(cmd),
-             "git init -q -b main %s && cd %s && git config user.email b@example.com &&"
-             " git config user.name bench && seq 1 200 > README && git add README &&"
-             " git commit -q -m init",
-             repo, repo);
-    if (system(cmd) != 0) {
-        fprintf(stderr, "bench_tool_mem: git setup failed\n");
-        return 1;
-    }
+    snprintf(script, sizeof(script), "%s/%s.jsonl", dir, mode);
+    snprintf(portf, sizeof(portf), "%s/%s.port", dir, mode);
     strbuf_init(&sb, 1 << 20);
-    script_case(&sb, 6);
-    script_case(&sb, (long long)cap_mb << 20);
+    for (int r = 0; r < runs; r++) {
+        script_case(&sb, 6);
+        script_case(&sb, (long long)cap_mb << 20);
+    }
     /* the 1 GiB request: served to every retry of the one call */
     strbuf_addf(&sb,
                 "{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"path\":\"big.txt\"},"
-                "\"content_bytes\":%lld}],\"repeat\":0}\n",
+                "\"content_bytes\":%lld,\"content_style\":\"code\"}],\"repeat\":0}\n",
                 1LL << 30);
     if (fs_write_atomic(script, sb.buf, sb.len, 0600) != 0)
         die("script");
     strbuf_release(&sb);
     pid = fork();
     if (pid == 0) {
-        execl(fake, fake, "--port-file", portf, "--script", script, (char *)NULL);
+        execl(fake, fake, "--port-file", portf, "--script", script, "--mode", mode, (char *)NULL);
         perror(fake);
         _exit(127);
     }
@@ -226,51 +232,107 @@ int main(int argc, char **argv)
     if (!port[0]) {
         fprintf(stderr, "bench_tool_mem: %s did not start\n", fake);
         kill(pid, SIGTERM);
-        return 1;
+        exit(1);
     }
     snprintf(url, sizeof(url), "http://127.0.0.1:%s/v1", port);
+    setenv("GOALD_LLM_PROVIDER", mode, 1);
+    setenv("GOALD_LLM_BASE_URL", url, 1);
+    for (int r = 0; r < runs; r++) {
+        run_case(st, goald_bin, repo, (*goal_no)++, &small[r]);
+        run_case(st, goald_bin, repo, (*goal_no)++, &atcap[r]);
+    }
+    run_case(st, goald_bin, repo, (*goal_no)++, &huge);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+
+    printf("%s (content: C lines with quotes, backslashes, a tab; %d runs)\n", mode, runs);
+    printf("  %-34s %-9s %-18s %12s %14s %9s %7s\n", "case", "run", "error_class", "file bytes",
+           "peak RSS MiB", "x cap", "s");
+    for (int r = 0; r < runs; r++) {
+        row("write 6 B (baseline)", &small[r], cap_mb);
+        row("write at the cap", &atcap[r], cap_mb);
+    }
+    row("write 1 GiB (default response cap)", &huge, cap_mb);
+    {
+        long ms = median_kb(small, runs), ma = median_kb(atcap, runs);
+        printf("  median: baseline %.1f MiB, at the cap %.1f MiB = %.2f x cap "
+               "(%.2f x cap above the baseline)\n",
+               ms / 1024.0, ma / 1024.0, ma / 1024.0 / (double)cap_mb,
+               (ma - ms) / 1024.0 / (double)cap_mb);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *fake = NULL, *only = NULL;
+    long cap_mb = 64;
+    int runs = 3, goal_no = 0;
+    char dir[] = "/tmp/bench_tool_mem.XXXXXX";
+    char db[512], repo[512], cmd[2048], fakebuf[1024], num[64];
+    store *st = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--fake") && i + 1 < argc)
+            fake = argv[++i];
+        else if (!strcmp(argv[i], "--cap-mb") && i + 1 < argc)
+            cap_mb = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--mode") && i + 1 < argc)
+            only = argv[++i];
+        else if (argv[i][0] != '-' && !goald_bin)
+            goald_bin = argv[i];
+        else {
+            fprintf(stderr, "usage: bench_tool_mem GOALD [--fake PATH] [--cap-mb N] [--runs N] "
+                            "[--mode openai|anthropic]\n");
+            return 2;
+        }
+    }
+    if (!goald_bin || cap_mb < 1 || runs < 1 || runs > 16 || !mkdtemp(dir))
+        return 2;
+    if (!fake) { /* beside the binary: BUILD/goald, BUILD/tests/fake_llm */
+        snprintf(fakebuf, sizeof(fakebuf), "%s", goald_bin);
+        char *slash = strrchr(fakebuf, '/');
+        snprintf(slash ? slash + 1 : fakebuf, sizeof(fakebuf) - (size_t)(slash ? slash + 1 - fakebuf : 0),
+                 "tests/fake_llm");
+        fake = fakebuf;
+    }
+    snprintf(db, sizeof(db), "%s/state/goald.db", dir);
+    snprintf(repo, sizeof(repo), "%s/repo", dir);
+    snprintf(cmd, sizeof(cmd),
+             "git init -q -b main %s && cd %s && git config user.email b@example.com &&"
+             " git config user.name bench && seq 1 200 > README && git add README &&"
+             " git commit -q -m init",
+             repo, repo);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "bench_tool_mem: git setup failed\n");
+        return 1;
+    }
     snprintf(cmd, sizeof(cmd), "%s/state", dir);
     setenv("XDG_STATE_HOME", cmd, 1);
     setenv("GOALD_DB", db, 1);
-    setenv("GOALD_LLM_PROVIDER", "openai", 1);
     setenv("GOALD_LLM_MODEL", "bench-model", 1);
-    setenv("GOALD_LLM_BASE_URL", url, 1);
     setenv("GOALD_LLM_RETRY_BACKOFF_MS", "0", 1);
     setenv("GOALD_CONTROL_MAX_TURNS", "6", 1);
     unsetenv("GOALD_LLM_MODELS");
     unsetenv("GOALD_LLM_API_KEY");
     unsetenv("OPENAI_API_KEY");
+    unsetenv("ANTHROPIC_API_KEY");
+    /* every limit at its default but the file-size cap: the response cap
+     * follows it (llm.max_response_bytes) */
+    unsetenv("GOALD_LLM_MAX_RESPONSE_BYTES");
     snprintf(num, sizeof(num), "%ld", cap_mb);
     setenv("GOALD_TOOLS_MAX_FILE_MB", num, 1);
-    /* the body of a write at the cap: the content, its escapes (a newline
-     * every 64 bytes is 3 bytes in the body) and the envelope */
-    snprintf(num, sizeof(num), "%ld", (cap_mb << 20) + (cap_mb << 20) / 16 + (1 << 20));
-    setenv("GOALD_LLM_MAX_RESPONSE_BYTES", num, 1);
     if (config_load(NULL) != 0 || fs_mkdir_p(cmd, 0700) != 0 || store_open(&st, db) != 0)
         die("setup");
-
-    run_case(st, goald, repo, 0, &small);
-    run_case(st, goald, repo, 1, &atcap);
-    unsetenv("GOALD_LLM_MAX_RESPONSE_BYTES"); /* the default: 8 MiB */
-    run_case(st, goald, repo, 2, &huge);
-
-    printf("file-size cap (tools.max_file_mb): %ld MiB\n", cap_mb);
-    printf("%-34s %-9s %-18s %12s %14s %9s %7s\n", "case", "run", "error_class", "file bytes",
-           "peak RSS MiB", "x cap", "s");
-    printf("%-34s %-9s %-18s %12lld %14.1f %9s %7.1f\n", "write 6 B (baseline)", small.status,
-           small.error_class, small.file_size, small.maxrss_kb / 1024.0, "-", small.seconds);
-    printf("%-34s %-9s %-18s %12lld %14.1f %9.2f %7.1f\n", "write at the cap", atcap.status,
-           atcap.error_class, atcap.file_size, atcap.maxrss_kb / 1024.0,
-           atcap.maxrss_kb / 1024.0 / (double)cap_mb, atcap.seconds);
-    printf("%-34s %-9s %-18s %12lld %14.1f %9.2f %7.1f\n", "write 1 GiB (default response cap)",
-           huge.status, huge.error_class, huge.file_size, huge.maxrss_kb / 1024.0,
-           huge.maxrss_kb / 1024.0 / (double)cap_mb, huge.seconds);
-    printf("at the cap, above the baseline: %.1f MiB = %.2f x cap\n",
-           (atcap.maxrss_kb - small.maxrss_kb) / 1024.0,
-           (atcap.maxrss_kb - small.maxrss_kb) / 1024.0 / (double)cap_mb);
+    printf("file-size cap (tools.max_file_mb): %ld MiB; llm.max_response_bytes: %lld "
+           "(0: 2 x the cap + 1 MiB)\n",
+           cap_mb, (long long)config_int(CFG_LLM_MAX_RESPONSE_BYTES));
+    if (!only || !strcmp(only, "openai"))
+        bench_mode("openai", fake, dir, st, repo, cap_mb, runs, &goal_no);
+    if (!only || !strcmp(only, "anthropic"))
+        bench_mode("anthropic", fake, dir, st, repo, cap_mb, runs, &goal_no);
     store_close(st);
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "bench_tool_mem: %s not removed\n", dir);

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "llm/llm_internal.h"
+#include "util/jsonbig.h"
 
 /* The last message of arr when it has role, so that consecutive user
  * turns (tool results, then text) become one user message of blocks. */
@@ -139,14 +140,20 @@ out:
 }
 
 
-int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *resp,
-                        struct llm_error *err)
+int llm_anthropic_parse_take(llm_client *c, char *body, size_t len, struct llm_response *resp,
+                             struct llm_error *err)
 {
-    cJSON *root = cJSON_Parse(body);
-    const cJSON *content, *block, *usage, *v;
+    struct jsonbig jb;
+    cJSON *root, *content, *block;
+    const cJSON *usage, *v;
     strbuf text = STRBUF_INIT;
     size_t i = 0;
     int rc = ERR_FAIL;
+
+    /* the body's long strings (a write's content) are decoded inside it,
+     * and the arguments printed back in the same buffer: one copy */
+    jsonbig_parse(&jb, &body, len, 0);
+    root = jb.root;
 
     if (!root || !cJSON_IsObject(root)) {
         llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "response is not a JSON object");
@@ -154,7 +161,9 @@ int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *re
     }
     v = cJSON_GetObjectItemCaseSensitive(root, "type");
     if (cJSON_IsString(v) && !strcmp(v->valuestring, "error")) {
-        llm_classify_http(c, LLM_KIND_ANTHROPIC, 200, body, -1, err);
+        char *t = cJSON_PrintUnformatted(root); /* the body, as the classifier reads it */
+        llm_classify_http(c, LLM_KIND_ANTHROPIC, 200, t ? t : "", -1, err);
+        cJSON_free(t);
         goto out;
     }
     content = cJSON_GetObjectItemCaseSensitive(root, "content");
@@ -181,7 +190,7 @@ int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *re
         } else if (!strcmp(type->valuestring, "tool_use")) {
             const cJSON *id = cJSON_GetObjectItemCaseSensitive(block, "id");
             const cJSON *name = cJSON_GetObjectItemCaseSensitive(block, "name");
-            const cJSON *input = cJSON_GetObjectItemCaseSensitive(block, "input");
+            cJSON *input = cJSON_GetObjectItemCaseSensitive(block, "input");
             char *args;
             if (!cJSON_IsString(id) || !cJSON_IsString(name) || !*name->valuestring) {
                 llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
@@ -194,7 +203,7 @@ int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *re
                                name->valuestring);
                 goto out;
             }
-            args = cJSON_PrintUnformatted(input);
+            args = jsonbig_print_take(&jb, input);
             if (!args)
                 abort();
             llm_message_add_call(&resp->message, id->valuestring, name->valuestring, "{}");
@@ -232,8 +241,20 @@ out:
     if (rc)
         llm_response_release(resp);
     strbuf_release(&text);
-    cJSON_Delete(root);
+    jsonbig_release(&jb);
     return rc;
+}
+
+int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *resp,
+                        struct llm_error *err)
+{
+    size_t len = strlen(body);
+    char *copy = malloc(len + 1);
+
+    if (!copy)
+        abort();
+    memcpy(copy, body, len + 1);
+    return llm_anthropic_parse_take(c, copy, len, resp, err);
 }
 
 int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_request *req,
@@ -268,7 +289,11 @@ int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_requ
         goto out;
     if ((rc = llm_http_check(c, LLM_KIND_ANTHROPIC, url, &res, err)) != 0)
         goto out;
-    rc = llm_anthropic_parse(c, strbuf_cstr(&res.body), resp, err);
+    {
+        size_t len = 0;
+        char *t = strbuf_detach(&res.body, &len); /* the parser decodes inside it */
+        rc = llm_anthropic_parse_take(c, t, len, resp, err);
+    }
 out:
     llm_http_result_release(&res);
     strbuf_release(&body);

@@ -219,6 +219,8 @@ int llm_client_open(llm_client **out, store *st)
     c->connect_timeout_ms = config_int(CFG_LLM_CONNECT_TIMEOUT_MS);
     c->timeout_ms = config_int(CFG_LLM_TIMEOUT_MS);
     c->max_body = (size_t)config_int(CFG_LLM_MAX_RESPONSE_BYTES);
+    if (c->max_body == 0) /* room for a write at the file-size cap, escaped */
+        c->max_body = ((size_t)config_int(CFG_TOOLS_MAX_FILE_MB) << 21) + ((size_t)1 << 20);
     c->max_output_tokens = (int)config_int(CFG_LLM_MAX_OUTPUT_TOKENS);
     c->anthropic_version = llm_strdup(config_str(CFG_LLM_ANTHROPIC_VERSION));
     /* the environment shortcut wins over a chain from the config file */

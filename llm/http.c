@@ -14,14 +14,25 @@
 
 struct sink {
     strbuf *body;
-    int toobig;
+    int toobig, sized;
     struct llm_http_result *res;
+    CURL *curl;
 };
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     struct sink *s = ud;
     size_t n = size * nmemb;
+
+    /* a declared length under the cap: the buffer at that size at once,
+     * rather than doubled (and copied) on the way */
+    if (!s->sized) {
+        curl_off_t cl = -1;
+        s->sized = 1;
+        if (curl_easy_getinfo(s->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
+            cl > 0 && (uint64_t)cl <= (uint64_t)s->body->cap)
+            (void)strbuf_grow(s->body, (size_t)cl);
+    }
 
     if (strbuf_add(s->body, ptr, n) != 0) {
         s->toobig = 1;
@@ -125,6 +136,7 @@ int llm_http_post(llm_client *c, const char *url, const struct llm_request *req,
     strbuf_init(&res->body, c->max_body);
     sink.body = &res->body;
     sink.toobig = 0;
+    sink.sized = 0;
     sink.res = res;
 
     if (!c->curl) {
@@ -143,6 +155,7 @@ int llm_http_post(llm_client *c, const char *url, const struct llm_request *req,
     } else {
         curl_easy_reset(c->curl); /* keeps the connection cache */
     }
+    sink.curl = c->curl;
     h = add_header(h, "Content-Type: application/json");
     h = add_header(h, "Accept: application/json");
     h = add_header(h, "Expect:");

@@ -94,10 +94,19 @@ int llm_openai_build(strbuf *out, const struct llm_model *m, const struct llm_re
                      int max_tokens, int with_response_format);
 int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
                      struct llm_error *err);
+/* The same on a body the parser may take apart: body (len bytes,
+ * NUL-terminated, malloc'd) is taken and freed, or becomes the memory of a
+ * long tool call's arguments (util/jsonbig.h): a write's content is never
+ * held twice. */
+int llm_openai_parse_take(llm_client *c, char *body, size_t len, struct llm_response *resp,
+                          struct llm_error *err);
 int llm_anthropic_build(strbuf *out, const struct llm_model *m, const struct llm_request *req,
                         int max_tokens);
 int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *resp,
                         struct llm_error *err);
+
+int llm_anthropic_parse_take(llm_client *c, char *body, size_t len, struct llm_response *resp,
+                             struct llm_error *err);
 
 /* The default prices of a model (docs/llm.md), 0 when unknown. */
 void llm_price_default(const char *model, double *in, double *cached, double *out);

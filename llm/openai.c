@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "llm/llm_internal.h"
+#include "util/jsonbig.h"
 #include "util/log.h"
 
 static cJSON *parse_schema(const char *text, const char *what)
@@ -229,19 +230,26 @@ static int is_json_object(const char *text)
     return *p == '{' && skip_value(p, 0) != NULL;
 }
 
-int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
-                     struct llm_error *err)
+int llm_openai_parse_take(llm_client *c, char *body, size_t len, struct llm_response *resp,
+                          struct llm_error *err)
 {
-    cJSON *root = cJSON_Parse(body);
-    const cJSON *choices, *choice, *msg, *content, *calls, *usage, *v;
+    struct jsonbig jb;
+    cJSON *root, *choices, *choice, *msg, *content, *calls, *usage, *v;
     int rc = ERR_FAIL;
+
+    /* the body's long strings (a write's arguments) are decoded inside it:
+     * no second copy of a file the model writes */
+    jsonbig_parse(&jb, &body, len, 0);
+    root = jb.root;
 
     if (!root || !cJSON_IsObject(root)) {
         llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "response is not a JSON object");
         goto out;
     }
     if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "error"))) {
-        llm_classify_http(c, LLM_KIND_OPENAI, 200, body, -1, err);
+        char *text = cJSON_PrintUnformatted(root); /* the body, as the classifier reads it */
+        llm_classify_http(c, LLM_KIND_OPENAI, 200, text ? text : "", -1, err);
+        cJSON_free(text);
         goto out;
     }
     choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
@@ -254,7 +262,7 @@ int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
     llm_message_init(&resp->message, LLM_ASSISTANT, NULL);
     content = cJSON_GetObjectItemCaseSensitive(msg, "content");
     if (cJSON_IsString(content))
-        resp->message.content = llm_strdup(content->valuestring);
+        resp->message.content = jsonbig_take(&jb, content);
     else if (content && !cJSON_IsNull(content)) {
         llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
                        "choices[0].message.content: expected a string");
@@ -272,10 +280,10 @@ int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
         cJSON_ArrayForEach(call, calls)
         {
             const cJSON *id = cJSON_GetObjectItemCaseSensitive(call, "id");
-            const cJSON *fn = cJSON_GetObjectItemCaseSensitive(call, "function");
+            cJSON *fn = cJSON_GetObjectItemCaseSensitive(call, "function");
             const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
-            const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
-            char *printed = NULL;
+            cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
+            char *a = NULL;
             char idbuf[32];
 
             if (!cJSON_IsString(name) || !*name->valuestring) {
@@ -283,19 +291,24 @@ int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
                                "tool_calls[%zu]: no function name", i);
                 goto out;
             }
-            if (cJSON_IsObject(args)) /* some servers send the object itself */
-                printed = cJSON_PrintUnformatted(args);
-            else if (!cJSON_IsString(args) && args && !cJSON_IsNull(args)) {
+            if (!cJSON_IsString(args) && !cJSON_IsObject(args) && args && !cJSON_IsNull(args)) {
                 llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
                                "tool_calls[%zu] (%s): arguments are not a JSON string", i,
                                name->valuestring);
                 goto out;
             }
-            const char *a = printed                                      ? printed
-                            : cJSON_IsString(args) && *args->valuestring ? args->valuestring
-                                                                         : "{}";
+            /* the arguments move into the message instead of being copied
+             * (a write's content is megabytes): a string is taken from the
+             * tree (the body's own buffer when long), an object (some
+             * servers send the object itself) printed */
+            if (cJSON_IsObject(args))
+                a = jsonbig_print_take(&jb, args);
+            else if (cJSON_IsString(args) && *args->valuestring)
+                a = jsonbig_take(&jb, args);
+            if (!a && !(a = llm_strdup("{}")))
+                abort();
             if (!is_json_object(a)) {
-                cJSON_free(printed);
+                free(a);
                 llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
                                "tool_calls[%zu] (%s): arguments are not a JSON object", i,
                                name->valuestring);
@@ -305,23 +318,11 @@ int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
             llm_message_add_call(&resp->message,
                                  cJSON_IsString(id) && *id->valuestring ? id->valuestring : idbuf,
                                  name->valuestring, "{}");
-            /* the arguments move into the message instead of being copied:
-             * a write's content is megabytes (cJSON allocates with malloc) */
             {
                 struct llm_tool_call *tc = &resp->message.calls[resp->message.ncalls - 1];
-                char *moved = printed                                      ? printed
-                              : cJSON_IsString(args) && a == args->valuestring ? args->valuestring
-                                                                          : NULL;
-                if (moved) {
-                    free(tc->arguments);
-                    tc->arguments = moved;
-                    if (moved == printed)
-                        printed = NULL;
-                    else
-                        ((cJSON *)args)->valuestring = NULL;
-                }
+                free(tc->arguments);
+                tc->arguments = a;
             }
-            cJSON_free(printed);
             i++;
         }
     }
@@ -342,8 +343,20 @@ int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
 out:
     if (rc)
         llm_response_release(resp);
-    cJSON_Delete(root);
+    jsonbig_release(&jb);
     return rc;
+}
+
+int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
+                     struct llm_error *err)
+{
+    size_t len = strlen(body);
+    char *copy = malloc(len + 1);
+
+    if (!copy)
+        abort();
+    memcpy(copy, body, len + 1);
+    return llm_openai_parse_take(c, copy, len, resp, err);
 }
 
 /* ---- error classification ----------------------------------------------- */
@@ -514,7 +527,11 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
     }
     if ((rc = llm_http_check(c, LLM_KIND_OPENAI, url, &res, err)) != 0)
         goto out;
-    rc = llm_openai_parse(c, strbuf_cstr(&res.body), resp, err);
+    {
+        size_t len = 0;
+        char *text = strbuf_detach(&res.body, &len); /* the parser decodes inside it */
+        rc = llm_openai_parse_take(c, text, len, resp, err);
+    }
 out:
     llm_http_result_release(&res);
     strbuf_release(&body);

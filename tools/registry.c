@@ -22,6 +22,7 @@
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/jsonbig.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 
@@ -706,23 +707,35 @@ int tool_call(struct tool_ctx *ctx, const char *name, const char *args_json,
 int tool_call_take(struct tool_ctx *ctx, const char *name, char **args_json,
                    struct tool_result *res)
 {
+    struct jsonbig jb;
     cJSON *args;
+    char *text = *args_json && **args_json ? *args_json : NULL;
     char *compact = NULL;
     int big = 0;
     int rc;
 
     tool_result_init(res);
     builtins();
-    args = cJSON_Parse(*args_json && **args_json ? *args_json : "{}");
-    started(ctx, name, args, *args_json && **args_json ? *args_json : "{}");
+    if (!text) {
+        free(*args_json);
+        if (!(text = strdup("{}")))
+            abort();
+    }
+    *args_json = NULL;
+    /* the event quotes the model's text: before it is taken apart */
+    started(ctx, name, NULL, text);
+    /* long strings (a write's content) are decoded inside the text itself:
+     * the content is held once, in the text's own memory */
+    jsonbig_parse(&jb, &text, strlen(text), 0);
+    args = jb.root;
     if (cJSON_IsObject(args)) {
         const cJSON *it;
         cJSON_ArrayForEach(it, args) big |= cJSON_IsString(it) &&
                                             strlen(it->valuestring) > COMPACT_STRING_MAX;
     }
     if (big) {
-        /* the text is done with: free it before the tool runs, and keep a
-         * compact copy (long strings replaced by their size) for the caller */
+        /* a compact copy (long strings replaced by their size) for the
+         * caller's history */
         cJSON *c = cJSON_CreateObject();
         const cJSON *it;
         cJSON_ArrayForEach(it, args)
@@ -738,17 +751,20 @@ int tool_call_take(struct tool_ctx *ctx, const char *name, char **args_json,
         }
         compact = cJSON_PrintUnformatted(c);
         cJSON_Delete(c);
-        free(*args_json);
-        *args_json = NULL;
     }
     rc = call(ctx, name, args, res);
-    cJSON_Delete(args);
     if (compact) {
         *args_json = strdup(compact);
         cJSON_free(compact);
         if (!*args_json)
             abort();
+    } else if (jb.nbig == 0) {
+        *args_json = jb.buf; /* unchanged (JSON or not): the caller's text back */
+        jb.buf = NULL;
+    } else if (!(*args_json = cJSON_PrintUnformatted(jb.root))) {
+        abort();
     }
+    jsonbig_release(&jb);
     return rc;
 }
 

@@ -144,12 +144,13 @@ int tool_spill_prepare(store *st, const char *dir_override, uint64_t want, char 
  * ERR_NOTFOUND naming the package to install. */
 int tool_check_programs(char *detail, size_t n);
 
-/* tool_call() for arguments the caller owns (malloc'd text in *args_json):
- * once parsed, the text is freed before the tool runs, and when a string
- * argument was longer than 4 KiB (a write's content) *args_json is
- * replaced by a compact copy in which such strings give their size only,
- * for the caller's conversation history.  Memory for a big write: the
- * parsed content, not also the text it came from. */
+/* tool_call() for arguments the caller owns (malloc'd text in *args_json,
+ * taken): long strings are decoded inside the text itself (util/jsonbig.h),
+ * and when a string argument was longer than 4 KiB (a write's content)
+ * *args_json comes back as a compact copy in which such strings give their
+ * size only, for the caller's conversation history; else as the text it
+ * was.  Memory for a big write: the text it came from, not also a parsed
+ * copy of the content. */
 int tool_call_take(struct tool_ctx *ctx, const char *name, char **args_json,
                    struct tool_result *res);
 

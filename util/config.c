@@ -72,9 +72,12 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                                     600000, "connect timeout of one LLM request (ms)"},
     [CFG_LLM_TIMEOUT_MS] = {"llm.timeout_ms", CFG_INT, "300000", NULL, 1, 3600000,
                             "total timeout of one LLM request, body included (ms)"},
-    [CFG_LLM_MAX_RESPONSE_BYTES] = {"llm.max_response_bytes", CFG_INT, "8388608", NULL, 1024,
+    [CFG_LLM_MAX_RESPONSE_BYTES] = {"llm.max_response_bytes", CFG_INT, "0", NULL, 0,
                                     1073741824,
-                                    "the largest LLM response body accepted (bytes)"},
+                                    "the largest LLM response body accepted (bytes); 0: twice "
+                                    "tools.max_file_mb plus 1 MiB (129 MiB by default), room for "
+                                    "a write at the file-size cap with its escapes. The job's "
+                                    "memory peaks at about this plus 16 MiB"},
     [CFG_LLM_MAX_OUTPUT_TOKENS] = {"llm.max_output_tokens", CFG_INT, "8192", NULL, 1, 1000000,
                                    "output token limit sent when a request gives none"},
     [CFG_LLM_ANTHROPIC_VERSION] = {"llm.anthropic_version", CFG_STRING, "2023-06-01", NULL,

@@ -193,14 +193,15 @@ expect_rc 1 "bad arguments"
 expect_eq "$(jqo .error.class)" invalid_response
 expect_err "arguments are not a JSON object"
 
-# --- a 10 MB body: invalid_response under the 8 MiB cap, no crash -------------
+# --- a 10 MB body: invalid_response over the response cap, no crash ----------
+# (the default cap follows the file cap: 2 x tools.max_file_mb + 1 MiB)
 scenario big <<'S'
 {"big_bytes":10485760,"repeat":2}
 S
-GOALD_LLM_TIMEOUT_MS=20000 chat --stage execute
+GOALD_TOOLS_MAX_FILE_MB=4 GOALD_LLM_TIMEOUT_MS=20000 chat --stage execute
 expect_rc 1 "10 MB body"
 expect_eq "$(jqo .error.class)" invalid_response
-expect_err "larger than 8388608 bytes"
+expect_err "larger than 9437184 bytes"
 
 # --- a wrong content type ------------------------------------------------------
 scenario ctype <<'S'
