@@ -55,6 +55,7 @@ int vcs_diff_text(strbuf *out, vcs_worktree *wt)
     git_diff *diff = NULL;
     git_diff_options o;
     struct print p;
+    size_t cap;
     int rc;
 
     if ((rc = vcs_head_tree(&head, wt->repo)) != 0)
@@ -64,8 +65,18 @@ int vcs_diff_text(strbuf *out, vcs_worktree *wt)
         goto out;
     }
     git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
-    o.flags = GIT_DIFF_SHOW_BINARY | GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
+    o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
               GIT_DIFF_SHOW_UNTRACKED_CONTENT | GIT_DIFF_INCLUDE_TYPECHANGE;
+    /* A file larger than what out may hold is shown as "Binary files
+     * differ": libgit2 would load it and keep a record per line only for
+     * the print to stop at out's cap (the review keeps 200 KiB: a file at
+     * tools.max_file_mb held the job at 3x the cap).  A large buffer (the
+     * patch saved before a reset) keeps binary patches, so that it can be
+     * applied again. */
+    cap = out->cap ? out->cap : STRBUF_DEFAULT_CAP;
+    o.max_size = (git_off_t)cap;
+    if (cap >= ((size_t)1 << 20))
+        o.flags |= GIT_DIFF_SHOW_BINARY;
     if (git_diff_tree_to_workdir(&diff, wt->repo, head, &o) < 0) {
         rc = vcs_git_err(ERR_FAIL, "%s: diff", wt->path);
         goto out;

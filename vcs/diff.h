@@ -17,7 +17,10 @@ int vcs_diff_is_empty(int *empty_out, vcs_worktree *wt);
 
 /* Append the changes as a unified diff (git format, a/ and b/ prefixes,
  * binary files as git binary patches, links as links) to out: `git
- * apply` accepts it against HEAD.  Nothing is appended when there are no
+ * apply` accepts it against HEAD.  A file larger than out's cap is shown
+ * as "Binary files ... differ", and with a cap under 1 MiB (a diff to
+ * read, not to apply) binary files carry no patch, so the memory stays
+ * near the cap whatever the files' sizes.  Nothing is appended when there are no
  * changes.  ERR_TOOBIG when out's cap is reached (out is then left as it
  * was) or a changed file is over tools.max_file_mb; ERR_POLICY as for
  * vcs_worktree_state_tree(). */
