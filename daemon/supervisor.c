@@ -19,6 +19,7 @@
 
 #include "lifecycle/abort.h"
 #include "lifecycle/claim.h"
+#include "lifecycle/control.h"
 #include "lifecycle/job.h"
 #include "lifecycle/monitor.h"
 #include "sandbox/sandbox.h"
@@ -430,6 +431,11 @@ static int claim_all(struct daemon *d)
     } lanes[] = {{"plan", CFG_DAEMON_PLAN_CAP}, {"work", CFG_DAEMON_WORK_CAP}};
     char busy[MAX_KIDS][ID_SIZE];
     int started = 0;
+
+    /* a configuration error's breaker closes when the configuration changed
+     * (SIGHUP, or a restart with another one) */
+    if (breaker_config_sweep(d->st, time_now_ms()) < 0)
+        log_warn("breakers: %s", err_last());
 
     for (size_t l = 0; l < 2; l++) {
         while (count_lane(d, lanes[l].lane) < config_int(lanes[l].cap)) {

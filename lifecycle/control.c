@@ -324,6 +324,27 @@ fail:
     return rc;
 }
 
+int breaker_config_sweep(store *st, int64_t now_ms)
+{
+    static const char q[] = "SELECT error_class FROM breakers WHERE config_fp IS NOT NULL"
+                            " AND config_fp <> ? AND state <> 'closed' LIMIT 16";
+    char fp[HASH_HEX_SIZE], cls[16][64];
+    int n = 0, rc;
+    sqlite3_stmt *s;
+
+    llm_config_fingerprint(fp);
+    if ((rc = store_prepare(st, &s, q)) != 0)
+        return rc;
+    store_bind_text(s, 1, fp);
+    while (n < 16 && sqlite3_step(s) == SQLITE_ROW)
+        snprintf(cls[n++], 64, "%s", sqlite3_column_text(s, 0));
+    store_done(s);
+    for (int i = 0; i < n; i++)
+        if ((rc = breaker_close_sticky(st, cls[i], "the model configuration changed", now_ms)))
+            return rc;
+    return n;
+}
+
 int breaker_record(store *st, const char *cls, const char *run_id, int64_t now_ms)
 {
     static const char sel[] =

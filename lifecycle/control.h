@@ -66,6 +66,11 @@ int breaker_record(store *st, const char *cls, const char *run_id, int64_t now_m
 int breaker_trip(store *st, const char *cls, const char *run_id, const char *reason,
                  int64_t now_ms);
 
+/* The breakers a configuration error opened whose configuration is not
+ * this process's any more: closed (breaker_close_sticky()), so that the
+ * goals and items they held go on.  Returns how many, or an error. */
+int breaker_config_sweep(store *st, int64_t now_ms);
+
 /* Close cls's breaker if a configuration error opened it (event
  * circuit.closed with why).  Unless why is "escalation resolved", the
  * open escalations of type cls are closed by the system with why. */
