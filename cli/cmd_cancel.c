@@ -18,8 +18,9 @@ static int run(struct cli_ctx *c)
         return rc;
     if ((rc = lifecycle_goal_cancel(st, id, &n, &jobs)) != 0)
         return cli_fail(EXIT_FAIL, "%s", err_last());
-    printf("cancelled goal %s (%d work item%s, %d running job%s stopped)\n", id, n,
-           n == 1 ? "" : "s", jobs, jobs == 1 ? "" : "s");
+    printf("cancelled goal %s (%d work item%s)\n", id, n, n == 1 ? "" : "s");
+    if (jobs)
+        printf("stopped %d running job%s\n", jobs, jobs == 1 ? "" : "s");
     daemon_wake(store_path(st)); /* it reaps the stopped jobs at once */
     return EXIT_OK;
 }

@@ -18,14 +18,16 @@
 static const char *const item_budget_actions[] = {"increase_budget", "complete_partial", "pause",
                                                   NULL};
 static const char *const goal_budget_actions[] = {"increase_budget", "pause", NULL};
-static const char *const item_actions[] = {"retry", "alternative", "skip", "complete_partial",
-                                           "pause", NULL};
+static const char *const item_actions[] = {"retry",           "alternative",      "skip",
+                                           "increase_budget", "complete_partial", "pause",
+                                           NULL};
 /* a blocked item (ask_human) cannot be skipped (DESIGN.md §2): answer it */
 static const char *const ask_actions[] = {"retry", "alternative", "complete_partial", "pause",
                                           NULL};
-/* the model's key or configuration: another approach cannot help */
-static const char *const item_config_actions[] = {"retry", "skip", "complete_partial", "pause",
-                                                  NULL};
+/* the model's key or configuration (alternative: retry with another
+ * strategy once it is fixed) */
+static const char *const item_config_actions[] = {"retry", "alternative", "skip",
+                                                  "complete_partial", "pause", NULL};
 static const char *const publish_actions[] = {"retry", "skip", "pause", NULL};
 static const char *const goal_actions[] = {"retry", "pause", NULL};
 static const char *const deadline_actions[] = {"retry", "complete_partial", "pause", NULL};
@@ -343,9 +345,8 @@ int escalate_open(struct job_ctx *j, const char *type)
     const char *const *actions = escalate_actions(type, scope);
     int critical = j->item ? j->item->critical : 1;
     int ask = !strcmp(type, "ask_human");
-    /* the model is not asked about itself, nor to paraphrase the agent */
-    int model_down = !strcmp(type, "auth") || !strcmp(type, "config") ||
-                     !strcmp(type, "budget") || ask;
+    /* the model is not asked about itself */
+    int model_down = !strcmp(type, "auth") || !strcmp(type, "config") || !strcmp(type, "budget");
     const char *urgency = "normal";
     char id[ID_SIZE];
     char *text = NULL;
@@ -385,9 +386,13 @@ int escalate_open(struct job_ctx *j, const char *type)
     if (!analysis)
         analysis = fallback_analysis(j, type, scope, actions);
     cJSON_AddItemToObject(packet, "analysis", analysis);
+    /* the agent's own question is the question, verbatim (the analysis
+     * may paraphrase it) */
     cJSON_AddStringToObject(packet, "minimal_question",
-                            cJSON_GetObjectItemCaseSensitive(analysis, "minimal_question")
-                                ->valuestring);
+                            ask && j->item && j->item->question
+                                ? j->item->question
+                                : cJSON_GetObjectItemCaseSensitive(analysis, "minimal_question")
+                                      ->valuestring);
     acts = cJSON_AddArrayToObject(packet, "actions");
     for (int i = 0; actions[i]; i++)
         cJSON_AddItemToArray(acts, cJSON_CreateString(actions[i]));

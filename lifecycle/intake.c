@@ -282,8 +282,9 @@ static int check_publish_forge(const struct ctx *c, const struct goal *g, const 
         return fail(c, "publish.pull_request", NULL, "needs \"repo\"");
     if (!remote)
         remote = "origin";
+    /* no such remote (yet): the push will say so; nothing to judge here */
     if (vcs_remote_url(url, sizeof(url), g->repo, remote) != 0)
-        return fail(c, "publish.pull_request", NULL, "%s", err_last());
+        return 0;
     if (vcs_forge_can_pr(remote, url) != 0)
         return fail(c, "publish.pull_request", NULL, "%s", err_last());
     return 0;

@@ -105,7 +105,10 @@ int job_check_live(struct job_ctx *j)
         snprintf(gs, sizeof(gs), "%s", sqlite3_column_text(s, 1));
     }
     store_done(s);
-    if (!strcmp(rs, "running") && strcmp(gs, "cancelled") != 0 && strcmp(gs, "completed") != 0)
+    /* a run already finished may still ask for Plan B or an escalation's
+     * analysis; one aborted (cancel, lease, timeout) may not */
+    if (strcmp(rs, "aborted") != 0 && strcmp(rs, "timeout") != 0 && strcmp(gs, "cancelled") != 0 &&
+        strcmp(gs, "completed") != 0)
         return 0;
     return job_fail(j, "cancelled", "the goal is %s and the run %s: no more model calls", gs,
                     rs);

@@ -69,7 +69,8 @@ int job_ask_json(struct job_ctx *j, const char *stage, const char *system, const
 int job_renew_lease(struct job_ctx *j);
 
 /* Before every model call: is the run still ours to go on with?  0 when
- * the run is running and its goal neither cancelled nor completed; else
+ * the run was not aborted (cancel, lease, timeout) and its goal is
+ * neither cancelled nor completed; else
  * ERR_FAIL after job_fail() with class "cancelled" (the job then stops
  * without writing the run's end: `goald cancel` wrote it). */
 int job_check_live(struct job_ctx *j);

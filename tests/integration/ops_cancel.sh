@@ -47,7 +47,7 @@ expect_eq "$(sql "SELECT json_extract(payload, '\$.reason') FROM events WHERE ru
 sleep 4
 expect_eq "$(fake_requests)" "$after" "model requests after cancel returned"
 OUT=$msg
-expect_out "1 running job stopped" "cancel says it stopped the job"
+expect_out "stopped 1 running job" "cancel says it stopped the job"
 expect_eq "$(sql "SELECT count(*) FROM runs WHERE status = 'running'")" 0 "runs still running"
 expect_eq "$(sql "SELECT status FROM goals WHERE id = '$gid'")" cancelled "goal"
 expect_eq "$(sql "SELECT count(*) FROM runs WHERE goal_id = '$gid' AND created_at > (SELECT max(ts) FROM events WHERE type = 'goal.cancelled')")" \
