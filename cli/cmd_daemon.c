@@ -155,11 +155,12 @@ const struct cli_command cmd_daemon = {
     .name = "daemon",
     .args = "",
     .summary = "run the supervisor: claim work, run jobs, fire schedules (one per database)",
-    .details = "--once works until nothing is runnable (waiting for scheduled retries), "
-               "then exits:\n0 all work finished; 3 work left waiting on a human (one line "
-               "per goal on\nstdout: goal, title, escalation, question); 1 the daemon failed.\n"
-               "Signals: SIGTERM/SIGINT stop (jobs get daemon.shutdown_grace_s to finish), "
-               "SIGHUP\nreloads the config, SIGUSR1 reopens the log file.  See docs/operations.md.",
+    .details = "--once works until nothing is runnable (waiting for scheduled retries),\n"
+               "then exits: 0 all work finished; 3 work left waiting on a human (one\n"
+               "line per goal on stdout: goal, title, escalation, question); 1 the\n"
+               "daemon failed.  Signals: SIGTERM/SIGINT stop (jobs get\n"
+               "daemon.shutdown_grace_s to finish), SIGHUP reloads the config, SIGUSR1\n"
+               "reopens the log file.  See docs/operations.md.",
     .opts = (const struct cli_opt[]){{"once", NULL, "exit when nothing is runnable"},
                                      {"log-file", "PATH", "also append JSON lines to PATH"},
                                      {NULL, NULL, NULL}},
