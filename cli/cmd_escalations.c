@@ -67,6 +67,28 @@ static int list(struct cli_ctx *c)
         if (q)
             printf("          question: %s\n", term_view(q));
         {
+            /* an agent's question: what it is about and what it did last */
+            const cJSON *wi = cJSON_GetObjectItemCaseSensitive(packet, "work_item"), *it;
+            const cJSON *calls = cJSON_GetObjectItemCaseSensitive(packet, "last_tool_calls");
+            const char *cause = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet,
+                                                                                     "cause"));
+            if (wi && calls) {
+                printf("          item %s",
+                       term_view(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(wi, "key"))));
+                printf(": %s\n", term_view(cJSON_GetStringValue(
+                                     cJSON_GetObjectItemCaseSensitive(wi, "title"))));
+            }
+            cJSON_ArrayForEach(it, calls)
+            {
+                printf("          called %s", term_view(cJSON_GetStringValue(
+                                                  cJSON_GetObjectItemCaseSensitive(it, "tool"))));
+                printf(" %.60s\n", term_view(cJSON_GetStringValue(
+                                       cJSON_GetObjectItemCaseSensitive(it, "args"))));
+            }
+            if (cause && (!q || !strstr(q, cause)))
+                printf("          cause: %s\n", term_view(cause));
+        }
+        {
             const cJSON *a = cJSON_GetObjectItemCaseSensitive(packet, "actions"), *it;
             printf("          actions:");
             cJSON_ArrayForEach(it, a) printf(" %s", term_view(cJSON_GetStringValue(it)));

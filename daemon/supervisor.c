@@ -19,6 +19,8 @@
 
 #include "lifecycle/abort.h"
 #include "lifecycle/claim.h"
+#include "lifecycle/control.h"
+#include "lifecycle/job.h"
 #include "lifecycle/monitor.h"
 #include "sandbox/sandbox.h"
 #include "store/event.h"
@@ -199,29 +201,9 @@ static int open_wake_socket(struct daemon *d)
     return 0;
 }
 
-/* Is pid a live `goald job` process of run_id?  (A pid alone may have been
- * reused since.) */
 static int job_alive(pid_t pid, const char *run_id)
 {
-    char path[64], buf[4096];
-    ssize_t n;
-    int fd;
-
-    if (pid <= 0 || kill(pid, 0) != 0)
-        return 0;
-    snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    for (ssize_t i = 0; i < n; i++)
-        if (buf[i] == '\0')
-            buf[i] = ' ';
-    buf[n] = '\0';
-    return strstr(buf, run_id) != NULL;
+    return job_process_is((long)pid, run_id);
 }
 
 static int count_lane(const struct daemon *d, const char *lane)
@@ -449,6 +431,11 @@ static int claim_all(struct daemon *d)
     } lanes[] = {{"plan", CFG_DAEMON_PLAN_CAP}, {"work", CFG_DAEMON_WORK_CAP}};
     char busy[MAX_KIDS][ID_SIZE];
     int started = 0;
+
+    /* a configuration error's breaker closes when the configuration changed
+     * (SIGHUP, or a restart with another one) */
+    if (breaker_config_sweep(d->st, time_now_ms()) < 0)
+        log_warn("breakers: %s", err_last());
 
     for (size_t l = 0; l < 2; l++) {
         while (count_lane(d, lanes[l].lane) < config_int(lanes[l].cap)) {

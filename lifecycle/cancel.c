@@ -1,23 +1,125 @@
 #include "lifecycle/cancel.h"
 
+#include <cjson/cJSON.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "lifecycle/job.h"
 #include "lifecycle/transitions.h"
+#include "util/config.h"
+#include "util/timeutil.h"
 #include "store/goal.h"
 #include "util/err.h"
 #include "util/id.h"
 #include "util/log.h"
 #include "vcs/worktree.h"
 
-int lifecycle_goal_cancel(store *st, const char *goal_id, int *n_items)
+struct live_run {
+    char id[ID_SIZE];
+    long pid;
+};
+
+/* The goal's running runs: each recorded as aborted, reason "cancelled"
+ * (in the caller's transaction); *out the list, for stop_jobs(). */
+static int abort_runs(store *st, const char *goal_id, struct live_run **out, size_t *n)
+{
+    static const char q[] = "SELECT id, ifnull(pid, 0) FROM runs WHERE goal_id = ?"
+                            " AND status = 'running' ORDER BY created_at, rowid";
+    static const char upd[] = "UPDATE runs SET error_class = 'cancelled', failure_reason ="
+                              " 'cancelled' WHERE id = ? AND status = 'running'";
+    size_t cap = 0;
+    sqlite3_stmt *s;
+    cJSON *p;
+    int rc = store_prepare(st, &s, q);
+
+    *out = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 4;
+            *out = realloc(*out, cap * sizeof(**out));
+            if (!*out)
+                abort();
+        }
+        snprintf((*out)[*n].id, ID_SIZE, "%s", sqlite3_column_text(s, 0));
+        (*out)[*n].pid = (long)sqlite3_column_int64(s, 1);
+        (*n)++;
+    }
+    store_done(s);
+    p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "reason", "cancelled");
+    for (size_t i = 0; i < *n && rc == 0; i++) {
+        if ((rc = store_prepare(st, &s, upd)) != 0)
+            break;
+        store_bind_text(s, 1, (*out)[i].id);
+        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "cancel");
+        store_done(s);
+        if (rc == 0)
+            rc = transition_apply(st, ENTITY_RUN, (*out)[i].id, "aborted", "running", p);
+    }
+    cJSON_Delete(p);
+    return rc;
+}
+
+static void signal_job(const struct live_run *r, int sig)
+{
+    /* the daemon starts each job as the leader of its own process group */
+    if (getpgid((pid_t)r->pid) == (pid_t)r->pid)
+        kill(-(pid_t)r->pid, sig);
+    else
+        kill((pid_t)r->pid, sig);
+}
+
+/* Stop the job processes of runs (SIGTERM to each job's process group,
+ * SIGKILL after daemon.kill_grace_s), each checked to be `goald job RUN`
+ * before it is signalled; returns when none of them is alive any more.
+ * The daemon reaps them. */
+static int stop_jobs(const struct live_run *runs, size_t n)
+{
+    int64_t grace = config_int(CFG_DAEMON_KILL_GRACE_S) * 1000, start = time_mono_ms();
+    struct timespec tick = {0, 20 * 1000 * 1000};
+    int stopped = 0, killed = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (job_process_is(runs[i].pid, runs[i].id)) {
+            signal_job(&runs[i], SIGTERM);
+            stopped++;
+        }
+    for (;;) {
+        int alive = 0;
+        for (size_t i = 0; i < n; i++)
+            alive += job_process_is(runs[i].pid, runs[i].id);
+        if (!alive)
+            break;
+        if (!killed && time_mono_ms() - start >= grace) {
+            for (size_t i = 0; i < n; i++)
+                if (job_process_is(runs[i].pid, runs[i].id))
+                    signal_job(&runs[i], SIGKILL);
+            killed = 1;
+        } else if (killed && time_mono_ms() - start >= grace + 10000) {
+            log_warn("cancel: a job process outlived SIGKILL by 10 s");
+            break;
+        }
+        nanosleep(&tick, NULL);
+    }
+    return stopped;
+}
+
+int lifecycle_goal_cancel(store *st, const char *goal_id, int *n_items, int *n_jobs)
 {
     static const char sql[] =
         "SELECT id FROM work_items WHERE goal_id = ? AND status IN"
         " ('queued','ready','in_progress','blocked','escalated') ORDER BY created_at, rowid";
     char (*ids)[ID_SIZE] = NULL;
-    size_t n = 0;
+    struct live_run *runs = NULL;
+    size_t n = 0, nruns = 0;
     int rc;
 
     if ((rc = store_tx_begin(st)) != 0)
@@ -29,10 +131,19 @@ int lifecycle_goal_cancel(store *st, const char *goal_id, int *n_items)
     for (size_t i = 0; i < n; i++)
         if ((rc = transition_apply(st, ENTITY_ITEM, ids[i], "cancelled", NULL, NULL)) != 0)
             goto fail;
+    if ((rc = abort_runs(st, goal_id, &runs, &nruns)) != 0)
+        goto fail;
     if ((rc = store_tx_commit(st)) != 0)
         goto out;
     if (n_items)
         *n_items = (int)n;
+    /* the goal is cancelled and its runs aborted: a job checks that before
+     * each model call; those running now are stopped before we return */
+    {
+        int stopped = stop_jobs(runs, nruns);
+        if (n_jobs)
+            *n_jobs = stopped;
+    }
     /* the worktree goes with the goal; its branch stays */
     {
         struct goal *g = NULL;
@@ -46,5 +157,6 @@ fail:
     store_tx_rollback(st);
 out:
     free(ids);
+    free(runs);
     return rc;
 }

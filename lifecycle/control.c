@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lifecycle/resolve.h"
+#include "llm/llm.h"
 #include "store/event.h"
 #include "util/config.h"
 #include "util/err.h"
@@ -126,12 +128,14 @@ int control_check_budget(store *st, const char *goal_id, const char *item_id,
 }
 
 static int breaker_event(store *st, const char *type, const char *cls, int failures,
-                         const char *run_id)
+                         const char *run_id, const char *reason)
 {
     cJSON *p = cJSON_CreateObject();
     int rc;
 
     cJSON_AddStringToObject(p, "error_class", cls);
+    if (reason)
+        cJSON_AddStringToObject(p, "reason", reason);
     cJSON_AddNumberToObject(p, "failures", failures);
     cJSON_AddNumberToObject(p, "threshold", (double)config_int(CFG_BREAKER_THRESHOLD));
     cJSON_AddNumberToObject(p, "cooldown_s", (double)config_int(CFG_BREAKER_COOLDOWN_S));
@@ -145,20 +149,22 @@ int breaker_gate(store *st, int64_t now_ms, const char *probe_run_id, int *allow
 {
     static const char sel[] =
         "SELECT error_class, state, failures, opened_at, probe_run_id,"
-        " (SELECT status FROM runs WHERE id = breakers.probe_run_id) FROM breakers"
+        " (SELECT status FROM runs WHERE id = breakers.probe_run_id), config_fp FROM breakers"
         " WHERE state <> 'closed' ORDER BY error_class";
     static const char upd[] = "UPDATE breakers SET state = ?, probe_run_id = ?, updated_at = ?"
                               " WHERE error_class = ?";
     int64_t cooldown = config_int(CFG_BREAKER_COOLDOWN_S) * 1000;
     struct {
-        char cls[64], state[16], probe_status[16];
+        char cls[64], state[16], probe_status[16], fp[HASH_HEX_SIZE];
         int failures, has_probe;
         int64_t opened_at;
     } rows[32];
+    char fp_now[HASH_HEX_SIZE];
     int n = 0, rc;
     sqlite3_stmt *s;
 
     *allowed = 1;
+    llm_config_fingerprint(fp_now);
     if (blocking && blocking_n)
         blocking[0] = '\0';
     if ((rc = store_tx_begin(st)) != 0)
@@ -174,12 +180,25 @@ int breaker_gate(store *st, int64_t now_ms, const char *probe_run_id, int *allow
         snprintf(rows[n].probe_status, sizeof(rows[n].probe_status), "%s",
                  sqlite3_column_type(s, 5) == SQLITE_NULL ? ""
                                                           : (const char *)sqlite3_column_text(s, 5));
+        snprintf(rows[n].fp, sizeof(rows[n].fp), "%s",
+                 sqlite3_column_type(s, 6) == SQLITE_NULL ? ""
+                                                          : (const char *)sqlite3_column_text(s, 6));
         n++;
     }
     store_done(s);
     for (int i = 0; i < n && *allowed; i++) {
         int probe_free;
-        if (!strcmp(rows[i].state, "open")) {
+        if (rows[i].fp[0]) {
+            /* opened by a configuration error: no cooldown, only a change
+             * of the configuration (or a human) closes it */
+            if (!strcmp(rows[i].fp, fp_now)) {
+                *allowed = 0;
+            } else if ((rc = breaker_close_sticky(st, rows[i].cls, "the model configuration "
+                                                                   "changed",
+                                                  now_ms)) != 0) {
+                goto fail;
+            }
+        } else if (!strcmp(rows[i].state, "open")) {
             if (now_ms - rows[i].opened_at < cooldown) {
                 *allowed = 0;
             } else {
@@ -193,7 +212,7 @@ int breaker_gate(store *st, int64_t now_ms, const char *probe_run_id, int *allow
                 rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
                 store_done(s);
                 if (rc || (rc = breaker_event(st, "circuit.half_open", rows[i].cls,
-                                              rows[i].failures, probe_run_id)) != 0)
+                                              rows[i].failures, probe_run_id, NULL)) != 0)
                     goto fail;
             }
         } else { /* half_open */
@@ -223,6 +242,107 @@ int breaker_gate(store *st, int64_t now_ms, const char *probe_run_id, int *allow
 fail:
     store_tx_rollback(st);
     return rc;
+}
+
+int breaker_trip(store *st, const char *cls, const char *run_id, const char *reason,
+                 int64_t now_ms)
+{
+    static const char ins[] = "INSERT OR IGNORE INTO breakers(error_class, state, failures,"
+                              " updated_at) VALUES (?, 'closed', 0, ?)";
+    static const char sel[] = "SELECT state FROM breakers WHERE error_class = ?";
+    static const char upd[] = "UPDATE breakers SET state = 'open', failures = failures + 1,"
+                              " opened_at = ?1, probe_run_id = NULL, config_fp = ?2, reason = ?3,"
+                              " updated_at = ?1 WHERE error_class = ?4";
+    char fp[HASH_HEX_SIZE], was[16] = "";
+    sqlite3_stmt *s;
+    int rc;
+
+    llm_config_fingerprint(fp);
+    if ((rc = store_tx_begin(st)) != 0)
+        return rc;
+    if ((rc = store_prepare(st, &s, ins)) != 0)
+        goto fail;
+    store_bind_text(s, 1, cls);
+    sqlite3_bind_int64(s, 2, now_ms);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
+    store_done(s);
+    if (rc || (rc = store_prepare(st, &s, sel)) != 0)
+        goto fail;
+    store_bind_text(s, 1, cls);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        snprintf(was, sizeof(was), "%s", sqlite3_column_text(s, 0));
+    store_done(s);
+    if ((rc = store_prepare(st, &s, upd)) != 0)
+        goto fail;
+    sqlite3_bind_int64(s, 1, now_ms);
+    store_bind_text(s, 2, fp);
+    store_bind_text(s, 3, reason);
+    store_bind_text(s, 4, cls);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
+    store_done(s);
+    if (rc)
+        goto fail;
+    if (strcmp(was, "open") != 0 &&
+        (rc = breaker_event(st, "circuit.opened", cls, 1, run_id, reason)) != 0)
+        goto fail;
+    return store_tx_commit(st);
+fail:
+    store_tx_rollback(st);
+    return rc;
+}
+
+int breaker_close_sticky(store *st, const char *cls, const char *why, int64_t now_ms)
+{
+    static const char upd[] = "UPDATE breakers SET state = 'closed', failures = 0,"
+                              " probe_run_id = NULL, config_fp = NULL, reason = NULL,"
+                              " updated_at = ? WHERE error_class = ? AND config_fp IS NOT NULL";
+    sqlite3_stmt *s;
+    int rc, changed;
+
+    if ((rc = store_tx_begin(st)) != 0)
+        return rc;
+    if ((rc = store_prepare(st, &s, upd)) != 0)
+        goto fail;
+    sqlite3_bind_int64(s, 1, now_ms);
+    store_bind_text(s, 2, cls);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
+    changed = sqlite3_changes(store_db(st));
+    store_done(s);
+    if (rc)
+        goto fail;
+    if (changed && (rc = breaker_event(st, "circuit.closed", cls, 0, NULL, why)) != 0)
+        goto fail;
+    /* a configuration change: the escalations it caused are the system's
+     * to close (their goals and items go on, and fail again - once - if
+     * the new configuration is no better) */
+    if (changed && strcmp(why, "escalation resolved") != 0 &&
+        (rc = resolve_by_system(st, NULL, cls, why)) != 0)
+        goto fail;
+    return store_tx_commit(st);
+fail:
+    store_tx_rollback(st);
+    return rc;
+}
+
+int breaker_config_sweep(store *st, int64_t now_ms)
+{
+    static const char q[] = "SELECT error_class FROM breakers WHERE config_fp IS NOT NULL"
+                            " AND config_fp <> ? AND state <> 'closed' LIMIT 16";
+    char fp[HASH_HEX_SIZE], cls[16][64];
+    int n = 0, rc;
+    sqlite3_stmt *s;
+
+    llm_config_fingerprint(fp);
+    if ((rc = store_prepare(st, &s, q)) != 0)
+        return rc;
+    store_bind_text(s, 1, fp);
+    while (n < 16 && sqlite3_step(s) == SQLITE_ROW)
+        snprintf(cls[n++], 64, "%s", sqlite3_column_text(s, 0));
+    store_done(s);
+    for (int i = 0; i < n; i++)
+        if ((rc = breaker_close_sticky(st, cls[i], "the model configuration changed", now_ms)))
+            return rc;
+    return n;
 }
 
 int breaker_record(store *st, const char *cls, const char *run_id, int64_t now_ms)
@@ -268,7 +388,7 @@ int breaker_record(store *st, const char *cls, const char *run_id, int64_t now_m
             store_bind_text(s, 2, closed[i]);
             rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
             store_done(s);
-            if (rc || (rc = breaker_event(st, "circuit.closed", closed[i], 0, run_id)) != 0)
+            if (rc || (rc = breaker_event(st, "circuit.closed", closed[i], 0, run_id, NULL)) != 0)
                 goto fail;
         }
         goto commit;
@@ -312,7 +432,7 @@ int breaker_record(store *st, const char *cls, const char *run_id, int64_t now_m
         if (rc)
             goto fail;
         if (next && strcmp(state, "open") != 0 &&
-            (rc = breaker_event(st, "circuit.opened", cls, failures, run_id)) != 0)
+            (rc = breaker_event(st, "circuit.opened", cls, failures, run_id, NULL)) != 0)
             goto fail;
     }
 commit:

@@ -57,6 +57,25 @@ int breaker_gate(store *st, int64_t now_ms, const char *probe_run_id, int *allow
  * opening its class's breaker and reopens a half-open one. */
 int breaker_record(store *st, const char *cls, const char *run_id, int64_t now_ms);
 
+/* A configuration or credential error (class config or auth): open cls's
+ * breaker at once, remembering the fingerprint of the model configuration
+ * (llm_config_fingerprint()) and reason.  Such a breaker has no cooldown:
+ * breaker_gate() keeps it open until the configuration it sees differs
+ * (then it closes it and closes the escalations of class cls, see
+ * resolve_by_system()), or breaker_close_sticky() is called. */
+int breaker_trip(store *st, const char *cls, const char *run_id, const char *reason,
+                 int64_t now_ms);
+
+/* The breakers a configuration error opened whose configuration is not
+ * this process's any more: closed (breaker_close_sticky()), so that the
+ * goals and items they held go on.  Returns how many, or an error. */
+int breaker_config_sweep(store *st, int64_t now_ms);
+
+/* Close cls's breaker if a configuration error opened it (event
+ * circuit.closed with why).  Unless why is "escalation resolved", the
+ * open escalations of type cls are closed by the system with why. */
+int breaker_close_sticky(store *st, const char *cls, const char *why, int64_t now_ms);
+
 /* ---- no-progress detection ---- */
 
 struct progress_detector {

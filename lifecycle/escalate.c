@@ -11,24 +11,51 @@
 #include "util/err.h"
 #include "util/timeutil.h"
 
-static const char *const budget_actions[] = {"increase_budget", "complete_partial", "pause", NULL};
-static const char *const human_actions[] = {"retry", "alternative", "skip", "complete_partial",
-                                            "pause", NULL};
+/* What each kind of escalation offers: every action listed here does what
+ * its option says (resolve.c), and no other is accepted.  The scope is
+ * "item" (a work item's), "publish" (the goal's publish step) or "goal"
+ * (elaboration, planning, the monitor). */
+static const char *const item_budget_actions[] = {"increase_budget", "complete_partial", "pause",
+                                                  NULL};
+static const char *const goal_budget_actions[] = {"increase_budget", "pause", NULL};
+static const char *const item_actions[] = {"retry",           "alternative",      "skip",
+                                           "increase_budget", "complete_partial", "pause",
+                                           NULL};
 /* a blocked item (ask_human) cannot be skipped (DESIGN.md §2): answer it */
 static const char *const ask_actions[] = {"retry", "alternative", "complete_partial", "pause",
                                           NULL};
-static const char *const general_actions[] = {"retry", "alternative", "skip", "increase_budget",
-                                              "complete_partial", "pause", NULL};
+/* the model's key or configuration (alternative: retry with another
+ * strategy once it is fixed) */
+static const char *const item_config_actions[] = {"retry", "alternative", "skip",
+                                                  "complete_partial", "pause", NULL};
+static const char *const publish_actions[] = {"retry", "skip", "pause", NULL};
+static const char *const goal_actions[] = {"retry", "pause", NULL};
+static const char *const deadline_actions[] = {"retry", "complete_partial", "pause", NULL};
 
-const char *const *escalate_actions(const char *type)
+const char *const *escalate_actions(const char *type, const char *scope)
 {
+    int item = scope && !strcmp(scope, "item");
+
+    if (!strcmp(type, "deadline"))
+        return deadline_actions;
     if (!strcmp(type, "budget"))
-        return budget_actions;
+        return item ? item_budget_actions : goal_budget_actions;
+    if (scope && !strcmp(scope, "publish"))
+        return publish_actions;
+    if (!item)
+        return goal_actions;
     if (!strcmp(type, "ask_human"))
         return ask_actions;
     if (!strcmp(type, "auth") || !strcmp(type, "config"))
-        return human_actions;
-    return general_actions;
+        return item_config_actions;
+    return item_actions;
+}
+
+const char *escalate_scope(const char *item_id, const char *run_kind)
+{
+    if (item_id && *item_id)
+        return "item";
+    return run_kind && !strcmp(run_kind, "publish") ? "publish" : "goal";
 }
 
 static cJSON *attempts_json(store *st, const char *goal_id, const char *item_id)
@@ -144,63 +171,119 @@ struct option_row {
     const char *option, *description, *pros, *cons, *effort;
 };
 
-/* The deterministic analysis, for when the model cannot be asked. */
-static cJSON *fallback_analysis(const struct job_ctx *j, const char *type)
+/* The option an offered action stands for, in words for this kind. */
+static struct option_row option_for(const char *action, const char *type, const char *scope)
+{
+    int publish = !strcmp(scope, "publish"), model = !strcmp(type, "auth") ||
+                                                     !strcmp(type, "config");
+
+    if (!strcmp(action, "retry") && !strcmp(type, "deadline"))
+        return (struct option_row){"retry", "carry on past the deadline", "the work goes on",
+                                   "it ends later than asked", "none"};
+    if (!strcmp(action, "retry") && model)
+        return (struct option_row){"retry", "fix the model's configuration or key, then retry",
+                                   "the work continues as planned", "needs access to the "
+                                   "configuration", "minutes"};
+    if (!strcmp(action, "retry") && publish)
+        return (struct option_row){"retry", "fix the cause, then publish again",
+                                   "the branch is pushed as asked", "needs the cause fixed",
+                                   "minutes"};
+    if (!strcmp(action, "retry"))
+        return (struct option_row){"retry", "retry with your hint as input", "keeps the plan",
+                                   "may fail the same way", "small"};
+    if (!strcmp(action, "alternative"))
+        return (struct option_row){"alternative", "describe another approach",
+                                   "avoids what failed", "needs your design", "medium"};
+    if (!strcmp(action, "skip") && publish)
+        return (struct option_row){"skip", "complete the goal without pushing or opening a pull "
+                                           "request: the commits stay on the local branch",
+                                   "the goal completes now", "nothing is published", "none"};
+    if (!strcmp(action, "skip"))
+        return (struct option_row){"skip", "skip this item", "the rest goes on",
+                                   "the item is not done", "none"};
+    if (!strcmp(action, "increase_budget"))
+        return (struct option_row){"increase_budget", "raise the goal's budget and go on",
+                                   "the work continues", "costs more", "a minute"};
+    if (!strcmp(action, "complete_partial"))
+        return (struct option_row){"complete_partial", "complete the goal with what is done",
+                                   "no more spend", "the goal is partial", "none"};
+    return (struct option_row){"pause", "leave it waiting for now", "nothing changes",
+                               "nothing progresses", "none"};
+}
+
+/* The deterministic analysis, for when the model cannot (or need not) be
+ * asked: the root cause is the failure itself, the options are the
+ * actions offered, the question names the cause. */
+static cJSON *fallback_analysis(const struct job_ctx *j, const char *type, const char *scope,
+                                const char *const *actions)
 {
     cJSON *a = cJSON_CreateObject();
     cJSON *opts = cJSON_AddArrayToObject(a, "options");
-    struct option_row rows[3];
-    int n = 0;
+    const char *cause = j->failure.len ? strbuf_cstr(&j->failure) : "recovery exhausted";
+    strbuf q;
 
-    cJSON_AddStringToObject(a, "root_cause",
-                            j->failure.len ? strbuf_cstr(&j->failure) : "recovery exhausted");
-    if (!strcmp(type, "budget")) {
-        rows[n++] = (struct option_row){"increase_budget", "raise the goal's budget and go on",
-                                      "the work continues", "costs more", "a minute"};
-        rows[n++] = (struct option_row){"complete_partial", "complete the goal with what is done",
-                                      "no more spend", "the goal is partial", "none"};
-        rows[n++] = (struct option_row){"pause", "leave the goal blocked for now",
-                                      "nothing changes", "nothing progresses", "none"};
-        cJSON_AddStringToObject(a, "minimal_question",
-                                "Raise the budget, complete with what is done, or pause?");
+    strbuf_init(&q, 4096);
+    cJSON_AddStringToObject(a, "root_cause", cause);
+    if (!strcmp(type, "ask_human") && j->item && j->item->question) {
+        /* the agent's own question, verbatim */
+        strbuf_adds(&q, j->item->question);
+    } else if (!strcmp(type, "budget")) {
+        strbuf_addf(&q, "%s: raise the budget%s, or pause?", cause,
+                    !strcmp(scope, "item") ? ", complete with what is done" : "");
     } else if (!strcmp(type, "auth") || !strcmp(type, "config")) {
-        rows[n++] = (struct option_row){"retry", "fix the model's key or configuration, then retry",
-                                      "the work continues as planned", "needs access to the key",
-                                      "minutes"};
-        rows[n++] = (struct option_row){"skip", "skip this item", "the rest goes on",
-                                      "the item is not done", "none"};
-        rows[n++] = (struct option_row){"pause", "leave it blocked", "nothing changes",
-                                      "nothing progresses", "none"};
-        cJSON_AddStringToObject(a, "minimal_question",
-                                "The model refused the credentials: fix the key and retry?");
+        strbuf_addf(&q, "%s. Fix it, then retry (a configuration change with SIGHUP or a "
+                        "restart also retries)?",
+                    cause);
+    } else if (!strcmp(type, "deadline")) {
+        strbuf_addf(&q, "%s: carry on, or complete with what is done?", cause);
+    } else if (!strcmp(scope, "publish")) {
+        strbuf_addf(&q, "Publishing failed: %s. Fix it and retry, or complete without "
+                        "publishing (skip)?",
+                    cause);
+    } else if (!strcmp(scope, "goal")) {
+        strbuf_addf(&q, "%s (%s stage). Retry?", cause, j->claim.kind[0] ? j->claim.kind : "goal");
     } else {
-        rows[n++] = (struct option_row){"retry", "retry with your hint as input",
-                                      "keeps the plan", "may fail the same way", "small"};
-        rows[n++] = (struct option_row){"alternative", "describe another approach",
-                                      "avoids what failed", "needs your design", "medium"};
-        if (!strcmp(type, "ask_human"))
-            rows[n++] = (struct option_row){"pause", "leave the item waiting", "nothing changes",
-                                          "nothing progresses", "none"};
-        else
-            rows[n++] = (struct option_row){"skip", "skip this item", "the rest goes on",
-                                          "the item is not done", "none"};
-        /* the agent's own question, when it asked one, is the question */
-        cJSON_AddStringToObject(a, "minimal_question",
-                                !strcmp(type, "ask_human") && j->item && j->item->question
-                                    ? j->item->question
-                                    : "What should the agent do differently for this item?");
+        strbuf_addf(&q, "%s. What should the agent do differently for this item?", cause);
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; actions[i]; i++) {
+        struct option_row r = option_for(actions[i], type, scope);
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "option", rows[i].option);
-        cJSON_AddStringToObject(o, "description", rows[i].description);
-        cJSON_AddStringToObject(o, "pros", rows[i].pros);
-        cJSON_AddStringToObject(o, "cons", rows[i].cons);
-        cJSON_AddStringToObject(o, "effort", rows[i].effort);
+        cJSON_AddStringToObject(o, "option", r.option);
+        cJSON_AddStringToObject(o, "description", r.description);
+        cJSON_AddStringToObject(o, "pros", r.pros);
+        cJSON_AddStringToObject(o, "cons", r.cons);
+        cJSON_AddStringToObject(o, "effort", r.effort);
         cJSON_AddItemToArray(opts, o);
     }
+    cJSON_AddStringToObject(a, "minimal_question", strbuf_cstr(&q));
     cJSON_AddStringToObject(a, "source", "goald");
+    strbuf_release(&q);
     return a;
+}
+
+/* The last tool calls of the run (oldest first), for an agent's question. */
+static cJSON *last_tool_calls(store *st, const char *run_id)
+{
+    static const char q[] =
+        "SELECT tool, args FROM (SELECT id, json_extract(payload, '$.tool') AS tool,"
+        " substr(ifnull(json_extract(payload, '$.args'), ''), 1, 300) AS args FROM events"
+        " WHERE run_id = ? AND type = 'tool_call.started'"
+        " AND json_extract(payload, '$.tool') <> 'ask_human' ORDER BY id DESC LIMIT 5)"
+        " ORDER BY id";
+    cJSON *arr = cJSON_CreateArray();
+    sqlite3_stmt *s;
+
+    if (!run_id || !*run_id || store_prepare(st, &s, q) != 0)
+        return arr;
+    store_bind_text(s, 1, run_id);
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "tool", (const char *)sqlite3_column_text(s, 0));
+        cJSON_AddStringToObject(o, "args", (const char *)sqlite3_column_text(s, 1));
+        cJSON_AddItemToArray(arr, o);
+    }
+    store_done(s);
+    return arr;
 }
 
 /* Ask stage escalate; NULL when the model cannot answer. */
@@ -258,8 +341,11 @@ int escalate_open(struct job_ctx *j, const char *type)
         "INSERT OR IGNORE INTO escalations(id, goal_id, item_id, run_id, type, severity, urgency,"
         " status, packet, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)";
     cJSON *packet = cJSON_CreateObject(), *attempts, *analysis = NULL, *acts, *p = NULL;
-    const char *const *actions = escalate_actions(type);
+    const char *scope = escalate_scope(j->item ? j->item->id : NULL, j->claim.kind);
+    const char *const *actions = escalate_actions(type, scope);
     int critical = j->item ? j->item->critical : 1;
+    int ask = !strcmp(type, "ask_human");
+    /* the model is not asked about itself */
     int model_down = !strcmp(type, "auth") || !strcmp(type, "config") || !strcmp(type, "budget");
     const char *urgency = "normal";
     char id[ID_SIZE];
@@ -284,6 +370,13 @@ int escalate_open(struct job_ctx *j, const char *type)
             cJSON_AddStringToObject(wi, "strategy", j->item->strategy);
     }
     cJSON_AddStringToObject(packet, "reason", type);
+    cJSON_AddStringToObject(packet, "scope", scope);
+    if (j->failure.len && !ask)
+        cJSON_AddStringToObject(packet, "cause", strbuf_cstr(&j->failure));
+    if (ask && j->item && j->item->question) {
+        cJSON_AddStringToObject(packet, "question", j->item->question);
+        cJSON_AddItemToObject(packet, "last_tool_calls", last_tool_calls(j->st, j->claim.run_id));
+    }
     cJSON_AddStringToObject(packet, "error_class", j->error_class);
     attempts = attempts_json(j->st, j->goal->id, j->item ? j->item->id : NULL);
     cJSON_AddItemToObject(packet, "attempts", attempts);
@@ -291,11 +384,15 @@ int escalate_open(struct job_ctx *j, const char *type)
     if (!model_down && j->llm)
         analysis = model_analysis(j, attempts);
     if (!analysis)
-        analysis = fallback_analysis(j, type);
+        analysis = fallback_analysis(j, type, scope, actions);
     cJSON_AddItemToObject(packet, "analysis", analysis);
+    /* the agent's own question is the question, verbatim (the analysis
+     * may paraphrase it) */
     cJSON_AddStringToObject(packet, "minimal_question",
-                            cJSON_GetObjectItemCaseSensitive(analysis, "minimal_question")
-                                ->valuestring);
+                            ask && j->item && j->item->question
+                                ? j->item->question
+                                : cJSON_GetObjectItemCaseSensitive(analysis, "minimal_question")
+                                      ->valuestring);
     acts = cJSON_AddArrayToObject(packet, "actions");
     for (int i = 0; actions[i]; i++)
         cJSON_AddItemToArray(acts, cJSON_CreateString(actions[i]));
@@ -350,8 +447,10 @@ int escalate_open(struct job_ctx *j, const char *type)
                 snprintf(gs, sizeof(gs), "%s", sqlite3_column_text(q, 0));
             store_done(q);
         }
-        if (!strcmp(gs, "active") &&
-            (rc = transition_apply(j->st, ENTITY_GOAL, j->goal->id, "blocked", "active", p)))
+        /* a goal not yet elaborated (a configuration error at its first
+         * run) waits too: it goes back to queued when unblocked */
+        if ((!strcmp(gs, "active") || !strcmp(gs, "queued")) &&
+            (rc = transition_apply(j->st, ENTITY_GOAL, j->goal->id, "blocked", gs, p)))
             goto fail;
     }
     rc = store_tx_commit(j->st);

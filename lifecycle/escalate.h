@@ -26,8 +26,13 @@ struct job_ctx;
  * blocked when the item is critical (or the escalation is the goal's). */
 int escalate_open(struct job_ctx *j, const char *type);
 
-/* The actions resolve accepts for an escalation of type, as a
- * NULL-terminated list (static). */
-const char *const *escalate_actions(const char *type);
+/* The actions resolve accepts for an escalation of type and scope ("item",
+ * "publish" or "goal", see escalate_scope()), as a NULL-terminated list
+ * (static).  Each does what its option in the packet says. */
+const char *const *escalate_actions(const char *type, const char *scope);
+
+/* The scope of an escalation: "item" when it has an item, "publish" when
+ * its run was a publish run, else "goal". */
+const char *escalate_scope(const char *item_id, const char *run_kind);
 
 #endif

@@ -14,6 +14,8 @@
 #include "util/err.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
+#include "vcs/forge.h"
+#include "vcs/push.h"
 #include "vcs/repo.h"
 
 const char *const intake_actions[] = {"ls",    "find", "grep",      "read",     "write",
@@ -265,6 +267,29 @@ static int check_publish(const struct ctx *c, const cJSON *v)
     return 0;
 }
 
+/* A pull request needs a forge that can take it: refuse at submit what
+ * could only escalate at publish time (a plain path remote, a host
+ * without a forge). */
+static int check_publish_forge(const struct ctx *c, const struct goal *g, const cJSON *pub)
+{
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(pub, "pull_request");
+    const char *remote = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pub, "remote"));
+    char url[2048];
+
+    if (!cJSON_IsTrue(pr))
+        return 0;
+    if (!g->repo)
+        return fail(c, "publish.pull_request", NULL, "needs \"repo\"");
+    if (!remote)
+        remote = "origin";
+    /* no such remote (yet): the push will say so; nothing to judge here */
+    if (vcs_remote_url(url, sizeof(url), g->repo, remote) != 0)
+        return 0;
+    if (vcs_forge_can_pr(remote, url) != 0)
+        return fail(c, "publish.pull_request", NULL, "%s", err_last());
+    return 0;
+}
+
 /* Line and column of byte offset off in text, for parse errors. */
 static void line_col(const char *text, size_t off, int *line, int *col)
 {
@@ -466,7 +491,7 @@ int intake_parse(struct goal **out, const char *text, size_t len, const char *fn
     }
 
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "publish"))) {
-        if ((rc = check_publish(&c, v)) != 0)
+        if ((rc = check_publish(&c, v)) != 0 || (rc = check_publish_forge(&c, g, v)) != 0)
             goto out;
         g->publish = print_json(v);
     }

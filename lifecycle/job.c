@@ -6,9 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "lifecycle/context.h"
+#include "lifecycle/control.h"
 #include "lifecycle/publish.h"
 #include "lifecycle/recover.h"
 #include "lifecycle/stages.h"
@@ -87,6 +90,64 @@ int job_renew_lease(struct job_ctx *j)
     return rc;
 }
 
+int job_check_live(struct job_ctx *j)
+{
+    static const char sql[] = "SELECT r.status, g.status FROM runs r JOIN goals g"
+                              " ON g.id = r.goal_id WHERE r.id = ?";
+    sqlite3_stmt *s;
+    char rs[16] = "", gs[16] = "";
+
+    if (!j->claim.run_id[0] || store_prepare(j->st, &s, sql) != 0)
+        return 0;
+    store_bind_text(s, 1, j->claim.run_id);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        snprintf(rs, sizeof(rs), "%s", sqlite3_column_text(s, 0));
+        snprintf(gs, sizeof(gs), "%s", sqlite3_column_text(s, 1));
+    }
+    store_done(s);
+    /* a run already finished may still ask for Plan B or an escalation's
+     * analysis; one aborted (cancel, lease, timeout) may not */
+    if (strcmp(rs, "aborted") != 0 && strcmp(rs, "timeout") != 0 && strcmp(gs, "cancelled") != 0 &&
+        strcmp(gs, "completed") != 0)
+        return 0;
+    return job_fail(j, "cancelled", "the goal is %s and the run %s: no more model calls", gs,
+                    rs);
+}
+
+void job_breaker_failed(struct job_ctx *j, const char *cls, const char *msg)
+{
+    if (!strcmp(cls, "auth"))
+        breaker_trip(j->st, cls, j->claim.run_id, msg, time_now_ms());
+    else
+        breaker_record(j->st, cls, j->claim.run_id, time_now_ms());
+}
+
+int job_process_is(long pid, const char *run_id)
+{
+    char path[64], buf[4096];
+    ssize_t n;
+    int fd, found = 0;
+
+    if (pid <= 0 || kill((pid_t)pid, 0) != 0)
+        return 0;
+    snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* the arguments, NUL-separated: "job" followed by the run id */
+    for (const char *a = buf, *prev = NULL; a < buf + n; a += strlen(a) + 1) {
+        if (prev && !strcmp(prev, "job") && !strcmp(a, run_id))
+            found = 1;
+        prev = a;
+    }
+    return found;
+}
+
 int job_ask_json(struct job_ctx *j, const char *stage, const char *system, const char *user,
                  const char *schema, cJSON **answer)
 {
@@ -99,6 +160,8 @@ int job_ask_json(struct job_ctx *j, const char *stage, const char *system, const
     int rc;
 
     *answer = NULL;
+    if (job_check_live(j) != 0)
+        return ERR_FAIL;
     if (j->claim.run_id[0])
         job_renew_lease(j);
     if (control_check_run(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
@@ -121,7 +184,7 @@ int job_ask_json(struct job_ctx *j, const char *stage, const char *system, const
     j->usage.turns++;
     j->model_index = index;
     if (rc) {
-        breaker_record(j->st, llm_error_class_name(err.cls), j->claim.run_id, time_now_ms());
+        job_breaker_failed(j, llm_error_class_name(err.cls), err.message);
         job_fail(j, llm_error_class_name(err.cls), "%s: %s", stage,
                  err.message ? err.message : "model call failed");
         goto out;
@@ -184,6 +247,8 @@ static int run_start(struct job_ctx *j)
     sqlite3_bind_int64(s, 3, now);
     store_bind_text(s, 4, j->claim.run_id);
     rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "run");
+    if (rc == 0 && sqlite3_changes(store_db(j->st)) != 1) /* cancelled meanwhile */
+        rc = err_set(ERR_TRANSITION, "run %s is no longer running", j->claim.run_id);
     store_done(s);
     if (rc)
         return rc;
@@ -298,7 +363,10 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
     j.usage.started_ms = time_mono_ms();
 
     if (strcmp(j.claim.kind, "publish") != 0 && llm_client_open(&j.llm, st) != 0) {
+        /* no model can be called with this configuration: every unit that
+         * needs one waits (breaker) until it changes or a human answers */
         stage_rc = job_fail(&j, "config", "%s", err_last());
+        breaker_trip(st, "config", run_id, strbuf_cstr(&j.failure), time_now_ms());
     } else if (!strcmp(j.claim.kind, "elaborate")) {
         stage_rc = stage_elaborate(&j);
     } else if (!strcmp(j.claim.kind, "plan")) {
@@ -309,6 +377,13 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
         stage_rc = stage_publish(&j);
     } else {
         stage_rc = job_fail(&j, "internal", "unknown run kind %s", j.claim.kind);
+    }
+    if (stage_rc && j.claim.run_id[0] && job_check_live(&j) != 0) {
+        /* cancelled under us: `goald cancel` recorded the run's end */
+        log_info("run %.8s (%s) stopped: %s", run_id, j.claim.kind, strbuf_cstr(&j.failure));
+        snprintf(out->status, sizeof(out->status), "aborted");
+        snprintf(out->error_class, sizeof(out->error_class), "cancelled");
+        goto out;
     }
     if (stage_rc)
         job_error_signature(sig, j.error_class, strbuf_cstr(&j.failure));

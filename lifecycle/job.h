@@ -68,6 +68,22 @@ int job_ask_json(struct job_ctx *j, const char *stage, const char *system, const
  * hung. */
 int job_renew_lease(struct job_ctx *j);
 
+/* Before every model call: is the run still ours to go on with?  0 when
+ * the run was not aborted (cancel, lease, timeout) and its goal is
+ * neither cancelled nor completed; else
+ * ERR_FAIL after job_fail() with class "cancelled" (the job then stops
+ * without writing the run's end: `goald cancel` wrote it). */
+int job_check_live(struct job_ctx *j);
+
+/* After a failed model call of class cls with message msg: count it
+ * towards cls's breaker; a credential error (auth) opens it at once and
+ * until the configuration changes (breaker_trip()). */
+void job_breaker_failed(struct job_ctx *j, const char *cls, const char *msg);
+
+/* Is pid a live `goald ... job RUN_ID` process of run_id?  (A pid alone
+ * may have been reused since; a zombie has no command line.) */
+int job_process_is(long pid, const char *run_id);
+
 /* Normalise an error text (paths, numbers, hex ids stripped) and hash it:
  * the error signature of a failed run. */
 void job_error_signature(char out[65], const char *cls, const char *text);

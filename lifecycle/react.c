@@ -355,6 +355,10 @@ int stage_execute(struct job_ctx *j)
         strbuf sig;
         int index = j->model_index, crc;
 
+        if (job_check_live(j) != 0) {
+            rc = ERR_FAIL;
+            break;
+        }
         if (control_check_run(j->st, j->goal->id, j->item->id, j->claim.run_id, &j->usage,
                               time_mono_ms(), &limit) != 0) {
             rc = job_fail(j, "limit", "%s", err_last());
@@ -382,7 +386,7 @@ int stage_execute(struct job_ctx *j)
         j->usage.turns++;
         j->model_index = index;
         if (crc) {
-            breaker_record(j->st, llm_error_class_name(err.cls), j->claim.run_id, time_now_ms());
+            job_breaker_failed(j, llm_error_class_name(err.cls), err.message);
             rc = job_fail(j, llm_error_class_name(err.cls), "execute: %s",
                           err.message ? err.message : "model call failed");
             llm_response_release(&resp);

@@ -121,8 +121,9 @@ static int escalations_json(store *st, const char *goal_id, cJSON **out)
 {
     static const char sql[] =
         "SELECT id, item_id, type, severity, urgency, status, created_at,"
-        " json_extract(packet, '$.minimal_question') FROM escalations"
-        " WHERE goal_id = ? AND status = 'open' ORDER BY created_at, id";
+        " json_extract(packet, '$.minimal_question'), json_extract(packet, '$.work_item.key'),"
+        " json_extract(packet, '$.work_item.title'), json_extract(packet, '$.last_tool_calls')"
+        " FROM escalations WHERE goal_id = ? AND status = 'open' ORDER BY created_at, id";
     sqlite3_stmt *s;
     cJSON *arr = cJSON_CreateArray();
     int rc = store_prepare(st, &s, sql);
@@ -148,6 +149,20 @@ static int escalations_json(store *st, const char *goal_id, cJSON **out)
         cJSON_AddStringToObject(o, "status", (const char *)sqlite3_column_text(s, 5));
         add_time(o, "created_at", sqlite3_column_int64(s, 6));
         add_str_or_null(o, "question", (const char *)sqlite3_column_text(s, 7));
+        if (sqlite3_column_type(s, 8) != SQLITE_NULL) {
+            /* what the question is about: the item and, for an agent's
+             * question, its last tool calls */
+            cJSON *ctx = cJSON_AddObjectToObject(o, "context");
+            cJSON *calls = sqlite3_column_type(s, 10) == SQLITE_NULL
+                               ? NULL
+                               : cJSON_Parse((const char *)sqlite3_column_text(s, 10));
+            cJSON_AddStringToObject(ctx, "item_key", (const char *)sqlite3_column_text(s, 8));
+            add_str_or_null(ctx, "item_title", (const char *)sqlite3_column_text(s, 9));
+            cJSON_AddItemToObject(ctx, "last_tool_calls",
+                                  cJSON_IsArray(calls) ? calls : cJSON_CreateArray());
+            if (calls && !cJSON_IsArray(calls))
+                cJSON_Delete(calls);
+        }
         cJSON_AddItemToArray(arr, o);
     }
     store_done(s);
@@ -557,8 +572,18 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
         fputs("\nopen escalations\n", f);
         cJSON_ArrayForEach(it, p.escalations)
         {
+            const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(it, "context"), *call;
             fprintf(f, "  %.8s  %-10s %-8s %s\n", jstr(it, "id"), term_view(jstr(it, "type")),
                     term_view(jstr(it, "severity")), term_view(jstr(it, "question")));
+            if (ctx) {
+                fprintf(f, "            item %s", term_view(jstr(ctx, "item_key")));
+                fprintf(f, ": %s\n", term_view(jstr(ctx, "item_title")));
+                cJSON_ArrayForEach(call, cJSON_GetObjectItemCaseSensitive(ctx, "last_tool_calls"))
+                {
+                    fprintf(f, "            called %s", term_view(jstr(call, "tool")));
+                    fprintf(f, " %.60s\n", term_view(jstr(call, "args")));
+                }
+            }
         }
     }
     if (cJSON_GetArraySize(p.artifacts) > 0) {

@@ -20,4 +20,11 @@ struct resolve_result {
 int lifecycle_resolve(store *st, const char *esc_id, const char *action, const char *input,
                       struct resolve_result *out);
 
+/* The system closes the open escalations of type (of goal_id, or of every
+ * goal when NULL) because their cause is gone (reason, e.g. "the model
+ * configuration changed"): each is resolved as a retry (resolution
+ * "system", resolution_input reason, event escalation.closed) and its
+ * goal goes on when nothing else holds it. */
+int resolve_by_system(store *st, const char *goal_id, const char *type, const char *reason);
+
 #endif

@@ -12,10 +12,12 @@
 const struct transition transitions[] = {
     {ENTITY_GOAL, "queued", "active"},
     {ENTITY_GOAL, "queued", "cancelled"},
+    {ENTITY_GOAL, "queued", "blocked"}, /* a configuration error before elaboration */
     {ENTITY_GOAL, "active", "blocked"},
     {ENTITY_GOAL, "active", "completed"},
     {ENTITY_GOAL, "active", "cancelled"},
     {ENTITY_GOAL, "blocked", "active"},
+    {ENTITY_GOAL, "blocked", "queued"}, /* unblocked before its elaboration */
     {ENTITY_GOAL, "blocked", "cancelled"},
 
     {ENTITY_ITEM, "queued", "ready"},
@@ -92,6 +94,43 @@ static int is_terminal(enum entity_kind kind, const char *s)
     case ENTITY_RUN: return strcmp(s, "running") != 0;
     }
     return 0;
+}
+
+/* A goal that ended leaves nothing to decide: its open escalations are
+ * closed by the system, with the reason (event escalation.closed each). */
+static int close_escalations(store *st, const char *goal_id, const char *to, int64_t now)
+{
+    static const char sel[] = "SELECT id, type FROM escalations WHERE goal_id = ?"
+                              " AND status = 'open' ORDER BY created_at, id";
+    static const char upd[] = "UPDATE escalations SET status = 'resolved', resolution = 'system',"
+                              " resolution_input = ?, resolved_at = ? WHERE id = ?";
+    char reason[64];
+    sqlite3_stmt *s, *u;
+    int rc = store_prepare(st, &s, sel);
+
+    if (rc)
+        return rc;
+    snprintf(reason, sizeof(reason), "the goal was %s", to);
+    store_bind_text(s, 1, goal_id);
+    while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddStringToObject(p, "escalation_id", (const char *)sqlite3_column_text(s, 0));
+        cJSON_AddStringToObject(p, "type", (const char *)sqlite3_column_text(s, 1));
+        cJSON_AddStringToObject(p, "by", "system");
+        cJSON_AddStringToObject(p, "reason", reason);
+        if ((rc = store_prepare(st, &u, upd)) == 0) {
+            store_bind_text(u, 1, reason);
+            sqlite3_bind_int64(u, 2, now);
+            store_bind_text(u, 3, (const char *)sqlite3_column_text(s, 0));
+            rc = sqlite3_step(u) == SQLITE_DONE ? 0 : store_err(st, "escalation");
+            store_done(u);
+        }
+        if (rc == 0)
+            rc = store_event_add(st, goal_id, NULL, NULL, "escalation.closed", p, NULL);
+        cJSON_Delete(p);
+    }
+    store_done(s);
+    return rc;
 }
 
 int transition_apply(store *st, enum entity_kind kind, const char *id, const char *to,
@@ -186,6 +225,9 @@ int transition_apply(store *st, enum entity_kind kind, const char *id, const cha
                          run_id[0] ? run_id : NULL, type, payload, NULL);
     cJSON_Delete(payload);
     if (rc)
+        goto fail;
+    if (kind == ENTITY_GOAL && is_terminal(kind, to) &&
+        (rc = close_escalations(st, id, to, now)) != 0)
         goto fail;
     return store_tx_commit(st);
 fail:

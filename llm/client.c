@@ -12,6 +12,7 @@
 
 #include "llm/llm_internal.h"
 #include "util/config.h"
+#include "util/hash.h"
 #include "util/secret.h"
 
 const char *llm_model_key(const struct llm_model *m)
@@ -194,8 +195,9 @@ static int models_from_shortcut(llm_client *c)
     if (!provider)
         provider = script && !model ? "script" : "openai";
     if (!model && strcmp(provider, "script") != 0)
-        return err_set(ERR_INVALID, "no model configured: set llm.models in the config file, "
-                                    "or GOALD_LLM_MODEL (see docs/llm.md)");
+        return err_set(ERR_INVALID,
+                       "no model is configured: set GOALD_LLM_BASE_URL and GOALD_LLM_MODEL, or "
+                       "llm in the config; `goald doctor --llm` checks it");
     rc = model_add(c, "llm", provider, model, config_str(CFG_LLM_BASE_URL),
                    shortcut_key_env(provider), script, NULL);
     if (rc == 0 && fb && *fb)
@@ -235,6 +237,41 @@ int llm_client_open(llm_client **out, store *st)
     }
     *out = c;
     return 0;
+}
+
+void llm_config_fingerprint(char out[65])
+{
+    static const enum cfg_key keys[] = {CFG_LLM_PROVIDER,       CFG_LLM_MODEL,  CFG_LLM_BASE_URL,
+                                        CFG_LLM_FALLBACK_MODEL, CFG_LLM_SCRIPT, CFG_LLM_MODELS};
+    static const char *const key_vars[] = {"GOALD_LLM_API_KEY", "OPENAI_API_KEY",
+                                           "ANTHROPIC_API_KEY", NULL};
+    const cJSON *models = config_json(CFG_LLM_MODELS), *m;
+    strbuf sb = STRBUF_INIT;
+
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        const char *v = keys[i] == CFG_LLM_MODELS ? NULL : config_str(keys[i]);
+        strbuf_addf(&sb, "%d=%s\x1f", (int)keys[i], v ? v : "");
+    }
+    if (models) {
+        char *t = cJSON_PrintUnformatted(models);
+        strbuf_adds(&sb, t ? t : "");
+        cJSON_free(t);
+    }
+    /* a key is represented by its length only: never stored, not even hashed */
+    for (int i = 0; key_vars[i]; i++) {
+        const char *v = secret_get(key_vars[i]);
+        strbuf_addf(&sb, "\x1f%s:%zu", key_vars[i], v ? strlen(v) : 0);
+    }
+    const cJSON *chain = cJSON_IsArray(models) ? models : NULL;
+    cJSON_ArrayForEach(m, chain)
+    {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(m, "api_key_env");
+        const char *v = cJSON_IsString(e) ? secret_get(e->valuestring) : NULL;
+        if (cJSON_IsString(e))
+            strbuf_addf(&sb, "\x1f%s:%zu", e->valuestring, v ? strlen(v) : 0);
+    }
+    hash_sha256_hex(out, sb.buf ? sb.buf : "", sb.len);
+    strbuf_release(&sb);
 }
 
 void llm_client_free(llm_client *c)

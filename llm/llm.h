@@ -125,6 +125,13 @@ struct llm_model_info {
 int llm_client_open(llm_client **out, store *st);
 void llm_client_free(llm_client *c);
 
+/* The fingerprint (64 hex digits) of the model configuration as this
+ * process sees it: llm.* settings and the length of each key variable
+ * (never a key itself).  Two processes with the same configuration get
+ * the same value; a breaker opened by a configuration error remembers it
+ * to notice when the configuration changed. */
+void llm_config_fingerprint(char out[65]);
+
 size_t llm_client_nmodels(const llm_client *c);
 /* Information about chain position i; the strings belong to the client. */
 int llm_client_model(const llm_client *c, size_t i, struct llm_model_info *out);

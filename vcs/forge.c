@@ -122,6 +122,54 @@ int vcs_forge_from_config(struct vcs_forge *f, const char *remote_url)
     return 0;
 }
 
+int vcs_forge_can_pr(const char *remote_name, const char *remote_url)
+{
+    const char *base = config_str(CFG_FORGE_BASE_URL);
+    const char *co = config_str(CFG_FORGE_OWNER), *cr = config_str(CFG_FORGE_REPO);
+    char owner[256], repo[256], host[256] = "";
+    const char *h;
+    size_t n = 0;
+
+    if (!base || !*base)
+        return err_set(ERR_INVALID, "forge.base_url is empty: no forge to open a pull request "
+                                    "on");
+    /* the configuration names the forge's repository: it is the forge */
+    if (co && *co && cr && *cr)
+        return 0;
+    if (!remote_url || !*remote_url || remote_url[0] == '/' || remote_url[0] == '.' ||
+        !strncmp(remote_url, "file:", 5) || (!strstr(remote_url, "://") &&
+                                             !strchr(remote_url, ':')))
+        return err_set(ERR_INVALID,
+                       "remote \"%s\" (%s) is a local path: no forge takes a pull request "
+                       "there; set forge.base_url, forge.owner and forge.repo, or "
+                       "pull_request to false",
+                       remote_name, remote_url ? remote_url : "");
+    if (vcs_forge_parse_remote(owner, sizeof(owner), repo, sizeof(repo), remote_url) != 0)
+        return -1;
+    /* the remote's host: after "://" (and any user@), or before the ':' of
+     * scp-like syntax */
+    h = strstr(remote_url, "://");
+    h = h ? h + 3 : remote_url;
+    {
+        const char *at = strchr(h, '@'), *sep = strpbrk(h, "/:");
+        if (at && (!sep || at < sep))
+            h = at + 1;
+    }
+    while (h[n] && h[n] != '/' && h[n] != ':' && n < sizeof(host) - 1) {
+        host[n] = h[n];
+        n++;
+    }
+    host[n] = '\0';
+    /* forge.base_url left at its default serves github.com only */
+    if (!strcmp(config_source(CFG_FORGE_BASE_URL), "default") && strcmp(host, "github.com") != 0)
+        return err_set(ERR_INVALID,
+                       "remote \"%s\" is on %s, and no forge is configured for it "
+                       "(forge.base_url is the default, %s); set forge.base_url, or "
+                       "pull_request to false",
+                       remote_name, host[0] ? host : "an unknown host", base);
+    return 0;
+}
+
 static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 {
     strbuf *sb = ud;

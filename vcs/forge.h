@@ -38,6 +38,14 @@ int vcs_forge_parse_remote(char *owner, size_t on, char *repo, size_t rn, const 
 
 void vcs_forge_release(struct vcs_forge *f);
 
+/* Can a pull request be opened for the remote remote_name at remote_url
+ * with the configuration?  0 when forge.owner and forge.repo name the
+ * forge's repository, or the remote is a network URL whose owner/repo can
+ * be read and whose host has a forge (forge.base_url set, or left at its
+ * default and the host is github.com); else ERR_INVALID saying why (a
+ * local path or file:// remote, no forge for its host). */
+int vcs_forge_can_pr(const char *remote_name, const char *remote_url);
+
 struct vcs_pr {
     long number;
     char *url;   /* html_url, for people; free with vcs_pr_release() */

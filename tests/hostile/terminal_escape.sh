@@ -22,7 +22,10 @@ EVIL='\u001b]0;pwned\u0007\u001b[2J\r\b\u007f\u009b1m'
 goal_json "$repo" "x" | jq --arg t "$(printf 'goal \033]0;pwned\007\033[2J\r\b\177\302\233 end')" '.title = $t' >"$T/goal.json"
 submit_goal "$T/goal.json"
 GOALD_LLM_PROVIDER=script GOALD_LLM_SCRIPT="$T/script.jsonl" run "$G" daemon --once
-expect_rc 0 "daemon --once"
+expect_rc 3 "daemon --once (the question waits on a human)"
+[ "$(printf '%s' "$OUT" | LC_ALL=C grep -c -P '[\x1b\x07\x0d\x08\x7f]|\xc2[\x80-\x9f]' || true)" = 0 ] ||
+    fail "raw control bytes in the summary of daemon --once: $(printf '%s' "$OUT" | od -c | head)"
+ok
 expect_eq "$(sql "SELECT status FROM work_items")" blocked "the item waits for its answer"
 
 # raw control bytes: ESC BEL CR BS DEL, and C1 (U+0080..U+009F in UTF-8)

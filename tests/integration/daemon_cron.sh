@@ -110,7 +110,7 @@ make_project "$T/rb2"
 goal_json "$T/rb2" "failing gate" '{"push": false, "pull_request": false}' 'test "$(wc -l <work.log)" -lt 2' >"$T/fail.json"
 submit_goal "$T/fail.json"
 GOALD_CONTROL_MAX_RETRIES=0 run "$G" daemon --once --log-file "$T/b2.log"
-expect_rc 0 "daemon --once (a goal that fails)"
+expect_rc 3 "daemon --once (a goal that fails: it waits on a human)"
 frun=$(sql "SELECT id FROM runs WHERE kind = 'execute' AND status = 'failed' ORDER BY created_at LIMIT 1")
 [ -n "$frun" ] || fail "no failed execute run: $(sql "SELECT kind, status FROM runs")"; ok
 expect_eq "$(jq -r --arg r "$frun" 'select(.run == $r and .event == "job.finished") | [.level, .status, .failure] | join("|")' "$T/b2.log")" \

@@ -115,6 +115,6 @@ echo '{"llm":{"models":[{"provider":"openai","model":"x","api_key":"sk-nope"}]}}
 run "$G" --config "$T/badcfg.json" llm chat --stage execute <"$T/req.json"
 expect_rc 2 "unknown model key"; expect_err "llm.models[0].api_key: unknown key"
 env -u GOALD_LLM_SCRIPT "$G" llm chat --stage execute <"$T/req.json" 2>"$T/e" && fail "no model configured"
-grep -q "no model configured" "$T/e" || fail "message: $(cat "$T/e")"; ok
+grep -q "no model is configured" "$T/e" || fail "message: $(cat "$T/e")"; ok
 
 done_tests

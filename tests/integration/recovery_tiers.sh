@@ -144,7 +144,7 @@ ESC=$(sql "SELECT id FROM escalations WHERE status='open'")
 expect_eq "$(sql "SELECT type FROM escalations WHERE id='$ESC'")" auth
 P=$(sql "SELECT packet FROM escalations WHERE id='$ESC'")
 expect_eq "$(pk '.actions | join(",")')" "retry,alternative,skip,complete_partial,pause"
-expect_eq "$(pk '.analysis | [.source, (.options | length), (.minimal_question | length > 0), (.root_cause | test("API key"))] | @tsv')" "$(printf 'goald\t3\ttrue\ttrue')" "deterministic analysis when the model is down"
+expect_eq "$(pk '.analysis | [.source, (.options | length), (.minimal_question | length > 0), (.root_cause | test("API key"))] | @tsv')" "$(printf 'goald\t5\ttrue\ttrue')" "deterministic analysis when the model is down"
 expect_eq "$(jq -s '[.[] | select(.headers["x-goald-stage"] == "escalate")] | length' "$LOG_B")" 1 "no model asked about an auth failure"
 run "$G" resolve "$ESC" --action increase_budget --input max_tokens=1
 expect_rc 2 "auth escalations do not take increase_budget"
@@ -291,7 +291,7 @@ expect_eq "$(sql "SELECT count(*) FROM events WHERE type='control.limit_reached'
 work
 expect_eq "$(jqo .status)" success "ask_human ends the run"
 expect_eq "$(sql "SELECT status||' '||question FROM work_items")" "blocked Which file?"
-expect_eq "$(sql "SELECT type||' '||json_extract(packet,'\$.analysis.source')||' '||json_extract(packet,'\$.minimal_question') FROM escalations")" "ask_human model Which file should change?"
+expect_eq "$(sql "SELECT type||' '||json_extract(packet,'\$.analysis.source')||' '||json_extract(packet,'\$.minimal_question') FROM escalations")" "ask_human model Which file?" "the agent's question verbatim"
 expect_eq "$(sql "SELECT turns FROM runs WHERE id='$RUN'")" 2 "the execute call and the analysis"
 expect_eq "$(sql "SELECT status FROM goals")" blocked "a critical item waiting on a human blocks its goal"
 ESC=$(sql "SELECT id FROM escalations")

@@ -134,7 +134,7 @@ static void test_forbidden_transitions_write_nothing(void **state)
 {
     static const struct transition bad[] = {
         {ENTITY_GOAL, "queued", "completed"},  {ENTITY_GOAL, "completed", "active"},
-        {ENTITY_GOAL, "cancelled", "active"},  {ENTITY_GOAL, "queued", "blocked"},
+        {ENTITY_GOAL, "cancelled", "active"},  {ENTITY_GOAL, "completed", "blocked"},
         {ENTITY_GOAL, "blocked", "completed"}, {ENTITY_ITEM, "queued", "in_progress"},
         {ENTITY_ITEM, "ready", "done"},        {ENTITY_ITEM, "in_progress", "done"},
         {ENTITY_ITEM, "done", "ready"},        {ENTITY_ITEM, "skipped", "ready"},
