@@ -58,7 +58,11 @@ int cli_store(struct cli_ctx *c, store **out)
     } else if ((rc = store_default_path(path, sizeof(path))) != 0) {
         return cli_fail(EXIT_FAIL, "%s", err_last());
     }
-    if ((rc = store_open(&c->st, path)) != 0)
+    if (c->cmd && c->cmd->readonly)
+        rc = store_open_existing(&c->st, path);
+    else
+        rc = store_open(&c->st, path);
+    if (rc != 0)
         return cli_fail(EXIT_FAIL, "%s", err_last());
     *out = c->st;
     return 0;

@@ -36,7 +36,7 @@ static int list(struct cli_ctx *c)
         cJSON *packet = cJSON_Parse((const char *)sqlite3_column_text(s, 8));
         char t[TIME_RFC3339_MAX];
         const char *q = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet, "minimal_question"));
-        time_format_rfc3339(t, sizeof(t), sqlite3_column_int64(s, 9));
+        time_format_rfc3339_ms(t, sizeof(t), sqlite3_column_int64(s, 9));
         n++;
         if (json) {
             cJSON *o = cJSON_CreateObject();
@@ -99,6 +99,7 @@ const struct cli_command cmd_escalations = {
     .min_pos = 0,
     .max_pos = 0,
     .run = list,
+    .readonly = 1,
 };
 
 static int resolve(struct cli_ctx *c)

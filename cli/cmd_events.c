@@ -31,7 +31,7 @@ static cJSON *event_json(const struct store_event *ev)
     cJSON *p = cJSON_Parse(ev->payload ? ev->payload : "{}");
 
     cJSON_AddNumberToObject(o, "seq", (double)ev->id);
-    cJSON_AddStringToObject(o, "time", time_format_rfc3339(t, sizeof(t), ev->ts));
+    cJSON_AddStringToObject(o, "time", time_format_rfc3339_ms(t, sizeof(t), ev->ts));
     cJSON_AddStringToObject(o, "type", ev->type);
     if (ev->goal_id)
         cJSON_AddStringToObject(o, "goal_id", ev->goal_id);
@@ -125,4 +125,5 @@ const struct cli_command cmd_events = {
     .min_pos = 0,
     .max_pos = 0,
     .run = run,
+    .readonly = 1,
 };

@@ -39,4 +39,5 @@ const struct cli_command cmd_report = {
     .min_pos = 1,
     .max_pos = 1,
     .run = run,
+    .readonly = 1,
 };

@@ -44,9 +44,9 @@ static int run(struct cli_ctx *c)
             cJSON_AddStringToObject(d, "state", alive ? "running" : "stale");
             cJSON_AddNumberToObject(d, "pid", (double)pid);
             cJSON_AddStringToObject(d, "started_at",
-                                    time_format_rfc3339(t, sizeof(t), sqlite3_column_int64(s, 1)));
+                                    time_format_rfc3339_ms(t, sizeof(t), sqlite3_column_int64(s, 1)));
             cJSON_AddStringToObject(d, "last_tick",
-                                    time_format_rfc3339(t, sizeof(t), sqlite3_column_int64(s, 2)));
+                                    time_format_rfc3339_ms(t, sizeof(t), sqlite3_column_int64(s, 2)));
             cJSON_AddNumberToObject(d, "tick_age_ms", (double)age);
             lanes = cJSON_Parse((const char *)sqlite3_column_text(s, 3));
         } else {
@@ -143,4 +143,5 @@ const struct cli_command cmd_status = {
     .min_pos = 0,
     .max_pos = 0,
     .run = run,
+    .readonly = 1,
 };

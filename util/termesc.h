@@ -29,4 +29,15 @@ int term_escape(strbuf *out, const char *s, int flags);
 const char *term_view(const char *s);
 const char *term_view_flags(const char *s, int flags);
 
+/* Display columns of s (one per UTF-8 character; s already escaped). */
+int term_columns(const char *s);
+
+/* term_view(s) with tabs as spaces, cut to at most width columns: a longer
+ * text ends in an ellipsis ("…").  Same ring as term_view(). */
+const char *term_fit(const char *s, int width);
+
+/* The terminal's width on fd (TIOCGWINSZ), else $COLUMNS (20..1000),
+ * else 80. */
+int term_width(int fd);
+
 #endif
