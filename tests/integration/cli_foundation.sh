@@ -205,10 +205,16 @@ kill $fpid; wait $fpid 2>/dev/null || true
 expect_eq "$(tail -n1 "$T/follow.out" | jq -r '.payload.title')" third "followed event"
 
 # --- --db overrides GOALD_DB; XDG default path; migrate
+# (read-only commands never create a database: issue 16, ops_outputs.sh)
+run "$G" --db "$T/other.db" goals --json
+expect_rc 1 "goals on a missing database"
+expect_err "no database at $T/other.db"
+run "$G" --db "$T/other.db" migrate
+expect_rc 0 "migrate creates it"
 run "$G" --db "$T/other.db" goals --json
 json_ok
 expect_eq "$(jqo length)" 0 "--db other database"
-(unset GOALD_DB; "$G" goals >/dev/null) || fail "default path"
+(unset GOALD_DB; "$G" migrate >/dev/null && "$G" goals >/dev/null) || fail "default path"
 [ -f "$XDG_STATE_HOME/goald/goald.db" ] || fail "no database at \$XDG_STATE_HOME/goald/goald.db"
 ok
 run "$G" migrate
