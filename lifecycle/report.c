@@ -192,11 +192,14 @@ int report_activity(store *st, const char *goal_id, struct report_activity *out)
         " (SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.type = 'turn.started')"
         " FROM runs r LEFT JOIN work_items w ON w.id = r.item_id"
         " WHERE r.goal_id = ? AND r.status = 'running' ORDER BY r.started_at DESC LIMIT 1";
+    /* the arguments are kept as JSON text, maybe cut (tools/registry.c) */
     static const char q_tool[] =
-        "SELECT json_extract(payload, '$.tool'), coalesce(json_extract(payload, '$.args.path'),"
-        " json_extract(payload, '$.args.command'), json_extract(payload, '$.args.pattern'),"
-        " json_extract(payload, '$.args.summary'), json_extract(payload, '$.args.question'), '')"
-        " FROM events WHERE run_id = ? AND type = 'tool_call.started' ORDER BY id DESC LIMIT 1";
+        "SELECT tool, CASE WHEN json_valid(a) THEN coalesce(json_extract(a, '$.path'),"
+        " json_extract(a, '$.command'), json_extract(a, '$.pattern'),"
+        " json_extract(a, '$.summary'), json_extract(a, '$.question'), a) ELSE a END"
+        " FROM (SELECT ifnull(json_extract(payload, '$.tool'), '') AS tool,"
+        " ifnull(json_extract(payload, '$.arguments'), '') AS a FROM events"
+        " WHERE run_id = ? AND type = 'tool_call.started' ORDER BY id DESC LIMIT 1)";
     static const char q_err[] =
         "SELECT ts, type, coalesce(json_extract(payload, '$.reason'),"
         " json_extract(payload, '$.error'), json_extract(payload, '$.tool'), ''),"
