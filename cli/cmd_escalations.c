@@ -99,6 +99,8 @@ const struct cli_command cmd_escalations = {
     .min_pos = 0,
     .max_pos = 0,
     .run = list,
+    .json_shape = "an array of {\"id\", \"goal_id\", \"item_id\", \"type\", \"severity\", "
+                  "\"urgency\", \"status\", \"resolution\", \"created_at\", \"packet\"}",
     .readonly = 1,
 };
 

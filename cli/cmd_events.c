@@ -285,5 +285,7 @@ const struct cli_command cmd_events = {
     .min_pos = 0,
     .max_pos = 0,
     .run = run,
+    .json_shape = "an array of {\"seq\", \"time\", \"type\", \"goal_id\", \"item_id\", \"run_id\", "
+                  "\"payload\"} (ids may be null); with --follow, one such object per line",
     .readonly = 1,
 };

@@ -106,5 +106,11 @@ const struct cli_command cmd_goal_show = {
     .min_pos = 1,
     .max_pos = 1,
     .run = run,
+    .json_shape = "the goal object: {\"id\", \"title\", \"status\", \"branch\", \"partial\", "
+                  "\"description\", \"priority\", \"repo\", \"base_branch\", \"parent_id\", "
+                  "\"schedule\", \"template\", \"deadline\", \"success_criteria\", "
+                  "\"verification\", \"allowed_actions\", \"publish\", \"blocked_reason\", "
+                  "\"unverified_reason\" (\"no repository\" or null), \"created_at\", "
+                  "\"updated_at\", \"started_at\", \"ended_at\"}; times are RFC 3339 or null",
     .readonly = 1,
 };

@@ -76,5 +76,7 @@ const struct cli_command cmd_goals = {
     .min_pos = 0,
     .max_pos = 0,
     .run = run,
+    .json_shape = "an array of goal objects, newest first (the shape of `goal show "
+                  "--json`)",
     .readonly = 1,
 };

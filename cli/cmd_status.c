@@ -213,5 +213,12 @@ const struct cli_command cmd_status = {
     .min_pos = 0,
     .max_pos = 0,
     .run = run,
+    .json_shape = "{\"daemon\": {\"state\": \"running|stale|not running\", \"pid\", \"started_at\", "
+                  "\"last_tick\", \"tick_age_ms\"}, \"queues\": {\"plan\", \"work\", "
+                  "\"waiting_on_dependencies\"}, \"lanes\": {...}, \"running\": [{\"run_id\", "
+                  "\"goal_id\", \"goal_title\", \"item_id\", \"item_key\", \"kind\", \"lane\", \"pid\", "
+                  "\"age_s\", \"turn\", \"last_tool\", \"last_tool_arg\"}], \"breakers\": "
+                  "[{\"error_class\", \"state\", \"failures\"}], \"open_escalations\", "
+                  "\"last_error\": {\"goal_id\", \"time\", \"message\"} or null}",
     .readonly = 1,
 };
