@@ -28,10 +28,14 @@ static int list(struct cli_ctx *c)
     store *st;
     int rc, n = 0;
 
-    if ((rc = cli_store(c, &st)) != 0)
+    if ((rc = cli_store(c, &st)) != 0) {
+        cJSON_Delete(arr);
         return rc;
-    if ((rc = store_prepare(st, &s, cli_flag(c, "all") ? q_all : q_open)) != 0)
+    }
+    if ((rc = store_prepare(st, &s, cli_flag(c, "all") ? q_all : q_open)) != 0) {
+        cJSON_Delete(arr);
         return cli_fail_err(rc);
+    }
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *packet = cJSON_Parse((const char *)sqlite3_column_text(s, 8));
         char t[TIME_RFC3339_MAX];
@@ -56,23 +60,35 @@ static int list(struct cli_ctx *c)
             cJSON_AddItemToArray(arr, o);
             continue;
         }
-        /* titles, questions, resolutions: text of a model or a goal (util/termesc.h) */
-        printf("%.8s  %-18s %-8s %-6s goal %.8s %s%s%s\n", sqlite3_column_text(s, 0),
-               term_view((const char *)sqlite3_column_text(s, 3)),
-               term_view((const char *)sqlite3_column_text(s, 4)),
-               term_view((const char *)sqlite3_column_text(s, 5)), sqlite3_column_text(s, 1),
-               term_view((const char *)sqlite3_column_text(s, 10)),
-               *sqlite3_column_text(s, 11) ? " / " : "",
-               term_view((const char *)sqlite3_column_text(s, 11)));
-        if (q)
-            printf("          question: %s\n", term_view(q));
+        /* titles, questions, resolutions: text of a model or a goal
+         * (util/termesc.h); 80 columns, long texts cut with an ellipsis
+         * (--json has them whole) */
         {
+            char where[1024], acts[512] = "";
             const cJSON *a = cJSON_GetObjectItemCaseSensitive(packet, "actions"), *it;
-            printf("          actions:");
-            cJSON_ArrayForEach(it, a) printf(" %s", term_view(cJSON_GetStringValue(it)));
-            printf("%s%s\n", *sqlite3_column_text(s, 7) ? "   (resolution: " : "",
-                   *sqlite3_column_text(s, 7) ? term_view((const char *)sqlite3_column_text(s, 7))
-                                              : "");
+            size_t k = 0;
+            snprintf(where, sizeof(where), "%s%s%s", (const char *)sqlite3_column_text(s, 10),
+                     *sqlite3_column_text(s, 11) ? " / " : "",
+                     (const char *)sqlite3_column_text(s, 11));
+            printf("%.8s  %-18s %-8s %-6s goal %.8s %s\n", sqlite3_column_text(s, 0),
+                   term_fit((const char *)sqlite3_column_text(s, 3), 18),
+                   term_fit((const char *)sqlite3_column_text(s, 4), 8),
+                   term_fit((const char *)sqlite3_column_text(s, 5), 6), sqlite3_column_text(s, 1),
+                   term_fit(where, 80 - 59));
+            if (q)
+                printf("          question: %s\n", term_fit(q, 80 - 20));
+            cJSON_ArrayForEach(it, a)
+            {
+                int w = snprintf(acts + k, sizeof(acts) - k, " %s",
+                                 cJSON_GetStringValue(it) ? cJSON_GetStringValue(it) : "");
+                if (w < 0 || (size_t)w >= sizeof(acts) - k)
+                    break;
+                k += (size_t)w;
+            }
+            printf("          actions:%s\n", term_fit(acts, 80 - 18));
+            if (*sqlite3_column_text(s, 7))
+                printf("          resolution: %s\n",
+                       term_fit((const char *)sqlite3_column_text(s, 7), 80 - 22));
         }
         cJSON_Delete(packet);
     }

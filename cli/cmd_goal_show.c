@@ -32,7 +32,7 @@ static void line(const char *k, const char *v)
                     cut = j;
                     break;
                 }
-        printf("%-17s %.*s\n", first ? k : "", (int)cut, e);
+        printf("%-17s %.*s\n", first ? k : "", (int)(cut - (cut > 0 && e[cut - 1] == ' ')), e);
         e += cut;
         first = 0;
     }

@@ -678,12 +678,17 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
             {
                 const cJSON *b;
                 int k = 0;
-                fprintf(f, "  %-8s  %-30.30s  ", jstr(it, "item"), jstr(it, "criterion"));
+                strbuf by = STRBUF_INIT;
+                strbuf_init(&by, 1 << 16);
                 cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(it, "backed_by"))
-                    fprintf(f, "%sgate %s", k++ ? ", " : "", b->valuestring);
+                    strbuf_addf(&by, "%sgate %s", k++ ? ", " : "", cJSON_GetStringValue(b));
                 cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(it, "tests"))
-                    fprintf(f, "%stest %s", k++ ? ", " : "", b->valuestring);
-                fputs(k ? "\n" : "none\n", f);
+                    strbuf_addf(&by, "%stest %s", k++ ? ", " : "", cJSON_GetStringValue(b));
+                /* 80 columns: criterion and evidence cut with an ellipsis */
+                fprintf(f, "  %-8s  %-30s  %s\n", term_fit(jstr(it, "item"), 8),
+                        term_fit(jstr(it, "criterion"), 30),
+                        term_fit(k ? strbuf_cstr(&by) : "none", 80 - 44));
+                strbuf_release(&by);
             }
         }
         if (cJSON_GetArraySize(pf) > 0) {
@@ -711,7 +716,7 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
         cJSON_ArrayForEach(it, p.escalations)
         {
             fprintf(f, "  %.8s  %-10s %-8s %s\n", jstr(it, "id"), term_fit(jstr(it, "type"), 10),
-                    term_fit(jstr(it, "severity"), 8), term_fit(jstr(it, "question"), 49));
+                    term_fit(jstr(it, "severity"), 8), term_fit(jstr(it, "question"), 48));
         }
     }
     if (cJSON_GetArraySize(p.artifacts) > 0) {
