@@ -44,7 +44,7 @@ expect_eq "$(jqo 'length')" "$(sql "SELECT count(*) FROM events WHERE type LIKE 
 run "$G" events --type 'tool_call.*' --tail 1 --json
 expect_eq "$(jqo '.[0].type')" tool_call.completed "--type with --tail"
 # --since: a time, a duration
-mid=$(sql "SELECT ts FROM events WHERE type = 'tool_call.started'")
+mid=$(sql "SELECT min(ts) FROM events WHERE type = 'tool_call.started'")
 since=$(date -u -d "@$((mid / 1000))" +%Y-%m-%dT%H:%M:%S).$(printf '%03d' $((mid % 1000)))Z
 run "$G" events --since "$since" --json; expect_rc 0
 expect_eq "$(jqo 'length')" "$(sql "SELECT count(*) FROM events WHERE ts >= $mid")" "--since TIME"
