@@ -197,10 +197,10 @@ void cli_print_usage(FILE *f)
             continue;
         snprintf(left, sizeof(left), "%s %s", cli_commands[i]->name,
                  cli_commands[i]->args ? cli_commands[i]->args : "");
-        fprintf(f, "  %-24s ", left);
-        if (strlen(left) > 24)
-            fprintf(f, "\n%27s", "");
-        wrap(f, 27, 27, cli_commands[i]->summary);
+        fprintf(f, "  %-28s ", left);
+        if (strlen(left) > 28)
+            fprintf(f, "\n%31s", "");
+        wrap(f, 31, 31, cli_commands[i]->summary);
     }
     fprintf(f, "\nglobal options:\n"
                "  --db PATH       the database (GOALD_DB; default\n"
