@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "store/goal.h"
+#include "util/strbuf.h"
 
 int cli_fail(int code, const char *fmt, ...)
 {
@@ -58,7 +59,11 @@ int cli_store(struct cli_ctx *c, store **out)
     } else if ((rc = store_default_path(path, sizeof(path))) != 0) {
         return cli_fail(EXIT_FAIL, "%s", err_last());
     }
-    if ((rc = store_open(&c->st, path)) != 0)
+    if (c->cmd && c->cmd->readonly)
+        rc = store_open_existing(&c->st, path);
+    else
+        rc = store_open(&c->st, path);
+    if (rc != 0)
         return cli_fail(EXIT_FAIL, "%s", err_last());
     *out = c->st;
     return 0;
@@ -88,24 +93,95 @@ int cli_print_json(const cJSON *v)
     return 0;
 }
 
+/* Print text from column col, wrapped at 80 columns on spaces (a newline
+ * in text starts a new line); continuation lines start at column indent. */
+static void wrap(FILE *f, int col, int indent, const char *text)
+{
+    const char *p = text;
+    int space = 0; /* a space is owed before the next word on this line */
+
+    while (*p) {
+        size_t word = strcspn(p, " \n");
+        if (col > indent && col + space + (int)word > 80) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+            space = 0;
+        }
+        if (space)
+            fputc(' ', f);
+        fprintf(f, "%.*s", (int)word, p);
+        col += space + (int)word;
+        space = 0;
+        p += word;
+        if (*p == '\n') {
+            fprintf(f, "\n%*s", p[1] ? indent : 0, "");
+            col = indent;
+            p++;
+        } else if (*p == ' ') {
+            while (*p == ' ')
+                p++;
+            space = 1;
+        }
+    }
+    fputc('\n', f);
+}
+
 static void print_cmd_help(FILE *f, const struct cli_command *cmd)
 {
     const struct cli_opt *o = cmd->opts;
+    char head[128];
+    strbuf u = STRBUF_INIT;
 
-    fprintf(f, "usage: goald [--db PATH] [--config PATH] %s", cmd->name);
+    /* every line fits 80 columns: the synopsis and the texts wrap */
+    strbuf_init(&u, 1 << 14);
     for (int i = 0; o && o[i].name; i++)
-        fprintf(f, " [--%s%s%s]", o[i].name, o[i].arg ? " " : "", o[i].arg ? o[i].arg : "");
+        strbuf_addf(&u, "%s[--%s%s%s]", i ? " " : "", o[i].name, o[i].arg ? "\xc2\xa0" : "",
+                    o[i].arg ? o[i].arg : "");
     if (cmd->args && *cmd->args)
-        fprintf(f, " %s", cmd->args);
-    fprintf(f, "\n\n%s\n", cmd->summary);
-    if (cmd->details)
-        fprintf(f, "\n%s\n", cmd->details);
+        strbuf_addf(&u, "%s%s", u.len ? " " : "", cmd->args);
+    snprintf(head, sizeof(head), "usage: goald [--db PATH] [--config PATH] %s ", cmd->name);
+    fputs(head, f);
+    /* a no-break space (U+00A0) keeps "--opt ARG" together; shown as a space */
+    {
+        strbuf w = STRBUF_INIT;
+        strbuf_init(&w, 1 << 14);
+        for (size_t i = 0; i < u.len; i++) {
+            if ((unsigned char)u.buf[i] == 0xc2 && (unsigned char)u.buf[i + 1] == 0xa0) {
+                strbuf_addc(&w, '\x01');
+                i++;
+            } else {
+                strbuf_addc(&w, u.buf[i]);
+            }
+        }
+        {
+            /* wrap first, then turn the markers back into spaces */
+            char *tmp = NULL;
+            size_t tlen = 0;
+            FILE *mem = open_memstream(&tmp, &tlen);
+            if (!mem)
+                abort();
+            wrap(mem, (int)strlen(head), (int)strlen(head), strbuf_cstr(&w));
+            fclose(mem);
+            for (size_t i = 0; i < tlen; i++)
+                fputc(tmp[i] == '\x01' ? ' ' : tmp[i], f);
+            free(tmp);
+        }
+        strbuf_release(&w);
+    }
+    strbuf_release(&u);
+    fputc('\n', f);
+    wrap(f, 0, 0, cmd->summary);
+    if (cmd->details) {
+        fputc('\n', f);
+        wrap(f, 0, 0, cmd->details);
+    }
     fprintf(f, "\noptions:\n");
     for (int i = 0; o && o[i].name; i++) {
         char left[64];
         snprintf(left, sizeof(left), "--%s%s%s", o[i].name, o[i].arg ? " " : "",
                  o[i].arg ? o[i].arg : "");
-        fprintf(f, "  %-22s %s\n", left, o[i].help);
+        fprintf(f, "  %-22s ", left);
+        wrap(f, 25, 25, o[i].help);
     }
     fprintf(f, "  %-22s %s\n", "--help", "show this help");
 }
@@ -121,11 +197,14 @@ void cli_print_usage(FILE *f)
             continue;
         snprintf(left, sizeof(left), "%s %s", cli_commands[i]->name,
                  cli_commands[i]->args ? cli_commands[i]->args : "");
-        fprintf(f, "  %-28s %s\n", left, cli_commands[i]->summary);
+        fprintf(f, "  %-28s ", left);
+        if (strlen(left) > 28)
+            fprintf(f, "\n%31s", "");
+        wrap(f, 31, 31, cli_commands[i]->summary);
     }
     fprintf(f, "\nglobal options:\n"
-               "  --db PATH       the database (GOALD_DB; default "
-               "$XDG_STATE_HOME/goald/goald.db)\n"
+               "  --db PATH       the database (GOALD_DB; default\n"
+               "                  $XDG_STATE_HOME/goald/goald.db)\n"
                "  --config PATH   the config file (GOALD_CONFIG)\n"
                "  --version       print the version\n"
                "\n`goald COMMAND --help` describes a command.\n");

@@ -37,6 +37,8 @@ struct cli_command {
     int min_pos, max_pos;
     int (*run)(struct cli_ctx *c);
     int hidden; /* left out of `goald --help` (tools for tests); its own --help works */
+    int readonly; /* only reads the database: never creates one (cli_store) */
+    const char *json_shape; /* what --json prints, for docs/cli.md; NULL: no --json */
 };
 
 struct cli_ctx {
@@ -61,8 +63,9 @@ void cli_print_usage(FILE *f);
 int cli_flag(const struct cli_ctx *c, const char *name);
 const char *cli_opt(const struct cli_ctx *c, const char *name);
 
-/* Open the database once (migrating it).  On failure prints the message
- * and returns the exit code (EXIT_FAIL); 0 on success. */
+/* Open the database once (migrating it); a readonly command opens only an
+ * existing one ("no database at PATH").  On failure prints the message and
+ * returns the exit code (EXIT_FAIL); 0 on success. */
 int cli_store(struct cli_ctx *c, store **out);
 
 /* Print "goald: MESSAGE" on stderr; returns code. */

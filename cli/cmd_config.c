@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "util/termesc.h"
 #include "util/config.h"
 
 static const char *type_name(enum cfg_type t)
@@ -45,10 +46,20 @@ static int show(struct cli_ctx *c)
         value_text(v, sizeof(v), (enum cfg_key)k);
         config_env_name((enum cfg_key)k, env, sizeof(env));
         if (json) {
-            cJSON *o = cJSON_CreateObject();
+            cJSON *o = cJSON_CreateObject(), *parsed;
             cJSON_AddStringToObject(o, "name", d->name);
             cJSON_AddStringToObject(o, "type", type_name(d->type));
-            cJSON_AddStringToObject(o, "value", v);
+            /* numbers as numbers, booleans as booleans (docs/cli.md) */
+            if (d->type == CFG_INT)
+                cJSON_AddNumberToObject(o, "value", (double)config_int((enum cfg_key)k));
+            else if (d->type == CFG_DOUBLE)
+                cJSON_AddNumberToObject(o, "value", config_double((enum cfg_key)k));
+            else if (d->type == CFG_BOOL)
+                cJSON_AddBoolToObject(o, "value", config_bool((enum cfg_key)k));
+            else if (d->type == CFG_JSON && (parsed = cJSON_Parse(v)) != NULL)
+                cJSON_AddItemToObject(o, "value", parsed);
+            else
+                cJSON_AddStringToObject(o, "value", v);
             cJSON_AddStringToObject(o, "source", config_source((enum cfg_key)k));
             if (d->dflt)
                 cJSON_AddStringToObject(o, "default", d->dflt);
@@ -58,8 +69,10 @@ static int show(struct cli_ctx *c)
             cJSON_AddStringToObject(o, "help", d->help);
             cJSON_AddItemToArray(arr, o);
         } else {
-            printf("%-32s %-20.60s %-8s %s\n", d->name, v[0] ? v : "-",
-                   config_source((enum cfg_key)k), env);
+            /* 80 columns: a long value is cut with an ellipsis (--json has
+             * it whole; the variables are in `goald config reference`) */
+            printf("%-34s %-35s %s\n", term_fit(d->name, 34), term_fit(v[0] ? v : "-", 35),
+                   config_source((enum cfg_key)k));
         }
     }
     if (json) {
@@ -77,6 +90,8 @@ const struct cli_command cmd_config_show = {
     .min_pos = 0,
     .max_pos = 0,
     .run = show,
+    .json_shape = "an array of {\"name\", \"type\", \"value\" (typed: a number, boolean, string "
+                  "or JSON value), \"source\", \"default\", \"env\", \"help\"}",
 };
 
 static void md_cell(const char *s)

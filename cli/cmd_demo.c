@@ -62,9 +62,9 @@ static int model_from_env(void)
     return 0;
 }
 
-static int run(struct cli_ctx *c)
+/* The demo in dir (made by run()). */
+static int demo(struct cli_ctx *c, const char *dir)
 {
-    char dir[] = "/tmp/goald-demo-XXXXXX";
     char repo[PATH_MAX], origin[PATH_MAX], db[PATH_MAX], script[PATH_MAX], json[PATH_MAX * 2];
     char id[ID_SIZE];
     struct goal *g = NULL;
@@ -73,8 +73,6 @@ static int run(struct cli_ctx *c)
     sqlite3_stmt *s;
     int rc, code = EXIT_FAIL, completed = 0, verified = 0, items = 0;
 
-    if (!mkdtemp(dir))
-        return cli_fail(EXIT_FAIL, "demo: cannot make a temporary folder");
     snprintf(repo, sizeof(repo), "%s/project", dir);
     snprintf(origin, sizeof(origin), "%s/origin.git", dir);
     snprintf(db, sizeof(db), "%s/goald.db", dir);
@@ -147,7 +145,8 @@ static int run(struct cli_ctx *c)
             items = sqlite3_column_int(s, 1);
             verified = sqlite3_column_int(s, 2);
             printf("\nbranch   %s (pushed to %s)\n", sqlite3_column_text(s, 3), origin);
-            printf("see      git -C %s log --stat %s\n", repo, sqlite3_column_text(s, 3));
+            if (cli_flag(c, "keep"))
+                printf("see      git -C %s log --stat %s\n", repo, sqlite3_column_text(s, 3));
         }
         store_done(s);
     }
@@ -162,11 +161,36 @@ static int run(struct cli_ctx *c)
         printf("\ndemo: the goal completed with its gates passing\n");
         code = EXIT_OK;
     } else {
-        fprintf(stderr, "goald: demo: the goal did not complete with its gates passing "
-                        "(see goald --db %s events --goal %.8s)\n",
-                db, id);
+        if (cli_flag(c, "keep"))
+            fprintf(stderr, "goald: demo: the goal did not complete with its gates passing "
+                            "(see goald --db %s events --goal %.8s)\n",
+                    db, id);
+        else
+            fprintf(stderr, "goald: demo: the goal did not complete with its gates passing "
+                            "(goald demo --keep keeps the folder to look into)\n");
     }
     store_close(st);
+    return code;
+}
+
+/* Make the temporary folder, run the demo in it, and remove it unless
+ * --keep (issue 16: a demo leaves nothing behind). */
+static int run(struct cli_ctx *c)
+{
+    char dir[] = "/tmp/goald-demo-XXXXXX";
+    int code;
+
+    if (!mkdtemp(dir))
+        return cli_fail(EXIT_FAIL, "demo: cannot make a temporary folder");
+    code = demo(c, dir);
+    fflush(stdout);
+    if (cli_flag(c, "keep")) {
+        printf("kept     %s\n", dir);
+    } else if (fs_remove_tree(dir) != 0) {
+        fprintf(stderr, "goald: demo: %s\n", err_last());
+        if (code == EXIT_OK)
+            code = EXIT_FAIL;
+    }
     return code;
 }
 
@@ -177,8 +201,11 @@ const struct cli_command cmd_demo = {
     .details = "Makes a temporary repository whose test fails, submits a goal to fix it and "
                "runs the\ndaemon until it is done, then prints the report, the branch and the "
                "commit.\nWith GOALD_LLM_* set, that model does the work instead of the scripted "
-               "one.\nExit 0 only if the goal completed with its gates passing.",
-    .opts = (const struct cli_opt[]){{NULL, NULL, NULL}},
+               "one.\nExit 0 only if the goal completed with its gates passing.  The temporary "
+               "folder is\nremoved at the end unless --keep.",
+    .opts = (const struct cli_opt[]){{"keep", NULL,
+                                      "keep the temporary folder (project, origin, database)"},
+                                     {NULL, NULL, NULL}},
     .min_pos = 0,
     .max_pos = 0,
     .run = run,

@@ -310,4 +310,6 @@ const struct cli_command cmd_doctor = {
     .min_pos = 0,
     .max_pos = 0,
     .run = run,
+    .json_shape = "{\"ok\", \"checks\": [{\"name\", \"status\": \"ok|warn|fail\", \"detail\", "
+                  "...}]}",
 };

@@ -28,15 +28,19 @@ static int list(struct cli_ctx *c)
     store *st;
     int rc, n = 0;
 
-    if ((rc = cli_store(c, &st)) != 0)
+    if ((rc = cli_store(c, &st)) != 0) {
+        cJSON_Delete(arr);
         return rc;
-    if ((rc = store_prepare(st, &s, cli_flag(c, "all") ? q_all : q_open)) != 0)
+    }
+    if ((rc = store_prepare(st, &s, cli_flag(c, "all") ? q_all : q_open)) != 0) {
+        cJSON_Delete(arr);
         return cli_fail_err(rc);
+    }
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *packet = cJSON_Parse((const char *)sqlite3_column_text(s, 8));
         char t[TIME_RFC3339_MAX];
         const char *q = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet, "minimal_question"));
-        time_format_rfc3339(t, sizeof(t), sqlite3_column_int64(s, 9));
+        time_format_rfc3339_ms(t, sizeof(t), sqlite3_column_int64(s, 9));
         n++;
         if (json) {
             cJSON *o = cJSON_CreateObject();
@@ -56,45 +60,61 @@ static int list(struct cli_ctx *c)
             cJSON_AddItemToArray(arr, o);
             continue;
         }
-        /* titles, questions, resolutions: text of a model or a goal (util/termesc.h) */
-        printf("%.8s  %-18s %-8s %-6s goal %.8s %s%s%s\n", sqlite3_column_text(s, 0),
-               term_view((const char *)sqlite3_column_text(s, 3)),
-               term_view((const char *)sqlite3_column_text(s, 4)),
-               term_view((const char *)sqlite3_column_text(s, 5)), sqlite3_column_text(s, 1),
-               term_view((const char *)sqlite3_column_text(s, 10)),
-               *sqlite3_column_text(s, 11) ? " / " : "",
-               term_view((const char *)sqlite3_column_text(s, 11)));
-        if (q)
-            printf("          question: %s\n", term_view(q));
+        /* titles, questions, resolutions: text of a model or a goal
+         * (util/termesc.h); 80 columns, long texts cut with an ellipsis
+         * (--json has them whole) */
         {
-            /* an agent's question: what it is about and what it did last */
-            const cJSON *wi = cJSON_GetObjectItemCaseSensitive(packet, "work_item"), *it;
-            const cJSON *calls = cJSON_GetObjectItemCaseSensitive(packet, "last_tool_calls");
-            const char *cause = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet,
-                                                                                     "cause"));
-            if (wi && calls) {
-                printf("          item %s",
-                       term_view(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(wi, "key"))));
-                printf(": %s\n", term_view(cJSON_GetStringValue(
-                                     cJSON_GetObjectItemCaseSensitive(wi, "title"))));
-            }
-            cJSON_ArrayForEach(it, calls)
-            {
-                printf("          called %s", term_view(cJSON_GetStringValue(
-                                                  cJSON_GetObjectItemCaseSensitive(it, "tool"))));
-                printf(" %.60s\n", term_view(cJSON_GetStringValue(
-                                       cJSON_GetObjectItemCaseSensitive(it, "args"))));
-            }
-            if (cause && (!q || !strstr(q, cause)))
-                printf("          cause: %s\n", term_view(cause));
-        }
-        {
+            char where[1024], acts[512] = "";
             const cJSON *a = cJSON_GetObjectItemCaseSensitive(packet, "actions"), *it;
-            printf("          actions:");
-            cJSON_ArrayForEach(it, a) printf(" %s", term_view(cJSON_GetStringValue(it)));
-            printf("%s%s\n", *sqlite3_column_text(s, 7) ? "   (resolution: " : "",
-                   *sqlite3_column_text(s, 7) ? term_view((const char *)sqlite3_column_text(s, 7))
-                                              : "");
+            size_t k = 0;
+            snprintf(where, sizeof(where), "%s%s%s", (const char *)sqlite3_column_text(s, 10),
+                     *sqlite3_column_text(s, 11) ? " / " : "",
+                     (const char *)sqlite3_column_text(s, 11));
+            printf("%.8s  %-18s %-8s %-6s goal %.8s %s\n", sqlite3_column_text(s, 0),
+                   term_fit((const char *)sqlite3_column_text(s, 3), 18),
+                   term_fit((const char *)sqlite3_column_text(s, 4), 8),
+                   term_fit((const char *)sqlite3_column_text(s, 5), 6), sqlite3_column_text(s, 1),
+                   term_fit(where, 80 - 59));
+            if (q) {
+                /* whole, wrapped: an agent's question is its own words */
+                printf("          question:\n");
+                term_wrap(stdout, q, 12, 80);
+            }
+            {
+                /* an agent's question: what it is about and what it did last */
+                const cJSON *wi = cJSON_GetObjectItemCaseSensitive(packet, "work_item");
+                const cJSON *calls = cJSON_GetObjectItemCaseSensitive(packet, "last_tool_calls");
+                const char *cause =
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet, "cause"));
+                char line[1024];
+                if (wi && calls) {
+                    snprintf(line, sizeof(line), "%s: %s",
+                             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(wi, "key")),
+                             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(wi, "title")));
+                    printf("          item %s\n", term_fit(line, 80 - 15));
+                }
+                cJSON_ArrayForEach(it, calls)
+                {
+                    snprintf(line, sizeof(line), "%s %s",
+                             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "tool")),
+                             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "args")));
+                    printf("          called %s\n", term_fit(line, 80 - 17));
+                }
+                if (cause && (!q || !strstr(q, cause)))
+                    printf("          cause: %s\n", term_fit(cause, 80 - 17));
+            }
+            cJSON_ArrayForEach(it, a)
+            {
+                int w = snprintf(acts + k, sizeof(acts) - k, " %s",
+                                 cJSON_GetStringValue(it) ? cJSON_GetStringValue(it) : "");
+                if (w < 0 || (size_t)w >= sizeof(acts) - k)
+                    break;
+                k += (size_t)w;
+            }
+            printf("          actions:%s\n", term_fit(acts, 80 - 18));
+            if (*sqlite3_column_text(s, 7))
+                printf("          resolution: %s\n",
+                       term_fit((const char *)sqlite3_column_text(s, 7), 80 - 22));
         }
         cJSON_Delete(packet);
     }
@@ -121,6 +141,9 @@ const struct cli_command cmd_escalations = {
     .min_pos = 0,
     .max_pos = 0,
     .run = list,
+    .json_shape = "an array of {\"id\", \"goal_id\", \"item_id\", \"type\", \"severity\", "
+                  "\"urgency\", \"status\", \"resolution\", \"created_at\", \"packet\"}",
+    .readonly = 1,
 };
 
 static int resolve(struct cli_ctx *c)

@@ -1,19 +1,31 @@
-/* goald events [--goal ID] [--follow] [--json] : the event log. */
+/* goald events [--goal ID] [--since TIME] [--tail N] [--type T] [--follow]
+ * [--json] : the event log. */
 #include <cjson/cJSON.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "store/event.h"
 #include "util/termesc.h"
 #include "util/timeutil.h"
 
+#define MAX_TYPES 16
+
 struct ev_ctx {
     int json;
     int follow;
     int first;
-    int64_t last;
+    int width;            /* of a human line */
+    int64_t last;         /* the newest event seen */
+    const char *types[MAX_TYPES];
+    size_t ntypes;
+    char typebuf[512];
+    long long skip;       /* --tail: matching events still to pass over */
+    long long matched;    /* counting pass of --tail */
+    int counting;
 };
 
 static volatile sig_atomic_t stop;
@@ -31,7 +43,7 @@ static cJSON *event_json(const struct store_event *ev)
     cJSON *p = cJSON_Parse(ev->payload ? ev->payload : "{}");
 
     cJSON_AddNumberToObject(o, "seq", (double)ev->id);
-    cJSON_AddStringToObject(o, "time", time_format_rfc3339(t, sizeof(t), ev->ts));
+    cJSON_AddStringToObject(o, "time", time_format_rfc3339_ms(t, sizeof(t), ev->ts));
     cJSON_AddStringToObject(o, "type", ev->type);
     if (ev->goal_id)
         cJSON_AddStringToObject(o, "goal_id", ev->goal_id);
@@ -49,12 +61,39 @@ static cJSON *event_json(const struct store_event *ev)
     return o;
 }
 
+/* --type: each pattern is a type ("run.failed") or a prefix ending in "*"
+ * ("tool_call.*", "run*"). */
+static int type_matches(const struct ev_ctx *ec, const char *type)
+{
+    if (ec->ntypes == 0)
+        return 1;
+    for (size_t i = 0; i < ec->ntypes; i++) {
+        const char *p = ec->types[i];
+        size_t n = strlen(p);
+        if (n && p[n - 1] == '*' ? !strncmp(type, p, n - 1) : !strcmp(type, p))
+            return 1;
+    }
+    return 0;
+}
+
 static int each(const struct store_event *ev, void *vctx)
 {
     struct ev_ctx *ec = vctx;
     char t[TIME_RFC3339_MAX];
+    char head[96];
+    int left;
 
     ec->last = ev->id;
+    if (!type_matches(ec, ev->type))
+        return 0;
+    if (ec->counting) {
+        ec->matched++;
+        return 0;
+    }
+    if (ec->skip > 0) {
+        ec->skip--;
+        return 0;
+    }
     if (ec->json) {
         cJSON *o = event_json(ev);
         char *s = cJSON_PrintUnformatted(o);
@@ -69,22 +108,114 @@ static int each(const struct store_event *ev, void *vctx)
         cJSON_Delete(o);
         return 0;
     }
-    printf("%6lld  %-24s  %-26s  goal=%.8s%s%.8s%s%.8s  %s\n", (long long)ev->id,
-           time_format_rfc3339(t, sizeof(t), ev->ts), term_view(ev->type),
-           ev->goal_id ? ev->goal_id : "-", ev->item_id ? " item=" : "",
-           ev->item_id ? ev->item_id : "", ev->run_id ? " run=" : "", ev->run_id ? ev->run_id : "",
-           term_view(ev->payload)); /* model text inside (DEL, C1): util/termesc.h */
+    /* one line of at most the terminal's width (80 when not a terminal):
+     * the payload gets what is left and ends in an ellipsis when cut */
+    snprintf(head, sizeof(head), "%6lld %s %-22s %.8s ", (long long)ev->id,
+             time_format_rfc3339_ms(t, sizeof(t), ev->ts), term_fit(ev->type, 22),
+             ev->goal_id ? ev->goal_id : "-");
+    left = ec->width - term_columns(head);
+    printf("%s%s\n", head, term_fit(ev->payload, left > 1 ? left : 1)); /* model text */
     return 0;
+}
+
+/* A duration ("90s", "10m", "2h", "1d") back from now, or an RFC 3339
+ * date-time, into *out (ms). */
+static int parse_since(const char *s, int64_t *out)
+{
+    char *end;
+    long long n;
+    int64_t unit = 0;
+
+    if (time_parse_rfc3339(out, s) == 0)
+        return 0;
+    n = strtoll(s, &end, 10);
+    if (end == s || n < 0 || end[0] == '\0' || end[1] != '\0')
+        return -1;
+    switch (*end) {
+    case 's': unit = 1000; break;
+    case 'm': unit = 60000; break;
+    case 'h': unit = 3600000; break;
+    case 'd': unit = 86400000; break;
+    default: return -1;
+    }
+    if (n > 3650LL * 86400000 / unit)
+        return -1;
+    *out = time_now_ms() - n * unit;
+    return 0;
+}
+
+/* The last event id before time since (0 when none). */
+static int id_before(store *st, int64_t since, int64_t *out)
+{
+    static const char q[] = "SELECT ifnull(max(id), 0) FROM events WHERE ts < ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, q);
+
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, since);
+    rc = sqlite3_step(s) == SQLITE_ROW ? 0 : store_err(st, "events");
+    if (rc == 0)
+        *out = sqlite3_column_int64(s, 0);
+    store_done(s);
+    return rc;
+}
+
+/* 1 when the goal has ended (completed or cancelled). */
+static int goal_ended(store *st, const char *goal_id)
+{
+    static const char q[] = "SELECT status IN ('completed', 'cancelled') FROM goals WHERE id = ?";
+    sqlite3_stmt *s;
+    int ended = 0;
+
+    if (store_prepare(st, &s, q) != 0)
+        return 0;
+    store_bind_text(s, 1, goal_id);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        ended = sqlite3_column_int(s, 0);
+    store_done(s);
+    return ended;
 }
 
 static int run(struct cli_ctx *c)
 {
     char idbuf[ID_SIZE];
     const char *goal = cli_opt(c, "goal");
-    struct ev_ctx ec = {0};
+    const char *since = cli_opt(c, "since");
+    const char *tail = cli_opt(c, "tail");
+    const char *types = cli_opt(c, "type");
+    struct ev_ctx ec;
+    int64_t after = 0, since_ms = 0;
+    long long ntail = -1;
     store *st;
     int rc;
 
+    memset(&ec, 0, sizeof(ec));
+    if (since && parse_since(since, &since_ms) != 0)
+        return cli_fail(EXIT_USAGE, "events: --since: expected an RFC 3339 date-time or a "
+                                    "duration like 10m (s, m, h, d), got \"%s\"",
+                        since);
+    if (tail) {
+        char *end;
+        ntail = strtoll(tail, &end, 10);
+        if (*end || end == tail || ntail < 0 || ntail > 100000000)
+            return cli_fail(EXIT_USAGE, "events: --tail: expected a count from 0, got \"%s\"",
+                            tail);
+    }
+    if (types) {
+        char *save = NULL, *tok;
+        if (strlen(types) >= sizeof(ec.typebuf))
+            return cli_fail(EXIT_USAGE, "events: --type: too long");
+        snprintf(ec.typebuf, sizeof(ec.typebuf), "%s", types);
+        for (tok = strtok_r(ec.typebuf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            if (ec.ntypes == MAX_TYPES)
+                return cli_fail(EXIT_USAGE, "events: --type: at most %d types", MAX_TYPES);
+            ec.types[ec.ntypes++] = tok;
+        }
+        if (ec.ntypes == 0)
+            return cli_fail(EXIT_USAGE, "events: --type: expected a type like run.failed or "
+                                        "tool_call.*");
+    }
     if (goal) {
         if ((rc = cli_resolve(c, "goals", goal, idbuf)) != 0)
             return rc;
@@ -92,10 +223,20 @@ static int run(struct cli_ctx *c)
     }
     if ((rc = cli_store(c, &st)) != 0)
         return rc;
+    if (since && (rc = id_before(st, since_ms, &after)) != 0)
+        return cli_fail_err(rc);
     ec.json = cli_flag(c, "json");
     ec.follow = cli_flag(c, "follow");
     ec.first = 1;
-    if ((rc = store_event_each(st, goal, 0, 0, each, &ec)) != 0)
+    ec.width = term_width(STDOUT_FILENO);
+    if (ntail >= 0) {
+        ec.counting = 1;
+        if ((rc = store_event_each(st, goal, after, 0, each, &ec)) != 0)
+            return cli_fail_err(rc);
+        ec.counting = 0;
+        ec.skip = ec.matched > ntail ? ec.matched - ntail : 0;
+    }
+    if ((rc = store_event_each(st, goal, after, 0, each, &ec)) != 0)
         return cli_fail_err(rc);
     if (ec.json && !ec.follow)
         fputs(ec.first ? "[]\n" : "\n]\n", stdout);
@@ -104,11 +245,17 @@ static int run(struct cli_ctx *c)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     fflush(stdout);
+    /* with --goal, until the goal ends: its last events printed, exit 0 */
     while (!stop) {
-        time_sleep_ms(200);
+        int ended = goal && goal_ended(st, goal);
+        int64_t before = ec.last;
         if ((rc = store_event_each(st, goal, ec.last, 1000, each, &ec)) != 0)
             return cli_fail_err(rc);
         fflush(stdout);
+        if (ended && ec.last == before)
+            break;
+        if (ec.last == before)
+            time_sleep_ms(200);
     }
     return EXIT_OK;
 }
@@ -117,12 +264,28 @@ const struct cli_command cmd_events = {
     .name = "events",
     .args = "",
     .summary = "the event log, oldest first",
-    .details = "--json prints a JSON array; with --follow, one JSON object per line.",
+    .details = "--json prints a JSON array; with --follow, one JSON object per line.\n"
+               "With --goal, --follow ends (exit 0) once the goal is completed or\n"
+               "cancelled and its last events are printed; without, it runs until\n"
+               "interrupted.  Human lines fit the terminal (80 columns when not one):\n"
+               "the payload is cut with an ellipsis; --json has it whole.",
     .opts = (const struct cli_opt[]){{"goal", "ID", "only events of this goal"},
-                                     {"follow", NULL, "keep printing new events until interrupted"},
+                                     {"since", "TIME",
+                                      "only events from TIME on: RFC 3339 or a duration "
+                                      "back from now (90s, 10m, 2h, 1d)"},
+                                     {"tail", "N", "only the last N (matching) events"},
+                                     {"type", "T",
+                                      "only these types: a comma list; a trailing * matches "
+                                      "a prefix (tool_call.*)"},
+                                     {"follow", NULL,
+                                      "keep printing new events (until the goal ends, with "
+                                      "--goal)"},
                                      {"json", NULL, "print JSON"},
                                      {NULL, NULL, NULL}},
     .min_pos = 0,
     .max_pos = 0,
     .run = run,
+    .json_shape = "an array of {\"seq\", \"time\", \"type\", \"goal_id\", \"item_id\", \"run_id\", "
+                  "\"payload\"} (ids may be null); with --follow, one such object per line",
+    .readonly = 1,
 };

@@ -8,10 +8,34 @@
 #include "util/termesc.h"
 #include "util/timeutil.h"
 
+/* One field; long values wrap at 80 columns (the goal's text: util/termesc.h) */
 static void line(const char *k, const char *v)
 {
-    if (v && *v)
-        printf("%-17s %s\n", k, term_view(v)); /* the goal's text: util/termesc.h */
+    const char *e;
+    int first = 1;
+
+    if (!v || !*v)
+        return;
+    e = term_view(v);
+    while (*e || first) {
+        int cols = 0;
+        size_t i = 0, cut;
+        for (; e[i] && cols < 80 - 18; i++)
+            if (((unsigned char)e[i] & 0xc0) != 0x80)
+                cols++;
+        while (e[i] && ((unsigned char)e[i] & 0xc0) == 0x80)
+            i++;
+        cut = i;
+        if (e[i]) /* break after the last space, when there is one */
+            for (size_t j = i; j > 0; j--)
+                if (e[j - 1] == ' ') {
+                    cut = j;
+                    break;
+                }
+        printf("%-17s %.*s\n", first ? k : "", (int)(cut - (cut > 0 && e[cut - 1] == ' ')), e);
+        e += cut;
+        first = 0;
+    }
 }
 
 static int run(struct cli_ctx *c)
@@ -42,7 +66,20 @@ static int run(struct cli_ctx *c)
     snprintf(num, sizeof(num), "%d", g->priority);
     line("priority", num);
     line("description", g->description);
-    line("repo", g->repo);
+    line("repo", g->repo ? g->repo : "none (" REPORT_NO_REPO ")");
+    {
+        struct report_progress pr;
+        char bar[33], counts[160], both[200];
+        if ((rc = report_progress(st, g->id, &pr)) != 0) {
+            store_goal_free(g);
+            return cli_fail_err(rc);
+        }
+        report_bar(bar, 32, &pr);
+        report_counts(counts, sizeof(counts), &pr);
+        snprintf(both, sizeof(both), "[%s] %.1f%%", bar, pr.percent);
+        line("progress", both);
+        line("", counts);
+    }
     line("base branch", g->base_branch);
     line("branch", g->branch);
     line("schedule", g->schedule);
@@ -69,4 +106,11 @@ const struct cli_command cmd_goal_show = {
     .min_pos = 1,
     .max_pos = 1,
     .run = run,
+    .json_shape = "the goal object: {\"id\", \"title\", \"status\", \"branch\", \"partial\", "
+                  "\"description\", \"priority\", \"repo\", \"base_branch\", \"parent_id\", "
+                  "\"schedule\", \"template\", \"deadline\", \"success_criteria\", "
+                  "\"verification\", \"allowed_actions\", \"publish\", \"blocked_reason\", "
+                  "\"unverified_reason\" (\"no repository\" or null), \"created_at\", "
+                  "\"updated_at\", \"started_at\", \"ended_at\"}; times are RFC 3339 or null",
+    .readonly = 1,
 };

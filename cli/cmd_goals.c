@@ -27,8 +27,11 @@ static int each(const struct goal *g, void *vctx)
         return 0;
     }
     time_format_rfc3339(t, sizeof(t), g->created_at - g->created_at % 1000);
+    /* 80 columns: the title gets the 32 the others leave (util/termesc.h) */
     printf("%-8.8s  %-9s  %3d  %-20s  %s\n", g->id, g->status, g->priority, t,
-           term_view(g->title)); /* util/termesc.h */
+           term_fit(g->title, 32));
+    if (report_unverified_reason(g))
+        printf("%-8s  %s\n", "", REPORT_NO_REPO);
     return 0;
 }
 
@@ -73,4 +76,7 @@ const struct cli_command cmd_goals = {
     .min_pos = 0,
     .max_pos = 0,
     .run = run,
+    .json_shape = "an array of goal objects, newest first (the shape of `goal show "
+                  "--json`)",
+    .readonly = 1,
 };

@@ -55,6 +55,7 @@ const struct cli_command cmd_job = {
     .min_pos = 1,
     .max_pos = 1,
     .run = run_job,
+    .json_shape = "{\"run_id\", \"status\", \"error_class\", \"next\"}",
 };
 
 static int run_claim(struct cli_ctx *c)
@@ -105,5 +106,6 @@ const struct cli_command cmd_claim = {
     .min_pos = 0,
     .max_pos = 0,
     .run = run_claim,
+    .json_shape = "{\"run_id\", \"goal_id\", \"item_id\", \"kind\", \"lane\", \"attempt\", ...}",
     .hidden = 1,
 };

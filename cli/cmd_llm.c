@@ -220,5 +220,10 @@ const struct cli_command cmd_llm_chat = {
     .min_pos = 0,
     .max_pos = 0,
     .run = run,
+    .json_shape = "{\"ok\": true, \"model_index\", \"provider\", \"model\", \"message\", \"json\", "
+                  "\"usage\": {\"input\", \"cached_input\", \"cache_write\", \"output\"}, "
+                  "\"cost_usd\", \"latency_ms\", \"finish_reason\"}, or {\"ok\": false, "
+                  "\"model_index\", \"error\": {\"class\", \"status\", \"retry_after_ms\", "
+                  "\"message\"}}",
     .hidden = 1,
 };

@@ -39,4 +39,13 @@ const struct cli_command cmd_report = {
     .min_pos = 1,
     .max_pos = 1,
     .run = run,
+    .json_shape = "{\"goal\", \"progress\": {\"done_points\", \"total_points\", \"percent\", "
+                  "\"items_total\", \"items_done\", \"items_skipped\", \"items_blocked\", "
+                  "\"items_running\", \"items_cancelled\", \"skipped_points\", "
+                  "\"blocked_points\"}, \"work_items\": [...], \"partial_failures\", "
+                  "\"evidence\", \"budget\", \"escalations\", \"artifacts\"} as in "
+                  "docs/report-json.md; with --item KEY one object {\"key\", \"id\", \"title\", "
+                  "\"status\", \"baseline\", \"granularity\", \"introduced\", \"pre_existing\", "
+                  "\"fixed\", \"gate_inputs_changed\", \"tests_weakened\", \"gates\": [...]}",
+    .readonly = 1,
 };

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "lifecycle/report.h"
+#include "util/termesc.h"
 #include "util/config.h"
 #include "util/timeutil.h"
 
@@ -27,7 +29,7 @@ static int run(struct cli_ctx *c)
     sqlite3_stmt *s;
     store *st;
     int64_t now = time_now_ms();
-    int rc;
+    int rc, code;
 
     if ((rc = cli_store(c, &st)) != 0) {
         cJSON_Delete(o);
@@ -44,9 +46,9 @@ static int run(struct cli_ctx *c)
             cJSON_AddStringToObject(d, "state", alive ? "running" : "stale");
             cJSON_AddNumberToObject(d, "pid", (double)pid);
             cJSON_AddStringToObject(d, "started_at",
-                                    time_format_rfc3339(t, sizeof(t), sqlite3_column_int64(s, 1)));
+                                    time_format_rfc3339_ms(t, sizeof(t), sqlite3_column_int64(s, 1)));
             cJSON_AddStringToObject(d, "last_tick",
-                                    time_format_rfc3339(t, sizeof(t), sqlite3_column_int64(s, 2)));
+                                    time_format_rfc3339_ms(t, sizeof(t), sqlite3_column_int64(s, 2)));
             cJSON_AddNumberToObject(d, "tick_age_ms", (double)age);
             lanes = cJSON_Parse((const char *)sqlite3_column_text(s, 3));
         } else {
@@ -69,14 +71,18 @@ static int run(struct cli_ctx *c)
                                               " 'queued'"));
     cJSON_AddItemToObject(o, "lanes", lanes ? lanes : cJSON_CreateObject());
     jobs = cJSON_AddArrayToObject(o, "running");
-    if (store_prepare(st, &s, "SELECT id, goal_id, ifnull(item_id, ''), kind, lane, ifnull(pid,"
-                              " 0), started_at FROM runs WHERE status = 'running' ORDER BY"
-                              " started_at") == 0) {
+    if (store_prepare(st, &s, "SELECT r.id, r.goal_id, ifnull(r.item_id, ''), r.kind, r.lane,"
+                              " ifnull(r.pid, 0), r.started_at, g.title, ifnull(w.key, '')"
+                              " FROM runs r JOIN goals g ON g.id = r.goal_id"
+                              " LEFT JOIN work_items w ON w.id = r.item_id"
+                              " WHERE r.status = 'running' ORDER BY r.started_at") == 0) {
         while (sqlite3_step(s) == SQLITE_ROW) {
             cJSON *j = cJSON_CreateObject();
             cJSON_AddStringToObject(j, "run_id", (const char *)sqlite3_column_text(s, 0));
             cJSON_AddStringToObject(j, "goal_id", (const char *)sqlite3_column_text(s, 1));
+            cJSON_AddStringToObject(j, "goal_title", (const char *)sqlite3_column_text(s, 7));
             cJSON_AddStringToObject(j, "item_id", (const char *)sqlite3_column_text(s, 2));
+            cJSON_AddStringToObject(j, "item_key", (const char *)sqlite3_column_text(s, 8));
             cJSON_AddStringToObject(j, "kind", (const char *)sqlite3_column_text(s, 3));
             cJSON_AddStringToObject(j, "lane", (const char *)sqlite3_column_text(s, 4));
             cJSON_AddNumberToObject(j, "pid", (double)sqlite3_column_int64(s, 5));
@@ -84,6 +90,45 @@ static int run(struct cli_ctx *c)
             cJSON_AddItemToArray(jobs, j);
         }
         store_done(s);
+    }
+    /* what each running job is doing now: its turn and last tool call */
+    {
+        cJSON *it;
+        cJSON_ArrayForEach(it, jobs)
+        {
+            struct report_activity a;
+            if (report_activity(st, cJSON_GetStringValue(cJSON_GetObjectItem(it, "goal_id")),
+                                &a) != 0) {
+                err_clear();
+                continue;
+            }
+            cJSON_AddNumberToObject(it, "turn", a.turn);
+            if (a.tool[0])
+                cJSON_AddStringToObject(it, "last_tool", a.tool);
+            else
+                cJSON_AddNullToObject(it, "last_tool");
+            cJSON_AddStringToObject(it, "last_tool_arg", a.tool_arg);
+        }
+    }
+    /* the last error of any goal: a failed run or tool call */
+    if (store_prepare(st, &s, "SELECT goal_id FROM events WHERE type IN ('run.failed',"
+                              " 'run.timeout', 'run.aborted', 'tool_call.failed')"
+                              " AND goal_id IS NOT NULL ORDER BY id DESC LIMIT 1") == 0) {
+        char gid[ID_SIZE] = "";
+        struct report_activity a;
+        if (sqlite3_step(s) == SQLITE_ROW)
+            snprintf(gid, sizeof(gid), "%s", (const char *)sqlite3_column_text(s, 0));
+        store_done(s);
+        if (gid[0] && report_activity(st, gid, &a) == 0 && a.last_error[0]) {
+            char t[TIME_RFC3339_MAX];
+            cJSON *e = cJSON_AddObjectToObject(o, "last_error");
+            cJSON_AddStringToObject(e, "goal_id", gid);
+            cJSON_AddStringToObject(e, "time",
+                                    time_format_rfc3339_ms(t, sizeof(t), a.last_error_at));
+            cJSON_AddStringToObject(e, "message", a.last_error);
+        } else {
+            cJSON_AddNullToObject(o, "last_error");
+        }
     }
     br = cJSON_AddArrayToObject(o, "breakers");
     if (store_prepare(st, &s, "SELECT error_class, state, failures FROM breakers WHERE state <>"
@@ -116,11 +161,21 @@ static int run(struct cli_ctx *c)
                cJSON_GetArraySize(jobs) == 1 ? "" : "s");
         cJSON_ArrayForEach(it, jobs)
         {
-            printf("           %.8s %-9s %s lane, %.0f s\n",
-                   cJSON_GetStringValue(cJSON_GetObjectItem(it, "run_id")),
-                   cJSON_GetStringValue(cJSON_GetObjectItem(it, "kind")),
-                   cJSON_GetStringValue(cJSON_GetObjectItem(it, "lane")),
-                   cJSON_GetNumberValue(cJSON_GetObjectItem(it, "age_s")));
+            /* named by goal and item; then what it does (80 columns) */
+            char l[1024];
+            const char *key = cJSON_GetStringValue(cJSON_GetObjectItem(it, "item_key"));
+            const char *tool = cJSON_GetStringValue(cJSON_GetObjectItem(it, "last_tool"));
+            snprintf(l, sizeof(l), "%s %s%s%s (goal %.8s), %.0f s",
+                     cJSON_GetStringValue(cJSON_GetObjectItem(it, "kind")), key, *key ? " of " : "",
+                     cJSON_GetStringValue(cJSON_GetObjectItem(it, "goal_title")),
+                     cJSON_GetStringValue(cJSON_GetObjectItem(it, "goal_id")),
+                     cJSON_GetNumberValue(cJSON_GetObjectItem(it, "age_s")));
+            printf("           %s\n", term_fit(l, 80 - 11));
+            snprintf(l, sizeof(l), "turn %.0f%s%s%s%s",
+                     cJSON_GetNumberValue(cJSON_GetObjectItem(it, "turn")), tool ? ", last " : "",
+                     tool ? tool : "", tool ? ": " : "",
+                     tool ? cJSON_GetStringValue(cJSON_GetObjectItem(it, "last_tool_arg")) : "");
+            printf("             %s\n", term_fit(l, 80 - 13));
         }
         printf("breakers   ");
         if (cJSON_GetArraySize(br) == 0)
@@ -130,17 +185,40 @@ static int run(struct cli_ctx *c)
                                           cJSON_GetStringValue(cJSON_GetObjectItem(it, "state")));
         printf("\nescalations %.0f open\n",
                cJSON_GetNumberValue(cJSON_GetObjectItem(o, "open_escalations")));
+        if (cJSON_IsObject(cJSON_GetObjectItem(o, "last_error"))) {
+            const cJSON *e = cJSON_GetObjectItem(o, "last_error");
+            char l[1024];
+            snprintf(l, sizeof(l), "goal %.8s at %s",
+                     cJSON_GetStringValue(cJSON_GetObjectItem(e, "goal_id")),
+                     cJSON_GetStringValue(cJSON_GetObjectItem(e, "time")));
+            printf("last error %s\n           %s\n", l,
+                   term_fit(cJSON_GetStringValue(cJSON_GetObjectItem(e, "message")), 80 - 11));
+        }
     }
+    /* like an init script's status: 3 when the daemon is not running */
+    code = strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(d, "state")), "running") ? 3 : EXIT_OK;
     cJSON_Delete(o);
-    return EXIT_OK;
+    return code;
 }
 
 const struct cli_command cmd_status = {
     .name = "status",
     .args = "",
-    .summary = "daemon heartbeat, lanes, queue depths, running jobs, breakers, escalations",
+    .summary = "daemon heartbeat, running jobs and what they do, queues, last error",
+    .details = "Each running job is named by its goal and item, with its turn and last\n"
+               "tool call; the last failed run or tool call of any goal is shown.\n"
+               "Exit 0 when the daemon is running, 3 when it is not (or stale),\n"
+               "as an init script's status does; the output is printed either way.",
     .opts = (const struct cli_opt[]){{"json", NULL, "print JSON"}, {NULL, NULL, NULL}},
     .min_pos = 0,
     .max_pos = 0,
     .run = run,
+    .json_shape = "{\"daemon\": {\"state\": \"running|stale|not running\", \"pid\", \"started_at\", "
+                  "\"last_tick\", \"tick_age_ms\"}, \"queues\": {\"plan\", \"work\", "
+                  "\"waiting_on_dependencies\"}, \"lanes\": {...}, \"running\": [{\"run_id\", "
+                  "\"goal_id\", \"goal_title\", \"item_id\", \"item_key\", \"kind\", \"lane\", \"pid\", "
+                  "\"age_s\", \"turn\", \"last_tool\", \"last_tool_arg\"}], \"breakers\": "
+                  "[{\"error_class\", \"state\", \"failures\"}], \"open_escalations\", "
+                  "\"last_error\": {\"goal_id\", \"time\", \"message\"} or null}",
+    .readonly = 1,
 };

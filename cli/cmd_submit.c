@@ -28,7 +28,7 @@ static int run(struct cli_ctx *c)
 {
     const char *file = c->pos[0];
     const char *name = strcmp(file, "-") == 0 ? "<stdin>" : file;
-    strbuf text = STRBUF_INIT;
+    strbuf text = STRBUF_INIT, errs = STRBUF_INIT, warns = STRBUF_INIT;
     struct goal *g = NULL;
     store *st;
     char id[ID_SIZE];
@@ -36,6 +36,8 @@ static int run(struct cli_ctx *c)
     int code = EXIT_OK;
 
     strbuf_init(&text, INTAKE_MAX_BYTES + 1);
+    strbuf_init(&errs, 1 << 20);
+    strbuf_init(&warns, 1 << 16);
     if (strcmp(file, "-") == 0)
         rc = read_stdin(&text);
     else
@@ -46,9 +48,20 @@ static int run(struct cli_ctx *c)
         code = cli_fail(EXIT_USAGE, "%s", err_last());
         goto out;
     }
-    if ((rc = intake_parse(&g, strbuf_cstr(&text), text.len, name)) != 0) {
-        code = cli_fail(EXIT_USAGE, "%s", err_last());
+    if ((rc = intake_parse_all(&g, strbuf_cstr(&text), text.len, name, &errs, &warns)) != 0) {
+        /* every error at once, one a line (or the one that stopped the
+         * parse: not JSON, too large) */
+        if (errs.len == 0)
+            code = cli_fail(EXIT_USAGE, "%s", err_last());
+        for (const char *p = strbuf_cstr(&errs), *nl; *p; p = nl + 1) {
+            nl = strchr(p, '\n');
+            code = cli_fail(EXIT_USAGE, "%.*s", (int)(nl - p), p);
+        }
         goto out;
+    }
+    for (const char *p = strbuf_cstr(&warns), *nl; *p; p = nl + 1) {
+        nl = strchr(p, '\n');
+        fprintf(stderr, "goald: warning: %.*s\n", (int)(nl - p), p);
     }
     if ((code = cli_store(c, &st)) != 0)
         goto out;
@@ -61,6 +74,8 @@ static int run(struct cli_ctx *c)
 out:
     store_goal_free(g);
     strbuf_release(&text);
+    strbuf_release(&errs);
+    strbuf_release(&warns);
     return code;
 }
 
@@ -68,8 +83,10 @@ const struct cli_command cmd_submit = {
     .name = "submit",
     .args = "FILE|-",
     .summary = "validate a goal (JSON) and queue it; prints the new goal id",
-    .details = "Bad input exits 2 with a message naming the file and the field; nothing is "
-               "stored.\nSee docs/goal-json.md for the fields.",
+    .details = "Bad input exits 2 with one message per error, each naming the file and\n"
+               "the field; nothing is stored.  A deadline already past is accepted with\n"
+               "a warning (the goal is escalated as overdue at once).\n"
+               "See docs/goal-json.md for the fields.",
     .opts = (const struct cli_opt[]){{NULL, NULL, NULL}},
     .min_pos = 1,
     .max_pos = 1,

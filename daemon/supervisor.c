@@ -416,7 +416,7 @@ static int spawn(struct daemon *d, const struct claim *c)
         snprintf(pids, sizeof(pids), "%ld", (long)pid);
         snprintf(att, sizeof(att), "%d", c->attempt);
         log_event(LOG_INFO, "job.started", "run", c->run_id, "goal", c->goal_id, "item",
-                  c->item_id[0] ? c->item_id : NULL, "kind", c->kind, "lane", c->lane, "pid",
+                  c->item_id[0] ? c->item_id : NULL, "kind", c->kind, "lane", c->lane, "job_pid",
                   pids, "attempt", att, NULL);
     }
     return 0;

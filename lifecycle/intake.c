@@ -32,8 +32,13 @@ static const char *const gate_keys[] = {"name", "type", "command", "must_pass", 
 static const char *const gate_types[] = {"test", "build", "lint", "typecheck", "custom", NULL};
 static const char *const publish_keys[] = {"push", "remote", "pull_request", NULL};
 
+/* Errors are collected: every field is checked and every message kept
+ * (errs, one a line, may be NULL); the slot ends with the first one. */
 struct ctx {
     const char *fname;
+    strbuf *errs;
+    int nerr;
+    char first[ERR_MSG_MAX];
 };
 
 /* Describe a JSON value for "got ..." in messages, capped. */
@@ -55,6 +60,18 @@ static void describe(char *out, size_t n, const cJSON *v)
     }
 }
 
+/* Keep the message in the slot as one of c's errors; ERR_INVALID. */
+static int collect(struct ctx *c)
+{
+    if (c->nerr++ == 0)
+        snprintf(c->first, sizeof(c->first), "%s", err_last());
+    if (c->errs) {
+        strbuf_adds(c->errs, err_last());
+        strbuf_addc(c->errs, '\n');
+    }
+    return ERR_INVALID;
+}
+
 static int fail(const struct ctx *c, const char *path, const cJSON *got, const char *fmt, ...)
     GOALD_PRINTF(4, 5);
 
@@ -69,9 +86,11 @@ static int fail(const struct ctx *c, const char *path, const cJSON *got, const c
     va_end(ap);
     if (got) {
         describe(g, sizeof(g), got);
-        return err_set(ERR_INVALID, "%s: %s: %s, got %s", c->fname, path, msg, g);
+        err_set(ERR_INVALID, "%s: %s: %s, got %s", c->fname, path, msg, g);
+    } else {
+        err_set(ERR_INVALID, "%s: %s: %s", c->fname, path, msg);
     }
-    return err_set(ERR_INVALID, "%s: %s: %s", c->fname, path, msg);
+    return collect((struct ctx *)c);
 }
 
 static int in_list(const char *s, const char *const *list)
@@ -88,17 +107,22 @@ static int check_keys(const struct ctx *c, const cJSON *obj, const char *prefix,
 {
     const cJSON *it;
     char path[256];
+    int rc = 0;
 
     cJSON_ArrayForEach(it, obj)
     {
         snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "." : "", it->string);
-        if (!in_list(it->string, allowed))
-            return fail(c, path, NULL, "unknown key");
+        if (!in_list(it->string, allowed)) {
+            rc = fail(c, path, NULL, "unknown key");
+            continue;
+        }
         for (const cJSON *o = obj->child; o != it; o = o->next)
-            if (!strcmp(o->string, it->string))
-                return fail(c, path, NULL, "duplicate key");
+            if (!strcmp(o->string, it->string)) {
+                rc = fail(c, path, NULL, "duplicate key");
+                break;
+            }
     }
-    return 0;
+    return rc;
 }
 
 static size_t utf8_len(const char *s)
@@ -197,15 +221,28 @@ static int check_string_array(const struct ctx *c, const cJSON *v, const char *k
     return 0;
 }
 
+static int check_gate(const struct ctx *c, const cJSON *g, int i);
+
+/* Every gate is checked (the first problem of each is reported). */
 static int check_verification(const struct ctx *c, const cJSON *v)
 {
     const cJSON *g;
-    char path[128];
-    int i = 0;
+    int i = 0, rc = 0;
 
     if (!cJSON_IsArray(v))
         return fail(c, "verification", v, "expected an array of gates");
     cJSON_ArrayForEach(g, v)
+    {
+        if (check_gate(c, g, i++) != 0)
+            rc = ERR_INVALID;
+    }
+    return rc;
+}
+
+static int check_gate(const struct ctx *c, const cJSON *g, int i)
+{
+    char path[128];
+
     {
         const cJSON *f;
         int rc;
@@ -243,7 +280,6 @@ static int check_verification(const struct ctx *c, const cJSON *v)
         snprintf(path, sizeof(path), "verification[%d].report", i);
         if (f && (!cJSON_IsString(f) || is_blank(f->valuestring)))
             return fail(c, path, f, "expected a non-empty string");
-        i++;
     }
     return 0;
 }
@@ -307,7 +343,13 @@ static void line_col(const char *text, size_t off, int *line, int *col)
 
 int intake_parse(struct goal **out, const char *text, size_t len, const char *fname)
 {
-    struct ctx c = {fname};
+    return intake_parse_all(out, text, len, fname, NULL, NULL);
+}
+
+int intake_parse_all(struct goal **out, const char *text, size_t len, const char *fname,
+                     strbuf *errors, strbuf *warnings)
+{
+    struct ctx c = {fname, errors, 0, ""};
     cJSON *root = NULL;
     struct goal *g = NULL;
     const cJSON *v;
@@ -342,8 +384,8 @@ int intake_parse(struct goal **out, const char *text, size_t len, const char *fn
         rc = err_set(ERR_INVALID, "%s: expected a JSON object", fname);
         goto out;
     }
-    if ((rc = check_keys(&c, root, "", top_keys)) != 0)
-        goto out;
+    /* every field is checked; the errors are collected (struct ctx) */
+    check_keys(&c, root, "", top_keys);
 
     g = calloc(1, sizeof(*g));
     if (!g)
@@ -355,147 +397,137 @@ int intake_parse(struct goal **out, const char *text, size_t len, const char *fn
 
     v = cJSON_GetObjectItemCaseSensitive(root, "title");
     if (!v) {
-        rc = fail(&c, "title", NULL, "required");
-        goto out;
+        fail(&c, "title", NULL, "required");
+    } else if (get_string(&c, root, "title", 1, &s) == 0) {
+        if (utf8_len(s) > (size_t)config_int(CFG_INTAKE_MAX_TITLE))
+            fail(&c, "title", NULL, "expected at most %lld characters, got %zu",
+                 (long long)config_int(CFG_INTAKE_MAX_TITLE), utf8_len(s));
+        else
+            g->title = xstrdup(s);
     }
-    if ((rc = get_string(&c, root, "title", 1, &s)) != 0)
-        goto out;
-    if (utf8_len(s) > (size_t)config_int(CFG_INTAKE_MAX_TITLE)) {
-        rc = fail(&c, "title", NULL, "expected at most %lld characters, got %zu",
-                  (long long)config_int(CFG_INTAKE_MAX_TITLE), utf8_len(s));
-        goto out;
-    }
-    g->title = xstrdup(s);
 
-    if ((rc = get_string(&c, root, "description", 0, &s)) != 0)
-        goto out;
-    g->description = xstrdup(s ? s : "");
+    if (get_string(&c, root, "description", 0, &s) == 0)
+        g->description = xstrdup(s ? s : "");
 
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "priority"))) {
         if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
-            v->valuedouble < 0 || v->valuedouble > 100) {
-            rc = fail(&c, "priority", v, "expected an integer from 0 to 100");
-            goto out;
-        }
-        g->priority = (int)v->valuedouble;
+            v->valuedouble < 0 || v->valuedouble > 100)
+            fail(&c, "priority", v, "expected an integer from 0 to 100");
+        else
+            g->priority = (int)v->valuedouble;
     }
 
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "budget"))) {
         if (!cJSON_IsObject(v)) {
-            rc = fail(&c, "budget", v, "expected an object");
-            goto out;
+            fail(&c, "budget", v, "expected an object");
+        } else {
+            check_keys(&c, v, "budget", budget_keys);
+            if (positive_number(&c, v, "max_tokens", "budget.max_tokens", 1, &num) == 0)
+                g->budget_max_tokens = num > 0 ? (int64_t)num : -1;
+            if (positive_number(&c, v, "max_hours", "budget.max_hours", 0, &num) == 0)
+                g->budget_max_hours = num;
+            if (positive_number(&c, v, "max_cost_usd", "budget.max_cost_usd", 0, &num) == 0)
+                g->budget_max_cost_usd = num;
         }
-        if ((rc = check_keys(&c, v, "budget", budget_keys)) != 0)
-            goto out;
-        if ((rc = positive_number(&c, v, "max_tokens", "budget.max_tokens", 1, &num)) != 0)
-            goto out;
-        g->budget_max_tokens = num > 0 ? (int64_t)num : -1;
-        if ((rc = positive_number(&c, v, "max_hours", "budget.max_hours", 0, &num)) != 0)
-            goto out;
-        g->budget_max_hours = num;
-        if ((rc = positive_number(&c, v, "max_cost_usd", "budget.max_cost_usd", 0, &num)) != 0)
-            goto out;
-        g->budget_max_cost_usd = num;
     }
 
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "deadline"))) {
         if (!cJSON_IsString(v) || time_parse_rfc3339(&g->deadline_at, v->valuestring) != 0) {
-            rc = fail(&c, "deadline", v,
-                      "expected an RFC 3339 date-time such as 2026-12-01T18:00:00Z");
-            goto out;
+            g->deadline_at = -1;
+            fail(&c, "deadline", v, "expected an RFC 3339 date-time such as 2026-12-01T18:00:00Z");
         }
     }
 
-    if ((rc = get_string(&c, root, "base_branch", 1, &s)) != 0)
-        goto out;
-    if (s) {
-        if (!vcs_branch_name_valid(s)) {
-            rc = fail(&c, "base_branch", cJSON_GetObjectItemCaseSensitive(root, "base_branch"),
-                      "expected a valid branch name");
-            goto out;
-        }
-        g->base_branch = xstrdup(s);
+    if (get_string(&c, root, "base_branch", 1, &s) == 0 && s) {
+        if (!vcs_branch_name_valid(s))
+            fail(&c, "base_branch", cJSON_GetObjectItemCaseSensitive(root, "base_branch"),
+                 "expected a valid branch name");
+        else
+            g->base_branch = xstrdup(s);
     }
 
-    if ((rc = get_string(&c, root, "repo", 1, &s)) != 0)
-        goto out;
-    if (s) {
-        char abs[4096];
-        char head[256];
-        int prc = vcs_repo_probe(s, g->base_branch, abs, sizeof(abs), head, sizeof(head));
-        if (prc == ERR_NOTFOUND && g->base_branch &&
-            vcs_repo_probe(s, NULL, NULL, 0, NULL, 0) == 0) {
-            rc = fail(&c, "base_branch", NULL, "%s", err_last());
-            goto out;
+    if (get_string(&c, root, "repo", 1, &s) == 0) {
+        if (s) {
+            char abs[4096];
+            char head[256];
+            int prc = vcs_repo_probe(s, g->base_branch, abs, sizeof(abs), head, sizeof(head));
+            if (prc == ERR_NOTFOUND && g->base_branch &&
+                vcs_repo_probe(s, NULL, NULL, 0, NULL, 0) == 0) {
+                fail(&c, "base_branch", NULL, "%s", err_last());
+            } else if (prc) {
+                fail(&c, "repo", NULL, "%s", err_last());
+            } else {
+                g->repo = xstrdup(abs);
+                if (!g->base_branch && head[0])
+                    g->base_branch = xstrdup(head);
+            }
+        } else if (g->base_branch) {
+            fail(&c, "base_branch", NULL, "needs \"repo\"");
         }
-        if (prc) {
-            rc = fail(&c, "repo", NULL, "%s", err_last());
-            goto out;
-        }
-        g->repo = xstrdup(abs);
-        if (!g->base_branch && head[0])
-            g->base_branch = xstrdup(head);
-    } else if (g->base_branch) {
-        rc = fail(&c, "base_branch", NULL, "needs \"repo\"");
-        goto out;
     }
 
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "success_criteria"))) {
-        if ((rc = check_string_array(&c, v, "success_criteria", NULL)) != 0)
-            goto out;
-        g->success_criteria = print_json(v);
+        if (check_string_array(&c, v, "success_criteria", NULL) == 0)
+            g->success_criteria = print_json(v);
     } else {
         g->success_criteria = xstrdup("[]");
     }
 
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "verification"))) {
-        if ((rc = check_verification(&c, v)) != 0)
-            goto out;
-        g->verification = print_json(v);
+        if (check_verification(&c, v) == 0)
+            g->verification = print_json(v);
     }
 
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "protected_paths"))) {
         const cJSON *it;
         char path[128];
         int i = 0;
-        if ((rc = check_string_array(&c, v, "protected_paths", NULL)) != 0)
-            goto out;
-        cJSON_ArrayForEach(it, v)
-        {
-            snprintf(path, sizeof(path), "protected_paths[%d]", i++);
-            if (it->valuestring[0] == '/' || !strncmp(it->valuestring, "../", 3) ||
-                strstr(it->valuestring, "/../")) {
-                rc = fail(&c, path, it, "expected a glob relative to the repository (as "
-                                        "\"tests/**\" or \"test.sh\")");
-                goto out;
+        if (check_string_array(&c, v, "protected_paths", NULL) == 0) {
+            cJSON_ArrayForEach(it, v)
+            {
+                snprintf(path, sizeof(path), "protected_paths[%d]", i++);
+                if (it->valuestring[0] == '/' || !strncmp(it->valuestring, "../", 3) ||
+                    strstr(it->valuestring, "/../"))
+                    fail(&c, path, it, "expected a glob relative to the repository (as "
+                                       "\"tests/**\" or \"test.sh\")");
             }
         }
     }
 
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "allowed_actions"))) {
-        if ((rc = check_string_array(&c, v, "allowed_actions", intake_actions)) != 0)
-            goto out;
-        g->allowed_actions = print_json(v);
+        if (check_string_array(&c, v, "allowed_actions", intake_actions) == 0)
+            g->allowed_actions = print_json(v);
     }
 
-    if ((rc = get_string(&c, root, "schedule", 1, &s)) != 0)
-        goto out;
-    if (s) {
+    if (get_string(&c, root, "schedule", 1, &s) == 0 && s) {
         struct cron_expr ce;
         if (cron_parse(&ce, s) != 0) {
-            rc = fail(&c, "schedule", NULL, "%s", err_last());
-            goto out;
+            fail(&c, "schedule", NULL, "%s", err_last());
+        } else {
+            g->schedule = xstrdup(s);
+            g->is_template = 1;
         }
-        g->schedule = xstrdup(s);
-        g->is_template = 1;
     }
 
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "publish"))) {
-        if ((rc = check_publish(&c, v)) != 0 || (rc = check_publish_forge(&c, g, v)) != 0)
-            goto out;
-        g->publish = print_json(v);
+        if (check_publish(&c, v) == 0) {
+            check_publish_forge(&c, g, v);
+            g->publish = print_json(v);
+        }
     }
 
+    if (c.nerr) {
+        rc = err_set(ERR_INVALID, "%s", c.first);
+        goto out;
+    }
+    /* issue 16: a deadline already past is accepted (the monitor escalates
+     * it at once, as for any goal past its deadline) and warned about */
+    if (warnings && g->deadline_at >= 0 && g->deadline_at < time_now_ms()) {
+        char t[TIME_RFC3339_MAX];
+        strbuf_addf(warnings, "%s: deadline: %s is in the past: the goal will be escalated "
+                              "as overdue at once\n",
+                    fname, time_format_rfc3339(t, sizeof(t), g->deadline_at));
+    }
     g->spec = print_json(root);
     g->status = xstrdup("queued");
     *out = g;

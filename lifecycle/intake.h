@@ -3,7 +3,8 @@
  *
  * Messages name the file and the JSON path, e.g.
  *   "goal.json: budget.max_tokens: expected a positive integer, got \"abc\""
- * (the CLI adds "goald: ").  The first error found is reported.
+ * (the CLI adds "goald: ").  Every field is checked: intake_parse_all()
+ * gives every error; the error slot holds the first.
  */
 #ifndef GOALD_LIFECYCLE_INTAKE_H
 #define GOALD_LIFECYCLE_INTAKE_H
@@ -11,6 +12,7 @@
 #include <stddef.h>
 
 #include "store/goal.h"
+#include "util/strbuf.h"
 #include "store/store.h"
 
 #define INTAKE_MAX_BYTES (1 << 20)
@@ -22,6 +24,12 @@ extern const char *const intake_actions[];
  * (free with store_goal_free()) whose id is still empty; on failure
  * ERR_INVALID and nothing is allocated. */
 int intake_parse(struct goal **out, const char *text, size_t len, const char *fname);
+
+/* The same, appending every error to errors (one a line, may be NULL) and
+ * the warnings of a valid goal (a deadline already past) to warnings (may
+ * be NULL). */
+int intake_parse_all(struct goal **out, const char *text, size_t len, const char *fname,
+                     strbuf *errors, strbuf *warnings);
 
 /* Give g an id (and its branch name when it has a repo), insert it as
  * `queued` with the event goal.submitted, in one transaction.  id_out

@@ -33,7 +33,7 @@ static void add_time(cJSON *o, const char *k, int64_t ms)
     if (ms < 0)
         cJSON_AddNullToObject(o, k);
     else
-        cJSON_AddStringToObject(o, k, time_format_rfc3339(buf, sizeof(buf), ms));
+        cJSON_AddStringToObject(o, k, time_format_rfc3339_ms(buf, sizeof(buf), ms));
 }
 
 static void add_json_text(cJSON *o, const char *k, const char *text)
@@ -70,6 +70,8 @@ cJSON *report_goal_json(const struct goal *g)
     add_json_text(o, "allowed_actions", g->allowed_actions);
     add_json_text(o, "publish", g->publish);
     add_str_or_null(o, "blocked_reason", g->blocked_reason);
+    /* issue 16: a goal without a repository is never verified */
+    add_str_or_null(o, "unverified_reason", report_unverified_reason(g));
     add_time(o, "created_at", g->created_at);
     add_time(o, "updated_at", g->updated_at);
     add_time(o, "started_at", g->started_at);
@@ -106,15 +108,155 @@ int report_progress(store *st, const char *goal_id, struct report_progress *out)
         out->total_points += pts;
         if (!strcmp(status, "done") || !strcmp(status, "skipped")) {
             out->done_points += pts;
-            if (status[0] == 'd')
+            if (status[0] == 'd') {
                 out->items_done += (int)n;
-            else
+            } else {
                 out->items_skipped += (int)n;
+                out->skipped_points += pts;
+            }
+        } else if (!strcmp(status, "blocked") || !strcmp(status, "escalated")) {
+            out->items_blocked += (int)n;
+            out->blocked_points += pts;
+        } else if (!strcmp(status, "in_progress") || !strcmp(status, "verify")) {
+            out->items_running += (int)n;
+        } else if (!strcmp(status, "cancelled")) {
+            out->items_cancelled += (int)n;
         }
     }
     store_done(s);
     out->percent = report_percent(out->done_points, out->total_points);
     return rc;
+}
+
+const char *report_unverified_reason(const struct goal *g)
+{
+    return g->repo && *g->repo ? NULL : "no repository";
+}
+
+void report_bar(char *out, int width, const struct report_progress *p)
+{
+    long long tot = p->total_points > 0 ? p->total_points : 1;
+    /* cells by cumulative points, so that the parts add up to width */
+    int done = (int)((p->done_points - p->skipped_points) * width / tot);
+    int skip = (int)(p->done_points * width / tot) - done;
+    int blk = (int)((p->done_points + p->blocked_points) * width / tot) - done - skip;
+    int i = 0;
+
+    if (p->total_points <= 0)
+        done = skip = blk = 0;
+    /* a skipped or blocked item is never hidden by rounding */
+    if (p->items_skipped && !skip && done + blk < width)
+        skip = 1, done -= done + skip + blk > width;
+    if (p->items_blocked && !blk && done + skip < width)
+        blk = 1, done -= done + skip + blk > width;
+    for (; i < done; i++)
+        out[i] = '#';
+    for (; i < done + skip; i++)
+        out[i] = 's';
+    for (; i < done + skip + blk; i++)
+        out[i] = '!';
+    for (; i < width; i++)
+        out[i] = '.';
+    out[width] = '\0';
+}
+
+void report_counts(char *out, size_t n, const struct report_progress *p)
+{
+    char extra[96] = "";
+    int k = 0;
+
+    if (p->items_skipped)
+        k += snprintf(extra + k, sizeof(extra) - (size_t)k, ", %d skipped", p->items_skipped);
+    if (p->items_blocked)
+        k += snprintf(extra + k, sizeof(extra) - (size_t)k, ", %d blocked", p->items_blocked);
+    if (p->items_running)
+        k += snprintf(extra + k, sizeof(extra) - (size_t)k, ", %d running", p->items_running);
+    if (p->items_cancelled)
+        snprintf(extra + k, sizeof(extra) - (size_t)k, ", %d cancelled", p->items_cancelled);
+    snprintf(out, n, "%d done%s of %d item%s (%lld of %lld points)", p->items_done, extra,
+             p->items_total, p->items_total == 1 ? "" : "s", p->done_points, p->total_points);
+}
+
+/* Copy column i of the current row into out (n bytes; "" when NULL). */
+static void col_copy(char *out, size_t n, sqlite3_stmt *s, int i)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+
+    snprintf(out, n, "%s", t ? (const char *)t : "");
+}
+
+int report_activity(store *st, const char *goal_id, struct report_activity *out)
+{
+    static const char q_run[] =
+        "SELECT r.id, r.kind, ifnull(w.key, ''), ifnull(w.title, ''), r.started_at,"
+        " (SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.type = 'turn.started')"
+        " FROM runs r LEFT JOIN work_items w ON w.id = r.item_id"
+        " WHERE r.goal_id = ? AND r.status = 'running' ORDER BY r.started_at DESC LIMIT 1";
+    /* the arguments are kept as JSON text, maybe cut (tools/registry.c) */
+    static const char q_tool[] =
+        "SELECT tool, CASE WHEN json_valid(a) THEN coalesce(json_extract(a, '$.path'),"
+        " json_extract(a, '$.command'), json_extract(a, '$.pattern'),"
+        " json_extract(a, '$.summary'), json_extract(a, '$.question'), a) ELSE a END"
+        " FROM (SELECT ifnull(json_extract(payload, '$.tool'), '') AS tool,"
+        " ifnull(json_extract(payload, '$.arguments'), '') AS a FROM events"
+        " WHERE run_id = ? AND type = 'tool_call.started' ORDER BY id DESC LIMIT 1)";
+    static const char q_err[] =
+        "SELECT ts, type, coalesce(json_extract(payload, '$.reason'),"
+        " json_extract(payload, '$.error'), json_extract(payload, '$.tool'), ''),"
+        " ifnull(json_extract(payload, '$.tool'), '') FROM events"
+        " WHERE goal_id = ? AND type IN ('run.failed', 'run.timeout', 'run.aborted',"
+        " 'tool_call.failed') ORDER BY id DESC LIMIT 1";
+    static const char q_esc[] =
+        "SELECT count(*) FROM escalations WHERE goal_id = ? AND status = 'open'";
+    sqlite3_stmt *s;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    out->run_started_at = out->last_error_at = -1;
+    if ((rc = store_prepare(st, &s, q_run)) != 0)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        col_copy(out->run_id, sizeof(out->run_id), s, 0);
+        col_copy(out->kind, sizeof(out->kind), s, 1);
+        col_copy(out->item_key, sizeof(out->item_key), s, 2);
+        col_copy(out->item_title, sizeof(out->item_title), s, 3);
+        out->run_started_at =
+            sqlite3_column_type(s, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 4);
+        out->turn = sqlite3_column_int(s, 5);
+    }
+    store_done(s);
+    if (out->run_id[0]) {
+        if ((rc = store_prepare(st, &s, q_tool)) != 0)
+            return rc;
+        store_bind_text(s, 1, out->run_id);
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            col_copy(out->tool, sizeof(out->tool), s, 0);
+            col_copy(out->tool_arg, sizeof(out->tool_arg), s, 1);
+        }
+        store_done(s);
+    }
+    if ((rc = store_prepare(st, &s, q_err)) != 0)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        const char *type = (const char *)sqlite3_column_text(s, 1);
+        const char *why = (const char *)sqlite3_column_text(s, 2);
+        const char *tool = (const char *)sqlite3_column_text(s, 3);
+        out->last_error_at = sqlite3_column_int64(s, 0);
+        if (!strcmp(type, "tool_call.failed"))
+            snprintf(out->last_error, sizeof(out->last_error), "tool %s: %s", tool, why);
+        else
+            snprintf(out->last_error, sizeof(out->last_error), "%s: %s", type, why);
+    }
+    store_done(s);
+    if ((rc = store_prepare(st, &s, q_esc)) != 0)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        out->open_escalations = sqlite3_column_int(s, 0);
+    store_done(s);
+    return 0;
 }
 
 static int escalations_json(store *st, const char *goal_id, cJSON **out)
@@ -440,6 +582,16 @@ int report_write_json(store *st, const char *goal_id, FILE *out)
     jsonw_int(&w, p.progress.items_done);
     jsonw_key(&w, "items_skipped");
     jsonw_int(&w, p.progress.items_skipped);
+    jsonw_key(&w, "items_blocked");
+    jsonw_int(&w, p.progress.items_blocked);
+    jsonw_key(&w, "items_running");
+    jsonw_int(&w, p.progress.items_running);
+    jsonw_key(&w, "items_cancelled");
+    jsonw_int(&w, p.progress.items_cancelled);
+    jsonw_key(&w, "skipped_points");
+    jsonw_int(&w, p.progress.skipped_points);
+    jsonw_key(&w, "blocked_points");
+    jsonw_int(&w, p.progress.blocked_points);
     jsonw_object_end(&w);
     jsonw_key(&w, "work_items");
     jsonw_array_begin(&w);
@@ -482,8 +634,9 @@ static int item_text_cb(const struct work_item *wi, void *vf)
     FILE *f = vf;
     const char *ver = wi->verified == 1 ? "yes" : wi->verified == 0 ? "UNVERIFIED" : "-";
 
-    fprintf(f, "  %-8s  %-12s  %-6s  %-8d  %-10s  %s\n", wi->key, wi->status, wi->effort,
-            wi->attempts, ver, term_view(wi->title)); /* model text: util/termesc.h */
+    /* 80 columns: the title gets what the other columns leave */
+    fprintf(f, "  %-8s  %-12s  %-6s  %-8d  %-10s  %s\n", term_fit(wi->key, 8), wi->status,
+            wi->effort, wi->attempts, ver, term_fit(wi->title, 24)); /* util/termesc.h */
     return ferror(f) ? err_set(ERR_IO, "write error") : 0;
 }
 
@@ -510,22 +663,22 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
     struct report_parts p;
     const struct goal *g;
     const cJSON *it;
-    int bar, rc;
+    char bar[41], counts[160];
+    int rc;
 
     if ((rc = parts_load(st, goal_id, &p)) != 0)
         return rc;
     g = p.goal;
-    bar = (int)(p.progress.percent / 5.0 + 0.5);
-    fprintf(f, "goal     %s  %s\n", g->id, term_view(g->title));
-    fprintf(f, "status   %s%s\n", g->status, g->partial ? " (partial)" : "");
+    report_bar(bar, 40, &p.progress);
+    report_counts(counts, sizeof(counts), &p.progress);
+    fprintf(f, "goal     %s  %s\n", g->id, term_fit(g->title, 80 - 9 - 38));
+    fprintf(f, "status   %s%s%s\n", g->status, g->partial ? " (partial)" : "",
+            report_unverified_reason(g) ? ", " REPORT_NO_REPO : "");
     if (g->branch)
-        fprintf(f, "branch   %s\n", term_view(g->branch));
-    fputs("progress [", f);
-    for (int i = 0; i < 20; i++)
-        fputc(i < bar ? '#' : '.', f);
-    fprintf(f, "] %.1f%%  %lld of %lld points, %d of %d items finished\n", p.progress.percent,
-            p.progress.done_points, p.progress.total_points,
-            p.progress.items_done + p.progress.items_skipped, p.progress.items_total);
+        fprintf(f, "branch   %s\n", term_fit(g->branch, 80 - 9));
+    if (report_unverified_reason(g))
+        fputs("publish  n/a (no repository: no branch, commit or pull request)\n", f);
+    fprintf(f, "progress [%s] %.1f%%\n         %s\n", bar, p.progress.percent, counts);
     if (p.progress.items_total > 0) {
         fprintf(f, "\n  %-8s  %-12s  %-6s  %-8s  %-10s  %s\n", "KEY", "STATUS", "EFFORT",
                 "ATTEMPTS", "VERIFIED", "TITLE");
@@ -540,12 +693,17 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
             {
                 const cJSON *b;
                 int k = 0;
-                fprintf(f, "  %-8s  %-30.30s  ", jstr(it, "item"), jstr(it, "criterion"));
+                strbuf by = STRBUF_INIT;
+                strbuf_init(&by, 1 << 16);
                 cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(it, "backed_by"))
-                    fprintf(f, "%sgate %s", k++ ? ", " : "", b->valuestring);
+                    strbuf_addf(&by, "%sgate %s", k++ ? ", " : "", cJSON_GetStringValue(b));
                 cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(it, "tests"))
-                    fprintf(f, "%stest %s", k++ ? ", " : "", b->valuestring);
-                fputs(k ? "\n" : "none\n", f);
+                    strbuf_addf(&by, "%stest %s", k++ ? ", " : "", cJSON_GetStringValue(b));
+                /* 80 columns: criterion and evidence cut with an ellipsis */
+                fprintf(f, "  %-8s  %-30s  %s\n", term_fit(jstr(it, "item"), 8),
+                        term_fit(jstr(it, "criterion"), 30),
+                        term_fit(k ? strbuf_cstr(&by) : "none", 80 - 44));
+                strbuf_release(&by);
             }
         }
         if (cJSON_GetArraySize(pf) > 0) {
@@ -573,15 +731,19 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
         cJSON_ArrayForEach(it, p.escalations)
         {
             const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(it, "context"), *call;
-            fprintf(f, "  %.8s  %-10s %-8s %s\n", jstr(it, "id"), term_view(jstr(it, "type")),
-                    term_view(jstr(it, "severity")), term_view(jstr(it, "question")));
+            char line[1024];
+            fprintf(f, "  %.8s  %-10s %s\n", jstr(it, "id"), term_fit(jstr(it, "type"), 10),
+                    term_fit(jstr(it, "severity"), 8));
+            /* the question whole (an agent's own words), wrapped */
+            term_wrap(f, jstr(it, "question"), 12, 80);
             if (ctx) {
-                fprintf(f, "            item %s", term_view(jstr(ctx, "item_key")));
-                fprintf(f, ": %s\n", term_view(jstr(ctx, "item_title")));
+                snprintf(line, sizeof(line), "%s: %s", jstr(ctx, "item_key"),
+                         jstr(ctx, "item_title"));
+                fprintf(f, "            item %s\n", term_fit(line, 80 - 17));
                 cJSON_ArrayForEach(call, cJSON_GetObjectItemCaseSensitive(ctx, "last_tool_calls"))
                 {
-                    fprintf(f, "            called %s", term_view(jstr(call, "tool")));
-                    fprintf(f, " %.60s\n", term_view(jstr(call, "args")));
+                    snprintf(line, sizeof(line), "%s %s", jstr(call, "tool"), jstr(call, "args"));
+                    fprintf(f, "            called %s\n", term_fit(line, 80 - 19));
                 }
             }
         }
@@ -593,8 +755,8 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
             const char *what = *jstr(it, "url")   ? jstr(it, "url")
                                : *jstr(it, "ref") ? jstr(it, "ref")
                                                   : jstr(it, "path");
-            fprintf(f, "  %-14s %s %s\n", jstr(it, "type"), term_view(what),
-                    term_view(jstr(it, "hash")));
+            fprintf(f, "  %-14s %s %s\n", jstr(it, "type"), term_fit(what, 50),
+                    term_fit(jstr(it, "hash"), 12));
         }
     }
 out:

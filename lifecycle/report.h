@@ -19,9 +19,46 @@ struct cJSON;
 struct report_progress {
     long long done_points;  /* points of done and skipped items */
     long long total_points; /* points of every item */
+    long long skipped_points, blocked_points;
     double percent;         /* one decimal */
     int items_total, items_done, items_skipped;
+    int items_blocked; /* blocked (waiting on an answer) or escalated */
+    int items_running; /* in_progress or verify */
+    int items_cancelled;
 };
+
+/* "no repository" when the goal has nothing to verify its work against
+ * (no repo: no gates, no branch, no commit, no pull request), else NULL.
+ * Shown as "unverified — no repository" wherever the goal is shown. */
+const char *report_unverified_reason(const struct goal *g);
+#define REPORT_NO_REPO "unverified \xe2\x80\x94 no repository"
+
+/* A progress bar of width cells for people: '#' done, 's' skipped,
+ * '!' blocked or escalated, '.' the rest, by points.  out has width + 1
+ * bytes. */
+void report_bar(char *out, int width, const struct report_progress *p);
+
+/* One line of counts: "3 done, 1 skipped, 1 blocked of 6 items (8 of 11
+ * points)"; skipped, blocked, running and cancelled items are named
+ * whenever there are any. */
+void report_counts(char *out, size_t n, const struct report_progress *p);
+
+/* What a goal is doing now and what last went wrong, for `status` and
+ * `watch`.  Strings are empty when unknown; times -1. */
+struct report_activity {
+    char run_id[40];
+    char kind[16];       /* elaborate, plan, execute, ... ("" nothing runs) */
+    char item_key[64];
+    char item_title[256];
+    int64_t run_started_at;
+    int turn;            /* turns started by that run */
+    char tool[32];       /* its last tool call */
+    char tool_arg[256];  /* that call's main argument (path, command, pattern) */
+    char last_error[512];
+    int64_t last_error_at;
+    int open_escalations;
+};
+int report_activity(store *st, const char *goal_id, struct report_activity *out);
 
 /* The `goal` object (id, title, status, branch, partial, and more); the
  * caller frees it with cJSON_Delete(). */

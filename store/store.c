@@ -327,7 +327,8 @@ fail:
     return rc;
 }
 
-int store_open(store **out, const char *path)
+/* Open the database at path; create: make its folder and file first. */
+static int open_db(store **out, const char *path, int create)
 {
     char dir[4096];
     char pragmas[256];
@@ -335,13 +336,17 @@ int store_open(store **out, const char *path)
     int fd;
     int rc = 0;
 
-    if ((rc = fs_dirname(dir, sizeof(dir), path)) != 0)
-        return rc;
-    if ((rc = fs_mkdir_p(dir, 0700)) != 0)
-        return rc;
+    if (create) {
+        if ((rc = fs_dirname(dir, sizeof(dir), path)) != 0)
+            return rc;
+        if ((rc = fs_mkdir_p(dir, 0700)) != 0)
+            return rc;
+    }
     pthread_once(&log_once, install_log);
     /* create the file ourselves so that it is 0600 from the first byte */
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+    if (fd < 0 && !create && errno == ENOENT)
+        return err_set(ERR_NOTFOUND, "no database at %s", path);
     if (fd < 0 && errno == ENOSPC)
         return err_set(ERR_IO, "database or disk is full: %s", path);
     if (fd < 0)
@@ -377,6 +382,16 @@ out:
         rc = err_set(ERR_IO, "database or disk is full: %s", path);
     store_close(st);
     return rc;
+}
+
+int store_open(store **out, const char *path)
+{
+    return open_db(out, path, 1);
+}
+
+int store_open_existing(store **out, const char *path)
+{
+    return open_db(out, path, 0);
 }
 
 void store_close(store *st)

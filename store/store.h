@@ -34,6 +34,10 @@ extern const size_t store_migrations_count;
  * store_close().  Errors: ERR_IO (folder, file), ERR_DB, ERR_VERSION (the
  * database is newer than this binary: nothing is changed). */
 int store_open(store **out, const char *path);
+/* The same for a database that must already exist (read-only commands):
+ * creates no file and no folder; ERR_NOTFOUND "no database at PATH" when
+ * there is none.  Pending migrations are still applied. */
+int store_open_existing(store **out, const char *path);
 void store_close(store *st);
 
 sqlite3 *store_db(store *st);

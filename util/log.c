@@ -129,7 +129,25 @@ static void json_str(strbuf *sb, const char *s)
     strbuf_addc(sb, '"');
 }
 
-/* One JSON line to the log file: time, level, pid, then fields. */
+/* 1 when s is a JSON integer (-?(0|[1-9][0-9]*), at most 15 digits, so
+ * that a double holds it exactly): such values are written as numbers. */
+static int is_json_int(const char *s)
+{
+    size_t n = 0;
+
+    if (*s == '-')
+        s++;
+    if (!*s || (s[0] == '0' && s[1]))
+        return 0;
+    for (; *s; s++, n++)
+        if (*s < '0' || *s > '9' || n >= 15)
+            return 0;
+    return 1;
+}
+
+/* One JSON line to the log file: time, level, pid, then fields.  A key is
+ * written once (a field named like an earlier one, "pid" included, is
+ * left out); integer values are JSON numbers, everything else strings. */
 static void file_line(enum log_level lvl, const char *const *kv, size_t nkv)
 {
     char t[TIME_RFC3339_MAX];
@@ -139,15 +157,23 @@ static void file_line(enum log_level lvl, const char *const *kv, size_t nkv)
         return;
     strbuf_init(&sb, 1 << 16);
     strbuf_adds(&sb, "{\"time\":");
-    json_str(&sb, time_format_rfc3339(t, sizeof(t), time_now_ms()));
+    json_str(&sb, time_format_rfc3339_ms(t, sizeof(t), time_now_ms()));
     strbuf_addf(&sb, ",\"level\":\"%s\",\"pid\":%ld", names[lvl], (long)getpid());
     for (size_t i = 0; i + 1 < nkv; i += 2) {
+        int dup = !strcmp(kv[i], "time") || !strcmp(kv[i], "level") || !strcmp(kv[i], "pid");
         if (!kv[i + 1])
+            continue;
+        for (size_t j = 0; j < i && !dup; j += 2)
+            dup = kv[j + 1] && !strcmp(kv[j], kv[i]);
+        if (dup)
             continue;
         strbuf_addc(&sb, ',');
         json_str(&sb, kv[i]);
         strbuf_addc(&sb, ':');
-        json_str(&sb, kv[i + 1]);
+        if (is_json_int(kv[i + 1]))
+            strbuf_adds(&sb, kv[i + 1]);
+        else
+            json_str(&sb, kv[i + 1]);
     }
     strbuf_adds(&sb, "}\n");
     if (write(file_fd, sb.buf, sb.len) < 0) {

@@ -33,7 +33,10 @@ void log_close_file(void);
 
 /* A structured line: event name and string fields (NULL-terminated
  * key/value pairs; NULL values are left out), to the JSON file and, as
- * "event key=value ...", to stderr. */
+ * "event key=value ...", to stderr.  In the JSON line each key appears
+ * once (time, level and pid come first and are not repeated; a later
+ * field with an earlier field's name is dropped) and a value that is a
+ * decimal integer is written as a JSON number. */
 void log_event(enum log_level lvl, const char *event, ...);
 
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)

@@ -1,6 +1,9 @@
 #include "util/termesc.h"
 
+#include <assert.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,4 +100,92 @@ const char *term_view_flags(const char *s, int flags)
 const char *term_view(const char *s)
 {
     return term_view_flags(s, 0);
+}
+
+int term_columns(const char *s)
+{
+    int n = 0;
+
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++)
+        if ((*p & 0xc0) != 0x80)
+            n++;
+    return n;
+}
+
+void term_wrap(FILE *f, const char *s, int indent, int width)
+{
+    const char *p = term_view(s);
+    int room = width - indent;
+
+    if (room < 10)
+        room = 10;
+    while (*p) {
+        const char *line = p, *cut = NULL, *q = p;
+        int cols = 0;
+        /* the longest run of whole characters within room, cut at a space */
+        while (*q && cols < room) {
+            q++;
+            while ((*q & 0xc0) == 0x80)
+                q++;
+            cols++;
+            if (*q == ' ')
+                cut = q;
+        }
+        if (!*q || !cut)
+            cut = q;
+        fprintf(f, "%*s%.*s\n", indent, "", (int)(cut - line), line);
+        p = cut;
+        while (*p == ' ')
+            p++;
+    }
+}
+
+const char *term_fit(const char *s, int width)
+{
+    char **slot;
+    char *v;
+    size_t i = 0;
+    int cols = 0, total;
+
+    v = (char *)term_view(s); /* our own ring slot: ours to edit */
+    slot = &ring[(next - 1) % TERM_VIEWS];
+    assert(*slot == v);
+    for (char *p = v; *p; p++)
+        if (*p == '\t')
+            *p = ' ';
+    if (width < 1)
+        width = 1;
+    total = term_columns(v);
+    if (total <= width)
+        return v;
+    /* width - 1 columns, then the ellipsis (3 bytes; the view has room:
+     * it is longer than width columns, each at least one byte) */
+    for (; v[i]; i++) {
+        if (((unsigned char)v[i] & 0xc0) != 0x80) {
+            if (cols == width - 1)
+                break;
+            cols++;
+        }
+    }
+    if (strlen(v) - i < 3) {
+        char *w = realloc(v, i + 4);
+        if (!w)
+            abort();
+        *slot = v = w;
+    }
+    memcpy(v + i, "\xe2\x80\xa6", 4);
+    return v;
+}
+
+int term_width(int fd)
+{
+    struct winsize ws;
+    const char *e = getenv("COLUMNS");
+    long n;
+
+    if (isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    if (e && (n = strtol(e, NULL, 10)) >= 20 && n <= 1000)
+        return (int)n;
+    return 80;
 }

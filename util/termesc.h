@@ -15,6 +15,8 @@
 #ifndef GOALD_UTIL_TERMESC_H
 #define GOALD_UTIL_TERMESC_H
 
+#include <stdio.h>
+
 #include "util/strbuf.h"
 
 #define TERM_KEEP_NL 1 /* flags: keep newlines (multi-line layout) */
@@ -28,5 +30,22 @@ int term_escape(strbuf *out, const char *s, int flags);
 #define TERM_VIEWS 16
 const char *term_view(const char *s);
 const char *term_view_flags(const char *s, int flags);
+
+/* Display columns of s (one per UTF-8 character; s already escaped). */
+int term_columns(const char *s);
+
+/* term_view(s) with tabs as spaces, cut to at most width columns: a longer
+ * text ends in an ellipsis ("…").  Same ring as term_view(). */
+const char *term_fit(const char *s, int width);
+
+/* Print term_view(s) to f wrapped on spaces at width columns, each line
+ * indented by indent spaces (the first one too) and ended by a newline; a
+ * word longer than a line is cut where the line ends.  Nothing is lost:
+ * for text shown whole, as an agent's question. */
+void term_wrap(FILE *f, const char *s, int indent, int width);
+
+/* The terminal's width on fd (TIOCGWINSZ), else $COLUMNS (20..1000),
+ * else 80. */
+int term_width(int fd);
 
 #endif

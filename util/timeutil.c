@@ -67,7 +67,19 @@ char *time_format_rfc3339(char *out, size_t n, int64_t ms)
     return time_format_rfc3339_offset(out, n, ms, 0);
 }
 
+static char *format(char *out, size_t n, int64_t ms, int offset_min, int always_ms);
+
+char *time_format_rfc3339_ms(char *out, size_t n, int64_t ms)
+{
+    return format(out, n, ms, 0, 1);
+}
+
 char *time_format_rfc3339_offset(char *out, size_t n, int64_t ms, int offset_min)
+{
+    return format(out, n, ms, offset_min, 0);
+}
+
+static char *format(char *out, size_t n, int64_t ms, int offset_min, int always_ms)
 {
     int64_t local = ms + (int64_t)offset_min * 60000;
     int64_t secs = local >= 0 ? local / 1000 : (local - 999) / 1000;
@@ -81,7 +93,7 @@ char *time_format_rfc3339_offset(char *out, size_t n, int64_t ms, int offset_min
     time_civil_from_days(days, &y, &mo, &d);
     /* by hand rather than two more snprintf calls: reports format a time
      * per row */
-    if (frac) {
+    if (frac || always_ms) {
         fs[0] = '.';
         fs[1] = (char)('0' + frac / 100);
         fs[2] = (char)('0' + frac / 10 % 10);

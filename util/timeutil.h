@@ -20,6 +20,10 @@ int64_t time_mono_us(void); /* monotonic clock, µs */
  * into out (at least TIME_RFC3339_MAX bytes).  Returns out. */
 char *time_format_rfc3339(char *out, size_t n, int64_t ms);
 
+/* The same with milliseconds always ("2026-11-22T04:06:58.000Z"): the
+ * form of every time in goald's --json output (docs/cli.md). */
+char *time_format_rfc3339_ms(char *out, size_t n, int64_t ms);
+
 /* The same instant as wall-clock time at offset_min minutes from UTC:
  * "2026-03-29T03:30:00+02:00" ("Z" when offset_min is 0). */
 char *time_format_rfc3339_offset(char *out, size_t n, int64_t ms, int offset_min);

@@ -40,7 +40,8 @@ check_text() { # NAME CMD...: text output without a raw control byte
     ok
 }
 check_text goals "$G" goals
-grep -qF 'goal \e]0;pwned\a\e[2J\r\b\x7f\u009b end' "$T/goals.out" || fail "goals: the title is not shown escaped: $(cat "$T/goals.out")"
+# (the title column is cut at 32 columns with an ellipsis: issue 16)
+grep -qF 'goal \e]0;pwned\a\e[2J\r\b\x7f' "$T/goals.out" || fail "goals: the title is not shown escaped: $(cat "$T/goals.out")"
 ok
 check_text show "$G" goal show "$GOAL_ID"
 grep -qF '\e]0;pwned\a' "$T/show.out" || fail "goal show: the title is not shown escaped"
@@ -48,7 +49,7 @@ ok
 check_text report "$G" report "$GOAL_ID"
 grep -qF 'item \e]0;pwned\a\e[2J' "$T/report.out" || fail "report: the item title is not shown escaped: $(cat "$T/report.out")"
 ok
-check_text events "$G" events
+check_text events env COLUMNS=1000 "$G" events  # whole payloads (lines fit the width)
 grep -qF 'pwned' "$T/events.out" || fail "events: the tool output never showed"
 ok
 check_text escalations "$G" escalations

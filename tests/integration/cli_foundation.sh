@@ -121,7 +121,7 @@ expect_eq "$(jqo .partial)" false "show partial"
 expect_eq "$(jqo .branch)" "goald/add-a-version-flag-${id:0:8}" "show branch"
 expect_eq "$(jqo .repo)" "$repo" "show repo"
 expect_eq "$(jqo .base_branch)" main "show base_branch"
-expect_eq "$(jqo .deadline)" 2026-12-01T18:00:00Z "show deadline"
+expect_eq "$(jqo .deadline)" 2026-12-01T18:00:00.000Z "show deadline (RFC 3339 with milliseconds: docs/cli.md)"
 expect_eq "$(jqo '.success_criteria[0]')" "tool --version prints it" "show criteria"
 run "$G" goal show "${id:0:8}"
 expect_rc 0 "goal show"
@@ -168,7 +168,8 @@ expect_eq "$(jqo '.work_items[2].status')" in_progress "item status"
 expect_eq "$(jqo '.work_items[0].effort')" S "item effort"
 run "$G" report "$id"
 expect_rc 0 report
-expect_out "36.4%  4 of 11 points"
+expect_out "36.4%"
+expect_out "2 done, 1 running of 5 items (4 of 11 points)"
 expect_out "wi-3      in_progress"
 
 # --- cancel
@@ -205,10 +206,16 @@ kill $fpid; wait $fpid 2>/dev/null || true
 expect_eq "$(tail -n1 "$T/follow.out" | jq -r '.payload.title')" third "followed event"
 
 # --- --db overrides GOALD_DB; XDG default path; migrate
+# (read-only commands never create a database: issue 16, ops_outputs.sh)
+run "$G" --db "$T/other.db" goals --json
+expect_rc 1 "goals on a missing database"
+expect_err "no database at $T/other.db"
+run "$G" --db "$T/other.db" migrate
+expect_rc 0 "migrate creates it"
 run "$G" --db "$T/other.db" goals --json
 json_ok
 expect_eq "$(jqo length)" 0 "--db other database"
-(unset GOALD_DB; "$G" goals >/dev/null) || fail "default path"
+(unset GOALD_DB; "$G" migrate >/dev/null && "$G" goals >/dev/null) || fail "default path"
 [ -f "$XDG_STATE_HOME/goald/goald.db" ] || fail "no database at \$XDG_STATE_HOME/goald/goald.db"
 ok
 run "$G" migrate

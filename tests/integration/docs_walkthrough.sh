@@ -21,6 +21,10 @@ run "$G" demo
 expect_rc 0 "goald demo against the fake server"
 expect_out "demo: the goal completed with its gates passing"
 expect_out "model     from GOALD_LLM_*"
+# issue 16: the demo removes its temporary folder (unless --keep)
+demodir=$(printf '%s\n' "$OUT" | sed -n 's/^goald demo in //p')
+[ -n "$demodir" ] && [ ! -e "$demodir" ] || fail "the demo left $demodir behind"
+ok
 # the model that did the work was the fake: it saw every request, stage by stage
 expect_eq "$(jq -r '.headers["X-Goald-Stage"] // .headers["x-goald-stage"]' "$T/fake.log" | tr '\n' ' ')" \
     "elaborate plan execute execute execute execute review " "stages the fake served"

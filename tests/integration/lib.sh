@@ -100,5 +100,13 @@ forge_start() {
 # forge_count METHOD PATH: how many such requests the fake forge received.
 forge_count() { jq -s --arg m "$1" --arg p "$2" '[.[] | select(.method == $m and .path == $p)] | length' "$FORGE_LOG"; }
 
+# max_cols: the widest line (in characters, UTF-8) of stdin.
+max_cols() { python3 -c 'import sys; print(max([len(l.rstrip("\n")) for l in sys.stdin.buffer.read().decode("utf-8", "replace").split("\n")] + [0]))'; }
+
+# long_lines N: the lines of stdin longer than N characters.
+long_lines() { python3 -c 'import sys
+for l in sys.stdin.buffer.read().decode("utf-8", "replace").split("\n"):
+    if len(l) > int(sys.argv[1]): print(l)' "$1"; }
+
 done_tests() { echo "ok: $TESTS_RUN checks"; }
 set -e

@@ -110,7 +110,7 @@ expect_eq "$(forge_count POST /repos/acme/widgets/pulls)" 1 "pull requests after
 expect_eq "$(git -C "$T/repo" rev-list --count "main..$br")" 1 "commits after a second run"
 
 # --- goald demo, with the build's binary ----------------------------------------
-env -u GOALD_LLM_SCRIPT -u GOALD_FORGE_BASE_URL -u GOALD_NOTIFY_WEBHOOK_URL TMPDIR="$T" "$G" demo >"$T/demo.out" 2>"$T/demo.err"
+env -u GOALD_LLM_SCRIPT -u GOALD_FORGE_BASE_URL -u GOALD_NOTIFY_WEBHOOK_URL TMPDIR="$T" "$G" demo --keep >"$T/demo.out" 2>"$T/demo.err"
 RC=$?
 OUT=$(cat "$T/demo.out") ERR=$(cat "$T/demo.err")
 expect_rc 0 "goald demo"
