@@ -23,6 +23,10 @@ struct report_progress {
     int items_total, items_done, items_skipped;
 };
 
+/* The status shown for g: its stored status, except "scheduled" for a
+ * live template (stored queued; templates never run themselves). */
+const char *report_goal_status(const struct goal *g);
+
 /* The `goal` object (id, title, status, branch, partial, and more); the
  * caller frees it with cJSON_Delete(). */
 struct cJSON *report_goal_json(const struct goal *g);
