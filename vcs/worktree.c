@@ -335,8 +335,8 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
     name = base_name(abs);
     if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
         return err_set(ERR_INVALID, "%s: not a usable worktree folder", wt_path);
-    if (git_repository_open_ext(&main, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-        rc = vcs_git_err(ERR_NOTFOUND, "%s: not a git repository", repo_path);
+    if ((rc = git_repository_open_ext(&main, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) < 0) {
+        rc = vcs_repo_open_err(rc, repo_path); /* names ownership (vcs/repo.h) */
         goto out;
     }
     if (git_repository_is_worktree(main) || git_repository_is_bare(main)) {
