@@ -131,7 +131,7 @@ const struct cli_command cmd_goals = {
     .name = "goals",
     .args = "",
     .summary = "list goals, newest first",
-    .details = "A recurring goal's template reads \"scheduled\", with its schedule and next "
+    .details = "A recurring goal's template reads \"scheduled\", with its schedule and next\n"
                "fire time on the line below; an instance names its template there.",
     .opts = (const struct cli_opt[]){{"status", "S",
                                       "only goals in status S (scheduled: the templates)"},
