@@ -1,8 +1,10 @@
 /* goald goal show ID [--json] : one goal. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
+#include "lifecycle/monitor.h"
 #include "lifecycle/report.h"
 #include "store/goal.h"
 #include "util/termesc.h"
@@ -44,6 +46,7 @@ static int run(struct cli_ctx *c)
     char t[TIME_RFC3339_MAX];
     char num[64];
     struct goal *g = NULL;
+    int64_t next = -1;
     store *st;
     int rc;
 
@@ -53,8 +56,14 @@ static int run(struct cli_ctx *c)
         return rc;
     if ((rc = store_goal_get(st, id, &g)) != 0)
         return cli_fail_err(rc);
+    if (g->is_template && monitor_next_fire_at(st, g, time_now_ms(), &next) != 0)
+        next = -1;
     if (cli_flag(c, "json")) {
         cJSON *o = report_goal_json(g);
+        if (next >= 0)
+            cJSON_AddStringToObject(o, "next_fire_at", time_format_rfc3339(t, sizeof(t), next));
+        else
+            cJSON_AddNullToObject(o, "next_fire_at");
         cli_print_json(o);
         cJSON_Delete(o);
         store_goal_free(g);
@@ -62,7 +71,7 @@ static int run(struct cli_ctx *c)
     }
     line("id", g->id);
     line("title", g->title);
-    line("status", g->status);
+    line("status", report_goal_status(g));
     snprintf(num, sizeof(num), "%d", g->priority);
     line("priority", num);
     line("description", g->description);
@@ -83,7 +92,12 @@ static int run(struct cli_ctx *c)
     line("base branch", g->base_branch);
     line("branch", g->branch);
     line("schedule", g->schedule);
-    line("parent", g->parent_id);
+    if (next >= 0)
+        line("next fire", time_format_rfc3339(t, sizeof(t), next));
+    line("template", g->parent_id); /* an instance's template */
+    if (g->outcome && !strcmp(g->outcome, "nothing_to_do"))
+        line("outcome", "nothing to do");
+    line("outcome reason", g->outcome_reason);
     if (g->deadline_at >= 0)
         line("deadline", time_format_rfc3339(t, sizeof(t), g->deadline_at));
     line("success criteria", g->success_criteria);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "lifecycle/monitor.h"
 #include "lifecycle/report.h"
 #include "lifecycle/transitions.h"
 #include "store/goal.h"
@@ -11,27 +12,84 @@
 #include "util/timeutil.h"
 
 struct list_ctx {
+    store *st;
     int json;
+    const char *want; /* the status asked for (a shown one: "scheduled" too), or NULL */
+    int64_t now;
     cJSON *arr;
     int n;
 };
 
+/* The second line under a template or an instance: what it is, its
+ * schedule and next fire time, or its template and outcome; cut at 80
+ * columns. */
+static void second_line(const struct goal *g, int64_t next)
+{
+    char line[512], t[TIME_RFC3339_MAX];
+    int n;
+
+    if (g->is_template) {
+        n = snprintf(line, sizeof(line), "template: %s, next %s", g->schedule ? g->schedule : "",
+                     next >= 0 ? time_format_rfc3339(t, sizeof(t), next - next % 1000) : "never");
+    } else if (g->parent_id) {
+        n = snprintf(line, sizeof(line), "instance of %.8s%s%s", g->parent_id,
+                     g->outcome ? ", nothing to do: " : "",
+                     g->outcome ? (g->outcome_reason ? g->outcome_reason : "") : "");
+    } else if (g->outcome) {
+        n = snprintf(line, sizeof(line), "nothing to do: %s",
+                     g->outcome_reason ? g->outcome_reason : "");
+    } else {
+        return;
+    }
+    if (n < 0)
+        return;
+    /* 10 columns of indent + 70 of text, escaped first, cut with "..." */
+    {
+        const char *v = term_view(line);
+        size_t i = 0, chars = 0, cut = 0;
+        while (v[i]) {
+            if (chars == 67)
+                cut = i;
+            i++;
+            while (((unsigned char)v[i] & 0xC0) == 0x80)
+                i++;
+            chars++;
+        }
+        if (chars <= 70)
+            printf("          %s\n", v);
+        else
+            printf("          %.*s...\n", (int)cut, v);
+    }
+}
+
 static int each(const struct goal *g, void *vctx)
 {
     struct list_ctx *lc = vctx;
+    const char *shown = report_goal_status(g);
     char t[TIME_RFC3339_MAX];
+    int64_t next = -1;
 
+    if (lc->want && strcmp(shown, lc->want) != 0)
+        return 0; /* "queued" leaves the templates out, "scheduled" keeps only them */
     lc->n++;
+    if (g->is_template && monitor_next_fire_at(lc->st, g, lc->now, &next) != 0)
+        next = -1;
     if (lc->json) {
-        cJSON_AddItemToArray(lc->arr, report_goal_json(g));
+        cJSON *o = report_goal_json(g);
+        if (next >= 0)
+            cJSON_AddStringToObject(o, "next_fire_at", time_format_rfc3339(t, sizeof(t), next));
+        else
+            cJSON_AddNullToObject(o, "next_fire_at");
+        cJSON_AddItemToArray(lc->arr, o);
         return 0;
     }
     time_format_rfc3339(t, sizeof(t), g->created_at - g->created_at % 1000);
     /* 80 columns: the title gets the 32 the others leave (util/termesc.h) */
-    printf("%-8.8s  %-9s  %3d  %-20s  %s\n", g->id, g->status, g->priority, t,
+    printf("%-8.8s  %-9s  %3d  %-20s  %s\n", g->id, shown, g->priority, t,
            term_fit(g->title, 32));
     if (report_unverified_reason(g))
         printf("%-8s  %s\n", "", REPORT_NO_REPO);
+    second_line(g, next);
     return 0;
 }
 
@@ -42,19 +100,25 @@ static int run(struct cli_ctx *c)
     store *st;
     int rc;
 
-    if (status && !transition_status_valid(ENTITY_GOAL, status))
+    if (status && strcmp(status, "scheduled") != 0 &&
+        !transition_status_valid(ENTITY_GOAL, status))
         return cli_fail(EXIT_USAGE,
-                        "goals: --status: expected queued, active, blocked, completed or "
-                        "cancelled, got \"%s\"",
+                        "goals: --status: expected scheduled, queued, active, blocked, completed "
+                        "or cancelled, got \"%s\"",
                         status);
     if ((rc = cli_store(c, &st)) != 0)
         return rc;
+    lc.st = st;
+    lc.want = status;
+    lc.now = time_now_ms();
     lc.json = cli_flag(c, "json");
     if (lc.json)
         lc.arr = cJSON_CreateArray();
     else
         printf("%-8s  %-9s  %3s  %-20s  %s\n", "ID", "STATUS", "PRI", "CREATED", "TITLE");
-    rc = store_goal_each(st, status, each, &lc);
+    /* a template is stored queued and shown scheduled */
+    rc = store_goal_each(st, status && !strcmp(status, "scheduled") ? "queued" : status, each,
+                         &lc);
     if (rc) {
         cJSON_Delete(lc.arr);
         return cli_fail_err(rc);
@@ -70,7 +134,10 @@ const struct cli_command cmd_goals = {
     .name = "goals",
     .args = "",
     .summary = "list goals, newest first",
-    .opts = (const struct cli_opt[]){{"status", "S", "only goals in status S"},
+    .details = "A recurring goal's template reads \"scheduled\", with its schedule and next\n"
+               "fire time on the line below; an instance names its template there.",
+    .opts = (const struct cli_opt[]){{"status", "S",
+                                      "only goals in status S (scheduled: the templates)"},
                                      {"json", NULL, "print a JSON array of goal objects"},
                                      {NULL, NULL, NULL}},
     .min_pos = 0,

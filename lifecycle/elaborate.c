@@ -64,7 +64,8 @@ static int can_change(const cJSON *actions)
     return 0;
 }
 
-/* Check the model's answer; the message names what is wrong. */
+/* Check the model's answer; the message names what is wrong.  An answer
+ * with "nothing_to_do": true needs a "reason" and nothing else. */
 static int check_answer(const cJSON *a, char *why, size_t n)
 {
     static const char *const lists[] = {"components", "implicit_requirements", "success_criteria",
@@ -72,6 +73,21 @@ static int check_answer(const cJSON *a, char *why, size_t n)
     const cJSON *v, *g;
     int i = 0;
 
+    v = cJSON_GetObjectItemCaseSensitive(a, "nothing_to_do");
+    if (v && !cJSON_IsBool(v)) {
+        snprintf(why, n, "nothing_to_do: expected true or false");
+        return -1;
+    }
+    if (cJSON_IsTrue(v)) {
+        const char *r = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "reason"));
+        while (r && (*r == ' ' || *r == '\t' || *r == '\n' || *r == '\r'))
+            r++;
+        if (!r || !*r) {
+            snprintf(why, n, "reason: expected a non-empty string with nothing_to_do");
+            return -1;
+        }
+        return 0;
+    }
     for (size_t k = 0; k < 4; k++) {
         if (!string_array(cJSON_GetObjectItemCaseSensitive(a, lists[k]))) {
             snprintf(why, n, "%s: expected an array of strings", lists[k]);
@@ -134,6 +150,74 @@ static void list_root(strbuf *sb, const char *repo)
     }
 }
 
+/* The reason as stored: at most REASON_MAX bytes, cut on a character
+ * boundary.  Free with free(). */
+#define REASON_MAX 1000
+static char *reason_dup(const char *r)
+{
+    size_t len = strlen(r);
+    char *out;
+
+    if (len > REASON_MAX) {
+        len = REASON_MAX;
+        while (len > 0 && ((unsigned char)r[len] & 0xC0) == 0x80)
+            len--;
+    }
+    out = malloc(len + 1);
+    if (!out)
+        abort();
+    memcpy(out, r, len);
+    out[len] = '\0';
+    return out;
+}
+
+/* The model found nothing to do: the goal is completed with outcome
+ * nothing_to_do, without a branch or work items, in one transaction. */
+static int nothing_to_do(struct job_ctx *j, const cJSON *answer)
+{
+    static const char sql[] = "UPDATE goals SET elaboration = ?, outcome = 'nothing_to_do',"
+                              " outcome_reason = ?, branch = NULL WHERE id = ?";
+    const struct goal *g = j->goal;
+    char *reason = reason_dup(
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, "reason")));
+    cJSON *elab = cJSON_CreateObject(), *p = cJSON_CreateObject();
+    char *t_elab;
+    sqlite3_stmt *s;
+    int rc;
+
+    cJSON_AddBoolToObject(elab, "nothing_to_do", 1);
+    cJSON_AddStringToObject(elab, "reason", reason);
+    t_elab = cJSON_PrintUnformatted(elab);
+    cJSON_AddStringToObject(p, "outcome", "nothing_to_do");
+    cJSON_AddStringToObject(p, "reason", reason);
+    if ((rc = store_tx_begin(j->st)) != 0)
+        goto out;
+    if ((rc = store_prepare(j->st, &s, sql)) != 0)
+        goto fail;
+    store_bind_text(s, 1, t_elab);
+    store_bind_text(s, 2, reason);
+    store_bind_text(s, 3, g->id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "elaboration");
+    store_done(s);
+    if (rc || (rc = store_event_add(j->st, g->id, NULL, j->claim.run_id, "goal.nothing_to_do", p,
+                                    NULL)) ||
+        (rc = transition_apply(j->st, ENTITY_GOAL, g->id, "active", "queued", NULL)) ||
+        (rc = transition_apply(j->st, ENTITY_GOAL, g->id, "completed", "active", p)))
+        goto fail;
+    rc = store_tx_commit(j->st);
+    strbuf_addf(&j->summary, "nothing to do: %s", reason);
+    goto out;
+fail:
+    store_tx_rollback(j->st);
+    rc = job_fail(j, "internal", "elaboration not stored: %s", err_last());
+out:
+    cJSON_free(t_elab);
+    cJSON_Delete(elab);
+    cJSON_Delete(p);
+    free(reason);
+    return rc;
+}
+
 int stage_elaborate(struct job_ctx *j)
 {
     const struct goal *g = j->goal;
@@ -162,6 +246,10 @@ int stage_elaborate(struct job_ctx *j)
         goto out;
     if (check_answer(answer, why, sizeof(why)) != 0) {
         rc = job_fail(j, "invalid_response", "elaboration: %s", why);
+        goto out;
+    }
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(answer, "nothing_to_do"))) {
+        rc = nothing_to_do(j, answer);
         goto out;
     }
 

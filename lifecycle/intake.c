@@ -25,7 +25,7 @@ const char *const intake_actions[] = {"ls",    "find", "grep",      "read",     
 static const char *const top_keys[] = {
     "title",         "description", "priority", "budget",   "deadline",
     "repo",          "base_branch", "success_criteria",     "verification",
-    "allowed_actions", "schedule",  "publish",  "protected_paths", NULL};
+    "allowed_actions", "schedule",  "publish",  "protected_paths", "schedule_branch", NULL};
 static const char *const budget_keys[] = {"max_tokens", "max_hours", "max_cost_usd", NULL};
 static const char *const gate_keys[] = {"name", "type", "command", "must_pass", "timeout_s",
                                         "report", NULL};
@@ -506,6 +506,18 @@ int intake_parse_all(struct goal **out, const char *text, size_t len, const char
         } else {
             g->schedule = xstrdup(s);
             g->is_template = 1;
+        }
+    }
+    /* where a template's instances work: one branch for all (default) */
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "schedule_branch"))) {
+        if (!cJSON_IsString(v) || (strcmp(v->valuestring, "per_template") != 0 &&
+                                   strcmp(v->valuestring, "per_run") != 0)) {
+            rc = fail(&c, "schedule_branch", v, "expected \"per_template\" or \"per_run\"");
+            goto out;
+        }
+        if (!g->schedule) {
+            rc = fail(&c, "schedule_branch", NULL, "needs \"schedule\"");
+            goto out;
         }
     }
 

@@ -23,6 +23,7 @@
 #include "util/cron.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "vcs/repo.h"
 
 static int next_fire(const char *schedule, int64_t after, int64_t *out)
 {
@@ -83,6 +84,51 @@ static int ensure_triggers(store *st, int64_t now)
     return 0;
 }
 
+/* The branch an instance of tmpl works on: the template's branch,
+ * goald/<slug>-<template id8>, or NULL (a new one from the instance's id,
+ * made at intake) when the template's spec says "schedule_branch":
+ * "per_run".  Sets tmpl->branch. */
+static int instance_branch(struct goal *tmpl)
+{
+    cJSON *spec = tmpl->spec ? cJSON_Parse(tmpl->spec) : NULL;
+    const char *mode =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "schedule_branch"));
+    char branch[128];
+    int rc = 0;
+
+    free(tmpl->branch);
+    tmpl->branch = NULL;
+    if (tmpl->repo && !(mode && !strcmp(mode, "per_run"))) {
+        if ((rc = vcs_branch_name_for_goal(branch, sizeof(branch), tmpl->title, tmpl->id)) == 0)
+            tmpl->branch = strdup(branch);
+    }
+    cJSON_Delete(spec);
+    return rc;
+}
+
+int monitor_next_fire_at(store *st, const struct goal *g, int64_t now, int64_t *out)
+{
+    static const char q[] =
+        "SELECT next_fire_at FROM triggers WHERE goal_id = ? AND enabled = 1 LIMIT 1";
+    sqlite3_stmt *s;
+    int found = 0, rc;
+
+    if (!g->is_template || !g->schedule || !g->status || !strcmp(g->status, "cancelled"))
+        return err_set(ERR_NOTFOUND, "goal %.8s: not a scheduled template", g->id);
+    if ((rc = store_prepare(st, &s, q)) != 0)
+        return rc;
+    store_bind_text(s, 1, g->id);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        *out = sqlite3_column_int64(s, 0);
+        found = 1;
+    }
+    store_done(s);
+    if (found)
+        return 0;
+    /* no trigger yet: the daemon makes one at its next tick, from now */
+    return next_fire(g->schedule, now, out);
+}
+
 /* One due trigger: a new instance, or a skip while the last is open. */
 static int fire(store *st, const char *trigger_id, const char *template_id, const char *schedule,
                 int64_t due, int64_t now, int *fired)
@@ -129,8 +175,10 @@ static int fire(store *st, const char *trigger_id, const char *template_id, cons
         tmpl->parent_id = strdup(template_id);
         free(tmpl->schedule);
         tmpl->schedule = NULL;
-        free(tmpl->branch);
-        tmpl->branch = NULL;
+        /* one branch per template (the template's own), unless it asks
+         * for a branch per run ("schedule_branch": "per_run") */
+        if ((rc = instance_branch(tmpl)) != 0)
+            goto fail;
         free(tmpl->worktree);
         tmpl->worktree = NULL;
         free(tmpl->status);

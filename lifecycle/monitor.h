@@ -7,11 +7,17 @@
 
 #include <stdint.h>
 
+#include "store/goal.h"
 #include "store/store.h"
 
 /* Fire due triggers at now (making triggers for new templates first);
  * *fired receives how many instances were made. */
 int monitor_fire_triggers(store *st, int64_t now, int *fired);
+
+/* When the template g fires next: its trigger's time, or (no trigger yet:
+ * the daemon has not seen it) the schedule's next time after now.
+ * ERR_NOTFOUND for a goal that is not a template or is cancelled. */
+int monitor_next_fire_at(store *st, const struct goal *g, int64_t now, int64_t *out);
 
 /* Open a `deadline` escalation for each open goal past its deadline (once
  * per goal). */

@@ -12,13 +12,17 @@ const char prompt_elaborate[] =
     " \"verification\": [{\"name\": str, \"type\": \"test|build|lint|typecheck|custom\", "
     "\"command\": str, \"must_pass\": bool}]}\n"
     "Verification commands run in the repository root in a sandbox without network; prefer "
-    "the project's own test and build commands. Keep criteria few and concrete.";
+    "the project's own test and build commands. Keep criteria few and concrete.\n"
+    "When the goal is a check that finds the repository already as it asks (nothing to "
+    "change), answer instead {\"nothing_to_do\": true, \"reason\": str: what you checked "
+    "and found}; the goal then completes without a branch.";
 
 const char schema_elaborate[] =
     "{\"type\":\"object\",\"additionalProperties\":false,"
     "\"required\":[\"components\",\"implicit_requirements\",\"success_criteria\","
     "\"allowed_actions\",\"verification\"],"
     "\"properties\":{"
+    "\"nothing_to_do\":{\"type\":\"boolean\"},\"reason\":{\"type\":\"string\"},"
     "\"components\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
     "\"implicit_requirements\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
     "\"success_criteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"

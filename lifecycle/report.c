@@ -46,6 +46,15 @@ static void add_json_text(cJSON *o, const char *k, const char *text)
         cJSON_AddNullToObject(o, k);
 }
 
+const char *report_goal_status(const struct goal *g)
+{
+    /* a template is never worked on itself: while it is live (stored
+     * queued) it reads "scheduled", not queued forever */
+    if (g->is_template && g->status && !strcmp(g->status, "queued"))
+        return "scheduled";
+    return g->status ? g->status : "";
+}
+
 cJSON *report_goal_json(const struct goal *g)
 {
     cJSON *o = cJSON_CreateObject();
@@ -54,7 +63,7 @@ cJSON *report_goal_json(const struct goal *g)
         abort();
     cJSON_AddStringToObject(o, "id", g->id);
     cJSON_AddStringToObject(o, "title", g->title ? g->title : "");
-    cJSON_AddStringToObject(o, "status", g->status ? g->status : "");
+    cJSON_AddStringToObject(o, "status", report_goal_status(g));
     cJSON_AddStringToObject(o, "branch", g->branch ? g->branch : "");
     cJSON_AddBoolToObject(o, "partial", g->partial);
     cJSON_AddStringToObject(o, "description", g->description ? g->description : "");
@@ -64,6 +73,8 @@ cJSON *report_goal_json(const struct goal *g)
     add_str_or_null(o, "parent_id", g->parent_id);
     add_str_or_null(o, "schedule", g->schedule);
     cJSON_AddBoolToObject(o, "template", g->is_template);
+    add_str_or_null(o, "outcome", g->outcome);
+    add_str_or_null(o, "outcome_reason", g->outcome_reason);
     add_time(o, "deadline", g->deadline_at);
     add_json_text(o, "success_criteria", g->success_criteria);
     add_json_text(o, "verification", g->verification);
@@ -672,8 +683,10 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
     report_bar(bar, 40, &p.progress);
     report_counts(counts, sizeof(counts), &p.progress);
     fprintf(f, "goal     %s  %s\n", g->id, term_fit(g->title, 80 - 9 - 38));
-    fprintf(f, "status   %s%s%s\n", g->status, g->partial ? " (partial)" : "",
+    fprintf(f, "status   %s%s%s\n", report_goal_status(g), g->partial ? " (partial)" : "",
             report_unverified_reason(g) ? ", " REPORT_NO_REPO : "");
+    if (g->outcome && !strcmp(g->outcome, "nothing_to_do"))
+        fprintf(f, "outcome  nothing to do: %s\n", term_fit(g->outcome_reason, 80 - 23));
     if (g->branch)
         fprintf(f, "branch   %s\n", term_fit(g->branch, 80 - 9));
     if (report_unverified_reason(g))

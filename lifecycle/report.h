@@ -60,6 +60,10 @@ struct report_activity {
 };
 int report_activity(store *st, const char *goal_id, struct report_activity *out);
 
+/* The status shown for g: its stored status, except "scheduled" for a
+ * live template (stored queued; templates never run themselves). */
+const char *report_goal_status(const struct goal *g);
+
 /* The `goal` object (id, title, status, branch, partial, and more); the
  * caller frees it with cJSON_Delete(). */
 struct cJSON *report_goal_json(const struct goal *g);

@@ -11,7 +11,7 @@
     " base_branch, branch, worktree, deadline_at, budget_max_tokens, budget_max_cost_usd,"    \
     " budget_max_hours, spent_tokens, spent_cost_usd, spent_wall_ms, success_criteria,"       \
     " allowed_actions, verification, publish, elaboration, spec, partial, blocked_reason,"    \
-    " created_at, updated_at, started_at, ended_at"
+    " created_at, updated_at, started_at, ended_at, outcome, outcome_reason"
 
 static void bind_opt_i64(sqlite3_stmt *s, int i, int64_t v)
 {
@@ -32,7 +32,7 @@ static void bind_opt_double(sqlite3_stmt *s, int i, double v)
 int store_goal_insert(store *st, struct goal *g)
 {
     static const char sql[] = "INSERT INTO goals(" GOAL_COLS ") VALUES (?,?,?,?,?,?,?,?,?,?,"
-                              "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                              "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     sqlite3_stmt *s;
     int rc = store_prepare(st, &s, sql);
     int64_t now = time_now_ms();
@@ -71,6 +71,8 @@ int store_goal_insert(store *st, struct goal *g)
     sqlite3_bind_int64(s, 29, now);
     bind_opt_i64(s, 30, g->started_at);
     bind_opt_i64(s, 31, g->ended_at);
+    store_bind_text(s, 32, g->outcome);
+    store_bind_text(s, 33, g->outcome_reason);
     if (sqlite3_step(s) != SQLITE_DONE)
         rc = store_err(st, "insert goal");
     store_done(s);
@@ -129,6 +131,8 @@ static void goal_from_row(struct goal *g, sqlite3_stmt *s, int copy)
     g->updated_at = sqlite3_column_int64(s, 28);
     g->started_at = col_opt_i64(s, 29);
     g->ended_at = col_opt_i64(s, 30);
+    g->outcome = TXT(31);
+    g->outcome_reason = TXT(32);
 #undef TXT
 }
 
@@ -180,6 +184,8 @@ void store_goal_free(struct goal *g)
     free(g->elaboration);
     free(g->spec);
     free(g->blocked_reason);
+    free(g->outcome);
+    free(g->outcome_reason);
     free(g);
 }
 

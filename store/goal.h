@@ -43,6 +43,8 @@ struct goal {
     char *blocked_reason;
     int64_t created_at, updated_at;
     int64_t started_at, ended_at; /* -1: not yet */
+    char *outcome;        /* NULL, or "nothing_to_do" (a completed goal) */
+    char *outcome_reason; /* why, in the model's words; NULL without outcome */
 };
 
 /* Insert g (its id, title, spec and status must be set; created_at and

@@ -1,10 +1,15 @@
 #include "vcs/repo.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <git2.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/config.h"
 #include "util/err.h"
@@ -35,6 +40,71 @@ int vcs_init(void)
     if (init_rc)
         return err_set(ERR_FAIL, "libgit2: cannot initialise");
     return 0;
+}
+
+/* The first of path and path/.git whose owner is not us (its uid into
+ * *owner), else 0. */
+static int foreign_owner(const char *path, uid_t *owner)
+{
+    char git[4200];
+    struct stat st;
+
+    if (stat(path, &st) == 0 && st.st_uid != geteuid()) {
+        *owner = st.st_uid;
+        return 1;
+    }
+    if (snprintf(git, sizeof(git), "%s/.git", path) < (int)sizeof(git) && stat(git, &st) == 0 &&
+        st.st_uid != geteuid()) {
+        *owner = st.st_uid;
+        return 1;
+    }
+    return 0;
+}
+
+/* "uid N (name)" or "uid N" when the user database has no name. */
+static void uid_text(char *out, size_t n, uid_t uid)
+{
+    struct passwd pw, *res = NULL;
+    char buf[1024];
+
+    if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_name)
+        snprintf(out, n, "uid %u, %s", (unsigned)uid, res->pw_name);
+    else
+        snprintf(out, n, "uid %u", (unsigned)uid);
+}
+
+int vcs_repo_open_err(int code, const char *path)
+{
+    char me[300], git[4200];
+    uid_t owner = 0;
+
+    uid_text(me, sizeof(me), geteuid());
+    snprintf(git, sizeof(git), "%s/.git", path);
+    /* libgit2 1.5 returns its ownership refusal as GIT_ENOTFOUND ("config
+     * value 'safe.directory' was not found") when no safe.directory is
+     * set: a .git owned by someone else that libgit2 would not open is
+     * that refusal too */
+    if (code == GIT_ENOTFOUND && foreign_owner(path, &owner) && access(git, F_OK) == 0)
+        code = GIT_EOWNER;
+    if (code == GIT_EOWNER && foreign_owner(path, &owner))
+        return err_set(ERR_INVALID,
+                       "%s is owned by uid %u, not by the user running goald (%s): make that "
+                       "user its owner (chown -R) or add it to that user's safe.directory "
+                       "(git config --global --add safe.directory %s)",
+                       path, (unsigned)owner, me, path);
+    if (code == GIT_EOWNER)
+        return err_set(ERR_INVALID,
+                       "%s: libgit2 refused it as not owned by the user running goald (%s): "
+                       "make that user its owner (chown -R) or add it to that user's "
+                       "safe.directory (git config --global --add safe.directory %s)",
+                       path, me, path);
+    if ((faccessat(AT_FDCWD, path, R_OK | X_OK, AT_EACCESS) != 0 && errno == EACCES) ||
+        (faccessat(AT_FDCWD, git, R_OK | X_OK, AT_EACCESS) != 0 && errno == EACCES))
+        return err_set(ERR_INVALID,
+                       "%s: the user running goald (%s) cannot read it: make that user its "
+                       "owner (chown -R) or give it read and write access",
+                       path, me);
+    return err_set(ERR_NOTFOUND, "not a git repository: %s", path);
 }
 
 int vcs_branch_name_valid(const char *name)
@@ -108,8 +178,8 @@ int vcs_repo_probe_libgit2(const char *path, const char *branch, char *abs_out, 
 
     if ((rc = vcs_init()) != 0)
         return rc;
-    if (git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-        rc = err_set(ERR_NOTFOUND, "not a git repository: %s", path);
+    if ((rc = git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) < 0) {
+        rc = vcs_repo_open_err(rc, path);
         goto out;
     }
     if (abs_out) {

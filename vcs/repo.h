@@ -12,12 +12,23 @@
 
 int vcs_init(void);
 
+/* Put why libgit2 could not open the repository at path into the error
+ * slot and return the error code: code is git_repository_open_ext()'s
+ * return.  A folder or .git owned by another user (libgit2's ownership
+ * check, GIT_EOWNER) says whose it is and how to fix it (chown, or
+ * safe.directory in the user's ~/.gitconfig or /etc/gitconfig), and
+ * returns ERR_INVALID; a folder the user cannot read says so
+ * (ERR_INVALID); anything else is "not a git repository: PATH"
+ * (ERR_NOTFOUND). */
+int vcs_repo_open_err(int code, const char *path);
+
 /* Check that path is a git repository (not searching upwards) and, when
  * branch is not NULL, that refs/heads/<branch> exists.  abs_out (may be
  * NULL) receives the repository's work folder as an absolute path;
  * head_branch_out (may be NULL) the branch HEAD points at ("" when
  * detached).  Errors: ERR_NOTFOUND (no repository, no branch),
- * ERR_INVALID (bad branch name).  The plain layout is read without
+ * ERR_INVALID (bad branch name; owned by another user, or unreadable:
+ * vcs_repo_open_err()).  The plain layout is read without
  * libgit2 (vcs/probe.h); anything else, and every error, goes to
  * libgit2. */
 int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t abs_n,

@@ -252,8 +252,10 @@ static int is_beneath(const char *dir, const char *path)
 /* The main repository named by goald's record: its main work folder. */
 static int open_main(git_repository **main, const char *repo_path)
 {
-    if (git_repository_open_ext(main, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
-        return vcs_git_err(ERR_NOTFOUND, "%s: not a git repository", repo_path);
+    int rc = git_repository_open_ext(main, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+
+    if (rc < 0)
+        return vcs_repo_open_err(rc, repo_path); /* names ownership (vcs/repo.h) */
     if (git_repository_is_worktree(*main) || git_repository_is_bare(*main)) {
         git_repository_free(*main);
         *main = NULL;

@@ -108,7 +108,7 @@ json_ok
 expect_eq "$(jqo 'length')" 0 "active goals"
 run "$G" goals --status sleeping
 expect_rc 2 "bad --status"
-expect_err 'goals: --status: expected queued, active, blocked, completed or cancelled, got "sleeping"'
+expect_err 'goals: --status: expected scheduled, queued, active, blocked, completed or cancelled, got "sleeping"'
 
 # --- goal show, by prefix
 run "$G" goal show "${id:0:8}" --json

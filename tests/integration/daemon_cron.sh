@@ -20,7 +20,7 @@ now_ms() { date +%s%3N; }
 export GOALD_LLM_SCRIPT="$T/a.jsonl"
 script_generic 3 3000 1 >"$GOALD_LLM_SCRIPT"
 make_project "$T/r"
-goal_json "$T/r" "nightly" | jq '. + {schedule: "* * * * *"}' >"$T/tmpl.json"
+goal_json "$T/r" "nightly" | jq '. + {schedule: "* * * * *", schedule_branch: "per_run"}' >"$T/tmpl.json"
 submit_goal "$T/tmpl.json"
 TMPL=$GOAL_ID
 expect_eq "$(sql "SELECT is_template FROM goals WHERE id = '$TMPL'")" 1 "a goal with a schedule is a template"

@@ -29,7 +29,11 @@ ok
 
 run "$G" escalations
 expect_rc 0 "escalations"
-expect_out "question: $question" "escalations: the question verbatim"
+# the question whole, wrapped at 80 columns: the same words, nothing cut
+flat() { printf '%s' "$OUT" | sed 's/^ *//' | tr '\n' ' ' | tr -s ' '; }
+case "$(flat)" in *"question: $question"*) ok ;; *) fail "escalations: the question verbatim lacks \"$question\": $OUT" ;; esac
+[ "$(printf '%s\n' "$OUT" | max_cols)" -le 80 ] ||
+    fail "escalations: a line over 80 columns: $OUT"; ok
 expect_out "item wi-1: decide on negative numbers" "escalations: the item"
 expect_out "called read" "escalations: the last tool call"
 run "$G" escalations --json
@@ -38,7 +42,7 @@ expect_eq "$(jqo '.[0].packet.last_tool_calls[-1].tool')" read "escalations --js
 
 run "$G" report "$gid"
 expect_rc 0 "report"
-expect_out "$question" "report: the question verbatim"
+case "$(flat)" in *"$question"*) ok ;; *) fail "report: the question verbatim lacks \"$question\": $OUT" ;; esac
 expect_out "item wi-1: decide on negative numbers" "report: the item"
 expect_out "called read" "report: the last tool call"
 run "$G" report "$gid" --json

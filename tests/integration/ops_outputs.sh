@@ -29,7 +29,7 @@ run "$G" submit "$T/goal.json"; expect_rc 0 submit
 GID=$OUT
 
 # --- A: the JSON log ------------------------------------------------------------
-run "$G" daemon --once --log-file "$T/d.log"; expect_rc 0 "daemon --once"
+run "$G" daemon --once --log-file "$T/d.log"; expect_rc 3 "daemon --once (wi-2 waits on a human)"
 [ "$(grep -c . "$T/d.log")" -ge 4 ] || fail "few log lines: $(cat "$T/d.log")"; ok
 python3 "$JC" log --lines <"$T/d.log" || fail "the JSON log breaks the convention"
 ok
@@ -102,7 +102,7 @@ fits "goal show" "$G" goal show "$GID"
 fits report "$G" report "$GID"
 fits status "$G" status
 # long fields are cut with an ellipsis, not dropped
-run "$G" escalations; expect_out "question: which of the three proposed layouts"; expect_out "…"
+run "$G" escalations; expect_out "question:"; expect_out "which of the three proposed layouts"; expect_out "…"
 run "$G" goals; expect_out "a goal whose title is long enou…"
 run "$G" goal show "$GID"; expect_out "title             a goal whose title is long enough to overflow any eighty
                   column terminal line by itself alone"

@@ -19,7 +19,7 @@ export GOALD_LLM_MODELS="[{\"provider\":\"script\",\"model\":\"m1\",\"script\":\
 echo '{"title": "write notes"}' >"$T/goal.json"
 run "$G" submit "$T/goal.json"; expect_rc 0 submit
 GID=$OUT
-run "$G" daemon --once; expect_rc 0 "daemon --once"
+run "$G" daemon --once; expect_rc 3 "daemon --once (wi-2 waits on a human)"
 expect_eq "$(sql "SELECT group_concat(key || ':' || status, ' ') FROM (SELECT * FROM work_items ORDER BY key)")" \
     "wi-1:done wi-2:blocked" "items"
 
