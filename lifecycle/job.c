@@ -116,7 +116,9 @@ int job_check_live(struct job_ctx *j)
 
 void job_breaker_failed(struct job_ctx *j, const char *cls, const char *msg)
 {
-    if (!strcmp(cls, "auth"))
+    /* the key or the configuration: no cooldown helps, only a change (or a
+     * human) does */
+    if (!strcmp(cls, "auth") || !strcmp(cls, "config"))
         breaker_trip(j->st, cls, j->claim.run_id, msg, time_now_ms());
     else
         breaker_record(j->st, cls, j->claim.run_id, time_now_ms());

@@ -21,6 +21,7 @@ static const char *const class_names[LLM_ERR__COUNT] = {
     [LLM_ERR_CONTEXT_LENGTH] = "context_length",
     [LLM_ERR_INVALID_RESPONSE] = "invalid_response",
     [LLM_ERR_BUDGET] = "budget",
+    [LLM_ERR_CONFIG] = "config",
 };
 
 const char *llm_error_class_name(enum llm_error_class c)

@@ -92,6 +92,7 @@ enum llm_error_class {
     LLM_ERR_CONTEXT_LENGTH,
     LLM_ERR_INVALID_RESPONSE,
     LLM_ERR_BUDGET,
+    LLM_ERR_CONFIG, /* the configuration names a model the endpoint does not serve */
     LLM_ERR__COUNT
 };
 

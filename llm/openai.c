@@ -366,6 +366,21 @@ static int has(const char *s, const char *needle)
     return s && strcasestr(s, needle) != NULL;
 }
 
+/* The endpoint does not serve the configured model: OpenAI's 404
+ * model_not_found, Anthropic's 404 not_found_error naming the model,
+ * Ollama's 404 'model "x" not found' (native or /v1).  Not the provider's
+ * trouble: the configuration's. */
+static int unknown_model(int status, const char *type, const char *code, const char *message)
+{
+    if (has(code, "model_not_found"))
+        return 1;
+    if (status != 404 && !has(type, "not_found_error"))
+        return 0;
+    return has(message, "model") &&
+           (has(type, "not_found_error") || has(message, "not found") ||
+            has(message, "does not exist") || has(message, "not_found"));
+}
+
 void llm_classify_http(llm_client *c, enum llm_kind kind, int status, const char *body,
                        int64_t retry_after_ms, struct llm_error *err)
 {
@@ -398,7 +413,9 @@ void llm_classify_http(llm_client *c, enum llm_kind kind, int status, const char
     (void)kind;
 
     /* 1. the body's machine-readable type and code */
-    if (has(code, "context_length_exceeded") || has(code, "string_above_max_length") ||
+    if (unknown_model(status, type, code, message))
+        cls = LLM_ERR_CONFIG;
+    else if (has(code, "context_length_exceeded") || has(code, "string_above_max_length") ||
         has(type, "request_too_large") ||
         ((has(type, "invalid_request_error") || status == 400) &&
          (has(message, "prompt is too long") || has(message, "context length") ||
@@ -424,8 +441,23 @@ void llm_classify_http(llm_client *c, enum llm_kind kind, int status, const char
     else if (status == 413)
         cls = LLM_ERR_CONTEXT_LENGTH;
     else
-        cls = LLM_ERR_PROVIDER_API; /* 5xx, 529, other 4xx (refused request, unknown model) */
+        cls = LLM_ERR_PROVIDER_API; /* 5xx, 529, other 4xx (a refused request) */
 
+    if (cls == LLM_ERR_CONFIG && c && err->model_index >= 0 &&
+        (size_t)err->model_index < c->nmodels) {
+        /* name the model, where it was asked for, and the fix */
+        const struct llm_model *m = &c->models[err->model_index];
+        llm_error_setf(c, err, cls, status,
+                       "the model \"%s\" is unknown to %s (HTTP %d%s%s%s%s: %.300s): set "
+                       "llm.model (or GOALD_LLM_MODEL, or its entry in llm.models) to a model "
+                       "it serves; `goald doctor --llm` checks it",
+                       m->model, m->base_url && *m->base_url ? m->base_url : m->provider, status,
+                       type ? " " : "", type ? type : "", code ? "/" : "", code ? code : "",
+                       message ? message : "model not found");
+        err->retry_after_ms = retry_after_ms;
+        cJSON_Delete(root);
+        return;
+    }
     if (!message) { /* quote the start of the body */
         size_t n = 0;
         for (const char *p = body ? body : ""; *p && n < sizeof(snippet) - 1; p++)

@@ -206,8 +206,14 @@ static void test_classify_status(void **state)
         {408, "", LLM_ERR_TIMEOUT},
         {401, "", LLM_ERR_AUTH},
         {403, "", LLM_ERR_AUTH},
+        /* an unknown model is the configuration's error (issue 16) */
         {404, "{\"error\":{\"message\":\"model not found\",\"type\":\"invalid_request_error\"}}",
-         LLM_ERR_PROVIDER_API},
+         LLM_ERR_CONFIG},
+        {404, "{\"error\":{\"type\":\"not_found_error\",\"message\":\"model: claude-x\"}}",
+         LLM_ERR_CONFIG},
+        {400, "{\"error\":{\"message\":\"x\",\"code\":\"model_not_found\"}}", LLM_ERR_CONFIG},
+        /* a 404 that names no model: a wrong path, not the model */
+        {404, "404 page not found", LLM_ERR_PROVIDER_API},
         {413, "", LLM_ERR_CONTEXT_LENGTH},
         {402, "", LLM_ERR_BUDGET},
         /* Ollama-style string error saying the context is too long */
@@ -246,8 +252,9 @@ static void test_class_names(void **state)
 {
     (void)state;
     static const char *const names[] = {"rate_limit",     "provider_api",     "timeout", "auth",
-                                        "context_length", "invalid_response", "budget"};
-    for (size_t i = 0; i < 7; i++) {
+                                        "context_length", "invalid_response", "budget",
+                                        "config"};
+    for (size_t i = 0; i < 8; i++) {
         int c = llm_error_class_parse(names[i]);
         assert_true(c > 0);
         assert_string_equal(llm_error_class_name((enum llm_error_class)c), names[i]);
