@@ -345,6 +345,17 @@ int breaker_config_sweep(store *st, int64_t now_ms)
     return n;
 }
 
+/* The classes of a provider's outage, as a goal-level escalation's type. */
+static const char *const provider_down_types[] = {"provider_api", "timeout", "rate_limit", NULL};
+
+int control_provider_down(const char *type)
+{
+    for (int i = 0; type && provider_down_types[i]; i++)
+        if (!strcmp(type, provider_down_types[i]))
+            return 1;
+    return 0;
+}
+
 int breaker_record(store *st, const char *cls, const char *run_id, int64_t now_ms)
 {
     static const char sel[] =
@@ -373,6 +384,13 @@ int breaker_record(store *st, const char *cls, const char *run_id, int64_t now_m
         sqlite3_bind_int64(s, 1, now_ms);
         rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
         store_done(s);
+        /* the provider answers again: the escalations its outage opened
+         * (a goal's elaboration or planning that ran out of retries on
+         * provider errors, timeouts or rate limits) are the system's to
+         * close, and their goals go on */
+        for (int i = 0; rc == 0 && provider_down_types[i]; i++)
+            rc = resolve_by_system(st, NULL, provider_down_types[i],
+                                   "the provider answers again: a model call succeeded");
         if (rc || !run_id)
             goto commit;
         if ((rc = store_prepare(st, &s, probes)) != 0)

@@ -52,10 +52,16 @@ int breaker_gate(store *st, int64_t now_ms, const char *probe_run_id, int *allow
                  char *blocking, size_t blocking_n);
 
 /* Record the outcome of a model call: failure of error class cls (NULL on
- * success).  Success closes a half-open breaker probed by run_id and
- * resets the failure counts of closed breakers; failure counts towards
+ * success).  Success closes a half-open breaker probed by run_id,
+ * resets the failure counts of closed breakers and closes the open
+ * escalations of a provider's outage (control_provider_down()); failure counts towards
  * opening its class's breaker and reopens a half-open one. */
 int breaker_record(store *st, const char *cls, const char *run_id, int64_t now_ms);
+
+/* 1 when an escalation of this type stands for a provider's outage
+ * (provider_api, timeout, rate_limit): breaker_record()'s success closes
+ * every open one (resolution system, event escalation.closed). */
+int control_provider_down(const char *type);
 
 /* A configuration or credential error (class config or auth): open cls's
  * breaker at once, remembering the fingerprint of the model configuration

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lifecycle/control.h"
 #include "lifecycle/job.h"
 #include "lifecycle/prompts.h"
 #include "lifecycle/transitions.h"
@@ -240,6 +241,10 @@ static cJSON *fallback_analysis(const struct job_ctx *j, const char *type, const
         strbuf_addf(&q, "Publishing failed: %s. Fix it and retry, or complete without "
                         "publishing (skip)?",
                     cause);
+    } else if (!strcmp(scope, "goal") && control_provider_down(type)) {
+        strbuf_addf(&q, "%s (%s stage): the provider is not answering. goald closes this and "
+                        "goes on once a model call succeeds again; retry now?",
+                    cause, j->claim.kind[0] ? j->claim.kind : "goal");
     } else if (!strcmp(scope, "goal")) {
         strbuf_addf(&q, "%s (%s stage). Retry?", cause, j->claim.kind[0] ? j->claim.kind : "goal");
     } else {
@@ -346,7 +351,8 @@ int escalate_open(struct job_ctx *j, const char *type)
     int critical = j->item ? j->item->critical : 1;
     int ask = !strcmp(type, "ask_human");
     /* the model is not asked about itself */
-    int model_down = !strcmp(type, "auth") || !strcmp(type, "config") || !strcmp(type, "budget");
+    int model_down = !strcmp(type, "auth") || !strcmp(type, "config") || !strcmp(type, "budget") ||
+                     control_provider_down(type);
     const char *urgency = "normal";
     char id[ID_SIZE];
     char *text = NULL;
