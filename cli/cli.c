@@ -9,16 +9,37 @@
 #include "store/goal.h"
 #include "util/strbuf.h"
 
+static void wrap(FILE *f, int col, int indent, const char *text);
+
+/* "goald: " and the message on stderr, wrapped at 80 columns on spaces,
+ * continuation lines indented under the message (a word longer than a
+ * line stays whole). */
+static void say(const char *prefix, const char *fmt, va_list ap)
+{
+    char buf[8192];
+
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    fputs(prefix, stderr);
+    wrap(stderr, (int)strlen(prefix), 7, buf);
+}
+
 int cli_fail(int code, const char *fmt, ...)
 {
     va_list ap;
 
-    fputs("goald: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say("goald: ", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return code;
+}
+
+void cli_warn(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    say("goald: warning: ", fmt, ap);
+    va_end(ap);
 }
 
 int cli_fail_err(int rc)

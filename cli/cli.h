@@ -68,7 +68,10 @@ const char *cli_opt(const struct cli_ctx *c, const char *name);
  * returns the exit code (EXIT_FAIL); 0 on success. */
 int cli_store(struct cli_ctx *c, store **out);
 
-/* Print "goald: MESSAGE" on stderr; returns code. */
+/* "goald: warning: " and the message on stderr, wrapped like cli_fail(). */
+void cli_warn(const char *fmt, ...) GOALD_PRINTF(1, 2);
+/* Print "goald: MESSAGE" on stderr, wrapped at 80 columns (continuation
+ * lines indented by 7); returns code. */
 int cli_fail(int code, const char *fmt, ...) GOALD_PRINTF(2, 3);
 
 /* Print the error slot and map its code to an exit code. */

@@ -61,7 +61,7 @@ static int run(struct cli_ctx *c)
     }
     for (const char *p = strbuf_cstr(&warns), *nl; *p; p = nl + 1) {
         nl = strchr(p, '\n');
-        fprintf(stderr, "goald: warning: %.*s\n", (int)(nl - p), p);
+        cli_warn("%.*s", (int)(nl - p), p);
     }
     if ((code = cli_store(c, &st)) != 0)
         goto out;

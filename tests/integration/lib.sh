@@ -41,8 +41,11 @@ run() {
 
 expect_rc() { [ "$RC" = "$1" ] || fail "${2:-command}: expected exit $1, got $RC; stderr: $ERR; stdout: $OUT"; ok; }
 expect_out() { case "$OUT" in *"$1"*) ok ;; *) fail "${2:-stdout} lacks \"$1\": $OUT" ;; esac; }
-expect_err() { case "$ERR" in *"$1"*) ok ;; *) fail "${2:-stderr} lacks \"$1\": $ERR" ;; esac; }
-expect_err_exact() { [ "$ERR" = "$1" ] || fail "stderr: expected [$1], got [$ERR]"; ok; }
+# goald wraps its messages at 80 columns (continuation lines indented by
+# 7): the stderr checks see each message on one line again
+unwrapped_err() { printf '%s' "$ERR" | sed -z 's/\n       \([^ ]\)/ \1/g'; }
+expect_err() { case "$(unwrapped_err)" in *"$1"*) ok ;; *) fail "${2:-stderr} lacks \"$1\": $ERR" ;; esac; }
+expect_err_exact() { [ "$(unwrapped_err)" = "$1" ] || fail "stderr: expected [$1], got [$ERR]"; ok; }
 expect_eq() { [ "$1" = "$2" ] || fail "${3:-value}: expected [$2], got [$1]"; ok; }
 # json_ok: $OUT parses as JSON
 json_ok() { printf '%s' "$OUT" | jq -e . >/dev/null 2>&1 || fail "${1:-output} is not JSON: $OUT"; ok; }

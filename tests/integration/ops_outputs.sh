@@ -113,7 +113,13 @@ printf '{"title": "", "priority": 500, "bogus": 1, "budget": {"max_tokens": -1},
   "deadline": "soon", "verification": [{"name": "a"}, {"command": "b"}], "allowed_actions": ["fly"]}' >"$T/bad.json"
 run "$G" submit "$T/bad.json"
 expect_rc 2 "bad goal"
-expect_eq "$(printf '%s\n' "$ERR" | grep -c '^goald: ')" 8 "one line per error"
+expect_eq "$(printf '%s\n' "$ERR" | grep -c '^goald: ')" 8 "one message per error"
+# every error fits 80 columns, continuation lines indented under it
+expect_eq "$(printf '%s\n' "$ERR" | long_lines 80)" "" "submit's errors wider than 80 columns"
+[ "$(printf '%s\n' "$ERR" | grep -vc '^goald: \|^       [^ ]')" = 0 ] ||
+    fail "a line of submit's errors is neither a message nor its indented continuation: $ERR"
+ok
+expect_err "allowed_actions[0]: unknown action"
 for m in "bad.json: bogus: unknown key" "bad.json: title: must not be empty" \
          "bad.json: priority: expected an integer from 0 to 100, got 500" \
          "bad.json: budget.max_tokens: expected a positive integer, got -1" \
