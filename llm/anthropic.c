@@ -66,7 +66,9 @@ int llm_anthropic_build(strbuf *out, const struct llm_model *m, const struct llm
             cJSON *b = cJSON_CreateObject();
             cJSON_AddStringToObject(b, "type", "tool_result");
             cJSON_AddStringToObject(b, "tool_use_id", mm->tool_call_id ? mm->tool_call_id : "");
-            cJSON_AddStringToObject(b, "content", mm->content ? mm->content : "");
+            /* an empty error result is refused by the API: say so in words */
+            cJSON_AddStringToObject(b, "content",
+                                    mm->content && *mm->content ? mm->content : "(no output)");
             if (mm->is_error)
                 cJSON_AddBoolToObject(b, "is_error", 1);
             cJSON_AddItemToArray(user_blocks(msgs), b);

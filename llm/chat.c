@@ -213,7 +213,21 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
             rc = ERR_FAIL;
         if (rc == 0 && req->response_schema && !resp->json) {
             const char *text = resp->message.content;
-            if (llm_json_extract(&resp->json, text) != 0) {
+            if (resp->refusal) {
+                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                               "stage %s: the model refused: %.300s",
+                               req->stage ? req->stage : "?", resp->refusal);
+                llm_response_release(resp);
+                rc = ERR_FAIL;
+            } else if ((!text || !*text) && resp->finish_reason &&
+                       !strcmp(resp->finish_reason, "content_filter")) {
+                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                               "stage %s: the provider's content filter withheld the answer "
+                               "(finish_reason content_filter)",
+                               req->stage ? req->stage : "?");
+                llm_response_release(resp);
+                rc = ERR_FAIL;
+            } else if (llm_json_extract(&resp->json, text) != 0) {
                 llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
                                "stage %s: the answer holds no JSON object",
                                req->stage ? req->stage : "?");

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "llm/llm_internal.h"
+#include "util/timeutil.h"
+#include "util/log.h"
 #include "util/config.h"
 #include "util/hash.h"
 #include "util/secret.h"
@@ -235,8 +237,66 @@ int llm_client_open(llm_client **out, store *st)
         llm_client_free(c);
         return rc;
     }
+    llm_quirks_load(c);
     *out = c;
     return 0;
+}
+
+/* ---- what endpoints taught, across jobs --------------------------------- */
+
+void llm_quirks_load(llm_client *c)
+{
+    sqlite3_stmt *s;
+
+    if (!c->st)
+        return;
+    if (store_prepare(c->st, &s,
+                      "SELECT use_max_completion, no_response_format, max_tokens "
+                      "FROM llm_endpoint_quirks WHERE base_url = ? AND model = ?") != 0) {
+        log_warn("llm: endpoint quirks: %s", err_last());
+        return;
+    }
+    for (size_t i = 0; i < c->nmodels; i++) {
+        struct llm_model *m = &c->models[i];
+        if (m->kind != LLM_KIND_OPENAI || !m->base_url || !m->model)
+            continue;
+        store_bind_text(s, 1, m->base_url);
+        store_bind_text(s, 2, m->model);
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            m->use_max_completion |= sqlite3_column_int(s, 0) != 0;
+            m->no_response_format |= sqlite3_column_int(s, 1) != 0;
+            if (sqlite3_column_int(s, 2) > 0)
+                m->max_tokens_fit = sqlite3_column_int(s, 2);
+        }
+        store_done(s);
+    }
+}
+
+void llm_quirks_save(llm_client *c, const struct llm_model *m)
+{
+    sqlite3_stmt *s;
+
+    if (!c->st || !m->base_url || !m->model)
+        return;
+    if (store_prepare(c->st, &s,
+                      "INSERT INTO llm_endpoint_quirks (base_url, model, use_max_completion, "
+                      "no_response_format, max_tokens, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+                      "ON CONFLICT (base_url, model) DO UPDATE SET use_max_completion = "
+                      "excluded.use_max_completion, no_response_format = excluded.no_response_format, "
+                      "max_tokens = excluded.max_tokens, updated_at = excluded.updated_at") != 0) {
+        log_warn("llm: endpoint quirks: %s", err_last());
+        return;
+    }
+    store_bind_text(s, 1, m->base_url);
+    store_bind_text(s, 2, m->model);
+    sqlite3_bind_int(s, 3, m->use_max_completion);
+    sqlite3_bind_int(s, 4, m->no_response_format);
+    sqlite3_bind_int(s, 5, m->max_tokens_fit);
+    sqlite3_bind_int64(s, 6, time_now_ms());
+    if (sqlite3_step(s) != SQLITE_DONE)
+        log_warn("llm: endpoint quirks of %s %s: %s", m->base_url, m->model,
+                 sqlite3_errmsg(sqlite3_db_handle(s)));
+    store_done(s);
 }
 
 void llm_config_fingerprint(char out[65])

@@ -77,6 +77,7 @@ struct llm_response {
     double cost_usd;
     int64_t latency_ms;
     char *finish_reason; /* "stop", "tool_calls", "length", or the provider's word */
+    char *refusal;       /* the model's refusal (OpenAI's message.refusal), or NULL */
     char *model;         /* as the provider reported it */
     char *provider;
     int model_index; /* the chain position that answered */

@@ -23,6 +23,7 @@ struct llm_model {
     double price_in, price_cached_in, price_out;
     int no_response_format; /* learned: the endpoint refused response_format */
     int use_max_completion; /* learned: the endpoint wants max_completion_tokens */
+    int max_tokens_fit;     /* learned: the largest max_tokens it took (0: none known) */
 };
 
 struct llm_script; /* llm/script.c */
@@ -113,6 +114,20 @@ void llm_price_default(const char *model, double *in, double *cached, double *ou
 
 /* A malloc'd copy (aborts on OOM); NULL stays NULL. */
 char *llm_strdup(const char *s);
+
+/* A tag for the tool-call ids goald makes up for a server that sends none
+ * ("call_<tag>_<i>"): random and never 0, so that ids do not repeat across
+ * the turns of a run, nor across the processes that resume it. */
+void llm_call_tag(unsigned *tag);
+
+/* What endpoints taught (llm_endpoint_quirks, keyed by base_url + model):
+ * loaded into the chain at client start, saved when learned.  Without a
+ * store, nothing; a store error is logged, not fatal. */
+void llm_quirks_load(llm_client *c);
+void llm_quirks_save(llm_client *c, const struct llm_model *m);
+
+/* The max_tokens that fits after vLLM's "max_tokens too large" 400, or 0. */
+int llm_openai_fit_max_tokens(int status, const char *body);
 
 /* The API key of a model from its environment variable, or NULL. */
 const char *llm_model_key(const struct llm_model *m);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "llm/llm_internal.h"
+#include "util/id.h"
 
 char *llm_strdup(const char *s)
 {
@@ -81,6 +82,17 @@ void llm_messages_free(struct llm_message *msgs, size_t n)
     free(msgs);
 }
 
+void llm_call_tag(unsigned *tag)
+{
+    static unsigned counter;
+
+    *tag = 0;
+    (void)id_random(tag, sizeof(*tag));
+    *tag ^= ++counter * 2654435761u; /* distinct in a process even without randomness */
+    if (!*tag)
+        *tag = 1;
+}
+
 void llm_response_release(struct llm_response *r)
 {
     if (!r)
@@ -88,6 +100,7 @@ void llm_response_release(struct llm_response *r)
     llm_message_release(&r->message);
     free(r->json);
     free(r->finish_reason);
+    free(r->refusal);
     free(r->model);
     free(r->provider);
     memset(r, 0, sizeof(*r));

@@ -35,7 +35,7 @@ static void tool_content(strbuf *sb, const struct llm_message *m)
 {
     if (m->is_error)
         strbuf_adds(sb, "[tool error] ");
-    strbuf_adds(sb, m->content ? m->content : "");
+    strbuf_adds(sb, m->content && *m->content ? m->content : "(no output)");
 }
 
 /* When the endpoint refused response_format, the schema goes into the
@@ -55,8 +55,22 @@ int llm_openai_build(strbuf *out, const struct llm_model *m, const struct llm_re
     char *text = NULL;
     int rc = 0;
 
+    strbuf instr = STRBUF_INIT;
+    const char *sys_extra = NULL;
+
     cJSON_AddStringToObject(root, "model", m->model);
     msgs = cJSON_AddArrayToObject(root, "messages");
+    if (req->response_schema && !with_response_format) {
+        schema_instruction(&instr, req->response_schema);
+        if (req->nmessages && req->messages[0].role == LLM_SYSTEM && req->messages[0].content)
+            sys_extra = strbuf_cstr(&instr);
+        else { /* no system message to join: one, first */
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "role", "system");
+            cJSON_AddStringToObject(o, "content", strbuf_cstr(&instr));
+            cJSON_AddItemToArray(msgs, o);
+        }
+    }
     for (size_t i = 0; i < req->nmessages; i++) {
         const struct llm_message *mm = &req->messages[i];
         cJSON *o = cJSON_CreateObject();
@@ -69,10 +83,23 @@ int llm_openai_build(strbuf *out, const struct llm_model *m, const struct llm_re
             cJSON_AddStringToObject(o, "tool_call_id", mm->tool_call_id ? mm->tool_call_id : "");
             cJSON_AddStringToObject(o, "content", strbuf_cstr(&sb));
             strbuf_release(&sb);
+        } else if (mm->content && i == 0 && sys_extra) {
+            /* the JSON instruction joins the first system message: chat
+             * templates (Qwen's) refuse a system message that is not first */
+            strbuf sb = STRBUF_INIT;
+            strbuf_adds(&sb, mm->content);
+            strbuf_adds(&sb, "\n\n");
+            strbuf_adds(&sb, sys_extra);
+            cJSON_AddStringToObject(o, "content", strbuf_cstr(&sb));
+            strbuf_release(&sb);
         } else if (mm->content) {
             cJSON_AddStringToObject(o, "content", mm->content);
-        } else {
+        } else if (mm->role == LLM_ASSISTANT && mm->ncalls) {
             cJSON_AddNullToObject(o, "content");
+        } else {
+            /* content is required without tool_calls (after a refusal or a
+             * content filter); Ollama refuses null */
+            cJSON_AddStringToObject(o, "content", "");
         }
         if (mm->role == LLM_ASSISTANT && mm->ncalls) {
             cJSON *calls = cJSON_AddArrayToObject(o, "tool_calls");
@@ -88,15 +115,6 @@ int llm_openai_build(strbuf *out, const struct llm_model *m, const struct llm_re
             }
         }
         cJSON_AddItemToArray(msgs, o);
-    }
-    if (req->response_schema && !with_response_format) {
-        strbuf sb = STRBUF_INIT;
-        cJSON *o = cJSON_CreateObject();
-        schema_instruction(&sb, req->response_schema);
-        cJSON_AddStringToObject(o, "role", "system");
-        cJSON_AddStringToObject(o, "content", strbuf_cstr(&sb));
-        cJSON_AddItemToArray(msgs, o);
-        strbuf_release(&sb);
     }
     if (req->ntools) {
         tools = cJSON_AddArrayToObject(root, "tools");
@@ -147,6 +165,7 @@ int llm_openai_build(strbuf *out, const struct llm_model *m, const struct llm_re
         abort();
     rc = strbuf_adds(out, text);
 out:
+    strbuf_release(&instr);
     cJSON_free(text);
     cJSON_Delete(root);
     return rc;
@@ -268,10 +287,19 @@ int llm_openai_parse_take(llm_client *c, char *body, size_t len, struct llm_resp
                        "choices[0].message.content: expected a string");
         goto out;
     }
+    v = cJSON_GetObjectItemCaseSensitive(msg, "refusal");
+    if (cJSON_IsString(v) && *v->valuestring) {
+        /* a refusal is said in its own field; the history keeps it as the
+         * assistant's text */
+        resp->refusal = llm_strdup(v->valuestring);
+        if (!resp->message.content)
+            resp->message.content = llm_strdup(v->valuestring);
+    }
     calls = cJSON_GetObjectItemCaseSensitive(msg, "tool_calls");
     if (calls && !cJSON_IsNull(calls)) {
         const cJSON *call;
         size_t i = 0;
+        unsigned tag = 0;
         if (!cJSON_IsArray(calls)) {
             llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
                            "choices[0].message.tool_calls: expected an array");
@@ -314,7 +342,14 @@ int llm_openai_parse_take(llm_client *c, char *body, size_t len, struct llm_resp
                                name->valuestring);
                 goto out;
             }
-            snprintf(idbuf, sizeof(idbuf), "call_%zu", i);
+            /* a server without ids (Ollama, llama.cpp): ids unique across
+             * the run (and its other processes), since a failover to
+             * Anthropic refuses a tool_use id twice in one conversation */
+            if (!(cJSON_IsString(id) && *id->valuestring)) {
+                if (!tag)
+                    llm_call_tag(&tag);
+                snprintf(idbuf, sizeof(idbuf), "call_%08x_%zu", tag, i);
+            }
             llm_message_add_call(&resp->message,
                                  cJSON_IsString(id) && *id->valuestring ? id->valuestring : idbuf,
                                  name->valuestring, "{}");
@@ -409,6 +444,13 @@ void llm_classify_http(llm_client *c, enum llm_kind kind, int status, const char
             retry_after_ms = (int64_t)v->valuedouble;
     } else if (cJSON_IsString(e)) { /* Ollama and friends: {"error":"text"} */
         message = e->valuestring;
+    } else if (cJSON_IsObject(root) &&
+               cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "message"))) {
+        /* vLLM's older body: {"object":"error","message":"...","type":...,"code":400} */
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "type");
+        message = cJSON_GetObjectItemCaseSensitive(root, "message")->valuestring;
+        if (cJSON_IsString(v))
+            type = v->valuestring;
     }
     (void)kind;
 
@@ -416,7 +458,7 @@ void llm_classify_http(llm_client *c, enum llm_kind kind, int status, const char
     if (unknown_model(status, type, code, message))
         cls = LLM_ERR_CONFIG;
     else if (has(code, "context_length_exceeded") || has(code, "string_above_max_length") ||
-        has(type, "request_too_large") ||
+        has(type, "request_too_large") || has(type, "exceed_context_size") ||
         ((has(type, "invalid_request_error") || status == 400) &&
          (has(message, "prompt is too long") || has(message, "context length") ||
           has(message, "context window") || has(message, "maximum context"))))
@@ -507,6 +549,48 @@ static const char *refused_param(int status, const char *body)
     return which;
 }
 
+/* vLLM's "max_tokens too large" 400: "'max_tokens' is too large: 8192.
+ * This model's maximum context length is 4096 tokens and your request has
+ * 1200 input tokens" (or "... you requested 8192 output tokens and your
+ * prompt contains at least 1201 input tokens").  The max_tokens that fits
+ * (with a little room), or 0 when the body says nothing of the kind. */
+int llm_openai_fit_max_tokens(int status, const char *body)
+{
+    cJSON *root;
+    const cJSON *e, *v = NULL;
+    const char *msg = NULL, *p;
+    long window = 0, input = 0;
+    int fit = 0;
+
+    if (status != 400 && status != 422)
+        return 0;
+    root = cJSON_Parse(body ? body : "");
+    e = cJSON_GetObjectItemCaseSensitive(root, "error");
+    if (cJSON_IsObject(e))
+        v = cJSON_GetObjectItemCaseSensitive(e, "message");
+    else if (cJSON_IsString(e))
+        v = e;
+    else
+        v = cJSON_GetObjectItemCaseSensitive(root, "message");
+    if (cJSON_IsString(v))
+        msg = v->valuestring;
+    if (!msg || !(has(msg, "max_tokens") || has(msg, "output tokens")))
+        goto out;
+    if ((p = strcasestr(msg, "maximum context length is ")))
+        window = strtol(p + strlen("maximum context length is "), NULL, 10);
+    if ((p = strcasestr(msg, "request has ")))
+        input = strtol(p + strlen("request has "), NULL, 10);
+    else if ((p = strcasestr(msg, "contains at least ")))
+        input = strtol(p + strlen("contains at least "), NULL, 10);
+    if (window > 0 && input > 0 && window - input > 16) {
+        long room = window - input - 16; /* token counts differ by a few */
+        fit = room > 1 << 20 ? 1 << 20 : (int)room;
+    }
+out:
+    cJSON_Delete(root);
+    return fit;
+}
+
 int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request *req,
                     struct llm_response *resp, struct llm_error *err)
 {
@@ -516,7 +600,10 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
     char url[2048];
     const char *key = llm_model_key(m);
     int max_tokens = req->max_output_tokens > 0 ? req->max_output_tokens : c->max_output_tokens;
-    int rc;
+    int rc, fitted = 0;
+
+    if (m->max_tokens_fit > 0 && max_tokens > m->max_tokens_fit)
+        max_tokens = m->max_tokens_fit; /* what the endpoint taught */
 
     snprintf(url, sizeof(url), "%s/chat/completions", m->base_url);
     if (key) {
@@ -530,8 +617,9 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
     }
     /* a parameter the endpoint refuses (response_format, max_tokens) is
      * dropped or renamed once each: at most three tries */
-    for (int attempt = 0; attempt < 3; attempt++) {
+    for (int attempt = 0; attempt < 4; attempt++) {
         const char *refused;
+        int fit;
         strbuf_reset(&body);
         rc = llm_openai_build(&body, m, req, max_tokens,
                               req->response_schema && !m->no_response_format);
@@ -542,13 +630,23 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
             goto out;
         if (res.status >= 200 && res.status < 300)
             break;
-        refused = attempt < 2 ? refused_param(res.status, strbuf_cstr(&res.body)) : NULL;
-        if (refused && !strcmp(refused, "response_format") && req->response_schema &&
+        refused = attempt < 3 ? refused_param(res.status, strbuf_cstr(&res.body)) : NULL;
+        fit = fitted ? 0 : llm_openai_fit_max_tokens(res.status, strbuf_cstr(&res.body));
+        if (fit > 0 && fit < max_tokens) {
+            /* once: the same request with a max_tokens that fits */
+            log_info("llm: %s: max_tokens %d does not fit: %d", m->model, max_tokens, fit);
+            max_tokens = fit;
+            fitted = 1;
+            m->max_tokens_fit = fit;
+            llm_quirks_save(c, m);
+        } else if (refused && !strcmp(refused, "response_format") && req->response_schema &&
             !m->no_response_format) {
             log_info("llm: %s refuses response_format: asking for JSON in the prompt", m->model);
             m->no_response_format = 1;
+            llm_quirks_save(c, m);
         } else if (refused && !strcmp(refused, "max_tokens") && !m->use_max_completion) {
             m->use_max_completion = 1;
+            llm_quirks_save(c, m);
         } else {
             llm_classify_http(c, LLM_KIND_OPENAI, res.status, strbuf_cstr(&res.body),
                               res.retry_after_ms, err);

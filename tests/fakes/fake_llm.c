@@ -2,7 +2,7 @@
  * fake_llm - a scripted OpenAI-compatible (or Anthropic-shaped) HTTP
  * server on 127.0.0.1 for the tests and the bench.
  *
- *   fake_llm --port-file F [--mode openai|anthropic] --script S.jsonl [--log L.jsonl]
+ *   fake_llm --port-file F [--mode openai|anthropic] [--realistic] --script S.jsonl [--log L.jsonl]
  *
  * Binds an ephemeral port and writes it to F (atomically, once
  * listening).  Serves POST .../chat/completions (openai mode) or
@@ -25,9 +25,19 @@
  *   "echo_key": true                     an error body quoting the request's key
  *                                        (as a careless server would)
  *   "repeat": N                          serve this entry N times (0: forever)
+ * Real servers' shapes (openai mode; --realistic turns on omit_ids,
+ * args_object, no_usage and prose for every reply):
+ *   "refusal": "text"                    message.refusal set, content null
+ *   "omit_ids": true                     tool calls without ids (Ollama, llama.cpp)
+ *   "args_object": true                  tool arguments as an object, not a string
+ *   "no_usage": true                     no usage object
+ *   "prose": true                        an object content sent inside prose and a
+ *                                        ```json fence
+ *   "ctx_error_bytes": N                 a request body over N bytes gets llama.cpp's
+ *                                        400 exceed_context_size_error instead
  * A script that runs out answers 500 {"error":{"type":"fake_exhausted"}}.
- * Every request (method, path, headers, body) is appended to L as one JSON
- * line.  Exits on SIGTERM or SIGINT.
+ * Every request (n, t_ms: wall clock in ms, method, path, headers, body) is
+ * appended to L as one JSON line.  Exits on SIGTERM or SIGINT.
  */
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -52,6 +62,16 @@ static size_t nentries, next_entry;
 static int served_of_entry;
 static long nrequests;
 static int anthropic_mode;
+static int realistic;
+
+/* an entry's flag, or --realistic's default for it */
+static int flag(const cJSON *e, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, k);
+    if (cJSON_IsBool(v))
+        return cJSON_IsTrue(v);
+    return realistic;
+}
 static FILE *log_file;
 
 static void on_signal(int sig)
@@ -121,8 +141,20 @@ static char *content_text(const cJSON *e)
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "content");
     if (cJSON_IsString(c))
         return strdup(c->valuestring);
-    if (c && !cJSON_IsNull(c))
-        return cJSON_PrintUnformatted(c);
+    if (c && !cJSON_IsNull(c)) {
+        char *j = cJSON_PrintUnformatted(c), *out;
+        size_t n;
+        if (!flag(e, "prose") || !j)
+            return j;
+        /* as chatty models answer: a sentence, a fence, a sign-off */
+        n = strlen(j) + 128;
+        out = malloc(n);
+        if (out)
+            snprintf(out, n, "Sure! Here is the answer:\n\n```json\n%s\n```\n\nLet me know if "
+                             "you need anything else.", j);
+        free(j);
+        return out;
+    }
     return NULL;
 }
 
@@ -244,6 +276,9 @@ static char *render_reply(const cJSON *e, const char *model, long reqno)
             cJSON_AddStringToObject(msg, "content", text);
         else
             cJSON_AddNullToObject(msg, "content");
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "refusal")))
+            cJSON_AddStringToObject(msg, "refusal",
+                                    cJSON_GetObjectItemCaseSensitive(e, "refusal")->valuestring);
         if (ncalls) {
             cJSON *tc = cJSON_AddArrayToObject(msg, "tool_calls");
             cJSON_ArrayForEach(call, calls)
@@ -251,13 +286,20 @@ static char *render_reply(const cJSON *e, const char *model, long reqno)
                 cJSON *o = cJSON_CreateObject();
                 cJSON *fn;
                 char *a = args_text(call);
+                cJSON *ao = NULL;
                 snprintf(id, sizeof(id), "call_fake_%ld_%d", reqno, i++);
-                cJSON_AddStringToObject(o, "id", id);
+                if (!flag(e, "omit_ids"))
+                    cJSON_AddStringToObject(o, "id", id);
                 cJSON_AddStringToObject(o, "type", "function");
                 fn = cJSON_AddObjectToObject(o, "function");
                 cJSON_AddStringToObject(
                     fn, "name", cJSON_GetObjectItemCaseSensitive(call, "name")->valuestring);
-                cJSON_AddStringToObject(fn, "arguments", a);
+                if (flag(e, "args_object") && (ao = cJSON_Parse(a)) && cJSON_IsObject(ao))
+                    cJSON_AddItemToObject(fn, "arguments", ao);
+                else {
+                    cJSON_Delete(ao);
+                    cJSON_AddStringToObject(fn, "arguments", a);
+                }
                 cJSON_AddItemToArray(tc, o);
                 free(a);
             }
@@ -266,6 +308,8 @@ static char *render_reply(const cJSON *e, const char *model, long reqno)
                                 cJSON_IsString(fr) ? fr->valuestring
                                 : ncalls           ? "tool_calls"
                                                    : "stop");
+        if (flag(e, "no_usage"))
+            goto printed;
         u = cJSON_AddObjectToObject(root, "usage");
         cJSON_AddNumberToObject(u, "prompt_tokens", (double)jint(usage, "input"));
         cJSON_AddNumberToObject(u, "completion_tokens", (double)jint(usage, "output"));
@@ -276,6 +320,7 @@ static char *render_reply(const cJSON *e, const char *model, long reqno)
         d = cJSON_AddObjectToObject(u, "completion_tokens_details");
         cJSON_AddNumberToObject(d, "reasoning_tokens", (double)jint(usage, "reasoning"));
     }
+printed:
     out = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     free(text);
@@ -398,6 +443,11 @@ static void log_request(struct MHD_Connection *conn, const char *method, const c
         return;
     o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "n", (double)reqno);
+    {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        cJSON_AddNumberToObject(o, "t_ms", (double)ts.tv_sec * 1000.0 + (double)(ts.tv_nsec / 1000000));
+    }
     cJSON_AddStringToObject(o, "method", method);
     cJSON_AddStringToObject(o, "path", url);
     h = cJSON_AddObjectToObject(o, "headers");
@@ -479,6 +529,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         ret = answer(conn, 500, NULL, NULL,
                      "{\"error\":{\"message\":\"fake_llm: script exhausted\",\"type\":"
                      "\"fake_exhausted\"}}");
+        goto out;
+    }
+    if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "ctx_error_bytes")) &&
+        (double)c->body.len > v->valuedouble) {
+        /* llama.cpp's server when the prompt does not fit its context */
+        char b[512];
+        snprintf(b, sizeof(b),
+                 "{\"error\":{\"code\":400,\"message\":\"the request exceeds the available "
+                 "context size (%zu tokens), try increasing it\",\"type\":"
+                 "\"exceed_context_size_error\",\"n_prompt_tokens\":%zu,\"n_ctx\":%.0f}}",
+                 (size_t)(v->valuedouble / 4), c->body.len / 4, v->valuedouble / 4);
+        ret = answer(conn, 400, NULL, NULL, b);
         goto out;
     }
     headers = cJSON_GetObjectItemCaseSensitive(e, "headers");
@@ -638,6 +700,8 @@ int main(int argc, char **argv)
             script = argv[++i];
         else if (!strcmp(argv[i], "--log") && i + 1 < argc)
             log_path = argv[++i];
+        else if (!strcmp(argv[i], "--realistic"))
+            realistic = 1;
         else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
             i++;
             if (!strcmp(argv[i], "anthropic"))
@@ -647,7 +711,7 @@ int main(int argc, char **argv)
                 return 2;
             }
         } else {
-            fprintf(stderr, "usage: fake_llm --port-file F [--mode openai|anthropic] "
+            fprintf(stderr, "usage: fake_llm --port-file F [--mode openai|anthropic] [--realistic] "
                             "--script S.jsonl [--log L.jsonl]\n");
             return 2;
         }

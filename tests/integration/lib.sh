@@ -73,7 +73,8 @@ start_fake_llm() {
     rm -f "$T/$name.port"
     FAKE_LOG="$T/$name.log"
     : >"$FAKE_LOG"
-    "$GOALD_BUILD_DIR/tests/fake_llm" --port-file "$T/$name.port" --mode "$mode" \
+    # shellcheck disable=SC2086 # FAKE_LLM_ARGS: extra options (--realistic)
+    "$GOALD_BUILD_DIR/tests/fake_llm" --port-file "$T/$name.port" --mode "$mode" ${FAKE_LLM_ARGS:-} \
         --script "$script" --log "$FAKE_LOG" 2>"$T/$name.stderr" &
     FAKE_PIDS="$FAKE_PIDS $!"
     for i in $(seq 1 200); do
