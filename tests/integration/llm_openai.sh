@@ -248,7 +248,7 @@ expect_eq "$(fake_requests)" 2
 expect_eq "$(sed -n 1p "$FAKE_LOG" | jq -r '.body.response_format.type')" json_schema
 expect_eq "$(sed -n 1p "$FAKE_LOG" | jq -r '.body.response_format.json_schema.name')" plan_b
 expect_eq "$(sed -n 2p "$FAKE_LOG" | jq -r '.body.response_format')" null
-sed -n 2p "$FAKE_LOG" | jq -r '.body.messages[-1].content' | grep -q '"strategy"' || fail "schema not in the prompt"; ok
+sed -n 2p "$FAKE_LOG" | jq -r '.body.messages[0].content' | grep -q '"strategy"' || fail "schema not in the first (system) message"; ok
 
 # --- a structured answer that holds no JSON: invalid_response -----------------
 scenario nojson <<'S'
