@@ -61,8 +61,8 @@ static void keep_header(struct sink *s, const char *name, const char *v)
 
     if (i >= SINK_HEADERS)
         return;
-    snprintf(s->hname[i], sizeof(s->hname[i]), "%s", name);
-    snprintf(s->hval[i], sizeof(s->hval[i]), "%s", v);
+    snprintf(s->hname[i], sizeof(s->hname[i]), "%.39s", name);
+    snprintf(s->hval[i], sizeof(s->hval[i]), "%.79s", v);
     s->nhdr++;
 }
 
