@@ -15,6 +15,7 @@
 #include "util/config.h"
 #include "util/id.h"
 #include "util/log.h"
+#include "util/retry.h"
 #include "util/timeutil.h"
 
 /* ---- events, accounting, budget ---------------------------------------- */
@@ -134,21 +135,16 @@ static int provider_call(llm_client *c, struct llm_model *m, const struct llm_re
     return err_set(ERR_INVALID, "unknown provider");
 }
 
-static int64_t backoff_ms(int retry)
+/* Before retry n (1-based): the server's wait when it gave one (capped by
+ * llm.retry.retry_after_max_ms: past it, *give_up), else backoff from
+ * llm.retry.backoff_ms capped by llm.retry.backoff_max_ms (util/retry,
+ * scaled by GOALD_TIME_SCALE). */
+static int64_t wait_ms(int64_t server_ms, int n, int *give_up)
 {
     int64_t base = config_int(CFG_LLM_RETRY_BACKOFF_MS);
-    int64_t cap = config_int(CFG_LLM_RETRY_BACKOFF_MAX_MS);
-    int64_t d = base;
-    unsigned r = 0;
-
-    for (int i = 0; i < retry && d < cap; i++)
-        d *= 2;
-    if (d > cap)
-        d = cap;
-    /* jitter: between half and all of it, so that many jobs do not retry
-     * in step */
-    id_random(&r, sizeof(r));
-    return d / 2 + (d > 1 ? (int64_t)(r % (unsigned)(d / 2 + 1)) : 0);
+    if (server_ms >= 0)
+        return retry_wait_ms(server_ms, n, base, config_int(CFG_LLM_RETRY_AFTER_MAX_MS), give_up);
+    return retry_wait_ms(-1, n, base, config_int(CFG_LLM_RETRY_BACKOFF_MAX_MS), give_up);
 }
 
 /* Whether a provider_api error is worth another try on the same model:
@@ -272,8 +268,9 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
         switch (final ? LLM_ERR_NONE : err->cls) {
         case LLM_ERR_RATE_LIMIT:
             if (n_rate < config_int(CFG_LLM_RETRY_RATE_LIMIT)) {
-                wait = err->retry_after_ms >= 0 ? err->retry_after_ms : backoff_ms(n_rate);
-                if (wait > config_int(CFG_LLM_RETRY_AFTER_MAX_MS))
+                int give_up;
+                wait = wait_ms(err->retry_after_ms, n_rate + 1, &give_up);
+                if (give_up)
                     wait = -1; /* too long to sit on: let the chain move on */
                 else
                     n_rate++;
@@ -283,11 +280,15 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
         case LLM_ERR_TIMEOUT:
             if ((err->cls == LLM_ERR_TIMEOUT || provider_transient(err)) &&
                 n_transient < config_int(CFG_LLM_RETRY_MAX)) {
-                wait = backoff_ms(n_transient);
+                int give_up = 0;
+                wait = wait_ms(-1, n_transient + 1, &give_up);
                 /* a 503 may say when to come back: not sooner than that */
-                if (err->retry_after_ms > wait)
-                    wait = err->retry_after_ms;
-                if (wait > config_int(CFG_LLM_RETRY_AFTER_MAX_MS))
+                if (err->retry_after_ms >= 0) {
+                    int64_t w = wait_ms(err->retry_after_ms, n_transient + 1, &give_up);
+                    if (w > wait)
+                        wait = w;
+                }
+                if (give_up)
                     wait = -1;
                 else
                     n_transient++;

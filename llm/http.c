@@ -1,6 +1,6 @@
 /*
  * http.c - the libcurl boundary of llm/: one POST, capped body, timeouts,
- * Retry-After; libcurl errors become llm error classes here and nowhere
+ * the server's wait (util/retry); libcurl errors become llm error classes here and nowhere
  * else.
  */
 #include <ctype.h>
@@ -8,15 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "llm/llm_internal.h"
 #include "util/log.h"
+#include "util/retry.h"
 
 struct sink {
     strbuf *body;
     int toobig, sized;
     struct llm_http_result *res;
     CURL *curl;
+#define SINK_HEADERS 12
+    char hname[SINK_HEADERS][40], hval[SINK_HEADERS][80];
+    size_t nhdr;
 };
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -41,28 +46,40 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
-/* Retry-After: delta-seconds or an HTTP date; retry-after-ms: ms. */
-static void parse_retry_after(struct llm_http_result *r, const char *name, const char *v)
+/* The headers util/retry reads (Retry-After, retry-after-ms, the
+ * x-ratelimit-* family), kept per response; the wait is computed once the
+ * status is known. */
+static int wait_header(const char *name)
 {
-    char *end;
+    return !strcasecmp(name, "retry-after") || !strcasecmp(name, "retry-after-ms") ||
+           !strncasecmp(name, "x-ratelimit-", 12);
+}
 
-    if (!strcasecmp(name, "retry-after-ms")) {
-        double ms = strtod(v, &end);
-        if (end != v && ms >= 0)
-            r->retry_after_ms = (int64_t)ms;
+static void keep_header(struct sink *s, const char *name, const char *v)
+{
+    size_t i = s->nhdr;
+
+    if (i >= SINK_HEADERS)
         return;
+    snprintf(s->hname[i], sizeof(s->hname[i]), "%s", name);
+    snprintf(s->hval[i], sizeof(s->hval[i]), "%s", v);
+    s->nhdr++;
+}
+
+static int64_t sink_retry_after(struct sink *s, int status)
+{
+    const char *names[SINK_HEADERS + 1], *values[SINK_HEADERS + 1];
+    char st[16];
+    size_t n = 0;
+
+    snprintf(st, sizeof(st), "%d", status);
+    names[n] = ":status";
+    values[n++] = st;
+    for (size_t i = 0; i < s->nhdr; i++, n++) {
+        names[n] = s->hname[i];
+        values[n] = s->hval[i];
     }
-    double s = strtod(v, &end);
-    if (end != v && s >= 0) {
-        if (r->retry_after_ms < 0) /* retry-after-ms, if given too, is finer */
-            r->retry_after_ms = (int64_t)(s * 1000.0);
-        return;
-    }
-    time_t when = curl_getdate(v, NULL);
-    if (when > 0 && r->retry_after_ms < 0) {
-        time_t now = time(NULL);
-        r->retry_after_ms = when > now ? (int64_t)(when - now) * 1000 : 0;
-    }
+    return retry_after_ms(names, values, n, (int64_t)time(NULL));
 }
 
 static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -80,6 +97,7 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
     if (!strncmp(line, "HTTP/", 5)) { /* a new response (after 100 Continue, redirects) */
         s->res->content_type[0] = '\0';
         s->res->retry_after_ms = -1;
+        s->nhdr = 0;
         return n;
     }
     colon = strchr(line, ':');
@@ -91,8 +109,8 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
         v++;
     if (!strcasecmp(line, "content-type"))
         snprintf(s->res->content_type, sizeof(s->res->content_type), "%s", v);
-    else if (!strcasecmp(line, "retry-after") || !strcasecmp(line, "retry-after-ms"))
-        parse_retry_after(s->res, line, v);
+    else if (wait_header(line))
+        keep_header(s, line, v);
     return n;
 }
 
@@ -138,6 +156,7 @@ int llm_http_post(llm_client *c, const char *url, const struct llm_request *req,
     sink.toobig = 0;
     sink.sized = 0;
     sink.res = res;
+    sink.nhdr = 0;
 
     if (!c->curl) {
         static int curl_ready;
@@ -195,6 +214,7 @@ int llm_http_post(llm_client *c, const char *url, const struct llm_request *req,
     cc = curl_easy_perform(c->curl);
     curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
     res->status = (int)status;
+    res->retry_after_ms = sink_retry_after(&sink, res->status);
     if (sink.toobig || cc == CURLE_FILESIZE_EXCEEDED) {
         llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, res->status,
                        "%s: response body larger than %zu bytes (llm.max_response_bytes)", url,
