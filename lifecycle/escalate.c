@@ -175,8 +175,8 @@ struct option_row {
 /* The option an offered action stands for, in words for this kind. */
 static struct option_row option_for(const char *action, const char *type, const char *scope)
 {
-    int publish = !strcmp(scope, "publish"), model = !strcmp(type, "auth") ||
-                                                     !strcmp(type, "config");
+    int publish = !strcmp(scope, "publish");
+    int model = !publish && (!strcmp(type, "auth") || !strcmp(type, "config"));
 
     if (!strcmp(action, "retry") && !strcmp(type, "deadline"))
         return (struct option_row){"retry", "carry on past the deadline", "the work goes on",
@@ -231,7 +231,7 @@ static cJSON *fallback_analysis(const struct job_ctx *j, const char *type, const
     } else if (!strcmp(type, "budget")) {
         strbuf_addf(&q, "%s: raise the budget%s, or pause?", cause,
                     !strcmp(scope, "item") ? ", complete with what is done" : "");
-    } else if (!strcmp(type, "auth") || !strcmp(type, "config")) {
+    } else if ((!strcmp(type, "auth") || !strcmp(type, "config")) && strcmp(scope, "publish")) {
         strbuf_addf(&q, "%s. Fix it, then retry (a configuration change with SIGHUP or a "
                         "restart also retries)?",
                     cause);

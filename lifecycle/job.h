@@ -38,6 +38,9 @@ struct job_ctx {
     char error_class[32];
     strbuf failure; /* the reason, redacted */
     strbuf summary; /* the stage's summary, stored on the run */
+    /* > 0: a server said when to come back (a forge's rate limit reset,
+     * ms since the epoch): a goal-level retry waits at least until then */
+    int64_t retry_not_before_ms;
 };
 
 /* The result of a run, for the caller (CLI, daemon). */

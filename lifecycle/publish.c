@@ -25,6 +25,7 @@
 #include "util/fault.h"
 #include "util/log.h"
 #include "util/strbuf.h"
+#include "util/timeutil.h"
 #include "vcs/forge.h"
 #include "vcs/push.h"
 #include "vcs/worktree.h"
@@ -372,8 +373,14 @@ int stage_publish(struct job_ctx *j)
         strbuf_release(&body);
         vcs_forge_release(&f);
         if (rc) {
+            /* 401/403: class auth, no retry, one escalation naming the
+             * forge and the variable; a rate limit that resets later than
+             * forge.retry_max_wait_s: the goal's next attempt waits for it */
+            const char *cls = !strcmp(pr.failure.cls, "auth") ? "auth" : "forge";
+            if (pr.failure.wait_ms > 0)
+                j->retry_not_before_ms = time_now_ms() + pr.failure.wait_ms;
             vcs_pr_release(&pr);
-            rc = job_fail(j, "forge", "%s", err_last());
+            rc = job_fail(j, cls, "%s", err_last());
             goto out;
         }
         {

@@ -204,6 +204,8 @@ static int recover_goal(struct job_ctx *j, char *next, size_t next_n)
     cJSON_AddNumberToObject(p, "attempt", attempts);
     if (!needs_human(j->error_class) && attempts <= max) {
         int64_t backoff = control_backoff_ms(attempts);
+        if (j->retry_not_before_ms > now + backoff)
+            backoff = j->retry_not_before_ms - now;
         static const char sql[] = "UPDATE goals SET next_attempt_at = ? WHERE id = ?";
         sqlite3_stmt *s;
         cJSON_AddNumberToObject(p, "backoff_ms", (double)backoff);

@@ -123,6 +123,15 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                                "Authorization scheme for the forge token: token or bearer"},
     [CFG_FORGE_TIMEOUT_S] = {"forge.timeout_s", CFG_INT, "30", NULL, 1, 600,
                              "timeout of one forge API request (seconds)"},
+    [CFG_FORGE_MAX_ATTEMPTS] = {"forge.max_attempts", CFG_INT, "4", NULL, 1, 20,
+                                "attempts of one forge API request on 5xx, 429, a rate limit or "
+                                "a network error (401/403 are never retried)"},
+    [CFG_FORGE_RETRY_MAX_WAIT_S] = {"forge.retry_max_wait_s", CFG_INT, "60", NULL, 1, 3600,
+                                    "longest wait between forge attempts; a rate limit that "
+                                    "resets later fails the request now, naming the wait"},
+    [CFG_FORGE_MAX_PAGES] = {"forge.max_pages", CFG_INT, "20", NULL, 1, 1000,
+                             "pages of open pull requests read to find the goal's (Gitea and "
+                             "Forgejo list them without a head filter)"},
     [CFG_NOTIFY_WEBHOOK_URL] = {"notify.webhook_url", CFG_STRING, NULL, NULL, NOB,
                                 "URL that receives a JSON POST when a goal ends (unset: none)"},
     [CFG_NOTIFY_WEBHOOK_TIMEOUT_S] = {"notify.webhook_timeout_s", CFG_INT, "10", NULL, 1, 300,

@@ -10,8 +10,11 @@
 
 #include "util/config.h"
 #include "util/err.h"
+#include "util/log.h"
+#include "util/retry.h"
 #include "util/secret.h"
 #include "util/strbuf.h"
+#include "util/timeutil.h"
 
 #define FORGE_RESPONSE_CAP ((size_t)8 << 20)
 
@@ -180,13 +183,72 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
     return strbuf_add(sb, p, n) == 0 ? n : 0; /* 0 aborts the transfer */
 }
 
+#define FORGE_MAX_HEADERS 64
+
+/* The response headers of the last answer (a 1xx or a redirect's headers
+ * are dropped when the next status line comes). */
+struct hdrs {
+    size_t n;
+    char *name[FORGE_MAX_HEADERS];
+    char *value[FORGE_MAX_HEADERS];
+};
+
+static void hdrs_clear(struct hdrs *h)
+{
+    for (size_t i = 0; i < h->n; i++) {
+        free(h->name[i]);
+        free(h->value[i]);
+    }
+    h->n = 0;
+}
+
+static const char *hdrs_get(const struct hdrs *h, const char *name)
+{
+    for (size_t i = 0; i < h->n; i++)
+        if (strcasecmp(h->name[i], name) == 0)
+            return h->value[i];
+    return NULL;
+}
+
+static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
+{
+    struct hdrs *h = ud;
+    size_t n = size * nmemb, k, v, e;
+
+    if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) {
+        hdrs_clear(h);
+        return n;
+    }
+    for (k = 0; k < n && p[k] != ':'; k++)
+        ;
+    if (k == 0 || k >= n || h->n >= FORGE_MAX_HEADERS || n > 8192)
+        return n;
+    for (v = k + 1; v < n && (p[v] == ' ' || p[v] == '\t'); v++)
+        ;
+    for (e = n; e > v && (p[e - 1] == '\r' || p[e - 1] == '\n' || p[e - 1] == ' '); e--)
+        ;
+    if (!(h->name[h->n] = strndup(p, k)) || !(h->value[h->n] = strndup(p + v, e - v)))
+        abort(); /* out of memory ends the process (STYLE.md) */
+    h->n++;
+    return n;
+}
+
+/* Is base_url a Gitea or Forgejo API (".../api/v1")? */
+static int forge_is_gitea(const char *base_url)
+{
+    size_t n = strlen(base_url);
+    return n >= 7 && strcmp(base_url + n - 7, "/api/v1") == 0;
+}
+
 /* One HTTP request.  body may be NULL (GET).  with_token adds the forge
- * token's Authorization header when the variable is set.  The response
- * body goes to resp (NULL: dropped), the status to *status.  Transport failures are
- * errors; any HTTP status is returned for the caller to judge.  shown is
- * how messages name the URL. */
-static int http_do(long *status, strbuf *resp, const char *method, const char *url,
-                   const char *shown, const char *body, int with_token, long timeout_s)
+ * token's Authorization header when the variable is set; github adds
+ * GitHub's media type and API version headers.  The response body goes
+ * to resp (NULL: dropped), its headers to hd (NULL: dropped), the status
+ * to *status.  Transport failures are errors; any HTTP status is returned
+ * for the caller to judge.  shown is how messages name the URL. */
+static int http_do(long *status, strbuf *resp, struct hdrs *hd, const char *method,
+                   const char *url, const char *shown, const char *body, int with_token,
+                   int github, long timeout_s)
 {
     CURL *c = NULL;
     struct curl_slist *h = NULL;
@@ -200,7 +262,12 @@ static int http_do(long *status, strbuf *resp, const char *method, const char *u
         return err_set(ERR_FAIL, "libcurl: cannot initialise");
     if (!(c = curl_easy_init()))
         return err_set(ERR_NOMEM, "libcurl: cannot make a handle");
-    h = curl_slist_append(h, "Accept: application/vnd.github+json, application/json");
+    if (github) {
+        h = curl_slist_append(h, "Accept: application/vnd.github+json");
+        h = curl_slist_append(h, "X-GitHub-Api-Version: 2022-11-28");
+    } else {
+        h = curl_slist_append(h, "Accept: application/json");
+    }
     h = curl_slist_append(h, "User-Agent: goald/" GOALD_VERSION);
     if (body)
         h = curl_slist_append(h, "Content-Type: application/json");
@@ -223,6 +290,10 @@ static int http_do(long *status, strbuf *resp, const char *method, const char *u
         rc = err_set(ERR_NOMEM, "out of memory");
         goto out;
     }
+    if (resp)
+        strbuf_reset(resp);
+    if (hd)
+        hdrs_clear(hd);
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
@@ -233,6 +304,10 @@ static int http_do(long *status, strbuf *resp, const char *method, const char *u
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L); /* never carry the token elsewhere */
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, resp);
+    if (hd) {
+        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(c, CURLOPT_HEADERDATA, hd);
+    }
     if (body) {
         curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
@@ -251,18 +326,145 @@ out:
     return rc;
 }
 
-/* "METHOD URL: HTTP 422: <message>" from a forge's error answer. */
-static int http_status_err(const char *method, const char *url, long status, const strbuf *resp)
+/* The forge's reason in an error answer: "message", and the first of
+ * "errors" (GitHub's 422: {"message":"Validation Failed","errors":
+ * [{"message":"A pull request already exists for o:b."}]} or
+ * [{"resource":"PullRequest","field":"base","code":"invalid"}]). */
+static void forge_reason(char *out, size_t n, const strbuf *resp)
 {
     cJSON *j = cJSON_Parse(strbuf_cstr(resp));
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
-    char msg[300];
+    const cJSON *e0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "errors"), 0);
+    const char *em = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e0, "message"));
+    const char *ef = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e0, "field"));
+    const char *ec = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e0, "code"));
+    const char *msg = cJSON_IsString(m) ? m->valuestring : NULL;
+    char detail[300] = "";
 
-    snprintf(msg, sizeof(msg), "%s",
-             cJSON_IsString(m) ? m->valuestring : (resp->len ? strbuf_cstr(resp) : ""));
+    if (em && *em)
+        snprintf(detail, sizeof(detail), "%s", em);
+    else if (cJSON_IsString(e0) && *e0->valuestring)
+        snprintf(detail, sizeof(detail), "%s", e0->valuestring);
+    else if (ef || ec)
+        snprintf(detail, sizeof(detail), "%s%s%s", ef ? ef : "", ef && ec ? " " : "",
+                 ec ? ec : "");
+    if (msg && *detail)
+        snprintf(out, n, "%s: %s", msg, detail);
+    else if (msg || *detail)
+        snprintf(out, n, "%s", msg ? msg : detail);
+    else if (!j && resp->len)
+        snprintf(out, n, "%.200s", strbuf_cstr(resp));
+    else
+        out[0] = '\0';
     cJSON_Delete(j);
+}
+
+/* "METHOD URL: HTTP 422: <reason>" from a forge's error answer. */
+static int http_status_err(const char *method, const char *url, long status, const strbuf *resp)
+{
+    char msg[640];
+
+    forge_reason(msg, sizeof(msg), resp);
     return err_set(status == 404 ? ERR_NOTFOUND : ERR_FAIL, "%s %s: HTTP %ld%s%s", method, url,
                    status, msg[0] ? ": " : "", msg);
+}
+
+/* A forge API request with the retry policy (util/retry.h): a network
+ * error, a 5xx, a 429 or a rate limit (403 or 429 with
+ * x-ratelimit-remaining: 0 or Retry-After) is tried again, up to
+ * forge.max_attempts, after the wait the server asked for or a backoff,
+ * capped at forge.retry_max_wait_s; a server wait beyond the cap fails
+ * now, naming it.  401 and 403 (not a rate limit) are never retried:
+ * class "auth".  Any other status is returned for the caller to judge.
+ * On error, fl (when not NULL) gets the class and the server's wait. */
+static int forge_request(long *status, strbuf *resp, struct hdrs *hdp, struct forge_failure *fl,
+                         const struct vcs_forge *f, const char *method, const char *url,
+                         const char *body)
+{
+    struct hdrs own = {0}, *hdr = hdp ? hdp : &own;
+    int max = (int)config_int(CFG_FORGE_MAX_ATTEMPTS);
+    int64_t cap_ms = config_int(CFG_FORGE_RETRY_MAX_WAIT_S) * 1000;
+    int github = !forge_is_gitea(f->base_url);
+    int rc = 0;
+
+    for (int n = 1;; n++) {
+        int64_t server_ms = -1, wait;
+        int give_up = 0, limited, again;
+        const char *rem;
+
+        *status = 0;
+        rc = http_do(status, resp, hdr, method, url, url, body, 1, github,
+                     (long)config_int(CFG_FORGE_TIMEOUT_S));
+        if (rc == ERR_NOMEM || rc == ERR_INVALID)
+            goto out;
+        rem = rc ? NULL : hdrs_get(hdr, "x-ratelimit-remaining");
+        limited = !rc && (*status == 429 ||
+                          ((*status == 403) && ((rem && strtoll(rem, NULL, 10) == 0 && *rem == '0') ||
+                                                hdrs_get(hdr, "retry-after"))));
+        if (!rc && (*status == 401 || *status == 403) && !limited) {
+            const char *name = config_str(CFG_FORGE_TOKEN_ENV);
+            const char *tok = name && *name ? secret_get(name) : NULL;
+            char why[640];
+            forge_reason(why, sizeof(why), resp);
+            if (fl)
+                snprintf(fl->cls, sizeof(fl->cls), "auth");
+            rc = err_set(ERR_FAIL,
+                         "forge %s refused the request (%s %s: HTTP %ld%s%s): %s; fix the token "
+                         "in $%s (forge.token_env names the variable; its repository access), "
+                         "then retry",
+                         f->base_url, method, url, *status, why[0] ? ": " : "", why,
+                         tok && *tok ? "the token was refused" : "no token was sent, the "
+                                                                  "variable is not set",
+                         name && *name ? name : "GOALD_FORGE_TOKEN");
+            goto out;
+        }
+        again = rc != 0 || limited || *status >= 500;
+        if (!again)
+            goto out; /* an answer for the caller */
+        if (!rc) {
+            const char *names[FORGE_MAX_HEADERS + 1], *values[FORGE_MAX_HEADERS + 1];
+            size_t k = 0;
+            for (size_t i = 0; i < hdr->n; i++, k++) {
+                names[k] = hdr->name[i];
+                values[k] = hdr->value[i];
+            }
+            if (*status == 429) {
+                names[k] = ":status";
+                values[k++] = "429";
+            }
+            server_ms = retry_after_ms(names, values, k, time_now_ms() / 1000);
+        }
+        wait = retry_wait_ms(server_ms, n, 2000, cap_ms, &give_up);
+        if (give_up) {
+            char why[640];
+            forge_reason(why, sizeof(why), resp);
+            if (fl) {
+                snprintf(fl->cls, sizeof(fl->cls), "forge");
+                fl->wait_ms = server_ms;
+            }
+            rc = err_set(ERR_FAIL,
+                         "%s %s: HTTP %ld%s%s: the forge's rate limit resets in %lld s, more "
+                         "than forge.retry_max_wait_s (%lld s): not retrying now",
+                         method, url, *status, why[0] ? ": " : "", why,
+                         (long long)((server_ms + 999) / 1000), (long long)(cap_ms / 1000));
+            goto out;
+        }
+        if (n >= max) {
+            if (!rc)
+                rc = http_status_err(method, url, *status, resp);
+            err_wrap(rc, "after %d attempts", n);
+            if (fl)
+                snprintf(fl->cls, sizeof(fl->cls), "forge");
+            goto out;
+        }
+        log_info("forge: %s %s: %s; attempt %d of %d in %lld ms", method, url,
+                 rc ? err_last() : (limited ? "rate limited" : "server error"), n + 1, max,
+                 (long long)wait);
+        time_sleep_ms(wait);
+    }
+out:
+    hdrs_clear(&own);
+    return rc;
 }
 
 static int pulls_url(strbuf *u, const struct vcs_forge *f)
@@ -287,58 +489,125 @@ static int pr_from_json(struct vcs_pr *out, const cJSON *pr)
     return 0;
 }
 
-int vcs_forge_pr_find(struct vcs_pr *out, const struct vcs_forge *f, const char *head)
+/* Is the head of pull request pr the branch head of OUR repository's
+ * owner (not a fork's branch of the same name), and its base base? */
+static int pr_matches(const cJSON *pr, const struct vcs_forge *f, const char *head,
+                      const char *base)
+{
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(pr, "head");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(pr, "base");
+    const cJSON *hrepo = cJSON_GetObjectItemCaseSensitive(h, "repo");
+    const char *ref = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(h, "ref"));
+    const char *bref = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "ref"));
+    const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr, "state"));
+    const char *login = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(hrepo, "owner"), "login"));
+    const char *full = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(hrepo, "full_name"));
+    const char *label = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(h, "label"));
+    size_t on = strlen(f->owner);
+
+    if (!ref || strcmp(ref, head) != 0 || !bref || strcmp(bref, base) != 0)
+        return 0;
+    if (st && strcmp(st, "open") != 0)
+        return 0;
+    /* the head's owner: its repository's, else the label's "owner:" */
+    if (login)
+        return strcasecmp(login, f->owner) == 0;
+    if (full)
+        return strncasecmp(full, f->owner, on) == 0 && full[on] == '/';
+    if (label && strchr(label, ':'))
+        return strncasecmp(label, f->owner, on) == 0 && label[on] == ':';
+    return 0; /* a fork that is gone, or nothing says whose: not ours */
+}
+
+/* Does the Link header name a next page?  1 yes, 0 no, -1 no Link. */
+static int link_has_next(const struct hdrs *h)
+{
+    const char *l = hdrs_get(h, "link");
+    if (!l)
+        return -1;
+    return strstr(l, "rel=\"next\"") != NULL || strstr(l, "rel=next") != NULL;
+}
+
+int vcs_forge_pr_find(struct vcs_pr *out, const struct vcs_forge *f, const char *head,
+                      const char *base)
 {
     strbuf u = STRBUF_INIT, resp = STRBUF_INIT, label = STRBUF_INIT;
-    char *q = NULL;
+    char *q = NULL, *qb = NULL;
     cJSON *arr = NULL;
     const cJSON *it;
     long status = 0;
-    int rc;
+    int gitea = forge_is_gitea(f->base_url);
+    int per_page = gitea ? 50 : 100, pages = (int)config_int(CFG_FORGE_MAX_PAGES), page;
+    struct hdrs hd = {0};
+    int rc = ERR_NOTFOUND;
 
     memset(out, 0, sizeof(out[0]));
     strbuf_init(&resp, FORGE_RESPONSE_CAP);
     if ((rc = strbuf_addf(&label, "%s:%s", f->owner, head)) != 0)
         goto out;
-    if (!(q = curl_easy_escape(NULL, strbuf_cstr(&label), 0))) {
+    if (!(q = curl_easy_escape(NULL, strbuf_cstr(&label), 0)) ||
+        !(qb = curl_easy_escape(NULL, base, 0))) {
         rc = err_set(ERR_NOMEM, "out of memory");
         goto out;
     }
-    /* per_page (GitHub) and limit (Gitea) widen the page for forges that
-     * ignore the head filter; the answer is filtered here in any case */
-    if ((rc = pulls_url(&u, f)) != 0 ||
-        (rc = strbuf_addf(&u, "?state=open&head=%s&per_page=100&limit=50", q)) != 0)
-        goto out;
-    if ((rc = http_do(&status, &resp, "GET", strbuf_cstr(&u), strbuf_cstr(&u), NULL, 1,
-                      (long)config_int(CFG_FORGE_TIMEOUT_S))) != 0)
-        goto out;
-    if (status != 200) {
-        rc = http_status_err("GET", strbuf_cstr(&u), status, &resp);
-        goto out;
-    }
-    arr = cJSON_Parse(strbuf_cstr(&resp));
-    if (!cJSON_IsArray(arr)) {
-        rc = err_set(ERR_FAIL, "GET %s: expected a JSON array", strbuf_cstr(&u));
-        goto out;
-    }
     rc = ERR_NOTFOUND;
-    cJSON_ArrayForEach(it, arr)
-    {
-        const cJSON *h = cJSON_GetObjectItemCaseSensitive(it, "head");
-        const cJSON *ref = cJSON_GetObjectItemCaseSensitive(h, "ref");
-        const cJSON *st = cJSON_GetObjectItemCaseSensitive(it, "state");
-        if (!cJSON_IsString(ref) || strcmp(ref->valuestring, head) != 0)
-            continue;
-        if (cJSON_IsString(st) && strcmp(st->valuestring, "open") != 0)
-            continue;
-        rc = pr_from_json(out, it);
-        break;
+    for (page = 1; page <= pages; page++) {
+        int n = 0, next;
+        strbuf_reset(&u);
+        /* GitHub filters by head (owner:branch) and base; Gitea and
+         * Forgejo list every open pull request, page by page: the answer
+         * is filtered here in any case */
+        if ((rc = pulls_url(&u, f)) != 0 ||
+            (rc = gitea ? strbuf_addf(&u, "?state=open&page=%d&limit=%d", page, per_page)
+                        : strbuf_addf(&u, "?state=open&head=%s&base=%s&per_page=%d&page=%d", q,
+                                      qb, per_page, page)) != 0)
+            goto out;
+        if ((rc = forge_request(&status, &resp, &hd, &out->failure, f, "GET", strbuf_cstr(&u),
+                                NULL)) != 0)
+            goto out;
+        if (status != 200) {
+            /* not "no pull request": the look-up itself failed */
+            http_status_err("GET", strbuf_cstr(&u), status, &resp);
+            rc = ERR_FAIL;
+            snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
+            goto out;
+        }
+        cJSON_Delete(arr);
+        arr = cJSON_Parse(strbuf_cstr(&resp));
+        if (!cJSON_IsArray(arr)) {
+            rc = err_set(ERR_FAIL, "GET %s: expected a JSON array", strbuf_cstr(&u));
+            snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
+            goto out;
+        }
+        rc = ERR_NOTFOUND;
+        cJSON_ArrayForEach(it, arr)
+        {
+            n++;
+            if (rc == ERR_NOTFOUND && pr_matches(it, f, head, base))
+                rc = pr_from_json(out, it);
+        }
+        if (rc != ERR_NOTFOUND)
+            goto out;
+        /* the last page: empty, a Link header without rel="next", or
+         * (without Link) shorter than asked */
+        next = link_has_next(&hd);
+        if (n == 0 || next == 0 || (next < 0 && n < per_page))
+            break;
     }
-    if (rc == ERR_NOTFOUND)
-        err_set(ERR_NOTFOUND, "no open pull request from %s", strbuf_cstr(&label));
+    if (rc == ERR_NOTFOUND) {
+        if (page > pages)
+            log_warn("forge: no open pull request from %s into %s in the first %d pages "
+                     "(forge.max_pages)",
+                     strbuf_cstr(&label), base, pages);
+        err_set(ERR_NOTFOUND, "no open pull request from %s into %s", strbuf_cstr(&label),
+                base);
+    }
 out:
+    hdrs_clear(&hd);
     cJSON_Delete(arr);
     curl_free(q);
+    curl_free(qb);
     strbuf_release(&label);
     strbuf_release(&resp);
     strbuf_release(&u);
@@ -357,7 +626,7 @@ int vcs_forge_pr_ensure(struct vcs_pr *out, const struct vcs_forge *f, const cha
     memset(out, 0, sizeof(out[0]));
     if (!title || !*title || !head || !*head || !base || !*base)
         return err_set(ERR_INVALID, "pull request: title, head and base are required");
-    rc = vcs_forge_pr_find(out, f, head);
+    rc = vcs_forge_pr_find(out, f, head, base);
     if (rc != ERR_NOTFOUND)
         return rc; /* found (0), or the forge failed */
     vcs_pr_release(out);
@@ -374,16 +643,15 @@ int vcs_forge_pr_ensure(struct vcs_pr *out, const struct vcs_forge *f, const cha
     }
     if ((rc = pulls_url(&u, f)) != 0)
         goto out;
-    if ((rc = http_do(&status, &resp, "POST", strbuf_cstr(&u), strbuf_cstr(&u), text, 1,
-                      (long)config_int(CFG_FORGE_TIMEOUT_S))) != 0)
+    if ((rc = forge_request(&status, &resp, NULL, &out->failure, f, "POST", strbuf_cstr(&u), text)) !=
+        0)
         goto out;
     if (status == 422 || status == 409) {
         /* "A pull request already exists" (GitHub 422, Gitea 409): one was
-         * opened between our look-up and our POST, or the look-up missed
-         * it (a forge that ignores the head filter, more than one page of
-         * open pull requests): return that one when it can be found */
+         * opened between our look-up and our POST: return that one when it
+         * can be found; else the forge's own reason */
         struct vcs_pr again;
-        if (vcs_forge_pr_find(&again, f, head) == 0) {
+        if (vcs_forge_pr_find(&again, f, head, base) == 0) {
             *out = again;
             rc = 0;
             goto out;
@@ -392,11 +660,13 @@ int vcs_forge_pr_ensure(struct vcs_pr *out, const struct vcs_forge *f, const cha
     }
     if (status != 201 && status != 200) {
         rc = http_status_err("POST", strbuf_cstr(&u), status, &resp);
+        snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
         goto out;
     }
     ans = cJSON_Parse(strbuf_cstr(&resp));
     if ((rc = pr_from_json(out, ans)) != 0) {
         err_wrap(rc, "POST %s", strbuf_cstr(&u));
+        snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
         goto out;
     }
     out->created = 1;
@@ -436,7 +706,7 @@ int vcs_webhook_post(int *sent_out, const char *url, const char *json)
     if (!json)
         return err_set(ERR_INVALID, "webhook: no body");
     url_origin(shown, sizeof(shown), url);
-    rc = http_do(&status, NULL, "POST", url, shown, json, 0,
+    rc = http_do(&status, NULL, NULL, "POST", url, shown, json, 0, 0,
                  (long)config_int(CFG_NOTIFY_WEBHOOK_TIMEOUT_S));
     if (rc)
         return err_wrap(rc, "webhook");

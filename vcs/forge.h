@@ -3,10 +3,16 @@
  * (libcurl).
  *
  * The API is GitHub's shape, which GitHub Enterprise (base
- * https://HOST/api/v3), Gitea and Forgejo (base https://HOST/api/v1) also
- * serve:
+ * https://HOST/api/v3), Gitea and Forgejo (base https://HOST/api/v1, told
+ * by that suffix) also serve:
  *   GET  {base}/repos/{owner}/{repo}/pulls?state=open&head={owner}:{branch}
+ *        &base={base}&per_page=100&page=N          (GitHub)
+ *   GET  {base}/repos/{owner}/{repo}/pulls?state=open&page=N&limit=50
+ *                                                  (Gitea/Forgejo: no head filter)
  *   POST {base}/repos/{owner}/{repo}/pulls  {"title","head","base","body"}
+ * GitHub gets "Accept: application/vnd.github+json" and
+ * "X-GitHub-Api-Version: 2022-11-28".  Requests follow util/retry.h: see
+ * docs/publishing.md.
  * The token is read from the environment variable NAMED by
  * forge.token_env when a request is made and sent as
  * "Authorization: token T" (forge.auth_scheme "token") or "Bearer T"
@@ -17,6 +23,7 @@
 #define GOALD_VCS_FORGE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct vcs_forge {
     char *base_url; /* no final '/' */
@@ -46,27 +53,38 @@ void vcs_forge_release(struct vcs_forge *f);
  * local path or file:// remote, no forge for its host). */
 int vcs_forge_can_pr(const char *remote_name, const char *remote_url);
 
+/* Why a forge request failed, for the caller's recovery. */
+struct forge_failure {
+    char cls[16];    /* "auth" (401/403, never retried), "forge" (the rest); "" */
+    int64_t wait_ms; /* > 0: the forge's rate limit resets in this many ms
+                      * (unscaled), beyond forge.retry_max_wait_s */
+};
+
 struct vcs_pr {
     long number;
     char *url;   /* html_url, for people; free with vcs_pr_release() */
     int created; /* 1: opened by this call; 0: an open one already existed */
+    struct forge_failure failure; /* after an error */
 };
 
 void vcs_pr_release(struct vcs_pr *pr);
 
 /* Make sure an open pull request from branch head into branch base
- * exists, and describe it in out.  An open pull request whose head is
- * head is looked for first and returned (created = 0) without changing
- * it; only when there is none is one opened with title and body
+ * exists, and describe it in out.  An open pull request from our owner's
+ * branch head (not a fork's branch of the same name) into base is looked
+ * for first and returned (created = 0) without changing it; only when there is none is one opened with title and body
  * (created = 1).  So calling this twice opens one pull request.
  * out is zeroed first; release it with vcs_pr_release() (also after an
- * error).  Errors name the URL and the HTTP status and message. */
+ * error).  Errors name the URL and the HTTP status and the forge's reason
+ * (a 422's errors[0].message); out->failure says its class. */
 int vcs_forge_pr_ensure(struct vcs_pr *out, const struct vcs_forge *f, const char *title,
                         const char *head, const char *base, const char *body);
 
-/* Only the look-up half: ERR_NOTFOUND when no open pull request has head
- * as its head branch. */
-int vcs_forge_pr_find(struct vcs_pr *out, const struct vcs_forge *f, const char *head);
+/* Only the look-up half: ERR_NOTFOUND when no open pull request goes
+ * from f->owner's branch head into base (Gitea/Forgejo: within
+ * forge.max_pages pages of open pull requests). */
+int vcs_forge_pr_find(struct vcs_pr *out, const struct vcs_forge *f, const char *head,
+                      const char *base);
 
 /* POST json (a complete JSON document) to url with Content-Type
  * application/json, within notify.webhook_timeout_s.  url NULL means

@@ -2,19 +2,33 @@
  * fake_forge - a GitHub-shaped REST fake on 127.0.0.1 for tests.
  *
  *   fake_forge --port-file F --log L.jsonl [--port N] [--require-token T]
+ *              [--mode github|gitea]
  *
  * Serves, under / (GitHub), /api/v3 (GitHub Enterprise) and /api/v1
- * (Gitea, Forgejo) alike:
- *   GET  /repos/{o}/{r}/pulls?state=open&head=o:branch   list (filtered)
+ * (Gitea, Forgejo):
+ *   GET  /repos/{o}/{r}/pulls?state=open...   list, newest first, paginated
+ *        github mode: filtered by head=OWNER:branch (the head's owner) and
+ *        base, ?per_page= (30, at most 100) &page=; gitea mode: no head or
+ *        base filter (as Gitea), ?limit= (30, at most 50) &page=.  Both send
+ *        a Link header (rel="next" while more) and X-Total-Count.  The mode
+ *        defaults to gitea under /api/v1 and github elsewhere.
  *   POST /repos/{o}/{r}/pulls {title, head, base, body}  201, numbers from 1
- *        per repository; 422 when an open one has the same head (as GitHub)
+ *        per repository; 422 when an open one has the same head and base
+ *        (as GitHub, with errors[0].message)
+ *   POST /_fake/seed {"repo":"o/r","prs":[{"head","base","head_owner",
+ *        "title","state"}...]}  adds pull requests (head_owner: a fork's)
+ *   POST /_fake/inject {"status","headers":{},"body":{},"times","method",
+ *        "reset_in"}  the next API requests (of method, when given) get this
+ *        answer instead, times times (1); reset_in N adds x-ratelimit-reset
+ *        = now + N (epoch seconds)
  *   POST /hook            200 (a webhook receiver); POST /hook/fail: 500
  *   ANY  /git/...         a git smart-HTTP door that only checks Basic auth:
  *        401 + WWW-Authenticate until the password is the token, then 404
  * Pull requests live in memory.  With --require-token, API requests
  * without "Authorization: token T" or "Bearer T" get 401.
  *
- * Every request is one JSON line in L: method, path, query, headers (the
+ * Every request is one JSON line in L: t_ms (arrival, ms since the
+ * epoch), method, path, query, headers (the
  * Authorization value replaced by its scheme and "***"), body, json (the
  * body parsed, or null), status, and auth_ok (the credential matched T;
  * null without --require-token).  The bound port is written to F (atomically)
@@ -29,6 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/strbuf.h"
@@ -37,6 +53,8 @@ static FILE *logf_;
 static const char *token;
 static unsigned port;
 static cJSON *prs; /* every pull request; each has a private "_repo" */
+static cJSON *injects; /* queued answers (POST /_fake/inject) */
+static const char *mode; /* "github", "gitea" or NULL (by path) */
 
 struct req {
     strbuf body;
@@ -139,30 +157,102 @@ static cJSON *public_pr(const cJSON *pr)
     return c;
 }
 
-/* GET/POST /repos/{o}/{r}/pulls.  Sets *status; returns the answer. */
-static cJSON *pulls(int *status, struct MHD_Connection *c, const char *method, const char *o,
-                    const char *r, const cJSON *in)
+static cJSON *make_pr(const char *repo, long n, const char *owner, const char *title,
+                      const char *head, const char *head_owner, const char *base,
+                      const char *body, const char *state)
+{
+    char url[1024], label[512], full[512];
+    const char *slash = strchr(repo, '/');
+    cJSON *pr = cJSON_CreateObject(), *h, *b, *hr;
+
+    cJSON_AddNumberToObject(pr, "number", (double)n);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/%s/pull/%ld", port, repo, n);
+    cJSON_AddStringToObject(pr, "html_url", url);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/repos/%s/pulls/%ld", port, repo, n);
+    cJSON_AddStringToObject(pr, "url", url);
+    cJSON_AddStringToObject(pr, "state", state ? state : "open");
+    cJSON_AddStringToObject(pr, "title", title ? title : "");
+    cJSON_AddStringToObject(pr, "body", body ? body : "");
+    h = cJSON_AddObjectToObject(pr, "head");
+    cJSON_AddStringToObject(h, "ref", head);
+    snprintf(label, sizeof(label), "%s:%s", head_owner ? head_owner : owner, head);
+    cJSON_AddStringToObject(h, "label", label);
+    hr = cJSON_AddObjectToObject(h, "repo");
+    snprintf(full, sizeof(full), "%s/%s", head_owner ? head_owner : owner, slash ? slash + 1 : repo);
+    cJSON_AddStringToObject(hr, "full_name", full);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(hr, "owner"), "login",
+                            head_owner ? head_owner : owner);
+    b = cJSON_AddObjectToObject(pr, "base");
+    cJSON_AddStringToObject(b, "ref", base);
+    cJSON_AddStringToObject(pr, "_repo", repo);
+    return pr;
+}
+
+static long next_number(const char *repo)
+{
+    long n = 1;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, prs) if (strcmp(jstr(it, "_repo"), repo) == 0) n++;
+    return n;
+}
+
+static long qint(struct MHD_Connection *c, const char *k, long dflt, long max)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k);
+    long n = v && *v ? strtol(v, NULL, 10) : dflt;
+    if (n < 1)
+        n = dflt;
+    return n > max ? max : n;
+}
+
+/* GET/POST /repos/{o}/{r}/pulls.  Sets *status and *link; returns the
+ * answer. */
+static cJSON *pulls(int *status, char *link, size_t linkn, long *total, struct MHD_Connection *c,
+                    const char *method, const char *o, const char *r, const cJSON *in, int gitea)
 {
     char repo[512], label[512];
     cJSON *ans, *it;
 
     snprintf(repo, sizeof(repo), "%s/%s", o, r);
+    link[0] = '\0';
     if (strcmp(method, "GET") == 0) {
         const char *state = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state");
         const char *head = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "head");
+        const char *base = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "base");
+        long per = gitea ? qint(c, "limit", 30, 50) : qint(c, "per_page", 30, 100);
+        long page = qint(c, "page", 1, 1000000), k = 0;
+        cJSON *all = cJSON_CreateArray();
         ans = cJSON_CreateArray();
         cJSON_ArrayForEach(it, prs)
         {
             const cJSON *h = cJSON_GetObjectItemCaseSensitive(it, "head");
+            const cJSON *b = cJSON_GetObjectItemCaseSensitive(it, "base");
             if (strcmp(jstr(it, "_repo"), repo) != 0)
                 continue;
             if (strcmp(state ? state : "open", "all") != 0 &&
                 strcmp(jstr(it, "state"), state ? state : "open") != 0)
                 continue;
-            if (head && strcmp(jstr(h, strchr(head, ':') ? "label" : "ref"), head) != 0)
+            if (!gitea && head && strcmp(jstr(h, strchr(head, ':') ? "label" : "ref"), head) != 0)
                 continue;
-            cJSON_AddItemToArray(ans, public_pr(it));
+            if (!gitea && base && strcmp(jstr(b, "ref"), base) != 0)
+                continue;
+            /* newest first */
+            cJSON_InsertItemInArray(all, 0, public_pr(it));
         }
+        *total = cJSON_GetArraySize(all);
+        cJSON_ArrayForEach(it, all)
+        {
+            if (k >= (page - 1) * per && k < page * per)
+                cJSON_AddItemToArray(ans, cJSON_Duplicate(it, 1));
+            k++;
+        }
+        if (page * per < *total)
+            snprintf(link, linkn, "<http://127.0.0.1:%u/repos/%s/pulls?page=%ld>; rel=\"next\"",
+                     port, repo, page + 1);
+        else
+            snprintf(link, linkn, "<http://127.0.0.1:%u/repos/%s/pulls?page=1>; rel=\"first\"",
+                     port, repo);
+        cJSON_Delete(all);
         *status = 200;
         return ans;
     }
@@ -181,14 +271,14 @@ static cJSON *pulls(int *status, struct MHD_Connection *c, const char *method, c
         return ans;
     }
     snprintf(label, sizeof(label), "%s:%s", o, head);
-    long n = 1;
     cJSON_ArrayForEach(it, prs)
     {
         const cJSON *h = cJSON_GetObjectItemCaseSensitive(it, "head");
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(it, "base");
         if (strcmp(jstr(it, "_repo"), repo) != 0)
             continue;
-        n++;
-        if (strcmp(jstr(it, "state"), "open") == 0 && strcmp(jstr(h, "ref"), head) == 0) {
+        if (strcmp(jstr(it, "state"), "open") == 0 && strcmp(jstr(h, "label"), label) == 0 &&
+            strcmp(jstr(b, "ref"), base) == 0) {
             char m[600];
             cJSON *errs = cJSON_AddArrayToObject(ans, "errors"), *e = cJSON_CreateObject();
             snprintf(m, sizeof(m), "A pull request already exists for %s.", label);
@@ -199,35 +289,50 @@ static cJSON *pulls(int *status, struct MHD_Connection *c, const char *method, c
             return ans;
         }
     }
-    char url[1024];
-    cJSON *pr = cJSON_CreateObject(), *h, *b;
-    cJSON_AddNumberToObject(pr, "number", (double)n);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%u/%s/pull/%ld", port, repo, n);
-    cJSON_AddStringToObject(pr, "html_url", url);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%u/repos/%s/pulls/%ld", port, repo, n);
-    cJSON_AddStringToObject(pr, "url", url);
-    cJSON_AddStringToObject(pr, "state", "open");
-    cJSON_AddStringToObject(pr, "title", title);
-    cJSON_AddStringToObject(pr, "body", body ? body : "");
-    h = cJSON_AddObjectToObject(pr, "head");
-    cJSON_AddStringToObject(h, "ref", head);
-    cJSON_AddStringToObject(h, "label", label);
-    b = cJSON_AddObjectToObject(pr, "base");
-    cJSON_AddStringToObject(b, "ref", base);
-    cJSON_AddStringToObject(pr, "_repo", repo);
+    cJSON *pr = make_pr(repo, next_number(repo), o, title, head, NULL, base, body, "open");
     cJSON_AddItemToArray(prs, pr);
     cJSON_Delete(ans);
     *status = 201;
     return public_pr(pr);
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *text, int want_basic)
+/* POST /_fake/seed */
+static cJSON *seed(int *status, const cJSON *in)
+{
+    const char *repo = jstr(in, "repo");
+    const cJSON *it;
+    cJSON *ans = cJSON_CreateObject();
+    char o[256];
+
+    if (!repo || !strchr(repo, '/')) {
+        *status = 400;
+        cJSON_AddStringToObject(ans, "message", "seed: repo \"owner/name\" required");
+        return ans;
+    }
+    snprintf(o, sizeof(o), "%.*s", (int)(strchr(repo, '/') - repo), repo);
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(in, "prs"))
+    {
+        const char *head = jstr(it, "head"), *base = jstr(it, "base");
+        cJSON_AddItemToArray(prs, make_pr(repo, next_number(repo), o, jstr(it, "title"),
+                                          head ? head : "x", jstr(it, "head_owner"),
+                                          base ? base : "main", NULL, jstr(it, "state")));
+    }
+    cJSON_AddNumberToObject(ans, "count", cJSON_GetArraySize(prs));
+    *status = 200;
+    return ans;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *text, int want_basic,
+                             const cJSON *extra)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
     enum MHD_Result ret;
+    const cJSON *h;
 
     MHD_add_response_header(r, "Content-Type", "application/json");
+    cJSON_ArrayForEach(h, extra) if (cJSON_IsString(h))
+        MHD_add_response_header(r, h->string, h->valuestring);
     if (want_basic)
         MHD_add_response_header(r, "WWW-Authenticate", "Basic realm=\"fake_forge\"");
     ret = MHD_queue_response(c, (unsigned)status, r);
@@ -235,13 +340,53 @@ static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *t
     return ret;
 }
 
+/* The first queued injection for method, if any: its answer. */
+static int inject_take(int *status, cJSON **ans, cJSON *extra, const char *method)
+{
+    cJSON *it;
+    int i = 0;
+
+    cJSON_ArrayForEach(it, injects)
+    {
+        const char *m = jstr(it, "method");
+        const cJSON *times = cJSON_GetObjectItemCaseSensitive(it, "times");
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(it, "status");
+        const cJSON *reset = cJSON_GetObjectItemCaseSensitive(it, "reset_in");
+        const cJSON *h;
+        if (m && strcmp(m, method) != 0) {
+            i++;
+            continue;
+        }
+        *status = cJSON_IsNumber(st) ? st->valueint : 500;
+        *ans = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(it, "body"))
+                   ? cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(it, "body"), 1)
+                   : cJSON_CreateObject();
+        cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(it, "headers"))
+            if (cJSON_IsString(h)) cJSON_AddStringToObject(extra, h->string, h->valuestring);
+        if (cJSON_IsNumber(reset)) {
+            char t[32];
+            snprintf(t, sizeof(t), "%lld", (long long)time(NULL) + (long long)reset->valuedouble);
+            cJSON_AddStringToObject(extra, "x-ratelimit-reset", t);
+        }
+        if (!cJSON_IsNumber(times) || times->valuedouble <= 1)
+            cJSON_DeleteItemFromArray(injects, i);
+        else
+            cJSON_SetNumberValue((cJSON *)times, times->valuedouble - 1);
+        return 1;
+    }
+    return 0;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **con_cls)
 {
     struct req *rq = *con_cls;
-    cJSON *entry, *in = NULL, *ans = NULL;
+    cJSON *entry, *in = NULL, *ans = NULL, *extra;
     const char *path = url;
+    char link[600] = "";
+    long total = -1;
+    struct timeval tv;
     char o[256], r[256], tail[64];
     int status = 404, want_basic = 0, api = 1, auth_ok;
     char *text;
@@ -264,7 +409,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return MHD_YES;
     }
 
+    gettimeofday(&tv, NULL);
+    extra = cJSON_CreateObject();
     in = cJSON_Parse(strbuf_cstr(&rq->body));
+    int gitea = mode ? strcmp(mode, "gitea") == 0 : strncmp(path, "/api/v1/", 8) == 0;
     if (strncmp(path, "/api/v1/", 8) == 0 || strncmp(path, "/api/v3/", 8) == 0)
         path += 7;
     auth_ok = auth_matches(c, strncmp(path, "/git/", 5) == 0);
@@ -291,19 +439,38 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         status = 500;
         ans = cJSON_CreateObject();
         cJSON_AddStringToObject(ans, "message", "receiver broken on purpose");
+    } else if (strcmp(path, "/_fake/seed") == 0 && strcmp(method, "POST") == 0) {
+        api = 0;
+        ans = seed(&status, in);
+    } else if (strcmp(path, "/_fake/inject") == 0 && strcmp(method, "POST") == 0) {
+        api = 0;
+        cJSON_AddItemToArray(injects, cJSON_Duplicate(in, 1));
+        status = 200;
+        ans = cJSON_CreateObject();
+        cJSON_AddBoolToObject(ans, "ok", 1);
+    } else if (inject_take(&status, &ans, extra, method)) {
+        /* an injected answer */
     } else if (token && !auth_ok) {
         status = 401;
         ans = cJSON_CreateObject();
         cJSON_AddStringToObject(ans, "message", "Bad credentials");
     } else if (sscanf(path, "/repos/%255[^/]/%255[^/]/%63s", o, r, tail) == 3 &&
                strcmp(tail, "pulls") == 0) {
-        ans = pulls(&status, c, method, o, r, in);
+        ans = pulls(&status, link, sizeof(link), &total, c, method, o, r, in, gitea);
+        if (link[0])
+            cJSON_AddStringToObject(extra, "Link", link);
+        if (total >= 0) {
+            char t[32];
+            snprintf(t, sizeof(t), "%ld", total);
+            cJSON_AddStringToObject(extra, "X-Total-Count", t);
+        }
     } else {
         ans = cJSON_CreateObject();
         cJSON_AddStringToObject(ans, "message", "Not Found");
     }
 
     entry = cJSON_CreateObject();
+    cJSON_AddNumberToObject(entry, "t_ms", (double)tv.tv_sec * 1000.0 + (double)(tv.tv_usec / 1000));
     cJSON_AddStringToObject(entry, "method", method);
     cJSON_AddStringToObject(entry, "path", url);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, arg_it,
@@ -325,8 +492,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     cJSON_Delete(entry);
 
     text = cJSON_PrintUnformatted(ans);
-    ret = reply(c, status, text, want_basic);
+    ret = reply(c, status, text, want_basic, extra);
     cJSON_free(text);
+    cJSON_Delete(extra);
     cJSON_Delete(ans);
     cJSON_Delete(in);
     return ret;
@@ -348,7 +516,8 @@ static void done(void *cls, struct MHD_Connection *c, void **con_cls,
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: fake_forge --port-file F --log L [--port N] [--require-token T]\n");
+    fprintf(stderr, "usage: fake_forge --port-file F --log L [--port N] [--require-token T] "
+                    "[--mode github|gitea]\n");
     exit(2);
 }
 
@@ -372,6 +541,8 @@ int main(int argc, char **argv)
             want_port = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--require-token") && i + 1 < argc)
             token = argv[++i];
+        else if (!strcmp(argv[i], "--mode") && i + 1 < argc)
+            mode = argv[++i];
         else
             usage();
     }
@@ -383,6 +554,7 @@ int main(int argc, char **argv)
         return 1;
     }
     prs = cJSON_CreateArray();
+    injects = cJSON_CreateArray();
     signal(SIGPIPE, SIG_IGN);
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
@@ -412,6 +584,7 @@ int main(int argc, char **argv)
     sigwait(&set, &sig);
     MHD_stop_daemon(d);
     cJSON_Delete(prs);
+    cJSON_Delete(injects);
     fclose(logf_);
     return 0;
 }

@@ -236,7 +236,7 @@ static void pr_once(const char *suffix, const char *token)
     assert_int_equal(b.created, 1);
     assert_int_equal(b.number, 2);
     vcs_pr_release(&b);
-    assert_int_equal(vcs_forge_pr_find(&b, &f, "goald/none-00000000"), ERR_NOTFOUND);
+    assert_int_equal(vcs_forge_pr_find(&b, &f, "goald/none-00000000", "main"), ERR_NOTFOUND);
     vcs_pr_release(&b);
 
     log = forge_log();
@@ -256,12 +256,22 @@ static void pr_once(const char *suffix, const char *token)
     assert_string_equal(jget(post, "json", "base"), "main");
     assert_string_equal(jget(post, "json", "body"), body);
     assert_string_equal(jget(post, "headers", "Content-Type"), "application/json");
-    /* the look-up asked for the head the GitHub way */
+    /* the look-up asked for the head and base the GitHub way, with
+     * GitHub's headers; Gitea's list has no head filter: page by page */
     cJSON_ArrayForEach(e, log)
     {
         if (!strcmp(jget(e, "method", NULL), "GET")) {
-            assert_string_equal(jget(e, "query", "head"), "acme:goald/fix-tests-0123abcd");
             assert_string_equal(jget(e, "query", "state"), "open");
+            if (suffix[0]) {
+                assert_string_equal(jget(e, "query", "page"), "1");
+                assert_string_equal(jget(e, "query", "limit"), "50");
+                assert_null(jget(e, "headers", "X-GitHub-Api-Version"));
+            } else {
+                assert_string_equal(jget(e, "query", "head"), "acme:goald/fix-tests-0123abcd");
+                assert_string_equal(jget(e, "query", "base"), "main");
+                assert_string_equal(jget(e, "headers", "X-GitHub-Api-Version"), "2022-11-28");
+                assert_string_equal(jget(e, "headers", "Accept"), "application/vnd.github+json");
+            }
             break;
         }
     }
@@ -507,6 +517,184 @@ static void test_publish_flow_twice(void **state)
     config_reset();
 }
 
+/* POST a control request to the fake (/_fake/seed, /_fake/inject). */
+static void fake_post(const char *what, const char *json)
+{
+    const char *r = cap("curl -s -o /dev/null -w '%%{http_code}' -X POST "
+                        "http://127.0.0.1:%u/_fake/%s -d '%s'",
+                        forge_port, what, json);
+    assert_string_equal(r, "200");
+}
+
+/* The PR look-up picks the goal's PR among: the same branch into another
+ * base, a fork's same-named branch, and 60 newer pull requests (Gitea: a
+ * list without head filter, 50 a page). */
+static void lookup_among(const char *suffix)
+{
+    struct vcs_forge f;
+    struct vcs_pr pr = {0};
+    strbuf many = STRBUF_INIT;
+    cJSON *log;
+
+    forge_start(suffix[0] ? "lookup-gitea" : "lookup-github", NULL);
+    set_base(suffix);
+    fake_post("seed", "{\"repo\":\"acme/widgets\",\"prs\":["
+                      "{\"head\":\"goald/fix-1\",\"base\":\"develop\"},"
+                      "{\"head\":\"goald/fix-1\",\"base\":\"main\",\"head_owner\":\"mallory\"},"
+                      "{\"head\":\"goald/fix-1\",\"base\":\"main\",\"title\":\"ours\"}]}");
+    strbuf_adds(&many, "{\"repo\":\"acme/widgets\",\"prs\":[");
+    for (int i = 0; i < 60; i++)
+        strbuf_addf(&many, "%s{\"head\":\"feature/n%d\",\"base\":\"main\"}", i ? "," : "", i);
+    strbuf_adds(&many, "]}");
+    fake_post("seed", strbuf_cstr(&many));
+    strbuf_release(&many);
+    assert_int_equal(vcs_forge_from_config(&f, "https://example.com/acme/widgets.git"), 0);
+    if (vcs_forge_pr_ensure(&pr, &f, "t", "goald/fix-1", "main", "b") != 0)
+        fail_msg("ensure: %s", err_last());
+    assert_int_equal(pr.created, 0);
+    assert_int_equal(pr.number, 3); /* not #1 (develop) nor #2 (the fork's) */
+    vcs_pr_release(&pr);
+    /* into develop: that one */
+    assert_int_equal(vcs_forge_pr_find(&pr, &f, "goald/fix-1", "develop"), 0);
+    assert_int_equal(pr.number, 1);
+    vcs_pr_release(&pr);
+    /* a branch only a fork has: none of ours, a new one is opened */
+    fake_post("seed", "{\"repo\":\"acme/widgets\",\"prs\":[{\"head\":\"goald/only-fork\","
+                      "\"base\":\"main\",\"head_owner\":\"mallory\"}]}");
+    assert_int_equal(vcs_forge_pr_ensure(&pr, &f, "t", "goald/only-fork", "main", "b"), 0);
+    assert_int_equal(pr.created, 1);
+    vcs_pr_release(&pr);
+    log = forge_log();
+    if (suffix[0]) {
+        /* the first look-up read two pages of 50 */
+        const cJSON *e1 = cJSON_GetArrayItem(log, 3);
+        assert_string_equal(jget(cJSON_GetArrayItem(log, 2), "query", "page"), "1");
+        assert_string_equal(jget(e1, "query", "page"), "2");
+    }
+    cJSON_Delete(log);
+    vcs_forge_release(&f);
+    forge_stop();
+    unsetenv("GOALD_FORGE_BASE_URL");
+    config_reset();
+}
+
+static void test_lookup_github(void **state)
+{
+    (void)state;
+    lookup_among("");
+}
+
+static void test_lookup_gitea_paged(void **state)
+{
+    (void)state;
+    lookup_among("/api/v1");
+}
+
+static double log_t(const cJSON *log, int i)
+{
+    return cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(log, i), "t_ms"));
+}
+
+/* Retry-After: 5 waits 5 s (scaled); 403 with x-ratelimit-remaining: 0 is a
+ * rate limit, retried at its reset; a reset an hour away fails now naming
+ * the wait; a 401 is requested once, class auth; a 422 keeps its reason. */
+static void test_retry_policy(void **state)
+{
+    struct vcs_forge f;
+    struct vcs_pr pr = {0};
+    cJSON *log;
+    double dt;
+
+    (void)state;
+    setenv("GOALD_TIME_SCALE", "0.05", 1);
+    forge_start("retry", NULL);
+    set_base("");
+    assert_int_equal(vcs_forge_from_config(&f, "https://example.com/acme/widgets.git"), 0);
+
+    fake_post("inject", "{\"status\":503,\"headers\":{\"Retry-After\":\"5\"},"
+                        "\"body\":{\"message\":\"busy\"}}");
+    if (vcs_forge_pr_find(&pr, &f, "goald/a-1", "main") != ERR_NOTFOUND)
+        fail_msg("find after a 503: %s", err_last());
+    vcs_pr_release(&pr);
+    log = forge_log();
+    assert_int_equal(cJSON_GetArraySize(log), 3); /* the injection, the 503, the retry */
+    dt = log_t(log, 2) - log_t(log, 1);
+    /* 5 s x 0.05 = 250 ms (a fixed 2 s backoff scaled would be 100 ms) */
+    if (dt < 240 || dt > 1500)
+        fail_msg("waited %.0f ms after Retry-After: 5 at scale 0.05", dt);
+    cJSON_Delete(log);
+
+    /* GitHub's primary rate limit: 403, remaining 0, reset in 4 s */
+    fake_post("inject", "{\"status\":403,\"headers\":{\"x-ratelimit-remaining\":\"0\"},"
+                        "\"reset_in\":4,\"body\":{\"message\":\"API rate limit exceeded\"}}");
+    if (vcs_forge_pr_find(&pr, &f, "goald/a-1", "main") != ERR_NOTFOUND)
+        fail_msg("find after a rate limit: %s", err_last());
+    vcs_pr_release(&pr);
+    log = forge_log();
+    assert_int_equal(cJSON_GetArraySize(log), 6);
+    dt = log_t(log, 5) - log_t(log, 4);
+    if (dt < 100 || dt > 1500) /* (3..4 s) x 0.05, not class auth */
+        fail_msg("waited %.0f ms for a reset 4 s away at scale 0.05", dt);
+    cJSON_Delete(log);
+
+    /* a reset an hour away: no sleep, no retry, the wait named */
+    fake_post("inject", "{\"status\":429,\"headers\":{\"x-ratelimit-remaining\":\"0\"},"
+                        "\"reset_in\":3600,\"body\":{\"message\":\"API rate limit exceeded\"}}");
+    assert_int_equal(vcs_forge_pr_ensure(&pr, &f, "t", "goald/a-1", "main", "b"), ERR_FAIL);
+    assert_non_null(strstr(err_last(), "API rate limit exceeded"));
+    assert_non_null(strstr(err_last(), "resets in 3"));
+    assert_non_null(strstr(err_last(), "forge.retry_max_wait_s"));
+    assert_string_equal(pr.failure.cls, "forge");
+    assert_true(pr.failure.wait_ms > 3500 * 1000LL && pr.failure.wait_ms <= 3600 * 1000LL);
+    vcs_pr_release(&pr);
+    log = forge_log();
+    assert_int_equal(cJSON_GetArraySize(log), 8);
+    cJSON_Delete(log);
+
+    /* 401: once, class auth, naming the forge and the variable */
+    fake_post("inject", "{\"status\":401,\"times\":5,\"body\":{\"message\":\"Bad credentials\"}}");
+    assert_int_equal(vcs_forge_pr_ensure(&pr, &f, "t", "goald/a-1", "main", "b"), ERR_FAIL);
+    assert_string_equal(pr.failure.cls, "auth");
+    assert_non_null(strstr(err_last(), "Bad credentials"));
+    assert_non_null(strstr(err_last(), "GOALD_FORGE_TOKEN"));
+    assert_non_null(strstr(err_last(), "forge.token_env"));
+    assert_non_null(strstr(err_last(), f.base_url));
+    vcs_pr_release(&pr);
+    log = forge_log();
+    assert_int_equal(cJSON_GetArraySize(log), 10); /* the injection and one request */
+    cJSON_Delete(log);
+    /* 403 without a rate limit: auth too, once */
+    fake_post("inject", "{\"status\":403,\"times\":5,\"headers\":{\"x-ratelimit-remaining\":"
+                        "\"4999\"},\"body\":{\"message\":\"Resource not accessible by token\"}}");
+    assert_int_equal(vcs_forge_pr_find(&pr, &f, "goald/a-1", "main"), ERR_FAIL);
+    assert_string_equal(pr.failure.cls, "auth");
+    vcs_pr_release(&pr);
+    log = forge_log();
+    assert_int_equal(cJSON_GetArraySize(log), 12);
+    cJSON_Delete(log);
+    forge_stop();
+
+    /* a 422 keeps its real reason */
+    forge_start("r422", NULL);
+    set_base("");
+    vcs_forge_release(&f);
+    assert_int_equal(vcs_forge_from_config(&f, "https://example.com/acme/widgets.git"), 0);
+    fake_post("inject", "{\"status\":422,\"method\":\"POST\",\"body\":{\"message\":"
+                        "\"Validation Failed\",\"errors\":[{\"resource\":\"PullRequest\","
+                        "\"code\":\"custom\",\"message\":\"No commits between main and "
+                        "goald/a-1\"}]}}");
+    assert_int_equal(vcs_forge_pr_ensure(&pr, &f, "t", "goald/a-1", "main", "b"), ERR_FAIL);
+    assert_non_null(strstr(err_last(), "HTTP 422"));
+    assert_non_null(strstr(err_last(), "No commits between main and goald/a-1"));
+    assert_string_equal(pr.failure.cls, "forge");
+    vcs_pr_release(&pr);
+    vcs_forge_release(&f);
+    forge_stop();
+    unsetenv("GOALD_TIME_SCALE");
+    unsetenv("GOALD_FORGE_BASE_URL");
+    config_reset();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -515,6 +703,9 @@ int main(void)
         cmocka_unit_test_teardown(test_pr_github_once, teardown),
         cmocka_unit_test_teardown(test_pr_gitea_path_with_token, teardown),
         cmocka_unit_test_teardown(test_pr_bad_token, teardown),
+        cmocka_unit_test_teardown(test_lookup_github, teardown),
+        cmocka_unit_test_teardown(test_lookup_gitea_paged, teardown),
+        cmocka_unit_test_teardown(test_retry_policy, teardown),
         cmocka_unit_test_teardown(test_webhook, teardown),
         cmocka_unit_test_teardown(test_push_token_auth, teardown),
         cmocka_unit_test_teardown(test_publish_flow_twice, teardown),
