@@ -84,7 +84,8 @@ int main(int argc, char **argv)
             sum_tok += tok;
             if (tok > max_tok)
                 max_tok = tok;
-            printf("%4ld  %12.0f  %15.1f%%\n", turn, tok, len ? 100.0 * (double)common / (double)len : 0);
+            printf("%4ld  %12.0f  %15.1f%%\n", turn, tok,
+                   len ? 100.0 * (double)common / (double)len : 0);
             free(prev);
             prev = t;
             t = NULL;

@@ -361,8 +361,9 @@ int compact_history(struct job_ctx *j, struct llm_message *m, size_t *n,
             cond_error = strdup(err_last());
             log_warn("%s: %s", j->item ? j->item->key : "run", cond_error);
             strbuf_addf(&sb,
-                        SUMMARY_PREFIX STUB_PREFIX "%zu earlier turns were dropped to fit the "
-                                       "context window; what they changed is in the worktree]",
+                        SUMMARY_PREFIX STUB_PREFIX
+                        "%zu earlier turns were dropped to fit the "
+                        "context window; what they changed is in the worktree]",
                         nturns - keep);
             how = "drop";
         }
