@@ -109,3 +109,14 @@ const char schema_escalate[] =
     "\"properties\":{\"option\":{\"type\":\"string\"},\"description\":{\"type\":\"string\"},"
     "\"pros\":{\"type\":\"string\"},\"cons\":{\"type\":\"string\"},\"effort\":{\"type\":"
     "\"string\"}}}},\"minimal_question\":{\"type\":\"string\"}}}";
+
+const char prompt_condense[] =
+    "You are goald's condense stage. A work item's conversation grew too long for the model's "
+    "context window. Summarise the turns shown so that the work can go on without them: what "
+    "was tried, what was found (file paths, names, commands, errors, their causes), what was "
+    "changed, what is left to do. Be factual and brief; keep exact paths and identifiers. "
+    "Answer with ONE JSON object: {\"summary\": str}";
+
+const char schema_condense[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"summary\"],"
+    "\"properties\":{\"summary\":{\"type\":\"string\"}}}";

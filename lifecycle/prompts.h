@@ -16,5 +16,7 @@ extern const char prompt_plan_b[];
 extern const char schema_plan_b[];
 extern const char prompt_escalate[];
 extern const char schema_escalate[];
+extern const char prompt_condense[];
+extern const char schema_condense[];
 
 #endif

@@ -9,12 +9,20 @@
  * `stalled`.  Several tool calls in one message run in order.  A failed
  * run's changes are saved as a patch artifact and the worktree is reset,
  * so the next attempt starts from the branch head.
+ *
+ * The history keeps a byte-stable prefix for the providers' prompt caches:
+ * the system prompt and the task come first and never change within a
+ * run; nothing that changes per turn (turn counters, budgets, clocks) is
+ * put into it.  Before each call it is compacted when it nears the
+ * model's context window (compact.h); a context_length answer compacts it
+ * once more and the same turn is retried.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lifecycle/compact.h"
 #include "lifecycle/context.h"
 #include "lifecycle/escalate.h"
 #include "lifecycle/prompts.h"
@@ -29,6 +37,7 @@
 #include "util/err.h"
 #include "util/fault.h"
 #include "util/hash.h"
+#include "util/log.h"
 #include "util/timeutil.h"
 
 #define MAX_HISTORY 4096
@@ -382,9 +391,29 @@ int stage_execute(struct job_ctx *j)
         req.nmessages = h.n;
         req.tools = defs;
         req.ntools = ndefs;
-        crc = llm_chat_chain(j->llm, j->model_index, &req, &resp, &err, &index);
+        {
+            int changed = 0, retried = 0;
+            if (compact_history(j, h.m, &h.n, defs, ndefs, turn, 0, &changed) != 0)
+                log_warn("%s: context.compacted event: %s", j->item->key, err_last());
+            for (;;) {
+                req.messages = h.m;
+                req.nmessages = h.n;
+                crc = llm_chat_chain(j->llm, j->model_index, &req, &resp, &err, &index);
+                j->model_index = index;
+                if (!crc || err.cls != LLM_ERR_CONTEXT_LENGTH || retried)
+                    break;
+                /* the provider counted more than the estimate: compact
+                 * once more and retry the same turn */
+                retried = 1;
+                if (compact_history(j, h.m, &h.n, defs, ndefs, turn, 1, &changed) != 0)
+                    log_warn("%s: context.compacted event: %s", j->item->key, err_last());
+                if (!changed)
+                    break;
+                llm_response_release(&resp);
+                llm_error_release(&err);
+            }
+        }
         j->usage.turns++;
-        j->model_index = index;
         if (crc) {
             job_breaker_failed(j, llm_error_class_name(err.cls), err.message);
             rc = job_fail(j, llm_error_class_name(err.cls), "execute: %s",

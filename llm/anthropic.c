@@ -38,6 +38,13 @@ static cJSON *text_block(const char *text)
     return b;
 }
 
+/* An ephemeral cache breakpoint on block b (NULL: none). */
+static void cache_mark(cJSON *b)
+{
+    if (cJSON_IsObject(b))
+        cJSON_AddItemToObject(b, "cache_control", cJSON_CreateRaw("{\"type\":\"ephemeral\"}"));
+}
+
 int llm_anthropic_build(strbuf *out, const struct llm_model *m, const struct llm_request *req,
                         int max_tokens)
 {
@@ -108,8 +115,19 @@ int llm_anthropic_build(strbuf *out, const struct llm_model *m, const struct llm
                              "match this JSON schema:\n");
         strbuf_adds(&system, req->response_schema);
     }
-    if (system.len)
-        cJSON_AddStringToObject(root, "system", strbuf_cstr(&system));
+    /* prompt caching: breakpoints on the system block (tools and system,
+     * the same every turn) and on the last block of the last message (the
+     * whole conversation, the prefix of the next turn's request) */
+    if (system.len) {
+        cJSON *blocks = cJSON_AddArrayToObject(root, "system"), *b = text_block(strbuf_cstr(&system));
+        cache_mark(b);
+        cJSON_AddItemToArray(blocks, b);
+    }
+    {
+        cJSON *last = cJSON_GetArrayItem(msgs, cJSON_GetArraySize(msgs) - 1);
+        cJSON *content = cJSON_GetObjectItemCaseSensitive(last, "content");
+        cache_mark(cJSON_GetArrayItem(content, cJSON_GetArraySize(content) - 1));
+    }
     cJSON_AddItemToObject(root, "messages", msgs);
     if (req->ntools) {
         cJSON *tools = cJSON_AddArrayToObject(root, "tools");

@@ -81,7 +81,7 @@ static void model_release(struct llm_model *m)
 
 static int model_add(llm_client *c, const char *where, const char *provider, const char *model,
                      const char *base_url, const char *key_env, const char *script,
-                     const double *prices)
+                     const double *prices, int64_t context_window)
 {
     struct llm_model m;
     struct llm_model *n;
@@ -119,6 +119,10 @@ static int model_add(llm_client *c, const char *where, const char *provider, con
         if (prices[2] >= 0)
             m.price_out = prices[2];
     }
+    /* a script model sends nothing anywhere: no window unless configured */
+    m.context_window = context_window > 0            ? context_window
+                       : m.kind == LLM_KIND_SCRIPT ? 0
+                                                   : llm_context_window_default(model);
     n = realloc(c->models, (c->nmodels + 1) * sizeof(*n));
     if (!n)
         abort();
@@ -137,7 +141,8 @@ static int models_from_json(llm_client *c, const cJSON *arr)
 {
     static const char *const known[] = {"provider",    "model",    "base_url",
                                         "api_key_env", "price_in", "price_cached_in",
-                                        "price_out",   "script",   NULL};
+                                        "price_out",   "script",   "context_window",
+                                        NULL};
     static const char *const price_keys[] = {"price_in", "price_cached_in", "price_out"};
     const cJSON *it;
     size_t i = 0;
@@ -149,6 +154,7 @@ static int models_from_json(llm_client *c, const cJSON *arr)
     {
         char where[64];
         double prices[3] = {-1, -1, -1};
+        int64_t window = 0;
         const cJSON *f;
 
         snprintf(where, sizeof(where), "llm.models[%zu]", i);
@@ -161,7 +167,15 @@ static int models_from_json(llm_client *c, const cJSON *arr)
                 ok |= !strcmp(f->string, known[k]);
             if (!ok)
                 return err_set(ERR_INVALID, "%s.%s: unknown key", where, f->string);
-            if (!strncmp(f->string, "price_", 6)) {
+            if (!strcmp(f->string, "context_window")) {
+                if (!cJSON_IsNumber(f) || f->valuedouble < 1024 || f->valuedouble > 1e8 ||
+                    f->valuedouble != (double)(int64_t)f->valuedouble)
+                    return err_set(ERR_INVALID,
+                                   "%s.context_window: expected a whole number of tokens from "
+                                   "1024 to 100000000",
+                                   where);
+                window = (int64_t)f->valuedouble;
+            } else if (!strncmp(f->string, "price_", 6)) {
                 if (!cJSON_IsNumber(f) || f->valuedouble < 0)
                     return err_set(ERR_INVALID, "%s.%s: expected a number >= 0", where, f->string);
             } else if (!cJSON_IsString(f)) {
@@ -176,7 +190,8 @@ static int models_from_json(llm_client *c, const cJSON *arr)
         rc =
             model_add(c, where, jstr(it, "provider"), jstr(it, "model"), jstr(it, "base_url"),
                       jstr(it, "api_key_env"),
-                      jstr(it, "script") ? jstr(it, "script") : config_str(CFG_LLM_SCRIPT), prices);
+                      jstr(it, "script") ? jstr(it, "script") : config_str(CFG_LLM_SCRIPT), prices,
+                      window);
         if (rc)
             return rc;
         i++;
@@ -201,10 +216,11 @@ static int models_from_shortcut(llm_client *c)
                        "no model is configured: set GOALD_LLM_BASE_URL and GOALD_LLM_MODEL, or "
                        "llm in the config; `goald doctor --llm` checks it");
     rc = model_add(c, "llm", provider, model, config_str(CFG_LLM_BASE_URL),
-                   shortcut_key_env(provider), script, NULL);
+                   shortcut_key_env(provider), script, NULL, config_int(CFG_LLM_CONTEXT_WINDOW));
     if (rc == 0 && fb && *fb)
         rc = model_add(c, "llm.fallback_model", provider, fb, config_str(CFG_LLM_BASE_URL),
-                       shortcut_key_env(provider), script, NULL);
+                       shortcut_key_env(provider), script, NULL,
+                       config_int(CFG_LLM_CONTEXT_WINDOW));
     return rc;
 }
 
@@ -369,5 +385,6 @@ int llm_client_model(const llm_client *c, size_t i, struct llm_model_info *out)
     out->price_cached_in = m->price_cached_in;
     out->price_out = m->price_out;
     out->script = m->script;
+    out->context_window = m->context_window;
     return 0;
 }

@@ -53,7 +53,7 @@ struct llm_tool_def {
 };
 
 struct llm_request {
-    const char *stage; /* elaborate|plan|execute|review|plan_b|escalate (X-Goald-Stage) */
+    const char *stage; /* elaborate|plan|execute|condense|review|plan_b|escalate (X-Goald-Stage) */
     const char *run_id, *goal_id, *item_id; /* any may be NULL; run_id goes in X-Goald-Run */
     const struct llm_message *messages;
     size_t nmessages;
@@ -118,6 +118,7 @@ struct llm_model_info {
     int key_set;             /* 1 when that variable is set and not empty */
     double price_in, price_cached_in, price_out; /* USD per million tokens */
     const char *script;                          /* script provider: the file */
+    int64_t context_window;                      /* tokens */
 };
 
 /* Build a client from the configuration.  st may be NULL: then no events,

@@ -21,6 +21,7 @@ struct llm_model {
     enum llm_kind kind;
     char *provider, *model, *base_url, *api_key_env, *script;
     double price_in, price_cached_in, price_out;
+    int64_t context_window; /* tokens: configured, or the default for the model's name */
     int no_response_format; /* learned: the endpoint refused response_format */
     int use_max_completion; /* learned: the endpoint wants max_completion_tokens */
     int max_tokens_fit;     /* learned: the largest max_tokens it took (0: none known) */
@@ -111,6 +112,10 @@ int llm_anthropic_parse_take(llm_client *c, char *body, size_t len, struct llm_r
 
 /* The default prices of a model (docs/llm.md), 0 when unknown. */
 void llm_price_default(const char *model, double *in, double *cached, double *out);
+
+/* The default context window of a model (tokens, docs/llm.md): by the
+ * longest known name prefix, 32768 for an unknown name. */
+int64_t llm_context_window_default(const char *model);
 
 /* A malloc'd copy (aborts on OOM); NULL stays NULL. */
 char *llm_strdup(const char *s);

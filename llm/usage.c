@@ -51,6 +51,36 @@ void llm_price_default(const char *model, double *in, double *cached, double *ou
     }
 }
 
+/* Published context windows (tokens) by model-name prefix; the longest
+ * matching prefix wins.  A name that matches none gets 32768, which every
+ * model goald is likely to drive holds. */
+static const struct {
+    const char *prefix;
+    int64_t tokens;
+} default_windows[] = {
+    {"gpt-4o", 128000},        {"gpt-4.1", 1047576},     {"gpt-4-turbo", 128000},
+    {"gpt-5", 400000},         {"o1", 200000},           {"o3", 200000},
+    {"o4-mini", 200000},       {"claude-", 200000},      {"qwen2.5-coder", 32768},
+    {"qwen2.5", 32768},        {"qwen3", 40960},         {"llama3.1", 131072},
+    {"llama3.2", 131072},      {"llama3.3", 131072},     {"llama3", 8192},
+    {"deepseek-coder-v2", 163840}, {"mistral", 32768},
+};
+
+int64_t llm_context_window_default(const char *model)
+{
+    size_t best = 0;
+    int64_t w = 32768;
+
+    for (size_t i = 0; model && i < sizeof(default_windows) / sizeof(default_windows[0]); i++) {
+        size_t n = strlen(default_windows[i].prefix);
+        if (n > best && !strncmp(model, default_windows[i].prefix, n)) {
+            best = n;
+            w = default_windows[i].tokens;
+        }
+    }
+    return w;
+}
+
 double llm_cost(const struct llm_usage *u, double price_in, double price_cached_in,
                 double price_out)
 {

@@ -57,7 +57,8 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_LLM_MODELS] = {"llm.models", CFG_JSON, NULL, NULL, NOB,
                         "the model chain in failover order: [{\"provider\", \"model\", "
                         "\"base_url\", \"api_key_env\", \"price_in\", \"price_cached_in\", "
-                        "\"price_out\", \"script\"}]; when unset, llm.provider/llm.model"},
+                        "\"price_out\", \"script\", \"context_window\"}]; when unset, "
+                        "llm.provider/llm.model"},
     [CFG_LLM_PROVIDER] = {"llm.provider", CFG_STRING, NULL, NULL, NOB,
                           "shortcut chain: openai, anthropic or script"},
     [CFG_LLM_BASE_URL] = {"llm.base_url", CFG_STRING, NULL, NULL, NOB,
@@ -82,6 +83,15 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                                    "output token limit sent when a request gives none"},
     [CFG_LLM_ANTHROPIC_VERSION] = {"llm.anthropic_version", CFG_STRING, "2023-06-01", NULL,
                                    NOB, "the anthropic-version header"},
+    [CFG_LLM_CONTEXT_WINDOW] = {"llm.context_window", CFG_INT, "0", NULL, 0, 100000000,
+                                "shortcut chain: the model's context window (tokens); 0: the "
+                                "default for its name (docs/llm.md), 32768 for an unknown one"},
+    [CFG_LLM_COMPACT_AT_PCT] = {"llm.compact_at_pct", CFG_INT, "75", NULL, 10, 95,
+                                "a run's history is compacted when a request is estimated past "
+                                "this share of the model's context window (%)"},
+    [CFG_LLM_COMPACT_KEEP_TURNS] = {"llm.compact_keep_turns", CFG_INT, "4", NULL, 1, 100,
+                                    "compaction keeps at most this many of the last turns "
+                                    "verbatim (fewer when they do not fit half the threshold)"},
     [CFG_LLM_RETRY_RATE_LIMIT] = {"llm.retry.rate_limit", CFG_INT, "3", NULL, 0, 100,
                                   "retries of a rate-limited request on one model"},
     [CFG_LLM_RETRY_MAX] = {"llm.retry.max", CFG_INT, "2", NULL, 0, 100,

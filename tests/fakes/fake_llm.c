@@ -36,6 +36,11 @@
  *   "ctx_error_bytes": N                 a request body over N bytes gets llama.cpp's
  *                                        400 exceed_context_size_error instead
  * A script that runs out answers 500 {"error":{"type":"fake_exhausted"}}.
+ * --context-tokens N (or FAKE_LLM_CONTEXT_TOKENS): a model whose context
+ * window is N tokens, counted as the request body's bytes / 4; a bigger
+ * request is answered 400 context_length_exceeded (Anthropic: an
+ * invalid_request_error "prompt is too long") without taking a script
+ * entry.
  * Every request (n, t_ms: wall clock in ms, method, path, headers, body) is
  * appended to L as one JSON line.  Exits on SIGTERM or SIGINT.
  */
@@ -73,6 +78,7 @@ static int flag(const cJSON *e, const char *k)
     return realistic;
 }
 static FILE *log_file;
+static long context_tokens; /* 0: no limit */
 
 static void on_signal(int sig)
 {
@@ -519,6 +525,23 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
                       "{\"error\":{\"message\":\"fake_llm: no such endpoint\",\"type\":"
                       "\"not_found_error\"}}");
     }
+    if (context_tokens > 0 && (long)(c->body.len / 4) > context_tokens) {
+        char msg[512];
+        log_request(conn, method, url, &c->body, 0);
+        if (anthropic_mode)
+            snprintf(msg, sizeof(msg),
+                     "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\","
+                     "\"message\":\"prompt is too long: %ld tokens > %ld maximum\"}}",
+                     (long)(c->body.len / 4), context_tokens);
+        else
+            snprintf(msg, sizeof(msg),
+                     "{\"error\":{\"message\":\"This model's maximum context length is %ld "
+                     "tokens. However, your messages resulted in %ld tokens.\",\"type\":"
+                     "\"invalid_request_error\",\"param\":\"messages\",\"code\":"
+                     "\"context_length_exceeded\"}}",
+                     context_tokens, (long)(c->body.len / 4));
+        return answer(conn, 400, NULL, NULL, msg);
+    }
     e = take_entry(&reqno);
     log_request(conn, method, url, &c->body, reqno);
     req = cJSON_Parse(strbuf_cstr(&c->body));
@@ -693,6 +716,8 @@ int main(int argc, char **argv)
     struct sigaction sa;
     char tmp[4096], num[32];
 
+    if (getenv("FAKE_LLM_CONTEXT_TOKENS"))
+        context_tokens = atol(getenv("FAKE_LLM_CONTEXT_TOKENS"));
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--port-file") && i + 1 < argc)
             port_file = argv[++i];
@@ -702,6 +727,8 @@ int main(int argc, char **argv)
             log_path = argv[++i];
         else if (!strcmp(argv[i], "--realistic"))
             realistic = 1;
+        else if (!strcmp(argv[i], "--context-tokens") && i + 1 < argc)
+            context_tokens = atol(argv[++i]);
         else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
             i++;
             if (!strcmp(argv[i], "anthropic"))
@@ -712,7 +739,7 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr, "usage: fake_llm --port-file F [--mode openai|anthropic] [--realistic] "
-                            "--script S.jsonl [--log L.jsonl]\n");
+                            "--script S.jsonl [--log L.jsonl] [--context-tokens N]\n");
             return 2;
         }
     }

@@ -40,7 +40,9 @@ expect_eq "$(jq -r '.headers["x-api-key"]' <<<"$L")" "$ANTHROPIC_API_KEY"
 expect_eq "$(jq -r '.headers["anthropic-version"]' <<<"$L")" 2023-06-01
 expect_eq "$(jq -r '.headers.authorization' <<<"$L")" null
 expect_eq "$(jq -r '.headers["x-goald-stage"] + " " + .headers["x-goald-run"]' <<<"$L")" "execute r-1"
-expect_eq "$(jq -r '.body.system' <<<"$L")" "you are terse"
+expect_eq "$(jq -r '.body.system[0].text' <<<"$L")" "you are terse"
+expect_eq "$(jq -c '.body.system[0].cache_control' <<<"$L")" '{"type":"ephemeral"}' "the system block is a cache breakpoint"
+expect_eq "$(jq -c '.body.messages[-1].content[-1].cache_control' <<<"$L")" '{"type":"ephemeral"}' "the last message is a cache breakpoint"
 expect_eq "$(jq -r '[.body.messages[].role] | join(",")' <<<"$L")" "user,assistant,user"
 expect_eq "$(jq -r '.body.messages[1].content[1].type + " " + .body.messages[1].content[1].input.path' <<<"$L")" "tool_use ."
 expect_eq "$(jq -r '.body.messages[2].content[0].type + " " + .body.messages[2].content[0].tool_use_id' <<<"$L")" "tool_result toolu_1"
@@ -89,6 +91,6 @@ echo '{"messages":[{"role":"user","content":"review"}],"response_schema":{"type"
 run "$G" llm chat --json --stage review <"$T/sreq.json"
 expect_rc 0 "anthropic structured"
 expect_eq "$(jqo .json.verdict)" pass
-head -1 "$FAKE_LOG" | jq -r .body.system | grep -q '"verdict"' || fail "schema not in system"; ok
+head -1 "$FAKE_LOG" | jq -r .body.system[0].text | grep -q '"verdict"' || fail "schema not in system"; ok
 
 done_tests

@@ -397,7 +397,12 @@ static void test_anthropic_build(void **state)
     req.nmessages = 5;
     assert_int_equal(llm_anthropic_build(&sb, &m, &req, 0), 0);
     j = cJSON_Parse(strbuf_cstr(&sb));
-    assert_string_equal(cJSON_GetObjectItem(j, "system")->valuestring, "sys");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "system"), 0), "text")
+            ->valuestring,
+        "sys");
+    assert_non_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "system"), 0),
+                                        "cache_control"));
     assert_int_equal(cJSON_GetObjectItem(j, "max_tokens")->valueint, 4096);
     ms = cJSON_GetObjectItem(j, "messages");
     assert_int_equal(cJSON_GetArraySize(ms), 3); /* both tool results in one user turn */

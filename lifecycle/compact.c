@@ -1,0 +1,405 @@
+/*
+ * compact.c - the conversation of a run kept inside the model's context
+ * window: estimate, stubs for old tool outputs, a condensing model call
+ * (compact.h has the rules).
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lifecycle/compact.h"
+#include "lifecycle/job.h"
+#include "lifecycle/prompts.h"
+#include "llm/llm.h"
+#include "store/event.h"
+#include "util/config.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+#include "util/timeutil.h"
+
+#define STUB_PREFIX "[elided: "
+#define SUMMARY_PREFIX "Summary of the earlier turns of this run (compacted):\n"
+#define MSG_OVERHEAD 48  /* {"role":"tool","content":...,"tool_call_id":...} */
+#define CALL_OVERHEAD 64 /* {"id","type":"function","function":{"name","arguments"}} */
+#define LONG_ARG 256     /* an old call's string argument longer than this is elided */
+#define LONG_TEXT 4096   /* an old assistant text longer than this is cut */
+
+/* Bytes of s as a JSON string (quotes and escapes included). */
+static size_t esc_len(const char *s)
+{
+    size_t n = 2;
+
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\' || *p == '\n' || *p == '\r' || *p == '\t' || *p == '\b' ||
+            *p == '\f')
+            n += 2;
+        else if (*p < 0x20)
+            n += 6;
+        else
+            n++;
+    }
+    return n;
+}
+
+static size_t msg_bytes(const struct llm_message *m)
+{
+    size_t b = MSG_OVERHEAD + esc_len(m->content) + esc_len(m->tool_call_id);
+
+    for (size_t k = 0; k < m->ncalls; k++)
+        b += CALL_OVERHEAD + esc_len(m->calls[k].id) + esc_len(m->calls[k].name) +
+             esc_len(m->calls[k].arguments);
+    return b;
+}
+
+static int64_t tokens_of(size_t bytes)
+{
+    return (int64_t)((bytes + 3) / 4);
+}
+
+int64_t compact_estimate(const struct llm_message *m, size_t n, const struct llm_tool_def *tools,
+                         size_t ntools)
+{
+    size_t b = 64; /* {"model":...,"max_tokens":...} */
+
+    for (size_t i = 0; i < n; i++)
+        b += msg_bytes(&m[i]);
+    for (size_t i = 0; i < ntools; i++)
+        b += CALL_OVERHEAD + esc_len(tools[i].name) + esc_len(tools[i].description) +
+             (tools[i].parameters_json ? strlen(tools[i].parameters_json) : 16);
+    return tokens_of(b);
+}
+
+/* ---- stubs ---------------------------------------------------------------- */
+
+/* The call a tool result answers, searched in the assistant messages
+ * before it. */
+static const struct llm_tool_call *call_of(const struct llm_message *m, size_t at)
+{
+    const char *id = m[at].tool_call_id;
+
+    for (size_t i = at; id && i-- > 0;) {
+        if (m[i].role != LLM_ASSISTANT)
+            continue;
+        for (size_t k = 0; k < m[i].ncalls; k++)
+            if (m[i].calls[k].id && !strcmp(m[i].calls[k].id, id))
+                return &m[i].calls[k];
+        break; /* a result follows its own assistant message */
+    }
+    return NULL;
+}
+
+/* What a call was about, in a few words: its path, command or pattern. */
+static void call_gist(strbuf *sb, const struct llm_tool_call *c)
+{
+    static const char *const keys[] = {"path", "command", "pattern", "query", "url", NULL};
+    cJSON *a = c && c->arguments ? cJSON_Parse(c->arguments) : NULL;
+    const char *what = NULL;
+
+    for (int i = 0; keys[i] && !what; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, keys[i]);
+        if (cJSON_IsString(v))
+            what = v->valuestring;
+    }
+    strbuf_addf(sb, "%s", c && c->name ? c->name : "tool");
+    if (what) {
+        size_t n = strlen(what), cut = n > 100 ? 100 : n;
+        while (cut < n && cut > 0 && ((unsigned char)what[cut] & 0xc0) == 0x80)
+            cut--;
+        strbuf_addf(sb, " %.*s%s", (int)cut, what, cut < n ? "..." : "");
+    }
+    cJSON_Delete(a);
+}
+
+static void set_content(struct llm_message *m, strbuf *sb)
+{
+    char *t = strdup(strbuf_cstr(sb));
+
+    if (!t)
+        abort();
+    free(m->content);
+    m->content = t;
+}
+
+/* Replace the long string values of a call's arguments (a write's content)
+ * by a note of their size; 1 when something changed. */
+static int thin_args(struct llm_tool_call *c)
+{
+    cJSON *a, *v;
+    char *t;
+    int changed = 0;
+
+    if (!c->arguments || strlen(c->arguments) <= LONG_ARG ||
+        !cJSON_IsObject(a = cJSON_Parse(c->arguments)))
+        return 0;
+    cJSON_ArrayForEach(v, a)
+    {
+        size_t n;
+        char note[64];
+        if (!cJSON_IsString(v) || (n = strlen(v->valuestring)) <= LONG_ARG ||
+            !strncmp(v->valuestring, STUB_PREFIX, strlen(STUB_PREFIX)))
+            continue;
+        snprintf(note, sizeof(note), STUB_PREFIX "%zu bytes]", n);
+        cJSON_SetValuestring(v, note);
+        changed = 1;
+    }
+    if (changed && (t = cJSON_PrintUnformatted(a))) {
+        free(c->arguments);
+        c->arguments = strdup(t);
+        cJSON_free(t);
+        if (!c->arguments)
+            abort();
+    }
+    cJSON_Delete(a);
+    return changed;
+}
+
+/* Stub messages [from, to); the number of tool outputs stubbed. */
+static int stub_range(struct llm_message *m, size_t from, size_t to, int *changed)
+{
+    strbuf sb = STRBUF_INIT;
+    int stubbed = 0;
+
+    for (size_t i = from; i < to; i++) {
+        if (m[i].role == LLM_TOOL && m[i].content &&
+            strncmp(m[i].content, STUB_PREFIX, strlen(STUB_PREFIX)) != 0) {
+            size_t len = strlen(m[i].content);
+            strbuf_reset(&sb);
+            strbuf_adds(&sb, STUB_PREFIX);
+            call_gist(&sb, call_of(m, i));
+            strbuf_addf(&sb, " -> %zu bytes%s]", len, m[i].is_error ? ", an error" : "");
+            if (sb.len < len) {
+                set_content(&m[i], &sb);
+                stubbed++;
+                *changed = 1;
+            }
+        } else if (m[i].role == LLM_ASSISTANT) {
+            for (size_t k = 0; k < m[i].ncalls; k++)
+                *changed |= thin_args(&m[i].calls[k]);
+            if (m[i].content && strlen(m[i].content) > LONG_TEXT) {
+                size_t len = strlen(m[i].content), cut = LONG_TEXT;
+                while (cut > 0 && ((unsigned char)m[i].content[cut] & 0xc0) == 0x80)
+                    cut--;
+                strbuf_reset(&sb);
+                strbuf_addf(&sb, "%.*s " STUB_PREFIX "%zu more bytes]", (int)cut, m[i].content,
+                            len - cut);
+                set_content(&m[i], &sb);
+                *changed = 1;
+            }
+        }
+    }
+    strbuf_release(&sb);
+    return stubbed;
+}
+
+/* ---- condensing ------------------------------------------------------------ */
+
+static void add_cut(strbuf *sb, const char *s, size_t max)
+{
+    size_t n = s ? strlen(s) : 0, cut = n > max ? max : n;
+
+    while (cut < n && cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+        cut--;
+    strbuf_add(sb, s ? s : "", cut);
+    if (cut < n)
+        strbuf_addf(sb, " [... %zu more bytes]", n - cut);
+    strbuf_adds(sb, "\n");
+}
+
+/* The condense stage: the old turns as text to the model; *summary the
+ * answer (caller frees), or an error with its reason in the error slot. */
+static int condense_call(struct job_ctx *j, const struct llm_message *m, size_t from, size_t to,
+                         const char *old_summary, size_t max_bytes, char **summary)
+{
+    struct llm_message msgs[2];
+    struct llm_request req;
+    struct llm_response resp;
+    struct llm_error err;
+    strbuf text;
+    cJSON *ans = NULL;
+    const cJSON *s;
+    int index = j->model_index, rc;
+
+    *summary = NULL;
+    strbuf_init(&text, max_bytes + 4096);
+    if (old_summary)
+        strbuf_addf(&text, "The summary of the turns before these:\n%s\n\n", old_summary);
+    strbuf_adds(&text, "The turns to summarise:\n");
+    for (size_t i = from; i < to; i++) {
+        if (m[i].role == LLM_ASSISTANT) {
+            if (m[i].content && *m[i].content) {
+                strbuf_adds(&text, "assistant: ");
+                add_cut(&text, m[i].content, 1000);
+            }
+            for (size_t k = 0; k < m[i].ncalls; k++) {
+                strbuf_addf(&text, "call %s: ", m[i].calls[k].name ? m[i].calls[k].name : "");
+                add_cut(&text, m[i].calls[k].arguments, 300);
+            }
+        } else if (m[i].role == LLM_TOOL) {
+            strbuf_adds(&text, m[i].is_error ? "tool error: " : "tool result: ");
+            add_cut(&text, m[i].content, 800);
+        } else {
+            strbuf_adds(&text, "user: ");
+            add_cut(&text, m[i].content, 800);
+        }
+    }
+    llm_message_init(&msgs[0], LLM_SYSTEM, prompt_condense);
+    llm_message_init(&msgs[1], LLM_USER, strbuf_cstr(&text));
+    memset(&req, 0, sizeof(req));
+    req.stage = "condense";
+    req.run_id = j->claim.run_id;
+    req.goal_id = j->goal->id;
+    req.item_id = j->item ? j->item->id : NULL;
+    req.messages = msgs;
+    req.nmessages = 2;
+    req.response_schema = schema_condense;
+    rc = llm_chat_chain(j->llm, j->model_index, &req, &resp, &err, &index);
+    j->model_index = index;
+    if (rc) {
+        rc = err_set(ERR_FAIL, "condense: %s: %s", llm_error_class_name(err.cls),
+                     err.message ? err.message : "model call failed");
+        goto out;
+    }
+    j->usage.tokens += resp.usage.input + resp.usage.output;
+    ans = resp.json ? cJSON_Parse(resp.json) : NULL;
+    s = cJSON_GetObjectItemCaseSensitive(ans, "summary");
+    if (!cJSON_IsString(s) || !*s->valuestring) {
+        rc = err_set(ERR_FAIL, "condense: summary: expected a non-empty string");
+        goto out;
+    }
+    if (!(*summary = strdup(s->valuestring)))
+        abort();
+out:
+    cJSON_Delete(ans);
+    llm_response_release(&resp);
+    llm_error_release(&err);
+    llm_message_release(&msgs[0]);
+    llm_message_release(&msgs[1]);
+    strbuf_release(&text);
+    return rc;
+}
+
+/* ---- the whole of it -------------------------------------------------------- */
+
+static int64_t range_tokens(const struct llm_message *m, size_t from, size_t to)
+{
+    size_t b = 0;
+
+    for (size_t i = from; i < to; i++)
+        b += msg_bytes(&m[i]);
+    return tokens_of(b);
+}
+
+int compact_history(struct job_ctx *j, struct llm_message *m, size_t *n,
+                    const struct llm_tool_def *tools, size_t ntools, int turn, int force,
+                    int *changed)
+{
+    struct llm_model_info info;
+    int64_t window, threshold, target, before, after, head_t, tail_t = 0, tools_t;
+    int64_t keep_max = config_int(CFG_LLM_COMPACT_KEEP_TURNS);
+    size_t head_end = 0, *starts = NULL, nturns = 0, keep = 0, old_end, summary_at = 0;
+    const char *how = "stubs";
+    char *summary = NULL, *cond_error = NULL;
+    int stubbed = 0, condensed = 0, rc = 0;
+    cJSON *p;
+
+    *changed = 0;
+    if (llm_client_model(j->llm, (size_t)j->model_index, &info) != 0)
+        return 0;
+    before = compact_estimate(m, *n, tools, ntools);
+    window = info.context_window;
+    if (window <= 0 && !force)
+        return 0; /* unbounded (a script model with no window configured) */
+    if (window <= 0)
+        window = before;
+    threshold = window * config_int(CFG_LLM_COMPACT_AT_PCT) / 100;
+    if (before <= threshold && !force)
+        return 0;
+    target = threshold / 2;
+
+    /* the head: everything before the first assistant message */
+    while (head_end < *n && m[head_end].role != LLM_ASSISTANT)
+        head_end++;
+    for (size_t i = 1; i < head_end; i++)
+        if (m[i].role == LLM_USER && m[i].content &&
+            !strncmp(m[i].content, SUMMARY_PREFIX, strlen(SUMMARY_PREFIX)))
+            summary_at = i;
+    starts = calloc(*n + 1, sizeof(*starts));
+    if (!starts)
+        abort();
+    for (size_t i = head_end; i < *n; i++)
+        if (m[i].role == LLM_ASSISTANT)
+            starts[nturns++] = i;
+    starts[nturns] = *n;
+    tools_t = compact_estimate(NULL, 0, tools, ntools);
+    head_t = range_tokens(m, 0, head_end) + tools_t;
+    /* the verbatim tail: the last turns that fit half the threshold */
+    while (keep < nturns && (int64_t)keep < keep_max) {
+        int64_t t = range_tokens(m, starts[nturns - 1 - keep], starts[nturns - keep]);
+        if (keep >= 1 && head_t + tail_t + t > target)
+            break;
+        tail_t += t;
+        keep++;
+    }
+    if (keep == nturns)
+        goto out; /* nothing older than the tail */
+    old_end = starts[nturns - keep];
+
+    stubbed = stub_range(m, head_end, old_end, changed);
+    after = compact_estimate(m, *n, tools, ntools);
+    if ((after > threshold || (force && !*changed)) && head_t + tail_t < threshold) {
+        /* condense the old turns (and an earlier summary) into one message */
+        size_t from = summary_at ? summary_at : head_end, drop;
+        strbuf sb = STRBUF_INIT;
+
+        if (condense_call(j, m, head_end, old_end, summary_at ? m[summary_at].content : NULL,
+                          (size_t)window * 2, &summary) == 0) {
+            strbuf_addf(&sb, SUMMARY_PREFIX "%s", summary);
+            how = "condense";
+        } else {
+            cond_error = strdup(err_last());
+            log_warn("%s: %s", j->item ? j->item->key : "run", cond_error);
+            strbuf_addf(&sb,
+                        SUMMARY_PREFIX STUB_PREFIX
+                        "%zu earlier turns were dropped to fit the "
+                        "context window; what they changed is in the worktree]",
+                        nturns - keep);
+            how = "drop";
+        }
+        condensed = (int)(nturns - keep);
+        /* messages [from, old_end) become one: the summary at from */
+        for (size_t i = from; i < old_end; i++)
+            llm_message_release(&m[i]);
+        llm_message_init(&m[from], LLM_USER, strbuf_cstr(&sb));
+        strbuf_release(&sb);
+        drop = old_end - from - 1;
+        memmove(&m[from + 1], &m[old_end], (*n - old_end) * sizeof(*m));
+        *n -= drop;
+        *changed = 1;
+    }
+    if (!*changed)
+        goto out;
+    after = compact_estimate(m, *n, tools, ntools);
+    p = cJSON_CreateObject();
+    cJSON_AddNumberToObject(p, "turn", turn);
+    cJSON_AddStringToObject(p, "reason", force ? "context_length" : "threshold");
+    cJSON_AddStringToObject(p, "how", how);
+    cJSON_AddNumberToObject(p, "tokens_before", (double)before);
+    cJSON_AddNumberToObject(p, "tokens_after", (double)after);
+    cJSON_AddNumberToObject(p, "window", (double)window);
+    cJSON_AddNumberToObject(p, "threshold", (double)threshold);
+    cJSON_AddNumberToObject(p, "kept_turns", (double)keep);
+    cJSON_AddNumberToObject(p, "stubbed", stubbed);
+    cJSON_AddNumberToObject(p, "condensed_turns", condensed);
+    if (cond_error)
+        cJSON_AddStringToObject(p, "condense_error", cond_error);
+    rc = store_event_add(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
+                         "context.compacted", p, NULL);
+    cJSON_Delete(p);
+out:
+    free(starts);
+    free(summary);
+    free(cond_error);
+    return rc;
+}
