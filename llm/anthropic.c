@@ -290,7 +290,7 @@ int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_requ
 
     snprintf(url, sizeof(url), "%s/messages", m->base_url);
     rc = llm_anthropic_build(
-        &body, m, req, req->max_output_tokens > 0 ? req->max_output_tokens : c->max_output_tokens);
+        &body, m, req, llm_output_tokens(c, m, req));
     if (rc)
         goto out;
     strbuf_addf(&h, "anthropic-version: %s",

@@ -117,6 +117,13 @@ void llm_price_default(const char *model, double *in, double *cached, double *ou
  * longest known name prefix, 32768 for an unknown name. */
 int64_t llm_context_window_default(const char *model);
 
+/* The output tokens to ask of m: the request's own, else llm.max_output_tokens
+ * capped at a quarter of m's context window (at least 256), so that the
+ * default fits small windows (a local 8k model is asked for 2048, not
+ * 8192, and vLLM does not refuse the request). */
+int llm_output_tokens(const struct llm_client *c, const struct llm_model *m,
+                      const struct llm_request *req);
+
 /* A malloc'd copy (aborts on OOM); NULL stays NULL. */
 char *llm_strdup(const char *s);
 

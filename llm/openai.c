@@ -599,7 +599,7 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
     strbuf body = STRBUF_INIT;
     char url[2048];
     const char *key = llm_model_key(m);
-    int max_tokens = req->max_output_tokens > 0 ? req->max_output_tokens : c->max_output_tokens;
+    int max_tokens = llm_output_tokens(c, m, req);
     int rc, fitted = 0;
 
     if (m->max_tokens_fit > 0 && max_tokens > m->max_tokens_fit)

@@ -154,3 +154,20 @@ int64_t llm_token_count(const cJSON *o, const char *k)
         return 0;
     return v->valuedouble < 1e15 ? (int64_t)v->valuedouble : (int64_t)1e15;
 }
+
+int llm_output_tokens(const struct llm_client *c, const struct llm_model *m,
+                      const struct llm_request *req)
+{
+    int64_t n = c->max_output_tokens, quarter;
+
+    if (req->max_output_tokens > 0)
+        return req->max_output_tokens;
+    if (m->context_window > 0) {
+        quarter = m->context_window / 4;
+        if (quarter < 256)
+            quarter = 256;
+        if (n > quarter)
+            n = quarter;
+    }
+    return (int)n;
+}
