@@ -3,6 +3,7 @@
  * the server's wait from its headers, backoff with jitter, a cap.
  */
 #include <ctype.h>
+#include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -79,105 +80,15 @@ int retry_parse_duration(const char *s, int64_t *ms)
     return 0;
 }
 
-static int month_of(const char *s)
-{
-    static const char *const m[] = {"jan", "feb", "mar", "apr", "may", "jun",
-                                    "jul", "aug", "sep", "oct", "nov", "dec"};
-    for (int i = 0; i < 12; i++)
-        if (!strncasecmp(s, m[i], 3))
-            return i + 1;
-    return 0;
-}
-
-static int parse_hms(const char **p, int *h, int *mi, int *se)
-{
-    char *end;
-    long v[3];
-
-    for (int i = 0; i < 3; i++) {
-        if (!isdigit((unsigned char)**p))
-            return -1;
-        v[i] = strtol(*p, &end, 10);
-        *p = end;
-        if (i < 2 && *(*p)++ != ':')
-            return -1;
-    }
-    if (v[0] > 23 || v[1] > 59 || v[2] > 60)
-        return -1;
-    *h = (int)v[0];
-    *mi = (int)v[1];
-    *se = (int)v[2];
-    return 0;
-}
-
 int retry_parse_http_date(const char *s, int64_t *epoch_s)
 {
-    const char *p = s;
-    char *end;
-    long day, year;
-    int mon, h, mi, se;
+    time_t t;
 
-    while (isalpha((unsigned char)*p)) /* the weekday */
-        p++;
-    if (*p == ',') { /* IMF-fixdate or RFC 850 */
-        p++;
-        while (*p == ' ')
-            p++;
-        if (!isdigit((unsigned char)*p))
-            return -1;
-        day = strtol(p, &end, 10);
-        p = end;
-        if (*p != ' ' && *p != '-')
-            return -1;
-        p++;
-        if (!(mon = month_of(p)))
-            return -1;
-        p += 3;
-        if (*p != ' ' && *p != '-')
-            return -1;
-        p++;
-        if (!isdigit((unsigned char)*p))
-            return -1;
-        year = strtol(p, &end, 10);
-        if (end - p == 2)
-            year += year < 70 ? 2000 : 1900;
-        p = end;
-        while (*p == ' ')
-            p++;
-        if (parse_hms(&p, &h, &mi, &se) != 0)
-            return -1;
-        while (*p == ' ')
-            p++;
-        if (strcasecmp(p, "GMT") && strcasecmp(p, "UTC"))
-            return -1;
-    } else if (*p == ' ') { /* asctime: "Sun Nov  6 08:49:37 1994" */
-        p++;
-        if (!(mon = month_of(p)))
-            return -1;
-        p += 3;
-        while (*p == ' ')
-            p++;
-        if (!isdigit((unsigned char)*p))
-            return -1;
-        day = strtol(p, &end, 10);
-        p = end;
-        while (*p == ' ')
-            p++;
-        if (parse_hms(&p, &h, &mi, &se) != 0)
-            return -1;
-        while (*p == ' ')
-            p++;
-        if (!isdigit((unsigned char)*p))
-            return -1;
-        year = strtol(p, &end, 10);
-        if (*end)
-            return -1;
-    } else
+    /* the three HTTP date forms (RFC 9110 5.6.7), parsed by libcurl, which
+     * has the reader for them already */
+    if (!s || !*s || (t = curl_getdate(s, NULL)) == (time_t)-1)
         return -1;
-    if (day < 1 || day > 31 || year < 1970 || year > 9999)
-        return -1;
-    *epoch_s = time_days_from_civil(year, (unsigned)mon, (unsigned)day) * 86400 + h * 3600 +
-               mi * 60 + se;
+    *epoch_s = (int64_t)t;
     return 0;
 }
 
