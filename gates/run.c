@@ -100,7 +100,7 @@ int gates_run_at(const struct gates_ctx *ctx, const struct gate_spec *g, const c
     const char *files = root_src ? root_src : root;
     struct sandbox_spec spec;
     struct sandbox_result res;
-    char spill[4096];
+    char dir[4096], spill[4096 + 16];
     strbuf full, red;
     size_t from;
     cJSON *p;
@@ -113,10 +113,11 @@ int gates_run_at(const struct gates_ctx *ctx, const struct gate_spec *g, const c
     out->must_pass = g->must_pass;
     /* the spill goes under goald's state folder (tools.spill_total_mb),
      * not the host's TMPDIR */
-    if ((rc = tool_spill_prepare(ctx ? ctx->st : NULL, NULL, GATE_SPILL_MAX, spill,
-                                 sizeof(spill) - 16)) != 0)
+    if ((rc = tool_spill_prepare(ctx ? ctx->st : NULL, NULL, GATE_SPILL_MAX, dir,
+                                 sizeof(dir))) != 0)
         return err_wrap(rc, "gate %s: the spill folder", g->name);
-    strcat(spill, "/gate-XXXXXX");
+    if ((size_t)snprintf(spill, sizeof(spill), "%s/gate-XXXXXX", dir) >= sizeof(spill))
+        return err_set(ERR_INVALID, "gate %s: the spill folder's path is too long", g->name);
     fd = mkstemp(spill);
     if (fd < 0)
         return err_set(ERR_IO, "gate %s: cannot make a temporary file", g->name);
