@@ -7,8 +7,8 @@
 #include "gates/cases_int.h"
 #include "gates/gates.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/spill.h"
 #include "store/event.h"
-#include "tools/tool.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
@@ -113,7 +113,7 @@ int gates_run_at(const struct gates_ctx *ctx, const struct gate_spec *g, const c
     out->must_pass = g->must_pass;
     /* the spill goes under goald's state folder (tools.spill_total_mb),
      * not the host's TMPDIR */
-    if ((rc = tool_spill_prepare(ctx ? ctx->st : NULL, NULL, GATE_SPILL_MAX, dir,
+    if ((rc = sandbox_spill_prepare(ctx ? ctx->st : NULL, NULL, GATE_SPILL_MAX, dir,
                                  sizeof(dir))) != 0)
         return err_wrap(rc, "gate %s: the spill folder", g->name);
     if ((size_t)snprintf(spill, sizeof(spill), "%s/gate-XXXXXX", dir) >= sizeof(spill))

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "sandbox/sandbox.h"
+#include "sandbox/spill.h"
 #include "tools/internal.h"
 #include "tools/truncate.h"
 #include "util/config.h"
@@ -36,7 +37,7 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     spill_max = (uint64_t)config_int(CFG_TOOLS_SPILL_MB) << 20;
     if (spill_max > (uint64_t)config_int(CFG_TOOLS_SPILL_TOTAL_MB) << 20)
         spill_max = (uint64_t)config_int(CFG_TOOLS_SPILL_TOTAL_MB) << 20;
-    if ((rc = tool_spill_prepare(ctx->st, ctx->spill_dir, spill_max, spill_dir,
+    if ((rc = sandbox_spill_prepare(ctx->st, ctx->spill_dir, spill_max, spill_dir,
                                  sizeof(spill_dir))) != 0)
         return rc;
     snprintf(spill, sizeof(spill), "%s/bash-%lld-%ld-%u.log", spill_dir, (long long)time_now_ms(),

@@ -44,7 +44,7 @@ size_t tool_max_bytes(void);
 /* tools.max_file_mb in bytes: the largest file write and edit make. */
 size_t tool_max_file_bytes(void);
 
-/* The folder for spill files (tool_spill_prepare() for ctx), into out. */
+/* The folder for spill files (sandbox_spill_prepare() for ctx), into out. */
 int tool_spill_dir(struct tool_ctx *ctx, char *out, size_t n);
 
 /* Builtin definitions (one file each). */

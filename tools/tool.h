@@ -81,7 +81,7 @@ struct tool_ctx {
      * (struct sandbox_spec); NULL for a folder that is not a goal's worktree */
     const char *git_common, *git_dir;
     const char *const *allowed; /* the goal's allowed_actions, NULL-terminated; NULL: all */
-    const char *spill_dir;      /* NULL: see tool_spill_prepare() */
+    const char *spill_dir;      /* NULL: see sandbox_spill_prepare() */
     store *st;                  /* events; may be NULL */
     const char *goal_id, *item_id, *run_id;
     tool_hook_fn hook; /* run_gates, complete, ask_human */
@@ -129,15 +129,6 @@ struct cJSON *tool_schemas(const char *const *allowed);
  * envelope was produced, which is always. */
 int tool_call(struct tool_ctx *ctx, const char *name, const char *args_json,
               struct tool_result *res);
-
-/* The folder for spill files (bash's full output, a gate's output while
- * it runs), into out: dir_override, else tools.spill_dir, else spill/
- * beside the database of st (of the default database when st is NULL) --
- * goald's state folder, never the host's TMPDIR.  Created mode 0700 and
- * checked to be ours.  Spills (files bash-*, gate-*) older than
- * tools.spill_keep_h are removed, and then, when want > 0, the oldest until
- * the folder plus want bytes fits tools.spill_total_mb. */
-int tool_spill_prepare(store *st, const char *dir_override, uint64_t want, char *out, size_t n);
 
 /* For `goald doctor`: rg and fd (fdfind) are installed and run.  0 with
  * their versions in detail ("ripgrep 13.0.0; fdfind 8.6.0"), or
