@@ -29,9 +29,12 @@
  *   numbers (`max_tokens: 8192`), true/false/null/none, <placeholders>,
  *   `==` comparisons, and a path ending in such a name (`/etc/passwd: x`).  A bare word in code (`password = pw`) cannot be
  *   told from an INI value and is redacted. */
+/* Bounded on both sides: unbounded runs made the match quadratic in a long
+ * run of word characters, dots and dashes (50 KiB of "a-a-a-..." took 9 s;
+ * a gate printing 1 MB of it, an hour).  No key name is longer. */
 #define KEYNAME                                                                                    \
-    "[\\w.-]*?(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|"        \
-    "private[_-]?key|credential)[\\w.-]*"
+    "[\\w.-]{0,64}?(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|"   \
+    "private[_-]?key|credential)[\\w.-]{0,64}"
 /* what may not start a value: a reference, a literal we keep, our mark */
 #define NOT_REF                                                                                    \
     "(?!\\$|\\*\\*\\*REDACTED|\\{\\{|<[^>\\s]*>(?:[\\s;,#&]|$)|"                                 \

@@ -129,6 +129,36 @@ static void test_partial_key(void **state)
 }
 
 /* The replacement keeps the shape: name, separator and quotes. */
+/* Long runs of word characters, dots and dashes (minified code, lock files,
+ * a test printing half a megabyte of "a-a-a-") must redact in linear time: the
+ * key-name pattern was unbounded on both sides and took over two minutes
+ * on 50 KiB of "a-" (this test then never ends, and ctest's timeout fails
+ * it).  The runs hold no secret and come out unchanged; a secret after one
+ * is still found. */
+static void test_long_runs(void **state)
+{
+    static const char *const units[] = {"a-", "token-", "a.b.", "secret_"};
+    size_t n = (size_t)512 << 10; /* redacted() caps its output at 1 MiB */
+    char *in = malloc(n + 64), *out;
+
+    (void)state;
+    assert_non_null(in);
+    for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+        size_t ul = strlen(units[u]);
+        for (size_t i = 0; i < n; i++)
+            in[i] = units[u][i % ul];
+        in[n] = '\0';
+        out = redacted(in, NULL);
+        assert_int_equal(strlen(out), n);
+        free(out);
+    }
+    memcpy(in + n, "\npassword: hunter2x", sizeof("\npassword: hunter2x"));
+    out = redacted(in, NULL);
+    assert_non_null(strstr(out, "password: " REDACTED));
+    free(out);
+    free(in);
+}
+
 static void test_shapes(void **state)
 {
     static const struct {
@@ -156,6 +186,7 @@ int main(void)
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_partial_key),
         cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_long_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
