@@ -316,7 +316,7 @@ int breaker_close_sticky(store *st, const char *cls, const char *why, int64_t no
      * to close (their goals and items go on, and fail again - once - if
      * the new configuration is no better) */
     if (changed && strcmp(why, "escalation resolved") != 0 &&
-        (rc = resolve_by_system(st, NULL, cls, why)) != 0)
+        (rc = resolve_by_system(st, NULL, cls, 0, why)) != 0)
         goto fail;
     return store_tx_commit(st);
 fail:
@@ -389,7 +389,7 @@ int breaker_record(store *st, const char *cls, const char *run_id, int64_t now_m
          * provider errors, timeouts or rate limits) are the system's to
          * close, and their goals go on */
         for (int i = 0; rc == 0 && provider_down_types[i]; i++)
-            rc = resolve_by_system(st, NULL, provider_down_types[i],
+            rc = resolve_by_system(st, NULL, provider_down_types[i], 1,
                                    "the provider answers again: a model call succeeded");
         if (rc || !run_id)
             goto commit;
