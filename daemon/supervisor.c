@@ -735,6 +735,16 @@ int daemon_run(const struct daemon_opts *o)
     store_event_add(d->st, NULL, NULL, NULL, "daemon.started", NULL, NULL);
     recover_orphans(d, 1);
     sandbox_cgroup_sweep(); /* left by jobs of an earlier daemon */
+    /* a start is the only way new environment variables (a rotated key)
+     * arrive, and the configuration's fingerprint cannot tell a key from
+     * another of its length: the breaker a refused key opened closes, and
+     * its escalations with it (a key still refused fails one job and opens
+     * them again).  A config breaker stays: the fingerprint sees every
+     * setting but the key, so a start with the same settings starts
+     * nothing (issue 16) */
+    if (breaker_config_sweep(d->st, time_now_ms()) < 0 ||
+        breaker_close_sticky(d->st, "auth", BREAKER_WHY_RESTART, time_now_ms()) < 0)
+        log_warn("breakers: %s", err_last());
 
     for (;;) {
         int started = 0;

@@ -231,9 +231,13 @@ static cJSON *fallback_analysis(const struct job_ctx *j, const char *type, const
     } else if (!strcmp(type, "budget")) {
         strbuf_addf(&q, "%s: raise the budget%s, or pause?", cause,
                     !strcmp(scope, "item") ? ", complete with what is done" : "");
-    } else if ((!strcmp(type, "auth") || !strcmp(type, "config")) && strcmp(scope, "publish")) {
-        strbuf_addf(&q, "%s. Fix it, then retry (a configuration change with SIGHUP or a "
-                        "restart also retries)?",
+    } else if (!strcmp(type, "auth") && strcmp(scope, "publish")) {
+        strbuf_addf(&q, "%s. Fix the key, then retry (a restart of the daemon retries too: it "
+                        "reads the environment again)?",
+                    cause);
+    } else if (!strcmp(type, "config") && strcmp(scope, "publish")) {
+        strbuf_addf(&q, "%s. Fix it, then retry (a changed configuration retries by itself: "
+                        "SIGHUP after editing the file, or a restart with other settings)?",
                     cause);
     } else if (!strcmp(type, "deadline")) {
         strbuf_addf(&q, "%s: carry on, or complete with what is done?", cause);
