@@ -275,7 +275,7 @@ static cJSON *last_tool_calls(store *st, const char *run_id)
 {
     static const char q[] =
         "SELECT tool, args FROM (SELECT id, json_extract(payload, '$.tool') AS tool,"
-        " substr(ifnull(json_extract(payload, '$.args'), ''), 1, 300) AS args FROM events"
+        " substr(ifnull(json_extract(payload, '$.arguments'), ''), 1, 300) AS args FROM events"
         " WHERE run_id = ? AND type = 'tool_call.started'"
         " AND json_extract(payload, '$.tool') <> 'ask_human' ORDER BY id DESC LIMIT 5)"
         " ORDER BY id";
