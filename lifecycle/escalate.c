@@ -221,10 +221,23 @@ static cJSON *fallback_analysis(const struct job_ctx *j, const char *type, const
     cJSON *a = cJSON_CreateObject();
     cJSON *opts = cJSON_AddArrayToObject(a, "options");
     const char *cause = j->failure.len ? strbuf_cstr(&j->failure) : "recovery exhausted";
+    /* the question holds the cause cut to leave room in q for its words (a
+     * failure may be 16 KiB; strbuf_addf over the cap adds nothing); the
+     * root cause keeps it whole */
+    char cut[3072];
+    size_t n = strlen(cause);
     strbuf q;
 
     strbuf_init(&q, 4096);
     cJSON_AddStringToObject(a, "root_cause", cause);
+    if (n >= sizeof(cut)) {
+        n = sizeof(cut) - sizeof("\xe2\x80\xa6");
+        while (n > 0 && ((unsigned char)cause[n] & 0xc0) == 0x80)
+            n--; /* not inside a UTF-8 character */
+        memcpy(cut, cause, n);
+        memcpy(cut + n, "\xe2\x80\xa6", sizeof("\xe2\x80\xa6")); /* "…" */
+        cause = cut;
+    }
     if (!strcmp(type, "ask_human") && j->item && j->item->question) {
         /* the agent's own question, verbatim */
         strbuf_adds(&q, j->item->question);
