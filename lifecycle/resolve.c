@@ -175,11 +175,11 @@ static int is_action(const char *a)
 static int goal_status(store *st, const char *goal_id, char *out, size_t n)
 {
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, "SELECT status, elaboration IS NULL FROM goals WHERE id = ?");
+    int rc;
 
-    if (rc)
+    out[0] = '\0'; /* the caller reads it even when the query fails */
+    if ((rc = store_prepare(st, &s, "SELECT status, elaboration IS NULL FROM goals WHERE id = ?")))
         return rc;
-    out[0] = '\0';
     store_bind_text(s, 1, goal_id);
     if (sqlite3_step(s) == SQLITE_ROW)
         snprintf(out, n, "%s", sqlite3_column_text(s, 0));
