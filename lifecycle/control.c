@@ -190,14 +190,11 @@ int breaker_gate(store *st, int64_t now_ms, const char *probe_run_id, int *allow
         int probe_free;
         if (rows[i].fp[0]) {
             /* opened by a configuration error: no cooldown, only a change
-             * of the configuration (or a human) closes it */
-            if (!strcmp(rows[i].fp, fp_now)) {
+             * of the configuration (or a human) closes it - the daemon's
+             * sweep does (breaker_config_sweep(), every tick); a claim
+             * under another configuration is not held by it */
+            if (!strcmp(rows[i].fp, fp_now))
                 *allowed = 0;
-            } else if ((rc = breaker_close_sticky(st, rows[i].cls, "the model configuration "
-                                                                   "changed",
-                                                  now_ms)) != 0) {
-                goto fail;
-            }
         } else if (!strcmp(rows[i].state, "open")) {
             if (now_ms - rows[i].opened_at < cooldown) {
                 *allowed = 0;
