@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "lifecycle/claim.h"
+#include "lifecycle/control.h"
 #include "lifecycle/job.h"
 #include "util/timeutil.h"
 
@@ -70,6 +71,10 @@ static int run_claim(struct cli_ctx *c)
         return cli_fail(EXIT_USAGE, "claim: --lane: expected plan or work");
     if ((rc = cli_store(c, &st)) != 0)
         return rc;
+    /* as the daemon does every tick: a configuration error's breaker
+     * closes when the configuration changed (breaker_gate() only reads) */
+    if ((rc = breaker_config_sweep(st, time_now_ms())) < 0)
+        return cli_fail_err(rc);
     rc = claim_next(st, lane, time_now_ms(), NULL, 0, &cl, blocked, sizeof(blocked));
     if (rc == ERR_NOTFOUND) {
         if (blocked[0])

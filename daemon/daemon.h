@@ -40,9 +40,8 @@ int daemon_run(const struct daemon_opts *o);
  * Never fails: no daemon is fine. */
 void daemon_wake(const char *db_path);
 
-/* The socket path (and the name of the lock file of earlier versions)
- * beside the database.  The daemon's lock is a flock() on the database
- * file itself. */
-void daemon_paths(const char *db_path, char *lock, size_t lock_n, char *sock, size_t sock_n);
+/* The wake socket's path beside the database (DB.sock).  The daemon's lock
+ * is a flock() on the database file itself. */
+void daemon_sock_path(const char *db_path, char *sock, size_t sock_n);
 
 #endif

@@ -81,12 +81,9 @@ static void on_signal(int sig)
     errno = saved;
 }
 
-void daemon_paths(const char *db_path, char *lock, size_t lock_n, char *sock, size_t sock_n)
+void daemon_sock_path(const char *db_path, char *sock, size_t sock_n)
 {
-    if (lock)
-        snprintf(lock, lock_n, "%s.lock", db_path);
-    if (sock)
-        snprintf(sock, sock_n, "%s.sock", db_path);
+    snprintf(sock, sock_n, "%s.sock", db_path);
 }
 
 void daemon_wake(const char *db_path)
@@ -95,7 +92,7 @@ void daemon_wake(const char *db_path)
     char path[PATH_MAX];
     int fd;
 
-    daemon_paths(db_path, NULL, 0, path, sizeof(path));
+    daemon_sock_path(db_path, path, sizeof(path));
     if (strlen(path) >= sizeof(a.sun_path))
         return;
     fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -701,8 +698,7 @@ int daemon_run(const struct daemon_opts *o)
     d->o = o;
     d->lock_fd = d->wake_fd = -1;
     d->started_wall = time_now_ms();
-    daemon_paths(o->db_path, NULL, 0, d->sock_path,
-                 sizeof(d->sock_path));
+    daemon_sock_path(o->db_path, d->sock_path, sizeof(d->sock_path));
     n = readlink("/proc/self/exe", d->self, sizeof(d->self) - 1);
     if (n <= 0) {
         rc = err_set(ERR_IO, "cannot find the goald binary: %s", strerror(errno));
@@ -735,6 +731,16 @@ int daemon_run(const struct daemon_opts *o)
     store_event_add(d->st, NULL, NULL, NULL, "daemon.started", NULL, NULL);
     recover_orphans(d, 1);
     sandbox_cgroup_sweep(); /* left by jobs of an earlier daemon */
+    /* a start is the only way new environment variables (a rotated key)
+     * arrive, and the configuration's fingerprint cannot tell a key from
+     * another of its length: the breaker a refused key opened closes, and
+     * its escalations with it (a key still refused fails one job and opens
+     * them again).  A config breaker stays: the fingerprint sees every
+     * setting but the key, so a start with the same settings starts
+     * nothing (issue 16) */
+    if (breaker_config_sweep(d->st, time_now_ms()) < 0 ||
+        breaker_close_sticky(d->st, "auth", BREAKER_WHY_RESTART, time_now_ms()) < 0)
+        log_warn("breakers: %s", err_last());
 
     for (;;) {
         int started = 0;

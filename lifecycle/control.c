@@ -190,14 +190,11 @@ int breaker_gate(store *st, int64_t now_ms, const char *probe_run_id, int *allow
         int probe_free;
         if (rows[i].fp[0]) {
             /* opened by a configuration error: no cooldown, only a change
-             * of the configuration (or a human) closes it */
-            if (!strcmp(rows[i].fp, fp_now)) {
+             * of the configuration (or a human) closes it - the daemon's
+             * sweep does (breaker_config_sweep(), every tick); a claim
+             * under another configuration is not held by it */
+            if (!strcmp(rows[i].fp, fp_now))
                 *allowed = 0;
-            } else if ((rc = breaker_close_sticky(st, rows[i].cls, "the model configuration "
-                                                                   "changed",
-                                                  now_ms)) != 0) {
-                goto fail;
-            }
         } else if (!strcmp(rows[i].state, "open")) {
             if (now_ms - rows[i].opened_at < cooldown) {
                 *allowed = 0;
@@ -316,7 +313,7 @@ int breaker_close_sticky(store *st, const char *cls, const char *why, int64_t no
      * to close (their goals and items go on, and fail again - once - if
      * the new configuration is no better) */
     if (changed && strcmp(why, "escalation resolved") != 0 &&
-        (rc = resolve_by_system(st, NULL, cls, why)) != 0)
+        (rc = resolve_by_system(st, NULL, cls, 0, why)) != 0)
         goto fail;
     return store_tx_commit(st);
 fail:
@@ -389,7 +386,7 @@ int breaker_record(store *st, const char *cls, const char *run_id, int64_t now_m
          * provider errors, timeouts or rate limits) are the system's to
          * close, and their goals go on */
         for (int i = 0; rc == 0 && provider_down_types[i]; i++)
-            rc = resolve_by_system(st, NULL, provider_down_types[i],
+            rc = resolve_by_system(st, NULL, provider_down_types[i], 1,
                                    "the provider answers again: a model call succeeded");
         if (rc || !run_id)
             goto commit;

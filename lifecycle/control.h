@@ -82,6 +82,9 @@ int breaker_config_sweep(store *st, int64_t now_ms);
  * open escalations of type cls are closed by the system with why. */
 int breaker_close_sticky(store *st, const char *cls, const char *why, int64_t now_ms);
 
+/* why, when the daemon starts (the environment is read again) */
+#define BREAKER_WHY_RESTART "the daemon restarted: it read its configuration and environment again"
+
 /* ---- no-progress detection ---- */
 
 struct progress_detector {

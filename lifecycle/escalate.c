@@ -221,19 +221,36 @@ static cJSON *fallback_analysis(const struct job_ctx *j, const char *type, const
     cJSON *a = cJSON_CreateObject();
     cJSON *opts = cJSON_AddArrayToObject(a, "options");
     const char *cause = j->failure.len ? strbuf_cstr(&j->failure) : "recovery exhausted";
+    /* the question holds the cause cut to leave room in q for its words (a
+     * failure may be 16 KiB; strbuf_addf over the cap adds nothing); the
+     * root cause keeps it whole */
+    char cut[3072];
+    size_t n = strlen(cause);
     strbuf q;
 
     strbuf_init(&q, 4096);
     cJSON_AddStringToObject(a, "root_cause", cause);
+    if (n >= sizeof(cut)) {
+        n = sizeof(cut) - sizeof("\xe2\x80\xa6");
+        while (n > 0 && ((unsigned char)cause[n] & 0xc0) == 0x80)
+            n--; /* not inside a UTF-8 character */
+        memcpy(cut, cause, n);
+        memcpy(cut + n, "\xe2\x80\xa6", sizeof("\xe2\x80\xa6")); /* "…" */
+        cause = cut;
+    }
     if (!strcmp(type, "ask_human") && j->item && j->item->question) {
         /* the agent's own question, verbatim */
         strbuf_adds(&q, j->item->question);
     } else if (!strcmp(type, "budget")) {
         strbuf_addf(&q, "%s: raise the budget%s, or pause?", cause,
                     !strcmp(scope, "item") ? ", complete with what is done" : "");
-    } else if ((!strcmp(type, "auth") || !strcmp(type, "config")) && strcmp(scope, "publish")) {
-        strbuf_addf(&q, "%s. Fix it, then retry (a configuration change with SIGHUP or a "
-                        "restart also retries)?",
+    } else if (!strcmp(type, "auth") && strcmp(scope, "publish")) {
+        strbuf_addf(&q, "%s. Fix the key, then retry (a restart of the daemon retries too: it "
+                        "reads the environment again)?",
+                    cause);
+    } else if (!strcmp(type, "config") && strcmp(scope, "publish")) {
+        strbuf_addf(&q, "%s. Fix it, then retry (a changed configuration retries by itself: "
+                        "SIGHUP after editing the file, or a restart with other settings)?",
                     cause);
     } else if (!strcmp(type, "deadline")) {
         strbuf_addf(&q, "%s: carry on, or complete with what is done?", cause);
@@ -271,7 +288,7 @@ static cJSON *last_tool_calls(store *st, const char *run_id)
 {
     static const char q[] =
         "SELECT tool, args FROM (SELECT id, json_extract(payload, '$.tool') AS tool,"
-        " substr(ifnull(json_extract(payload, '$.args'), ''), 1, 300) AS args FROM events"
+        " substr(ifnull(json_extract(payload, '$.arguments'), ''), 1, 300) AS args FROM events"
         " WHERE run_id = ? AND type = 'tool_call.started'"
         " AND json_extract(payload, '$.tool') <> 'ask_human' ORDER BY id DESC LIMIT 5)"
         " ORDER BY id";

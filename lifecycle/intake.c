@@ -510,15 +510,12 @@ int intake_parse_all(struct goal **out, const char *text, size_t len, const char
     }
     /* where a template's instances work: one branch for all (default) */
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "schedule_branch"))) {
+        /* collected like every other field's error: the pass goes on */
         if (!cJSON_IsString(v) || (strcmp(v->valuestring, "per_template") != 0 &&
-                                   strcmp(v->valuestring, "per_run") != 0)) {
-            rc = fail(&c, "schedule_branch", v, "expected \"per_template\" or \"per_run\"");
-            goto out;
-        }
-        if (!g->schedule) {
-            rc = fail(&c, "schedule_branch", NULL, "needs \"schedule\"");
-            goto out;
-        }
+                                   strcmp(v->valuestring, "per_run") != 0))
+            fail(&c, "schedule_branch", v, "expected \"per_template\" or \"per_run\"");
+        else if (!g->schedule)
+            fail(&c, "schedule_branch", NULL, "needs \"schedule\"");
     }
 
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "publish"))) {

@@ -725,9 +725,9 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
             {
                 const cJSON *t;
                 int k = 0;
-                fprintf(f, "  %s", jstr(it, "gate"));
+                fprintf(f, "  %s", term_view(jstr(it, "gate")));
                 cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(it, "tests"))
-                    fprintf(f, "%s%s", k++ ? ", " : ": ", t->valuestring);
+                    fprintf(f, "%s%s", k++ ? ", " : ": ", term_view(cJSON_GetStringValue(t)));
                 fputc('\n', f);
             }
         }
@@ -877,9 +877,12 @@ int report_write_item(store *st, const char *goal_id, const char *key, int json,
         cJSON_free(t);
     } else {
         const cJSON *g, *t;
-        fprintf(f, "item     %s  %s\nstatus   %s\n", key, title, status);
-        fprintf(f, "baseline %s  (granularity: %s)\n", jstr(out, "baseline"),
-                jstr(out, "granularity"));
+        /* title, test names and gate output come from the model's work:
+         * escaped (util/termesc.h) */
+        fprintf(f, "item     %s  %s\nstatus   %s\n", term_fit(key, 16), term_fit(title, 80 - 27),
+                term_view(status));
+        fprintf(f, "baseline %s  (granularity: %s)\n", term_view(jstr(out, "baseline")),
+                term_view(jstr(out, "granularity")));
         {
             static const char *lists[] = {"introduced", "pre_existing", "fixed",
                                           "gate_inputs_changed"};
@@ -889,25 +892,29 @@ int report_write_item(store *st, const char *goal_id, const char *key, int json,
                 if (cJSON_GetArraySize(l) == 0)
                     continue;
                 fprintf(f, "%-20s ", lists[i]);
-                cJSON_ArrayForEach(t, l) fprintf(f, "%s%s", k++ ? ", " : "", t->valuestring);
+                cJSON_ArrayForEach(t, l)
+                    fprintf(f, "%s%s", k++ ? ", " : "", term_view(cJSON_GetStringValue(t)));
                 fputc('\n', f);
             }
         }
         cJSON_ArrayForEach(g, gates)
         {
             int k = 0;
-            fprintf(f, "\ngate %s%s: %s (exit %d)%s%s\n", jstr(g, "gate"),
+            fprintf(f, "\ngate %s%s: %s (exit %d)%s%s\n", term_view(jstr(g, "gate")),
                     cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "restored_inputs"))
                         ? " (gate inputs restored)"
                         : "",
                     cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "passed")) ? "pass" : "fail",
                     (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(g, "exit_code")),
-                    *jstr(g, "classification") ? ", " : "", jstr(g, "classification"));
+                    *jstr(g, "classification") ? ", " : "",
+                    term_view(jstr(g, "classification")));
             cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(g, "failing_tests"))
-                fprintf(f, "%s%s", k++ ? ", " : "failing tests: ", t->valuestring);
+                fprintf(f, "%s%s", k++ ? ", " : "failing tests: ",
+                        term_view(cJSON_GetStringValue(t)));
             if (k)
                 fputc('\n', f);
-            fprintf(f, "--- output (tail) ---\n%s\n---\n", jstr(g, "output_tail"));
+            fprintf(f, "--- output (tail) ---\n%s\n---\n",
+                    term_view_flags(jstr(g, "output_tail"), TERM_KEEP_NL));
         }
     }
     rc = ferror(f) ? err_set(ERR_IO, "write error") : 0;

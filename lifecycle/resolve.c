@@ -175,11 +175,11 @@ static int is_action(const char *a)
 static int goal_status(store *st, const char *goal_id, char *out, size_t n)
 {
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, "SELECT status, elaboration IS NULL FROM goals WHERE id = ?");
+    int rc;
 
-    if (rc)
+    out[0] = '\0'; /* the caller reads it even when the query fails */
+    if ((rc = store_prepare(st, &s, "SELECT status, elaboration IS NULL FROM goals WHERE id = ?")))
         return rc;
-    out[0] = '\0';
     store_bind_text(s, 1, goal_id);
     if (sqlite3_step(s) == SQLITE_ROW)
         snprintf(out, n, "%s", sqlite3_column_text(s, 0));
@@ -308,7 +308,8 @@ static int apply(store *st, const struct esc *e, const char *action, const char 
     }
     /* the model's configuration was the cause: its breaker lets the next
      * job try (when the system closes it, the breaker is closed already) */
-    if (!system && (!strcmp(e->type, "config") || !strcmp(e->type, "auth")) &&
+    if (!system && strcmp(scope, "publish") != 0 &&
+        (!strcmp(e->type, "config") || !strcmp(e->type, "auth")) &&
         (rc = breaker_close_sticky(st, e->type, "escalation resolved", now)) != 0)
         goto out;
     {
@@ -393,11 +394,17 @@ int lifecycle_resolve(store *st, const char *esc_id, const char *action, const c
     return store_tx_commit(st);
 }
 
-int resolve_by_system(store *st, const char *goal_id, const char *type, const char *reason)
+int resolve_by_system(store *st, const char *goal_id, const char *type, int goal_only,
+                      const char *reason)
 {
-    static const char q[] = "SELECT id FROM escalations WHERE status = 'open'"
-                            " AND (?1 IS NULL OR goal_id = ?1) AND type = ?2"
-                            " ORDER BY created_at, id";
+    /* never the publish unit's (a forge's refusal, a hung push: not the
+     * model's to fix); goal_only: not an item's either */
+    static const char q[] =
+        "SELECT e.id FROM escalations e LEFT JOIN runs r ON r.id = e.run_id"
+        " WHERE e.status = 'open' AND (?1 IS NULL OR e.goal_id = ?1) AND e.type = ?2"
+        " AND ifnull(r.kind, '') <> 'publish'"
+        " AND ifnull(json_extract(e.packet, '$.scope'), '') <> 'publish'"
+        " AND (?3 = 0 OR e.item_id IS NULL) ORDER BY e.created_at, e.id";
     char (*ids)[ID_SIZE] = NULL;
     size_t n = 0, cap = 0;
     sqlite3_stmt *s;
@@ -407,6 +414,7 @@ int resolve_by_system(store *st, const char *goal_id, const char *type, const ch
         return rc;
     store_bind_text(s, 1, goal_id);
     store_bind_text(s, 2, type);
+    sqlite3_bind_int(s, 3, goal_only);
     while (sqlite3_step(s) == SQLITE_ROW) {
         if (n == cap) {
             cap = cap ? cap * 2 : 8;

@@ -24,7 +24,10 @@ int lifecycle_resolve(store *st, const char *esc_id, const char *action, const c
  * goal when NULL) because their cause is gone (reason, e.g. "the model
  * configuration changed"): each is resolved as a retry (resolution
  * "system", resolution_input reason, event escalation.closed) and its
- * goal goes on when nothing else holds it. */
-int resolve_by_system(store *st, const char *goal_id, const char *type, const char *reason);
+ * goal goes on when nothing else holds it.  Only the model's: never the
+ * publish unit's (a forge refusing its token, a hung push); with
+ * goal_only, only goal-level ones (an item's timeout is the item's). */
+int resolve_by_system(store *st, const char *goal_id, const char *type, int goal_only,
+                      const char *reason);
 
 #endif

@@ -315,7 +315,27 @@ void llm_quirks_save(llm_client *c, const struct llm_model *m)
     store_done(s);
 }
 
+/* The fingerprint, computed once per configuration loaded (every tick and
+ * every claim asks for it): the environment's keys only change with a
+ * restart, the settings with config_load(). */
+static void config_fingerprint_compute(char out[65]);
+
 void llm_config_fingerprint(char out[65])
+{
+    static char cached[65];
+    static unsigned gen;
+    static int have;
+    unsigned now = config_generation();
+
+    if (!have || gen != now) {
+        config_fingerprint_compute(cached);
+        gen = now;
+        have = 1;
+    }
+    memcpy(out, cached, sizeof(cached));
+}
+
+static void config_fingerprint_compute(char out[65])
 {
     static const enum cfg_key keys[] = {CFG_LLM_PROVIDER,       CFG_LLM_MODEL,  CFG_LLM_BASE_URL,
                                         CFG_LLM_FALLBACK_MODEL, CFG_LLM_SCRIPT, CFG_LLM_MODELS};

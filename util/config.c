@@ -438,6 +438,9 @@ static const char *default_path(char *buf, size_t n)
     return fs_exists(buf) ? buf : NULL;
 }
 
+static unsigned generation; /* counts the configurations loaded (config_generation()) */
+static const struct cfg_val *get(enum cfg_key k);
+
 int config_load(const char *path)
 {
     struct cfg_val nv[CFG__COUNT];
@@ -495,6 +498,7 @@ int config_load(const char *path)
     free(loaded_path);
     loaded_path = path ? strdup(path) : NULL;
     loaded = 1;
+    generation++;
 out:
     for (int k = 0; k < CFG__COUNT; k++)
         val_free(&nv[k]);
@@ -503,8 +507,15 @@ out:
     return rc;
 }
 
+unsigned config_generation(void)
+{
+    (void)get((enum cfg_key)0); /* loaded, so that the number stands for this configuration */
+    return generation;
+}
+
 void config_reset(void)
 {
+    generation++;
     for (int k = 0; k < CFG__COUNT; k++)
         val_free(&vals[k]);
     free(loaded_path);

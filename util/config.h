@@ -140,6 +140,9 @@ extern const struct cfg_def config_defs[CFG__COUNT];
  * error nothing changes; the message names the file and the key. */
 int config_load(const char *path);
 void config_reset(void);
+/* Changes with every config_load() and config_reset(): a cache of values
+ * computed from the configuration is current while this stays the same. */
+unsigned config_generation(void);
 
 int64_t config_int(enum cfg_key k);
 double config_double(enum cfg_key k);

@@ -49,6 +49,29 @@ ok
 check_text report "$G" report "$GOAL_ID"
 grep -qF 'item \e]0;pwned\a\e[2J' "$T/report.out" || fail "report: the item title is not shown escaped: $(cat "$T/report.out")"
 ok
+# report --item and the partial-failures block: a gate's output tail and the
+# test names a gate reported (both the model's work) carry escape sequences
+ITEM_ID=$(sql "SELECT id FROM work_items")
+TN='test_\u001b]0;pwned\u0007\u001b[2J_case'
+sql "INSERT INTO gate_results(goal_id, item_id, run_id, name, type, command, passed, exit_code, output_tail, tree_id, created_at)
+     VALUES('$GOAL_ID', '$ITEM_ID', (SELECT id FROM runs ORDER BY rowid DESC LIMIT 1), 'tests', 'test', 'make test', 0, 1,
+            'FAIL ' || char(27) || ']0;pwned' || char(7) || char(27) || '[2J' || char(13) || char(10) || 'line two', 't1', 0)"
+sql "INSERT INTO decisions(goal_id, item_id, kind, data, created_at)
+     VALUES('$GOAL_ID', '$ITEM_ID', 'verification', json('{\"gates\":[{\"gate\":\"tests\",\"introduced\":[\"$TN\"]}],\"introduced\":[\"$TN\"]}'), 0)"
+sql "INSERT INTO decisions(goal_id, kind, data, created_at)
+     VALUES('$GOAL_ID', 'final_check', json('{\"partial\":true,\"partial_failures\":[{\"gate\":\"tests\",\"tests\":[\"$TN\"]}]}'), 0)"
+check_text item "$G" report "$GOAL_ID" --item wi-1
+grep -qF 'failing tests: test_\e]0;pwned\a\e[2J_case' "$T/item.out" || fail "report --item: the test name is not shown escaped: $(cat "$T/item.out")"
+ok
+grep -qF 'FAIL \e]0;pwned\a\e[2J\r' "$T/item.out" || fail "report --item: the output tail is not shown escaped: $(cat "$T/item.out")"
+ok
+grep -qx 'line two' "$T/item.out" || fail "report --item: the output tail lost its lines: $(cat "$T/item.out")"
+ok
+grep -qF 'item     wi-1  item \e]0;pwned' "$T/item.out" || fail "report --item: the item title is not shown escaped"
+ok
+check_text partial "$G" report "$GOAL_ID"
+grep -qF 'tests: test_\e]0;pwned\a' "$T/partial.out" || fail "report: the partial failures are not shown escaped: $(cat "$T/partial.out")"
+ok
 check_text events env COLUMNS=1000 "$G" events  # whole payloads (lines fit the width)
 grep -qF 'pwned' "$T/events.out" || fail "events: the tool output never showed"
 ok

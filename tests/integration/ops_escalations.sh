@@ -39,12 +39,15 @@ expect_out "called read" "escalations: the last tool call"
 run "$G" escalations --json
 expect_eq "$(jqo '.[0].packet.minimal_question')" "$question" "escalations --json: question"
 expect_eq "$(jqo '.[0].packet.last_tool_calls[-1].tool')" read "escalations --json: last tool call"
+# the call's arguments too (tool_call events store them as "arguments")
+expect_eq "$(jqo '.[0].packet.last_tool_calls[-1].args | fromjson | .path')" test.sh \
+    "escalations --json: last tool call's arguments"
 
 run "$G" report "$gid"
 expect_rc 0 "report"
 case "$(flat)" in *"$question"*) ok ;; *) fail "report: the question verbatim lacks \"$question\": $OUT" ;; esac
 expect_out "item wi-1: decide on negative numbers" "report: the item"
-expect_out "called read" "report: the last tool call"
+expect_out "called read {\"path\":\"test.sh\"}" "report: the last tool call and its arguments"
 run "$G" report "$gid" --json
 expect_eq "$(jqo '.escalations[0].question')" "$question" "report --json: question"
 expect_eq "$(jqo '.escalations[0].context.item_key')" wi-1 "report --json: item"

@@ -130,5 +130,11 @@ goal_json "$T/r" "bad" | jq '. + {schedule_branch: "per_run"}' >"$T/bad2.json"
 run "$G" submit "$T/bad2.json"
 expect_rc 2 "submit with schedule_branch and no schedule"
 expect_err "bad2.json: schedule_branch: needs \"schedule\""
+# a bad schedule_branch does not end the pass: the fields after it are checked too
+goal_json "$T/r" "bad" | jq '. + {schedule_branch: "sometimes", publish: {push: "yes"}}' >"$T/bad3.json"
+run "$G" submit "$T/bad3.json"
+expect_rc 2 "submit with a bad schedule_branch and a bad publish"
+expect_err "bad3.json: schedule_branch: expected"
+expect_err "bad3.json: publish.push:"
 
 done_tests
