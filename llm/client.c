@@ -267,7 +267,7 @@ void llm_quirks_load(llm_client *c)
     if (!c->st)
         return;
     if (store_prepare(c->st, &s,
-                      "SELECT use_max_completion, no_response_format, max_tokens "
+                      "SELECT use_max_completion, no_response_format, context_window "
                       "FROM llm_endpoint_quirks WHERE base_url = ? AND model = ?") != 0) {
         log_warn("llm: endpoint quirks: %s", err_last());
         return;
@@ -281,8 +281,11 @@ void llm_quirks_load(llm_client *c)
         if (sqlite3_step(s) == SQLITE_ROW) {
             m->use_max_completion |= sqlite3_column_int(s, 0) != 0;
             m->no_response_format |= sqlite3_column_int(s, 1) != 0;
-            if (sqlite3_column_int(s, 2) > 0)
-                m->max_tokens_fit = sqlite3_column_int(s, 2);
+            /* a window the endpoint stated, when smaller than the one
+             * configured or assumed from the model's name */
+            if (sqlite3_column_int64(s, 2) > 0 &&
+                (m->context_window <= 0 || sqlite3_column_int64(s, 2) < m->context_window))
+                m->context_window = sqlite3_column_int64(s, 2);
         }
         store_done(s);
     }
@@ -296,10 +299,11 @@ void llm_quirks_save(llm_client *c, const struct llm_model *m)
         return;
     if (store_prepare(c->st, &s,
                       "INSERT INTO llm_endpoint_quirks (base_url, model, use_max_completion, "
-                      "no_response_format, max_tokens, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+                      "no_response_format, context_window, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
                       "ON CONFLICT (base_url, model) DO UPDATE SET use_max_completion = "
                       "excluded.use_max_completion, no_response_format = excluded.no_response_format, "
-                      "max_tokens = excluded.max_tokens, updated_at = excluded.updated_at") != 0) {
+                      "context_window = excluded.context_window, updated_at = excluded.updated_at") !=
+        0) {
         log_warn("llm: endpoint quirks: %s", err_last());
         return;
     }
@@ -307,7 +311,7 @@ void llm_quirks_save(llm_client *c, const struct llm_model *m)
     store_bind_text(s, 2, m->model);
     sqlite3_bind_int(s, 3, m->use_max_completion);
     sqlite3_bind_int(s, 4, m->no_response_format);
-    sqlite3_bind_int(s, 5, m->max_tokens_fit);
+    sqlite3_bind_int64(s, 5, m->context_window);
     sqlite3_bind_int64(s, 6, time_now_ms());
     if (sqlite3_step(s) != SQLITE_DONE)
         log_warn("llm: endpoint quirks of %s %s: %s", m->base_url, m->model,

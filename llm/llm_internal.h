@@ -24,7 +24,6 @@ struct llm_model {
     int64_t context_window; /* tokens: configured, or the default for the model's name */
     int no_response_format; /* learned: the endpoint refused response_format */
     int use_max_completion; /* learned: the endpoint wants max_completion_tokens */
-    int max_tokens_fit;     /* learned: the largest max_tokens it took (0: none known) */
 };
 
 struct llm_script; /* llm/script.c */
@@ -139,7 +138,7 @@ void llm_quirks_load(llm_client *c);
 void llm_quirks_save(llm_client *c, const struct llm_model *m);
 
 /* The max_tokens that fits after vLLM's "max_tokens too large" 400, or 0. */
-int llm_openai_fit_max_tokens(int status, const char *body);
+int llm_openai_fit_max_tokens(int status, const char *body, int64_t *window_out);
 
 /* The API key of a model from its environment variable, or NULL. */
 const char *llm_model_key(const struct llm_model *m);

@@ -553,8 +553,10 @@ static const char *refused_param(int status, const char *body)
  * This model's maximum context length is 4096 tokens and your request has
  * 1200 input tokens" (or "... you requested 8192 output tokens and your
  * prompt contains at least 1201 input tokens").  The max_tokens that fits
- * (with a little room), or 0 when the body says nothing of the kind. */
-int llm_openai_fit_max_tokens(int status, const char *body)
+ * this request (with a little room), or 0 when the body says nothing of
+ * the kind; *window_out (may be NULL) receives the context window the body
+ * states, or 0. */
+int llm_openai_fit_max_tokens(int status, const char *body, int64_t *window_out)
 {
     cJSON *root;
     const cJSON *e, *v = NULL;
@@ -562,6 +564,8 @@ int llm_openai_fit_max_tokens(int status, const char *body)
     long window = 0, input = 0;
     int fit = 0;
 
+    if (window_out)
+        *window_out = 0;
     if (status != 400 && status != 422)
         return 0;
     root = cJSON_Parse(body ? body : "");
@@ -582,6 +586,8 @@ int llm_openai_fit_max_tokens(int status, const char *body)
         input = strtol(p + strlen("request has "), NULL, 10);
     else if ((p = strcasestr(msg, "contains at least ")))
         input = strtol(p + strlen("contains at least "), NULL, 10);
+    if (window_out && window > 0)
+        *window_out = window;
     if (window > 0 && input > 0 && window - input > 16) {
         long room = window - input - 16; /* token counts differ by a few */
         fit = room > 1 << 20 ? 1 << 20 : (int)room;
@@ -602,9 +608,6 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
     int max_tokens = llm_output_tokens(c, m, req);
     int rc, fitted = 0;
 
-    if (m->max_tokens_fit > 0 && max_tokens > m->max_tokens_fit)
-        max_tokens = m->max_tokens_fit; /* what the endpoint taught */
-
     snprintf(url, sizeof(url), "%s/chat/completions", m->base_url);
     if (key) {
         strbuf h = STRBUF_INIT;
@@ -619,6 +622,7 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
      * dropped or renamed once each: at most three tries */
     for (int attempt = 0; attempt < 4; attempt++) {
         const char *refused;
+        int64_t window;
         int fit;
         strbuf_reset(&body);
         rc = llm_openai_build(&body, m, req, max_tokens,
@@ -631,14 +635,19 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
         if (res.status >= 200 && res.status < 300)
             break;
         refused = attempt < 3 ? refused_param(res.status, strbuf_cstr(&res.body)) : NULL;
-        fit = fitted ? 0 : llm_openai_fit_max_tokens(res.status, strbuf_cstr(&res.body));
+        fit = fitted ? 0 : llm_openai_fit_max_tokens(res.status, strbuf_cstr(&res.body), &window);
         if (fit > 0 && fit < max_tokens) {
-            /* once: the same request with a max_tokens that fits */
+            /* once: the same request with a max_tokens that fits it.  The
+             * fit belongs to this request (its input); what the endpoint
+             * taught for good is its window, which later requests' output
+             * budget (llm_output_tokens) and compaction follow */
             log_info("llm: %s: max_tokens %d does not fit: %d", m->model, max_tokens, fit);
             max_tokens = fit;
             fitted = 1;
-            m->max_tokens_fit = fit;
-            llm_quirks_save(c, m);
+            if (window > 0 && (m->context_window <= 0 || window < m->context_window)) {
+                m->context_window = window;
+                llm_quirks_save(c, m);
+            }
         } else if (refused && !strcmp(refused, "response_format") && req->response_schema &&
             !m->no_response_format) {
             log_info("llm: %s refuses response_format: asking for JSON in the prompt", m->model);

@@ -110,6 +110,23 @@ expect_eq "$(jqo .message.content)" fits
 expect_eq "$(body 1 .max_tokens)" 8192
 expect_eq "$(body 2 .max_tokens)" 2880
 
+# --- 4b. what fitted one request is not kept: the window is ----------------
+# A near-full prompt leaves 30 tokens of room: that request gets them, but
+# the next job is not capped by them for good (it was, and every later
+# answer came back a few tokens long); it asks for a quarter of the 4096
+# window the endpoint stated.
+scenario vllmnear <<'S'
+{"status":400,"body":{"object":"error","message":"'max_tokens' is too large: 8192. This model's maximum context length is 4096 tokens and your request has 4050 input tokens (8192 > 4096 - 4050). None","type":"BadRequestError","param":null,"code":400}}
+{"content":"short"}
+{"content":"next job"}
+S
+run "$G" llm chat --json --stage execute <"$T/hi.json"
+expect_rc 0 "max_tokens lowered for a near-full prompt"
+expect_eq "$(body 2 .max_tokens)" 30 "this request: the room it has"
+run "$G" llm chat --json --stage execute <"$T/hi.json"
+expect_rc 0 "the next job"
+expect_eq "$(body 3 .max_tokens)" 1024 "the next job: a quarter of the window the endpoint stated"
+
 # --- 5. what an endpoint taught is remembered by the next process ---------
 scenario remember <<'S'
 {"status":400,"body":{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}}
