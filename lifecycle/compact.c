@@ -212,14 +212,10 @@ static void add_cut(strbuf *sb, const char *s, size_t max)
 static int condense_call(struct job_ctx *j, const struct llm_message *m, size_t from, size_t to,
                          const char *old_summary, size_t max_bytes, char **summary)
 {
-    struct llm_message msgs[2];
-    struct llm_request req;
-    struct llm_response resp;
-    struct llm_error err;
     strbuf text;
     cJSON *ans = NULL;
     const cJSON *s;
-    int index = j->model_index, rc;
+    int rc;
 
     *summary = NULL;
     strbuf_init(&text, max_bytes + 4096);
@@ -244,25 +240,13 @@ static int condense_call(struct job_ctx *j, const struct llm_message *m, size_t 
             add_cut(&text, m[i].content, 800);
         }
     }
-    llm_message_init(&msgs[0], LLM_SYSTEM, prompt_condense);
-    llm_message_init(&msgs[1], LLM_USER, strbuf_cstr(&text));
-    memset(&req, 0, sizeof(req));
-    req.stage = "condense";
-    req.run_id = j->claim.run_id;
-    req.goal_id = j->goal->id;
-    req.item_id = j->item ? j->item->id : NULL;
-    req.messages = msgs;
-    req.nmessages = 2;
-    req.response_schema = schema_condense;
-    rc = llm_chat_chain(j->llm, j->model_index, &req, &resp, &err, &index);
-    j->model_index = index;
-    if (rc) {
-        rc = err_set(ERR_FAIL, "condense: %s: %s", llm_error_class_name(err.cls),
-                     err.message ? err.message : "model call failed");
+    /* the run's limits, budget, lease and breakers as for any call; a
+     * failure only drops the turns instead (the caller) */
+    if ((rc = job_try_json(j, "condense", prompt_condense, strbuf_cstr(&text), schema_condense,
+                           &ans, NULL)) != 0) {
+        rc = err_set(ERR_FAIL, "condense: %s", err_last());
         goto out;
     }
-    j->usage.tokens += resp.usage.input + resp.usage.output;
-    ans = resp.json ? cJSON_Parse(resp.json) : NULL;
     s = cJSON_GetObjectItemCaseSensitive(ans, "summary");
     if (!cJSON_IsString(s) || !*s->valuestring) {
         rc = err_set(ERR_FAIL, "condense: summary: expected a non-empty string");
@@ -272,10 +256,6 @@ static int condense_call(struct job_ctx *j, const struct llm_message *m, size_t 
         abort();
 out:
     cJSON_Delete(ans);
-    llm_response_release(&resp);
-    llm_error_release(&err);
-    llm_message_release(&msgs[0]);
-    llm_message_release(&msgs[1]);
     strbuf_release(&text);
     return rc;
 }

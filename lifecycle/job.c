@@ -153,25 +153,43 @@ int job_process_is(long pid, const char *run_id)
 int job_ask_json(struct job_ctx *j, const char *stage, const char *system, const char *user,
                  const char *schema, cJSON **answer)
 {
+    const char *cls = NULL;
+    int rc = job_try_json(j, stage, system, user, schema, answer, &cls);
+
+    if (rc && cls)
+        rc = job_fail(j, cls, "%s", err_last());
+    return rc;
+}
+
+int job_try_json(struct job_ctx *j, const char *stage, const char *system, const char *user,
+                 const char *schema, cJSON **answer, const char **cls)
+{
     struct llm_message msgs[2];
     struct llm_request req;
     struct llm_response resp;
     struct llm_error err;
-    const char *limit = NULL;
+    const char *limit = NULL, *dummy;
     int index = j->model_index;
     int rc;
 
+    if (!cls)
+        cls = &dummy;
+    *cls = NULL;
     *answer = NULL;
     if (job_check_live(j) != 0)
         return ERR_FAIL;
     if (j->claim.run_id[0])
         job_renew_lease(j);
     if (control_check_run(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
-                          &j->usage, time_mono_ms(), &limit) != 0)
-        return job_fail(j, "limit", "%s", err_last());
+                          &j->usage, time_mono_ms(), &limit) != 0) {
+        *cls = "limit";
+        return ERR_FAIL;
+    }
     if (control_check_budget(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
-                             j->last_call_tokens, j->last_call_cost, &limit) != 0)
-        return job_fail(j, "budget", "%s", err_last());
+                             j->last_call_tokens, j->last_call_cost, &limit) != 0) {
+        *cls = "budget";
+        return ERR_FAIL;
+    }
     llm_message_init(&msgs[0], LLM_SYSTEM, system);
     llm_message_init(&msgs[1], LLM_USER, user);
     memset(&req, 0, sizeof(req));
@@ -187,8 +205,8 @@ int job_ask_json(struct job_ctx *j, const char *stage, const char *system, const
     j->model_index = index;
     if (rc) {
         job_breaker_failed(j, llm_error_class_name(err.cls), err.message);
-        job_fail(j, llm_error_class_name(err.cls), "%s: %s", stage,
-                 err.message ? err.message : "model call failed");
+        *cls = llm_error_class_name(err.cls);
+        rc = err_set(ERR_FAIL, "%s: %s", stage, err.message ? err.message : "model call failed");
         goto out;
     }
     breaker_record(j->st, NULL, j->claim.run_id, time_now_ms());
@@ -199,7 +217,8 @@ int job_ask_json(struct job_ctx *j, const char *stage, const char *system, const
     if (!*answer || !cJSON_IsObject(*answer)) {
         cJSON_Delete(*answer);
         *answer = NULL;
-        rc = job_fail(j, "invalid_response", "%s: the answer is not a JSON object", stage);
+        *cls = "invalid_response";
+        rc = err_set(ERR_FAIL, "%s: the answer is not a JSON object", stage);
     }
 out:
     llm_response_release(&resp);

@@ -66,6 +66,14 @@ int job_fail(struct job_ctx *j, const char *cls, const char *fmt, ...) GOALD_PRI
 int job_ask_json(struct job_ctx *j, const char *stage, const char *system, const char *user,
                  const char *schema, struct cJSON **answer);
 
+/* job_ask_json() for a call the run can do without (the condense step of
+ * compaction): the same checks, lease, breakers and accounting, but a
+ * failure does not fail the run: it returns non-zero with the message in
+ * the error slot and *cls (may be NULL) set to its class ("budget",
+ * "limit", a model error class; NULL when the job is no longer live). */
+int job_try_json(struct job_ctx *j, const char *stage, const char *system, const char *user,
+                 const char *schema, struct cJSON **answer, const char **cls);
+
 /* Renew the run's lease (now + its timeout + 30 s): a job does it before
  * every model call, so that a lease only expires when the job is gone or
  * hung. */
