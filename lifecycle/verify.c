@@ -371,12 +371,25 @@ static int others_left(struct job_ctx *j)
     return n > 0;
 }
 
+/* Did target (a test case id, or the gate's name) fail in the run e? */
+static int failed_in(const struct gate_eval *e, const struct gate_spec *gs, const char *target)
+{
+    if (e->r.passed || !strcmp(e->r.classification, "flaky"))
+        return 0;
+    if (!strcmp(target, gs->name))
+        return 1;
+    for (size_t k = 0; k < e->r.cases.n; k++)
+        if (!strcmp(e->r.cases.v[k].id, target))
+            return e->r.cases.v[k].status == TEST_FAIL;
+    return 0;
+}
+
 /* Run gs on tree (or in place without git), re-run a must-pass failure
  * once (flaky), compare with the baseline per test case (or per gate) and
  * decide whether the item is to blame. */
 static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate_plan *plan,
                       const struct gate_spec *gs, const char *tree, const char *base,
-                      const cJSON *crit, struct gate_eval *e)
+                      const cJSON *crit, const struct gate_eval *main, struct gate_eval *e)
 {
     struct gates_ctx gc = {j->st,           j->goal->id,    j->item->id,
                            j->claim.run_id, ws->git_common, ws->git_dir};
@@ -451,8 +464,19 @@ static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate
      * item of the goal is left to fix it (the final check on the branch
      * head is the last word either way) */
     if (cJSON_GetArraySize(e->targeted) > 0 && !item_owns(j, e->targeted) && others_left(j)) {
+        /* on the tree with the gate inputs restored (main: the item's own
+         * run), the pardon covers only what fails with the item's inputs
+         * too: a target that passes only with the item's test changes is
+         * weakened, whoever is left to run */
+        cJSON *keep = cJSON_CreateArray();
+        const cJSON *t;
+        cJSON_ArrayForEach(t, e->targeted)
+        {
+            if (main && !failed_in(main, gs, t->valuestring))
+                cJSON_AddItemToArray(keep, cJSON_CreateString(t->valuestring));
+        }
         cJSON_Delete(e->targeted);
-        e->targeted = cJSON_CreateArray();
+        e->targeted = keep;
     }
     if (cJSON_GetArraySize(e->targeted) > 0) {
         const cJSON *t;
@@ -480,7 +504,10 @@ static void why_tail(strbuf *sb, const struct gate_eval *e)
 /* A path the gates read: named by a gate command, pointed at by a parsed
  * test case, a build or CI file, or a test by the usual conventions
  * (docs/lifecycle.md, "Gate inputs"). */
-static int gate_input(const char *path, const struct gate_plan *plan, const struct gate_eval *ev)
+/* A build, configuration or CI file: it decides how the tests run (which
+ * are collected, what passes), so one the item added is dropped, not kept,
+ * when the gates are judged again with the gate inputs restored. */
+static int config_input(const char *path)
 {
     static const char *build[] = {"Makefile", "makefile", "GNUmakefile", "CMakeLists.txt",
                                   "package.json", "pyproject.toml", "setup.cfg", "setup.py",
@@ -492,10 +519,20 @@ static int gate_input(const char *path, const struct gate_plan *plan, const stru
     for (size_t i = 0; build[i]; i++)
         if (!strcmp(base, build[i]))
             return 1;
-    if (!strncmp(path, ".github/workflows/", 18) || !strncmp(path, "tests/", 6) ||
-        !strncmp(path, "test/", 5) || strstr(path, "/tests/") || strstr(path, "/test/") ||
-        !strncmp(base, "test_", 5) || strstr(base, "_test.") || strstr(base, ".test.") ||
-        (pl > 6 && !strcmp(path + pl - 6, ".cmake")))
+    return !strncmp(path, ".github/workflows/", 18) ||
+           (pl > 6 && !strcmp(path + pl - 6, ".cmake"));
+}
+
+static int gate_input(const char *path, const struct gate_plan *plan, const struct gate_eval *ev)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t pl = strlen(path);
+
+    if (config_input(path))
+        return 1;
+    if (!strncmp(path, "tests/", 6) || !strncmp(path, "test/", 5) || strstr(path, "/tests/") ||
+        strstr(path, "/test/") || !strncmp(base, "test_", 5) || strstr(base, "_test.") ||
+        strstr(base, ".test."))
         return 1;
     for (size_t g = 0; g < plan->n; g++) {
         /* tokens of the command that name this path or a folder above it */
@@ -906,7 +943,7 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
         abort();
     for (size_t i = 0; i < plan.n; i++) {
         size_t o = strlen(gates_line);
-        if (gate_judge(j, ws, &plan, &plan.gates[i], tree, base, crit, &ev[i]) != 0) {
+        if (gate_judge(j, ws, &plan, &plan.gates[i], tree, base, crit, NULL, &ev[i]) != 0) {
             rc = job_fail(j, "sandbox", "%s", err_last());
             goto out;
         }
@@ -923,17 +960,21 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
             goto internal;
     }
 
-    /* 2. gate inputs the item changed: judged again with them restored */
+    /* 2. gate inputs the item changed: judged again with them as they were
+     * at the baseline (modified and deleted ones come back, added build and
+     * configuration files are dropped; added tests stay) */
     restore = calloc(nch + 1, sizeof(*restore));
     if (!restore)
         abort();
     for (size_t i = 0; i < nch; i++)
         if (gate_input(ch[i].path, &plan, ev)) {
             cJSON_AddItemToArray(inputs, cJSON_CreateString(ch[i].path));
-            if (ch[i].status != 'A')
+            if (ch[i].status != 'A' || config_input(ch[i].path))
                 restore[nrestore++] = ch[i].path;
         }
-    if (!blamed && nrestore && plan.n) {
+    /* nothing to restore (no input changed, or only tests added): the
+     * restored tree is the item's, judged already */
+    if (!blamed && plan.n && base[0] && nrestore) {
         strbuf files;
         strbuf_init(&files, 8192);
         for (size_t i = 0; i < nrestore; i++)
@@ -947,7 +988,7 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
         if (!wev)
             abort();
         for (size_t i = 0; i < plan.n; i++) {
-            if (gate_judge(j, ws, &plan, &plan.gates[i], restored, base, crit, &wev[i]) != 0) {
+            if (gate_judge(j, ws, &plan, &plan.gates[i], restored, base, crit, &ev[i], &wev[i]) != 0) {
                 strbuf_release(&files);
                 rc = job_fail(j, "sandbox", "%s", err_last());
                 goto out;
@@ -974,6 +1015,21 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
             cJSON_Delete(p);
         }
     }
+    /* a test that passed at the baseline and is absent now, even with the
+     * gate inputs restored: deselected or deleted, never silently */
+    for (size_t i = 0; !blamed && !weakened && i < plan.n; i++) {
+        const struct gate_eval *e = wev ? &wev[i] : &ev[i];
+        if (!e->r.must_pass || !e->diff.n_removed)
+            continue;
+        if (!weakened++)
+            strbuf_adds(&blame, "tests removed: ");
+        else
+            strbuf_adds(&blame, "; ");
+        strbuf_addf(&blame, "gate %s: ", e->r.name);
+        list_add(&blame, e->diff.removed, e->diff.n_removed, 50);
+    }
+    if (weakened && !blamed && strncmp(strbuf_cstr(&blame), "tests removed: ", 15) == 0)
+        strbuf_addf(&blame, " passed at the baseline %.12s and no longer run\n", base);
     if ((rc = record_verification(j, base, tree, ev, wev, plan.n, inputs, restored, weakened > 0,
                                   blamed ? "gate" : weakened ? "tests weakened" : "ok")) != 0)
         goto internal;
