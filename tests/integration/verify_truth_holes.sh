@@ -11,7 +11,12 @@
 #      completed;
 #   4. an earlier item weakens the test (the target still fails), a later one
 #      makes the code pass the weakened test: the final check restores the
-#      gate inputs from the goal's start and blocks the goal.
+#      gate inputs from the goal's start and blocks the goal;
+#   5. pytest crashing at import (no summary) where the baseline had parsed
+#      cases, with two must-pass gates: introduced, not "pre-existing";
+#   6. a one-off goal whose model answers nothing_to_do is not completed;
+#   7. a repository with a Makefile test target and a model proposing `true`:
+#      the detected gate runs (and fails the item that breaks it).
 . "$(dirname "$0")/lib.sh"
 
 export GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_MAX_RETRIES=0
@@ -49,6 +54,33 @@ EOF
     git -C "$1" add -A; git -C "$1" commit -q -m "calc: half is wrong"
 }
 PYGATE=', "verification": [{"name": "pytest", "type": "test", "command": "python3 -m pytest -rA -q -p no:cacheprovider tests", "must_pass": true}]'
+
+# shproj DIR: add.sh subtracts (the bug); test.sh runs TAP checks of it
+shproj() {
+    make_repo "$1"
+    printf '#!/bin/sh\necho $(($1 - $2))\n' >"$1/add.sh"
+    cat >"$1/test.sh" <<'EOF'
+#!/bin/sh
+fail=0
+n=0
+check() {
+    n=$((n + 1))
+    got=$(sh "./$1.sh" "$2" "$3")
+    if [ "$got" = "$4" ]; then echo "ok $n - $1 $2 $3"; else echo "not ok $n - $1 $2 $3"; fail=1; fi
+}
+check add 2 3 5
+check add 10 4 14
+check add 0 0 0
+exit $fail
+EOF
+    git -C "$1" add -A; git -C "$1" commit -q -m "add.sh subtracts"
+}
+SHGATE=', "verification": [{"name": "tests", "type": "test", "command": "sh test.sh", "must_pass": true}]'
+plan2() { # TITLE1 TITLE2
+    printf '{"work_items": [{"key": "wi-1", "title": "%s", "type": "code", "effort": "S", "critical": true, "depends_on": []}, {"key": "wi-2", "title": "%s", "type": "code", "effort": "S", "critical": true, "depends_on": ["wi-1"]}]}' "$1" "$2"
+}
+# the test script with other expected values for the add checks
+weak_test() { sed "s/^check add 2 3 5\$/check add 2 3 $1/; s/^check add 10 4 14\$/check add 10 4 $2/" "$3/test.sh"; }
 
 # ===== 1. an added conftest.py deselects the target: tests weakened ==========
 R="$T/conf"; pyproj "$R"
@@ -102,6 +134,110 @@ step plan; step plan; step work
 expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "a vanished test fails the item"
 reason=$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")
 case "$reason" in "tests removed: gate tests: checks/b.chk"*) ok ;; *) fail "failure reason: $reason" ;; esac
+unset GOALD_LLM_SCRIPT
+
+# ===== 3. item 1 rewrites the target's test to pass, item 2 queued ===========
+R="$T/early"; shproj "$R"
+cat >"$T/early.jsonl" <<EOF
+{"stage": "elaborate", "content": $ELAB}
+{"stage": "plan", "content": $(plan2 "Prepare the checks" "Rework add.sh")}
+{"stage": "execute", "tool_calls": [$(write test.sh "$(weak_test -1 6 "$R")"), $(complete "checks prepared")]}
+{"stage": "review", "content": $REVIEW}
+EOF
+export GOALD_LLM_SCRIPT="$T/early.jsonl"
+submit early "$R" "$SHGATE"', "success_criteria": ["the check add 2 3 passes"]'
+step plan; step plan; step work
+expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "a test rewritten to pass is not pardoned for a later item"
+reason=$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")
+case "$reason" in "tests weakened: test.sh"*"add 2 3"*) ok ;; *) fail "failure reason: $reason" ;; esac
+run "$G" daemon --once
+expect_eq "$(sql "SELECT status FROM goals")" blocked "the goal is not completed"
+unset GOALD_LLM_SCRIPT
+
+# ===== 4. weakened early (target still failing), passed late: final check ====
+R="$T/late"; shproj "$R"
+cat >"$T/late.jsonl" <<EOF
+{"stage": "elaborate", "content": $ELAB}
+{"stage": "plan", "content": $(plan2 "Prepare the checks" "Rework add.sh")}
+{"stage": "execute", "tool_calls": [$(write test.sh "$(weak_test 6 40 "$R")"), $(complete "checks prepared")]}
+{"stage": "review", "content": $REVIEW}
+{"stage": "execute", "tool_calls": [$(write add.sh '#!/bin/sh
+echo $(($1 * $2))
+'), $(complete "add.sh reworked")]}
+{"stage": "review", "content": $REVIEW}
+EOF
+export GOALD_LLM_SCRIPT="$T/late.jsonl"
+submit late "$R" "$SHGATE"', "success_criteria": ["the check add 2 3 passes"]'
+step plan; step plan
+step work; expect_eq "$(jqo .status)" success "item 1: the target fails before and after, item 2 is left"
+step work; expect_eq "$(jqo .status)" success "item 2 passes the weakened test"
+step work
+expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "the final check with the start's gate inputs"
+reason=$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")
+case "$reason" in *"with the gate inputs as they were when the goal started"*"add 2 3"*) ok ;;
+    *) fail "failure reason: $reason" ;; esac
+expect_eq "$(sql "SELECT note FROM decisions WHERE kind='final_check'")" blocked "final_check decision"
+run "$G" daemon --once
+[ "$(sql "SELECT status FROM goals")" != completed ] || fail "the goal completed"; ok
+unset GOALD_LLM_SCRIPT
+
+# ===== 5. pytest crashes at import; the baseline had parsed cases ===========
+R="$T/crash"; pyproj "$R"
+cat >"$T/crash.jsonl" <<EOF
+{"stage": "elaborate", "content": $ELAB}
+{"stage": "plan", "content": $(plan1 "Reformat calc.py")}
+{"stage": "execute", "tool_calls": [$(write calc.py 'import os
+os._exit(3)
+def add(a, b): return a + b
+def half(a): return a / 3
+'), $(complete "reformatted")]}
+{"stage": "review", "content": $REVIEW}
+EOF
+export GOALD_LLM_SCRIPT="$T/crash.jsonl"
+submit crash "$R" ', "verification": [{"name": "pytest", "type": "test", "command": "python3 -m pytest -rA -q -p no:cacheprovider tests", "must_pass": true}, {"name": "compile", "type": "build", "command": "python3 -m compileall -q calc.py", "must_pass": true}]'
+step plan; step plan; step work
+expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "a runner that crashed is not a pre-existing failure"
+expect_eq "$(sql "SELECT classification FROM gate_results WHERE run_id='$RUN' AND name='pytest'")" introduced
+reason=$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")
+case "$reason" in *"are not in its output now"*) ok ;; *) fail "failure reason: $reason" ;; esac
+unset GOALD_LLM_SCRIPT
+
+# ===== 6. nothing_to_do for a goal submitted once ============================
+R="$T/once"; shproj "$R"
+cat >"$T/once.jsonl" <<EOF
+{"stage": "elaborate", "content": {"nothing_to_do": true, "reason": "all is well"}}
+EOF
+export GOALD_LLM_SCRIPT="$T/once.jsonl"
+submit once "$R" "$SHGATE"
+step plan
+expect_eq "$(jqo .status)/$(jqo .error_class)" failed/invalid_response "nothing_to_do for a one-off goal"
+reason=$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")
+case "$reason" in *"nothing_to_do: only a run of a recurring goal may have nothing to do"*) ok ;;
+    *) fail "failure reason: $reason" ;; esac
+[ "$(sql "SELECT status||' '||ifnull(outcome, '-') FROM goals")" != "completed nothing_to_do" ] || fail "completed"; ok
+unset GOALD_LLM_SCRIPT
+
+# ===== 7. detected gates win over the model's `true` ==========================
+R="$T/det"; shproj "$R"
+printf '#!/bin/sh\necho $(($1 + $2))\n' >"$R/add.sh"
+printf 'test:\n\tsh test.sh\n' >"$R/Makefile"
+git -C "$R" add -A; git -C "$R" commit -q -m "add.sh adds; make test"
+cat >"$T/det.jsonl" <<EOF
+{"stage": "elaborate", "content": {"components": [], "implicit_requirements": [], "success_criteria": [], "allowed_actions": ["read", "write", "edit", "bash"], "verification": [{"name": "tests", "type": "test", "command": "true", "must_pass": true}]}}
+{"stage": "plan", "content": $(plan1 "Tidy add.sh")}
+{"stage": "execute", "tool_calls": [$(write add.sh '#!/bin/sh
+echo $(($1 - $2))
+'), $(complete "tidied")]}
+{"stage": "review", "content": $REVIEW}
+EOF
+export GOALD_LLM_SCRIPT="$T/det.jsonl"
+submit det "$R"
+step plan
+expect_eq "$(sql "SELECT json_extract(elaboration,'\$.verification_source')||' '||(SELECT group_concat(json_extract(value,'\$.name'), ',') FROM json_each(verification)) FROM goals")" \
+    "detected+model make test,tests" "the detected gate first, the model's added"
+step plan; step work
+expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "the detected gate fails the item that breaks it"
+expect_eq "$(sql "SELECT classification FROM gate_results WHERE run_id='$RUN' AND name='make test'")" introduced
 unset GOALD_LLM_SCRIPT
 
 done_tests
