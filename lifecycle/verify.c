@@ -11,6 +11,9 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <dirent.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -24,6 +27,7 @@
 #include "lifecycle/prompts.h"
 #include "lifecycle/transitions.h"
 #include "lifecycle/workspace.h"
+#include "sandbox/path.h"
 #include "store/event.h"
 #include "util/err.h"
 #include "util/fault.h"
@@ -74,6 +78,29 @@ int verify_plan(struct job_ctx *j, struct gate_plan *plan)
     return rc;
 }
 
+/* The gate's report file as committed in the copy goes before the gate
+ * runs: only a report the gate writes is read (opened under the path
+ * policy, no symbolic link followed). */
+static int drop_report(const char *copy, const char *report)
+{
+    char leaf[1024];
+    int root = -1, dir = -1, rc;
+
+    if ((rc = path_open_root(&root, copy)) != 0)
+        return rc;
+    rc = path_open_parent(&dir, leaf, sizeof(leaf), root, report, 0);
+    if (rc == 0 && unlinkat(dir, leaf, 0) != 0 && errno != ENOENT)
+        rc = err_set(ERR_IO, "gate report %s in the copy: %s", report, strerror(errno));
+    else if (rc == ERR_NOTFOUND) {
+        err_clear();
+        rc = 0; /* no folder of it: no report */
+    }
+    if (dir >= 0)
+        close(dir);
+    close(root);
+    return rc;
+}
+
 /* Run g with the tree (or commit) `tree` of the goal's repository exported
  * to a folder beside the database and bound at the worktree's path: the
  * gate's side effects stay in that copy, which is removed afterwards. */
@@ -89,7 +116,9 @@ static int run_on_tree(struct job_ctx *j, struct workspace *ws, const struct gat
         return rc;
     snprintf(copy, sizeof(copy), "%s/gate-%s-%u", dir, j->claim.run_id, seq++);
     fs_remove_tree(copy);
-    if ((rc = vcs_export(j->goal->repo, tree, copy)) == 0)
+    if ((rc = vcs_export(j->goal->repo, tree, copy)) == 0 && g->report)
+        rc = drop_report(copy, g->report);
+    if (rc == 0)
         rc = gates_run_at(gc, g, ws->root, copy, out);
     if (fs_remove_tree(copy) != 0)
         log_warn("gate copy %s not removed: %s", copy, err_last());
@@ -206,7 +235,7 @@ static int baseline_get(struct job_ctx *j, struct workspace *ws, const struct ga
      * of the item's gate.completed */
     struct gates_ctx gc = {NULL,           j->goal->id,    j->item ? j->item->id : NULL,
                            j->claim.run_id, ws->git_common, ws->git_dir};
-    struct gate_result r, again;
+    struct gate_result r = {0}, again = {0};
     sqlite3_stmt *s;
     cJSON *p;
     char *cj;
@@ -228,12 +257,15 @@ static int baseline_get(struct job_ctx *j, struct workspace *ws, const struct ga
     store_done(s);
     if (found)
         return 0;
-    if ((rc = run_on_tree(j, ws, &gc, g, base, &r)) != 0)
+    if ((rc = run_on_tree(j, ws, &gc, g, base, &r)) != 0) {
+        gate_result_release(&r);
         return rc;
+    }
     if (!r.passed) {
         /* once more before it is cached: a case that passed in either run
          * passed (a flaky baseline must not excuse a failure) */
         if ((rc = run_on_tree(j, ws, &gc, g, base, &again)) != 0) {
+            gate_result_release(&again);
             gate_result_release(&r);
             return rc;
         }
@@ -447,7 +479,7 @@ static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate
     if (rc)
         return rc;
     if (!e->r.passed && e->r.must_pass) {
-        struct gate_result again;
+        struct gate_result again = {0};
         rc = git ? run_on_tree(j, ws, &gc, gs, tree, &again) : gates_run(&gc, gs, ws->root, &again);
         if (rc == 0 && again.passed) {
             /* flaky: it still had to pass once; judged on the passing run */
@@ -456,8 +488,8 @@ static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate
             e->r.cases = again.cases;
             memset(&again.cases, 0, sizeof(again.cases));
         }
-        if (rc == 0)
-            gate_result_release(&again);
+        gate_result_release(&again); /* zeroed by run_on_tree: safe on its error too */
+        err_clear();
         rc = 0;
     }
     if (git && base && base[0]) {
@@ -1315,21 +1347,21 @@ static int final_judge(struct job_ctx *j, struct workspace *ws, const struct gat
                        int restored, strbuf *blame, cJSON *gates, cJSON *failures, int *blocked)
 {
     const struct goal *g = j->goal;
-    struct gate_result r;
+    struct gate_result r = {0};
     struct test_cases bc = {0};
     struct case_diff diff = {0};
     int base_passed = 0, base_known = 0, targeted = 0, introduced, rc = 0;
     cJSON *gj, *ids = NULL;
 
-    if ((rc = run_on_tree(j, ws, gc, gs, tree, &r)) != 0)
+    if ((rc = run_on_tree(j, ws, gc, gs, tree, &r)) != 0) {
+        gate_result_release(&r);
         return job_fail(j, "sandbox", "final check: %s", err_last());
+    }
     if (!r.passed) {
-        struct gate_result again;
-        if (run_on_tree(j, ws, gc, gs, tree, &again) == 0) {
-            if (again.passed)
-                snprintf(r.classification, sizeof(r.classification), "flaky");
-            gate_result_release(&again);
-        }
+        struct gate_result again = {0};
+        if (run_on_tree(j, ws, gc, gs, tree, &again) == 0 && again.passed)
+            snprintf(r.classification, sizeof(r.classification), "flaky");
+        gate_result_release(&again);
         err_clear();
     }
     gj = cJSON_CreateObject();

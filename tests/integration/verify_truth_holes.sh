@@ -16,7 +16,9 @@
 #      cases, with two must-pass gates: introduced, not "pre-existing";
 #   6. a one-off goal whose model answers nothing_to_do is not completed;
 #   7. a repository with a Makefile test target and a model proposing `true`:
-#      the detected gate runs (and fails the item that breaks it).
+#      the detected gate runs (and fails the item that breaks it);
+#   8. a gate's report committed by the item (the runner crashes before it
+#      writes its own) is never read: the copy's report goes before the gate.
 . "$(dirname "$0")/lib.sh"
 
 export GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_MAX_RETRIES=0
@@ -238,6 +240,36 @@ expect_eq "$(sql "SELECT json_extract(elaboration,'\$.verification_source')||' '
 step plan; step work
 expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "the detected gate fails the item that breaks it"
 expect_eq "$(sql "SELECT classification FROM gate_results WHERE run_id='$RUN' AND name='make test'")" introduced
+unset GOALD_LLM_SCRIPT
+
+# ===== 8. a committed report.xml is not read ==================================
+R="$T/forged"; make_repo "$R"
+printf '#!/bin/sh\necho $(($1 + $2))\n' >"$R/add.sh"
+cat >"$R/run.sh" <<'EOF'
+#!/bin/sh
+set -e
+sh ./add.sh 2 3 >/dev/null
+cat >report.xml <<'X'
+<testsuite name="s" tests="2"><testcase classname="s" name="a"/><testcase classname="s" name="b"><failure message="b"/></testcase></testsuite>
+X
+exit 1
+EOF
+git -C "$R" add -A; git -C "$R" commit -q -m "run.sh: b fails"
+FORGED='<testsuite name="s" tests="2"><testcase classname="s" name="a"/><testcase classname="s" name="b"><failure message="b"/></testcase></testsuite>
+'
+cat >"$T/forged.jsonl" <<EOF
+{"stage": "elaborate", "content": $ELAB}
+{"stage": "plan", "content": $(plan1 "Tidy add.sh")}
+{"stage": "execute", "tool_calls": [$(write add.sh '#!/bin/sh
+exit 7
+'), $(write report.xml "$FORGED"), $(complete "tidied")]}
+{"stage": "review", "content": $REVIEW}
+EOF
+export GOALD_LLM_SCRIPT="$T/forged.jsonl"
+submit forged "$R" ', "verification": [{"name": "checks", "type": "test", "command": "sh run.sh", "report": "report.xml", "must_pass": true}, {"name": "syntax", "type": "lint", "command": "sh -n add.sh", "must_pass": true}]'
+step plan; step plan; step work
+expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "a forged report does not excuse a crashed runner"
+expect_eq "$(sql "SELECT classification FROM gate_results WHERE run_id='$RUN' AND name='checks'")" introduced
 unset GOALD_LLM_SCRIPT
 
 done_tests
