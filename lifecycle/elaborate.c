@@ -5,7 +5,8 @@
  * Merging: the goal's own criteria are kept first and the model's added
  * when new; allowed actions are the model's intersected with the goal's
  * when the goal gives some; the verification plan is the goal's, else the
- * model's, else detected from the repository's build files.
+ * gates detected from the repository's build files plus the model's (which
+ * never replace them).
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -249,6 +250,15 @@ int stage_elaborate(struct job_ctx *j)
         goto out;
     }
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(answer, "nothing_to_do"))) {
+        /* a recurring check may find the repository healthy; a goal a
+         * person submitted once asked for something to be done */
+        if (!g->parent_id && !g->schedule) {
+            rc = job_fail(j, "invalid_response",
+                          "elaboration: nothing_to_do: only a run of a recurring goal may have "
+                          "nothing to do; goal %s was submitted once",
+                          g->id);
+            goto out;
+        }
         rc = nothing_to_do(j, answer);
         goto out;
     }
@@ -277,7 +287,7 @@ int stage_elaborate(struct job_ctx *j)
         actions = goal_actions ? cJSON_Duplicate(goal_actions, 1) : NULL;
     }
 
-    /* verification: the goal's, else the model's, else detected; a
+    /* verification: the goal's, else the detected ones plus the model's; a
      * read-only goal (its actions exclude bash, write and edit) never
      * runs commands the model chose: the goal's gates or none */
     goal_gates = g->verification ? cJSON_Parse(g->verification) : NULL;
@@ -287,15 +297,37 @@ int stage_elaborate(struct job_ctx *j)
     } else if (actions && !can_change(actions)) {
         gates = cJSON_CreateArray();
         source = "none";
-    } else if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(answer, "verification")) > 0) {
-        gates = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(answer, "verification"), 1);
-        source = "model";
-    } else if (g->repo && (gates = gates_detect(g->repo)) && cJSON_GetArraySize(gates) > 0) {
-        source = "detected";
     } else {
-        cJSON_Delete(gates);
-        gates = cJSON_CreateArray();
-        source = "none";
+        /* the gates detected from the repository's build files first; the
+         * model's may add gates of other names, never replace them (a
+         * model could otherwise propose `true` as the test suite) */
+        const cJSON *mine = cJSON_GetObjectItemCaseSensitive(answer, "verification");
+        int detected = 0, model = 0;
+        gates = g->repo ? gates_detect(g->repo) : NULL;
+        if (!gates)
+            gates = cJSON_CreateArray();
+        detected = cJSON_GetArraySize(gates) > 0;
+        cJSON_ArrayForEach(it, mine)
+        {
+            const char *name =
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "name"));
+            const cJSON *have;
+            int dup = 0;
+            cJSON_ArrayForEach(have, gates)
+            {
+                const char *hn =
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(have, "name"));
+                if (name && hn && !strcmp(name, hn))
+                    dup = 1;
+            }
+            if (!dup) {
+                cJSON_AddItemToArray(gates, cJSON_Duplicate(it, 1));
+                model = 1;
+            }
+        }
+        source = detected && model ? "detected+model" : detected ? "detected"
+                 : model                                    ? "model"
+                                                            : "none";
     }
 
     elab = cJSON_CreateObject();

@@ -11,6 +11,9 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <dirent.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -24,6 +27,7 @@
 #include "lifecycle/prompts.h"
 #include "lifecycle/transitions.h"
 #include "lifecycle/workspace.h"
+#include "sandbox/path.h"
 #include "store/event.h"
 #include "util/err.h"
 #include "util/fault.h"
@@ -74,6 +78,29 @@ int verify_plan(struct job_ctx *j, struct gate_plan *plan)
     return rc;
 }
 
+/* The gate's report file as committed in the copy goes before the gate
+ * runs: only a report the gate writes is read (opened under the path
+ * policy, no symbolic link followed). */
+static int drop_report(const char *copy, const char *report)
+{
+    char leaf[1024];
+    int root = -1, dir = -1, rc;
+
+    if ((rc = path_open_root(&root, copy)) != 0)
+        return rc;
+    rc = path_open_parent(&dir, leaf, sizeof(leaf), root, report, 0);
+    if (rc == 0 && unlinkat(dir, leaf, 0) != 0 && errno != ENOENT)
+        rc = err_set(ERR_IO, "gate report %s in the copy: %s", report, strerror(errno));
+    else if (rc == ERR_NOTFOUND) {
+        err_clear();
+        rc = 0; /* no folder of it: no report */
+    }
+    if (dir >= 0)
+        close(dir);
+    close(root);
+    return rc;
+}
+
 /* Run g with the tree (or commit) `tree` of the goal's repository exported
  * to a folder beside the database and bound at the worktree's path: the
  * gate's side effects stay in that copy, which is removed afterwards. */
@@ -89,7 +116,9 @@ static int run_on_tree(struct job_ctx *j, struct workspace *ws, const struct gat
         return rc;
     snprintf(copy, sizeof(copy), "%s/gate-%s-%u", dir, j->claim.run_id, seq++);
     fs_remove_tree(copy);
-    if ((rc = vcs_export(j->goal->repo, tree, copy)) == 0)
+    if ((rc = vcs_export(j->goal->repo, tree, copy)) == 0 && g->report)
+        rc = drop_report(copy, g->report);
+    if (rc == 0)
         rc = gates_run_at(gc, g, ws->root, copy, out);
     if (fs_remove_tree(copy) != 0)
         log_warn("gate copy %s not removed: %s", copy, err_last());
@@ -175,6 +204,22 @@ static char *cases_to_json(const struct test_cases *c)
     return t;
 }
 
+/* Cases failing in c that passed in other count as passed. */
+static void cases_merge_passed(struct test_cases *c, const struct test_cases *other)
+{
+    for (size_t i = 0; c->format && other->format && !strcmp(c->format, other->format) &&
+                       i < c->n;
+         i++) {
+        if (c->v[i].status != TEST_FAIL)
+            continue;
+        for (size_t k = 0; k < other->n; k++)
+            if (other->v[k].status == TEST_PASS && !strcmp(other->v[k].id, c->v[i].id)) {
+                c->v[i].status = TEST_PASS;
+                break;
+            }
+    }
+}
+
 /* The result of g on the commit base (cached per goal, gate command and
  * commit in gate_baselines: a retry, or the next item on the same head,
  * does not run it again). */
@@ -188,8 +233,9 @@ static int baseline_get(struct job_ctx *j, struct workspace *ws, const struct ga
         " exit_code, format, cases, output_hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)";
     /* no store: the baseline run is recorded as gate.baseline, not as one
      * of the item's gate.completed */
-    struct gates_ctx gc = {NULL, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id, NULL, NULL};
-    struct gate_result r;
+    struct gates_ctx gc = {NULL,           j->goal->id,    j->item ? j->item->id : NULL,
+                           j->claim.run_id, ws->git_common, ws->git_dir};
+    struct gate_result r = {0}, again = {0};
     sqlite3_stmt *s;
     cJSON *p;
     char *cj;
@@ -211,8 +257,30 @@ static int baseline_get(struct job_ctx *j, struct workspace *ws, const struct ga
     store_done(s);
     if (found)
         return 0;
-    if ((rc = run_on_tree(j, ws, &gc, g, base, &r)) != 0)
+    if ((rc = run_on_tree(j, ws, &gc, g, base, &r)) != 0) {
+        gate_result_release(&r);
         return rc;
+    }
+    if (!r.passed) {
+        /* once more before it is cached: a case that passed in either run
+         * passed (a flaky baseline must not excuse a failure) */
+        if ((rc = run_on_tree(j, ws, &gc, g, base, &again)) != 0) {
+            gate_result_release(&again);
+            gate_result_release(&r);
+            return rc;
+        }
+        r.timed_out |= again.timed_out;
+        if (again.passed) {
+            r.passed = 1;
+            r.exit_code = again.exit_code;
+            test_cases_release(&r.cases);
+            r.cases = again.cases;
+            memset(&again.cases, 0, sizeof(again.cases));
+        } else {
+            cases_merge_passed(&r.cases, &again.cases);
+        }
+        gate_result_release(&again);
+    }
     *passed = r.passed;
     p = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "gate", g->name);
@@ -224,7 +292,8 @@ static int baseline_get(struct job_ctx *j, struct workspace *ws, const struct ga
                     "gate.baseline", p, NULL);
     cJSON_Delete(p);
     cj = cases_to_json(&r.cases);
-    if ((rc = store_prepare(j->st, &s, ins)) == 0) {
+    /* a timed-out run says nothing lasting about the baseline: not cached */
+    if (!r.timed_out && (rc = store_prepare(j->st, &s, ins)) == 0) {
         store_bind_text(s, 1, j->goal->id);
         store_bind_text(s, 2, g->name);
         store_bind_text(s, 3, g->command);
@@ -371,17 +440,38 @@ static int others_left(struct job_ctx *j)
     return n > 0;
 }
 
+/* The baseline's run had parsed test cases and this one has none, or
+ * another format: the runner crashed, or its output was forged. */
+static int format_lost(const struct test_cases *base, const struct test_cases *now)
+{
+    return base->format && base->n &&
+           (!now->format || !now->n || strcmp(base->format, now->format) != 0);
+}
+
+/* Did target (a test case id, or the gate's name) fail in the run e? */
+static int failed_in(const struct gate_eval *e, const struct gate_spec *gs, const char *target)
+{
+    if (e->r.passed || !strcmp(e->r.classification, "flaky"))
+        return 0;
+    if (!strcmp(target, gs->name))
+        return 1;
+    for (size_t k = 0; k < e->r.cases.n; k++)
+        if (!strcmp(e->r.cases.v[k].id, target))
+            return e->r.cases.v[k].status == TEST_FAIL;
+    return 0;
+}
+
 /* Run gs on tree (or in place without git), re-run a must-pass failure
  * once (flaky), compare with the baseline per test case (or per gate) and
  * decide whether the item is to blame. */
 static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate_plan *plan,
                       const struct gate_spec *gs, const char *tree, const char *base,
-                      const cJSON *crit, struct gate_eval *e)
+                      const cJSON *crit, const struct gate_eval *main, struct gate_eval *e)
 {
     struct gates_ctx gc = {j->st,           j->goal->id,    j->item->id,
                            j->claim.run_id, ws->git_common, ws->git_dir};
     struct test_cases bc = {0};
-    int rc, git = ws->wt && j->goal->repo && tree && tree[0];
+    int rc, lost = 0, git = ws->wt && j->goal->repo && tree && tree[0];
 
     memset(e, 0, sizeof(*e));
     strbuf_init(&e->why, 1 << 20);
@@ -389,7 +479,7 @@ static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate
     if (rc)
         return rc;
     if (!e->r.passed && e->r.must_pass) {
-        struct gate_result again;
+        struct gate_result again = {0};
         rc = git ? run_on_tree(j, ws, &gc, gs, tree, &again) : gates_run(&gc, gs, ws->root, &again);
         if (rc == 0 && again.passed) {
             /* flaky: it still had to pass once; judged on the passing run */
@@ -398,8 +488,8 @@ static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate
             e->r.cases = again.cases;
             memset(&again.cases, 0, sizeof(again.cases));
         }
-        if (rc == 0)
-            gate_result_release(&again);
+        gate_result_release(&again); /* zeroed by run_on_tree: safe on its error too */
+        err_clear();
         rc = 0;
     }
     if (git && base && base[0]) {
@@ -408,11 +498,13 @@ static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate
         e->base_known = 1;
     }
     gates_compare(&e->diff, &bc, &e->r.cases);
+    lost = format_lost(&bc, &e->r.cases);
     test_cases_release(&bc);
     if (e->r.passed || !e->r.must_pass || !strcmp(e->r.classification, "flaky"))
         return 0;
 
-    if (!e->base_known || e->base_passed || e->diff.n_introduced || e->diff.n_new_failing) {
+    if (!e->base_known || e->base_passed || e->diff.n_introduced || e->diff.n_new_failing ||
+        lost) {
         snprintf(e->r.classification, sizeof(e->r.classification), "introduced");
         e->blame = 1;
         strbuf_addf(&e->why, "gate %s failed (exit %d%s)", e->r.name, e->r.exit_code,
@@ -427,6 +519,10 @@ static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate
         }
         if (e->base_known && e->base_passed)
             strbuf_addf(&e->why, "; the gate passed at the baseline %.12s", base);
+        else if (lost)
+            strbuf_addf(&e->why, "; its test cases at the baseline %.12s are not in its "
+                                 "output now (the runner crashed, or the output is not its own)",
+                        base);
         strbuf_adds(&e->why, ":\n");
         return 0;
     }
@@ -451,8 +547,19 @@ static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate
      * item of the goal is left to fix it (the final check on the branch
      * head is the last word either way) */
     if (cJSON_GetArraySize(e->targeted) > 0 && !item_owns(j, e->targeted) && others_left(j)) {
+        /* on the tree with the gate inputs restored (main: the item's own
+         * run), the pardon covers only what fails with the item's inputs
+         * too: a target that passes only with the item's test changes is
+         * weakened, whoever is left to run */
+        cJSON *keep = cJSON_CreateArray();
+        const cJSON *t;
+        cJSON_ArrayForEach(t, e->targeted)
+        {
+            if (main && !failed_in(main, gs, t->valuestring))
+                cJSON_AddItemToArray(keep, cJSON_CreateString(t->valuestring));
+        }
         cJSON_Delete(e->targeted);
-        e->targeted = cJSON_CreateArray();
+        e->targeted = keep;
     }
     if (cJSON_GetArraySize(e->targeted) > 0) {
         const cJSON *t;
@@ -480,7 +587,10 @@ static void why_tail(strbuf *sb, const struct gate_eval *e)
 /* A path the gates read: named by a gate command, pointed at by a parsed
  * test case, a build or CI file, or a test by the usual conventions
  * (docs/lifecycle.md, "Gate inputs"). */
-static int gate_input(const char *path, const struct gate_plan *plan, const struct gate_eval *ev)
+/* A build, configuration or CI file: it decides how the tests run (which
+ * are collected, what passes), so one the item added is dropped, not kept,
+ * when the gates are judged again with the gate inputs restored. */
+static int config_input(const char *path)
 {
     static const char *build[] = {"Makefile", "makefile", "GNUmakefile", "CMakeLists.txt",
                                   "package.json", "pyproject.toml", "setup.cfg", "setup.py",
@@ -492,10 +602,20 @@ static int gate_input(const char *path, const struct gate_plan *plan, const stru
     for (size_t i = 0; build[i]; i++)
         if (!strcmp(base, build[i]))
             return 1;
-    if (!strncmp(path, ".github/workflows/", 18) || !strncmp(path, "tests/", 6) ||
-        !strncmp(path, "test/", 5) || strstr(path, "/tests/") || strstr(path, "/test/") ||
-        !strncmp(base, "test_", 5) || strstr(base, "_test.") || strstr(base, ".test.") ||
-        (pl > 6 && !strcmp(path + pl - 6, ".cmake")))
+    return !strncmp(path, ".github/workflows/", 18) ||
+           (pl > 6 && !strcmp(path + pl - 6, ".cmake"));
+}
+
+static int gate_input(const char *path, const struct gate_plan *plan, const struct gate_eval *ev)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t pl = strlen(path);
+
+    if (config_input(path))
+        return 1;
+    if (!strncmp(path, "tests/", 6) || !strncmp(path, "test/", 5) || strstr(path, "/tests/") ||
+        strstr(path, "/test/") || !strncmp(base, "test_", 5) || strstr(base, "_test.") ||
+        strstr(base, ".test."))
         return 1;
     for (size_t g = 0; g < plan->n; g++) {
         /* tokens of the command that name this path or a folder above it */
@@ -906,7 +1026,7 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
         abort();
     for (size_t i = 0; i < plan.n; i++) {
         size_t o = strlen(gates_line);
-        if (gate_judge(j, ws, &plan, &plan.gates[i], tree, base, crit, &ev[i]) != 0) {
+        if (gate_judge(j, ws, &plan, &plan.gates[i], tree, base, crit, NULL, &ev[i]) != 0) {
             rc = job_fail(j, "sandbox", "%s", err_last());
             goto out;
         }
@@ -923,17 +1043,21 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
             goto internal;
     }
 
-    /* 2. gate inputs the item changed: judged again with them restored */
+    /* 2. gate inputs the item changed: judged again with them as they were
+     * at the baseline (modified and deleted ones come back, added build and
+     * configuration files are dropped; added tests stay) */
     restore = calloc(nch + 1, sizeof(*restore));
     if (!restore)
         abort();
     for (size_t i = 0; i < nch; i++)
         if (gate_input(ch[i].path, &plan, ev)) {
             cJSON_AddItemToArray(inputs, cJSON_CreateString(ch[i].path));
-            if (ch[i].status != 'A')
+            if (ch[i].status != 'A' || config_input(ch[i].path))
                 restore[nrestore++] = ch[i].path;
         }
-    if (!blamed && nrestore && plan.n) {
+    /* nothing to restore (no input changed, or only tests added): the
+     * restored tree is the item's, judged already */
+    if (!blamed && plan.n && base[0] && nrestore) {
         strbuf files;
         strbuf_init(&files, 8192);
         for (size_t i = 0; i < nrestore; i++)
@@ -947,7 +1071,7 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
         if (!wev)
             abort();
         for (size_t i = 0; i < plan.n; i++) {
-            if (gate_judge(j, ws, &plan, &plan.gates[i], restored, base, crit, &wev[i]) != 0) {
+            if (gate_judge(j, ws, &plan, &plan.gates[i], restored, base, crit, &ev[i], &wev[i]) != 0) {
                 strbuf_release(&files);
                 rc = job_fail(j, "sandbox", "%s", err_last());
                 goto out;
@@ -974,6 +1098,21 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
             cJSON_Delete(p);
         }
     }
+    /* a test that passed at the baseline and is absent now, even with the
+     * gate inputs restored: deselected or deleted, never silently */
+    for (size_t i = 0; !blamed && !weakened && i < plan.n; i++) {
+        const struct gate_eval *e = wev ? &wev[i] : &ev[i];
+        if (!e->r.must_pass || !e->diff.n_removed)
+            continue;
+        if (!weakened++)
+            strbuf_adds(&blame, "tests removed: ");
+        else
+            strbuf_adds(&blame, "; ");
+        strbuf_addf(&blame, "gate %s: ", e->r.name);
+        list_add(&blame, e->diff.removed, e->diff.n_removed, 50);
+    }
+    if (weakened && !blamed && strncmp(strbuf_cstr(&blame), "tests removed: ", 15) == 0)
+        strbuf_addf(&blame, " passed at the baseline %.12s and no longer run\n", base);
     if ((rc = record_verification(j, base, tree, ev, wev, plan.n, inputs, restored, weakened > 0,
                                   blamed ? "gate" : weakened ? "tests weakened" : "ok")) != 0)
         goto internal;
@@ -1198,13 +1337,139 @@ static void goal_start(struct job_ctx *j, char *out, size_t n)
     store_done(s);
 }
 
+/* One must-pass gate on a final tree: the branch head, or (restored) the
+ * head with the gate inputs the goal changed as they were at its start.
+ * Adds to gates, failures and blame; *blocked when the gate fails in a way
+ * the goal is to blame for.  0, or the job's failure. */
+static int final_judge(struct job_ctx *j, struct workspace *ws, const struct gates_ctx *gc,
+                       const struct gate_plan *plan, const struct gate_spec *gs,
+                       const char *tree, const char *head, const char *start, const cJSON *crit,
+                       int restored, strbuf *blame, cJSON *gates, cJSON *failures, int *blocked)
+{
+    const struct goal *g = j->goal;
+    struct gate_result r = {0};
+    struct test_cases bc = {0};
+    struct case_diff diff = {0};
+    int base_passed = 0, base_known = 0, targeted = 0, introduced, rc = 0;
+    cJSON *gj, *ids = NULL;
+
+    if ((rc = run_on_tree(j, ws, gc, gs, tree, &r)) != 0) {
+        gate_result_release(&r);
+        return job_fail(j, "sandbox", "final check: %s", err_last());
+    }
+    if (!r.passed) {
+        struct gate_result again = {0};
+        if (run_on_tree(j, ws, gc, gs, tree, &again) == 0 && again.passed)
+            snprintf(r.classification, sizeof(r.classification), "flaky");
+        gate_result_release(&again);
+        err_clear();
+    }
+    gj = cJSON_CreateObject();
+    cJSON_AddStringToObject(gj, "gate", r.name);
+    if (restored)
+        cJSON_AddBoolToObject(gj, "restored_inputs", 1);
+    cJSON_AddBoolToObject(gj, "passed", r.passed);
+    cJSON_AddNumberToObject(gj, "exit_code", r.exit_code);
+    cJSON_AddStringToObject(gj, "output_hash", r.output_hash);
+    cJSON_AddItemToArray(gates, gj);
+    if (r.passed || !strcmp(r.classification, "flaky")) {
+        if ((rc = gates_store(gc, &r, tree, NULL)) != 0)
+            rc = job_fail(j, "internal", "final check: %s", err_last());
+        goto out;
+    }
+    if (start[0] && baseline_get(j, ws, gs, start, &base_passed, &bc) == 0)
+        base_known = 1;
+    err_clear();
+    gates_compare(&diff, &bc, &r.cases);
+    introduced = !base_known || base_passed || diff.n_introduced || diff.n_new_failing ||
+                 format_lost(&bc, &r.cases);
+    snprintf(r.classification, sizeof(r.classification), "%s",
+             introduced ? "introduced" : "pre-existing");
+    if ((rc = gates_store(gc, &r, tree, NULL)) != 0) {
+        rc = job_fail(j, "internal", "final check: %s", err_last());
+        goto out;
+    }
+    ids = cJSON_CreateArray();
+    for (size_t k = 0; k < diff.n_pre_existing; k++) {
+        cJSON_AddItemToArray(ids, cJSON_CreateString(diff.pre_existing[k]));
+        if (case_targeted(g, crit, diff.pre_existing[k]))
+            targeted = 1;
+    }
+    if (gate_targeted(g, crit, plan, gs))
+        targeted = 1;
+    cJSON_AddStringToObject(gj, "classification", r.classification);
+    cJSON_AddStringToObject(gj, "granularity", diff.granularity);
+    if (introduced || targeted) {
+        *blocked = 1;
+        strbuf_addf(blame, "gate %s fails on the final branch head %.12s%s (exit %d)%s", r.name,
+                    head, restored ? " with the gate inputs as they were when the goal started"
+                                   : "",
+                    r.exit_code,
+                    introduced ? ", and it did not fail like this when the goal started"
+                               : ": the goal set out to fix it");
+        if (diff.n_introduced || diff.n_new_failing) {
+            strbuf_adds(blame, "; failing now: ");
+            list_add(blame, diff.introduced, diff.n_introduced, 50);
+            if (diff.n_introduced && diff.n_new_failing)
+                strbuf_adds(blame, ", ");
+            list_add(blame, diff.new_failing, diff.n_new_failing, 50);
+        } else if (diff.n_pre_existing) {
+            strbuf_adds(blame, "; still failing: ");
+            list_add(blame, diff.pre_existing, diff.n_pre_existing, 50);
+        }
+        strbuf_adds(blame, "\n");
+    } else if (!restored) {
+        /* a failure the goal did not set out to fix: completed as partial
+         * (on the restored tree it was counted on the head already) */
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "gate", r.name);
+        cJSON_AddStringToObject(f, "granularity", diff.granularity);
+        cJSON_AddItemToObject(f, "tests", ids);
+        ids = NULL;
+        cJSON_AddItemToArray(failures, f);
+    }
+out:
+    cJSON_Delete(ids);
+    case_diff_release(&diff);
+    test_cases_release(&bc);
+    gate_result_release(&r);
+    return rc;
+}
+
+/* The head with the gate inputs the goal changed since its start as they
+ * were then (added build and configuration files dropped): restored, or ""
+ * when the goal changed none. */
+static int final_restored(struct job_ctx *j, const struct gate_plan *plan, const char *start,
+                          const char *head, char restored[VCS_OID_HEX])
+{
+    struct vcs_tree_change *ch = NULL;
+    size_t nch = 0, n = 0;
+    const char **paths = NULL;
+    int rc;
+
+    restored[0] = '\0';
+    if ((rc = vcs_tree_changes(&ch, &nch, j->goal->repo, start, head)) != 0)
+        return rc;
+    paths = calloc(nch + 1, sizeof(*paths));
+    if (!paths)
+        abort();
+    for (size_t i = 0; i < nch; i++)
+        if (gate_input(ch[i].path, plan, NULL) && (ch[i].status != 'A' || config_input(ch[i].path)))
+            paths[n++] = ch[i].path;
+    if (n)
+        rc = vcs_tree_restore(restored, j->goal->repo, head, start, paths, n);
+    free(paths);
+    vcs_tree_changes_free(ch, nch);
+    return rc;
+}
+
 int verify_goal_final(struct job_ctx *j, int *partial)
 {
     const struct goal *g = j->goal;
     struct gate_plan plan = {0};
     struct workspace ws;
     struct gates_ctx gc = {j->st, g->id, NULL, j->claim.run_id, NULL, NULL};
-    char head[VCS_OID_HEX] = "", start[VCS_OID_HEX] = "";
+    char head[VCS_OID_HEX] = "", start[VCS_OID_HEX] = "", restored[VCS_OID_HEX] = "";
     cJSON *crit = NULL, *failures = cJSON_CreateArray(), *gates = cJSON_CreateArray(), *d = NULL;
     strbuf blame;
     int rc = 0, blocked = 0;
@@ -1212,105 +1477,59 @@ int verify_goal_final(struct job_ctx *j, int *partial)
     *partial = 0;
     strbuf_init(&blame, 1 << 20);
     memset(&ws, 0, sizeof(ws));
-    if (!g->repo || !g->branch || !g->worktree || !fs_is_dir(g->worktree))
-        goto out; /* nothing to check out: the items' own verification stands */
-    snprintf(ws.root, sizeof(ws.root), "%s", g->worktree);
-    if (vcs_rev_commit(head, g->repo, g->branch) != 0) {
-        rc = job_fail(j, "vcs", "final check: %s", err_last());
-        goto out;
-    }
+    if (!g->repo || !g->branch)
+        goto out; /* no repository: the items' own verification stands */
     if ((rc = verify_plan(j, &plan)) != 0) {
         rc = job_fail(j, "config", "%s", err_last());
         goto out;
     }
+    if (plan.n == 0)
+        goto out; /* no gate to run again */
+    /* the gates run bound at the worktree's path, with the same git
+     * folders as an item's (from goald's records): fail closed without it */
+    if (!g->worktree || vcs_worktree_open(&ws.wt, g->repo, g->worktree) != 0) {
+        rc = job_fail(j, "vcs", "final check: the goal's worktree %s: %s",
+                      g->worktree ? g->worktree : "(none)",
+                      g->worktree ? err_last() : "never made");
+        goto out;
+    }
+    snprintf(ws.root, sizeof(ws.root), "%s", vcs_worktree_path(ws.wt));
+    ws.git_common = gc.git_common = vcs_worktree_git_common(ws.wt);
+    ws.git_dir = gc.git_dir = vcs_worktree_git_dir(ws.wt);
+    if (vcs_rev_commit(head, g->repo, g->branch) != 0) {
+        rc = job_fail(j, "vcs", "final check: %s", err_last());
+        goto out;
+    }
     goal_start(j, start, sizeof(start));
+    if (start[0] && strcmp(start, head) != 0 &&
+        final_restored(j, &plan, start, head, restored) != 0) {
+        rc = job_fail(j, "vcs", "final check: restoring the gate inputs: %s", err_last());
+        goto out;
+    }
     crit = cJSON_Parse(g->success_criteria ? g->success_criteria : "[]");
     for (size_t i = 0; i < plan.n; i++) {
-        const struct gate_spec *gs = &plan.gates[i];
-        struct gate_result r;
-        struct test_cases bc = {0};
-        struct case_diff diff = {0};
-        int base_passed = 0, base_known = 0, targeted = 0, introduced;
-        cJSON *gj, *ids;
-
-        if (!gs->must_pass)
+        if (!plan.gates[i].must_pass)
             continue;
-        if ((rc = run_on_tree(j, &ws, &gc, gs, head, &r)) != 0) {
-            rc = job_fail(j, "sandbox", "final check: %s", err_last());
+        if ((rc = final_judge(j, &ws, &gc, &plan, &plan.gates[i], head, head, start, crit, 0,
+                              &blame, gates, failures, &blocked)) != 0)
             goto out;
-        }
-        if (!r.passed) {
-            struct gate_result again;
-            if (run_on_tree(j, &ws, &gc, gs, head, &again) == 0) {
-                if (again.passed)
-                    snprintf(r.classification, sizeof(r.classification), "flaky");
-                gate_result_release(&again);
-            }
-            err_clear();
-        }
-        gj = cJSON_CreateObject();
-        cJSON_AddStringToObject(gj, "gate", r.name);
-        cJSON_AddBoolToObject(gj, "passed", r.passed);
-        cJSON_AddNumberToObject(gj, "exit_code", r.exit_code);
-        cJSON_AddStringToObject(gj, "output_hash", r.output_hash);
-        cJSON_AddItemToArray(gates, gj);
-        if (r.passed || !strcmp(r.classification, "flaky")) {
-            gates_store(&gc, &r, head, NULL);
-            gate_result_release(&r);
+    }
+    /* the goal's start -> head, as an item's baseline -> tree: a test the
+     * goal rewrote, or a conftest.py it added, does not pass the goal */
+    for (size_t i = 0; restored[0] && i < plan.n; i++) {
+        if (!plan.gates[i].must_pass)
             continue;
-        }
-        if (start[0] && baseline_get(j, &ws, gs, start, &base_passed, &bc) == 0)
-            base_known = 1;
-        err_clear();
-        gates_compare(&diff, &bc, &r.cases);
-        introduced = !base_known || base_passed || diff.n_introduced || diff.n_new_failing;
-        snprintf(r.classification, sizeof(r.classification), "%s",
-                 introduced ? "introduced" : "pre-existing");
-        gates_store(&gc, &r, head, NULL);
-        ids = cJSON_CreateArray();
-        for (size_t k = 0; k < diff.n_pre_existing; k++) {
-            cJSON_AddItemToArray(ids, cJSON_CreateString(diff.pre_existing[k]));
-            if (case_targeted(g, crit, diff.pre_existing[k]))
-                targeted = 1;
-        }
-        if (gate_targeted(g, crit, &plan, gs))
-            targeted = 1;
-        cJSON_AddStringToObject(gj, "classification", r.classification);
-        cJSON_AddStringToObject(gj, "granularity", diff.granularity);
-        if (introduced || targeted) {
-            blocked = 1;
-            strbuf_addf(&blame, "gate %s fails on the final branch head %.12s (exit %d)%s", r.name,
-                        head, r.exit_code,
-                        introduced ? ", and it did not fail like this when the goal started"
-                                   : ": the goal set out to fix it");
-            if (diff.n_introduced || diff.n_new_failing) {
-                strbuf_adds(&blame, "; failing now: ");
-                list_add(&blame, diff.introduced, diff.n_introduced, 50);
-                if (diff.n_introduced && diff.n_new_failing)
-                    strbuf_adds(&blame, ", ");
-                list_add(&blame, diff.new_failing, diff.n_new_failing, 50);
-            } else if (diff.n_pre_existing) {
-                strbuf_adds(&blame, "; still failing: ");
-                list_add(&blame, diff.pre_existing, diff.n_pre_existing, 50);
-            }
-            strbuf_adds(&blame, "\n");
-            cJSON_Delete(ids);
-        } else {
-            cJSON *f = cJSON_CreateObject();
-            cJSON_AddStringToObject(f, "gate", r.name);
-            cJSON_AddStringToObject(f, "granularity", diff.granularity);
-            cJSON_AddItemToObject(f, "tests", ids);
-            cJSON_AddItemToArray(failures, f);
-        }
-        case_diff_release(&diff);
-        test_cases_release(&bc);
-        gate_result_release(&r);
+        if ((rc = final_judge(j, &ws, &gc, &plan, &plan.gates[i], restored, head, start, crit, 1,
+                              &blame, gates, failures, &blocked)) != 0)
+            goto out;
     }
     *partial = !blocked && cJSON_GetArraySize(failures) > 0;
     d = cJSON_CreateObject();
     cJSON_AddStringToObject(d, "head", head);
     if (start[0])
         cJSON_AddStringToObject(d, "baseline", start);
+    if (restored[0])
+        cJSON_AddStringToObject(d, "restored_tree_id", restored);
     cJSON_AddBoolToObject(d, "passed", !blocked && !*partial);
     cJSON_AddBoolToObject(d, "partial", *partial);
     cJSON_AddItemToObject(d, "partial_failures", failures);
@@ -1325,6 +1544,7 @@ int verify_goal_final(struct job_ctx *j, int *partial)
         rc = job_fail(j, "gate", "the goal's must-pass gates fail on its final tree: %s",
                       strbuf_cstr(&blame));
 out:
+    vcs_worktree_free(ws.wt);
     gates_plan_release(&plan);
     cJSON_Delete(crit);
     cJSON_Delete(failures);

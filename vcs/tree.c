@@ -133,7 +133,9 @@ int vcs_tree_restore(char out[VCS_OID_HEX], const char *repo_path, const char *t
     for (size_t i = 0; i < n; i++) {
         git_tree_entry *e = NULL;
         if (git_tree_entry_bypath(&e, base, paths[i]) < 0) {
-            git_error_clear(); /* absent at the base: an addition stays */
+            git_error_clear(); /* absent at the base: the addition goes */
+            if (git_index_remove(idx, paths[i], 0) < 0)
+                git_error_clear(); /* not in tree_sha either */
             continue;
         }
         if (git_tree_entry_type(e) == GIT_OBJECT_BLOB) {

@@ -29,7 +29,8 @@ void vcs_tree_changes_free(struct vcs_tree_change *v, size_t n);
 
 /* Write a tree that is tree_sha with each of paths[0..n) as it is in the
  * tree of commit base_rev: modified and deleted files come back, a path
- * absent at base_rev is left as it is in tree_sha.  Its id into out. */
+ * absent at base_rev is dropped (the caller names only the additions it
+ * wants gone).  Its id into out. */
 int vcs_tree_restore(char out[VCS_OID_HEX], const char *repo_path, const char *tree_sha,
                      const char *base_rev, const char *const *paths, size_t n);
 

@@ -8,7 +8,8 @@
 #   - the model replaces the report with a symlink to a JUnit file outside
 #     the worktree (a planted secret): it is not read, its content appears
 #     nowhere in the database;
-#   - a real report in the worktree gives the gate's cases (gate_cases).
+#   - a real report the gate writes gives the gate's cases (gate_cases); a
+#     report committed in the tree is never read (removed from the gate's copy).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$GOALD_SOURCE_DIR/tests/fixtures/sentinel.sh"
 sentinel_plant
@@ -84,7 +85,9 @@ expect_eq "$(sql "SELECT group_concat(status||':'||name, ',') FROM (SELECT * FRO
     "pass:adds,pass:multiplies" "the output's cases"
 
 # ===== 2. a symlink to a file outside the worktree ===============================
-goal link '{"name": "bash", "arguments": {"command": "rm -f report.xml; ln -s '"$T"'/outside/secret.xml report.xml && echo linked"}}'
+# (the gate makes the link: a report committed in the tree is removed from
+# the copy before the gate runs, and never read)
+goal link '{"name": "write", "arguments": {"path": "test.sh", "content": "rm -f report.xml; ln -s '"$T"'/outside/secret.xml report.xml\necho \"ok 1 - adds\"\necho \"ok 2 - multiplies\"\n"}}'
 expect_eq "$RC_WORK" 0 "work job exit"
 expect_eq "$(sql "SELECT ifnull(tests_format,'-')||' '||ifnull(tests_total,'-') FROM gate_results WHERE id=$GR")" "tap 2" \
     "counts from the output, not from the linked file"
@@ -97,7 +100,7 @@ ok
 sentinel_check "a report linked out" "$T"/*.log
 
 # ===== 3. a real report in the worktree ============================================
-goal junit '{"name": "write", "arguments": {"path": "report.xml", "content": "<testsuite><testcase classname=\"calc\" name=\"adds\"/><testcase classname=\"calc\" name=\"old\"><skipped/></testcase></testsuite>"}}'
+goal junit '{"name": "write", "arguments": {"path": "test.sh", "content": "echo \"<testsuite><testcase classname=\\\"calc\\\" name=\\\"adds\\\"/><testcase classname=\\\"calc\\\" name=\\\"old\\\"><skipped/></testcase></testsuite>\" > report.xml\n"}}'
 expect_eq "$RC_WORK" 0 "work job exit"
 expect_eq "$(sql "SELECT ifnull(tests_format,'-')||' '||tests_passed||' '||tests_skipped||' '||ifnull(note,'-') FROM gate_results WHERE id=$GR")" "junit 1 1 -"
 expect_eq "$(sql "SELECT group_concat(status||':'||name, ',') FROM (SELECT * FROM gate_cases WHERE gate_result_id=$GR ORDER BY rowid)")" \
