@@ -52,19 +52,6 @@ static int known_action(const char *s)
 }
 
 /* Can a goal with these allowed actions change files or run commands? */
-static int can_change(const cJSON *actions)
-{
-    const cJSON *it;
-
-    cJSON_ArrayForEach(it, actions)
-    {
-        const char *v = cJSON_GetStringValue(it);
-        if (v && (!strcmp(v, "bash") || !strcmp(v, "write") || !strcmp(v, "edit")))
-            return 1;
-    }
-    return 0;
-}
-
 /* Check the model's answer; the message names what is wrong.  An answer
  * with "nothing_to_do": true needs a "reason" and nothing else. */
 static int check_answer(const cJSON *a, char *why, size_t n)
@@ -294,7 +281,7 @@ int stage_elaborate(struct job_ctx *j)
     if (goal_gates && cJSON_GetArraySize(goal_gates) > 0) {
         gates = cJSON_Duplicate(goal_gates, 1);
         source = "goal";
-    } else if (actions && !can_change(actions)) {
+    } else if (actions && !intake_actions_change(actions)) {
         gates = cJSON_CreateArray();
         source = "none";
     } else {

@@ -585,3 +585,16 @@ fail:
     store_tx_rollback(st);
     return rc;
 }
+
+int intake_actions_change(const cJSON *actions)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, actions)
+    {
+        const char *v = cJSON_GetStringValue(it);
+        if (v && (!strcmp(v, "bash") || !strcmp(v, "write") || !strcmp(v, "edit")))
+            return 1;
+    }
+    return 0;
+}

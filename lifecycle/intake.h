@@ -17,8 +17,15 @@
 
 #define INTAKE_MAX_BYTES (1 << 20)
 
+struct cJSON;
+
 /* The actions a goal may allow (the agent's tool names). */
 extern const char *const intake_actions[];
+
+/* 1 when actions (a JSON array of action names) lets the model change the
+ * worktree or run commands (bash, write or edit); 0 for a read-only goal
+ * or NULL. */
+int intake_actions_change(const struct cJSON *actions);
 
 /* Validate text (len bytes) as a goal.  On success *out is a new goal
  * (free with store_goal_free()) whose id is still empty; on failure

@@ -15,13 +15,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <dirent.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "gates/gates.h"
+#include "lifecycle/intake.h"
 #include "lifecycle/job.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/prompts.h"
@@ -50,15 +50,8 @@
 static int goal_readonly(const struct goal *g)
 {
     cJSON *a = g->allowed_actions ? cJSON_Parse(g->allowed_actions) : NULL;
-    const cJSON *it;
-    int ro = cJSON_IsArray(a);
+    int ro = cJSON_IsArray(a) && !intake_actions_change(a);
 
-    cJSON_ArrayForEach(it, a)
-    {
-        const char *v = cJSON_GetStringValue(it);
-        if (v && (!strcmp(v, "bash") || !strcmp(v, "write") || !strcmp(v, "edit")))
-            ro = 0;
-    }
     cJSON_Delete(a);
     return ro;
 }
@@ -645,22 +638,15 @@ static int gate_input(const char *path, const struct gate_plan *plan, const stru
     return 0;
 }
 
-/* Globs of the goal JSON's protected_paths (fnmatch without FNM_PATHNAME:
- * '*' crosses '/'; a pattern naming a folder covers what is under it). */
+/* The goal JSON's protected_paths cover path (the same rule as the
+ * write and edit tools: path_glob_covers). */
 static int path_protected(const cJSON *globs, const char *path)
 {
     const cJSON *gl;
 
     cJSON_ArrayForEach(gl, globs)
-    {
-        const char *p = cJSON_GetStringValue(gl);
-        size_t n = p ? strlen(p) : 0;
-        if (!p)
-            continue;
-        if (fnmatch(p, path, 0) == 0 || (!strncmp(path, p, n) && path[n] == '/') ||
-            (n && p[n - 1] == '/' && !strncmp(path, p, n)))
+        if (cJSON_GetStringValue(gl) && path_glob_covers(cJSON_GetStringValue(gl), path))
             return 1;
-    }
     return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -410,4 +411,12 @@ int path_follow(char *out, size_t n, int root_fd, const char *rel)
     if ((size_t)snprintf(out, n, "%s", *rest ? rest : ".") >= n)
         return err_set(ERR_INVALID, "%s: path too long", rel);
     return 0;
+}
+
+int path_glob_covers(const char *glob, const char *rel)
+{
+    size_t n = strlen(glob);
+
+    return fnmatch(glob, rel, 0) == 0 || (n && !strncmp(rel, glob, n) && rel[n] == '/') ||
+           (n && glob[n - 1] == '/' && !strncmp(rel, glob, n));
 }

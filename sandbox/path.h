@@ -32,6 +32,11 @@ int path_rel(char *rel, size_t n, const char *root, const char *path);
 /* 1 when p (a relative path) has a component equal to ".git", any case. */
 int path_has_git(const char *p);
 
+/* 1 when the glob (a goal's protected_paths entry) covers rel: fnmatch
+ * without FNM_PATHNAME ('*' crosses '/'), and a glob naming a folder
+ * ("tests" or "tests/") covers everything under it. */
+int path_glob_covers(const char *glob, const char *rel);
+
 /* Open the root folder (O_RDONLY | O_DIRECTORY). */
 int path_open_root(int *out, const char *root);
 
