@@ -87,6 +87,7 @@ static int hook(void *arg, struct tool_ctx *ctx, const char *name, const cJSON *
     }
     if (!strcmp(name, "run_gates")) {
         struct gate_plan plan;
+        char tree[64] = ""; /* the snapshot, stored once for all the gates */
         int all = 1;
 
         if (verify_plan(x->j, &plan) != 0)
@@ -97,7 +98,7 @@ static int hook(void *arg, struct tool_ctx *ctx, const char *name, const cJSON *
             struct gate_result r;
             size_t tail_from;
             /* on a throw-away copy: what the gate changes is not committed */
-            if (verify_gate_run(x->j, x->ws, &plan.gates[i], &r) != 0) {
+            if (verify_gate_run(x->j, x->ws, &plan.gates[i], tree, &r) != 0) {
                 gates_plan_release(&plan);
                 return tool_fail(res, TOOL_POLICY, "run_gates: %s", err_last());
             }

@@ -119,16 +119,15 @@ static int run_on_tree(struct job_ctx *j, struct workspace *ws, const struct gat
 }
 
 int verify_gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
-                    struct gate_result *out)
+                    char *tree, struct gate_result *out)
 {
     struct gates_ctx gc = {j->st,           j->goal->id,    j->item ? j->item->id : NULL,
                            j->claim.run_id, ws->git_common, ws->git_dir};
-    char tree[VCS_OID_HEX];
     int rc;
 
     if (!ws->wt || !j->goal->repo)
         return gates_run(&gc, g, ws->root, out); /* no git: no snapshot to copy */
-    if ((rc = workspace_store(ws, tree, sizeof(tree))) != 0)
+    if (!tree[0] && (rc = workspace_store(ws, tree, VCS_OID_HEX)) != 0)
         return rc;
     return run_on_tree(j, ws, &gc, g, tree, out);
 }

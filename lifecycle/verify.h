@@ -24,9 +24,12 @@ int verify_plan(struct job_ctx *j, struct gate_plan *plan);
 /* Run g on a throw-away copy of the worktree as it would be committed
  * (exported from git into a folder beside the database, bound at the
  * worktree's path in the sandbox): what the gate writes or deletes is
- * discarded.  Without git, in the work folder itself. */
+ * discarded.  Without git, in the work folder itself.  tree (at least
+ * 41 bytes) caches the stored snapshot across the gates of one run_gates
+ * call: "" the first time (it is filled), then passed back as it is, so
+ * the worktree is staged once per call, not once per gate. */
 int verify_gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
-                    struct gate_result *out);
+                    char *tree, struct gate_result *out);
 
 /* The completion rule (docs/lifecycle.md): run the goal's must-pass gates
  * once more on the final branch head.  0 with *partial = 0 when they pass

@@ -109,8 +109,9 @@ int vcs_worktree_state_tree(char out[VCS_OID_HEX], vcs_worktree *wt);
 /* The same tree, with its objects written into the repository's object
  * database (the index on disk is left as it was), so that it can be
  * exported, compared and committed: what verification judges.  Called
- * once per verification, never per turn (vcs_worktree_state_tree() writes
- * nothing).  The same refusals, after the same guard. */
+ * once per verification and once per run_gates call (for all its gates),
+ * never per turn: vcs_worktree_state_tree() writes nothing.  The same
+ * refusals, after the same guard. */
 int vcs_worktree_store_tree(char out[VCS_OID_HEX], vcs_worktree *wt);
 
 /* Remove the worktree of the repository at repo_path whose folder is
