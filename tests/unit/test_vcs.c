@@ -738,11 +738,42 @@ static void test_quick_branch_name(void **state)
     assert_true(vcs_quick_branch_name(buf));
 }
 
+/* The guard before staging: a tracked file over the cap is refused even
+ * when .gitignore names it (libgit2 stages tracked files whatever
+ * .gitignore says). */
+static void test_guard_tracked_ignored(void **state)
+{
+    struct fx f;
+    char tree[VCS_OID_HEX];
+    int saved = 0;
+
+    (void)state;
+    fx_setup(&f, "guard");
+    setenv("GOALD_TOOLS_MAX_FILE_MB", "1", 1);
+    assert_int_equal(config_load(NULL), 0);
+    /* README is tracked: ignoring it does not spare it */
+    assert_int_equal(sh("cd '%s' && echo README >> .gitignore && head -c 1100000 /dev/zero > README",
+                        f.wtp),
+                     0);
+    assert_int_equal(vcs_worktree_state_tree(tree, f.wt), ERR_TOOBIG);
+    assert_non_null(strstr(err_last(), "README is 1.0 MiB, over tools.max_file_mb (1 MiB)"));
+    assert_int_equal(vcs_worktree_store_tree(tree, f.wt), ERR_TOOBIG);
+    assert_int_equal(vcs_worktree_reset(&saved, f.wt, NULL), 0);
+    assert_string_equal(cap("git -C '%s' status --porcelain", f.wtp), "");
+    /* an untracked ignored file over the cap: fine */
+    assert_int_equal(sh("cd '%s' && head -c 1100000 /dev/zero > keep.log", f.wtp), 0);
+    assert_int_equal(vcs_worktree_state_tree(tree, f.wt), 0);
+    unsetenv("GOALD_TOOLS_MAX_FILE_MB");
+    config_reset();
+    vcs_worktree_free(f.wt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worktree_create),
         cmocka_unit_test(test_records_and_snapshots),
+        cmocka_unit_test(test_guard_tracked_ignored),
         cmocka_unit_test(test_commit_exact_changes),
         cmocka_unit_test(test_commit_author_from_config),
         cmocka_unit_test(test_reset_saves_patch),
