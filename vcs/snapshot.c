@@ -93,6 +93,15 @@ static int unchanged(struct guard *g, const char *rel, const struct stat *st)
     return e->mtime.nanoseconds == 0 || (uint64_t)st->st_mtim.tv_nsec == e->mtime.nanoseconds;
 }
 
+/* A submodule the index records at rel (no final '/'): libgit2 stages its
+ * commit id and never reads inside. */
+static int is_submodule(struct guard *g, const char *rel)
+{
+    const git_index_entry *e = git_index_get_bypath(g->index, rel, 0);
+
+    return e && e->mode == GIT_FILEMODE_COMMIT;
+}
+
 /* libgit2 reads these while it stages, following links and blocking on
  * FIFOs: only regular files within the cap are let through. */
 static int check_git_files(struct guard *g, int dfd)
@@ -126,6 +135,7 @@ static int walk(struct guard *g, int dfd)
 {
     DIR *d = fdopendir(dfd);
     struct dirent *e;
+    struct stat gst;
     size_t base = strlen(g->rel);
     int rc = 0;
 
@@ -133,6 +143,15 @@ static int walk(struct guard *g, int dfd)
         close(dfd);
         return err_set(ERR_IO, "%s: cannot read the folder: %s", *g->rel ? g->rel : ".",
                        strerror(errno));
+    }
+    /* a .git below the root (`git init sub`, a vendored clone): libgit2
+     * refuses the folder ("invalid path 'sub/'") on every turn */
+    if (base && fstatat(dfd, ".git", &gst, AT_SYMLINK_NOFOLLOW) == 0) {
+        rc = err_set(ERR_POLICY,
+                     "%s.git: a nested repository goald will not commit: remove it or add %s to "
+                     ".gitignore",
+                     g->rel, g->rel);
+        goto out;
     }
     if ((rc = check_git_files(g, dfd)) != 0)
         goto out;
@@ -153,6 +172,10 @@ static int walk(struct guard *g, int dfd)
         }
         if (S_ISDIR(st.st_mode)) {
             int sub;
+            if (is_submodule(g, g->rel)) {
+                g->rel[base] = '\0';
+                continue;
+            }
             g->rel[base + len] = '/';
             g->rel[base + len + 1] = '\0';
             /* libgit2 goes into an ignored folder only for tracked files */

@@ -768,12 +768,42 @@ static void test_guard_tracked_ignored(void **state)
     vcs_worktree_free(f.wt);
 }
 
+/* A nested repository (`git init sub`, a vendored clone) is refused by
+ * name, not left to libgit2's "invalid path 'sub/'" on every turn; an
+ * ignored folder holding one is skipped. */
+static void test_guard_nested_repository(void **state)
+{
+    struct fx f;
+    char tree[VCS_OID_HEX];
+
+    (void)state;
+    fx_setup(&f, "nested");
+    /* a nested repository: refused with a message naming it */
+    assert_int_equal(sh("cd '%s' && git init -q sub && echo x > sub/f.txt", f.wtp), 0);
+    assert_int_equal(vcs_worktree_state_tree(tree, f.wt), ERR_POLICY);
+    assert_non_null(strstr(err_last(), "sub/.git: a nested repository goald will not commit: "
+                                       "remove it or add sub/ to .gitignore"));
+    /* deeper, and as a gitlink file: the same */
+    assert_int_equal(sh("cd '%s' && mv sub a && mkdir -p b/c && echo 'gitdir: /x' > b/c/.git && "
+                        "echo sub/ >> .gitignore && echo a/ >> .gitignore",
+                        f.wtp),
+                     0);
+    assert_int_equal(vcs_worktree_state_tree(tree, f.wt), ERR_POLICY);
+    assert_non_null(strstr(err_last(), "b/c/.git: a nested repository"));
+    /* ignored folders are skipped */
+    assert_int_equal(sh("cd '%s' && echo b/ >> .gitignore", f.wtp), 0);
+    if (vcs_worktree_state_tree(tree, f.wt) != 0)
+        fail_msg("ignored nested repositories: %s", err_last());
+    vcs_worktree_free(f.wt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worktree_create),
         cmocka_unit_test(test_records_and_snapshots),
         cmocka_unit_test(test_guard_tracked_ignored),
+        cmocka_unit_test(test_guard_nested_repository),
         cmocka_unit_test(test_commit_exact_changes),
         cmocka_unit_test(test_commit_author_from_config),
         cmocka_unit_test(test_reset_saves_patch),
