@@ -797,6 +797,40 @@ static void test_guard_nested_repository(void **state)
     vcs_worktree_free(f.wt);
 }
 
+/* With tools.max_file_mb above the patch buffer's default 64 MiB, a
+ * changed file between the two is saved with its data (not as "Binary
+ * files differ" reported as saved and then deleted by the reset). */
+static void test_reset_patch_holds_large_file(void **state)
+{
+    struct fx f;
+    char patch[700];
+    strbuf pf = STRBUF_INIT;
+    int saved = 0;
+
+    (void)state;
+    fx_setup(&f, "resetbig");
+    setenv("GOALD_TOOLS_MAX_FILE_MB", "80", 1);
+    assert_int_equal(config_load(NULL), 0);
+    /* 65 MiB that do not compress: the binary patch is ~82 MiB */
+    assert_int_equal(sh("head -c 68157440 /dev/urandom > '%s/big.bin'", f.wtp), 0);
+    testutil_tmp_path(patch, sizeof(patch), "resetbig/run-1.patch");
+    strbuf_init(&pf, (size_t)1 << 28);
+    if (vcs_worktree_reset(&saved, f.wt, patch) != 0)
+        fail_msg("reset: %s", err_last());
+    assert_int_equal(saved, 1);
+    assert_int_equal(fs_read_file(&pf, patch, (size_t)1 << 28), 0);
+    assert_non_null(strstr(strbuf_cstr(&pf), "GIT binary patch"));
+    assert_null(strstr(strbuf_cstr(&pf), "Binary files"));
+    strbuf_release(&pf);
+    /* the patch brings the file back */
+    assert_int_equal(sh("cd '%s' && git apply '%s' && test $(stat -c %%s big.bin) = 68157440",
+                        f.wtp, patch),
+                     0);
+    unsetenv("GOALD_TOOLS_MAX_FILE_MB");
+    config_reset();
+    vcs_worktree_free(f.wt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -807,6 +841,7 @@ int main(void)
         cmocka_unit_test(test_commit_exact_changes),
         cmocka_unit_test(test_commit_author_from_config),
         cmocka_unit_test(test_reset_saves_patch),
+        cmocka_unit_test(test_reset_patch_holds_large_file),
         cmocka_unit_test(test_push_bare_remote),
         cmocka_unit_test(test_worktree_remove_keeps_branch),
         cmocka_unit_test(test_branch_name_for_goal),
