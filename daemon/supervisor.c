@@ -22,6 +22,7 @@
 #include "lifecycle/control.h"
 #include "lifecycle/job.h"
 #include "lifecycle/monitor.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/sandbox.h"
 #include "store/event.h"
 #include "store/store.h"

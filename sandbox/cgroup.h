@@ -43,4 +43,11 @@ void sandbox_cgroup_destroy(struct sandbox_cgroup *cg);
 /* Whether a pids cgroup can be made here (creates and removes one). */
 int sandbox_cgroup_probe(void);
 
+/* Remove the cgroups that goald processes made for their commands and
+ * left behind: those whose maker is gone (a job killed with SIGKILL
+ * cannot remove its own).  What is still running in them is killed first.
+ * Returns how many were removed.  The daemon calls it at start and when a
+ * job ends; sandbox_run() once per process, before its first cgroup. */
+int sandbox_cgroup_sweep(void);
+
 #endif

@@ -645,7 +645,14 @@ int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
         add_command(&args, spec);
     }
     if (config_bool(CFG_SANDBOX_CGROUP) && config_int(CFG_SANDBOX_NPROC) > 0 && !spec->direct) {
-        sandbox_cgroup_sweep(); /* what killed jobs left behind */
+        /* what killed jobs left behind: once per process (a job, a `goald
+         * tool` call), not on every command of the hot path; the daemon
+         * sweeps at start and whenever a job ends */
+        static int swept;
+        if (!swept) {
+            swept = 1;
+            sandbox_cgroup_sweep();
+        }
         sandbox_cgroup_create(&cg, (long)config_int(CFG_SANDBOX_NPROC), memory_limit());
     }
     if (pipe2(pout, O_CLOEXEC) != 0 || (!spec->merge_stderr && pipe2(perr, O_CLOEXEC) != 0)) {

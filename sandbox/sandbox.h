@@ -95,13 +95,6 @@ void sandbox_result_release(struct sandbox_result *res);
  * with the install hint in the message. */
 int sandbox_find_bwrap(char *out, size_t n);
 
-/* Remove the cgroups that goald processes made for their commands
- * (sandbox/cgroup.h) and left behind: those whose maker is gone (a job
- * killed with SIGKILL cannot remove its own).  What is still running in
- * them is killed first.  Returns how many were removed.  The daemon calls
- * it when a job ends; sandbox_run() before it makes a new one. */
-int sandbox_cgroup_sweep(void);
-
 /* 1 when sandbox.mode is none (GOALD_SANDBOX=none). */
 int sandbox_unconfined(void);
 

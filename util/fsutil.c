@@ -183,24 +183,70 @@ int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
     return rc;
 }
 
-/* One folder on the way down from the root of fs_remove_tree(). */
+/* One folder on the way down from the root of fs_remove_tree(), with the
+ * names of its sub-folders found by the one scan of it. */
 struct rm_level {
     char *name; /* in its parent; NULL for the root */
     dev_t dev;
     ino_t ino;
+    char **subs; /* sub-folders still to remove */
+    size_t nsubs, next;
 };
 
-/* Remove every entry of the open folder fd that is not a folder (links,
- * files, FIFOs, sockets, devices: unlinkat removes the entry itself, never
- * what a link names); *sub receives the name of one sub-folder (malloc'd)
- * or NULL when none is left. */
-static int rm_entries(int fd, char **sub, const char *label)
+static void rm_level_free(struct rm_level *l)
+{
+    free(l->name);
+    for (size_t i = l->next; i < l->nsubs; i++)
+        free(l->subs[i]);
+    free(l->subs);
+}
+
+/* The model (the same user) may leave folders it cannot be entered or
+ * emptied (chmod 000, 555): give the owner rwx back.  fd is a folder
+ * opened with O_NOFOLLOW; name (NULL: fd itself) is a folder in it, and
+ * fchmodat never follows a link (AT_SYMLINK_NOFOLLOW). */
+static int rm_unlock(int fd, const char *name)
+{
+    if (!name)
+        return fchmod(fd, 0700);
+    return fchmodat(fd, name, 0700, AT_SYMLINK_NOFOLLOW);
+}
+
+static int rm_unlink(int fd, const char *name, int flags, int *unlocked)
+{
+    if (unlinkat(fd, name, flags) == 0 || errno == ENOENT)
+        return 0;
+    if ((errno == EACCES || errno == EPERM) && !*unlocked && rm_unlock(fd, NULL) == 0) {
+        *unlocked = 1;
+        if (unlinkat(fd, name, flags) == 0 || errno == ENOENT)
+            return 0;
+    }
+    return -1;
+}
+
+/* A sub-folder of fd, never through a link; made enterable once if the
+ * model locked it.  The fd, or -1 with errno set. */
+static int rm_open(int fd, const char *name)
+{
+    int child = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (child < 0 && (errno == EACCES || errno == EPERM) && rm_unlock(fd, name) == 0)
+        child = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return child;
+}
+
+/* One pass over the open folder fd: every entry that is not a folder is
+ * removed (links, files, FIFOs, sockets, devices: unlinkat removes the
+ * entry itself, never what a link names), the names of the sub-folders
+ * are kept in lv (one pass per folder: a folder with 100000 sub-folders is
+ * read once, not once per sub-folder). */
+static int rm_entries(int fd, struct rm_level *lv, const char *label)
 {
     DIR *d;
     struct dirent *e;
-    int dup_fd = dup(fd), rc = 0;
+    size_t alloc = 0;
+    int dup_fd = dup(fd), unlocked = 0, rc = 0;
 
-    *sub = NULL;
     if (dup_fd < 0 || !(d = fdopendir(dup_fd))) {
         if (dup_fd >= 0)
             close(dup_fd);
@@ -217,22 +263,29 @@ static int rm_entries(int fd, char **sub, const char *label)
             break;
         }
         if (S_ISDIR(st.st_mode)) {
-            if (!*sub && !(*sub = strdup(e->d_name))) {
+            if (lv->nsubs == alloc) {
+                size_t na = alloc ? alloc * 2 : 16;
+                char **m = realloc(lv->subs, na * sizeof(*m));
+                if (!m) {
+                    rc = err_set(ERR_NOMEM, "out of memory");
+                    break;
+                }
+                lv->subs = m;
+                alloc = na;
+            }
+            if (!(lv->subs[lv->nsubs] = strdup(e->d_name))) {
                 rc = err_set(ERR_NOMEM, "out of memory");
                 break;
             }
+            lv->nsubs++;
             continue;
         }
-        if (unlinkat(fd, e->d_name, 0) != 0 && errno != ENOENT) {
+        if (rm_unlink(fd, e->d_name, 0, &unlocked) != 0) {
             rc = err_set(ERR_IO, "%s: cannot remove %s: %s", label, e->d_name, strerror(errno));
             break;
         }
     }
     closedir(d);
-    if (rc) {
-        free(*sub);
-        *sub = NULL;
-    }
     return rc;
 }
 
@@ -240,7 +293,8 @@ static int rm_entries(int fd, char **sub, const char *label)
  * into a sub-folder by openat(O_NOFOLLOW | O_DIRECTORY) (a link is never
  * entered), back up by "..", checked against the device and inode seen on
  * the way down, so a tree as deep as the model likes needs neither stack
- * nor file descriptors in proportion. */
+ * nor file descriptors in proportion.  A folder the model locked (chmod
+ * 000 or 555) is given rwx back, once, without following a link. */
 int fs_remove_tree(const char *path)
 {
     struct rm_level *lv = NULL;
@@ -258,23 +312,30 @@ int fs_remove_tree(const char *path)
         return 0;
     }
     fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && (errno == EACCES || errno == EPERM) &&
+        fchmodat(AT_FDCWD, path, 0700, AT_SYMLINK_NOFOLLOW) == 0)
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0) {
         rc = err_set(ERR_IO, "%s: cannot open: %s", path, strerror(errno));
         goto out;
     }
-    if (!(lv = malloc(sizeof(*lv) * (alloc = 16)))) {
+    if (!(lv = calloc(alloc = 16, sizeof(*lv)))) {
         rc = err_set(ERR_NOMEM, "out of memory");
         goto out;
     }
-    lv[n++] = (struct rm_level){NULL, st.st_dev, st.st_ino};
+    lv[n++] = (struct rm_level){NULL, st.st_dev, st.st_ino, NULL, 0, 0};
+    if ((rc = rm_entries(fd, &lv[0], path)) != 0)
+        goto out;
     for (;;) {
-        char *sub = NULL;
-        int child;
+        struct rm_level *top = &lv[n - 1];
 
-        if ((rc = rm_entries(fd, &sub, path)) != 0)
-            goto out;
-        if (sub) {
-            child = openat(fd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (top->next < top->nsubs) {
+            char *sub = top->subs[top->next++];
+            int child = rm_open(fd, sub);
+            if (child < 0 && errno == ENOENT) {
+                free(sub);
+                continue;
+            }
             if (child < 0 || fstat(child, &st) != 0) {
                 rc = err_set(ERR_IO, "%s: cannot open %s: %s", path, sub, strerror(errno));
                 if (child >= 0)
@@ -293,9 +354,11 @@ int fs_remove_tree(const char *path)
                 lv = m;
                 alloc *= 2;
             }
-            lv[n++] = (struct rm_level){sub, st.st_dev, st.st_ino};
+            lv[n++] = (struct rm_level){sub, st.st_dev, st.st_ino, NULL, 0, 0};
             close(fd);
             fd = child;
+            if ((rc = rm_entries(fd, &lv[n - 1], path)) != 0)
+                goto out;
             continue;
         }
         if (n == 1)
@@ -304,6 +367,7 @@ int fs_remove_tree(const char *path)
         {
             int parent = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             struct rm_level *up = &lv[n - 2];
+            int unlocked = 0;
             if (parent < 0 || fstat(parent, &st) != 0 || st.st_dev != up->dev ||
                 st.st_ino != up->ino) {
                 rc = err_set(ERR_IO, "%s: a folder moved while it was being removed", path);
@@ -313,12 +377,12 @@ int fs_remove_tree(const char *path)
             }
             close(fd);
             fd = parent;
-            if (unlinkat(fd, lv[n - 1].name, AT_REMOVEDIR) != 0 && errno != ENOENT) {
-                rc = err_set(ERR_IO, "%s: cannot remove %s: %s", path, lv[n - 1].name,
+            if (rm_unlink(fd, top->name, AT_REMOVEDIR, &unlocked) != 0) {
+                rc = err_set(ERR_IO, "%s: cannot remove %s: %s", path, top->name,
                              strerror(errno));
                 goto out;
             }
-            free(lv[--n].name);
+            rm_level_free(&lv[--n]);
         }
     }
     close(fd);
@@ -329,7 +393,7 @@ out:
     if (fd >= 0)
         close(fd);
     while (n > 0)
-        free(lv[--n].name);
+        rm_level_free(&lv[--n]);
     free(lv);
     return rc;
 }

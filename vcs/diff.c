@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "vcs/internal.h"
@@ -132,6 +133,12 @@ int vcs_worktree_reset(int *saved_out, vcs_worktree *wt, const char *patch_path)
     if (saved_out)
         *saved_out = 0;
     if (patch_path) {
+        /* every file the guard lets through (up to tools.max_file_mb) fits
+         * in the patch as data: a file over the buffer's cap would be saved
+         * as "Binary files differ", and deleted by the reset as if saved */
+        size_t cap = (size_t)config_int(CFG_TOOLS_MAX_FILE_MB) << 21;
+        cap += (size_t)1 << 20;
+        strbuf_init(&patch, cap > STRBUF_DEFAULT_CAP ? cap : STRBUF_DEFAULT_CAP);
         rc = vcs_diff_text(&patch, wt);
         if (rc == ERR_TOOBIG || rc == ERR_POLICY) {
             /* too large (or unsafe) to save: the reset must still happen,
@@ -141,6 +148,12 @@ int vcs_worktree_reset(int *saved_out, vcs_worktree *wt, const char *patch_path)
             rc = 0;
         } else if (rc) {
             goto out;
+        } else if (patch.len && (!strncmp(patch.buf, "Binary files ", 13) ||
+                                 strstr(patch.buf, "\nBinary files "))) {
+            /* a binary change without its data cannot be applied again:
+             * not saved, whatever is written */
+            if (saved_out)
+                *saved_out = -1;
         } else if (patch.len) {
             if ((rc = fs_dirname(dir, sizeof(dir), patch_path)) != 0 ||
                 (rc = fs_mkdir_p(dir, 0700)) != 0 ||

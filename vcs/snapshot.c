@@ -72,12 +72,34 @@ static int tracks_beneath(struct guard *g, const char *rel)
     return 0;
 }
 
-/* An unchanged tracked file: the index has it with this size and mtime. */
+/* Whether the index has rel (a file, stage 0). */
+static int tracked(struct guard *g, const char *rel)
+{
+    return git_index_get_bypath(g->index, rel, 0) != NULL;
+}
+
+/* An unchanged tracked file: the index has it with this size and mtime,
+ * compared whole (sizes as 64 bits: the index keeps 32, so a file of 4 GiB
+ * + n never passes for one of n bytes; seconds without truncation, and
+ * nanoseconds when the index recorded them).  Stricter than libgit2's own
+ * test, so a file it would read again is never waved through here. */
 static int unchanged(struct guard *g, const char *rel, const struct stat *st)
 {
     const git_index_entry *e = git_index_get_bypath(g->index, rel, 0);
 
-    return e && e->file_size == (uint32_t)st->st_size && e->mtime.seconds == (int32_t)st->st_mtime;
+    if (!e || (uint64_t)st->st_size != (uint64_t)e->file_size ||
+        (int64_t)st->st_mtim.tv_sec != (int64_t)e->mtime.seconds)
+        return 0;
+    return e->mtime.nanoseconds == 0 || (uint64_t)st->st_mtim.tv_nsec == e->mtime.nanoseconds;
+}
+
+/* A submodule the index records at rel (no final '/'): libgit2 stages its
+ * commit id and never reads inside. */
+static int is_submodule(struct guard *g, const char *rel)
+{
+    const git_index_entry *e = git_index_get_bypath(g->index, rel, 0);
+
+    return e && e->mode == GIT_FILEMODE_COMMIT;
 }
 
 /* libgit2 reads these while it stages, following links and blocking on
@@ -113,6 +135,7 @@ static int walk(struct guard *g, int dfd)
 {
     DIR *d = fdopendir(dfd);
     struct dirent *e;
+    struct stat gst;
     size_t base = strlen(g->rel);
     int rc = 0;
 
@@ -120,6 +143,15 @@ static int walk(struct guard *g, int dfd)
         close(dfd);
         return err_set(ERR_IO, "%s: cannot read the folder: %s", *g->rel ? g->rel : ".",
                        strerror(errno));
+    }
+    /* a .git below the root (`git init sub`, a vendored clone): libgit2
+     * refuses the folder ("invalid path 'sub/'") on every turn */
+    if (base && fstatat(dfd, ".git", &gst, AT_SYMLINK_NOFOLLOW) == 0) {
+        rc = err_set(ERR_POLICY,
+                     "%s.git: a nested repository goald will not commit: remove it or add %s to "
+                     ".gitignore",
+                     g->rel, g->rel);
+        goto out;
     }
     if ((rc = check_git_files(g, dfd)) != 0)
         goto out;
@@ -140,6 +172,10 @@ static int walk(struct guard *g, int dfd)
         }
         if (S_ISDIR(st.st_mode)) {
             int sub;
+            if (is_submodule(g, g->rel)) {
+                g->rel[base] = '\0';
+                continue;
+            }
             g->rel[base + len] = '/';
             g->rel[base + len + 1] = '\0';
             /* libgit2 goes into an ignored folder only for tracked files */
@@ -152,8 +188,10 @@ static int walk(struct guard *g, int dfd)
                 rc = err_set(ERR_IO, "%s: %s", g->rel, strerror(errno));
             else
                 rc = walk(g, sub);
-        } else if (S_ISREG(st.st_mode) && st.st_size > g->cap && !ignored(g, g->rel) &&
-                   !unchanged(g, g->rel, &st)) {
+        } else if (S_ISREG(st.st_mode) && st.st_size > g->cap &&
+                   /* .gitignore spares untracked files only: libgit2
+                    * stages changes to tracked ones whatever it says */
+                   !(ignored(g, g->rel) && !tracked(g, g->rel)) && !unchanged(g, g->rel, &st)) {
             char size[32];
             human_size(size, sizeof(size), (int64_t)st.st_size);
             rc = err_set(ERR_TOOBIG,

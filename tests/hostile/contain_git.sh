@@ -14,6 +14,8 @@
 #   7. a file over tools.max_file_mb fails the attempt (policy) and the reset
 #      removes it; FIFOs neither hang staging nor get committed
 #   8. a .gitattributes FIFO: refused at once, never blocks the job
+#   9. a tracked file added to .gitignore and filled over the cap: refused
+#      all the same (libgit2 stages tracked files whatever .gitignore says)
 # After each: the sentinel folder outside the worktree is unchanged (a
 # recursive hash), its secret and the repository config's credential never
 # reach the model, and no goal succeeds on the attack.
@@ -303,6 +305,27 @@ case "$(sql "SELECT failure_reason FROM runs WHERE id = '$RUN'")" in
 ok
 check_host fifoattr
 check_not_done fifoattr
+fi
+
+# ===== 9. a tracked file ignored and filled over the cap =======================
+if want trackedbig; then
+setup trackedbig
+export GOALD_TOOLS_MAX_FILE_MB=1
+bash_turn "echo conf.txt >> .gitignore; head -c 2097152 /dev/zero > conf.txt; echo made"
+complete_turn
+review_turn
+go trackedbig
+step work
+expect_eq "$(run_status "$RUN")" "failed/policy" "trackedbig: the attempt fails with class policy"
+case "$(sql "SELECT failure_reason FROM runs WHERE id = '$RUN'")" in
+    *"conf.txt is 2.0 MiB, over tools.max_file_mb (1 MiB)"*) ok ;;
+    *) fail "trackedbig: failure reason: $(sql "SELECT failure_reason FROM runs WHERE id = '$RUN'")" ;; esac
+expect_eq "$(git -C "$R" rev-list --count "main..$BRANCH")" 0 "trackedbig: nothing committed"
+expect_eq "$(git -C "$W" diff --cached --name-only)" "" "trackedbig: nothing staged"
+expect_eq "$(cat "$W/conf.txt")" "conf" "trackedbig: the reset restored conf.txt"
+unset GOALD_TOOLS_MAX_FILE_MB
+check_host trackedbig
+check_not_done trackedbig
 fi
 
 done_tests

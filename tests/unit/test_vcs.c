@@ -738,14 +738,110 @@ static void test_quick_branch_name(void **state)
     assert_true(vcs_quick_branch_name(buf));
 }
 
+/* The guard before staging: a tracked file over the cap is refused even
+ * when .gitignore names it (libgit2 stages tracked files whatever
+ * .gitignore says). */
+static void test_guard_tracked_ignored(void **state)
+{
+    struct fx f;
+    char tree[VCS_OID_HEX];
+    int saved = 0;
+
+    (void)state;
+    fx_setup(&f, "guard");
+    setenv("GOALD_TOOLS_MAX_FILE_MB", "1", 1);
+    assert_int_equal(config_load(NULL), 0);
+    /* README is tracked: ignoring it does not spare it */
+    assert_int_equal(sh("cd '%s' && echo README >> .gitignore && head -c 1100000 /dev/zero > README",
+                        f.wtp),
+                     0);
+    assert_int_equal(vcs_worktree_state_tree(tree, f.wt), ERR_TOOBIG);
+    assert_non_null(strstr(err_last(), "README is 1.0 MiB, over tools.max_file_mb (1 MiB)"));
+    assert_int_equal(vcs_worktree_store_tree(tree, f.wt), ERR_TOOBIG);
+    assert_int_equal(vcs_worktree_reset(&saved, f.wt, NULL), 0);
+    assert_string_equal(cap("git -C '%s' status --porcelain", f.wtp), "");
+    /* an untracked ignored file over the cap: fine */
+    assert_int_equal(sh("cd '%s' && head -c 1100000 /dev/zero > keep.log", f.wtp), 0);
+    assert_int_equal(vcs_worktree_state_tree(tree, f.wt), 0);
+    unsetenv("GOALD_TOOLS_MAX_FILE_MB");
+    config_reset();
+    vcs_worktree_free(f.wt);
+}
+
+/* A nested repository (`git init sub`, a vendored clone) is refused by
+ * name, not left to libgit2's "invalid path 'sub/'" on every turn; an
+ * ignored folder holding one is skipped. */
+static void test_guard_nested_repository(void **state)
+{
+    struct fx f;
+    char tree[VCS_OID_HEX];
+
+    (void)state;
+    fx_setup(&f, "nested");
+    /* a nested repository: refused with a message naming it */
+    assert_int_equal(sh("cd '%s' && git init -q sub && echo x > sub/f.txt", f.wtp), 0);
+    assert_int_equal(vcs_worktree_state_tree(tree, f.wt), ERR_POLICY);
+    assert_non_null(strstr(err_last(), "sub/.git: a nested repository goald will not commit: "
+                                       "remove it or add sub/ to .gitignore"));
+    /* deeper, and as a gitlink file: the same */
+    assert_int_equal(sh("cd '%s' && mv sub a && mkdir -p b/c && echo 'gitdir: /x' > b/c/.git && "
+                        "echo sub/ >> .gitignore && echo a/ >> .gitignore",
+                        f.wtp),
+                     0);
+    assert_int_equal(vcs_worktree_state_tree(tree, f.wt), ERR_POLICY);
+    assert_non_null(strstr(err_last(), "b/c/.git: a nested repository"));
+    /* ignored folders are skipped */
+    assert_int_equal(sh("cd '%s' && echo b/ >> .gitignore", f.wtp), 0);
+    if (vcs_worktree_state_tree(tree, f.wt) != 0)
+        fail_msg("ignored nested repositories: %s", err_last());
+    vcs_worktree_free(f.wt);
+}
+
+/* With tools.max_file_mb above the patch buffer's default 64 MiB, a
+ * changed file between the two is saved with its data (not as "Binary
+ * files differ" reported as saved and then deleted by the reset). */
+static void test_reset_patch_holds_large_file(void **state)
+{
+    struct fx f;
+    char patch[700];
+    strbuf pf = STRBUF_INIT;
+    int saved = 0;
+
+    (void)state;
+    fx_setup(&f, "resetbig");
+    setenv("GOALD_TOOLS_MAX_FILE_MB", "80", 1);
+    assert_int_equal(config_load(NULL), 0);
+    /* 65 MiB that do not compress: the binary patch is ~82 MiB */
+    assert_int_equal(sh("head -c 68157440 /dev/urandom > '%s/big.bin'", f.wtp), 0);
+    testutil_tmp_path(patch, sizeof(patch), "resetbig/run-1.patch");
+    strbuf_init(&pf, (size_t)1 << 28);
+    if (vcs_worktree_reset(&saved, f.wt, patch) != 0)
+        fail_msg("reset: %s", err_last());
+    assert_int_equal(saved, 1);
+    assert_int_equal(fs_read_file(&pf, patch, (size_t)1 << 28), 0);
+    assert_non_null(strstr(strbuf_cstr(&pf), "GIT binary patch"));
+    assert_null(strstr(strbuf_cstr(&pf), "Binary files"));
+    strbuf_release(&pf);
+    /* the patch brings the file back */
+    assert_int_equal(sh("cd '%s' && git apply '%s' && test $(stat -c %%s big.bin) = 68157440",
+                        f.wtp, patch),
+                     0);
+    unsetenv("GOALD_TOOLS_MAX_FILE_MB");
+    config_reset();
+    vcs_worktree_free(f.wt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worktree_create),
         cmocka_unit_test(test_records_and_snapshots),
+        cmocka_unit_test(test_guard_tracked_ignored),
+        cmocka_unit_test(test_guard_nested_repository),
         cmocka_unit_test(test_commit_exact_changes),
         cmocka_unit_test(test_commit_author_from_config),
         cmocka_unit_test(test_reset_saves_patch),
+        cmocka_unit_test(test_reset_patch_holds_large_file),
         cmocka_unit_test(test_push_bare_remote),
         cmocka_unit_test(test_worktree_remove_keeps_branch),
         cmocka_unit_test(test_branch_name_for_goal),
