@@ -5,6 +5,7 @@
 
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "vcs/internal.h"
 #include "vcs/repo.h"
 
 int vcs_export(const char *repo_path, const char *rev, const char *dir)
@@ -20,10 +21,8 @@ int vcs_export(const char *repo_path, const char *rev, const char *dir)
     git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);
     if ((rc = fs_mkdir_p(dir, 0700)) != 0)
         return rc;
-    if (git_repository_open_ext(&repo, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-        rc = err_set(ERR_NOTFOUND, "not a git repository: %s", repo_path);
+    if ((rc = vcs_repo_open(&repo, repo_path)) != 0)
         goto out;
-    }
     if (git_revparse_single(&obj, repo, rev) < 0) {
         rc = err_set(ERR_NOTFOUND, "%s: no revision \"%s\"", repo_path, rev);
         goto out;

@@ -44,6 +44,12 @@ int vcs_git_err(int code, const char *fmt, ...) GOALD_PRINTF(2, 3);
  * objects in the object database (vcs_snapshot_tree() writes none). */
 int vcs_stage_all(git_oid *tree_out, git_repository *repo, int persist);
 
+/* Open the repository at path itself (no search upwards): 0 with *out
+ * set (git_repository_free), or vcs_repo_open_err()'s error, which names
+ * an ownership refusal or an unreadable folder.  The one place a
+ * repository goald was given is opened. */
+int vcs_repo_open(git_repository **out, const char *path);
+
 /* The HEAD commit's tree into *tree_out (free with git_tree_free). */
 int vcs_head_tree(git_tree **tree_out, git_repository *repo);
 

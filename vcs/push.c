@@ -119,8 +119,8 @@ int vcs_remote_url(char *out, size_t n, const char *repo_path, const char *remot
 
     if ((rc = vcs_init()) != 0)
         return rc;
-    if (git_repository_open_ext(&repo, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
-        return vcs_git_err(ERR_NOTFOUND, "%s: not a git repository", repo_path);
+    if ((rc = vcs_repo_open(&repo, repo_path)) != 0)
+        return rc;
     if (git_remote_lookup(&r, repo, remote) < 0) {
         git_error_clear();
         rc = err_set(ERR_NOTFOUND, "%s: no remote \"%s\"", repo_path, remote);
@@ -153,8 +153,8 @@ int vcs_push(const char *repo_path, const char *remote, const char *branch)
         return rc;
     if (!remote || !*remote || !branch || !vcs_branch_name_valid(branch))
         return err_set(ERR_INVALID, "push: a remote and a valid branch name are required");
-    if (git_repository_open_ext(&repo, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
-        return vcs_git_err(ERR_NOTFOUND, "%s: not a git repository", repo_path);
+    if ((rc = vcs_repo_open(&repo, repo_path)) != 0)
+        return rc;
     if (git_branch_lookup(&ref, repo, branch, GIT_BRANCH_LOCAL) < 0) {
         git_error_clear();
         rc = err_set(ERR_NOTFOUND, "push to %s: no branch \"%s\" in %s", remote, branch, repo_path);

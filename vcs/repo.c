@@ -282,8 +282,8 @@ int vcs_remote_set(const char *repo_path, const char *name, const char *url)
 
     if ((rc = vcs_init()) != 0)
         return rc;
-    if (git_repository_open_ext(&repo, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
-        return vcs_git_err(ERR_NOTFOUND, "not a git repository: %s", repo_path);
+    if ((rc = vcs_repo_open(&repo, repo_path)) != 0)
+        return rc;
     if (git_remote_lookup(&remote, repo, name) == 0)
         rc = git_remote_set_url(repo, name, url) < 0 ? vcs_git_err(ERR_FAIL, "remote %s", name)
                                                      : 0;
@@ -292,4 +292,11 @@ int vcs_remote_set(const char *repo_path, const char *name, const char *url)
     git_remote_free(remote);
     git_repository_free(repo);
     return rc;
+}
+
+int vcs_repo_open(git_repository **out, const char *path)
+{
+    int code = git_repository_open_ext(out, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+
+    return code < 0 ? vcs_repo_open_err(code, path) : 0;
 }

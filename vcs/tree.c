@@ -14,10 +14,8 @@ static int open_repo(git_repository **r, const char *repo_path)
 
     if ((rc = vcs_init()) != 0)
         return rc;
-    if (git_repository_open_ext(r, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-        git_error_clear();
-        return err_set(ERR_NOTFOUND, "not a git repository: %s", repo_path);
-    }
+    if ((rc = vcs_repo_open(r, repo_path)) != 0)
+        return rc;
     return 0;
 }
 

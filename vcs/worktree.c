@@ -252,10 +252,10 @@ static int is_beneath(const char *dir, const char *path)
 /* The main repository named by goald's record: its main work folder. */
 static int open_main(git_repository **main, const char *repo_path)
 {
-    int rc = git_repository_open_ext(main, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+    int rc = vcs_repo_open(main, repo_path);
 
-    if (rc < 0)
-        return vcs_repo_open_err(rc, repo_path); /* names ownership (vcs/repo.h) */
+    if (rc)
+        return rc;
     if (git_repository_is_worktree(*main) || git_repository_is_bare(*main)) {
         git_repository_free(*main);
         *main = NULL;
@@ -610,10 +610,8 @@ int vcs_worktree_remove(const char *repo_path, const char *wt_path)
 
     if ((rc = vcs_init()) != 0 || (rc = abs_path(abs, sizeof(abs), wt_path)) != 0)
         return rc;
-    if (git_repository_open_ext(&main, repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-        rc = vcs_git_err(ERR_NOTFOUND, "%s: not a git repository", repo_path);
+    if ((rc = vcs_repo_open(&main, repo_path)) != 0)
         goto out;
-    }
     if (git_repository_workdir(main) && same_dir(git_repository_workdir(main), abs)) {
         rc = err_set(ERR_INVALID, "%s is the repository's own work folder", abs);
         goto out;
