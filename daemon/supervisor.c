@@ -730,6 +730,9 @@ int daemon_run(const struct daemon_opts *o)
     log_event(LOG_INFO, "daemon.started", "db", o->db_path, "mode", o->once ? "once" : "service",
               NULL);
     store_event_add(d->st, NULL, NULL, NULL, "daemon.started", NULL, NULL);
+    /* `status` says running from the moment the lock is held, not after
+     * recovery and the first claims (which take seconds on a loaded host) */
+    heartbeat(d);
     recover_orphans(d, 1);
     sandbox_cgroup_sweep(); /* left by jobs of an earlier daemon */
     /* a start is the only way new environment variables (a rotated key)

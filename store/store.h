@@ -14,7 +14,6 @@
 #ifndef GOALD_STORE_STORE_H
 #define GOALD_STORE_STORE_H
 
-#include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,7 +39,6 @@ int store_open(store **out, const char *path);
 int store_open_existing(store **out, const char *path);
 void store_close(store *st);
 
-sqlite3 *store_db(store *st);
 const char *store_path(const store *st);
 
 /* The default database path: $XDG_STATE_HOME/goald/goald.db, else
@@ -70,21 +68,8 @@ int store_err(store *st, const char *what);
  * "database or disk is full: PATH".  Sticky: the daemon stops on it. */
 int store_disk_full(void);
 
-/* Prepare sql (cached on the connection for its lifetime: callers must
- * sqlite3_reset() via store_done() and never finalize). */
-int store_prepare(store *st, sqlite3_stmt **out, const char *sql);
-void store_done(sqlite3_stmt *stmt); /* reset + clear bindings; accepts NULL */
-
-/* Execute one or more statements without results. */
-int store_exec(store *st, const char *sql);
-
-/* The ids (first column) sql selects with arg bound as ?1, in order:
- * *out is a malloc'd array of *n ids (free() it; NULL when none). */
-int store_ids(store *st, const char *sql, const char *arg, char (**out)[37], size_t *n);
-
-/* Bind helpers: NULL text binds SQL NULL. */
-int store_bind_text(sqlite3_stmt *s, int i, const char *v);
-/* Column text as a malloc'd copy (caller frees) or NULL. */
-char *store_col_strdup(sqlite3_stmt *s, int i);
+/* TEMPORARY (issue 18): code outside store/ still writes SQL.  When the
+ * move is done this include goes and nothing outside store/ sees SQLite. */
+#include "store/internal.h"
 
 #endif

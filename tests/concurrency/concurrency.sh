@@ -31,7 +31,7 @@ reader() {
     while [ $SECONDS -lt $end ]; do
         for cmd in "goals --json" "status --json" "events --json" "escalations --json"; do
             # shellcheck disable=SC2086
-            if ! "$G" $cmd >/dev/null 2>>"$T/reader.err"; then echo "reader: goald $cmd failed" >>"$T/reader.err"; fi
+            if ! "$G" $cmd >"$T/reader.out.$BASHPID" 2>>"$T/reader.err"; then echo "reader: goald $cmd failed ($?): $(head -c 600 "$T/reader.out.$BASHPID")" >>"$T/reader.err"; fi
             n=$((n + 1))
         done
         id=$(tail -n1 "$T/submitted")
