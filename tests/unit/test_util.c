@@ -16,6 +16,8 @@
 #include "util/jsonw.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
 
 static void test_strbuf_cap(void **state)
 {
@@ -133,10 +135,61 @@ static void test_config_file_and_env(void **state)
     assert_int_equal(config_int(CFG_STORE_BUSY_TIMEOUT_MS), 10000);
 }
 
+static void test_utf8_cuts(void **state)
+{
+    (void)state;
+    /* "a" "é" (2 bytes) "€" (3 bytes) "😀" (4 bytes) */
+    const char *s = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+    size_t len = strlen(s);
+    uint32_t cp = 0;
+
+    assert_int_equal(len, 10);
+    assert_int_equal(utf8_count(s, len), 4);
+    assert_int_equal(utf8_cut_back(s, 2), 1);  /* inside é */
+    assert_int_equal(utf8_cut_back(s, 3), 3);  /* é whole */
+    assert_int_equal(utf8_cut_back(s, 5), 3);  /* inside € */
+    assert_int_equal(utf8_cut_back(s, 9), 6);  /* inside the emoji */
+    assert_int_equal(utf8_cut_back(s, 0), 0);
+    assert_int_equal(utf8_cut_forward(s, 2, len), 3);
+    assert_int_equal(utf8_cut_forward(s, 7, len), 10);
+    assert_int_equal(utf8_cut_forward(s, 7, 8), 8); /* never past len */
+    assert_int_equal(utf8_offset(s, len, 2), 3);
+    assert_int_equal(utf8_offset(s, len, 3), 6);
+    assert_int_equal(utf8_offset(s, len, 9), len);
+    assert_int_equal(utf8_decode(s + 1, len - 1, &cp), 2);
+    assert_int_equal(cp, 0xe9);
+    assert_int_equal(utf8_decode(s + 6, len - 6, &cp), 4);
+    assert_int_equal(cp, 0x1f600);
+    assert_int_equal(utf8_decode(s + 6, 3, &cp), 0);          /* truncated */
+    assert_int_equal(utf8_decode("\xc0\xaf", 2, &cp), 0);     /* overlong */
+    assert_int_equal(utf8_decode("\xed\xa0\x80", 3, &cp), 0); /* surrogate */
+    assert_int_equal(utf8_decode("\xf4\x90\x80\x80", 4, &cp), 0); /* > U+10FFFF */
+    assert_int_equal(utf8_decode("\x80", 1, &cp), 0);
+}
+
+static void test_xalloc(void **state)
+{
+    char *a = xstrdup("abc"), *b = xstrndup("abcdef", 2);
+    int *z = xcalloc(4, sizeof(int));
+    (void)state;
+    assert_string_equal(a, "abc");
+    assert_string_equal(b, "ab");
+    assert_int_equal(z[3], 0);
+    assert_null(xstrdup(NULL));
+    z = xrealloc(z, 64 * sizeof(int));
+    z[63] = 7;
+    assert_ptr_equal(xcheck(a), a);
+    free(a);
+    free(b);
+    free(z);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strbuf_cap),
+        cmocka_unit_test(test_utf8_cuts),
+        cmocka_unit_test(test_xalloc),
         cmocka_unit_test(test_rfc3339),
         cmocka_unit_test(test_jsonw),
         cmocka_unit_test(test_config_file_and_env),
