@@ -24,6 +24,13 @@ for i in $(seq 1 12); do goal "seed $i" | "$G" submit - >>"$T/submitted"; done
 "$G" daemon --log-file "$T/daemon.log" 2>"$T/daemon.err" &
 DPID=$!
 FAKE_PIDS="$FAKE_PIDS $DPID"
+# readers start once the daemon is up: before that, "not running" (exit 3)
+# is the right answer, not an error
+up=$((SECONDS + 30))
+until "$G" status >/dev/null 2>&1; do
+    [ $SECONDS -lt $up ] || fail "the daemon did not start in 30 s: $(tail -3 "$T/daemon.err")"
+    sleep 0.1
+done
 
 end=$((SECONDS + SECS))
 reader() {
@@ -31,7 +38,8 @@ reader() {
     while [ $SECONDS -lt $end ]; do
         for cmd in "goals --json" "status --json" "events --json" "escalations --json"; do
             # shellcheck disable=SC2086
-            if ! "$G" $cmd >"$T/reader.out.$BASHPID" 2>>"$T/reader.err"; then echo "reader: goald $cmd failed ($?): $(head -c 600 "$T/reader.out.$BASHPID")" >>"$T/reader.err"; fi
+            rc=0; "$G" $cmd >"$T/reader.out.$BASHPID" 2>>"$T/reader.err" || rc=$?
+            [ $rc -eq 0 ] || echo "reader: goald $cmd failed ($rc): $(head -c 400 "$T/reader.out.$BASHPID")" >>"$T/reader.err"
             n=$((n + 1))
         done
         id=$(tail -n1 "$T/submitted")
@@ -60,9 +68,12 @@ max_work=0
 while [ $SECONDS -lt $end ]; do
     w=$(sqlite3 -cmd ".timeout 10000" "$GOALD_DB" "SELECT count(*) FROM runs WHERE status = 'running' AND lane = 'work'" 2>/dev/null || echo 0)
     [ "$w" -gt "$max_work" ] && max_work=$w
+    a=$(sqlite3 -cmd ".timeout 10000" "$GOALD_DB" "SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) - last_tick FROM daemon_heartbeat" 2>/dev/null || echo 0)
+    echo "${a:-0}" >>"$T/tick_ages"
     sleep 0.2
 done
 wait $r1 $r2 $s1 $s2
+echo "heartbeat age seen: max $(sort -n "$T/tick_ages" | tail -1) ms"
 kill -TERM $DPID; wait $DPID 2>/dev/null || true
 
 # no error reached a user
