@@ -5,8 +5,8 @@
  *
  * What x*() returns is owned by the caller (free() it); never NULL.
  * xcheck(p) is for libraries that allocate for us (cJSON, libgit2 buffers):
- * it returns p, or dies the same way when p is NULL.  Use it only where
- * NULL can mean nothing but out of memory.
+ * it returns p (evaluated once), or dies the same way when p is NULL.
+ * Use it only where NULL can mean nothing but out of memory.
  */
 #ifndef GOALD_UTIL_XALLOC_H
 #define GOALD_UTIL_XALLOC_H
@@ -21,6 +21,11 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);          /* s may be NULL: returns NULL */
 char *xstrndup(const char *s, size_t n); /* at most n bytes, NUL-terminated */
 
-#define xcheck(p) ((p) ? (p) : (xalloc_die(), (p)))
+static inline void *xcheck(void *p)
+{
+    if (!p)
+        xalloc_die();
+    return p;
+}
 
 #endif
