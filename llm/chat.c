@@ -12,6 +12,7 @@
 
 #include "llm/llm_internal.h"
 #include "store/event.h"
+#include "store/run.h"
 #include "util/config.h"
 #include "util/id.h"
 #include "util/log.h"
@@ -26,9 +27,11 @@ struct call_ids {
     char item_buf[ID_SIZE];
 };
 
+/* The ids a call's events and accounting go under: the request's, the
+ * missing ones from its run. */
 static void ids_resolve(llm_client *c, const struct llm_request *req, struct call_ids *ids)
 {
-    sqlite3_stmt *s;
+    char goal_id[ID_SIZE], item_id[ID_SIZE];
 
     memset(ids, 0, sizeof(*ids));
     ids->run_id = req->run_id;
@@ -37,18 +40,14 @@ static void ids_resolve(llm_client *c, const struct llm_request *req, struct cal
         snprintf(ids->goal_id, sizeof(ids->goal_id), "%s", req->goal_id);
     if (!c->st || !req->run_id || (req->goal_id && req->item_id))
         return;
-    if (store_prepare(c->st, &s, "SELECT goal_id, item_id FROM runs WHERE id = ?") != 0)
+    if (store_run_get_goal_item(c->st, req->run_id, goal_id, item_id) != 0)
         return;
-    store_bind_text(s, 1, req->run_id);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        if (!req->goal_id && sqlite3_column_text(s, 0))
-            snprintf(ids->goal_id, sizeof(ids->goal_id), "%s", sqlite3_column_text(s, 0));
-        if (!req->item_id && sqlite3_column_text(s, 1)) {
-            snprintf(ids->item_buf, sizeof(ids->item_buf), "%s", sqlite3_column_text(s, 1));
-            ids->item_id = ids->item_buf;
-        }
+    if (!req->goal_id && goal_id[0])
+        snprintf(ids->goal_id, sizeof(ids->goal_id), "%s", goal_id);
+    if (!req->item_id && item_id[0]) {
+        snprintf(ids->item_buf, sizeof(ids->item_buf), "%s", item_id);
+        ids->item_id = ids->item_buf;
     }
-    store_done(s);
 }
 
 /* Write one event in its own transaction; a failure is logged, not fatal
@@ -67,24 +66,6 @@ static void event_put(llm_client *c, const struct call_ids *ids, const char *typ
         }
     }
     cJSON_Delete(p);
-}
-
-/* The run remembers the model that answered it last (runs.model and
- * runs.provider, shown by reports). */
-static int run_set_model(store *st, const char *run_id, const struct llm_model *m)
-{
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, "UPDATE runs SET model = ?, provider = ? WHERE id = ?")) != 0)
-        return rc;
-    store_bind_text(s, 1, m->model);
-    store_bind_text(s, 2, m->provider);
-    store_bind_text(s, 3, run_id);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "recording the run's model");
-    store_done(s);
-    return rc;
 }
 
 /* 1 (and err set) when the goal has spent its token or cost budget. */
@@ -263,7 +244,7 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
                     rc = llm_account(c->st, ids.run_id, ids.goal_id[0] ? ids.goal_id : NULL,
                                      &resp->usage, resp->cost_usd);
                 if (rc == 0 && ids.run_id)
-                    rc = run_set_model(c->st, ids.run_id, m);
+                    rc = store_run_set_model(c->st, ids.run_id, m->model, m->provider);
                 if (rc == 0)
                     rc = store_tx_commit(c->st);
                 else
