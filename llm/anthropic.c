@@ -281,9 +281,9 @@ int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_requ
                        struct llm_response *resp, struct llm_error *err)
 {
     struct llm_http_result res = {0};
-    struct curl_slist *extra = NULL;
+    const char *extra[3] = {NULL, NULL, NULL};
     strbuf body = STRBUF_INIT;
-    strbuf h = STRBUF_INIT;
+    strbuf version = STRBUF_INIT, h = STRBUF_INIT;
     char url[2048];
     const char *key = llm_model_key(m);
     int rc;
@@ -293,17 +293,13 @@ int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_requ
         &body, m, req, llm_output_tokens(c, m, req));
     if (rc)
         goto out;
-    strbuf_addf(&h, "anthropic-version: %s",
+    strbuf_addf(&version, "anthropic-version: %s",
                 c->anthropic_version ? c->anthropic_version : "2023-06-01");
-    extra = curl_slist_append(extra, strbuf_cstr(&h));
-    strbuf_reset(&h);
+    extra[0] = strbuf_cstr(&version);
     if (key) {
         strbuf_addf(&h, "x-api-key: %s", key);
-        extra = curl_slist_append(extra, strbuf_cstr(&h));
-        memset(h.buf, 0, h.len);
+        extra[1] = strbuf_cstr(&h);
     }
-    if (!extra)
-        abort();
     rc = llm_http_post(c, url, req, extra, strbuf_cstr(&body), &res, err);
     if (rc)
         goto out;
@@ -317,7 +313,9 @@ int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_requ
 out:
     llm_http_result_release(&res);
     strbuf_release(&body);
+    strbuf_release(&version);
+    if (h.buf) /* the key does not outlive the call in our memory */
+        memset(h.buf, 0, h.len);
     strbuf_release(&h);
-    curl_slist_free_all(extra);
     return rc;
 }

@@ -364,8 +364,7 @@ void llm_client_free(llm_client *c)
     for (size_t i = 0; i < c->nmodels; i++)
         model_release(&c->models[i]);
     free(c->models);
-    if (c->curl)
-        curl_easy_cleanup(c->curl);
+    http_conn_free(c->http);
     llm_scripts_free(c->scripts);
     free(c->anthropic_version);
     free(c);

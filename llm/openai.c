@@ -601,7 +601,8 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
                     struct llm_response *resp, struct llm_error *err)
 {
     struct llm_http_result res = {0};
-    struct curl_slist *extra = NULL;
+    strbuf auth = STRBUF_INIT;
+    const char *extra[2] = {NULL, NULL};
     strbuf body = STRBUF_INIT;
     char url[2048];
     const char *key = llm_model_key(m);
@@ -610,13 +611,8 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
 
     snprintf(url, sizeof(url), "%s/chat/completions", m->base_url);
     if (key) {
-        strbuf h = STRBUF_INIT;
-        strbuf_addf(&h, "Authorization: Bearer %s", key);
-        extra = curl_slist_append(NULL, strbuf_cstr(&h));
-        memset(h.buf, 0, h.len);
-        strbuf_release(&h);
-        if (!extra)
-            abort();
+        strbuf_addf(&auth, "Authorization: Bearer %s", key);
+        extra[0] = strbuf_cstr(&auth);
     }
     /* a parameter the endpoint refuses (response_format, max_tokens) is
      * dropped or renamed once each: at most three tries */
@@ -674,6 +670,8 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
 out:
     llm_http_result_release(&res);
     strbuf_release(&body);
-    curl_slist_free_all(extra);
+    if (auth.buf) /* the key does not outlive the call in our memory */
+        memset(auth.buf, 0, auth.len);
+    strbuf_release(&auth);
     return rc;
 }
