@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "llm/llm_internal.h"
+#include "util/xalloc.h"
 #include "store/llm.h"
 #include "util/timeutil.h"
 #include "util/log.h"
@@ -124,9 +125,7 @@ static int model_add(llm_client *c, const char *where, const char *provider, con
     m.context_window = context_window > 0            ? context_window
                        : m.kind == LLM_KIND_SCRIPT ? 0
                                                    : llm_context_window_default(model);
-    n = realloc(c->models, (c->nmodels + 1) * sizeof(*n));
-    if (!n)
-        abort();
+    n = xrealloc(c->models, (c->nmodels + 1) * sizeof(*n));
     c->models = n;
     c->models[c->nmodels++] = m;
     return 0;
@@ -233,9 +232,7 @@ int llm_client_open(llm_client **out, store *st)
 
     /* libcurl is initialised at the first HTTP request (http.c): a chain of
      * scripted models never loads it */
-    c = calloc(1, sizeof(*c));
-    if (!c)
-        abort();
+    c = xcalloc(1, sizeof(*c));
     c->st = st;
     c->connect_timeout_ms = config_int(CFG_LLM_CONNECT_TIMEOUT_MS);
     c->timeout_ms = config_int(CFG_LLM_TIMEOUT_MS);

@@ -118,9 +118,7 @@ static struct llm_script *script_load(llm_client *c, const char *path)
     for (s = c->scripts; s; s = s->next)
         if (!strcmp(s->path, path))
             return s;
-    s = calloc(1, sizeof(*s));
-    if (!s)
-        abort();
+    s = xcalloc(1, sizeof(*s));
     s->path = llm_strdup(path);
     s->realpath = llm_strdup(realpath(path, real) ? real : path);
     s->next = c->scripts;
@@ -139,9 +137,7 @@ static struct llm_script *script_load(llm_client *c, const char *path)
         if (nl)
             *nl = '\0';
         lineno++;
-        s->lines = realloc(s->lines, lineno * sizeof(*s->lines));
-        if (!s->lines)
-            abort();
+        s->lines = xrealloc(s->lines, lineno * sizeof(*s->lines));
         s->nlines = lineno;
         s->lines[lineno - 1] = NULL;
         while (*p == ' ' || *p == '\t' || *p == '\r')
