@@ -12,6 +12,7 @@
 
 #include "llm/llm_internal.h"
 #include "util/jsonbig.h"
+#include "util/xalloc.h"
 
 /* The last message of arr when it has role, so that consecutive user
  * turns (tool results, then text) become one user message of blocks. */
@@ -45,6 +46,103 @@ static void cache_mark(cJSON *b)
         cJSON_AddItemToObject(b, "cache_control", cJSON_CreateRaw("{\"type\":\"ephemeral\"}"));
 }
 
+/* An assistant turn: its text and its tool_use blocks (never empty). */
+static cJSON *assistant_json(const struct llm_message *mm)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *content;
+
+    cJSON_AddStringToObject(o, "role", "assistant");
+    content = cJSON_AddArrayToObject(o, "content");
+    if (mm->content && *mm->content)
+        cJSON_AddItemToArray(content, text_block(mm->content));
+    for (size_t k = 0; k < mm->ncalls; k++) {
+        cJSON *b = cJSON_CreateObject();
+        cJSON *input = cJSON_Parse(mm->calls[k].arguments ? mm->calls[k].arguments : "");
+        cJSON_AddStringToObject(b, "type", "tool_use");
+        cJSON_AddStringToObject(b, "id", mm->calls[k].id);
+        cJSON_AddStringToObject(b, "name", mm->calls[k].name);
+        if (!cJSON_IsObject(input)) {
+            cJSON_Delete(input);
+            input = cJSON_CreateObject();
+        }
+        cJSON_AddItemToObject(b, "input", input);
+        cJSON_AddItemToArray(content, b);
+    }
+    if (cJSON_GetArraySize(content) == 0)
+        cJSON_AddItemToArray(content, text_block("(no text)"));
+    return o;
+}
+
+/* A tool result block. */
+static cJSON *tool_result_json(const struct llm_message *mm)
+{
+    cJSON *b = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(b, "type", "tool_result");
+    cJSON_AddStringToObject(b, "tool_use_id", mm->tool_call_id ? mm->tool_call_id : "");
+    /* an empty error result is refused by the API: say so in words */
+    cJSON_AddStringToObject(b, "content", mm->content && *mm->content ? mm->content : "(no output)");
+    if (mm->is_error)
+        cJSON_AddBoolToObject(b, "is_error", 1);
+    return b;
+}
+
+/* The history as messages; system messages go to *system instead. */
+static cJSON *messages_json(const struct llm_request *req, strbuf *system)
+{
+    cJSON *msgs = cJSON_CreateArray();
+
+    for (size_t i = 0; i < req->nmessages; i++) {
+        const struct llm_message *mm = &req->messages[i];
+        switch (mm->role) {
+        case LLM_SYSTEM:
+            if (system->len)
+                strbuf_adds(system, "\n\n");
+            strbuf_adds(system, mm->content ? mm->content : "");
+            break;
+        case LLM_USER:
+            if (mm->content && *mm->content)
+                cJSON_AddItemToArray(user_blocks(msgs), text_block(mm->content));
+            break;
+        case LLM_TOOL:
+            cJSON_AddItemToArray(user_blocks(msgs), tool_result_json(mm));
+            break;
+        case LLM_ASSISTANT:
+            cJSON_AddItemToArray(msgs, assistant_json(mm));
+            break;
+        }
+    }
+    return msgs;
+}
+
+/* "tools", each with its input_schema.  ERR_INVALID for parameters that
+ * are not a JSON object. */
+static int tools_json(cJSON *root, const struct llm_request *req)
+{
+    cJSON *tools;
+
+    if (!req->ntools)
+        return 0;
+    tools = cJSON_AddArrayToObject(root, "tools");
+    for (size_t i = 0; i < req->ntools; i++) {
+        cJSON *t = cJSON_CreateObject();
+        cJSON *schema = cJSON_Parse(req->tools[i].parameters_json
+                                        ? req->tools[i].parameters_json
+                                        : "{\"type\":\"object\",\"properties\":{}}");
+        cJSON_AddItemToArray(tools, t);
+        if (!cJSON_IsObject(schema)) {
+            cJSON_Delete(schema);
+            return err_set(ERR_INVALID, "%s: parameters: not a JSON object", req->tools[i].name);
+        }
+        cJSON_AddStringToObject(t, "name", req->tools[i].name);
+        if (req->tools[i].description)
+            cJSON_AddStringToObject(t, "description", req->tools[i].description);
+        cJSON_AddItemToObject(t, "input_schema", schema);
+    }
+    return 0;
+}
+
 int llm_anthropic_build(strbuf *out, const struct llm_model *m, const struct llm_request *req,
                         int max_tokens)
 {
@@ -54,60 +152,10 @@ int llm_anthropic_build(strbuf *out, const struct llm_model *m, const struct llm
     char *text = NULL;
     int rc = 0;
 
+    xcheck(root);
     cJSON_AddStringToObject(root, "model", m->model);
     cJSON_AddNumberToObject(root, "max_tokens", max_tokens > 0 ? max_tokens : 4096);
-    msgs = cJSON_CreateArray();
-    for (size_t i = 0; i < req->nmessages; i++) {
-        const struct llm_message *mm = &req->messages[i];
-        switch (mm->role) {
-        case LLM_SYSTEM:
-            if (system.len)
-                strbuf_adds(&system, "\n\n");
-            strbuf_adds(&system, mm->content ? mm->content : "");
-            break;
-        case LLM_USER:
-            if (mm->content && *mm->content)
-                cJSON_AddItemToArray(user_blocks(msgs), text_block(mm->content));
-            break;
-        case LLM_TOOL: {
-            cJSON *b = cJSON_CreateObject();
-            cJSON_AddStringToObject(b, "type", "tool_result");
-            cJSON_AddStringToObject(b, "tool_use_id", mm->tool_call_id ? mm->tool_call_id : "");
-            /* an empty error result is refused by the API: say so in words */
-            cJSON_AddStringToObject(b, "content",
-                                    mm->content && *mm->content ? mm->content : "(no output)");
-            if (mm->is_error)
-                cJSON_AddBoolToObject(b, "is_error", 1);
-            cJSON_AddItemToArray(user_blocks(msgs), b);
-            break;
-        }
-        case LLM_ASSISTANT: {
-            cJSON *o = cJSON_CreateObject();
-            cJSON *content;
-            cJSON_AddStringToObject(o, "role", "assistant");
-            content = cJSON_AddArrayToObject(o, "content");
-            if (mm->content && *mm->content)
-                cJSON_AddItemToArray(content, text_block(mm->content));
-            for (size_t k = 0; k < mm->ncalls; k++) {
-                cJSON *b = cJSON_CreateObject();
-                cJSON *input = cJSON_Parse(mm->calls[k].arguments ? mm->calls[k].arguments : "");
-                cJSON_AddStringToObject(b, "type", "tool_use");
-                cJSON_AddStringToObject(b, "id", mm->calls[k].id);
-                cJSON_AddStringToObject(b, "name", mm->calls[k].name);
-                if (!cJSON_IsObject(input)) {
-                    cJSON_Delete(input);
-                    input = cJSON_CreateObject();
-                }
-                cJSON_AddItemToObject(b, "input", input);
-                cJSON_AddItemToArray(content, b);
-            }
-            if (cJSON_GetArraySize(content) == 0)
-                cJSON_AddItemToArray(content, text_block("(no text)"));
-            cJSON_AddItemToArray(msgs, o);
-            break;
-        }
-        }
-    }
+    msgs = messages_json(req, &system);
     if (req->response_schema) {
         if (system.len)
             strbuf_adds(&system, "\n\n");
@@ -129,29 +177,10 @@ int llm_anthropic_build(strbuf *out, const struct llm_model *m, const struct llm
         cache_mark(cJSON_GetArrayItem(content, cJSON_GetArraySize(content) - 1));
     }
     cJSON_AddItemToObject(root, "messages", msgs);
-    if (req->ntools) {
-        cJSON *tools = cJSON_AddArrayToObject(root, "tools");
-        for (size_t i = 0; i < req->ntools; i++) {
-            cJSON *t = cJSON_CreateObject();
-            cJSON *schema = cJSON_Parse(req->tools[i].parameters_json
-                                            ? req->tools[i].parameters_json
-                                            : "{\"type\":\"object\",\"properties\":{}}");
-            cJSON_AddItemToArray(tools, t);
-            if (!cJSON_IsObject(schema)) {
-                cJSON_Delete(schema);
-                rc = err_set(ERR_INVALID, "%s: parameters: not a JSON object", req->tools[i].name);
-                goto out;
-            }
-            cJSON_AddStringToObject(t, "name", req->tools[i].name);
-            if (req->tools[i].description)
-                cJSON_AddStringToObject(t, "description", req->tools[i].description);
-            cJSON_AddItemToObject(t, "input_schema", schema);
-        }
-    }
+    if ((rc = tools_json(root, req)) != 0)
+        goto out;
     text = cJSON_PrintUnformatted(root);
-    if (!text)
-        abort();
-    rc = strbuf_adds(out, text);
+    rc = strbuf_adds(out, xcheck(text));
 out:
     cJSON_free(text);
     cJSON_Delete(root);
@@ -160,14 +189,100 @@ out:
 }
 
 
+/* A tool_use block (content[i]) into resp->message, its input moved (not
+ * copied).  0 or ERR_FAIL with err set. */
+static int tool_use_take(llm_client *c, struct jsonbig *jb, const cJSON *block, size_t i,
+                         struct llm_response *resp, struct llm_error *err)
+{
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(block, "id");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(block, "name");
+    cJSON *input = cJSON_GetObjectItemCaseSensitive(block, "input");
+    char *args;
+
+    if (!cJSON_IsString(id) || !cJSON_IsString(name) || !*name->valuestring) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                       "content[%zu]: tool_use without id or name", i);
+        return ERR_FAIL;
+    }
+    if (!cJSON_IsObject(input)) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                       "content[%zu] (%s): input is not a JSON object", i, name->valuestring);
+        return ERR_FAIL;
+    }
+    args = jsonbig_print_take(jb, input);
+    xcheck(args);
+    llm_message_add_call(&resp->message, id->valuestring, name->valuestring, "{}");
+    /* moved, not copied (cJSON allocates with malloc) */
+    free(resp->message.calls[resp->message.ncalls - 1].arguments);
+    resp->message.calls[resp->message.ncalls - 1].arguments = args;
+    return 0;
+}
+
+/* The content blocks: text joined into *text, tool_use blocks as calls;
+ * thinking and other blocks are not part of the answer.  0 or ERR_FAIL. */
+static int blocks_take(llm_client *c, struct jsonbig *jb, const cJSON *content, strbuf *text,
+                       struct llm_response *resp, struct llm_error *err)
+{
+    const cJSON *block;
+    size_t i = 0;
+
+    cJSON_ArrayForEach(block, content)
+    {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(block, "type");
+        if (!cJSON_IsString(type)) {
+            llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "content[%zu]: no type", i);
+            return ERR_FAIL;
+        }
+        if (!strcmp(type->valuestring, "text")) {
+            const cJSON *t = cJSON_GetObjectItemCaseSensitive(block, "text");
+            if (!cJSON_IsString(t)) {
+                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                               "content[%zu].text: expected a string", i);
+                return ERR_FAIL;
+            }
+            strbuf_adds(text, t->valuestring);
+        } else if (!strcmp(type->valuestring, "tool_use") &&
+                   tool_use_take(c, jb, block, i, resp, err) != 0) {
+            return ERR_FAIL;
+        }
+        i++;
+    }
+    return 0;
+}
+
+/* stop_reason in OpenAI's words, the model that answered, and the usage. */
+static void answer_meta(const cJSON *root, struct llm_response *resp)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "stop_reason");
+    const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+
+    if (cJSON_IsString(v)) {
+        const char *s = v->valuestring;
+        resp->finish_reason =
+            llm_strdup(!strcmp(s, "end_turn") || !strcmp(s, "stop_sequence") ? "stop"
+                       : !strcmp(s, "tool_use")                              ? "tool_calls"
+                       : !strcmp(s, "max_tokens")                            ? "length"
+                                                                             : s);
+    }
+    v = cJSON_GetObjectItemCaseSensitive(root, "model");
+    if (cJSON_IsString(v))
+        resp->model = llm_strdup(v->valuestring);
+    /* input_tokens excludes the cache reads and writes: add them, so that
+     * input means every prompt token as with OpenAI */
+    resp->usage.cached_input = llm_token_count(usage, "cache_read_input_tokens");
+    resp->usage.cache_write = llm_token_count(usage, "cache_creation_input_tokens");
+    resp->usage.input =
+        llm_token_count(usage, "input_tokens") + resp->usage.cached_input + resp->usage.cache_write;
+    resp->usage.output = llm_token_count(usage, "output_tokens");
+}
+
 int llm_anthropic_parse_take(llm_client *c, char *body, size_t len, struct llm_response *resp,
                              struct llm_error *err)
 {
     struct jsonbig jb;
-    cJSON *root, *content, *block;
-    const cJSON *usage, *v;
+    cJSON *root, *content;
+    const cJSON *v;
     strbuf text = STRBUF_INIT;
-    size_t i = 0;
     int rc = ERR_FAIL;
 
     /* the body's long strings (a write's content) are decoded inside it,
@@ -192,70 +307,11 @@ int llm_anthropic_parse_take(llm_client *c, char *body, size_t len, struct llm_r
         goto out;
     }
     llm_message_init(&resp->message, LLM_ASSISTANT, NULL);
-    cJSON_ArrayForEach(block, content)
-    {
-        const cJSON *type = cJSON_GetObjectItemCaseSensitive(block, "type");
-        if (!cJSON_IsString(type)) {
-            llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "content[%zu]: no type", i);
-            goto out;
-        }
-        if (!strcmp(type->valuestring, "text")) {
-            const cJSON *t = cJSON_GetObjectItemCaseSensitive(block, "text");
-            if (!cJSON_IsString(t)) {
-                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
-                               "content[%zu].text: expected a string", i);
-                goto out;
-            }
-            strbuf_adds(&text, t->valuestring);
-        } else if (!strcmp(type->valuestring, "tool_use")) {
-            const cJSON *id = cJSON_GetObjectItemCaseSensitive(block, "id");
-            const cJSON *name = cJSON_GetObjectItemCaseSensitive(block, "name");
-            cJSON *input = cJSON_GetObjectItemCaseSensitive(block, "input");
-            char *args;
-            if (!cJSON_IsString(id) || !cJSON_IsString(name) || !*name->valuestring) {
-                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
-                               "content[%zu]: tool_use without id or name", i);
-                goto out;
-            }
-            if (!cJSON_IsObject(input)) {
-                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
-                               "content[%zu] (%s): input is not a JSON object", i,
-                               name->valuestring);
-                goto out;
-            }
-            args = jsonbig_print_take(&jb, input);
-            if (!args)
-                abort();
-            llm_message_add_call(&resp->message, id->valuestring, name->valuestring, "{}");
-            /* moved, not copied (cJSON allocates with malloc) */
-            free(resp->message.calls[resp->message.ncalls - 1].arguments);
-            resp->message.calls[resp->message.ncalls - 1].arguments = args;
-        }
-        /* thinking and other blocks are not part of the answer */
-        i++;
-    }
+    if (blocks_take(c, &jb, content, &text, resp, err) != 0)
+        goto out;
     if (text.len)
         resp->message.content = strbuf_detach(&text, NULL);
-    v = cJSON_GetObjectItemCaseSensitive(root, "stop_reason");
-    if (cJSON_IsString(v)) {
-        const char *s = v->valuestring;
-        resp->finish_reason =
-            llm_strdup(!strcmp(s, "end_turn") || !strcmp(s, "stop_sequence") ? "stop"
-                       : !strcmp(s, "tool_use")                              ? "tool_calls"
-                       : !strcmp(s, "max_tokens")                            ? "length"
-                                                                             : s);
-    }
-    v = cJSON_GetObjectItemCaseSensitive(root, "model");
-    if (cJSON_IsString(v))
-        resp->model = llm_strdup(v->valuestring);
-    usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
-    /* input_tokens excludes the cache reads and writes: add them, so that
-     * input means every prompt token as with OpenAI */
-    resp->usage.cached_input = llm_token_count(usage, "cache_read_input_tokens");
-    resp->usage.cache_write = llm_token_count(usage, "cache_creation_input_tokens");
-    resp->usage.input =
-        llm_token_count(usage, "input_tokens") + resp->usage.cached_input + resp->usage.cache_write;
-    resp->usage.output = llm_token_count(usage, "output_tokens");
+    answer_meta(root, resp);
     rc = 0;
 out:
     if (rc)
@@ -269,10 +325,8 @@ int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *re
                         struct llm_error *err)
 {
     size_t len = strlen(body);
-    char *copy = malloc(len + 1);
+    char *copy = xmalloc(len + 1);
 
-    if (!copy)
-        abort();
     memcpy(copy, body, len + 1);
     return llm_anthropic_parse_take(c, copy, len, resp, err);
 }
@@ -281,9 +335,9 @@ int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_requ
                        struct llm_response *resp, struct llm_error *err)
 {
     struct llm_http_result res = {0};
-    struct curl_slist *extra = NULL;
+    const char *extra[3] = {NULL, NULL, NULL};
     strbuf body = STRBUF_INIT;
-    strbuf h = STRBUF_INIT;
+    strbuf version = STRBUF_INIT, h = STRBUF_INIT;
     char url[2048];
     const char *key = llm_model_key(m);
     int rc;
@@ -293,17 +347,13 @@ int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_requ
         &body, m, req, llm_output_tokens(c, m, req));
     if (rc)
         goto out;
-    strbuf_addf(&h, "anthropic-version: %s",
+    strbuf_addf(&version, "anthropic-version: %s",
                 c->anthropic_version ? c->anthropic_version : "2023-06-01");
-    extra = curl_slist_append(extra, strbuf_cstr(&h));
-    strbuf_reset(&h);
+    extra[0] = strbuf_cstr(&version);
     if (key) {
         strbuf_addf(&h, "x-api-key: %s", key);
-        extra = curl_slist_append(extra, strbuf_cstr(&h));
-        memset(h.buf, 0, h.len);
+        extra[1] = strbuf_cstr(&h);
     }
-    if (!extra)
-        abort();
     rc = llm_http_post(c, url, req, extra, strbuf_cstr(&body), &res, err);
     if (rc)
         goto out;
@@ -317,7 +367,9 @@ int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_requ
 out:
     llm_http_result_release(&res);
     strbuf_release(&body);
+    strbuf_release(&version);
+    if (h.buf) /* the key does not outlive the call in our memory */
+        memset(h.buf, 0, h.len);
     strbuf_release(&h);
-    curl_slist_free_all(extra);
     return rc;
 }

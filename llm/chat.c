@@ -12,6 +12,7 @@
 
 #include "llm/llm_internal.h"
 #include "store/event.h"
+#include "store/run.h"
 #include "util/config.h"
 #include "util/id.h"
 #include "util/log.h"
@@ -26,9 +27,11 @@ struct call_ids {
     char item_buf[ID_SIZE];
 };
 
+/* The ids a call's events and accounting go under: the request's, the
+ * missing ones from its run. */
 static void ids_resolve(llm_client *c, const struct llm_request *req, struct call_ids *ids)
 {
-    sqlite3_stmt *s;
+    char goal_id[ID_SIZE], item_id[ID_SIZE];
 
     memset(ids, 0, sizeof(*ids));
     ids->run_id = req->run_id;
@@ -37,18 +40,14 @@ static void ids_resolve(llm_client *c, const struct llm_request *req, struct cal
         snprintf(ids->goal_id, sizeof(ids->goal_id), "%s", req->goal_id);
     if (!c->st || !req->run_id || (req->goal_id && req->item_id))
         return;
-    if (store_prepare(c->st, &s, "SELECT goal_id, item_id FROM runs WHERE id = ?") != 0)
+    if (store_run_get_goal_item(c->st, req->run_id, goal_id, item_id) != 0)
         return;
-    store_bind_text(s, 1, req->run_id);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        if (!req->goal_id && sqlite3_column_text(s, 0))
-            snprintf(ids->goal_id, sizeof(ids->goal_id), "%s", sqlite3_column_text(s, 0));
-        if (!req->item_id && sqlite3_column_text(s, 1)) {
-            snprintf(ids->item_buf, sizeof(ids->item_buf), "%s", sqlite3_column_text(s, 1));
-            ids->item_id = ids->item_buf;
-        }
+    if (!req->goal_id && goal_id[0])
+        snprintf(ids->goal_id, sizeof(ids->goal_id), "%s", goal_id);
+    if (!req->item_id && item_id[0]) {
+        snprintf(ids->item_buf, sizeof(ids->item_buf), "%s", item_id);
+        ids->item_id = ids->item_buf;
     }
-    store_done(s);
 }
 
 /* Write one event in its own transaction; a failure is logged, not fatal
@@ -67,24 +66,6 @@ static void event_put(llm_client *c, const struct call_ids *ids, const char *typ
         }
     }
     cJSON_Delete(p);
-}
-
-/* The run remembers the model that answered it last (runs.model and
- * runs.provider, shown by reports). */
-static int run_set_model(store *st, const char *run_id, const struct llm_model *m)
-{
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, "UPDATE runs SET model = ?, provider = ? WHERE id = ?")) != 0)
-        return rc;
-    store_bind_text(s, 1, m->model);
-    store_bind_text(s, 2, m->provider);
-    store_bind_text(s, 3, run_id);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "recording the run's model");
-    store_done(s);
-    return rc;
 }
 
 /* 1 (and err set) when the goal has spent its token or cost budget. */
@@ -169,13 +150,168 @@ static cJSON *base_payload(const struct llm_request *req, const struct llm_model
     return p;
 }
 
+/* A structured answer (req->response_schema) must hold a JSON object: a
+ * refusal, a content filter's empty answer or text without an object is
+ * an invalid_response (resp released).  0 or ERR_FAIL. */
+static int answer_json(llm_client *c, const struct llm_request *req, struct llm_response *resp,
+                       struct llm_error *err)
+{
+    const char *text = resp->message.content;
+    const char *stage = req->stage ? req->stage : "?";
+
+    if (!req->response_schema || resp->json)
+        return 0;
+    if (resp->refusal)
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "stage %s: the model refused: %.300s",
+                       stage, resp->refusal);
+    else if ((!text || !*text) && resp->finish_reason &&
+             !strcmp(resp->finish_reason, "content_filter"))
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                       "stage %s: the provider's content filter withheld the answer "
+                       "(finish_reason content_filter)",
+                       stage);
+    else if (llm_json_extract(&resp->json, text) != 0)
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                       "stage %s: the answer holds no JSON object", stage);
+    else
+        return 0;
+    llm_response_release(resp);
+    return ERR_FAIL;
+}
+
+/* One call's place in the loop of llm_chat(). */
+struct call {
+    const struct llm_request *req;
+    struct llm_model *m;
+    int index, attempt;
+};
+
+/* A success: fill in what the provider left out, then the llm.response
+ * event, the usage and the run's model in one transaction.  0, or the
+ * store's error (err set, resp released). */
+static int answer_record(llm_client *c, const struct call_ids *ids, const struct call *k,
+                         int64_t t0, struct llm_response *resp, struct llm_error *err)
+{
+    struct llm_model *m = k->m;
+    cJSON *p = base_payload(k->req, m, k->index, k->attempt);
+    int rc = 0;
+
+    resp->latency_ms = time_mono_ms() - t0;
+    resp->cost_usd = llm_cost(&resp->usage, m->price_in, m->price_cached_in, m->price_out);
+    resp->model_index = k->index;
+    if (!resp->model)
+        resp->model = llm_strdup(m->model);
+    resp->provider = llm_strdup(m->provider);
+    if (!resp->finish_reason)
+        resp->finish_reason = llm_strdup(resp->message.ncalls ? "tool_calls" : "stop");
+    cJSON_AddStringToObject(p, "response_model", resp->model);
+    cJSON_AddNumberToObject(p, "tokens_in", (double)resp->usage.input);
+    cJSON_AddNumberToObject(p, "tokens_cached", (double)resp->usage.cached_input);
+    cJSON_AddNumberToObject(p, "tokens_out", (double)resp->usage.output);
+    cJSON_AddNumberToObject(p, "cost_usd", resp->cost_usd);
+    cJSON_AddNumberToObject(p, "latency_ms", (double)resp->latency_ms);
+    cJSON_AddStringToObject(p, "finish_reason", resp->finish_reason);
+    cJSON_AddNumberToObject(p, "tool_calls", (double)resp->message.ncalls);
+    if (c->st) {
+        /* the usage and its event in one transaction */
+        rc = store_tx_begin(c->st);
+        if (rc == 0)
+            rc = store_event_add(c->st, ids->goal_id[0] ? ids->goal_id : NULL, ids->item_id,
+                                 ids->run_id, "llm.response", p, NULL);
+        if (rc == 0)
+            rc = llm_account(c->st, ids->run_id, ids->goal_id[0] ? ids->goal_id : NULL,
+                             &resp->usage, resp->cost_usd);
+        if (rc == 0 && ids->run_id)
+            rc = store_run_set_model(c->st, ids->run_id, m->model, m->provider);
+        if (rc == 0)
+            rc = store_tx_commit(c->st);
+        else
+            store_tx_rollback(c->st);
+    }
+    cJSON_Delete(p);
+    if (rc) {
+        llm_error_setf(c, err, LLM_ERR_NONE, 0, "recording usage: %s", err_last());
+        llm_response_release(resp);
+    }
+    return rc;
+}
+
+/* How many tries of each kind one model has had. */
+struct tries {
+    int rate, transient, invalid;
+};
+
+/* After a failure: the wait before another try on this model (counted in
+ * *t), or -1 for none.  final: no retry can mend it. */
+static int64_t retry_decide(const struct llm_error *err, int final, struct tries *t)
+{
+    int64_t wait = -1;
+    int give_up = 0;
+
+    switch (final ? LLM_ERR_NONE : err->cls) {
+    case LLM_ERR_RATE_LIMIT:
+        if (t->rate < config_int(CFG_LLM_RETRY_RATE_LIMIT)) {
+            wait = wait_ms(err->retry_after_ms, t->rate + 1, &give_up);
+            if (give_up)
+                wait = -1; /* too long to sit on: let the chain move on */
+            else
+                t->rate++;
+        }
+        break;
+    case LLM_ERR_PROVIDER_API:
+    case LLM_ERR_TIMEOUT:
+        if ((err->cls == LLM_ERR_TIMEOUT || provider_transient(err)) &&
+            t->transient < config_int(CFG_LLM_RETRY_MAX)) {
+            wait = wait_ms(-1, t->transient + 1, &give_up);
+            /* a 503 may say when to come back: not sooner than that */
+            if (err->retry_after_ms >= 0) {
+                int64_t w = wait_ms(err->retry_after_ms, t->transient + 1, &give_up);
+                if (w > wait)
+                    wait = w;
+            }
+            if (give_up)
+                wait = -1;
+            else
+                t->transient++;
+        }
+        break;
+    case LLM_ERR_INVALID_RESPONSE:
+        if (t->invalid < config_int(CFG_LLM_RETRY_INVALID)) {
+            wait = 0;
+            t->invalid++;
+        }
+        break;
+    default: /* auth, context_length, budget: another try cannot help */
+        break;
+    }
+    return wait;
+}
+
+/* The llm.error event and log line of a failed try. */
+static void failure_report(llm_client *c, const struct call_ids *ids, const struct call *k,
+                           const struct llm_error *err, int64_t wait)
+{
+    cJSON *p = base_payload(k->req, k->m, k->index, k->attempt);
+
+    cJSON_AddStringToObject(p, "class", llm_error_class_name(err->cls));
+    cJSON_AddNumberToObject(p, "status", err->http_status);
+    if (err->retry_after_ms >= 0)
+        cJSON_AddNumberToObject(p, "retry_after_ms", (double)err->retry_after_ms);
+    cJSON_AddBoolToObject(p, "retry", wait >= 0);
+    if (wait >= 0)
+        cJSON_AddNumberToObject(p, "wait_ms", (double)wait);
+    cJSON_AddStringToObject(p, "message", err->message ? err->message : "");
+    event_put(c, ids, "llm.error", p);
+    log_info("llm: %s %s: %s: %s%s", k->m->provider, k->m->model, llm_error_class_name(err->cls),
+             err->message ? err->message : "", wait >= 0 ? " (retrying)" : "");
+}
+
 int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
              struct llm_response *resp, struct llm_error *err)
 {
     struct call_ids ids;
-    struct llm_model *m;
-    int n_rate = 0, n_transient = 0, n_invalid = 0;
-    int attempt = 0;
+    struct call k = {.req = req, .index = model_index};
+    struct tries tries = {0, 0, 0};
 
     memset(resp, 0, sizeof(*resp));
     memset(err, 0, sizeof(*err));
@@ -186,151 +322,39 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
                        model_index, c->nmodels);
     if (!req->nmessages)
         return err_set(ERR_INVALID, "a chat request needs at least one message");
-    m = &c->models[model_index];
+    k.m = &c->models[model_index];
     ids_resolve(c, req, &ids);
 
     for (;;) {
-        int64_t t0, wait = -1;
+        int64_t t0, wait;
         int rc, final;
 
-        attempt++;
+        k.attempt++;
         if (budget_exhausted(c, &ids, err)) {
-            cJSON *p = base_payload(req, m, model_index, attempt);
+            cJSON *p = base_payload(req, k.m, model_index, k.attempt);
             cJSON_AddStringToObject(p, "class", "budget");
             cJSON_AddStringToObject(p, "message", err->message);
             event_put(c, &ids, "llm.error", p);
             return ERR_FAIL;
         }
-        event_put(c, &ids, "llm.request", base_payload(req, m, model_index, attempt));
+        event_put(c, &ids, "llm.request", base_payload(req, k.m, model_index, k.attempt));
         t0 = time_mono_ms();
         llm_error_release(err);
         err->model_index = model_index;
-        rc = provider_call(c, m, req, resp, err);
+        rc = provider_call(c, k.m, req, resp, err);
         if (rc == ERR_INVALID)
             return rc; /* the caller's request is wrong: no event, no retry */
         final = rc == ERR_NOTFOUND;
         if (final)
             rc = ERR_FAIL;
-        if (rc == 0 && req->response_schema && !resp->json) {
-            const char *text = resp->message.content;
-            if (resp->refusal) {
-                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
-                               "stage %s: the model refused: %.300s",
-                               req->stage ? req->stage : "?", resp->refusal);
-                llm_response_release(resp);
-                rc = ERR_FAIL;
-            } else if ((!text || !*text) && resp->finish_reason &&
-                       !strcmp(resp->finish_reason, "content_filter")) {
-                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
-                               "stage %s: the provider's content filter withheld the answer "
-                               "(finish_reason content_filter)",
-                               req->stage ? req->stage : "?");
-                llm_response_release(resp);
-                rc = ERR_FAIL;
-            } else if (llm_json_extract(&resp->json, text) != 0) {
-                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
-                               "stage %s: the answer holds no JSON object",
-                               req->stage ? req->stage : "?");
-                llm_response_release(resp);
-                rc = ERR_FAIL;
-            }
-        }
-        if (rc == 0) {
-            cJSON *p = base_payload(req, m, model_index, attempt);
-            resp->latency_ms = time_mono_ms() - t0;
-            resp->cost_usd = llm_cost(&resp->usage, m->price_in, m->price_cached_in, m->price_out);
-            resp->model_index = model_index;
-            if (!resp->model)
-                resp->model = llm_strdup(m->model);
-            resp->provider = llm_strdup(m->provider);
-            if (!resp->finish_reason)
-                resp->finish_reason = llm_strdup(resp->message.ncalls ? "tool_calls" : "stop");
-            cJSON_AddStringToObject(p, "response_model", resp->model);
-            cJSON_AddNumberToObject(p, "tokens_in", (double)resp->usage.input);
-            cJSON_AddNumberToObject(p, "tokens_cached", (double)resp->usage.cached_input);
-            cJSON_AddNumberToObject(p, "tokens_out", (double)resp->usage.output);
-            cJSON_AddNumberToObject(p, "cost_usd", resp->cost_usd);
-            cJSON_AddNumberToObject(p, "latency_ms", (double)resp->latency_ms);
-            cJSON_AddStringToObject(p, "finish_reason", resp->finish_reason);
-            cJSON_AddNumberToObject(p, "tool_calls", (double)resp->message.ncalls);
-            if (c->st) {
-                /* the usage and its event in one transaction */
-                rc = store_tx_begin(c->st);
-                if (rc == 0)
-                    rc = store_event_add(c->st, ids.goal_id[0] ? ids.goal_id : NULL, ids.item_id,
-                                         ids.run_id, "llm.response", p, NULL);
-                if (rc == 0)
-                    rc = llm_account(c->st, ids.run_id, ids.goal_id[0] ? ids.goal_id : NULL,
-                                     &resp->usage, resp->cost_usd);
-                if (rc == 0 && ids.run_id)
-                    rc = run_set_model(c->st, ids.run_id, m);
-                if (rc == 0)
-                    rc = store_tx_commit(c->st);
-                else
-                    store_tx_rollback(c->st);
-            }
-            cJSON_Delete(p);
-            if (rc) {
-                llm_error_setf(c, err, LLM_ERR_NONE, 0, "recording usage: %s", err_last());
-                llm_response_release(resp);
-                return rc;
-            }
-            return 0;
-        }
+        if (rc == 0)
+            rc = answer_json(c, req, resp, err);
+        if (rc == 0)
+            return answer_record(c, &ids, &k, t0, resp, err);
 
         /* a failure: decide on another try on this model */
-        switch (final ? LLM_ERR_NONE : err->cls) {
-        case LLM_ERR_RATE_LIMIT:
-            if (n_rate < config_int(CFG_LLM_RETRY_RATE_LIMIT)) {
-                int give_up;
-                wait = wait_ms(err->retry_after_ms, n_rate + 1, &give_up);
-                if (give_up)
-                    wait = -1; /* too long to sit on: let the chain move on */
-                else
-                    n_rate++;
-            }
-            break;
-        case LLM_ERR_PROVIDER_API:
-        case LLM_ERR_TIMEOUT:
-            if ((err->cls == LLM_ERR_TIMEOUT || provider_transient(err)) &&
-                n_transient < config_int(CFG_LLM_RETRY_MAX)) {
-                int give_up = 0;
-                wait = wait_ms(-1, n_transient + 1, &give_up);
-                /* a 503 may say when to come back: not sooner than that */
-                if (err->retry_after_ms >= 0) {
-                    int64_t w = wait_ms(err->retry_after_ms, n_transient + 1, &give_up);
-                    if (w > wait)
-                        wait = w;
-                }
-                if (give_up)
-                    wait = -1;
-                else
-                    n_transient++;
-            }
-            break;
-        case LLM_ERR_INVALID_RESPONSE:
-            if (n_invalid < config_int(CFG_LLM_RETRY_INVALID)) {
-                wait = 0;
-                n_invalid++;
-            }
-            break;
-        default: /* auth, context_length, budget: another try cannot help */
-            break;
-        }
-        {
-            cJSON *p = base_payload(req, m, model_index, attempt);
-            cJSON_AddStringToObject(p, "class", llm_error_class_name(err->cls));
-            cJSON_AddNumberToObject(p, "status", err->http_status);
-            if (err->retry_after_ms >= 0)
-                cJSON_AddNumberToObject(p, "retry_after_ms", (double)err->retry_after_ms);
-            cJSON_AddBoolToObject(p, "retry", wait >= 0);
-            if (wait >= 0)
-                cJSON_AddNumberToObject(p, "wait_ms", (double)wait);
-            cJSON_AddStringToObject(p, "message", err->message ? err->message : "");
-            event_put(c, &ids, "llm.error", p);
-        }
-        log_info("llm: %s %s: %s: %s%s", m->provider, m->model, llm_error_class_name(err->cls),
-                 err->message ? err->message : "", wait >= 0 ? " (retrying)" : "");
+        wait = retry_decide(err, final, &tries);
+        failure_report(c, &ids, &k, err, wait);
         if (wait < 0)
             return ERR_FAIL;
         if (wait > 0)

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "llm/llm_internal.h"
+#include "util/xalloc.h"
+#include "store/llm.h"
 #include "util/timeutil.h"
 #include "util/log.h"
 #include "util/config.h"
@@ -123,9 +125,7 @@ static int model_add(llm_client *c, const char *where, const char *provider, con
     m.context_window = context_window > 0            ? context_window
                        : m.kind == LLM_KIND_SCRIPT ? 0
                                                    : llm_context_window_default(model);
-    n = realloc(c->models, (c->nmodels + 1) * sizeof(*n));
-    if (!n)
-        abort();
+    n = xrealloc(c->models, (c->nmodels + 1) * sizeof(*n));
     c->models = n;
     c->models[c->nmodels++] = m;
     return 0;
@@ -232,9 +232,7 @@ int llm_client_open(llm_client **out, store *st)
 
     /* libcurl is initialised at the first HTTP request (http.c): a chain of
      * scripted models never loads it */
-    c = calloc(1, sizeof(*c));
-    if (!c)
-        abort();
+    c = xcalloc(1, sizeof(*c));
     c->st = st;
     c->connect_timeout_ms = config_int(CFG_LLM_CONNECT_TIMEOUT_MS);
     c->timeout_ms = config_int(CFG_LLM_TIMEOUT_MS);
@@ -262,61 +260,43 @@ int llm_client_open(llm_client **out, store *st)
 
 void llm_quirks_load(llm_client *c)
 {
-    sqlite3_stmt *s;
-
     if (!c->st)
         return;
-    if (store_prepare(c->st, &s,
-                      "SELECT use_max_completion, no_response_format, context_window "
-                      "FROM llm_endpoint_quirks WHERE base_url = ? AND model = ?") != 0) {
-        log_warn("llm: endpoint quirks: %s", err_last());
-        return;
-    }
     for (size_t i = 0; i < c->nmodels; i++) {
         struct llm_model *m = &c->models[i];
+        struct store_llm_quirks q;
+        int rc;
+
         if (m->kind != LLM_KIND_OPENAI || !m->base_url || !m->model)
             continue;
-        store_bind_text(s, 1, m->base_url);
-        store_bind_text(s, 2, m->model);
-        if (sqlite3_step(s) == SQLITE_ROW) {
-            m->use_max_completion |= sqlite3_column_int(s, 0) != 0;
-            m->no_response_format |= sqlite3_column_int(s, 1) != 0;
-            /* a window the endpoint stated, when smaller than the one
-             * configured or assumed from the model's name */
-            if (sqlite3_column_int64(s, 2) > 0 &&
-                (m->context_window <= 0 || sqlite3_column_int64(s, 2) < m->context_window))
-                m->context_window = sqlite3_column_int64(s, 2);
+        rc = store_llm_quirks_get(c->st, m->base_url, m->model, &q);
+        if (rc == ERR_NOTFOUND)
+            continue;
+        if (rc) {
+            log_warn("llm: endpoint quirks: %s", err_last());
+            return;
         }
-        store_done(s);
+        m->use_max_completion |= q.use_max_completion;
+        m->no_response_format |= q.no_response_format;
+        /* a window the endpoint stated, when smaller than the one
+         * configured or assumed from the model's name */
+        if (q.context_window > 0 &&
+            (m->context_window <= 0 || q.context_window < m->context_window))
+            m->context_window = q.context_window;
     }
 }
 
 void llm_quirks_save(llm_client *c, const struct llm_model *m)
 {
-    sqlite3_stmt *s;
+    struct store_llm_quirks q;
 
     if (!c->st || !m->base_url || !m->model)
         return;
-    if (store_prepare(c->st, &s,
-                      "INSERT INTO llm_endpoint_quirks (base_url, model, use_max_completion, "
-                      "no_response_format, context_window, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
-                      "ON CONFLICT (base_url, model) DO UPDATE SET use_max_completion = "
-                      "excluded.use_max_completion, no_response_format = excluded.no_response_format, "
-                      "context_window = excluded.context_window, updated_at = excluded.updated_at") !=
-        0) {
-        log_warn("llm: endpoint quirks: %s", err_last());
-        return;
-    }
-    store_bind_text(s, 1, m->base_url);
-    store_bind_text(s, 2, m->model);
-    sqlite3_bind_int(s, 3, m->use_max_completion);
-    sqlite3_bind_int(s, 4, m->no_response_format);
-    sqlite3_bind_int64(s, 5, m->context_window);
-    sqlite3_bind_int64(s, 6, time_now_ms());
-    if (sqlite3_step(s) != SQLITE_DONE)
-        log_warn("llm: endpoint quirks of %s %s: %s", m->base_url, m->model,
-                 sqlite3_errmsg(sqlite3_db_handle(s)));
-    store_done(s);
+    q.use_max_completion = m->use_max_completion;
+    q.no_response_format = m->no_response_format;
+    q.context_window = m->context_window;
+    if (store_llm_quirks_put(c->st, m->base_url, m->model, &q) != 0)
+        log_warn("llm: endpoint quirks of %s %s: %s", m->base_url, m->model, err_last());
 }
 
 /* The fingerprint, computed once per configuration loaded (every tick and
@@ -381,8 +361,7 @@ void llm_client_free(llm_client *c)
     for (size_t i = 0; i < c->nmodels; i++)
         model_release(&c->models[i]);
     free(c->models);
-    if (c->curl)
-        curl_easy_cleanup(c->curl);
+    http_conn_free(c->http);
     llm_scripts_free(c->scripts);
     free(c->anthropic_version);
     free(c);

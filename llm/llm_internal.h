@@ -6,10 +6,10 @@
 #ifndef GOALD_LLM_LLM_INTERNAL_H
 #define GOALD_LLM_LLM_INTERNAL_H
 
-#include <curl/curl.h>
 #include <stdint.h>
 
 #include "llm/llm.h"
+#include "util/http.h"
 #include "util/strbuf.h"
 
 struct cJSON;
@@ -32,7 +32,7 @@ struct llm_client {
     store *st; /* borrowed, may be NULL */
     struct llm_model *models;
     size_t nmodels;
-    CURL *curl;                 /* kept between calls for connection reuse */
+    http_conn *http;            /* kept between calls for connection reuse; NULL until the first */
     struct llm_script *scripts; /* loaded script files (a list) */
     int64_t connect_timeout_ms, timeout_ms;
     size_t max_body;
@@ -50,13 +50,14 @@ struct llm_http_result {
 
 void llm_http_result_release(struct llm_http_result *r);
 
-/* POST body to url with the standard headers (Content-Type, Accept,
- * X-Goald-Stage, X-Goald-Run) plus extra (may be NULL; borrowed).  0 when
- * an HTTP answer arrived (whatever its status) with *res filled; ERR_FAIL
- * with *err classified (timeout, provider_api, invalid_response for an
- * oversized body) otherwise.  The libcurl error is converted here. */
+/* POST body to url (util/http.h) with the standard headers (Content-Type,
+ * Accept, X-Goald-Stage, X-Goald-Run) plus extra ("Name: value" lines,
+ * NULL-terminated, at most 8; may be NULL; borrowed).  0 when an HTTP
+ * answer arrived (whatever its status) with *res filled; ERR_FAIL with
+ * *err classified (timeout, provider_api, invalid_response for an
+ * oversized body) otherwise.  The transport error is classified here. */
 int llm_http_post(llm_client *c, const char *url, const struct llm_request *req,
-                  struct curl_slist *extra, const char *body, struct llm_http_result *res,
+                  const char *const *extra, const char *body, struct llm_http_result *res,
                   struct llm_error *err);
 
 /* Fill err from an HTTP answer that is not a success: the class from the

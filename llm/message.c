@@ -10,18 +10,12 @@
 #include <string.h>
 
 #include "llm/llm_internal.h"
+#include "util/xalloc.h"
 #include "util/id.h"
 
 char *llm_strdup(const char *s)
 {
-    char *d;
-
-    if (!s)
-        return NULL;
-    d = strdup(s);
-    if (!d)
-        abort();
-    return d;
+    return xstrdup(s); /* NULL stays NULL */
 }
 
 /* ---- memory helpers ----------------------------------------------------- */
@@ -37,10 +31,8 @@ int llm_message_init(struct llm_message *m, enum llm_role role, const char *cont
 int llm_message_add_call(struct llm_message *m, const char *id, const char *name,
                          const char *arguments)
 {
-    struct llm_tool_call *n = realloc(m->calls, (m->ncalls + 1) * sizeof(*n));
+    struct llm_tool_call *n = xrealloc(m->calls, (m->ncalls + 1) * sizeof(*n));
 
-    if (!n)
-        abort();
     m->calls = n;
     n[m->ncalls].id = llm_strdup(id ? id : "");
     n[m->ncalls].name = llm_strdup(name ? name : "");
@@ -147,9 +139,7 @@ int llm_json_extract(char **out, const char *text)
         cJSON *j = cJSON_ParseWithLength(p, len);
         if (j && cJSON_IsObject(j)) {
             cJSON_Delete(j);
-            *out = strndup(p, len);
-            if (!*out)
-                abort();
+            *out = xstrndup(p, len);
             return 0;
         }
         cJSON_Delete(j);
@@ -169,9 +159,7 @@ int llm_messages_from_json(struct llm_message **out, size_t *n, const cJSON *arr
     if (!cJSON_IsArray(arr))
         return err_set(ERR_INVALID, "messages: expected an array");
     count = (size_t)cJSON_GetArraySize(arr);
-    msgs = calloc(count ? count : 1, sizeof(*msgs));
-    if (!msgs)
-        abort();
+    msgs = xcalloc(count ? count : 1, sizeof(*msgs));
     cJSON_ArrayForEach(it, arr)
     {
         const cJSON *role = cJSON_GetObjectItemCaseSensitive(it, "role");

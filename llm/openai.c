@@ -13,6 +13,7 @@
 #include "llm/llm_internal.h"
 #include "util/jsonbig.h"
 #include "util/log.h"
+#include "util/xalloc.h"
 
 static cJSON *parse_schema(const char *text, const char *what)
 {
@@ -47,123 +48,157 @@ static void schema_instruction(strbuf *sb, const char *schema)
     strbuf_adds(sb, schema);
 }
 
+/* The assistant's tool calls of mm, on its message object o. */
+static void message_calls(cJSON *o, const struct llm_message *mm)
+{
+    cJSON *calls = cJSON_AddArrayToObject(o, "tool_calls");
+
+    for (size_t k = 0; k < mm->ncalls; k++) {
+        cJSON *call = cJSON_CreateObject();
+        cJSON *fn;
+        cJSON_AddStringToObject(call, "id", mm->calls[k].id);
+        cJSON_AddStringToObject(call, "type", "function");
+        fn = cJSON_AddObjectToObject(call, "function");
+        cJSON_AddStringToObject(fn, "name", mm->calls[k].name);
+        cJSON_AddStringToObject(fn, "arguments", mm->calls[k].arguments);
+        cJSON_AddItemToArray(calls, call);
+    }
+}
+
+/* One message of the history as Chat Completions wants it; sys_extra (may
+ * be NULL) joins the first message's text. */
+static cJSON *message_json(const struct llm_message *mm, int first, const char *sys_extra)
+{
+    static const char *const roles[] = {"system", "user", "assistant", "tool"};
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(o, "role", roles[mm->role]);
+    if (mm->role == LLM_TOOL) {
+        strbuf sb = STRBUF_INIT;
+        tool_content(&sb, mm);
+        cJSON_AddStringToObject(o, "tool_call_id", mm->tool_call_id ? mm->tool_call_id : "");
+        cJSON_AddStringToObject(o, "content", strbuf_cstr(&sb));
+        strbuf_release(&sb);
+    } else if (mm->content && first && sys_extra) {
+        /* the JSON instruction joins the first system message: chat
+         * templates (Qwen's) refuse a system message that is not first */
+        strbuf sb = STRBUF_INIT;
+        strbuf_adds(&sb, mm->content);
+        strbuf_adds(&sb, "\n\n");
+        strbuf_adds(&sb, sys_extra);
+        cJSON_AddStringToObject(o, "content", strbuf_cstr(&sb));
+        strbuf_release(&sb);
+    } else if (mm->content) {
+        cJSON_AddStringToObject(o, "content", mm->content);
+    } else if (mm->role == LLM_ASSISTANT && mm->ncalls) {
+        cJSON_AddNullToObject(o, "content");
+    } else {
+        /* content is required without tool_calls (after a refusal or a
+         * content filter); Ollama refuses null */
+        cJSON_AddStringToObject(o, "content", "");
+    }
+    if (mm->role == LLM_ASSISTANT && mm->ncalls)
+        message_calls(o, mm);
+    return o;
+}
+
+/* "messages": when the endpoint refused response_format, the schema's
+ * instruction joins the first system message, or comes first as one. */
+static void messages_json(cJSON *root, const struct llm_request *req, int with_response_format,
+                          strbuf *instr)
+{
+    cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
+    const char *sys_extra = NULL;
+
+    if (req->response_schema && !with_response_format) {
+        schema_instruction(instr, req->response_schema);
+        if (req->nmessages && req->messages[0].role == LLM_SYSTEM && req->messages[0].content)
+            sys_extra = strbuf_cstr(instr);
+        else { /* no system message to join: one, first */
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "role", "system");
+            cJSON_AddStringToObject(o, "content", strbuf_cstr(instr));
+            cJSON_AddItemToArray(msgs, o);
+        }
+    }
+    for (size_t i = 0; i < req->nmessages; i++)
+        cJSON_AddItemToArray(msgs, message_json(&req->messages[i], i == 0, sys_extra));
+}
+
+/* "tools": each tool as a function.  ERR_INVALID for a tool whose
+ * parameters are not a JSON object. */
+static int tools_json(cJSON *root, const struct llm_request *req)
+{
+    cJSON *tools;
+
+    if (!req->ntools)
+        return 0;
+    tools = cJSON_AddArrayToObject(root, "tools");
+    for (size_t i = 0; i < req->ntools; i++) {
+        cJSON *t = cJSON_CreateObject();
+        cJSON *fn = cJSON_AddObjectToObject(t, "function");
+        cJSON *params = parse_schema(req->tools[i].parameters_json, req->tools[i].name);
+        if (!params) {
+            cJSON_Delete(t);
+            return ERR_INVALID;
+        }
+        cJSON_AddStringToObject(t, "type", "function");
+        cJSON_AddStringToObject(fn, "name", req->tools[i].name);
+        if (req->tools[i].description)
+            cJSON_AddStringToObject(fn, "description", req->tools[i].description);
+        cJSON_AddItemToObject(fn, "parameters", params);
+        cJSON_AddItemToArray(tools, t);
+    }
+    return 0;
+}
+
+/* "response_format": a json_schema named for the stage.  ERR_INVALID for
+ * a schema that is not a JSON object. */
+static int response_format_json(cJSON *root, const struct llm_request *req)
+{
+    cJSON *rf, *js;
+    cJSON *schema = parse_schema(req->response_schema, "response_schema");
+    char name[64];
+    size_t k = 0;
+
+    if (!schema)
+        return ERR_INVALID;
+    /* the name must match ^[a-zA-Z0-9_-]+$ */
+    for (const char *p = req->stage ? req->stage : "answer"; *p && k < sizeof(name) - 1; p++)
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            *p == '_' || *p == '-')
+            name[k++] = *p;
+    name[k] = '\0';
+    rf = cJSON_AddObjectToObject(root, "response_format");
+    js = cJSON_CreateObject();
+    cJSON_AddStringToObject(rf, "type", "json_schema");
+    cJSON_AddStringToObject(js, "name", k ? name : "answer");
+    cJSON_AddItemToObject(js, "schema", schema);
+    cJSON_AddItemToObject(rf, "json_schema", js);
+    return 0;
+}
+
 int llm_openai_build(strbuf *out, const struct llm_model *m, const struct llm_request *req,
                      int max_tokens, int with_response_format)
 {
     cJSON *root = cJSON_CreateObject();
-    cJSON *msgs, *tools;
-    char *text = NULL;
-    int rc = 0;
-
     strbuf instr = STRBUF_INIT;
-    const char *sys_extra = NULL;
+    char *text = NULL;
+    int rc;
 
+    xcheck(root);
     cJSON_AddStringToObject(root, "model", m->model);
-    msgs = cJSON_AddArrayToObject(root, "messages");
-    if (req->response_schema && !with_response_format) {
-        schema_instruction(&instr, req->response_schema);
-        if (req->nmessages && req->messages[0].role == LLM_SYSTEM && req->messages[0].content)
-            sys_extra = strbuf_cstr(&instr);
-        else { /* no system message to join: one, first */
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "role", "system");
-            cJSON_AddStringToObject(o, "content", strbuf_cstr(&instr));
-            cJSON_AddItemToArray(msgs, o);
-        }
-    }
-    for (size_t i = 0; i < req->nmessages; i++) {
-        const struct llm_message *mm = &req->messages[i];
-        cJSON *o = cJSON_CreateObject();
-        static const char *const roles[] = {"system", "user", "assistant", "tool"};
-
-        cJSON_AddStringToObject(o, "role", roles[mm->role]);
-        if (mm->role == LLM_TOOL) {
-            strbuf sb = STRBUF_INIT;
-            tool_content(&sb, mm);
-            cJSON_AddStringToObject(o, "tool_call_id", mm->tool_call_id ? mm->tool_call_id : "");
-            cJSON_AddStringToObject(o, "content", strbuf_cstr(&sb));
-            strbuf_release(&sb);
-        } else if (mm->content && i == 0 && sys_extra) {
-            /* the JSON instruction joins the first system message: chat
-             * templates (Qwen's) refuse a system message that is not first */
-            strbuf sb = STRBUF_INIT;
-            strbuf_adds(&sb, mm->content);
-            strbuf_adds(&sb, "\n\n");
-            strbuf_adds(&sb, sys_extra);
-            cJSON_AddStringToObject(o, "content", strbuf_cstr(&sb));
-            strbuf_release(&sb);
-        } else if (mm->content) {
-            cJSON_AddStringToObject(o, "content", mm->content);
-        } else if (mm->role == LLM_ASSISTANT && mm->ncalls) {
-            cJSON_AddNullToObject(o, "content");
-        } else {
-            /* content is required without tool_calls (after a refusal or a
-             * content filter); Ollama refuses null */
-            cJSON_AddStringToObject(o, "content", "");
-        }
-        if (mm->role == LLM_ASSISTANT && mm->ncalls) {
-            cJSON *calls = cJSON_AddArrayToObject(o, "tool_calls");
-            for (size_t k = 0; k < mm->ncalls; k++) {
-                cJSON *call = cJSON_CreateObject();
-                cJSON *fn;
-                cJSON_AddStringToObject(call, "id", mm->calls[k].id);
-                cJSON_AddStringToObject(call, "type", "function");
-                fn = cJSON_AddObjectToObject(call, "function");
-                cJSON_AddStringToObject(fn, "name", mm->calls[k].name);
-                cJSON_AddStringToObject(fn, "arguments", mm->calls[k].arguments);
-                cJSON_AddItemToArray(calls, call);
-            }
-        }
-        cJSON_AddItemToArray(msgs, o);
-    }
-    if (req->ntools) {
-        tools = cJSON_AddArrayToObject(root, "tools");
-        for (size_t i = 0; i < req->ntools; i++) {
-            cJSON *t = cJSON_CreateObject();
-            cJSON *fn = cJSON_AddObjectToObject(t, "function");
-            cJSON *params = parse_schema(req->tools[i].parameters_json, req->tools[i].name);
-            if (!params) {
-                cJSON_Delete(t);
-                rc = ERR_INVALID;
-                goto out;
-            }
-            cJSON_AddStringToObject(t, "type", "function");
-            cJSON_AddStringToObject(fn, "name", req->tools[i].name);
-            if (req->tools[i].description)
-                cJSON_AddStringToObject(fn, "description", req->tools[i].description);
-            cJSON_AddItemToObject(fn, "parameters", params);
-            cJSON_AddItemToArray(tools, t);
-        }
-    }
-    if (req->response_schema && with_response_format) {
-        cJSON *rf = cJSON_AddObjectToObject(root, "response_format");
-        cJSON *js = cJSON_CreateObject();
-        cJSON *schema = parse_schema(req->response_schema, "response_schema");
-        char name[64];
-        size_t k = 0;
-        if (!schema) {
-            cJSON_Delete(js);
-            rc = ERR_INVALID;
-            goto out;
-        }
-        /* the name must match ^[a-zA-Z0-9_-]+$ */
-        for (const char *p = req->stage ? req->stage : "answer"; *p && k < sizeof(name) - 1; p++)
-            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-                *p == '_' || *p == '-')
-                name[k++] = *p;
-        name[k] = '\0';
-        cJSON_AddStringToObject(rf, "type", "json_schema");
-        cJSON_AddStringToObject(js, "name", k ? name : "answer");
-        cJSON_AddItemToObject(js, "schema", schema);
-        cJSON_AddItemToObject(rf, "json_schema", js);
-    }
+    messages_json(root, req, with_response_format, &instr);
+    if ((rc = tools_json(root, req)) != 0)
+        goto out;
+    if (req->response_schema && with_response_format &&
+        (rc = response_format_json(root, req)) != 0)
+        goto out;
     if (max_tokens > 0)
         cJSON_AddNumberToObject(
             root, m->use_max_completion ? "max_completion_tokens" : "max_tokens", max_tokens);
     text = cJSON_PrintUnformatted(root);
-    if (!text)
-        abort();
-    rc = strbuf_adds(out, text);
+    rc = strbuf_adds(out, xcheck(text));
 out:
     strbuf_release(&instr);
     cJSON_free(text);
@@ -249,11 +284,136 @@ static int is_json_object(const char *text)
     return *p == '{' && skip_value(p, 0) != NULL;
 }
 
+/* One tool call (calls[i]) into resp->message: its arguments move from
+ * the tree (a write's content is megabytes), an id is made up for a
+ * server that sends none (*tag: one per answer).  0 or ERR_FAIL with err
+ * set. */
+static int tool_call_take(llm_client *c, struct jsonbig *jb, const cJSON *call, size_t i,
+                          unsigned *tag, struct llm_response *resp, struct llm_error *err)
+{
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(call, "id");
+    cJSON *fn = cJSON_GetObjectItemCaseSensitive(call, "function");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
+    cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
+    struct llm_tool_call *tc;
+    char *a = NULL;
+    char idbuf[32];
+
+    if (!cJSON_IsString(name) || !*name->valuestring) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "tool_calls[%zu]: no function name",
+                       i);
+        return ERR_FAIL;
+    }
+    if (!cJSON_IsString(args) && !cJSON_IsObject(args) && args && !cJSON_IsNull(args)) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                       "tool_calls[%zu] (%s): arguments are not a JSON string", i,
+                       name->valuestring);
+        return ERR_FAIL;
+    }
+    /* the arguments move into the message instead of being copied: a
+     * string is taken from the tree (the body's own buffer when long), an
+     * object (some servers send the object itself) printed */
+    if (cJSON_IsObject(args))
+        a = jsonbig_print_take(jb, args);
+    else if (cJSON_IsString(args) && *args->valuestring)
+        a = jsonbig_take(jb, args);
+    if (!a)
+        a = llm_strdup("{}");
+    if (!is_json_object(a)) {
+        free(a);
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                       "tool_calls[%zu] (%s): arguments are not a JSON object", i,
+                       name->valuestring);
+        return ERR_FAIL;
+    }
+    /* a server without ids (Ollama, llama.cpp): ids unique across the run
+     * (and its other processes), since a failover to Anthropic refuses a
+     * tool_use id twice in one conversation */
+    if (!(cJSON_IsString(id) && *id->valuestring)) {
+        if (!*tag)
+            llm_call_tag(tag);
+        snprintf(idbuf, sizeof(idbuf), "call_%08x_%zu", *tag, i);
+    }
+    llm_message_add_call(&resp->message,
+                         cJSON_IsString(id) && *id->valuestring ? id->valuestring : idbuf,
+                         name->valuestring, "{}");
+    tc = &resp->message.calls[resp->message.ncalls - 1];
+    free(tc->arguments);
+    tc->arguments = a;
+    return 0;
+}
+
+/* The message's tool_calls (absent or null: none).  0 or ERR_FAIL. */
+static int tool_calls_take(llm_client *c, struct jsonbig *jb, const cJSON *calls,
+                           struct llm_response *resp, struct llm_error *err)
+{
+    const cJSON *call;
+    size_t i = 0;
+    unsigned tag = 0;
+
+    if (!calls || cJSON_IsNull(calls))
+        return 0;
+    if (!cJSON_IsArray(calls)) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                       "choices[0].message.tool_calls: expected an array");
+        return ERR_FAIL;
+    }
+    cJSON_ArrayForEach(call, calls)
+    {
+        if (tool_call_take(c, jb, call, i, &tag, resp, err) != 0)
+            return ERR_FAIL;
+        i++;
+    }
+    return 0;
+}
+
+/* The message's text: content (taken from the tree), and a refusal,
+ * which the history keeps as the assistant's text.  0 or ERR_FAIL. */
+static int content_take(llm_client *c, struct jsonbig *jb, const cJSON *msg,
+                        struct llm_response *resp, struct llm_error *err)
+{
+    cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, "refusal");
+
+    if (cJSON_IsString(content))
+        resp->message.content = jsonbig_take(jb, content);
+    else if (content && !cJSON_IsNull(content)) {
+        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                       "choices[0].message.content: expected a string");
+        return ERR_FAIL;
+    }
+    if (cJSON_IsString(v) && *v->valuestring) {
+        resp->refusal = llm_strdup(v->valuestring);
+        if (!resp->message.content)
+            resp->message.content = llm_strdup(v->valuestring);
+    }
+    return 0;
+}
+
+/* finish_reason, the model that answered, and the usage. */
+static void answer_meta(const cJSON *root, const cJSON *choice, struct llm_response *resp)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(choice, "finish_reason");
+    const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+
+    if (cJSON_IsString(v))
+        resp->finish_reason = llm_strdup(v->valuestring);
+    v = cJSON_GetObjectItemCaseSensitive(root, "model");
+    if (cJSON_IsString(v))
+        resp->model = llm_strdup(v->valuestring);
+    /* completion_tokens already counts reasoning tokens
+     * (completion_tokens_details.reasoning_tokens is a breakdown) */
+    resp->usage.input = llm_token_count(usage, "prompt_tokens");
+    resp->usage.output = llm_token_count(usage, "completion_tokens");
+    resp->usage.cached_input = llm_token_count(
+        cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens_details"), "cached_tokens");
+}
+
 int llm_openai_parse_take(llm_client *c, char *body, size_t len, struct llm_response *resp,
                           struct llm_error *err)
 {
     struct jsonbig jb;
-    cJSON *root, *choices, *choice, *msg, *content, *calls, *usage, *v;
+    cJSON *root, *choices, *choice, *msg;
     int rc = ERR_FAIL;
 
     /* the body's long strings (a write's arguments) are decoded inside it:
@@ -279,101 +439,11 @@ int llm_openai_parse_take(llm_client *c, char *body, size_t len, struct llm_resp
         goto out;
     }
     llm_message_init(&resp->message, LLM_ASSISTANT, NULL);
-    content = cJSON_GetObjectItemCaseSensitive(msg, "content");
-    if (cJSON_IsString(content))
-        resp->message.content = jsonbig_take(&jb, content);
-    else if (content && !cJSON_IsNull(content)) {
-        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
-                       "choices[0].message.content: expected a string");
+    if (content_take(c, &jb, msg, resp, err) != 0 ||
+        tool_calls_take(c, &jb, cJSON_GetObjectItemCaseSensitive(msg, "tool_calls"), resp, err) !=
+            0)
         goto out;
-    }
-    v = cJSON_GetObjectItemCaseSensitive(msg, "refusal");
-    if (cJSON_IsString(v) && *v->valuestring) {
-        /* a refusal is said in its own field; the history keeps it as the
-         * assistant's text */
-        resp->refusal = llm_strdup(v->valuestring);
-        if (!resp->message.content)
-            resp->message.content = llm_strdup(v->valuestring);
-    }
-    calls = cJSON_GetObjectItemCaseSensitive(msg, "tool_calls");
-    if (calls && !cJSON_IsNull(calls)) {
-        const cJSON *call;
-        size_t i = 0;
-        unsigned tag = 0;
-        if (!cJSON_IsArray(calls)) {
-            llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
-                           "choices[0].message.tool_calls: expected an array");
-            goto out;
-        }
-        cJSON_ArrayForEach(call, calls)
-        {
-            const cJSON *id = cJSON_GetObjectItemCaseSensitive(call, "id");
-            cJSON *fn = cJSON_GetObjectItemCaseSensitive(call, "function");
-            const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
-            cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
-            char *a = NULL;
-            char idbuf[32];
-
-            if (!cJSON_IsString(name) || !*name->valuestring) {
-                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
-                               "tool_calls[%zu]: no function name", i);
-                goto out;
-            }
-            if (!cJSON_IsString(args) && !cJSON_IsObject(args) && args && !cJSON_IsNull(args)) {
-                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
-                               "tool_calls[%zu] (%s): arguments are not a JSON string", i,
-                               name->valuestring);
-                goto out;
-            }
-            /* the arguments move into the message instead of being copied
-             * (a write's content is megabytes): a string is taken from the
-             * tree (the body's own buffer when long), an object (some
-             * servers send the object itself) printed */
-            if (cJSON_IsObject(args))
-                a = jsonbig_print_take(&jb, args);
-            else if (cJSON_IsString(args) && *args->valuestring)
-                a = jsonbig_take(&jb, args);
-            if (!a && !(a = llm_strdup("{}")))
-                abort();
-            if (!is_json_object(a)) {
-                free(a);
-                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
-                               "tool_calls[%zu] (%s): arguments are not a JSON object", i,
-                               name->valuestring);
-                goto out;
-            }
-            /* a server without ids (Ollama, llama.cpp): ids unique across
-             * the run (and its other processes), since a failover to
-             * Anthropic refuses a tool_use id twice in one conversation */
-            if (!(cJSON_IsString(id) && *id->valuestring)) {
-                if (!tag)
-                    llm_call_tag(&tag);
-                snprintf(idbuf, sizeof(idbuf), "call_%08x_%zu", tag, i);
-            }
-            llm_message_add_call(&resp->message,
-                                 cJSON_IsString(id) && *id->valuestring ? id->valuestring : idbuf,
-                                 name->valuestring, "{}");
-            {
-                struct llm_tool_call *tc = &resp->message.calls[resp->message.ncalls - 1];
-                free(tc->arguments);
-                tc->arguments = a;
-            }
-            i++;
-        }
-    }
-    v = cJSON_GetObjectItemCaseSensitive(choice, "finish_reason");
-    if (cJSON_IsString(v))
-        resp->finish_reason = llm_strdup(v->valuestring);
-    v = cJSON_GetObjectItemCaseSensitive(root, "model");
-    if (cJSON_IsString(v))
-        resp->model = llm_strdup(v->valuestring);
-    usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
-    /* completion_tokens already counts reasoning tokens
-     * (completion_tokens_details.reasoning_tokens is a breakdown) */
-    resp->usage.input = llm_token_count(usage, "prompt_tokens");
-    resp->usage.output = llm_token_count(usage, "completion_tokens");
-    resp->usage.cached_input =
-        llm_token_count(cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens_details"), "cached_tokens");
+    answer_meta(root, choice, resp);
     rc = 0;
 out:
     if (rc)
@@ -386,10 +456,8 @@ int llm_openai_parse(llm_client *c, const char *body, struct llm_response *resp,
                      struct llm_error *err)
 {
     size_t len = strlen(body);
-    char *copy = malloc(len + 1);
+    char *copy = xmalloc(len + 1);
 
-    if (!copy)
-        abort();
     memcpy(copy, body, len + 1);
     return llm_openai_parse_take(c, copy, len, resp, err);
 }
@@ -416,105 +484,151 @@ static int unknown_model(int status, const char *type, const char *code, const c
             has(message, "does not exist") || has(message, "not_found"));
 }
 
+/* What an error body says: its type, code, param and message (borrowed
+ * from root), and a retry hint in seconds or ms when the headers gave
+ * none. */
+struct error_body {
+    const char *type, *code, *param, *message;
+    int64_t retry_after_ms;
+};
+
+static void error_body_read(struct error_body *eb, const cJSON *root)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+    const cJSON *v;
+
+    if (cJSON_IsObject(e)) {
+        if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "type")))
+            eb->type = v->valuestring;
+        if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "code")))
+            eb->code = v->valuestring;
+        if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "param")))
+            eb->param = v->valuestring;
+        if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "message")))
+            eb->message = v->valuestring;
+        /* a retry hint in the body: seconds or ms */
+        if (eb->retry_after_ms < 0 &&
+            cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "retry_after")))
+            eb->retry_after_ms = (int64_t)(v->valuedouble * 1000);
+        if (eb->retry_after_ms < 0 &&
+            cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "retry_after_ms")))
+            eb->retry_after_ms = (int64_t)v->valuedouble;
+    } else if (cJSON_IsString(e)) { /* Ollama and friends: {"error":"text"} */
+        eb->message = e->valuestring;
+    } else if (cJSON_IsObject(root) &&
+               cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "message"))) {
+        /* vLLM's older body: {"object":"error","message":"...","type":...,"code":400} */
+        v = cJSON_GetObjectItemCaseSensitive(root, "type");
+        eb->message = cJSON_GetObjectItemCaseSensitive(root, "message")->valuestring;
+        if (cJSON_IsString(v))
+            eb->type = v->valuestring;
+    }
+}
+
+/* A prompt longer than the model's window, by the body's words. */
+static int context_too_long(int status, const struct error_body *eb)
+{
+    if (has(eb->code, "context_length_exceeded") || has(eb->code, "string_above_max_length") ||
+        has(eb->type, "request_too_large") || has(eb->type, "exceed_context_size"))
+        return 1;
+    return (has(eb->type, "invalid_request_error") || status == 400) &&
+           (has(eb->message, "prompt is too long") || has(eb->message, "context length") ||
+            has(eb->message, "context window") || has(eb->message, "maximum context"));
+}
+
+/* The class from the body's machine-readable type and code, or -1. */
+static int class_from_body(int status, const struct error_body *eb)
+{
+    const char *type = eb->type, *code = eb->code;
+
+    if (unknown_model(status, type, code, eb->message))
+        return LLM_ERR_CONFIG;
+    if (context_too_long(status, eb))
+        return LLM_ERR_CONTEXT_LENGTH;
+    if (has(code, "insufficient_quota") || has(type, "insufficient_quota") ||
+        has(code, "billing") || status == 402)
+        return LLM_ERR_BUDGET;
+    if (has(type, "rate_limit") || has(code, "rate_limit") || has(type, "overloaded_error"))
+        return has(type, "overloaded_error") ? LLM_ERR_PROVIDER_API : LLM_ERR_RATE_LIMIT;
+    if (has(type, "authentication_error") || has(type, "permission_error") ||
+        has(code, "invalid_api_key") || has(code, "invalid_authentication"))
+        return LLM_ERR_AUTH;
+    if (has(type, "server_error") || has(type, "api_error"))
+        return LLM_ERR_PROVIDER_API;
+    return -1;
+}
+
+/* The class from the status alone. */
+static enum llm_error_class class_from_status(int status)
+{
+    switch (status) {
+    case 429:
+        return LLM_ERR_RATE_LIMIT;
+    case 401:
+    case 403:
+        return LLM_ERR_AUTH;
+    case 408:
+    case 504:
+        return LLM_ERR_TIMEOUT;
+    case 413:
+        return LLM_ERR_CONTEXT_LENGTH;
+    default:
+        return LLM_ERR_PROVIDER_API; /* 5xx, 529, other 4xx (a refused request) */
+    }
+}
+
+/* An unknown model: name it, where it was asked for, and the fix. */
+static void unknown_model_error(llm_client *c, int status, const struct error_body *eb,
+                                struct llm_error *err)
+{
+    const struct llm_model *m = &c->models[err->model_index];
+
+    llm_error_setf(c, err, LLM_ERR_CONFIG, status,
+                   "the model \"%s\" is unknown to %s (HTTP %d%s%s%s%s: %.300s): set "
+                   "llm.model (or GOALD_LLM_MODEL, or its entry in llm.models) to a model "
+                   "it serves; `goald doctor --llm` checks it",
+                   m->model, m->base_url && *m->base_url ? m->base_url : m->provider, status,
+                   eb->type ? " " : "", eb->type ? eb->type : "", eb->code ? "/" : "",
+                   eb->code ? eb->code : "", eb->message ? eb->message : "model not found");
+}
+
 void llm_classify_http(llm_client *c, enum llm_kind kind, int status, const char *body,
                        int64_t retry_after_ms, struct llm_error *err)
 {
     cJSON *root = cJSON_Parse(body ? body : "");
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
-    const char *type = NULL, *code = NULL, *param = NULL, *message = NULL;
-    enum llm_error_class cls;
+    struct error_body eb = {.retry_after_ms = retry_after_ms};
+    const char *param_hint = "";
     char snippet[201];
+    int cls;
 
-    if (cJSON_IsObject(e)) {
-        const cJSON *v;
-        if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "type")))
-            type = v->valuestring;
-        if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "code")))
-            code = v->valuestring;
-        if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "param")))
-            param = v->valuestring;
-        if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(e, "message")))
-            message = v->valuestring;
-        /* a retry hint in the body: seconds or ms */
-        if (retry_after_ms < 0 &&
-            cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "retry_after")))
-            retry_after_ms = (int64_t)(v->valuedouble * 1000);
-        if (retry_after_ms < 0 &&
-            cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "retry_after_ms")))
-            retry_after_ms = (int64_t)v->valuedouble;
-    } else if (cJSON_IsString(e)) { /* Ollama and friends: {"error":"text"} */
-        message = e->valuestring;
-    } else if (cJSON_IsObject(root) &&
-               cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "message"))) {
-        /* vLLM's older body: {"object":"error","message":"...","type":...,"code":400} */
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "type");
-        message = cJSON_GetObjectItemCaseSensitive(root, "message")->valuestring;
-        if (cJSON_IsString(v))
-            type = v->valuestring;
-    }
     (void)kind;
-
-    /* 1. the body's machine-readable type and code */
-    if (unknown_model(status, type, code, message))
-        cls = LLM_ERR_CONFIG;
-    else if (has(code, "context_length_exceeded") || has(code, "string_above_max_length") ||
-        has(type, "request_too_large") || has(type, "exceed_context_size") ||
-        ((has(type, "invalid_request_error") || status == 400) &&
-         (has(message, "prompt is too long") || has(message, "context length") ||
-          has(message, "context window") || has(message, "maximum context"))))
-        cls = LLM_ERR_CONTEXT_LENGTH;
-    else if (has(code, "insufficient_quota") || has(type, "insufficient_quota") ||
-             has(code, "billing") || status == 402)
-        cls = LLM_ERR_BUDGET;
-    else if (has(type, "rate_limit") || has(code, "rate_limit") || has(type, "overloaded_error"))
-        cls = has(type, "overloaded_error") ? LLM_ERR_PROVIDER_API : LLM_ERR_RATE_LIMIT;
-    else if (has(type, "authentication_error") || has(type, "permission_error") ||
-             has(code, "invalid_api_key") || has(code, "invalid_authentication"))
-        cls = LLM_ERR_AUTH;
-    else if (has(type, "server_error") || has(type, "api_error"))
-        cls = LLM_ERR_PROVIDER_API;
-    /* 2. the status */
-    else if (status == 429)
-        cls = LLM_ERR_RATE_LIMIT;
-    else if (status == 401 || status == 403)
-        cls = LLM_ERR_AUTH;
-    else if (status == 408 || status == 504)
-        cls = LLM_ERR_TIMEOUT;
-    else if (status == 413)
-        cls = LLM_ERR_CONTEXT_LENGTH;
-    else
-        cls = LLM_ERR_PROVIDER_API; /* 5xx, 529, other 4xx (a refused request) */
+    error_body_read(&eb, root);
+    /* 1. the body's machine-readable type and code; 2. the status */
+    if ((cls = class_from_body(status, &eb)) < 0)
+        cls = class_from_status(status);
 
     if (cls == LLM_ERR_CONFIG && c && err->model_index >= 0 &&
         (size_t)err->model_index < c->nmodels) {
-        /* name the model, where it was asked for, and the fix */
-        const struct llm_model *m = &c->models[err->model_index];
-        llm_error_setf(c, err, cls, status,
-                       "the model \"%s\" is unknown to %s (HTTP %d%s%s%s%s: %.300s): set "
-                       "llm.model (or GOALD_LLM_MODEL, or its entry in llm.models) to a model "
-                       "it serves; `goald doctor --llm` checks it",
-                       m->model, m->base_url && *m->base_url ? m->base_url : m->provider, status,
-                       type ? " " : "", type ? type : "", code ? "/" : "", code ? code : "",
-                       message ? message : "model not found");
-        err->retry_after_ms = retry_after_ms;
+        unknown_model_error(c, status, &eb, err);
+        err->retry_after_ms = eb.retry_after_ms;
         cJSON_Delete(root);
         return;
     }
-    if (!message) { /* quote the start of the body */
+    if (!eb.message) { /* quote the start of the body */
         size_t n = 0;
         for (const char *p = body ? body : ""; *p && n < sizeof(snippet) - 1; p++)
             snippet[n++] = (*p == '\n' || *p == '\r') ? ' ' : *p;
         snippet[n] = '\0';
-        message = snippet;
+        eb.message = snippet;
     }
-    llm_error_setf(c, err, cls, status, "HTTP %d%s%s%s%s%s: %.300s", status, type ? " " : "",
-                   type ? type : "", code ? "/" : "", code ? code : "",
-                   param ? (has(param, "response_format") ? " (response_format)"
-                            : has(param, "max_tokens")    ? " (max_tokens)"
-                                                          : "")
-                         : "",
-                   message);
-    err->retry_after_ms = retry_after_ms;
+    if (has(eb.param, "response_format"))
+        param_hint = " (response_format)";
+    else if (has(eb.param, "max_tokens"))
+        param_hint = " (max_tokens)";
+    llm_error_setf(c, err, (enum llm_error_class)cls, status, "HTTP %d%s%s%s%s%s: %.300s", status,
+                   eb.type ? " " : "", eb.type ? eb.type : "", eb.code ? "/" : "",
+                   eb.code ? eb.code : "", param_hint, eb.message);
+    err->retry_after_ms = eb.retry_after_ms;
     cJSON_Delete(root);
 }
 
@@ -601,7 +715,8 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
                     struct llm_response *resp, struct llm_error *err)
 {
     struct llm_http_result res = {0};
-    struct curl_slist *extra = NULL;
+    strbuf auth = STRBUF_INIT;
+    const char *extra[2] = {NULL, NULL};
     strbuf body = STRBUF_INIT;
     char url[2048];
     const char *key = llm_model_key(m);
@@ -610,13 +725,8 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
 
     snprintf(url, sizeof(url), "%s/chat/completions", m->base_url);
     if (key) {
-        strbuf h = STRBUF_INIT;
-        strbuf_addf(&h, "Authorization: Bearer %s", key);
-        extra = curl_slist_append(NULL, strbuf_cstr(&h));
-        memset(h.buf, 0, h.len);
-        strbuf_release(&h);
-        if (!extra)
-            abort();
+        strbuf_addf(&auth, "Authorization: Bearer %s", key);
+        extra[0] = strbuf_cstr(&auth);
     }
     /* a parameter the endpoint refuses (response_format, max_tokens) is
      * dropped or renamed once each: at most three tries */
@@ -674,6 +784,8 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
 out:
     llm_http_result_release(&res);
     strbuf_release(&body);
-    curl_slist_free_all(extra);
+    if (auth.buf) /* the key does not outlive the call in our memory */
+        memset(auth.buf, 0, auth.len);
+    strbuf_release(&auth);
     return rc;
 }

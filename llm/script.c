@@ -17,9 +17,11 @@
 #include <string.h>
 
 #include "llm/llm_internal.h"
+#include "store/llm.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 #define SCRIPT_MAX_BYTES ((size_t)64 << 20)
 #define STAGE_MAX 32
@@ -116,9 +118,7 @@ static struct llm_script *script_load(llm_client *c, const char *path)
     for (s = c->scripts; s; s = s->next)
         if (!strcmp(s->path, path))
             return s;
-    s = calloc(1, sizeof(*s));
-    if (!s)
-        abort();
+    s = xcalloc(1, sizeof(*s));
     s->path = llm_strdup(path);
     s->realpath = llm_strdup(realpath(path, real) ? real : path);
     s->next = c->scripts;
@@ -137,9 +137,7 @@ static struct llm_script *script_load(llm_client *c, const char *path)
         if (nl)
             *nl = '\0';
         lineno++;
-        s->lines = realloc(s->lines, lineno * sizeof(*s->lines));
-        if (!s->lines)
-            abort();
+        s->lines = xrealloc(s->lines, lineno * sizeof(*s->lines));
         s->nlines = lineno;
         s->lines[lineno - 1] = NULL;
         while (*p == ' ' || *p == '\t' || *p == '\r')
@@ -169,8 +167,8 @@ out:
 /* The cursor (the first line index not yet looked at) of a key. */
 static int cursor_get(llm_client *c, struct llm_script *s, const char *key, size_t *out)
 {
-    sqlite3_stmt *st;
-    int rc = 0;
+    int64_t next = 0;
+    int rc;
 
     *out = 0;
     if (!c->st) {
@@ -179,59 +177,26 @@ static int cursor_get(llm_client *c, struct llm_script *s, const char *key, size
                 *out = s->cursors[i].next;
         return 0;
     }
-    if ((rc = store_prepare(c->st, &st,
-                            "SELECT next_line FROM llm_script_cursors WHERE path = ? AND "
-                            "sha256 = ? AND stage = ?")) != 0)
-        return rc;
-    store_bind_text(st, 1, s->realpath);
-    store_bind_text(st, 2, s->sha);
-    store_bind_text(st, 3, key);
-    switch (sqlite3_step(st)) {
-    case SQLITE_ROW:
-        *out = (size_t)sqlite3_column_int64(st, 0);
-        break;
-    case SQLITE_DONE:
-        break;
-    default:
-        rc = store_err(c->st, "script cursor");
-    }
-    store_done(st);
+    rc = store_llm_script_cursor_get(c->st, s->realpath, s->sha, key, &next);
+    if (rc == 0)
+        *out = (size_t)next;
     return rc;
 }
 
 static int cursor_set(llm_client *c, struct llm_script *s, const char *key, size_t next)
 {
-    sqlite3_stmt *st;
-    int rc = 0;
-
     if (!c->st) {
         for (size_t i = 0; i < s->ncursors; i++)
             if (!strcmp(s->cursors[i].stage, key)) {
                 s->cursors[i].next = next;
                 return 0;
             }
-        s->cursors = realloc(s->cursors, (s->ncursors + 1) * sizeof(*s->cursors));
-        if (!s->cursors)
-            abort();
+        s->cursors = xrealloc(s->cursors, (s->ncursors + 1) * sizeof(*s->cursors));
         snprintf(s->cursors[s->ncursors].stage, STAGE_MAX, "%s", key);
         s->cursors[s->ncursors++].next = next;
         return 0;
     }
-    if ((rc = store_prepare(c->st, &st,
-                            "INSERT INTO llm_script_cursors (path, sha256, stage, next_line, "
-                            "updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (path, sha256, "
-                            "stage) DO UPDATE SET next_line = excluded.next_line, updated_at "
-                            "= excluded.updated_at")) != 0)
-        return rc;
-    store_bind_text(st, 1, s->realpath);
-    store_bind_text(st, 2, s->sha);
-    store_bind_text(st, 3, key);
-    sqlite3_bind_int64(st, 4, (int64_t)next);
-    sqlite3_bind_int64(st, 5, time_now_ms());
-    if (sqlite3_step(st) != SQLITE_DONE)
-        rc = store_err(c->st, "script cursor");
-    store_done(st);
-    return rc;
+    return store_llm_script_cursor_set(c->st, s->realpath, s->sha, key, (int64_t)next);
 }
 
 static const char *line_stage(const cJSON *l)

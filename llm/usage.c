@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "llm/llm_internal.h"
+#include "store/goal.h"
+#include "store/run.h"
 #include "util/id.h"
 
 /* ---- prices ----------------------------------------------------------- */
@@ -90,55 +92,25 @@ double llm_cost(const struct llm_usage *u, double price_in, double price_cached_
     return c / 1e6;
 }
 
+/* The run's counters, then its goal's spend (the goal the caller names,
+ * else the run's), in one transaction. */
 int llm_account(store *st, const char *run_id, const char *goal_id, const struct llm_usage *u,
                 double cost_usd)
 {
     char gid[ID_SIZE] = "";
-    sqlite3_stmt *s = NULL;
     int rc;
 
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
-    if (run_id) {
-        if ((rc = store_prepare(st, &s,
-                                "UPDATE runs SET tokens_in = tokens_in + ?, tokens_cached = "
-                                "tokens_cached + ?, tokens_out = tokens_out + ?, cost_usd = "
-                                "cost_usd + ? WHERE id = ? RETURNING goal_id")) != 0)
-            goto out;
-        sqlite3_bind_int64(s, 1, u->input);
-        sqlite3_bind_int64(s, 2, u->cached_input);
-        sqlite3_bind_int64(s, 3, u->output);
-        sqlite3_bind_double(s, 4, cost_usd);
-        store_bind_text(s, 5, run_id);
-        int step = sqlite3_step(s);
-        if (step == SQLITE_ROW && sqlite3_column_text(s, 0))
-            snprintf(gid, sizeof(gid), "%s", sqlite3_column_text(s, 0));
-        else if (step != SQLITE_ROW && step != SQLITE_DONE) {
-            rc = store_err(st, "recording run usage");
-            goto out;
-        }
-        while (step == SQLITE_ROW)
-            step = sqlite3_step(s);
-        store_done(s);
-        s = NULL;
-    }
+    if (run_id &&
+        (rc = store_run_add_usage(st, run_id, u->input, u->cached_input, u->output, cost_usd,
+                                  gid)) != 0)
+        goto out;
     if (!goal_id && gid[0])
         goal_id = gid;
-    if (goal_id) {
-        if ((rc = store_prepare(st, &s,
-                                "UPDATE goals SET spent_tokens = spent_tokens + ?, "
-                                "spent_cost_usd = spent_cost_usd + ? WHERE id = ?")) != 0)
-            goto out;
-        sqlite3_bind_int64(s, 1, u->input + u->output);
-        sqlite3_bind_double(s, 2, cost_usd);
-        store_bind_text(s, 3, goal_id);
-        if (sqlite3_step(s) != SQLITE_DONE) {
-            rc = store_err(st, "recording goal usage");
-            goto out;
-        }
-    }
+    if (goal_id)
+        rc = store_goal_add_spend(st, goal_id, u->input + u->output, cost_usd);
 out:
-    store_done(s);
     if (rc) {
         store_tx_rollback(st);
         return rc;

@@ -307,3 +307,21 @@ int store_resolve_id(store *st, const char *table, const char *prefix, char out[
                        prefix);
     return 0;
 }
+
+int store_goal_add_spend(store *st, const char *goal_id, int64_t tokens, double cost_usd)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s,
+                            "UPDATE goals SET spent_tokens = spent_tokens + ?, "
+                            "spent_cost_usd = spent_cost_usd + ? WHERE id = ?")) != 0)
+        return rc;
+    sqlite3_bind_int64(s, 1, tokens);
+    sqlite3_bind_double(s, 2, cost_usd);
+    store_bind_text(s, 3, goal_id);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, "recording goal usage");
+    store_done(s);
+    return rc;
+}

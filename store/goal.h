@@ -68,4 +68,8 @@ int store_goal_count(store *st, const char *status, int64_t *out);
  * ambiguous ones ERR_AMBIGUOUS; the message names the prefix. */
 int store_resolve_id(store *st, const char *table, const char *prefix, char out[ID_SIZE]);
 
+/* Add a model call's spend (tokens and cost) to goal_id's spent_tokens and
+ * spent_cost_usd.  Runs in the caller's transaction. */
+int store_goal_add_spend(store *st, const char *goal_id, int64_t tokens, double cost_usd);
+
 #endif

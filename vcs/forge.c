@@ -1,8 +1,6 @@
 #include "vcs/forge.h"
 
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,29 +8,15 @@
 
 #include "util/config.h"
 #include "util/err.h"
+#include "util/http.h"
 #include "util/log.h"
 #include "util/retry.h"
 #include "util/secret.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 #define FORGE_RESPONSE_CAP ((size_t)8 << 20)
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static int curl_init_rc;
-
-static void curl_init_once(void)
-{
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
-}
-
-static char *xstrdup(const char *s)
-{
-    char *d = strdup(s ? s : "");
-    if (!d)
-        abort(); /* out of memory ends the process (STYLE.md) */
-    return d;
-}
 
 void vcs_forge_release(struct vcs_forge *f)
 {
@@ -173,66 +157,6 @@ int vcs_forge_can_pr(const char *remote_name, const char *remote_url)
     return 0;
 }
 
-static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
-{
-    strbuf *sb = ud;
-    size_t n = size * nmemb;
-
-    if (!sb)
-        return n;                             /* answer not wanted */
-    return strbuf_add(sb, p, n) == 0 ? n : 0; /* 0 aborts the transfer */
-}
-
-#define FORGE_MAX_HEADERS 64
-
-/* The response headers of the last answer (a 1xx or a redirect's headers
- * are dropped when the next status line comes). */
-struct hdrs {
-    size_t n;
-    char *name[FORGE_MAX_HEADERS];
-    char *value[FORGE_MAX_HEADERS];
-};
-
-static void hdrs_clear(struct hdrs *h)
-{
-    for (size_t i = 0; i < h->n; i++) {
-        free(h->name[i]);
-        free(h->value[i]);
-    }
-    h->n = 0;
-}
-
-static const char *hdrs_get(const struct hdrs *h, const char *name)
-{
-    for (size_t i = 0; i < h->n; i++)
-        if (strcasecmp(h->name[i], name) == 0)
-            return h->value[i];
-    return NULL;
-}
-
-static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
-{
-    struct hdrs *h = ud;
-    size_t n = size * nmemb, k, v, e;
-
-    if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) {
-        hdrs_clear(h);
-        return n;
-    }
-    for (k = 0; k < n && p[k] != ':'; k++)
-        ;
-    if (k == 0 || k >= n || h->n >= FORGE_MAX_HEADERS || n > 8192)
-        return n;
-    for (v = k + 1; v < n && (p[v] == ' ' || p[v] == '\t'); v++)
-        ;
-    for (e = n; e > v && (p[e - 1] == '\r' || p[e - 1] == '\n' || p[e - 1] == ' '); e--)
-        ;
-    if (!(h->name[h->n] = strndup(p, k)) || !(h->value[h->n] = strndup(p + v, e - v)))
-        abort(); /* out of memory ends the process (STYLE.md) */
-    h->n++;
-    return n;
-}
-
 /* Is base_url a Gitea or Forgejo API (".../api/v1")? */
 static int forge_is_gitea(const char *base_url)
 {
@@ -240,89 +164,66 @@ static int forge_is_gitea(const char *base_url)
     return n >= 7 && strcmp(base_url + n - 7, "/api/v1") == 0;
 }
 
-/* One HTTP request.  body may be NULL (GET).  with_token adds the forge
- * token's Authorization header when the variable is set; github adds
- * GitHub's media type and API version headers.  The response body goes
- * to resp (NULL: dropped), its headers to hd (NULL: dropped), the status
- * to *status.  Transport failures are errors; any HTTP status is returned
- * for the caller to judge.  shown is how messages name the URL. */
-static int http_do(long *status, strbuf *resp, struct hdrs *hd, const char *method,
-                   const char *url, const char *shown, const char *body, int with_token,
-                   int github, long timeout_s)
+/* The "Authorization: ..." line of the forge token into auth (n bytes),
+ * or "" when forge.token_env names no set variable.  ERR_INVALID when the
+ * token does not fit. */
+static int auth_line(char *auth, size_t n)
 {
-    CURL *c = NULL;
-    struct curl_slist *h = NULL;
-    char errbuf[CURL_ERROR_SIZE] = "";
-    char auth[4096];
-    CURLcode cc;
-    int rc = 0;
+    const char *name = config_str(CFG_FORGE_TOKEN_ENV);
+    const char *tok = name && *name ? secret_get(name) : NULL;
+    const char *scheme = config_str(CFG_FORGE_AUTH_SCHEME);
+    int bearer = scheme && strcasecmp(scheme, "bearer") == 0;
 
-    pthread_once(&curl_once, curl_init_once);
-    if (curl_init_rc != 0)
-        return err_set(ERR_FAIL, "libcurl: cannot initialise");
-    if (!(c = curl_easy_init()))
-        return err_set(ERR_NOMEM, "libcurl: cannot make a handle");
+    auth[0] = '\0';
+    if (!tok || !*tok)
+        return 0;
+    if (snprintf(auth, n, "Authorization: %s %s", bearer ? "Bearer" : "token", tok) >= (int)n) {
+        memset(auth, 0, n);
+        return err_set(ERR_INVALID, "the token in $%s is too long", name);
+    }
+    return 0;
+}
+
+/* One HTTP request (util/http.h), on a handle of its own.  body may be
+ * NULL (GET).  A request to forge f (NULL: a webhook, whose answer's body
+ * is not wanted) carries the forge token's Authorization header when the
+ * variable is set, and GitHub's media type and API version headers unless
+ * f is a Gitea/Forgejo API.  *res is filled (release it with
+ * http_response_release(), also after an error).  Transport failures are
+ * errors; any HTTP status is returned for the caller to judge.  shown is
+ * how messages name the URL. */
+static int http_do(struct http_response *res, const struct vcs_forge *f, const char *method,
+                   const char *url, const char *shown, const char *body, long timeout_s)
+{
+    int with_token = f != NULL, github = f && !forge_is_gitea(f->base_url);
+    char auth[4096];
+    const char *lines[6];
+    struct http_request rq = {.method = method, .url = url, .shown = shown, .body = body,
+                              .headers = lines, .max_body = FORGE_RESPONSE_CAP,
+                              .drop_body = !with_token};
+    size_t n = 0;
+    int rc;
+
+    memset(res, 0, sizeof(*res));
+    res->retry_after_ms = -1;
+    if (with_token && (rc = auth_line(auth, sizeof(auth))) != 0)
+        return rc;
     if (github) {
-        h = curl_slist_append(h, "Accept: application/vnd.github+json");
-        h = curl_slist_append(h, "X-GitHub-Api-Version: 2022-11-28");
+        lines[n++] = "Accept: application/vnd.github+json";
+        lines[n++] = "X-GitHub-Api-Version: 2022-11-28";
     } else {
-        h = curl_slist_append(h, "Accept: application/json");
+        lines[n++] = "Accept: application/json";
     }
-    h = curl_slist_append(h, "User-Agent: goald/" GOALD_VERSION);
     if (body)
-        h = curl_slist_append(h, "Content-Type: application/json");
-    if (with_token) {
-        const char *name = config_str(CFG_FORGE_TOKEN_ENV);
-        const char *tok = name && *name ? secret_get(name) : NULL;
-        if (tok && *tok) {
-            const char *scheme = config_str(CFG_FORGE_AUTH_SCHEME);
-            int bearer = scheme && strcasecmp(scheme, "bearer") == 0;
-            if (snprintf(auth, sizeof(auth), "Authorization: %s %s", bearer ? "Bearer" : "token",
-                         tok) >= (int)sizeof(auth)) {
-                rc = err_set(ERR_INVALID, "the token in $%s is too long", name);
-                goto out;
-            }
-            h = curl_slist_append(h, auth);
-            memset(auth, 0, sizeof(auth)); /* the list holds its own copy */
-        }
-    }
-    if (!h) {
-        rc = err_set(ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    if (resp)
-        strbuf_reset(resp);
-    if (hd)
-        hdrs_clear(hd);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, timeout_s < 10 ? timeout_s : 10L);
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L); /* never carry the token elsewhere */
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, resp);
-    if (hd) {
-        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(c, CURLOPT_HEADERDATA, hd);
-    }
-    if (body) {
-        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-    }
-    cc = curl_easy_perform(c);
-    if (cc != CURLE_OK) {
-        rc = err_set(cc == CURLE_OPERATION_TIMEDOUT ? ERR_TIMEOUT : ERR_FAIL, "%s %s: %s", method,
-                     shown, errbuf[0] ? errbuf : curl_easy_strerror(cc));
-        goto out;
-    }
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
-out:
-    curl_slist_free_all(h);
-    curl_easy_cleanup(c);
+        lines[n++] = "Content-Type: application/json";
+    if (with_token && auth[0])
+        lines[n++] = auth;
+    lines[n] = NULL;
+    rq.timeout_ms = (int64_t)timeout_s * 1000;
+    rq.connect_timeout_ms = (int64_t)(timeout_s < 10 ? timeout_s : 10) * 1000;
+    rc = http_perform(res, NULL, &rq);
+    if (with_token)
+        memset(auth, 0, sizeof(auth)); /* libcurl held its own copy */
     return rc;
 }
 
@@ -377,104 +278,114 @@ static int http_status_err(const char *method, const char *url, long status, con
  * now, naming it.  401 and 403 (not a rate limit) are never retried:
  * class "auth".  Any other status is returned for the caller to judge.
  * On error, fl (when not NULL) gets the class and the server's wait. */
-static int forge_request(long *status, strbuf *resp, struct hdrs *hdp, struct forge_failure *fl,
+/* A rate limit: a 429, or a 403 with x-ratelimit-remaining: 0 or
+ * Retry-After. */
+static int rate_limited(const struct http_response *res)
+{
+    const char *rem = http_response_header(res, "x-ratelimit-remaining");
+
+    if (res->status == 429)
+        return 1;
+    return res->status == 403 && ((rem && strtoll(rem, NULL, 10) == 0 && *rem == '0') ||
+                                   http_response_header(res, "retry-after"));
+}
+
+/* The error of a 401, or a 403 that is no rate limit: never retried. */
+static int auth_refused(const struct http_response *res, struct forge_failure *fl,
+                        const struct vcs_forge *f, const char *method, const char *url)
+{
+    const char *name = config_str(CFG_FORGE_TOKEN_ENV);
+    const char *tok = name && *name ? secret_get(name) : NULL;
+    char why[640];
+
+    forge_reason(why, sizeof(why), &res->body);
+    if (fl)
+        snprintf(fl->cls, sizeof(fl->cls), "auth");
+    return err_set(ERR_FAIL,
+                   "forge %s refused the request (%s %s: HTTP %ld%s%s): %s; fix the token "
+                   "in $%s (forge.token_env names the variable; its repository access), "
+                   "then retry",
+                   f->base_url, method, url, res->status, why[0] ? ": " : "", why,
+                   tok && *tok ? "the token was refused" : "no token was sent, the "
+                                                            "variable is not set",
+                   name && *name ? name : "GOALD_FORGE_TOKEN");
+}
+
+/* The error when the forge's wait (server_ms) is past the cap. */
+static int wait_too_long(const struct http_response *res, struct forge_failure *fl,
+                         const char *method, const char *url, int64_t server_ms, int64_t cap_ms)
+{
+    char why[640];
+
+    forge_reason(why, sizeof(why), &res->body);
+    if (fl) {
+        snprintf(fl->cls, sizeof(fl->cls), "forge");
+        fl->wait_ms = server_ms;
+    }
+    return err_set(ERR_FAIL,
+                   "%s %s: HTTP %ld%s%s: the forge's rate limit resets in %lld s, more "
+                   "than forge.retry_max_wait_s (%lld s): not retrying now",
+                   method, url, res->status, why[0] ? ": " : "", why,
+                   (long long)((server_ms + 999) / 1000), (long long)(cap_ms / 1000));
+}
+
+/* A forge API request with the retry policy (util/retry.h): a network
+ * error, a 5xx, a 429 or a rate limit (403 or 429 with
+ * x-ratelimit-remaining: 0 or Retry-After) is tried again, up to
+ * forge.max_attempts, after the wait the server asked for or a backoff,
+ * capped at forge.retry_max_wait_s; a server wait beyond the cap fails
+ * now, naming it.  401 and 403 (not a rate limit) are never retried:
+ * class "auth".  Any other status is returned for the caller to judge in
+ * *res (release it with http_response_release(), also after an error).
+ * On error, fl (when not NULL) gets the class and the server's wait. */
+static int forge_request(struct http_response *res, struct forge_failure *fl,
                          const struct vcs_forge *f, const char *method, const char *url,
                          const char *body)
 {
-    struct hdrs own = {0}, *hdr = hdp ? hdp : &own;
     int max = (int)config_int(CFG_FORGE_MAX_ATTEMPTS);
     int64_t cap_ms = config_int(CFG_FORGE_RETRY_MAX_WAIT_S) * 1000;
-    int github = !forge_is_gitea(f->base_url);
     int rc = 0;
 
     for (int n = 1;; n++) {
-        int64_t server_ms = -1, wait;
-        int give_up = 0, limited, again;
-        const char *rem;
+        int64_t server_ms, wait;
+        int give_up = 0, limited;
 
-        *status = 0;
-        rc = http_do(status, resp, hdr, method, url, url, body, 1, github,
-                     (long)config_int(CFG_FORGE_TIMEOUT_S));
+        http_response_release(res);
+        rc = http_do(res, f, method, url, url, body, (long)config_int(CFG_FORGE_TIMEOUT_S));
         if (rc == ERR_NOMEM || rc == ERR_INVALID)
-            goto out;
-        rem = rc ? NULL : hdrs_get(hdr, "x-ratelimit-remaining");
-        limited = !rc && (*status == 429 ||
-                          ((*status == 403) && ((rem && strtoll(rem, NULL, 10) == 0 && *rem == '0') ||
-                                                hdrs_get(hdr, "retry-after"))));
-        if (!rc && (*status == 401 || *status == 403) && !limited) {
-            const char *name = config_str(CFG_FORGE_TOKEN_ENV);
-            const char *tok = name && *name ? secret_get(name) : NULL;
-            char why[640];
-            forge_reason(why, sizeof(why), resp);
-            if (fl)
-                snprintf(fl->cls, sizeof(fl->cls), "auth");
-            rc = err_set(ERR_FAIL,
-                         "forge %s refused the request (%s %s: HTTP %ld%s%s): %s; fix the token "
-                         "in $%s (forge.token_env names the variable; its repository access), "
-                         "then retry",
-                         f->base_url, method, url, *status, why[0] ? ": " : "", why,
-                         tok && *tok ? "the token was refused" : "no token was sent, the "
-                                                                  "variable is not set",
-                         name && *name ? name : "GOALD_FORGE_TOKEN");
-            goto out;
-        }
-        again = rc != 0 || limited || *status >= 500;
-        if (!again)
-            goto out; /* an answer for the caller */
-        if (!rc) {
-            const char *names[FORGE_MAX_HEADERS + 1], *values[FORGE_MAX_HEADERS + 1];
-            size_t k = 0;
-            for (size_t i = 0; i < hdr->n; i++, k++) {
-                names[k] = hdr->name[i];
-                values[k] = hdr->value[i];
-            }
-            if (*status == 429) {
-                names[k] = ":status";
-                values[k++] = "429";
-            }
-            server_ms = retry_after_ms(names, values, k, time_now_ms() / 1000);
-        }
+            return rc;
+        limited = !rc && rate_limited(res);
+        if (!rc && (res->status == 401 || res->status == 403) && !limited)
+            return auth_refused(res, fl, f, method, url);
+        if (!rc && !limited && res->status < 500)
+            return 0; /* an answer for the caller */
+        server_ms = rc ? -1 : res->retry_after_ms;
         wait = retry_wait_ms(server_ms, n, 2000, cap_ms, &give_up);
-        if (give_up) {
-            char why[640];
-            forge_reason(why, sizeof(why), resp);
-            if (fl) {
-                snprintf(fl->cls, sizeof(fl->cls), "forge");
-                fl->wait_ms = server_ms;
-            }
-            rc = err_set(ERR_FAIL,
-                         "%s %s: HTTP %ld%s%s: the forge's rate limit resets in %lld s, more "
-                         "than forge.retry_max_wait_s (%lld s): not retrying now",
-                         method, url, *status, why[0] ? ": " : "", why,
-                         (long long)((server_ms + 999) / 1000), (long long)(cap_ms / 1000));
-            goto out;
-        }
+        if (give_up)
+            return wait_too_long(res, fl, method, url, server_ms, cap_ms);
         if (n >= max) {
             if (!rc)
-                rc = http_status_err(method, url, *status, resp);
+                rc = http_status_err(method, url, res->status, &res->body);
             err_wrap(rc, "after %d attempts", n);
             if (fl)
                 snprintf(fl->cls, sizeof(fl->cls), "forge");
-            goto out;
+            return rc;
         }
         log_info("forge: %s %s: %s; attempt %d of %d in %lld ms", method, url,
                  rc ? err_last() : (limited ? "rate limited" : "server error"), n + 1, max,
                  (long long)wait);
         time_sleep_ms(wait);
     }
-out:
-    hdrs_clear(&own);
-    return rc;
 }
 
 static int pulls_url(strbuf *u, const struct vcs_forge *f)
 {
-    char *o = curl_easy_escape(NULL, f->owner, 0), *r = curl_easy_escape(NULL, f->repo, 0);
-    int rc = (o && r) ? strbuf_addf(u, "%s/repos/%s/%s/pulls", f->base_url, o, r)
-                      : err_set(ERR_NOMEM, "out of memory");
-    curl_free(o);
-    curl_free(r);
-    return rc;
+    int rc;
+
+    if ((rc = strbuf_addf(u, "%s/repos/", f->base_url)) != 0 || (rc = http_escape(u, f->owner)) != 0 ||
+        (rc = strbuf_adds(u, "/")) != 0 || (rc = http_escape(u, f->repo)) != 0)
+        return rc;
+    return strbuf_adds(u, "/pulls");
 }
 
 static int pr_from_json(struct vcs_pr *out, const cJSON *pr)
@@ -521,9 +432,9 @@ static int pr_matches(const cJSON *pr, const struct vcs_forge *f, const char *he
 }
 
 /* Does the Link header name a next page?  1 yes, 0 no, -1 no Link. */
-static int link_has_next(const struct hdrs *h)
+static int link_has_next(const struct http_response *res)
 {
-    const char *l = hdrs_get(h, "link");
+    const char *l = http_response_header(res, "link");
     if (!l)
         return -1;
     return strstr(l, "rel=\"next\"") != NULL || strstr(l, "rel=next") != NULL;
@@ -532,25 +443,18 @@ static int link_has_next(const struct hdrs *h)
 int vcs_forge_pr_find(struct vcs_pr *out, const struct vcs_forge *f, const char *head,
                       const char *base)
 {
-    strbuf u = STRBUF_INIT, resp = STRBUF_INIT, label = STRBUF_INIT;
-    char *q = NULL, *qb = NULL;
+    strbuf u = STRBUF_INIT, label = STRBUF_INIT, q = STRBUF_INIT, qb = STRBUF_INIT;
+    struct http_response res = {0};
     cJSON *arr = NULL;
     const cJSON *it;
-    long status = 0;
     int gitea = forge_is_gitea(f->base_url);
     int per_page = gitea ? 50 : 100, pages = (int)config_int(CFG_FORGE_MAX_PAGES), page;
-    struct hdrs hd = {0};
     int rc = ERR_NOTFOUND;
 
     memset(out, 0, sizeof(out[0]));
-    strbuf_init(&resp, FORGE_RESPONSE_CAP);
-    if ((rc = strbuf_addf(&label, "%s:%s", f->owner, head)) != 0)
+    if ((rc = strbuf_addf(&label, "%s:%s", f->owner, head)) != 0 ||
+        (rc = http_escape(&q, strbuf_cstr(&label))) != 0 || (rc = http_escape(&qb, base)) != 0)
         goto out;
-    if (!(q = curl_easy_escape(NULL, strbuf_cstr(&label), 0)) ||
-        !(qb = curl_easy_escape(NULL, base, 0))) {
-        rc = err_set(ERR_NOMEM, "out of memory");
-        goto out;
-    }
     rc = ERR_NOTFOUND;
     for (page = 1; page <= pages; page++) {
         int n = 0, next;
@@ -560,21 +464,20 @@ int vcs_forge_pr_find(struct vcs_pr *out, const struct vcs_forge *f, const char 
          * is filtered here in any case */
         if ((rc = pulls_url(&u, f)) != 0 ||
             (rc = gitea ? strbuf_addf(&u, "?state=open&page=%d&limit=%d", page, per_page)
-                        : strbuf_addf(&u, "?state=open&head=%s&base=%s&per_page=%d&page=%d", q,
-                                      qb, per_page, page)) != 0)
+                        : strbuf_addf(&u, "?state=open&head=%s&base=%s&per_page=%d&page=%d",
+                                      strbuf_cstr(&q), strbuf_cstr(&qb), per_page, page)) != 0)
             goto out;
-        if ((rc = forge_request(&status, &resp, &hd, &out->failure, f, "GET", strbuf_cstr(&u),
-                                NULL)) != 0)
+        if ((rc = forge_request(&res, &out->failure, f, "GET", strbuf_cstr(&u), NULL)) != 0)
             goto out;
-        if (status != 200) {
+        if (res.status != 200) {
             /* not "no pull request": the look-up itself failed */
-            http_status_err("GET", strbuf_cstr(&u), status, &resp);
+            http_status_err("GET", strbuf_cstr(&u), res.status, &res.body);
             rc = ERR_FAIL;
             snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
             goto out;
         }
         cJSON_Delete(arr);
-        arr = cJSON_Parse(strbuf_cstr(&resp));
+        arr = cJSON_Parse(strbuf_cstr(&res.body));
         if (!cJSON_IsArray(arr)) {
             rc = err_set(ERR_FAIL, "GET %s: expected a JSON array", strbuf_cstr(&u));
             snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
@@ -591,7 +494,7 @@ int vcs_forge_pr_find(struct vcs_pr *out, const struct vcs_forge *f, const char 
             goto out;
         /* the last page: empty, a Link header without rel="next", or
          * (without Link) shorter than asked */
-        next = link_has_next(&hd);
+        next = link_has_next(&res);
         if (n == 0 || next == 0 || (next < 0 && n < per_page))
             break;
     }
@@ -604,12 +507,11 @@ int vcs_forge_pr_find(struct vcs_pr *out, const struct vcs_forge *f, const char 
                 base);
     }
 out:
-    hdrs_clear(&hd);
+    http_response_release(&res);
     cJSON_Delete(arr);
-    curl_free(q);
-    curl_free(qb);
+    strbuf_release(&q);
+    strbuf_release(&qb);
     strbuf_release(&label);
-    strbuf_release(&resp);
     strbuf_release(&u);
     return rc;
 }
@@ -617,10 +519,10 @@ out:
 int vcs_forge_pr_ensure(struct vcs_pr *out, const struct vcs_forge *f, const char *title,
                         const char *head, const char *base, const char *body)
 {
-    strbuf u = STRBUF_INIT, resp = STRBUF_INIT;
+    strbuf u = STRBUF_INIT;
+    struct http_response res = {0};
     cJSON *req = NULL, *ans = NULL;
     char *text = NULL;
-    long status = 0;
     int rc;
 
     memset(out, 0, sizeof(out[0]));
@@ -631,7 +533,6 @@ int vcs_forge_pr_ensure(struct vcs_pr *out, const struct vcs_forge *f, const cha
         return rc; /* found (0), or the forge failed */
     vcs_pr_release(out);
 
-    strbuf_init(&resp, FORGE_RESPONSE_CAP);
     req = cJSON_CreateObject();
     if (!req || !cJSON_AddStringToObject(req, "title", title) ||
         !cJSON_AddStringToObject(req, "head", head) ||
@@ -643,10 +544,9 @@ int vcs_forge_pr_ensure(struct vcs_pr *out, const struct vcs_forge *f, const cha
     }
     if ((rc = pulls_url(&u, f)) != 0)
         goto out;
-    if ((rc = forge_request(&status, &resp, NULL, &out->failure, f, "POST", strbuf_cstr(&u), text)) !=
-        0)
+    if ((rc = forge_request(&res, &out->failure, f, "POST", strbuf_cstr(&u), text)) != 0)
         goto out;
-    if (status == 422 || status == 409) {
+    if (res.status == 422 || res.status == 409) {
         /* "A pull request already exists" (GitHub 422, Gitea 409): one was
          * opened between our look-up and our POST: return that one when it
          * can be found; else the forge's own reason */
@@ -658,12 +558,12 @@ int vcs_forge_pr_ensure(struct vcs_pr *out, const struct vcs_forge *f, const cha
         }
         vcs_pr_release(&again);
     }
-    if (status != 201 && status != 200) {
-        rc = http_status_err("POST", strbuf_cstr(&u), status, &resp);
+    if (res.status != 201 && res.status != 200) {
+        rc = http_status_err("POST", strbuf_cstr(&u), res.status, &res.body);
         snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
         goto out;
     }
-    ans = cJSON_Parse(strbuf_cstr(&resp));
+    ans = cJSON_Parse(strbuf_cstr(&res.body));
     if ((rc = pr_from_json(out, ans)) != 0) {
         err_wrap(rc, "POST %s", strbuf_cstr(&u));
         snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
@@ -674,7 +574,7 @@ out:
     cJSON_Delete(ans);
     cJSON_free(text);
     cJSON_Delete(req);
-    strbuf_release(&resp);
+    http_response_release(&res);
     strbuf_release(&u);
     return rc;
 }
@@ -693,8 +593,9 @@ static void url_origin(char *out, size_t n, const char *url)
 
 int vcs_webhook_post(int *sent_out, const char *url, const char *json)
 {
+    struct http_response res;
     char shown[256];
-    long status = 0;
+    long status;
     int rc;
 
     if (sent_out)
@@ -706,8 +607,10 @@ int vcs_webhook_post(int *sent_out, const char *url, const char *json)
     if (!json)
         return err_set(ERR_INVALID, "webhook: no body");
     url_origin(shown, sizeof(shown), url);
-    rc = http_do(&status, NULL, NULL, "POST", url, shown, json, 0, 0,
+    rc = http_do(&res, NULL, "POST", url, shown, json,
                  (long)config_int(CFG_NOTIFY_WEBHOOK_TIMEOUT_S));
+    status = res.status;
+    http_response_release(&res);
     if (rc)
         return err_wrap(rc, "webhook");
     if (status < 200 || status > 299)

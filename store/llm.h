@@ -1,0 +1,43 @@
+/*
+ * llm.h - what the model client keeps across jobs: llm_endpoint_quirks
+ * (what an endpoint taught about itself, keyed by base_url + model, with
+ * the context window it stated) and llm_script_cursors (how far each
+ * stage has read a script, keyed by path + SHA-256 + stage).
+ *
+ * Nothing here allocates: results come back in caller-owned structs and
+ * integers.
+ */
+#ifndef GOALD_STORE_LLM_H
+#define GOALD_STORE_LLM_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* What an endpoint taught: it wants max_completion_tokens, it refuses
+ * response_format, its context window (tokens, 0: none stated). */
+struct store_llm_quirks {
+    int use_max_completion;
+    int no_response_format;
+    int64_t context_window;
+};
+
+/* The quirks learned for base_url + model: 0 with *out filled,
+ * ERR_NOTFOUND when none were learned (*out zeroed), else a store error. */
+int store_llm_quirks_get(store *st, const char *base_url, const char *model,
+                         struct store_llm_quirks *out);
+
+/* Record (insert or replace) the quirks of base_url + model, stamped now. */
+int store_llm_quirks_put(store *st, const char *base_url, const char *model,
+                         const struct store_llm_quirks *q);
+
+/* The next line index of a script cursor (path, sha256, stage): *next_out
+ * is 0 when the cursor was never moved. */
+int store_llm_script_cursor_get(store *st, const char *path, const char *sha256,
+                                const char *stage, int64_t *next_out);
+
+/* Move a script cursor to next (insert or replace), stamped now. */
+int store_llm_script_cursor_set(store *st, const char *path, const char *sha256,
+                                const char *stage, int64_t next);
+
+#endif
