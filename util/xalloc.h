@@ -21,6 +21,13 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);          /* s may be NULL: returns NULL */
 char *xstrndup(const char *s, size_t n); /* at most n bytes, NUL-terminated */
 
-#define xcheck(p) ((p) ? (p) : (xalloc_die(), (p)))
+/* A function, not a macro that names p twice: xcheck(cJSON_CreateObject())
+ * must call it once. */
+static inline void *xcheck(void *p)
+{
+    if (!p)
+        xalloc_die();
+    return p;
+}
 
 #endif
