@@ -12,6 +12,8 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,6 +193,19 @@ void report_counts(char *out, size_t n, const struct report_progress *p)
              p->items_total, p->items_total == 1 ? "" : "s", p->done_points, p->total_points);
 }
 
+/* snprintf into out (n bytes), a longer text cut: for a status line, not
+ * the record. */
+static void format_cut(char *out, size_t n, const char *fmt, ...) GOALD_PRINTF(3, 4);
+
+static void format_cut(char *out, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(out, n, fmt, ap);
+    va_end(ap);
+}
+
 int report_activity(store *st, const char *goal_id, struct report_activity *out)
 {
     struct store_run_running run;
@@ -216,14 +231,12 @@ int report_activity(store *st, const char *goal_id, struct report_activity *out)
     if ((rc = store_event_last_failure(st, goal_id, &fail, &found)) != 0)
         return rc;
     if (found) {
-        int w;
         out->last_error_at = fail.ts;
         if (!strcmp(fail.type, "tool_call.failed"))
-            w = snprintf(out->last_error, sizeof(out->last_error), "tool %s: %s", fail.tool,
-                         fail.why);
+            format_cut(out->last_error, sizeof(out->last_error), "tool %s: %s", fail.tool,
+                       fail.why);
         else
-            w = snprintf(out->last_error, sizeof(out->last_error), "%s: %s", fail.type, fail.why);
-        (void)w; /* a longer reason is cut: a status line, not the record */
+            format_cut(out->last_error, sizeof(out->last_error), "%s: %s", fail.type, fail.why);
     }
     return store_escalation_count_open(st, goal_id, &out->open_escalations);
 }
