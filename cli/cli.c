@@ -8,6 +8,8 @@
 
 #include "store/goal.h"
 #include "util/strbuf.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
 
 static void wrap(FILE *f, int col, int indent, const char *text);
 
@@ -104,10 +106,8 @@ int cli_resolve(struct cli_ctx *c, const char *table, const char *prefix, char o
 
 int cli_print_json(const cJSON *v)
 {
-    char *t = cJSON_Print(v);
+    char *t = xcheck(cJSON_Print(v));
 
-    if (!t)
-        abort();
     fputs(t, stdout);
     fputc('\n', stdout);
     cJSON_free(t);
@@ -123,7 +123,8 @@ static void wrap(FILE *f, int col, int indent, const char *text)
 
     while (*p) {
         size_t word = strcspn(p, " \n");
-        if (col > indent && col + space + (int)word > 80) {
+        int cols = (int)utf8_count(p, word); /* columns, not bytes */
+        if (col > indent && col + space + cols > 80) {
             fprintf(f, "\n%*s", indent, "");
             col = indent;
             space = 0;
@@ -131,7 +132,7 @@ static void wrap(FILE *f, int col, int indent, const char *text)
         if (space)
             fputc(' ', f);
         fprintf(f, "%.*s", (int)word, p);
-        col += space + (int)word;
+        col += space + cols;
         space = 0;
         p += word;
         if (*p == '\n') {
@@ -178,9 +179,7 @@ static void print_cmd_help(FILE *f, const struct cli_command *cmd)
             /* wrap first, then turn the markers back into spaces */
             char *tmp = NULL;
             size_t tlen = 0;
-            FILE *mem = open_memstream(&tmp, &tlen);
-            if (!mem)
-                abort();
+            FILE *mem = xcheck(open_memstream(&tmp, &tlen));
             wrap(mem, (int)strlen(head), (int)strlen(head), strbuf_cstr(&w));
             fclose(mem);
             for (size_t i = 0; i < tlen; i++)

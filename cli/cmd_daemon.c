@@ -10,46 +10,36 @@
 
 #include "cli/cli.h"
 #include "daemon/daemon.h"
+#include "store/goal.h"
 #include "util/log.h"
 #include "util/termesc.h"
 
 enum { EXIT_WAITING = 3 };
 
-/* s cut to at most max characters (UTF-8 aware), "…" ending a cut one. */
-static size_t strlen_utf8(const char *s)
+/* One waiting goal, one line of 80 columns: id, title, escalation, what
+ * it waits on (its question, or the breaker that holds it). */
+static int waiting_line(const struct store_goal_waiting *w, void *ctx)
 {
-    size_t n = 0;
+    const char *esc = w->escalation_id;
+    cJSON *packet = esc ? cJSON_Parse(w->packet) : NULL;
+    const char *question =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet, "minimal_question"));
+    char line[1024], title[128];
 
-    for (; *s; s++)
-        n += (*s & 0xC0) != 0x80;
-    return n;
-}
-
-static void cut(char *out, size_t n, const char *s, size_t max)
-{
-    size_t chars = 0, i = 0, o = 0;
-
-    s = s ? s : "";
-    while (s[i] && chars < max) {
-        size_t len = 1;
-        while ((s[i + len] & 0xC0) == 0x80)
-            len++;
-        if (chars + 1 == max && s[i + len]) /* room for the ellipsis only */
-            break;
-        if (o + len + 4 > n)
-            break;
-        for (size_t k = 0; k < len; k++) {
-            char ch = s[i + k];
-            out[o++] = ch == '\n' || ch == '\t' ? ' ' : ch;
-        }
-        i += len;
-        chars++;
+    if (!esc && w->breaker_escalation_id) {
+        esc = w->breaker_escalation_id; /* held by the breaker that escalation is about */
+        snprintf(line, sizeof(line), "held: %s", w->breakers);
+        question = line;
+    } else if (!esc) {
+        question = w->breakers ? w->breakers : "nothing runnable";
     }
-    if (s[i] && o + 4 <= n) {
-        memcpy(out + o, "\xe2\x80\xa6", 3); /* … */
-        o += 3;
-    }
-    out[o] = '\0';
+    /* 8 + 2 + 22 + 2 + 14 + 32 = 80 columns; the title padded to 22 */
+    snprintf(title, sizeof(title), "%s", term_fit(w->title, 22));
+    printf("%.8s  %s%*s  esc %-8.8s  %s\n", w->id, title, 22 - term_columns(title), "",
+           esc ? esc : "-", term_fit(question ? question : "", 32));
+    cJSON_Delete(packet);
+    (*(int *)ctx)++;
+    return 0;
 }
 
 /* After `daemon --once`: the goals left unfinished (each waits on a human:
@@ -57,47 +47,13 @@ static void cut(char *out, size_t n, const char *s, size_t max)
  * each on stdout within 80 columns; returns how many. */
 static int report_waiting(struct cli_ctx *c)
 {
-    static const char q[] =
-        "SELECT g.id, g.title, e.id, e.packet,"
-        " (SELECT group_concat(b.error_class || ': ' || ifnull(b.reason, 'open'), '; ')"
-        "  FROM breakers b WHERE b.state <> 'closed'),"
-        " (SELECT x.id FROM escalations x JOIN breakers b ON b.error_class = x.type"
-        "  AND b.state <> 'closed' WHERE x.status = 'open' ORDER BY x.created_at LIMIT 1)"
-        " FROM goals g LEFT JOIN escalations e ON e.id = (SELECT id FROM escalations"
-        "  WHERE goal_id = g.id AND status = 'open' ORDER BY created_at, id LIMIT 1)"
-        " WHERE g.is_template = 0 AND g.status IN ('queued', 'active', 'blocked')"
-        " ORDER BY g.created_at, g.id";
-    sqlite3_stmt *s;
     store *st;
     int n = 0;
 
-    if (cli_store(c, &st) != 0 || store_prepare(st, &s, q) != 0)
+    if (cli_store(c, &st) != 0)
         return 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        const char *esc = (const char *)sqlite3_column_text(s, 2);
-        const char *brk = (const char *)sqlite3_column_text(s, 4);
-        const char *bresc = (const char *)sqlite3_column_text(s, 5);
-        cJSON *packet = esc ? cJSON_Parse((const char *)sqlite3_column_text(s, 3)) : NULL;
-        const char *question =
-            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet, "minimal_question"));
-        char title[128], why[512], line[1024];
-
-        if (!esc && bresc) {
-            esc = bresc; /* held by the breaker that escalation is about */
-            snprintf(line, sizeof(line), "held: %s", brk);
-            question = line;
-        } else if (!esc) {
-            question = brk ? brk : "nothing runnable";
-        }
-        /* 8 + 2 + 22 + 2 + 14 + 32 = 80 columns */
-        cut(title, sizeof(title), term_view((const char *)sqlite3_column_text(s, 1)), 22);
-        cut(why, sizeof(why), term_view(question ? question : ""), 32);
-        printf("%.8s  %s%*s  esc %-8.8s  %s\n", sqlite3_column_text(s, 0), title,
-               (int)(22 - strlen_utf8(title)), "", esc ? esc : "-", why);
-        cJSON_Delete(packet);
-        n++;
-    }
-    store_done(s);
+    if (store_goal_each_waiting(st, waiting_line, &n) != 0)
+        err_clear(); /* the lines printed stand */
     return n;
 }
 

@@ -18,6 +18,8 @@
 #include "daemon/daemon.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/report.h"
+#include "store/artifact.h"
+#include "store/item.h"
 #include "util/config.h"
 #include "util/embedded.h"
 #include "util/err.h"
@@ -62,42 +64,41 @@ static int model_from_env(void)
     return 0;
 }
 
-/* The demo in dir (made by run()). */
-static int demo(struct cli_ctx *c, const char *dir)
+struct demo_paths {
+    char repo[PATH_MAX], origin[PATH_MAX], db[PATH_MAX], script[PATH_MAX];
+};
+
+/* 1. the project, its repository and a bare remote; 2. the model: the
+ * installed script unless GOALD_LLM_* names one. */
+static int demo_setup(struct cli_ctx *c, const struct demo_paths *d)
 {
-    char repo[PATH_MAX], origin[PATH_MAX], db[PATH_MAX], script[PATH_MAX], json[PATH_MAX * 2];
-    char id[ID_SIZE];
-    struct goal *g = NULL;
-    struct daemon_opts o;
-    store *st = NULL;
-    sqlite3_stmt *s;
-    int rc, code = EXIT_FAIL, completed = 0, verified = 0, items = 0;
+    char script[PATH_MAX];
 
-    snprintf(repo, sizeof(repo), "%s/project", dir);
-    snprintf(origin, sizeof(origin), "%s/origin.git", dir);
-    snprintf(db, sizeof(db), "%s/goald.db", dir);
-    snprintf(script, sizeof(script), "%s/demo.jsonl", dir);
-    printf("goald demo in %s\n", dir);
-
-    /* 1. the project, its repository and a bare remote */
-    if ((rc = write_embedded(repo, "demo-project/", script, sizeof(script))) != 0 ||
-        (rc = vcs_repo_init_commit(repo, "main", "A small project whose test fails")) != 0 ||
-        (rc = vcs_repo_init_bare(origin)) != 0 || (rc = vcs_remote_set(repo, "origin", origin)) != 0)
+    snprintf(script, sizeof(script), "%s", d->script);
+    if (write_embedded(d->repo, "demo-project/", script, sizeof(script)) != 0 ||
+        vcs_repo_init_commit(d->repo, "main", "A small project whose test fails") != 0 ||
+        vcs_repo_init_bare(d->origin) != 0 || vcs_remote_set(d->repo, "origin", d->origin) != 0)
         return cli_fail(EXIT_FAIL, "demo: %s", err_last());
-    printf("  project   %s (add.sh subtracts; sh test.sh fails)\n", repo);
-
-    /* 2. the model: the installed script unless GOALD_LLM_* names one */
+    printf("  project   %s (add.sh subtracts; sh test.sh fails)\n", d->repo);
     if (!model_from_env()) {
         setenv("GOALD_LLM_PROVIDER", "script", 1);
-        setenv("GOALD_LLM_SCRIPT", script, 1);
-        printf("  model     the scripted demo model (%s)\n", script);
+        setenv("GOALD_LLM_SCRIPT", d->script, 1);
+        printf("  model     the scripted demo model (%s)\n", d->script);
     } else {
         printf("  model     from GOALD_LLM_*\n");
     }
     if (config_load(c->config_path) != 0)
         return cli_fail(EXIT_USAGE, "%s", err_last());
+    return EXIT_OK;
+}
 
-    /* 3. the goal */
+/* 3. the goal, submitted; its id into id. */
+static int demo_submit(const struct demo_paths *d, char id[ID_SIZE])
+{
+    char json[PATH_MAX * 2];
+    struct goal *g = NULL;
+    store *st = NULL;
+
     snprintf(json, sizeof(json),
              "{\"title\": \"Fix add.sh so that the tests pass\","
              " \"description\": \"add.sh A B must print A + B; sh test.sh must exit 0.\","
@@ -107,70 +108,91 @@ static int demo(struct cli_ctx *c, const char *dir)
              " \"sh test.sh\", \"must_pass\": true, \"timeout_s\": 120}],"
              " \"budget\": {\"max_tokens\": 200000},"
              " \"publish\": {\"push\": true, \"remote\": \"origin\", \"pull_request\": false}}",
-             repo);
-    if ((rc = intake_parse(&g, json, strlen(json), "demo goal")) != 0)
+             d->repo);
+    if (intake_parse(&g, json, strlen(json), "demo goal") != 0)
         return cli_fail(EXIT_FAIL, "demo: %s", err_last());
-    if ((rc = store_open(&st, db)) != 0 || (rc = intake_submit(st, g, id)) != 0) {
+    if (store_open(&st, d->db) != 0 || intake_submit(st, g, id) != 0) {
         store_goal_free(g);
         store_close(st);
         return cli_fail(EXIT_FAIL, "demo: %s", err_last());
     }
     store_goal_free(g);
     store_close(st);
-    st = NULL;
     printf("  goal      %s\n\n", id);
     fflush(stdout);
+    return EXIT_OK;
+}
 
-    /* 4. the daemon, until nothing is runnable */
-    memset(&o, 0, sizeof(o));
-    o.db_path = db;
-    o.config_path = c->config_path;
-    o.once = 1;
-    o.log_level = log_get_level(); /* the command's level: quiet unless asked */
-    if ((rc = daemon_run(&o)) != 0)
-        return cli_fail(EXIT_FAIL, "demo: daemon: %s", err_last());
+static int print_commit(const struct store_artifact *a, void *ctx)
+{
+    (void)ctx;
+    printf("commit   %s\n", a->hash);
+    return 0;
+}
 
-    /* 5. what came of it */
-    if ((rc = store_open(&st, db)) != 0)
+/* 5. what came of it: the report, the branch and its commits; EXIT_OK
+ * only if the goal completed with every item done and verified. */
+static int demo_result(struct cli_ctx *c, const struct demo_paths *d, const char *id)
+{
+    struct goal *g = NULL;
+    store *st = NULL;
+    int code = EXIT_FAIL, completed = 0, verified = 0, items = 0;
+
+    if (store_open(&st, d->db) != 0)
         return cli_fail(EXIT_FAIL, "demo: %s", err_last());
     printf("\n");
     report_write_text(st, id, stdout);
-    if (store_prepare(st, &s, "SELECT status = 'completed', (SELECT count(*) FROM work_items"
-                              " WHERE goal_id = ?1), (SELECT count(*) FROM work_items WHERE"
-                              " goal_id = ?1 AND status = 'done' AND verified = 1), ifnull(branch,"
-                              " '') FROM goals WHERE id = ?1") == 0) {
-        store_bind_text(s, 1, id);
-        if (sqlite3_step(s) == SQLITE_ROW) {
-            completed = sqlite3_column_int(s, 0);
-            items = sqlite3_column_int(s, 1);
-            verified = sqlite3_column_int(s, 2);
-            printf("\nbranch   %s (pushed to %s)\n", sqlite3_column_text(s, 3), origin);
-            if (cli_flag(c, "keep"))
-                printf("see      git -C %s log --stat %s\n", repo, sqlite3_column_text(s, 3));
-        }
-        store_done(s);
+    if (store_goal_get(st, id, &g) == 0 &&
+        store_item_count_done_verified(st, id, &items, &verified) == 0) {
+        const char *branch = g->branch ? g->branch : "";
+        completed = !strcmp(g->status, "completed");
+        printf("\nbranch   %s (pushed to %s)\n", branch, d->origin);
+        if (cli_flag(c, "keep"))
+            printf("see      git -C %s log --stat %s\n", d->repo, branch);
     }
-    if (store_prepare(st, &s, "SELECT hash FROM artifacts WHERE goal_id = ? AND type = 'commit'"
-                              " ORDER BY id") == 0) {
-        store_bind_text(s, 1, id);
-        while (sqlite3_step(s) == SQLITE_ROW)
-            printf("commit   %s\n", sqlite3_column_text(s, 0));
-        store_done(s);
-    }
+    store_goal_free(g);
+    store_artifact_each(st, id, "commit", print_commit, NULL);
+    err_clear(); /* what could not be read is simply not shown */
     if (completed && items > 0 && verified == items) {
         printf("\ndemo: the goal completed with its gates passing\n");
         code = EXIT_OK;
+    } else if (cli_flag(c, "keep")) {
+        fprintf(stderr, "goald: demo: the goal did not complete with its gates passing "
+                        "(see goald --db %s events --goal %.8s)\n",
+                d->db, id);
     } else {
-        if (cli_flag(c, "keep"))
-            fprintf(stderr, "goald: demo: the goal did not complete with its gates passing "
-                            "(see goald --db %s events --goal %.8s)\n",
-                    db, id);
-        else
-            fprintf(stderr, "goald: demo: the goal did not complete with its gates passing "
-                            "(goald demo --keep keeps the folder to look into)\n");
+        fprintf(stderr, "goald: demo: the goal did not complete with its gates passing "
+                        "(goald demo --keep keeps the folder to look into)\n");
     }
     store_close(st);
     return code;
+}
+
+/* The demo in dir (made by run()). */
+static int demo(struct cli_ctx *c, const char *dir)
+{
+    struct demo_paths d;
+    char id[ID_SIZE];
+    struct daemon_opts o;
+    int code;
+
+    snprintf(d.repo, sizeof(d.repo), "%s/project", dir);
+    snprintf(d.origin, sizeof(d.origin), "%s/origin.git", dir);
+    snprintf(d.db, sizeof(d.db), "%s/goald.db", dir);
+    snprintf(d.script, sizeof(d.script), "%s/demo.jsonl", dir);
+    printf("goald demo in %s\n", dir);
+    if ((code = demo_setup(c, &d)) != EXIT_OK || (code = demo_submit(&d, id)) != EXIT_OK)
+        return code;
+
+    /* 4. the daemon, until nothing is runnable */
+    memset(&o, 0, sizeof(o));
+    o.db_path = d.db;
+    o.config_path = c->config_path;
+    o.once = 1;
+    o.log_level = log_get_level(); /* the command's level: quiet unless asked */
+    if (daemon_run(&o) != 0)
+        return cli_fail(EXIT_FAIL, "demo: daemon: %s", err_last());
+    return demo_result(c, &d, id);
 }
 
 /* Make the temporary folder, run the demo in it, and remove it unless

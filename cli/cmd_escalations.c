@@ -6,123 +6,142 @@
 #include "cli/cli.h"
 #include "daemon/daemon.h"
 #include "lifecycle/resolve.h"
+#include "store/escalation.h"
 #include "util/termesc.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
+
+struct list_ctx {
+    int json;
+    cJSON *arr; /* --json */
+    int n;
+};
+
+static cJSON *escalation_json(const struct store_escalation *e, cJSON *packet, const char *t)
+{
+    cJSON *o = xcheck(cJSON_CreateObject());
+
+    cJSON_AddStringToObject(o, "id", e->id);
+    cJSON_AddStringToObject(o, "goal_id", e->goal_id);
+    if (*e->item_id)
+        cJSON_AddStringToObject(o, "item_id", e->item_id);
+    else
+        cJSON_AddNullToObject(o, "item_id");
+    cJSON_AddStringToObject(o, "type", e->type);
+    cJSON_AddStringToObject(o, "severity", e->severity);
+    cJSON_AddStringToObject(o, "urgency", e->urgency);
+    cJSON_AddStringToObject(o, "status", e->status);
+    cJSON_AddStringToObject(o, "resolution", e->resolution);
+    cJSON_AddStringToObject(o, "created_at", t);
+    cJSON_AddItemToObject(o, "packet", packet ? packet : cJSON_CreateObject());
+    return o;
+}
+
+/* An agent's question: what it is about and what it did last, and the
+ * cause when the question does not already say it. */
+static void print_context(const cJSON *packet, const char *q)
+{
+    const cJSON *wi = cJSON_GetObjectItemCaseSensitive(packet, "work_item");
+    const cJSON *calls = cJSON_GetObjectItemCaseSensitive(packet, "last_tool_calls"), *it;
+    const char *cause = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet, "cause"));
+    char line[1024];
+
+    if (wi && calls) {
+        snprintf(line, sizeof(line), "%s: %s",
+                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(wi, "key")),
+                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(wi, "title")));
+        printf("          item %s\n", term_fit(line, 80 - 15));
+    }
+    cJSON_ArrayForEach(it, calls)
+    {
+        snprintf(line, sizeof(line), "%s %s",
+                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "tool")),
+                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "args")));
+        printf("          called %s\n", term_fit(line, 80 - 17));
+    }
+    if (cause && (!q || !strstr(q, cause)))
+        printf("          cause: %s\n", term_fit(cause, 80 - 17));
+}
+
+/* The packet's actions, each after a space, as many as fit acts. */
+static void actions_line(char *acts, size_t n, const cJSON *packet)
+{
+    const cJSON *it;
+    size_t k = 0;
+
+    acts[0] = '\0';
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(packet, "actions"))
+    {
+        int w = snprintf(acts + k, n - k, " %s",
+                         cJSON_GetStringValue(it) ? cJSON_GetStringValue(it) : "");
+        if (w < 0 || (size_t)w >= n - k)
+            break;
+        k += (size_t)w;
+    }
+}
+
+/* Titles, questions, resolutions: text of a model or a goal
+ * (util/termesc.h); 80 columns, long texts cut with an ellipsis (--json
+ * has them whole). */
+static void print_escalation(const struct store_escalation *e, const cJSON *packet)
+{
+    const char *q =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet, "minimal_question"));
+    char where[1024], acts[512];
+
+    snprintf(where, sizeof(where), "%s%s%s", e->goal_title, *e->item_key ? " / " : "",
+             e->item_key);
+    printf("%.8s  %-18s %-8s %-6s goal %.8s %s\n", e->id, term_fit(e->type, 18),
+           term_fit(e->severity, 8), term_fit(e->urgency, 6), e->goal_id,
+           term_fit(where, 80 - 59));
+    if (q) {
+        /* whole, wrapped: an agent's question is its own words */
+        printf("          question:\n");
+        term_wrap(stdout, q, 12, 80);
+    }
+    print_context(packet, q);
+    actions_line(acts, sizeof(acts), packet);
+    printf("          actions:%s\n", term_fit(acts, 80 - 18));
+    if (*e->resolution)
+        printf("          resolution: %s\n", term_fit(e->resolution, 80 - 22));
+}
+
+static int list_cb(const struct store_escalation *e, void *ctx)
+{
+    struct list_ctx *lc = ctx;
+    cJSON *packet = cJSON_Parse(e->packet);
+    char t[TIME_RFC3339_MAX];
+
+    time_format_rfc3339_ms(t, sizeof(t), e->created_at);
+    lc->n++;
+    if (lc->json) {
+        cJSON_AddItemToArray(lc->arr, escalation_json(e, packet, t));
+        return 0;
+    }
+    print_escalation(e, packet);
+    cJSON_Delete(packet);
+    return 0;
+}
 
 static int list(struct cli_ctx *c)
 {
-    static const char q_open[] =
-        "SELECT e.id, e.goal_id, ifnull(e.item_id, ''), e.type, e.severity, e.urgency, e.status,"
-        " ifnull(e.resolution, ''), e.packet, e.created_at, g.title, ifnull(w.key, '')"
-        " FROM escalations e JOIN goals g ON g.id = e.goal_id"
-        " LEFT JOIN work_items w ON w.id = e.item_id WHERE e.status = 'open'"
-        " ORDER BY e.created_at, e.id";
-    static const char q_all[] =
-        "SELECT e.id, e.goal_id, ifnull(e.item_id, ''), e.type, e.severity, e.urgency, e.status,"
-        " ifnull(e.resolution, ''), e.packet, e.created_at, g.title, ifnull(w.key, '')"
-        " FROM escalations e JOIN goals g ON g.id = e.goal_id"
-        " LEFT JOIN work_items w ON w.id = e.item_id ORDER BY e.created_at, e.id";
-    int json = cli_flag(c, "json");
-    cJSON *arr = json ? cJSON_CreateArray() : NULL;
-    sqlite3_stmt *s;
+    struct list_ctx lc = {0};
     store *st;
-    int rc, n = 0;
+    int rc;
 
-    if ((rc = cli_store(c, &st)) != 0) {
-        cJSON_Delete(arr);
+    if ((rc = cli_store(c, &st)) != 0)
         return rc;
-    }
-    if ((rc = store_prepare(st, &s, cli_flag(c, "all") ? q_all : q_open)) != 0) {
-        cJSON_Delete(arr);
+    lc.json = cli_flag(c, "json");
+    if (lc.json)
+        lc.arr = xcheck(cJSON_CreateArray());
+    if ((rc = store_escalation_each_listed(st, cli_flag(c, "all"), list_cb, &lc)) != 0) {
+        cJSON_Delete(lc.arr);
         return cli_fail_err(rc);
     }
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        cJSON *packet = cJSON_Parse((const char *)sqlite3_column_text(s, 8));
-        char t[TIME_RFC3339_MAX];
-        const char *q = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet, "minimal_question"));
-        time_format_rfc3339_ms(t, sizeof(t), sqlite3_column_int64(s, 9));
-        n++;
-        if (json) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "id", (const char *)sqlite3_column_text(s, 0));
-            cJSON_AddStringToObject(o, "goal_id", (const char *)sqlite3_column_text(s, 1));
-            if (*sqlite3_column_text(s, 2))
-                cJSON_AddStringToObject(o, "item_id", (const char *)sqlite3_column_text(s, 2));
-            else
-                cJSON_AddNullToObject(o, "item_id");
-            cJSON_AddStringToObject(o, "type", (const char *)sqlite3_column_text(s, 3));
-            cJSON_AddStringToObject(o, "severity", (const char *)sqlite3_column_text(s, 4));
-            cJSON_AddStringToObject(o, "urgency", (const char *)sqlite3_column_text(s, 5));
-            cJSON_AddStringToObject(o, "status", (const char *)sqlite3_column_text(s, 6));
-            cJSON_AddStringToObject(o, "resolution", (const char *)sqlite3_column_text(s, 7));
-            cJSON_AddStringToObject(o, "created_at", t);
-            cJSON_AddItemToObject(o, "packet", packet ? packet : cJSON_CreateObject());
-            cJSON_AddItemToArray(arr, o);
-            continue;
-        }
-        /* titles, questions, resolutions: text of a model or a goal
-         * (util/termesc.h); 80 columns, long texts cut with an ellipsis
-         * (--json has them whole) */
-        {
-            char where[1024], acts[512] = "";
-            const cJSON *a = cJSON_GetObjectItemCaseSensitive(packet, "actions"), *it;
-            size_t k = 0;
-            snprintf(where, sizeof(where), "%s%s%s", (const char *)sqlite3_column_text(s, 10),
-                     *sqlite3_column_text(s, 11) ? " / " : "",
-                     (const char *)sqlite3_column_text(s, 11));
-            printf("%.8s  %-18s %-8s %-6s goal %.8s %s\n", sqlite3_column_text(s, 0),
-                   term_fit((const char *)sqlite3_column_text(s, 3), 18),
-                   term_fit((const char *)sqlite3_column_text(s, 4), 8),
-                   term_fit((const char *)sqlite3_column_text(s, 5), 6), sqlite3_column_text(s, 1),
-                   term_fit(where, 80 - 59));
-            if (q) {
-                /* whole, wrapped: an agent's question is its own words */
-                printf("          question:\n");
-                term_wrap(stdout, q, 12, 80);
-            }
-            {
-                /* an agent's question: what it is about and what it did last */
-                const cJSON *wi = cJSON_GetObjectItemCaseSensitive(packet, "work_item");
-                const cJSON *calls = cJSON_GetObjectItemCaseSensitive(packet, "last_tool_calls");
-                const char *cause =
-                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet, "cause"));
-                char line[1024];
-                if (wi && calls) {
-                    snprintf(line, sizeof(line), "%s: %s",
-                             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(wi, "key")),
-                             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(wi, "title")));
-                    printf("          item %s\n", term_fit(line, 80 - 15));
-                }
-                cJSON_ArrayForEach(it, calls)
-                {
-                    snprintf(line, sizeof(line), "%s %s",
-                             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "tool")),
-                             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "args")));
-                    printf("          called %s\n", term_fit(line, 80 - 17));
-                }
-                if (cause && (!q || !strstr(q, cause)))
-                    printf("          cause: %s\n", term_fit(cause, 80 - 17));
-            }
-            cJSON_ArrayForEach(it, a)
-            {
-                int w = snprintf(acts + k, sizeof(acts) - k, " %s",
-                                 cJSON_GetStringValue(it) ? cJSON_GetStringValue(it) : "");
-                if (w < 0 || (size_t)w >= sizeof(acts) - k)
-                    break;
-                k += (size_t)w;
-            }
-            printf("          actions:%s\n", term_fit(acts, 80 - 18));
-            if (*sqlite3_column_text(s, 7))
-                printf("          resolution: %s\n",
-                       term_fit((const char *)sqlite3_column_text(s, 7), 80 - 22));
-        }
-        cJSON_Delete(packet);
-    }
-    store_done(s);
-    if (json) {
-        cli_print_json(arr);
-        cJSON_Delete(arr);
-    } else if (n == 0) {
+    if (lc.json) {
+        cli_print_json(lc.arr);
+        cJSON_Delete(lc.arr);
+    } else if (lc.n == 0) {
         printf("no %sescalations\n", cli_flag(c, "all") ? "" : "open ");
     }
     return EXIT_OK;

@@ -9,10 +9,12 @@
 
 #include "cli/cli.h"
 #include "store/event.h"
+#include "store/goal.h"
 #include "util/termesc.h"
 #include "util/timeutil.h"
 
 #define MAX_TYPES 16
+#define EVENT_PAGE 1000 /* events read per query */
 
 struct ev_ctx {
     int json;
@@ -26,6 +28,8 @@ struct ev_ctx {
     long long skip;       /* --tail: matching events still to pass over */
     long long matched;    /* counting pass of --tail */
     int counting;
+    int page_rows;        /* events of the current page */
+    int64_t page_last;    /* ... and the last one's id */
 };
 
 static volatile sig_atomic_t stop;
@@ -84,6 +88,8 @@ static int each(const struct store_event *ev, void *vctx)
     int left;
 
     ec->last = ev->id;
+    ec->page_last = ev->id;
+    ec->page_rows++;
     if (!type_matches(ec, ev->type))
         return 0;
     if (ec->counting) {
@@ -144,46 +150,100 @@ static int parse_since(const char *s, int64_t *out)
     return 0;
 }
 
-/* The last event id before time since (0 when none). */
-static int id_before(store *st, int64_t since, int64_t *out)
-{
-    static const char q[] = "SELECT ifnull(max(id), 0) FROM events WHERE ts < ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q);
-
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, since);
-    rc = sqlite3_step(s) == SQLITE_ROW ? 0 : store_err(st, "events");
-    if (rc == 0)
-        *out = sqlite3_column_int64(s, 0);
-    store_done(s);
-    return rc;
-}
-
 /* 1 when the goal has ended (completed or cancelled). */
 static int goal_ended(store *st, const char *goal_id)
 {
-    static const char q[] = "SELECT status IN ('completed', 'cancelled') FROM goals WHERE id = ?";
-    sqlite3_stmt *s;
     int ended = 0;
 
-    if (store_prepare(st, &s, q) != 0)
-        return 0;
-    store_bind_text(s, 1, goal_id);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        ended = sqlite3_column_int(s, 0);
-    store_done(s);
+    if (store_goal_ended(st, goal_id, &ended) != 0)
+        err_clear(); /* not known to have ended: keep following */
     return ended;
+}
+
+/* Every event after after (of goal, when not NULL) through each(), in
+ * pages of EVENT_PAGE: no query reads the whole log at once. */
+static int scan(store *st, const char *goal, int64_t after, struct ev_ctx *ec)
+{
+    int rc;
+
+    do {
+        ec->page_rows = 0;
+        if ((rc = store_event_each(st, goal, after, EVENT_PAGE, each, ec)) != 0)
+            return rc;
+        after = ec->page_last;
+    } while (ec->page_rows == EVENT_PAGE);
+    return 0;
+}
+
+/* --type: a comma list of types or prefixes into ec (EXIT_OK, or the
+ * usage failure). */
+static int parse_types(struct ev_ctx *ec, const char *types)
+{
+    char *save = NULL, *tok;
+
+    if (strlen(types) >= sizeof(ec->typebuf))
+        return cli_fail(EXIT_USAGE, "events: --type: too long");
+    snprintf(ec->typebuf, sizeof(ec->typebuf), "%s", types);
+    for (tok = strtok_r(ec->typebuf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (ec->ntypes == MAX_TYPES)
+            return cli_fail(EXIT_USAGE, "events: --type: at most %d types", MAX_TYPES);
+        ec->types[ec->ntypes++] = tok;
+    }
+    if (ec->ntypes == 0)
+        return cli_fail(EXIT_USAGE, "events: --type: expected a type like run.failed or "
+                                    "tool_call.*");
+    return EXIT_OK;
+}
+
+/* The options into ec, *since_ms (when --since) and *ntail (-1 without
+ * --tail): EXIT_OK or the usage failure. */
+static int parse_opts(struct cli_ctx *c, struct ev_ctx *ec, int64_t *since_ms, long long *ntail)
+{
+    const char *since = cli_opt(c, "since");
+    const char *tail = cli_opt(c, "tail");
+    const char *types = cli_opt(c, "type");
+
+    if (since && parse_since(since, since_ms) != 0)
+        return cli_fail(EXIT_USAGE, "events: --since: expected an RFC 3339 date-time or a "
+                                    "duration like 10m (s, m, h, d), got \"%s\"",
+                        since);
+    if (tail) {
+        char *end;
+        *ntail = strtoll(tail, &end, 10);
+        if (*end || end == tail || *ntail < 0 || *ntail > 100000000)
+            return cli_fail(EXIT_USAGE, "events: --tail: expected a count from 0, got \"%s\"",
+                            tail);
+    }
+    return types ? parse_types(ec, types) : EXIT_OK;
+}
+
+/* --follow: new events as they come; with --goal, until the goal ends
+ * and its last events are printed (exit 0). */
+static int follow(store *st, const char *goal, struct ev_ctx *ec)
+{
+    int rc;
+
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    fflush(stdout);
+    while (!stop) {
+        int ended = goal && goal_ended(st, goal);
+        int64_t before = ec->last;
+        if ((rc = store_event_each(st, goal, ec->last, 1000, each, ec)) != 0)
+            return cli_fail_err(rc);
+        fflush(stdout);
+        if (ended && ec->last == before)
+            break;
+        if (ec->last == before)
+            time_sleep_ms(200);
+    }
+    return EXIT_OK;
 }
 
 static int run(struct cli_ctx *c)
 {
     char idbuf[ID_SIZE];
     const char *goal = cli_opt(c, "goal");
-    const char *since = cli_opt(c, "since");
-    const char *tail = cli_opt(c, "tail");
-    const char *types = cli_opt(c, "type");
     struct ev_ctx ec;
     int64_t after = 0, since_ms = 0;
     long long ntail = -1;
@@ -191,31 +251,8 @@ static int run(struct cli_ctx *c)
     int rc;
 
     memset(&ec, 0, sizeof(ec));
-    if (since && parse_since(since, &since_ms) != 0)
-        return cli_fail(EXIT_USAGE, "events: --since: expected an RFC 3339 date-time or a "
-                                    "duration like 10m (s, m, h, d), got \"%s\"",
-                        since);
-    if (tail) {
-        char *end;
-        ntail = strtoll(tail, &end, 10);
-        if (*end || end == tail || ntail < 0 || ntail > 100000000)
-            return cli_fail(EXIT_USAGE, "events: --tail: expected a count from 0, got \"%s\"",
-                            tail);
-    }
-    if (types) {
-        char *save = NULL, *tok;
-        if (strlen(types) >= sizeof(ec.typebuf))
-            return cli_fail(EXIT_USAGE, "events: --type: too long");
-        snprintf(ec.typebuf, sizeof(ec.typebuf), "%s", types);
-        for (tok = strtok_r(ec.typebuf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            if (ec.ntypes == MAX_TYPES)
-                return cli_fail(EXIT_USAGE, "events: --type: at most %d types", MAX_TYPES);
-            ec.types[ec.ntypes++] = tok;
-        }
-        if (ec.ntypes == 0)
-            return cli_fail(EXIT_USAGE, "events: --type: expected a type like run.failed or "
-                                        "tool_call.*");
-    }
+    if ((rc = parse_opts(c, &ec, &since_ms, &ntail)) != EXIT_OK)
+        return rc;
     if (goal) {
         if ((rc = cli_resolve(c, "goals", goal, idbuf)) != 0)
             return rc;
@@ -223,41 +260,28 @@ static int run(struct cli_ctx *c)
     }
     if ((rc = cli_store(c, &st)) != 0)
         return rc;
-    if (since && (rc = id_before(st, since_ms, &after)) != 0)
+    if (cli_opt(c, "since") && (rc = store_event_id_before(st, since_ms, &after)) != 0)
         return cli_fail_err(rc);
     ec.json = cli_flag(c, "json");
     ec.follow = cli_flag(c, "follow");
     ec.first = 1;
     ec.width = term_width(STDOUT_FILENO);
     if (ntail >= 0) {
+        /* --tail: count the matching events first, then pass over all
+         * but the last N */
         ec.counting = 1;
-        if ((rc = store_event_each(st, goal, after, 0, each, &ec)) != 0)
+        if ((rc = scan(st, goal, after, &ec)) != 0)
             return cli_fail_err(rc);
         ec.counting = 0;
         ec.skip = ec.matched > ntail ? ec.matched - ntail : 0;
     }
-    if ((rc = store_event_each(st, goal, after, 0, each, &ec)) != 0)
+    if ((rc = scan(st, goal, after, &ec)) != 0)
         return cli_fail_err(rc);
     if (ec.json && !ec.follow)
         fputs(ec.first ? "[]\n" : "\n]\n", stdout);
     if (!ec.follow)
         return EXIT_OK;
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    fflush(stdout);
-    /* with --goal, until the goal ends: its last events printed, exit 0 */
-    while (!stop) {
-        int ended = goal && goal_ended(st, goal);
-        int64_t before = ec.last;
-        if ((rc = store_event_each(st, goal, ec.last, 1000, each, &ec)) != 0)
-            return cli_fail_err(rc);
-        fflush(stdout);
-        if (ended && ec.last == before)
-            break;
-        if (ec.last == before)
-            time_sleep_ms(200);
-    }
-    return EXIT_OK;
+    return follow(st, goal, &ec);
 }
 
 const struct cli_command cmd_events = {

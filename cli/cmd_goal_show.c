@@ -9,6 +9,7 @@
 #include "store/goal.h"
 #include "util/termesc.h"
 #include "util/timeutil.h"
+#include "util/utf8.h"
 
 /* One field; long values wrap at 80 columns (the goal's text: util/termesc.h) */
 static void line(const char *k, const char *v)
@@ -20,14 +21,8 @@ static void line(const char *k, const char *v)
         return;
     e = term_view(v);
     while (*e || first) {
-        int cols = 0;
-        size_t i = 0, cut;
-        for (; e[i] && cols < 80 - 18; i++)
-            if (((unsigned char)e[i] & 0xc0) != 0x80)
-                cols++;
-        while (e[i] && ((unsigned char)e[i] & 0xc0) == 0x80)
-            i++;
-        cut = i;
+        /* 80 - 18 columns of value, whole characters */
+        size_t i = utf8_offset(e, strlen(e), 80 - 18), cut = i;
         if (e[i]) /* break after the last space, when there is one */
             for (size_t j = i; j > 0; j--)
                 if (e[j - 1] == ' ') {

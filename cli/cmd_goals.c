@@ -10,6 +10,8 @@
 #include "store/goal.h"
 #include "util/termesc.h"
 #include "util/timeutil.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
 
 struct list_ctx {
     store *st;
@@ -46,19 +48,11 @@ static void second_line(const struct goal *g, int64_t next)
     /* 10 columns of indent + 70 of text, escaped first, cut with "..." */
     {
         const char *v = term_view(line);
-        size_t i = 0, chars = 0, cut = 0;
-        while (v[i]) {
-            if (chars == 67)
-                cut = i;
-            i++;
-            while (((unsigned char)v[i] & 0xC0) == 0x80)
-                i++;
-            chars++;
-        }
-        if (chars <= 70)
+        size_t len = strlen(v);
+        if (utf8_count(v, len) <= 70)
             printf("          %s\n", v);
         else
-            printf("          %.*s...\n", (int)cut, v);
+            printf("          %.*s...\n", (int)utf8_offset(v, len, 67), v);
     }
 }
 
@@ -113,7 +107,7 @@ static int run(struct cli_ctx *c)
     lc.now = time_now_ms();
     lc.json = cli_flag(c, "json");
     if (lc.json)
-        lc.arr = cJSON_CreateArray();
+        lc.arr = xcheck(cJSON_CreateArray());
     else
         printf("%-8s  %-9s  %3s  %-20s  %s\n", "ID", "STATUS", "PRI", "CREATED", "TITLE");
     /* a template is stored queued and shown scheduled */

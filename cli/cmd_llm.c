@@ -18,6 +18,7 @@
 #include "llm/llm.h"
 #include "util/fsutil.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 static cJSON *response_json(const struct llm_response *r)
 {
@@ -58,24 +59,136 @@ static cJSON *error_json(const struct llm_error *e, int index)
     return o;
 }
 
+/* What `llm chat` sends, parsed from stdin; llm_request points into it.
+ * chat_input_release() frees it. */
+struct chat_input {
+    cJSON *root;
+    struct llm_message *msgs;
+    size_t nmsgs;
+    struct llm_tool_def *tools;
+    char **params_text; /* printed tool schemas, one per tool */
+    size_t ntools;
+    char *schema;
+};
+
+static void chat_input_release(struct chat_input *in)
+{
+    llm_messages_free(in->msgs, in->nmsgs);
+    for (size_t i = 0; in->params_text && i < in->ntools; i++)
+        cJSON_free(in->params_text[i]);
+    free(in->params_text);
+    free(in->tools);
+    cJSON_free(in->schema);
+    cJSON_Delete(in->root);
+    memset(in, 0, sizeof(*in));
+}
+
+/* The request's tools ({"name", "description", "parameters"}) into in:
+ * EXIT_OK or the usage failure. */
+static int chat_tools(struct chat_input *in, const cJSON *tools_j)
+{
+    const cJSON *t;
+
+    in->tools = xcalloc((size_t)cJSON_GetArraySize(tools_j) + 1, sizeof(*in->tools));
+    in->params_text = xcalloc((size_t)cJSON_GetArraySize(tools_j) + 1, sizeof(*in->params_text));
+    cJSON_ArrayForEach(t, tools_j)
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
+        const cJSON *desc = cJSON_GetObjectItemCaseSensitive(t, "description");
+        cJSON *params = cJSON_GetObjectItemCaseSensitive(t, "parameters");
+        if (!cJSON_IsString(name))
+            return cli_fail(EXIT_USAGE, "llm chat: stdin: tools[%zu].name: expected a string",
+                            in->ntools);
+        in->tools[in->ntools].name = name->valuestring;
+        in->tools[in->ntools].description = cJSON_IsString(desc) ? desc->valuestring : NULL;
+        if (params) /* the printed schema lives in params_text */
+            in->tools[in->ntools].parameters_json = in->params_text[in->ntools] =
+                cJSON_PrintUnformatted(params);
+        in->ntools++;
+    }
+    return EXIT_OK;
+}
+
+/* Read and parse the request on stdin into in: EXIT_OK or the usage
+ * failure. */
+static int chat_read(struct chat_input *in)
+{
+    strbuf buf = STRBUF_INIT;
+    const cJSON *schema_j, *tools_j;
+    int code = EXIT_OK;
+
+    strbuf_init(&buf, 64 << 20);
+    if (fs_read_file(&buf, "/dev/stdin", 64 << 20) != 0) {
+        code = cli_fail(EXIT_USAGE, "llm chat: stdin: %s", err_last());
+        goto out;
+    }
+    in->root = cJSON_Parse(strbuf_cstr(&buf));
+    if (!in->root) {
+        code = cli_fail(EXIT_USAGE, "llm chat: stdin: not valid JSON");
+        goto out;
+    }
+    if (llm_messages_from_json(&in->msgs, &in->nmsgs,
+                               cJSON_IsArray(in->root)
+                                   ? in->root
+                                   : cJSON_GetObjectItemCaseSensitive(in->root, "messages")) !=
+        0) {
+        code = cli_fail(EXIT_USAGE, "llm chat: stdin: %s", err_last());
+        goto out;
+    }
+    schema_j = cJSON_GetObjectItemCaseSensitive(in->root, "response_schema");
+    if (cJSON_IsObject(schema_j))
+        in->schema = cJSON_PrintUnformatted(schema_j);
+    tools_j = cJSON_GetObjectItemCaseSensitive(in->root, "tools");
+    if (cJSON_IsArray(tools_j))
+        code = chat_tools(in, tools_j);
+out:
+    strbuf_release(&buf);
+    return code;
+}
+
+/* The answer (or, with --json, the failure) on stdout; the exit code. */
+static int chat_print(struct cli_ctx *c, int rc, const struct llm_response *resp,
+                      const struct llm_error *err, int end)
+{
+    cJSON *o;
+
+    if (rc != 0) {
+        if (cli_flag(c, "json")) {
+            o = error_json(err, end);
+            cli_print_json(o);
+            cJSON_Delete(o);
+        }
+        return cli_fail(EXIT_FAIL, "llm: %s: %s", err->cls ? llm_error_class_name(err->cls) : "error",
+                        err->message ? err->message : err_last());
+    }
+    if (cli_flag(c, "json")) {
+        o = response_json(resp);
+        cli_print_json(o);
+        cJSON_Delete(o);
+        return EXIT_OK;
+    }
+    if (resp->message.content)
+        printf("%s\n", resp->message.content);
+    for (size_t i = 0; i < resp->message.ncalls; i++)
+        printf("tool_call %s %s %s\n", resp->message.calls[i].id, resp->message.calls[i].name,
+               resp->message.calls[i].arguments);
+    return EXIT_OK;
+}
+
 static int run(struct cli_ctx *c)
 {
     const char *stage = cli_opt(c, "stage");
     const char *mi = cli_opt(c, "model-index");
+    struct chat_input in;
     struct llm_request req;
     struct llm_response resp;
     struct llm_error err;
-    struct llm_message *msgs = NULL;
-    struct llm_tool_def *tools = NULL;
-    char **params_text = NULL; /* printed tool schemas, one per tool */
-    size_t nmsgs = 0, ntools = 0;
-    strbuf in = STRBUF_INIT;
-    cJSON *root = NULL, *schema_j, *tools_j;
-    char *schema = NULL;
+    const cJSON *max_out;
     llm_client *cl = NULL;
     store *st = NULL;
-    int index = 0, end = 0, rc, code = EXIT_FAIL;
+    int index = 0, end = 0, rc, code;
 
+    memset(&in, 0, sizeof(in));
     memset(&req, 0, sizeof(req));
     memset(&resp, 0, sizeof(resp));
     memset(&err, 0, sizeof(err));
@@ -88,56 +201,9 @@ static int run(struct cli_ctx *c)
             return cli_fail(EXIT_USAGE, "llm chat: --model-index: expected a number >= 0");
         index = (int)v;
     }
-    strbuf_init(&in, 64 << 20);
-    if (fs_read_file(&in, "/dev/stdin", 64 << 20) != 0) {
-        code = cli_fail(EXIT_USAGE, "llm chat: stdin: %s", err_last());
+    if ((code = chat_read(&in)) != EXIT_OK || (code = cli_store(c, &st)) != 0)
         goto out;
-    }
-    root = cJSON_Parse(strbuf_cstr(&in));
-    if (!root) {
-        code = cli_fail(EXIT_USAGE, "llm chat: stdin: not valid JSON");
-        goto out;
-    }
-    if ((rc = llm_messages_from_json(
-             &msgs, &nmsgs,
-             cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "messages"))) !=
-        0) {
-        code = cli_fail(EXIT_USAGE, "llm chat: stdin: %s", err_last());
-        goto out;
-    }
-    schema_j = cJSON_GetObjectItemCaseSensitive(root, "response_schema");
-    if (cJSON_IsObject(schema_j))
-        schema = cJSON_PrintUnformatted(schema_j);
-    tools_j = cJSON_GetObjectItemCaseSensitive(root, "tools");
-    if (cJSON_IsArray(tools_j)) {
-        const cJSON *t;
-        tools = calloc((size_t)cJSON_GetArraySize(tools_j) + 1, sizeof(*tools));
-        params_text = calloc((size_t)cJSON_GetArraySize(tools_j) + 1, sizeof(*params_text));
-        if (!tools || !params_text)
-            abort();
-        cJSON_ArrayForEach(t, tools_j)
-        {
-            const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
-            const cJSON *desc = cJSON_GetObjectItemCaseSensitive(t, "description");
-            cJSON *params = cJSON_GetObjectItemCaseSensitive(t, "parameters");
-            if (!cJSON_IsString(name)) {
-                code = cli_fail(EXIT_USAGE, "llm chat: stdin: tools[%zu].name: expected a string",
-                                ntools);
-                goto out;
-            }
-            tools[ntools].name = name->valuestring;
-            tools[ntools].description = cJSON_IsString(desc) ? desc->valuestring : NULL;
-            if (params) /* the printed schema lives in params_text */
-                tools[ntools].parameters_json = params_text[ntools] =
-                    cJSON_PrintUnformatted(params);
-            ntools++;
-        }
-    }
-    if ((rc = cli_store(c, &st)) != 0) {
-        code = rc;
-        goto out;
-    }
-    if ((rc = llm_client_open(&cl, st)) != 0) {
+    if (llm_client_open(&cl, st) != 0) {
         code = cli_fail(EXIT_USAGE, "llm: %s", err_last());
         goto out;
     }
@@ -145,58 +211,29 @@ static int run(struct cli_ctx *c)
     req.run_id = cli_opt(c, "run");
     req.goal_id = cli_opt(c, "goal");
     req.item_id = cli_opt(c, "item");
-    req.messages = msgs;
-    req.nmessages = nmsgs;
-    req.tools = tools;
-    req.ntools = ntools;
-    req.response_schema = schema;
-    if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "max_output_tokens")))
-        req.max_output_tokens =
-            cJSON_GetObjectItemCaseSensitive(root, "max_output_tokens")->valueint;
+    req.messages = in.msgs;
+    req.nmessages = in.nmsgs;
+    req.tools = in.tools;
+    req.ntools = in.ntools;
+    req.response_schema = in.schema;
+    max_out = cJSON_GetObjectItemCaseSensitive(in.root, "max_output_tokens");
+    if (cJSON_IsNumber(max_out))
+        req.max_output_tokens = max_out->valueint;
     if (cli_flag(c, "no-failover")) {
         rc = llm_chat(cl, index, &req, &resp, &err);
         end = index;
     } else {
         rc = llm_chat_chain(cl, index, &req, &resp, &err, &end);
     }
-    if (rc == ERR_INVALID) {
+    if (rc == ERR_INVALID)
         code = cli_fail(EXIT_USAGE, "llm chat: %s", err_last());
-        goto out;
-    }
-    if (rc == 0) {
-        if (cli_flag(c, "json")) {
-            cJSON *o = response_json(&resp);
-            cli_print_json(o);
-            cJSON_Delete(o);
-        } else {
-            if (resp.message.content)
-                printf("%s\n", resp.message.content);
-            for (size_t i = 0; i < resp.message.ncalls; i++)
-                printf("tool_call %s %s %s\n", resp.message.calls[i].id, resp.message.calls[i].name,
-                       resp.message.calls[i].arguments);
-        }
-        code = EXIT_OK;
-    } else {
-        if (cli_flag(c, "json")) {
-            cJSON *o = error_json(&err, end);
-            cli_print_json(o);
-            cJSON_Delete(o);
-        }
-        code = cli_fail(EXIT_FAIL, "llm: %s: %s", err.cls ? llm_error_class_name(err.cls) : "error",
-                        err.message ? err.message : err_last());
-    }
+    else
+        code = chat_print(c, rc, &resp, &err, end);
 out:
     llm_response_release(&resp);
     llm_error_release(&err);
     llm_client_free(cl);
-    llm_messages_free(msgs, nmsgs);
-    for (size_t i = 0; params_text && i < ntools; i++)
-        cJSON_free(params_text[i]);
-    free(params_text);
-    free(tools);
-    cJSON_free(schema);
-    cJSON_Delete(root);
-    strbuf_release(&in);
+    chat_input_release(&in);
     return code;
 }
 

@@ -24,11 +24,14 @@
 
 #include "cli/cli.h"
 #include "lifecycle/report.h"
+#include "store/escalation.h"
 #include "store/goal.h"
+#include "store/heartbeat.h"
 #include "util/config.h"
 #include "util/strbuf.h"
 #include "util/termesc.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 enum { EXIT_WAITING = 3, EXIT_INTERRUPTED = 130, MAX_WATCH = 64 };
 
@@ -61,39 +64,34 @@ struct view {
 /* The goals open now, oldest first (at most MAX_WATCH). */
 static int open_goals(store *st, struct view *v)
 {
-    static const char q[] = "SELECT id FROM goals WHERE is_template = 0 AND status IN"
-                            " ('queued', 'active', 'blocked') ORDER BY created_at, id";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q);
+    char(*ids)[ID_SIZE] = NULL;
+    size_t n = 0;
+    int rc = store_goal_open_ids(st, &ids, &n);
 
     if (rc)
         return rc;
-    while (sqlite3_step(s) == SQLITE_ROW && v->n < MAX_WATCH)
-        snprintf(v->g[v->n++].id, ID_SIZE, "%s", (const char *)sqlite3_column_text(s, 0));
-    store_done(s);
+    for (size_t i = 0; i < n && v->n < MAX_WATCH; i++)
+        snprintf(v->g[v->n++].id, ID_SIZE, "%s", ids[i]);
+    free(ids);
     return 0;
 }
 
 /* "running", "not running" or "stale": the daemon's heartbeat. */
 static const char *daemon_state(store *st)
 {
-    static const char q[] = "SELECT pid, last_tick FROM daemon_heartbeat WHERE id = 1";
-    sqlite3_stmt *s;
-    const char *state = "not running";
+    long pid = 0;
+    int64_t tick = 0, age;
+    int found = 0;
 
-    if (store_prepare(st, &s, q) != 0) {
+    if (store_heartbeat_tick(st, &pid, &tick, &found) != 0) {
         err_clear();
         return "unknown";
     }
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        long pid = (long)sqlite3_column_int64(s, 0);
-        int64_t age = time_now_ms() - sqlite3_column_int64(s, 1);
-        state = age <= config_int(CFG_DAEMON_STALE_S) * 1000 && kill((pid_t)pid, 0) == 0
-                    ? "running"
-                    : "stale";
-    }
-    store_done(s);
-    return state;
+    if (!found)
+        return "not running";
+    age = time_now_ms() - tick;
+    return age <= config_int(CFG_DAEMON_STALE_S) * 1000 && kill((pid_t)pid, 0) == 0 ? "running"
+                                                                                    : "stale";
 }
 
 /* Append one line of at most width columns (text escaped and cut). */
@@ -117,24 +115,18 @@ static void add_linef(struct view *v, const char *fmt, ...)
 }
 
 /* The open escalations' questions of a goal, one line each (at most 3). */
+static int escalation_line(const struct store_escalation *e, void *ctx)
+{
+    add_linef(ctx, "  escalation %s%s%s: %s", e->type, *e->item_key ? " " : "", e->item_key,
+              e->question);
+    return 0;
+}
+
 static void add_escalations(struct view *v, store *st, const char *goal_id)
 {
-    static const char q[] =
-        "SELECT e.type, ifnull(w.key, ''), coalesce(json_extract(e.packet, '$.minimal_question'),"
-        " w.question, '') FROM escalations e LEFT JOIN work_items w ON w.id = e.item_id"
-        " WHERE e.goal_id = ? AND e.status = 'open' ORDER BY e.created_at, e.id LIMIT 3";
-    sqlite3_stmt *s;
-
-    if (store_prepare(st, &s, q) != 0) {
+    /* a line is what it can be: a database error leaves the rest out */
+    if (store_escalation_each_open_question(st, goal_id, 3, escalation_line, v) != 0)
         err_clear();
-        return;
-    }
-    store_bind_text(s, 1, goal_id);
-    while (sqlite3_step(s) == SQLITE_ROW)
-        add_linef(v, "  escalation %s%s%s: %s", (const char *)sqlite3_column_text(s, 0),
-                  *sqlite3_column_text(s, 1) ? " " : "", (const char *)sqlite3_column_text(s, 1),
-                  (const char *)sqlite3_column_text(s, 2));
-    store_done(s);
 }
 
 /* What the goal is doing, in one phrase ("execute wi-2 turn 3, bash: make"). */
@@ -161,17 +153,13 @@ static void emit_if_changed(struct view *v, char **last, const char *text)
     for (const char *p = text; *p;) {
         const char *nl = strchr(p, '\n');
         size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        char *one = strndup(p, n);
-        if (!one)
-            abort();
+        char *one = xstrndup(p, n);
         printf("%.8s %s\n", t + 11, term_fit(one, v->width - 9));
         free(one);
         p += n + (nl != NULL);
     }
     free(*last);
-    *last = strdup(text);
-    if (!*last)
-        abort();
+    *last = xstrdup(text);
 }
 
 /* Read one goal and add its lines (tty) or print its changed state line
@@ -261,7 +249,7 @@ static int frame(struct view *v, store *st, int *all_ended, int *waiting)
     *all_ended = 1;
     *waiting = 0;
     /* one read transaction: a consistent picture */
-    if ((rc = store_exec(st, "BEGIN")) != 0)
+    if ((rc = store_read_begin(st)) != 0)
         return rc;
     for (int i = 0; i < v->n && rc == 0; i++) {
         rc = goal_frame(v, st, &v->g[i]);
@@ -277,7 +265,7 @@ static int frame(struct view *v, store *st, int *all_ended, int *waiting)
         add_linef(v, "daemon %s; %d of %d goal%s open; %.8s", daemon_state(st), open, v->n,
                   v->n == 1 ? "" : "s", t + 11);
     }
-    store_exec(st, "COMMIT");
+    store_read_end(st);
     if (rc)
         return rc;
     if (v->tty) {
@@ -327,7 +315,7 @@ static int run(struct cli_ctx *c)
     }
     if ((rc = cli_store(c, &st)) != 0)
         return rc;
-    if ((rc = store_exec(st, "PRAGMA query_only = 1")) != 0)
+    if ((rc = store_query_only(st)) != 0)
         return cli_fail_err(rc);
     if (c->npos == 0 && (rc = open_goals(st, &v)) != 0)
         return cli_fail_err(rc);

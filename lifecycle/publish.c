@@ -3,6 +3,17 @@
  * push its branch, open (or find) its pull request, complete the goal,
  * notify, and remove the worktree (the branch stays).
  *
+ * stage_publish() reads top to bottom:
+ *   1. every item finished (or the goal completed partial by a human)
+ *   2. the completion rule: the must-pass gates once more on the final
+ *      branch head; pre-existing failures make the goal partial
+ *   3. push the branch (publish.push), recorded as an artifact
+ *   4. the pull request (publish.pull_request), its body from
+ *      publish_body(): criteria and evidence, items, gates, review, cost
+ *   5. the goal completed, with its event, in one transaction
+ *   6. notify (an event always, a webhook when configured)
+ *   7. the worktree removed
+ *
  * Every step can be repeated after a crash without doing it twice: a push
  * of an up-to-date branch changes nothing, the pull request is looked for
  * before one is opened, artifacts are recorded once, and the goal's
@@ -19,13 +30,18 @@
 #include "lifecycle/report.h"
 #include "lifecycle/transitions.h"
 #include "lifecycle/verify.h"
+#include "store/escalation.h"
 #include "store/event.h"
+#include "store/gate_result.h"
+#include "store/goal.h"
+#include "store/item.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fault.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 #include "vcs/forge.h"
 #include "vcs/push.h"
 #include "vcs/worktree.h"
@@ -43,250 +59,386 @@ static void cell(strbuf *sb, const char *s)
     }
 }
 
-int publish_body(strbuf *sb, store *st, const char *goal_id)
+/* A partial goal: the must-pass failures it was completed with (the
+ * latest final check), or that a human completed it with what was done. */
+static int body_partial(strbuf *sb, store *st, const char *goal_id)
 {
-    static const char q_goal[] =
-        "SELECT title, description, spent_tokens, spent_cost_usd, partial FROM goals WHERE id = ?";
-    /* one row per (criterion, item): the item's latest evidence for it */
-    static const char q_evidence[] =
-        "SELECT d.note, d.data, w.key FROM decisions d JOIN work_items w ON w.id = d.item_id"
-        " WHERE d.goal_id = ? AND d.kind = 'evidence' AND w.status = 'done' AND d.id IN"
-        " (SELECT max(id) FROM decisions WHERE goal_id = ? AND kind = 'evidence'"
-        " GROUP BY item_id, note) ORDER BY w.created_at, w.rowid, d.id";
-    static const char q_final[] =
-        "SELECT data FROM decisions WHERE goal_id = ? AND kind = 'final_check'"
-        " ORDER BY id DESC LIMIT 1";
-    static const char q_inputs[] =
-        "SELECT w.key, json_extract(d.data, '$.gate_inputs_changed') FROM decisions d"
-        " JOIN work_items w ON w.id = d.item_id WHERE d.goal_id = ? AND d.kind = 'verification'"
-        " AND w.status = 'done' AND json_array_length(json_extract(d.data,"
-        " '$.gate_inputs_changed')) > 0 AND d.id IN (SELECT max(id) FROM decisions"
-        " WHERE goal_id = ? AND kind = 'verification' GROUP BY item_id)"
-        " ORDER BY w.created_at, w.rowid";
-    static const char q_items[] =
-        "SELECT key, title, status, verified, ifnull(commit_sha, '') FROM work_items"
-        " WHERE goal_id = ? ORDER BY created_at, rowid";
-    static const char q_gates[] =
-        "SELECT w.key, g.name, g.passed, ifnull(g.exit_code, -1), ifnull(g.classification, ''),"
-        " g.tests_passed, g.tests_failed, g.output_hash FROM gate_results g"
-        " JOIN work_items w ON w.id = g.item_id WHERE g.id IN (SELECT max(id) FROM gate_results"
-        " WHERE goal_id = ? GROUP BY item_id, name) ORDER BY w.created_at, g.name";
-    static const char q_review[] =
-        "SELECT w.key, d.kind, ifnull(d.aspect, ''), ifnull(d.severity, ''), ifnull(d.note, '')"
-        " FROM decisions d JOIN work_items w ON w.id = d.item_id WHERE d.goal_id = ?"
-        " AND d.kind IN ('review_verdict', 'review_finding', 'review_unavailable') ORDER BY d.id";
-    sqlite3_stmt *s;
-    int rc, partial = 0;
-
-    if ((rc = store_prepare(st, &s, q_goal)) != 0)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        strbuf_addf(sb, "## Goal\n\n**%s**\n\n", sqlite3_column_text(s, 0));
-        if (sqlite3_column_text(s, 1) && *sqlite3_column_text(s, 1))
-            strbuf_addf(sb, "%s\n\n", sqlite3_column_text(s, 1));
-        partial = sqlite3_column_int(s, 4);
-    }
-    store_done(s);
-    if (partial) {
-        /* partial by the completion rule: the failures are listed */
-        cJSON *d = NULL;
-        const cJSON *f;
-        if ((rc = store_prepare(st, &s, q_final)) != 0)
-            return rc;
-        store_bind_text(s, 1, goal_id);
-        if (sqlite3_step(s) == SQLITE_ROW)
-            d = cJSON_Parse((const char *)sqlite3_column_text(s, 0));
-        store_done(s);
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "partial"))) {
-            strbuf_adds(sb, "**Partial**: must-pass gates still fail on the final tree, only with "
-                            "failures that were there when the goal started and that it did not "
-                            "set out to fix:\n\n");
-            cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(d, "partial_failures"))
-            {
-                const cJSON *t;
-                int k = 0;
-                strbuf_adds(sb, "- gate `");
-                cell(sb, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "gate")));
-                strbuf_adds(sb, "`");
-                cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(f, "tests"))
-                {
-                    strbuf_adds(sb, k++ ? ", " : ": ");
-                    cell(sb, cJSON_GetStringValue(t));
-                }
-                strbuf_adds(sb, "\n");
-            }
-            strbuf_adds(sb, "\n");
-        } else {
-            strbuf_adds(sb, "**Partial**: completed by a human with what was done.\n\n");
-        }
-        cJSON_Delete(d);
-    }
-
-    strbuf_adds(sb, "## Success criteria and evidence\n\n| criterion | item | evidence |\n"
-                    "|---|---|---|\n");
-    if ((rc = store_prepare(st, &s, q_evidence)) != 0)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, goal_id);
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        cJSON *d = cJSON_Parse((const char *)sqlite3_column_text(s, 1));
-        const cJSON *backed = cJSON_GetObjectItemCaseSensitive(d, "backed_by");
-        const cJSON *g, *t;
-        int any = 0, ngates = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "gates"));
-        strbuf_adds(sb, "| ");
-        cell(sb, (const char *)sqlite3_column_text(s, 0));
-        strbuf_adds(sb, " | ");
-        cell(sb, (const char *)sqlite3_column_text(s, 2));
-        strbuf_adds(sb, " | ");
-        cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(d, "gates"))
-        {
-            const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "gate"));
-            const char *h = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "output_hash"));
-            const char *tr = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "tree_id"));
-            int backs = 0;
-            /* only the gates that back this criterion (older rows: all) */
-            cJSON_ArrayForEach(t, backed) if (name && !strcmp(cJSON_GetStringValue(t), name)) backs = 1;
-            if (backed && !backs)
-                continue;
-            strbuf_addf(sb, "%sgate `%s` exit %d, output sha256 `%.12s`, tree `%.12s`",
-                        any ? "; " : "", name ? name : "",
-                        (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(g, "exit_code")),
-                        h ? h : "", tr ? tr : "");
-            any = 1;
-        }
-        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(d, "tests"))
-        {
-            strbuf_adds(sb, any++ ? "; test `" : "test `");
-            cell(sb, cJSON_GetStringValue(t));
-            strbuf_adds(sb, "` passed");
-        }
-        if (!any)
-            strbuf_adds(sb, ngates ? "none" : "none: **UNVERIFIED**, no deterministic gate");
-        strbuf_adds(sb, " |\n");
-        cJSON_Delete(d);
-    }
-    store_done(s);
-
-    if ((rc = store_prepare(st, &s, q_inputs)) != 0)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, goal_id);
-    {
-        int any = 0;
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            cJSON *a = cJSON_Parse((const char *)sqlite3_column_text(s, 1));
-            const cJSON *t;
-            int k = 0;
-            if (!any++)
-                strbuf_adds(sb, "\n## Gate inputs changed\n\nThese items changed files the gates "
-                                "read; their gates were also run with those files as they were "
-                                "before the item.\n\n");
-            strbuf_adds(sb, "- ");
-            cell(sb, (const char *)sqlite3_column_text(s, 0));
-            cJSON_ArrayForEach(t, a)
-            {
-                strbuf_adds(sb, k++ ? ", `" : ": `");
-                cell(sb, cJSON_GetStringValue(t));
-                strbuf_adds(sb, "`");
-            }
-            strbuf_adds(sb, "\n");
-            cJSON_Delete(a);
-        }
-    }
-    store_done(s);
-
-    strbuf_adds(sb, "\n## Work items\n\n| item | title | status | verified | commit |\n"
-                    "|---|---|---|---|---|\n");
-    if ((rc = store_prepare(st, &s, q_items)) != 0)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        strbuf_adds(sb, "| ");
-        cell(sb, (const char *)sqlite3_column_text(s, 0));
-        strbuf_adds(sb, " | ");
-        cell(sb, (const char *)sqlite3_column_text(s, 1));
-        strbuf_addf(sb, " | %s | %s | %.12s |\n", sqlite3_column_text(s, 2),
-                    sqlite3_column_type(s, 3) == SQLITE_NULL ? "-"
-                    : sqlite3_column_int(s, 3)               ? "yes"
-                                                             : "**UNVERIFIED**",
-                    sqlite3_column_text(s, 4));
-    }
-    store_done(s);
-
-    strbuf_adds(sb, "\n## Gates\n\n| item | gate | result | failure | tests |\n"
-                    "|---|---|---|---|---|\n");
-    if ((rc = store_prepare(st, &s, q_gates)) != 0)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        char tests[64] = "-";
-        if (sqlite3_column_type(s, 5) != SQLITE_NULL)
-            snprintf(tests, sizeof(tests), "%d passed, %d failed", sqlite3_column_int(s, 5),
-                     sqlite3_column_int(s, 6));
-        strbuf_adds(sb, "| ");
-        cell(sb, (const char *)sqlite3_column_text(s, 0));
-        strbuf_adds(sb, " | ");
-        cell(sb, (const char *)sqlite3_column_text(s, 1));
-        strbuf_addf(sb, " | %s (exit %d) | %s | %s |\n",
-                    sqlite3_column_int(s, 2) ? "pass" : "fail", sqlite3_column_int(s, 3),
-                    *sqlite3_column_text(s, 4) ? (const char *)sqlite3_column_text(s, 4) : "-",
-                    tests);
-    }
-    store_done(s);
-
-    strbuf_adds(sb, "\n## Review (advisory)\n\n");
-    if ((rc = store_prepare(st, &s, q_review)) != 0)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    {
-        int any = 0;
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            const char *kind = (const char *)sqlite3_column_text(s, 1);
-            any = 1;
-            if (!strcmp(kind, "review_verdict"))
-                strbuf_addf(sb, "- %s: verdict **%s**\n", sqlite3_column_text(s, 0),
-                            sqlite3_column_text(s, 4));
-            else if (!strcmp(kind, "review_unavailable"))
-                strbuf_addf(sb, "- %s: no review (the model could not be asked)\n",
-                            sqlite3_column_text(s, 0));
-            else {
-                strbuf_addf(sb, "  - [%s] %s: ", sqlite3_column_text(s, 3),
-                            sqlite3_column_text(s, 2));
-                cell(sb, (const char *)sqlite3_column_text(s, 4));
-                strbuf_adds(sb, "\n");
-            }
-        }
-        if (!any)
-            strbuf_adds(sb, "No review.\n");
-    }
-    store_done(s);
-
-    if ((rc = store_prepare(st, &s, q_goal)) != 0)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        strbuf_addf(sb, "\n## Cost\n\n%lld tokens, $%.4f\n\n_Published by goald._\n",
-                    (long long)sqlite3_column_int64(s, 2), sqlite3_column_double(s, 3));
-    store_done(s);
-    return 0;
-}
-
-/* Every item done or skipped (and at least one)? */
-static int all_finished(store *st, const char *goal_id, int *yes)
-{
-    static const char sql[] =
-        "SELECT count(*), sum(status IN ('done', 'skipped')) FROM work_items WHERE goal_id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    cJSON *d = NULL;
+    const cJSON *f;
+    int rc = store_decision_latest_final_check(st, goal_id, &d);
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    *yes = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) > 0 &&
-           sqlite3_column_int(s, 0) == sqlite3_column_int(s, 1);
-    store_done(s);
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "partial"))) {
+        strbuf_adds(sb, "**Partial**: completed by a human with what was done.\n\n");
+        cJSON_Delete(d);
+        return 0;
+    }
+    strbuf_adds(sb, "**Partial**: must-pass gates still fail on the final tree, only with "
+                    "failures that were there when the goal started and that it did not "
+                    "set out to fix:\n\n");
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(d, "partial_failures"))
+    {
+        const cJSON *t;
+        int k = 0;
+        strbuf_adds(sb, "- gate `");
+        cell(sb, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "gate")));
+        strbuf_adds(sb, "`");
+        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(f, "tests"))
+        {
+            strbuf_adds(sb, k++ ? ", " : ": ");
+            cell(sb, cJSON_GetStringValue(t));
+        }
+        strbuf_adds(sb, "\n");
+    }
+    strbuf_adds(sb, "\n");
+    cJSON_Delete(d);
     return 0;
+}
+
+/* The gates that back a criterion (older rows name none: all of them),
+ * each with its exit code, output hash and tree; *any set once one is
+ * written. */
+static void evidence_gates(strbuf *sb, const cJSON *d, int *any)
+{
+    const cJSON *backed = cJSON_GetObjectItemCaseSensitive(d, "backed_by");
+    const cJSON *g, *t;
+
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(d, "gates"))
+    {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "gate"));
+        const char *h = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "output_hash"));
+        const char *tr = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "tree_id"));
+        int backs = 0;
+        /* only the gates that back this criterion (older rows: all) */
+        cJSON_ArrayForEach(t, backed) if (name && !strcmp(cJSON_GetStringValue(t), name)) backs = 1;
+        if (backed && !backs)
+            continue;
+        strbuf_addf(sb, "%sgate `%s` exit %d, output sha256 `%.12s`, tree `%.12s`",
+                    *any ? "; " : "", name ? name : "",
+                    (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(g, "exit_code")),
+                    h ? h : "", tr ? tr : "");
+        *any = 1;
+    }
+}
+
+/* One row of the evidence table: criterion, item, what backs it. */
+static int evidence_row_cb(const struct store_decision *dec, void *ctx)
+{
+    strbuf *sb = ctx;
+    cJSON *d = cJSON_Parse(dec->data);
+    const cJSON *t;
+    int any = 0, ngates = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "gates"));
+
+    strbuf_adds(sb, "| ");
+    cell(sb, dec->note);
+    strbuf_adds(sb, " | ");
+    cell(sb, dec->item_key);
+    strbuf_adds(sb, " | ");
+    evidence_gates(sb, d, &any);
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(d, "tests"))
+    {
+        strbuf_adds(sb, any++ ? "; test `" : "test `");
+        cell(sb, cJSON_GetStringValue(t));
+        strbuf_adds(sb, "` passed");
+    }
+    if (!any)
+        strbuf_adds(sb, ngates ? "none" : "none: **UNVERIFIED**, no deterministic gate");
+    strbuf_adds(sb, " |\n");
+    cJSON_Delete(d);
+    return 0;
+}
+
+struct inputs_ctx {
+    strbuf *sb;
+    int any;
+};
+
+/* One item whose changes touched files the gates read, with those files. */
+static int inputs_row_cb(const struct store_decision *dec, void *ctx)
+{
+    struct inputs_ctx *ic = ctx;
+    cJSON *a = cJSON_Parse(dec->data);
+    const cJSON *t;
+    int k = 0;
+
+    if (!ic->any++)
+        strbuf_adds(ic->sb, "\n## Gate inputs changed\n\nThese items changed files the gates "
+                            "read; their gates were also run with those files as they were "
+                            "before the item.\n\n");
+    strbuf_adds(ic->sb, "- ");
+    cell(ic->sb, dec->item_key);
+    cJSON_ArrayForEach(t, a)
+    {
+        strbuf_adds(ic->sb, k++ ? ", `" : ": `");
+        cell(ic->sb, cJSON_GetStringValue(t));
+        strbuf_adds(ic->sb, "`");
+    }
+    strbuf_adds(ic->sb, "\n");
+    cJSON_Delete(a);
+    return 0;
+}
+
+static int item_row_cb(const struct work_item *wi, void *ctx)
+{
+    strbuf *sb = ctx;
+
+    strbuf_adds(sb, "| ");
+    cell(sb, wi->key);
+    strbuf_adds(sb, " | ");
+    cell(sb, wi->title);
+    strbuf_addf(sb, " | %s | %s | %.12s |\n", wi->status,
+                wi->verified < 0 ? "-"
+                : wi->verified   ? "yes"
+                                 : "**UNVERIFIED**",
+                wi->commit_sha ? wi->commit_sha : "");
+    return 0;
+}
+
+static int gate_row_cb(const struct store_gate_result *g, void *ctx)
+{
+    strbuf *sb = ctx;
+    char tests[64] = "-";
+
+    if (g->counted)
+        snprintf(tests, sizeof(tests), "%d passed, %d failed", g->tests_passed,
+                 g->tests_failed);
+    strbuf_adds(sb, "| ");
+    cell(sb, g->item_key);
+    strbuf_adds(sb, " | ");
+    cell(sb, g->name);
+    strbuf_addf(sb, " | %s (exit %d) | %s | %s |\n", g->passed ? "pass" : "fail", g->exit_code,
+                *g->classification ? g->classification : "-", tests);
+    return 0;
+}
+
+struct review_ctx {
+    strbuf *sb;
+    int any;
+};
+
+static int review_row_cb(const struct store_decision *d, void *ctx)
+{
+    struct review_ctx *rc = ctx;
+
+    rc->any = 1;
+    if (!strcmp(d->kind, "review_verdict")) {
+        strbuf_addf(rc->sb, "- %s: verdict **%s**\n", d->item_key, d->note);
+    } else if (!strcmp(d->kind, "review_unavailable")) {
+        strbuf_addf(rc->sb, "- %s: no review (the model could not be asked)\n", d->item_key);
+    } else {
+        strbuf_addf(rc->sb, "  - [%s] %s: ", d->severity, d->aspect);
+        cell(rc->sb, d->note);
+        strbuf_adds(rc->sb, "\n");
+    }
+    return 0;
+}
+
+/* The tables after the goal's head: evidence, changed gate inputs, items,
+ * gates and review. */
+static int body_tables(strbuf *sb, store *st, const char *goal_id)
+{
+    struct inputs_ctx ic = {sb, 0};
+    struct review_ctx rv = {sb, 0};
+    int rc;
+
+    strbuf_adds(sb, "## Success criteria and evidence\n\n| criterion | item | evidence |\n"
+                    "|---|---|---|\n");
+    if ((rc = store_decision_each_evidence(st, goal_id, evidence_row_cb, sb)) != 0 ||
+        (rc = store_decision_each_gate_inputs_changed(st, goal_id, inputs_row_cb, &ic)) != 0)
+        return rc;
+    strbuf_adds(sb, "\n## Work items\n\n| item | title | status | verified | commit |\n"
+                    "|---|---|---|---|---|\n");
+    if ((rc = store_item_each(st, goal_id, item_row_cb, sb)) != 0)
+        return rc;
+    strbuf_adds(sb, "\n## Gates\n\n| item | gate | result | failure | tests |\n"
+                    "|---|---|---|---|---|\n");
+    if ((rc = store_gate_result_each_latest_of_goal(st, goal_id, gate_row_cb, sb)) != 0)
+        return rc;
+    strbuf_adds(sb, "\n## Review (advisory)\n\n");
+    if ((rc = store_decision_each_review(st, goal_id, review_row_cb, &rv)) != 0)
+        return rc;
+    if (!rv.any)
+        strbuf_adds(sb, "No review.\n");
+    return 0;
+}
+
+int publish_body(strbuf *sb, store *st, const char *goal_id)
+{
+    struct goal *g = NULL;
+    int rc = store_goal_get(st, goal_id, &g);
+
+    if (rc == ERR_NOTFOUND) {
+        err_clear(); /* no goal: the tables alone */
+        rc = 0;
+    }
+    if (rc)
+        return rc;
+    if (g) {
+        strbuf_addf(sb, "## Goal\n\n**%s**\n\n", g->title);
+        if (g->description && *g->description)
+            strbuf_addf(sb, "%s\n\n", g->description);
+        /* partial by the completion rule: the failures are listed */
+        if (g->partial && (rc = body_partial(sb, st, goal_id)) != 0)
+            goto out;
+    }
+    if ((rc = body_tables(sb, st, goal_id)) != 0)
+        goto out;
+    if (g)
+        strbuf_addf(sb, "\n## Cost\n\n%lld tokens, $%.4f\n\n_Published by goald._\n",
+                    (long long)g->spent_tokens, g->spent_cost_usd);
+out:
+    store_goal_free(g);
+    return rc;
+}
+
+/* 1. Every item done or skipped (and at least one), or the goal completed
+ * partial by a human.  On failure job_fail() has been called. */
+static int check_finished(struct job_ctx *j)
+{
+    const struct goal *g = j->goal;
+    int total = 0, finished = 0;
+
+    if (store_item_count_finished(j->st, g->id, &total, &finished) != 0)
+        return job_fail(j, "internal", "%s", err_last());
+    if (!(total > 0 && total == finished) && !g->partial)
+        return job_fail(j, "internal", "goal %s has unfinished items", g->id);
+    return 0;
+}
+
+/* 2. The completion rule: the must-pass gates once more on the final
+ * branch head (not for a goal a human completed as partial); *partial is
+ * set when only pre-existing failures remain, and stored on the goal. */
+static int final_check(struct job_ctx *j, int *partial)
+{
+    int rc;
+
+    *partial = 0;
+    if (j->goal->partial)
+        return 0;
+    if ((rc = verify_goal_final(j, partial)) != 0)
+        return rc;
+    if (*partial && store_goal_set_partial(j->st, j->goal->id) != 0)
+        return job_fail(j, "internal", "%s", err_last());
+    return 0;
+}
+
+/* The head commit of the goal's worktree into head ("" when unknown). */
+static void worktree_head(const struct goal *g, char head[VCS_OID_HEX])
+{
+    vcs_worktree *wt = NULL;
+
+    if (!(g->repo && g->branch && g->worktree))
+        return;
+    if (vcs_worktree_open(&wt, g->repo, g->worktree) == 0) {
+        vcs_worktree_head(head, wt);
+        vcs_worktree_free(wt);
+    }
+}
+
+/* 3. Push the branch to remote; remote_url (n bytes) receives its URL
+ * ("" when unknown).  The branch artifact and goal.pushed are recorded. */
+static int push_branch(struct job_ctx *j, const char *remote, const char *head,
+                       char *remote_url, size_t n)
+{
+    const struct goal *g = j->goal;
+    cJSON *m;
+
+    if (vcs_push(g->repo, remote, g->branch) != 0)
+        return job_fail(j, "push", "%s", err_last());
+    m = xcheck(cJSON_CreateObject());
+    vcs_remote_url(remote_url, n, g->repo, remote);
+    cJSON_AddStringToObject(m, "remote", remote);
+    verify_artifact(j, "branch", g->branch, NULL, head[0] ? head : NULL,
+                    remote_url[0] ? remote_url : NULL, m);
+    store_event_add(j->st, g->id, NULL, j->claim.run_id, "goal.pushed", m, NULL);
+    cJSON_Delete(m);
+    return 0;
+}
+
+/* 4. Open (or find) the pull request of the pushed branch; *pr filled on
+ * success (vcs_pr_release()), its artifact and goal.pull_request
+ * recorded.  A forge failure fails the job: auth (401/403: no retry, one
+ * escalation naming the forge and the variable) or forge, and a rate
+ * limit that resets later than forge.retry_max_wait_s makes the goal's
+ * next attempt wait for it. */
+static int open_pull_request(struct job_ctx *j, const char *remote_url, int partial,
+                             struct vcs_pr *pr)
+{
+    const struct goal *g = j->goal;
+    struct vcs_forge f = {0};
+    strbuf body;
+    char title[300], ref[32];
+    cJSON *m;
+    int rc;
+
+    strbuf_init(&body, 1 << 20);
+    publish_body(&body, j->st, g->id);
+    snprintf(title, sizeof(title), "%s%s", partial ? "[partial] " : "", g->title);
+    rc = vcs_forge_from_config(&f, remote_url[0] ? remote_url : NULL);
+    if (rc == 0)
+        rc = vcs_forge_pr_ensure(pr, &f, title, g->branch,
+                                 g->base_branch ? g->base_branch : "main", strbuf_cstr(&body));
+    strbuf_release(&body);
+    vcs_forge_release(&f);
+    if (rc) {
+        const char *cls = !strcmp(pr->failure.cls, "auth") ? "auth" : "forge";
+        if (pr->failure.wait_ms > 0)
+            j->retry_not_before_ms = time_now_ms() + pr->failure.wait_ms;
+        vcs_pr_release(pr);
+        return job_fail(j, cls, "%s", err_last());
+    }
+    m = xcheck(cJSON_CreateObject());
+    snprintf(ref, sizeof(ref), "#%ld", pr->number);
+    cJSON_AddNumberToObject(m, "number", (double)pr->number);
+    cJSON_AddBoolToObject(m, "created", pr->created);
+    verify_artifact(j, "pull_request", ref, NULL, NULL, pr->url, m);
+    store_event_add(j->st, g->id, NULL, j->claim.run_id, "goal.pull_request", m, NULL);
+    cJSON_Delete(m);
+    return 0;
+}
+
+/* 6. An event always (goal.completed, written with the transition), a
+ * webhook when configured: its outcome is an event too. */
+static void notify(struct job_ctx *j, cJSON *p)
+{
+    const struct goal *g = j->goal;
+    char *text;
+    int sent = 0;
+
+    if (!config_str(CFG_NOTIFY_WEBHOOK_URL))
+        return;
+    cJSON_AddStringToObject(p, "event", "goal.completed");
+    cJSON_AddStringToObject(p, "goal_id", g->id);
+    text = cJSON_PrintUnformatted(p);
+    if (vcs_webhook_post(&sent, config_str(CFG_NOTIFY_WEBHOOK_URL), text) != 0) {
+        cJSON *e = xcheck(cJSON_CreateObject());
+        cJSON_AddStringToObject(e, "error", err_last());
+        store_event_add(j->st, g->id, NULL, j->claim.run_id, "notify.failed", e, NULL);
+        cJSON_Delete(e);
+    } else {
+        store_event_add(j->st, g->id, NULL, j->claim.run_id, "notify.sent", NULL, NULL);
+    }
+    cJSON_free(text);
+}
+
+/* The goal.completed payload: title, branch, head, pull request, partial. */
+static cJSON *completed_payload(const struct goal *g, const char *head, const struct vcs_pr *pr,
+                                int partial)
+{
+    cJSON *p = xcheck(cJSON_CreateObject());
+
+    cJSON_AddStringToObject(p, "title", g->title);
+    if (g->branch)
+        cJSON_AddStringToObject(p, "branch", g->branch);
+    if (head[0])
+        cJSON_AddStringToObject(p, "head", head);
+    if (pr->url) {
+        cJSON_AddStringToObject(p, "pull_request", pr->url);
+        cJSON_AddNumberToObject(p, "pull_request_number", (double)pr->number);
+    }
+    cJSON_AddBoolToObject(p, "partial", partial);
+    return p;
 }
 
 int stage_publish(struct job_ctx *j)
@@ -297,148 +449,43 @@ int stage_publish(struct job_ctx *j)
     int want_pr = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pub, "pull_request"));
     const char *remote = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pub, "remote"));
     char head[VCS_OID_HEX] = "", remote_url[2048] = "";
-    char *pr_url = NULL;
-    long pr_number = 0;
+    struct vcs_pr pr = {0};
     cJSON *p = NULL;
-    int yes = 0, partial = 0, rc;
+    int partial = 0, rc;
 
     if (!remote)
         remote = "origin";
-    if ((rc = all_finished(j->st, g->id, &yes)) != 0) {
-        rc = job_fail(j, "internal", "%s", err_last());
+    if ((rc = check_finished(j)) != 0 || (rc = final_check(j, &partial)) != 0)
         goto out;
-    }
-    if (!yes && !g->partial) {
-        rc = job_fail(j, "internal", "goal %s has unfinished items", g->id);
-        goto out;
-    }
-    /* the completion rule: the must-pass gates once more on the final
-     * branch head (not for a goal a human completed as partial) */
-    if (!g->partial) {
-        if ((rc = verify_goal_final(j, &partial)) != 0)
-            goto out;
-        if (partial) {
-            static const char sql[] = "UPDATE goals SET partial = 1 WHERE id = ?";
-            sqlite3_stmt *s;
-            if ((rc = store_prepare(j->st, &s, sql)) == 0) {
-                store_bind_text(s, 1, g->id);
-                rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "partial");
-                store_done(s);
-            }
-            if (rc) {
-                rc = job_fail(j, "internal", "%s", err_last());
-                goto out;
-            }
-        }
-    }
     partial = partial || g->partial;
-    if (g->repo && g->branch && g->worktree) {
-        vcs_worktree *wt = NULL;
-        if (vcs_worktree_open(&wt, g->repo, g->worktree) == 0) {
-            vcs_worktree_head(head, wt);
-            vcs_worktree_free(wt);
-        }
-    }
-    if (g->repo && g->branch && push) {
-        cJSON *m = cJSON_CreateObject();
-        if (vcs_push(g->repo, remote, g->branch) != 0) {
-            cJSON_Delete(m);
-            rc = job_fail(j, "push", "%s", err_last());
-            goto out;
-        }
-        vcs_remote_url(remote_url, sizeof(remote_url), g->repo, remote);
-        cJSON_AddStringToObject(m, "remote", remote);
-        verify_artifact(j, "branch", g->branch, NULL, head[0] ? head : NULL,
-                        remote_url[0] ? remote_url : NULL, m);
-        store_event_add(j->st, g->id, NULL, j->claim.run_id, "goal.pushed", m, NULL);
-        cJSON_Delete(m);
-    }
+    worktree_head(g, head);
+    if (g->repo && g->branch && push &&
+        (rc = push_branch(j, remote, head, remote_url, sizeof(remote_url))) != 0)
+        goto out;
     fault_point("publish.after_push");
     if (g->repo && g->branch && want_pr) {
-        struct vcs_forge f = {0};
-        struct vcs_pr pr = {0};
-        strbuf body;
-        char title[300];
         if (!push) {
             rc = job_fail(j, "config", "publish.pull_request needs publish.push");
             goto out;
         }
-        strbuf_init(&body, 1 << 20);
-        publish_body(&body, j->st, g->id);
-        snprintf(title, sizeof(title), "%s%s", partial ? "[partial] " : "", g->title);
-        rc = vcs_forge_from_config(&f, remote_url[0] ? remote_url : NULL);
-        if (rc == 0)
-            rc = vcs_forge_pr_ensure(&pr, &f, title, g->branch,
-                                     g->base_branch ? g->base_branch : "main", strbuf_cstr(&body));
-        strbuf_release(&body);
-        vcs_forge_release(&f);
-        if (rc) {
-            /* 401/403: class auth, no retry, one escalation naming the
-             * forge and the variable; a rate limit that resets later than
-             * forge.retry_max_wait_s: the goal's next attempt waits for it */
-            const char *cls = !strcmp(pr.failure.cls, "auth") ? "auth" : "forge";
-            if (pr.failure.wait_ms > 0)
-                j->retry_not_before_ms = time_now_ms() + pr.failure.wait_ms;
-            vcs_pr_release(&pr);
-            rc = job_fail(j, cls, "%s", err_last());
+        if ((rc = open_pull_request(j, remote_url, partial, &pr)) != 0)
             goto out;
-        }
-        {
-            char ref[32];
-            cJSON *m = cJSON_CreateObject();
-            snprintf(ref, sizeof(ref), "#%ld", pr.number);
-            cJSON_AddNumberToObject(m, "number", (double)pr.number);
-            cJSON_AddBoolToObject(m, "created", pr.created);
-            verify_artifact(j, "pull_request", ref, NULL, NULL, pr.url, m);
-            store_event_add(j->st, g->id, NULL, j->claim.run_id, "goal.pull_request", m, NULL);
-            cJSON_Delete(m);
-        }
-        pr_number = pr.number;
-        pr_url = pr.url ? strdup(pr.url) : NULL;
-        vcs_pr_release(&pr);
     }
-
     fault_point("publish.after_pull_request");
-    /* the goal is complete, with its event, in one transaction */
-    p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "title", g->title);
-    if (g->branch)
-        cJSON_AddStringToObject(p, "branch", g->branch);
-    if (head[0])
-        cJSON_AddStringToObject(p, "head", head);
-    if (pr_url) {
-        cJSON_AddStringToObject(p, "pull_request", pr_url);
-        cJSON_AddNumberToObject(p, "pull_request_number", (double)pr_number);
-    }
-    cJSON_AddBoolToObject(p, "partial", partial);
+
+    /* 5. the goal is complete, with its event, in one transaction */
+    p = completed_payload(g, head, &pr, partial);
     if ((rc = transition_apply(j->st, ENTITY_GOAL, g->id, "completed", NULL, p)) != 0) {
         rc = job_fail(j, "internal", "%s", err_last());
         goto out;
     }
-    strbuf_addf(&j->summary, "goal completed%s%s", pr_url ? ": " : "", pr_url ? pr_url : "");
-
-    /* notify: an event always (goal.completed), a webhook when configured */
-    if (config_str(CFG_NOTIFY_WEBHOOK_URL)) {
-        char *text;
-        int sent = 0;
-        cJSON_AddStringToObject(p, "event", "goal.completed");
-        cJSON_AddStringToObject(p, "goal_id", g->id);
-        text = cJSON_PrintUnformatted(p);
-        if (vcs_webhook_post(&sent, config_str(CFG_NOTIFY_WEBHOOK_URL), text) != 0) {
-            cJSON *e = cJSON_CreateObject();
-            cJSON_AddStringToObject(e, "error", err_last());
-            store_event_add(j->st, g->id, NULL, j->claim.run_id, "notify.failed", e, NULL);
-            cJSON_Delete(e);
-        } else {
-            store_event_add(j->st, g->id, NULL, j->claim.run_id, "notify.sent", NULL, NULL);
-        }
-        cJSON_free(text);
-    }
-    /* the worktree goes; the branch stays */
+    strbuf_addf(&j->summary, "goal completed%s%s", pr.url ? ": " : "", pr.url ? pr.url : "");
+    notify(j, p);
+    /* 7. the worktree goes; the branch stays */
     if (g->repo && g->worktree && vcs_worktree_remove(g->repo, g->worktree) != 0)
         log_warn("goal %.8s: worktree %s not removed: %s", g->id, g->worktree, err_last());
 out:
-    free(pr_url);
+    vcs_pr_release(&pr);
     cJSON_Delete(p);
     cJSON_Delete(pub);
     return rc;

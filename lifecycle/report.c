@@ -1,15 +1,34 @@
+/*
+ * report.c - what a goal has come to (see report.h): progress, items,
+ * evidence, budget, escalations and artifacts, as JSON or as text, and one
+ * item's gates (`goald report ID --item KEY`).
+ *
+ * Every fact comes from the store's typed getters, one entity at a time
+ * (store/goal, item, run, event, escalation, gate_result, artifact); this
+ * file only shapes them.  Text from a model or a goal is escaped for the
+ * terminal (util/termesc.h).
+ */
 #include "lifecycle/report.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/artifact.h"
+#include "store/escalation.h"
+#include "store/event.h"
+#include "store/gate_result.h"
 #include "store/item.h"
+#include "store/run.h"
 #include "util/err.h"
 #include "util/jsonw.h"
 #include "util/termesc.h"
 #include "util/timeutil.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
 
 double report_percent(long long done_points, long long total_points)
 {
@@ -57,10 +76,8 @@ const char *report_goal_status(const struct goal *g)
 
 cJSON *report_goal_json(const struct goal *g)
 {
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = xcheck(cJSON_CreateObject());
 
-    if (!o)
-        abort();
     cJSON_AddStringToObject(o, "id", g->id);
     cJSON_AddStringToObject(o, "title", g->title ? g->title : "");
     cJSON_AddStringToObject(o, "status", report_goal_status(g));
@@ -90,51 +107,39 @@ cJSON *report_goal_json(const struct goal *g)
     return o;
 }
 
+/* Add n items of effort and status to the progress in ctx. */
+static int progress_add(const char *effort, const char *status, int64_t n, void *ctx)
+{
+    struct report_progress *out = ctx;
+    long long pts = n * item_effort_points(effort);
+
+    out->items_total += (int)n;
+    out->total_points += pts;
+    if (!strcmp(status, "done") || !strcmp(status, "skipped")) {
+        out->done_points += pts;
+        if (status[0] == 'd') {
+            out->items_done += (int)n;
+        } else {
+            out->items_skipped += (int)n;
+            out->skipped_points += pts;
+        }
+    } else if (!strcmp(status, "blocked") || !strcmp(status, "escalated")) {
+        out->items_blocked += (int)n;
+        out->blocked_points += pts;
+    } else if (!strcmp(status, "in_progress") || !strcmp(status, "verify")) {
+        out->items_running += (int)n;
+    } else if (!strcmp(status, "cancelled")) {
+        out->items_cancelled += (int)n;
+    }
+    return 0;
+}
+
 int report_progress(store *st, const char *goal_id, struct report_progress *out)
 {
-    /* a handful of rows (efforts x statuses); points are mapped in C */
-    static const char sql[] = "SELECT effort, status, count(*) FROM work_items"
-                              " WHERE goal_id = ? GROUP BY effort, status";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc;
 
     memset(out, 0, sizeof(*out));
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    for (;;) {
-        int step = sqlite3_step(s);
-        const char *status;
-        long long n, pts;
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "progress");
-            break;
-        }
-        status = (const char *)sqlite3_column_text(s, 1);
-        n = sqlite3_column_int64(s, 2);
-        pts = n * item_effort_points((const char *)sqlite3_column_text(s, 0));
-        out->items_total += (int)n;
-        out->total_points += pts;
-        if (!strcmp(status, "done") || !strcmp(status, "skipped")) {
-            out->done_points += pts;
-            if (status[0] == 'd') {
-                out->items_done += (int)n;
-            } else {
-                out->items_skipped += (int)n;
-                out->skipped_points += pts;
-            }
-        } else if (!strcmp(status, "blocked") || !strcmp(status, "escalated")) {
-            out->items_blocked += (int)n;
-            out->blocked_points += pts;
-        } else if (!strcmp(status, "in_progress") || !strcmp(status, "verify")) {
-            out->items_running += (int)n;
-        } else if (!strcmp(status, "cancelled")) {
-            out->items_cancelled += (int)n;
-        }
-    }
-    store_done(s);
+    rc = store_item_count_by_effort_status(st, goal_id, progress_add, out);
     out->percent = report_percent(out->done_points, out->total_points);
     return rc;
 }
@@ -188,138 +193,88 @@ void report_counts(char *out, size_t n, const struct report_progress *p)
              p->items_total, p->items_total == 1 ? "" : "s", p->done_points, p->total_points);
 }
 
-/* Copy column i of the current row into out (n bytes; "" when NULL). */
-static void col_copy(char *out, size_t n, sqlite3_stmt *s, int i)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
+/* snprintf into out (n bytes), a longer text cut: for a status line, not
+ * the record. */
+static void format_cut(char *out, size_t n, const char *fmt, ...) GOALD_PRINTF(3, 4);
 
-    snprintf(out, n, "%s", t ? (const char *)t : "");
+static void format_cut(char *out, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(out, n, fmt, ap);
+    va_end(ap);
 }
 
 int report_activity(store *st, const char *goal_id, struct report_activity *out)
 {
-    static const char q_run[] =
-        "SELECT r.id, r.kind, ifnull(w.key, ''), ifnull(w.title, ''), r.started_at,"
-        " (SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.type = 'turn.started')"
-        " FROM runs r LEFT JOIN work_items w ON w.id = r.item_id"
-        " WHERE r.goal_id = ? AND r.status = 'running' ORDER BY r.started_at DESC LIMIT 1";
-    /* the arguments are kept as JSON text, maybe cut (tools/registry.c) */
-    static const char q_tool[] =
-        "SELECT tool, CASE WHEN json_valid(a) THEN coalesce(json_extract(a, '$.path'),"
-        " json_extract(a, '$.command'), json_extract(a, '$.pattern'),"
-        " json_extract(a, '$.summary'), json_extract(a, '$.question'), a) ELSE a END"
-        " FROM (SELECT ifnull(json_extract(payload, '$.tool'), '') AS tool,"
-        " ifnull(json_extract(payload, '$.arguments'), '') AS a FROM events"
-        " WHERE run_id = ? AND type = 'tool_call.started' ORDER BY id DESC LIMIT 1)";
-    static const char q_err[] =
-        "SELECT ts, type, coalesce(json_extract(payload, '$.reason'),"
-        " json_extract(payload, '$.error'), json_extract(payload, '$.tool'), ''),"
-        " ifnull(json_extract(payload, '$.tool'), '') FROM events"
-        " WHERE goal_id = ? AND type IN ('run.failed', 'run.timeout', 'run.aborted',"
-        " 'tool_call.failed') ORDER BY id DESC LIMIT 1";
-    static const char q_esc[] =
-        "SELECT count(*) FROM escalations WHERE goal_id = ? AND status = 'open'";
-    sqlite3_stmt *s;
-    int rc;
+    struct store_run_running run;
+    struct store_event_failure fail;
+    int found, rc;
 
     memset(out, 0, sizeof(*out));
     out->run_started_at = out->last_error_at = -1;
-    if ((rc = store_prepare(st, &s, q_run)) != 0)
+    if ((rc = store_run_latest_running(st, goal_id, &run, &found)) != 0)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        col_copy(out->run_id, sizeof(out->run_id), s, 0);
-        col_copy(out->kind, sizeof(out->kind), s, 1);
-        col_copy(out->item_key, sizeof(out->item_key), s, 2);
-        col_copy(out->item_title, sizeof(out->item_title), s, 3);
-        out->run_started_at =
-            sqlite3_column_type(s, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 4);
-        out->turn = sqlite3_column_int(s, 5);
+    if (found) {
+        snprintf(out->run_id, sizeof(out->run_id), "%s", run.id);
+        snprintf(out->kind, sizeof(out->kind), "%s", run.kind);
+        snprintf(out->item_key, sizeof(out->item_key), "%s", run.item_key);
+        snprintf(out->item_title, sizeof(out->item_title), "%s", run.item_title);
+        out->run_started_at = run.started_at;
+        out->turn = run.turns_started;
     }
-    store_done(s);
-    if (out->run_id[0]) {
-        if ((rc = store_prepare(st, &s, q_tool)) != 0)
-            return rc;
-        store_bind_text(s, 1, out->run_id);
-        if (sqlite3_step(s) == SQLITE_ROW) {
-            col_copy(out->tool, sizeof(out->tool), s, 0);
-            col_copy(out->tool_arg, sizeof(out->tool_arg), s, 1);
-        }
-        store_done(s);
-    }
-    if ((rc = store_prepare(st, &s, q_err)) != 0)
+    if (out->run_id[0] &&
+        (rc = store_event_last_tool_call(st, out->run_id, out->tool, sizeof(out->tool),
+                                         out->tool_arg, sizeof(out->tool_arg))) != 0)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        const char *type = (const char *)sqlite3_column_text(s, 1);
-        const char *why = (const char *)sqlite3_column_text(s, 2);
-        const char *tool = (const char *)sqlite3_column_text(s, 3);
-        out->last_error_at = sqlite3_column_int64(s, 0);
-        if (!strcmp(type, "tool_call.failed"))
-            snprintf(out->last_error, sizeof(out->last_error), "tool %s: %s", tool, why);
+    if ((rc = store_event_last_failure(st, goal_id, &fail, &found)) != 0)
+        return rc;
+    if (found) {
+        out->last_error_at = fail.ts;
+        if (!strcmp(fail.type, "tool_call.failed"))
+            format_cut(out->last_error, sizeof(out->last_error), "tool %s: %s", fail.tool,
+                       fail.why);
         else
-            snprintf(out->last_error, sizeof(out->last_error), "%s: %s", type, why);
+            format_cut(out->last_error, sizeof(out->last_error), "%s: %s", fail.type, fail.why);
     }
-    store_done(s);
-    if ((rc = store_prepare(st, &s, q_esc)) != 0)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        out->open_escalations = sqlite3_column_int(s, 0);
-    store_done(s);
+    return store_escalation_count_open(st, goal_id, &out->open_escalations);
+}
+
+/* One open escalation as the report's JSON object, appended to ctx. */
+static int escalation_json_cb(const struct store_escalation *e, void *ctx)
+{
+    cJSON *o = xcheck(cJSON_CreateObject());
+
+    cJSON_AddStringToObject(o, "id", e->id);
+    add_str_or_null(o, "item_id", e->item_id);
+    cJSON_AddStringToObject(o, "type", e->type);
+    cJSON_AddStringToObject(o, "severity", e->severity);
+    cJSON_AddStringToObject(o, "urgency", e->urgency);
+    cJSON_AddStringToObject(o, "status", e->status);
+    add_time(o, "created_at", e->created_at);
+    add_str_or_null(o, "question", e->question);
+    if (e->item_key) {
+        /* what the question is about: the item and, for an agent's
+         * question, its last tool calls */
+        cJSON *cx = cJSON_AddObjectToObject(o, "context");
+        cJSON *calls = e->last_tool_calls ? cJSON_Parse(e->last_tool_calls) : NULL;
+        cJSON_AddStringToObject(cx, "item_key", e->item_key);
+        add_str_or_null(cx, "item_title", e->item_title);
+        cJSON_AddItemToObject(cx, "last_tool_calls",
+                              cJSON_IsArray(calls) ? calls : cJSON_CreateArray());
+        if (calls && !cJSON_IsArray(calls))
+            cJSON_Delete(calls);
+    }
+    cJSON_AddItemToArray(ctx, o);
     return 0;
 }
 
 static int escalations_json(store *st, const char *goal_id, cJSON **out)
 {
-    static const char sql[] =
-        "SELECT id, item_id, type, severity, urgency, status, created_at,"
-        " json_extract(packet, '$.minimal_question'), json_extract(packet, '$.work_item.key'),"
-        " json_extract(packet, '$.work_item.title'), json_extract(packet, '$.last_tool_calls')"
-        " FROM escalations WHERE goal_id = ? AND status = 'open' ORDER BY created_at, id";
-    sqlite3_stmt *s;
-    cJSON *arr = cJSON_CreateArray();
-    int rc = store_prepare(st, &s, sql);
+    cJSON *arr = xcheck(cJSON_CreateArray());
+    int rc = store_escalation_each_open_of_goal(st, goal_id, escalation_json_cb, arr);
 
-    if (rc)
-        goto out;
-    store_bind_text(s, 1, goal_id);
-    for (;;) {
-        int step = sqlite3_step(s);
-        cJSON *o;
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "escalations");
-            break;
-        }
-        o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "id", (const char *)sqlite3_column_text(s, 0));
-        add_str_or_null(o, "item_id", (const char *)sqlite3_column_text(s, 1));
-        cJSON_AddStringToObject(o, "type", (const char *)sqlite3_column_text(s, 2));
-        cJSON_AddStringToObject(o, "severity", (const char *)sqlite3_column_text(s, 3));
-        cJSON_AddStringToObject(o, "urgency", (const char *)sqlite3_column_text(s, 4));
-        cJSON_AddStringToObject(o, "status", (const char *)sqlite3_column_text(s, 5));
-        add_time(o, "created_at", sqlite3_column_int64(s, 6));
-        add_str_or_null(o, "question", (const char *)sqlite3_column_text(s, 7));
-        if (sqlite3_column_type(s, 8) != SQLITE_NULL) {
-            /* what the question is about: the item and, for an agent's
-             * question, its last tool calls */
-            cJSON *ctx = cJSON_AddObjectToObject(o, "context");
-            cJSON *calls = sqlite3_column_type(s, 10) == SQLITE_NULL
-                               ? NULL
-                               : cJSON_Parse((const char *)sqlite3_column_text(s, 10));
-            cJSON_AddStringToObject(ctx, "item_key", (const char *)sqlite3_column_text(s, 8));
-            add_str_or_null(ctx, "item_title", (const char *)sqlite3_column_text(s, 9));
-            cJSON_AddItemToObject(ctx, "last_tool_calls",
-                                  cJSON_IsArray(calls) ? calls : cJSON_CreateArray());
-            if (calls && !cJSON_IsArray(calls))
-                cJSON_Delete(calls);
-        }
-        cJSON_AddItemToArray(arr, o);
-    }
-    store_done(s);
-out:
     if (rc)
         cJSON_Delete(arr);
     else
@@ -327,38 +282,27 @@ out:
     return rc;
 }
 
+/* One artifact as the report's JSON object, appended to ctx. */
+static int artifact_json_cb(const struct store_artifact *a, void *ctx)
+{
+    cJSON *o = xcheck(cJSON_CreateObject());
+
+    cJSON_AddStringToObject(o, "type", a->type);
+    add_str_or_null(o, "ref", a->ref);
+    add_str_or_null(o, "path", a->path);
+    add_str_or_null(o, "hash", a->hash);
+    add_str_or_null(o, "url", a->url);
+    add_str_or_null(o, "item_id", a->item_id);
+    add_time(o, "created_at", a->created_at);
+    cJSON_AddItemToArray(ctx, o);
+    return 0;
+}
+
 static int artifacts_json(store *st, const char *goal_id, cJSON **out)
 {
-    static const char sql[] = "SELECT type, ref, path, hash, url, item_id, created_at"
-                              " FROM artifacts WHERE goal_id = ? ORDER BY id";
-    sqlite3_stmt *s;
-    cJSON *arr = cJSON_CreateArray();
-    int rc = store_prepare(st, &s, sql);
+    cJSON *arr = xcheck(cJSON_CreateArray());
+    int rc = store_artifact_each(st, goal_id, NULL, artifact_json_cb, arr);
 
-    if (rc)
-        goto out;
-    store_bind_text(s, 1, goal_id);
-    for (;;) {
-        int step = sqlite3_step(s);
-        cJSON *o;
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "artifacts");
-            break;
-        }
-        o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "type", (const char *)sqlite3_column_text(s, 0));
-        add_str_or_null(o, "ref", (const char *)sqlite3_column_text(s, 1));
-        add_str_or_null(o, "path", (const char *)sqlite3_column_text(s, 2));
-        add_str_or_null(o, "hash", (const char *)sqlite3_column_text(s, 3));
-        add_str_or_null(o, "url", (const char *)sqlite3_column_text(s, 4));
-        add_str_or_null(o, "item_id", (const char *)sqlite3_column_text(s, 5));
-        add_time(o, "created_at", sqlite3_column_int64(s, 6));
-        cJSON_AddItemToArray(arr, o);
-    }
-    store_done(s);
-out:
     if (rc)
         cJSON_Delete(arr);
     else
@@ -399,10 +343,8 @@ static int parts_load(store *st, const char *goal_id, struct report_parts *p)
 
 static void write_raw_cjson(struct jsonw *w, const cJSON *v)
 {
-    char *t = cJSON_PrintUnformatted(v);
+    char *t = xcheck(cJSON_PrintUnformatted(v));
 
-    if (!t)
-        abort();
     jsonw_raw(w, t);
     cJSON_free(t);
 }
@@ -422,77 +364,45 @@ static void spent_limit(struct jsonw *w, const char *key, double spent, double l
 }
 
 /* The latest "verification" decision of an item (verify.c): its baseline,
- * granularity, test cases and changed gate inputs; NULL when none. */
+ * granularity, test cases and changed gate inputs; NULL when none (or
+ * when it cannot be read: the report shows what it has). */
 static cJSON *item_verification(store *st, const char *item_id)
 {
-    static const char q[] = "SELECT data FROM decisions WHERE item_id = ? AND kind = 'verification'"
-                            " ORDER BY id DESC LIMIT 1";
-    sqlite3_stmt *s;
     cJSON *d = NULL;
 
-    if (store_prepare(st, &s, q) != 0) {
+    if (store_decision_latest_verification(st, item_id, &d) != 0)
         err_clear();
-        return NULL;
-    }
-    store_bind_text(s, 1, item_id);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        d = cJSON_Parse((const char *)sqlite3_column_text(s, 0));
-    store_done(s);
     return d;
 }
 
-/* One query's first column, parsed as JSON (NULL when no row). */
-static cJSON *query_json(store *st, const char *sql, const char *arg)
+/* d when it is an array, else (deleted) an empty array. */
+static cJSON *array_or_empty(cJSON *d)
 {
-    sqlite3_stmt *s;
-    cJSON *d = NULL;
-
-    if (store_prepare(st, &s, sql) != 0) {
-        err_clear();
-        return NULL;
+    if (!cJSON_IsArray(d)) {
+        cJSON_Delete(d);
+        d = xcheck(cJSON_CreateArray());
     }
-    store_bind_text(s, 1, arg);
-    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-        d = cJSON_Parse((const char *)sqlite3_column_text(s, 0));
-    store_done(s);
     return d;
 }
 
 /* The failures a partial goal was completed with ([] when none). */
 static cJSON *partial_failures(store *st, const char *goal_id)
 {
-    static const char q[] = "SELECT json_extract(data, '$.partial_failures') FROM decisions"
-                            " WHERE goal_id = ? AND kind = 'final_check'"
-                            " AND json_extract(data, '$.partial') ORDER BY id DESC LIMIT 1";
-    cJSON *d = query_json(st, q, goal_id);
+    cJSON *d = NULL;
 
-    if (!cJSON_IsArray(d)) {
-        cJSON_Delete(d);
-        d = cJSON_CreateArray();
-    }
-    return d;
+    if (store_decision_partial_failures(st, goal_id, &d) != 0)
+        err_clear();
+    return array_or_empty(d);
 }
 
 /* The evidence table: one row per (criterion, done item). */
 static cJSON *evidence_rows(store *st, const char *goal_id)
 {
-    static const char q[] =
-        "SELECT json_group_array(json_object('criterion', d.note, 'item', w.key,"
-        " 'evidence', ifnull(json_extract(d.data, '$.evidence'),"
-        "   CASE WHEN json_extract(d.data, '$.unverified') THEN 'none' ELSE 'gates' END),"
-        " 'backed_by', json(ifnull(json_extract(d.data, '$.backed_by'), '[]')),"
-        " 'tests', json(ifnull(json_extract(d.data, '$.tests'), '[]'))))"
-        " FROM decisions d JOIN work_items w ON w.id = d.item_id"
-        " WHERE d.goal_id = ?1 AND d.kind = 'evidence' AND w.status = 'done' AND d.id IN"
-        " (SELECT max(id) FROM decisions WHERE goal_id = ?1 AND kind = 'evidence'"
-        "  GROUP BY item_id, note) ORDER BY w.created_at, w.rowid, d.id";
-    cJSON *d = query_json(st, q, goal_id);
+    cJSON *d = NULL;
 
-    if (!cJSON_IsArray(d)) {
-        cJSON_Delete(d);
-        d = cJSON_CreateArray();
-    }
-    return d;
+    if (store_decision_evidence_rows(st, goal_id, &d) != 0)
+        err_clear();
+    return array_or_empty(d);
 }
 
 struct item_cb {
@@ -669,19 +579,14 @@ static const char *jstr(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-int report_write_text(store *st, const char *goal_id, FILE *f)
-{
-    struct report_parts p;
-    const struct goal *g;
-    const cJSON *it;
-    char bar[41], counts[160];
-    int rc;
 
-    if ((rc = parts_load(st, goal_id, &p)) != 0)
-        return rc;
-    g = p.goal;
-    report_bar(bar, 40, &p.progress);
-    report_counts(counts, sizeof(counts), &p.progress);
+/* The head of the text report: goal, status, outcome, branch, progress. */
+static void text_head(FILE *f, const struct goal *g, const struct report_progress *pr)
+{
+    char bar[41], counts[160];
+
+    report_bar(bar, 40, pr);
+    report_counts(counts, sizeof(counts), pr);
     fprintf(f, "goal     %s  %s\n", g->id, term_fit(g->title, 80 - 9 - 38));
     fprintf(f, "status   %s%s%s\n", report_goal_status(g), g->partial ? " (partial)" : "",
             report_unverified_reason(g) ? ", " REPORT_NO_REPO : "");
@@ -691,235 +596,292 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
         fprintf(f, "branch   %s\n", term_fit(g->branch, 80 - 9));
     if (report_unverified_reason(g))
         fputs("publish  n/a (no repository: no branch, commit or pull request)\n", f);
-    fprintf(f, "progress [%s] %.1f%%\n         %s\n", bar, p.progress.percent, counts);
+    fprintf(f, "progress [%s] %.1f%%\n         %s\n", bar, pr->percent, counts);
+}
+
+/* The evidence table: criterion and what backs it, per done item. */
+static void text_evidence(FILE *f, const cJSON *ev)
+{
+    const cJSON *it;
+
+    if (cJSON_GetArraySize(ev) == 0)
+        return;
+    fprintf(f, "\nevidence\n  %-8s  %-30s  %s\n", "ITEM", "CRITERION", "BACKED BY");
+    cJSON_ArrayForEach(it, ev)
+    {
+        const cJSON *b;
+        int k = 0;
+        strbuf by = STRBUF_INIT;
+        strbuf_init(&by, 1 << 16);
+        cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(it, "backed_by"))
+            strbuf_addf(&by, "%sgate %s", k++ ? ", " : "", cJSON_GetStringValue(b));
+        cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(it, "tests"))
+            strbuf_addf(&by, "%stest %s", k++ ? ", " : "", cJSON_GetStringValue(b));
+        /* 80 columns: criterion and evidence cut with an ellipsis */
+        fprintf(f, "  %-8s  %-30s  %s\n", term_fit(jstr(it, "item"), 8),
+                term_fit(jstr(it, "criterion"), 30),
+                term_fit(k ? strbuf_cstr(&by) : "none", 80 - 44));
+        strbuf_release(&by);
+    }
+}
+
+/* The must-pass gates a partial goal still fails, with their tests. */
+static void text_partial(FILE *f, const cJSON *pf)
+{
+    const cJSON *it;
+
+    if (cJSON_GetArraySize(pf) == 0)
+        return;
+    fputs("\npartial: must-pass gates still failing (pre-existing, not the goal's aim)\n", f);
+    cJSON_ArrayForEach(it, pf)
+    {
+        const cJSON *t;
+        int k = 0;
+        fprintf(f, "  %s", term_view(jstr(it, "gate")));
+        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(it, "tests"))
+            fprintf(f, "%s%s", k++ ? ", " : ": ", term_view(cJSON_GetStringValue(t)));
+        fputc('\n', f);
+    }
+}
+
+static void text_budget(FILE *f, const struct goal *g)
+{
+    fputs("\nbudget\n", f);
+    budget_line(f, "tokens", "%.0f", (double)g->spent_tokens, (double)g->budget_max_tokens);
+    budget_line(f, "cost (USD)", "%.4f", g->spent_cost_usd, g->budget_max_cost_usd);
+    budget_line(f, "wall (s)", "%.0f", (double)g->spent_wall_ms / 1000.0,
+                g->budget_max_hours < 0 ? -1 : g->budget_max_hours * 3600);
+}
+
+/* The open escalations: the question whole, the item and its last calls. */
+static void text_escalations(FILE *f, const cJSON *escalations)
+{
+    const cJSON *it;
+
+    if (cJSON_GetArraySize(escalations) == 0)
+        return;
+    fputs("\nopen escalations\n", f);
+    cJSON_ArrayForEach(it, escalations)
+    {
+        const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(it, "context"), *call;
+        char line[1024];
+        fprintf(f, "  %.8s  %-10s %s\n", jstr(it, "id"), term_fit(jstr(it, "type"), 10),
+                term_fit(jstr(it, "severity"), 8));
+        /* the question whole (an agent's own words), wrapped */
+        term_wrap(f, jstr(it, "question"), 12, 80);
+        if (!ctx)
+            continue;
+        snprintf(line, sizeof(line), "%s: %s", jstr(ctx, "item_key"), jstr(ctx, "item_title"));
+        fprintf(f, "            item %s\n", term_fit(line, 80 - 17));
+        cJSON_ArrayForEach(call, cJSON_GetObjectItemCaseSensitive(ctx, "last_tool_calls"))
+        {
+            snprintf(line, sizeof(line), "%s %s", jstr(call, "tool"), jstr(call, "args"));
+            fprintf(f, "            called %s\n", term_fit(line, 80 - 19));
+        }
+    }
+}
+
+static void text_artifacts(FILE *f, const cJSON *artifacts)
+{
+    const cJSON *it;
+
+    if (cJSON_GetArraySize(artifacts) == 0)
+        return;
+    fputs("\nartifacts\n", f);
+    cJSON_ArrayForEach(it, artifacts)
+    {
+        const char *what = *jstr(it, "url")   ? jstr(it, "url")
+                           : *jstr(it, "ref") ? jstr(it, "ref")
+                                              : jstr(it, "path");
+        fprintf(f, "  %-14s %s %s\n", jstr(it, "type"), term_fit(what, 50),
+                term_fit(jstr(it, "hash"), 12));
+    }
+}
+
+int report_write_text(store *st, const char *goal_id, FILE *f)
+{
+    struct report_parts p;
+    cJSON *ev, *pf;
+    int rc;
+
+    if ((rc = parts_load(st, goal_id, &p)) != 0)
+        return rc;
+    text_head(f, p.goal, &p.progress);
     if (p.progress.items_total > 0) {
         fprintf(f, "\n  %-8s  %-12s  %-6s  %-8s  %-10s  %s\n", "KEY", "STATUS", "EFFORT",
                 "ATTEMPTS", "VERIFIED", "TITLE");
         if ((rc = store_item_each(st, goal_id, item_text_cb, f)) != 0)
             goto out;
     }
-    {
-        cJSON *ev = evidence_rows(st, goal_id), *pf = partial_failures(st, goal_id);
-        if (cJSON_GetArraySize(ev) > 0) {
-            fprintf(f, "\nevidence\n  %-8s  %-30s  %s\n", "ITEM", "CRITERION", "BACKED BY");
-            cJSON_ArrayForEach(it, ev)
-            {
-                const cJSON *b;
-                int k = 0;
-                strbuf by = STRBUF_INIT;
-                strbuf_init(&by, 1 << 16);
-                cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(it, "backed_by"))
-                    strbuf_addf(&by, "%sgate %s", k++ ? ", " : "", cJSON_GetStringValue(b));
-                cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(it, "tests"))
-                    strbuf_addf(&by, "%stest %s", k++ ? ", " : "", cJSON_GetStringValue(b));
-                /* 80 columns: criterion and evidence cut with an ellipsis */
-                fprintf(f, "  %-8s  %-30s  %s\n", term_fit(jstr(it, "item"), 8),
-                        term_fit(jstr(it, "criterion"), 30),
-                        term_fit(k ? strbuf_cstr(&by) : "none", 80 - 44));
-                strbuf_release(&by);
-            }
-        }
-        if (cJSON_GetArraySize(pf) > 0) {
-            fputs("\npartial: must-pass gates still failing (pre-existing, not the goal's aim)\n", f);
-            cJSON_ArrayForEach(it, pf)
-            {
-                const cJSON *t;
-                int k = 0;
-                fprintf(f, "  %s", term_view(jstr(it, "gate")));
-                cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(it, "tests"))
-                    fprintf(f, "%s%s", k++ ? ", " : ": ", term_view(cJSON_GetStringValue(t)));
-                fputc('\n', f);
-            }
-        }
-        cJSON_Delete(ev);
-        cJSON_Delete(pf);
-    }
-    fputs("\nbudget\n", f);
-    budget_line(f, "tokens", "%.0f", (double)g->spent_tokens, (double)g->budget_max_tokens);
-    budget_line(f, "cost (USD)", "%.4f", g->spent_cost_usd, g->budget_max_cost_usd);
-    budget_line(f, "wall (s)", "%.0f", (double)g->spent_wall_ms / 1000.0,
-                g->budget_max_hours < 0 ? -1 : g->budget_max_hours * 3600);
-    if (cJSON_GetArraySize(p.escalations) > 0) {
-        fputs("\nopen escalations\n", f);
-        cJSON_ArrayForEach(it, p.escalations)
-        {
-            const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(it, "context"), *call;
-            char line[1024];
-            fprintf(f, "  %.8s  %-10s %s\n", jstr(it, "id"), term_fit(jstr(it, "type"), 10),
-                    term_fit(jstr(it, "severity"), 8));
-            /* the question whole (an agent's own words), wrapped */
-            term_wrap(f, jstr(it, "question"), 12, 80);
-            if (ctx) {
-                snprintf(line, sizeof(line), "%s: %s", jstr(ctx, "item_key"),
-                         jstr(ctx, "item_title"));
-                fprintf(f, "            item %s\n", term_fit(line, 80 - 17));
-                cJSON_ArrayForEach(call, cJSON_GetObjectItemCaseSensitive(ctx, "last_tool_calls"))
-                {
-                    snprintf(line, sizeof(line), "%s %s", jstr(call, "tool"), jstr(call, "args"));
-                    fprintf(f, "            called %s\n", term_fit(line, 80 - 19));
-                }
-            }
-        }
-    }
-    if (cJSON_GetArraySize(p.artifacts) > 0) {
-        fputs("\nartifacts\n", f);
-        cJSON_ArrayForEach(it, p.artifacts)
-        {
-            const char *what = *jstr(it, "url")   ? jstr(it, "url")
-                               : *jstr(it, "ref") ? jstr(it, "ref")
-                                                  : jstr(it, "path");
-            fprintf(f, "  %-14s %s %s\n", jstr(it, "type"), term_fit(what, 50),
-                    term_fit(jstr(it, "hash"), 12));
-        }
-    }
+    ev = evidence_rows(st, goal_id);
+    pf = partial_failures(st, goal_id);
+    text_evidence(f, ev);
+    text_partial(f, pf);
+    cJSON_Delete(ev);
+    cJSON_Delete(pf);
+    text_budget(f, p.goal);
+    text_escalations(f, p.escalations);
+    text_artifacts(f, p.artifacts);
 out:
     parts_release(&p);
     return rc;
+}
+
+/* What `report --item` shows of one gate result; the verification record
+ * v (may be NULL) names its failing test cases. */
+struct item_gates {
+    const cJSON *v;
+    cJSON *gates;
+};
+
+/* The failing test cases of gate name, from the verification record:
+ * the restored-inputs run's when restored, else the item's own. */
+static cJSON *failing_tests(const cJSON *v, const char *name, int restored)
+{
+    static const char *kinds[] = {"introduced", "new_failing", "pre_existing"};
+    cJSON *failing = xcheck(cJSON_CreateArray());
+    const cJSON *ge;
+
+    cJSON_ArrayForEach(ge, cJSON_GetObjectItemCaseSensitive(
+                               v, restored ? "restored_inputs_gates" : "gates"))
+    {
+        if (strcmp(jstr(ge, "gate"), name) != 0)
+            continue;
+        for (size_t k = 0; k < 3; k++) {
+            const cJSON *t;
+            cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(ge, kinds[k]))
+                cJSON_AddItemToArray(failing, cJSON_Duplicate(t, 1));
+        }
+    }
+    return failing;
+}
+
+static int item_gate_cb(const struct store_gate_result *r, void *varg)
+{
+    struct item_gates *ig = varg;
+    cJSON *g = xcheck(cJSON_CreateObject());
+    int restored = ig->v && !strcmp(r->tree_id, jstr(ig->v, "restored_tree_id"));
+    size_t n = strlen(r->output_tail);
+    /* the last 4000 bytes, from a character's first byte */
+    size_t from = utf8_cut_forward(r->output_tail, n > 4000 ? n - 4000 : 0, n);
+
+    cJSON_AddStringToObject(g, "gate", r->name);
+    cJSON_AddBoolToObject(g, "passed", r->passed);
+    cJSON_AddNumberToObject(g, "exit_code", r->exit_code);
+    cJSON_AddStringToObject(g, "classification", r->classification);
+    cJSON_AddStringToObject(g, "tree_id", r->tree_id);
+    cJSON_AddBoolToObject(g, "restored_inputs", restored);
+    if (r->counted) {
+        cJSON_AddNumberToObject(g, "tests_passed", r->tests_passed);
+        cJSON_AddNumberToObject(g, "tests_failed", r->tests_failed);
+    }
+    /* its failing test cases, from the item's verification record */
+    cJSON_AddItemToObject(g, "failing_tests", failing_tests(ig->v, r->name, restored));
+    cJSON_AddStringToObject(g, "output_hash", r->output_hash);
+    cJSON_AddStringToObject(g, "output_tail", r->output_tail + from);
+    cJSON_AddItemToArray(ig->gates, g);
+    return 0;
+}
+
+/* The `report --item` object of wi (by key) into *out (cJSON_Delete). */
+static int item_report_json(store *st, const struct work_item *wi, const char *key, cJSON **out)
+{
+    static const char *lists[] = {"introduced", "pre_existing", "fixed", "gate_inputs_changed"};
+    char status[32], title[512];
+    cJSON *v = item_verification(st, wi->id), *o = xcheck(cJSON_CreateObject());
+    struct item_gates ig = {v, NULL};
+    int rc;
+
+    snprintf(status, sizeof(status), "%s", wi->status);
+    snprintf(title, sizeof(title), "%s", wi->title);
+    cJSON_AddStringToObject(o, "key", key);
+    cJSON_AddStringToObject(o, "id", wi->id);
+    cJSON_AddStringToObject(o, "title", title);
+    cJSON_AddStringToObject(o, "status", status);
+    add_str_or_null(o, "baseline",
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "baseline")));
+    add_str_or_null(o, "granularity",
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "granularity")));
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(v, lists[i]);
+        cJSON_AddItemToObject(o, lists[i],
+                              cJSON_IsArray(l) ? cJSON_Duplicate(l, 1) : cJSON_CreateArray());
+    }
+    cJSON_AddBoolToObject(o, "tests_weakened",
+                          cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "tests_weakened")));
+    ig.gates = cJSON_AddArrayToObject(o, "gates");
+    rc = store_gate_result_each_latest_of_item(st, wi->id, item_gate_cb, &ig);
+    cJSON_Delete(v);
+    if (rc)
+        cJSON_Delete(o);
+    else
+        *out = o;
+    return rc;
+}
+
+/* The `report --item` object for people: title, test-case lists, and each
+ * gate with its failing tests and output tail.  Title, test names and gate
+ * output come from the model's work: escaped (util/termesc.h). */
+static void item_report_text(FILE *f, const cJSON *o)
+{
+    static const char *lists[] = {"introduced", "pre_existing", "fixed", "gate_inputs_changed"};
+    const cJSON *g, *t;
+
+    fprintf(f, "item     %s  %s\nstatus   %s\n", term_fit(jstr(o, "key"), 16),
+            term_fit(jstr(o, "title"), 80 - 27), term_view(jstr(o, "status")));
+    fprintf(f, "baseline %s  (granularity: %s)\n", term_view(jstr(o, "baseline")),
+            term_view(jstr(o, "granularity")));
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, lists[i]);
+        int k = 0;
+        if (cJSON_GetArraySize(l) == 0)
+            continue;
+        fprintf(f, "%-20s ", lists[i]);
+        cJSON_ArrayForEach(t, l)
+            fprintf(f, "%s%s", k++ ? ", " : "", term_view(cJSON_GetStringValue(t)));
+        fputc('\n', f);
+    }
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(o, "gates"))
+    {
+        int k = 0;
+        fprintf(f, "\ngate %s%s: %s (exit %d)%s%s\n", term_view(jstr(g, "gate")),
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "restored_inputs"))
+                    ? " (gate inputs restored)"
+                    : "",
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "passed")) ? "pass" : "fail",
+                (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(g, "exit_code")),
+                *jstr(g, "classification") ? ", " : "", term_view(jstr(g, "classification")));
+        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(g, "failing_tests"))
+            fprintf(f, "%s%s", k++ ? ", " : "failing tests: ", term_view(cJSON_GetStringValue(t)));
+        if (k)
+            fputc('\n', f);
+        fprintf(f, "--- output (tail) ---\n%s\n---\n",
+                term_view_flags(jstr(g, "output_tail"), TERM_KEEP_NL));
+    }
 }
 
 /* `goald report ID --item KEY`: each gate's latest result for the item,
  * its failing test cases and the tail of its output. */
 int report_write_item(store *st, const char *goal_id, const char *key, int json, FILE *f)
 {
-    static const char q_item[] = "SELECT id, status, title FROM work_items WHERE goal_id = ? AND key = ?";
-    static const char q_gates[] =
-        "SELECT name, passed, ifnull(exit_code, -1), ifnull(classification, ''), tests_passed,"
-        " tests_failed, ifnull(output_tail, ''), ifnull(output_hash, ''), ifnull(tree_id, ''),"
-        " run_id FROM gate_results WHERE id IN (SELECT max(id) FROM gate_results"
-        " WHERE item_id = ?1 AND run_id = (SELECT run_id FROM gate_results WHERE item_id = ?1"
-        " ORDER BY id DESC LIMIT 1) GROUP BY name, tree_id) ORDER BY id";
-    sqlite3_stmt *s;
-    char item_id[ID_SIZE] = "", status[32] = "", title[512] = "";
-    cJSON *v = NULL, *out = NULL, *gates;
-    int rc;
+    struct work_item *wi = NULL;
+    cJSON *o = NULL;
+    int rc = store_item_get_by_key(st, goal_id, key, &wi);
 
-    if ((rc = store_prepare(st, &s, q_item)) != 0)
+    if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, key);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        snprintf(item_id, sizeof(item_id), "%s", sqlite3_column_text(s, 0));
-        snprintf(status, sizeof(status), "%s", sqlite3_column_text(s, 1));
-        snprintf(title, sizeof(title), "%s", sqlite3_column_text(s, 2));
-    }
-    store_done(s);
-    if (!item_id[0])
-        return err_set(ERR_NOTFOUND, "goal %s has no work item \"%s\"", goal_id, key);
-    v = item_verification(st, item_id);
-    out = cJSON_CreateObject();
-    cJSON_AddStringToObject(out, "key", key);
-    cJSON_AddStringToObject(out, "id", item_id);
-    cJSON_AddStringToObject(out, "title", title);
-    cJSON_AddStringToObject(out, "status", status);
-    add_str_or_null(out, "baseline", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "baseline")));
-    add_str_or_null(out, "granularity",
-                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "granularity")));
-    {
-        static const char *lists[] = {"introduced", "pre_existing", "fixed", "gate_inputs_changed"};
-        for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
-            const cJSON *l = cJSON_GetObjectItemCaseSensitive(v, lists[i]);
-            cJSON_AddItemToObject(out, lists[i],
-                                  cJSON_IsArray(l) ? cJSON_Duplicate(l, 1) : cJSON_CreateArray());
-        }
-    }
-    cJSON_AddBoolToObject(out, "tests_weakened",
-                          cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "tests_weakened")));
-    gates = cJSON_AddArrayToObject(out, "gates");
-    if ((rc = store_prepare(st, &s, q_gates)) != 0)
+    if ((rc = item_report_json(st, wi, key, &o)) != 0)
         goto out;
-    store_bind_text(s, 1, item_id);
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        cJSON *g = cJSON_CreateObject(), *failing = cJSON_CreateArray();
-        const char *name = (const char *)sqlite3_column_text(s, 0);
-        const char *tail = (const char *)sqlite3_column_text(s, 6);
-        const char *tree = (const char *)sqlite3_column_text(s, 8);
-        const cJSON *ge;
-        size_t n = strlen(tail), from = n > 4000 ? n - 4000 : 0;
-        while (from < n && ((unsigned char)tail[from] & 0xc0) == 0x80)
-            from++;
-        cJSON_AddStringToObject(g, "gate", name);
-        cJSON_AddBoolToObject(g, "passed", sqlite3_column_int(s, 1));
-        cJSON_AddNumberToObject(g, "exit_code", sqlite3_column_int(s, 2));
-        cJSON_AddStringToObject(g, "classification", (const char *)sqlite3_column_text(s, 3));
-        cJSON_AddStringToObject(g, "tree_id", tree);
-        cJSON_AddBoolToObject(g, "restored_inputs",
-                              v && !strcmp(tree, jstr(v, "restored_tree_id")));
-        if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
-            cJSON_AddNumberToObject(g, "tests_passed", sqlite3_column_int(s, 4));
-            cJSON_AddNumberToObject(g, "tests_failed", sqlite3_column_int(s, 5));
-        }
-        /* its failing test cases, from the item's verification record */
-        cJSON_ArrayForEach(ge, cJSON_GetObjectItemCaseSensitive(
-                                   v, v && !strcmp(tree, jstr(v, "restored_tree_id"))
-                                          ? "restored_inputs_gates"
-                                          : "gates"))
-        {
-            static const char *kinds[] = {"introduced", "new_failing", "pre_existing"};
-            if (strcmp(jstr(ge, "gate"), name) != 0)
-                continue;
-            for (size_t k = 0; k < 3; k++) {
-                const cJSON *t;
-                cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(ge, kinds[k]))
-                    cJSON_AddItemToArray(failing, cJSON_Duplicate(t, 1));
-            }
-        }
-        cJSON_AddItemToObject(g, "failing_tests", failing);
-        cJSON_AddStringToObject(g, "output_hash", (const char *)sqlite3_column_text(s, 7));
-        cJSON_AddStringToObject(g, "output_tail", tail + from);
-        cJSON_AddItemToArray(gates, g);
-    }
-    store_done(s);
     if (json) {
-        char *t = cJSON_PrintUnformatted(out);
-        if (!t)
-            abort();
+        char *t = xcheck(cJSON_PrintUnformatted(o));
         fprintf(f, "%s\n", t);
         cJSON_free(t);
     } else {
-        const cJSON *g, *t;
-        /* title, test names and gate output come from the model's work:
-         * escaped (util/termesc.h) */
-        fprintf(f, "item     %s  %s\nstatus   %s\n", term_fit(key, 16), term_fit(title, 80 - 27),
-                term_view(status));
-        fprintf(f, "baseline %s  (granularity: %s)\n", term_view(jstr(out, "baseline")),
-                term_view(jstr(out, "granularity")));
-        {
-            static const char *lists[] = {"introduced", "pre_existing", "fixed",
-                                          "gate_inputs_changed"};
-            for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
-                const cJSON *l = cJSON_GetObjectItemCaseSensitive(out, lists[i]);
-                int k = 0;
-                if (cJSON_GetArraySize(l) == 0)
-                    continue;
-                fprintf(f, "%-20s ", lists[i]);
-                cJSON_ArrayForEach(t, l)
-                    fprintf(f, "%s%s", k++ ? ", " : "", term_view(cJSON_GetStringValue(t)));
-                fputc('\n', f);
-            }
-        }
-        cJSON_ArrayForEach(g, gates)
-        {
-            int k = 0;
-            fprintf(f, "\ngate %s%s: %s (exit %d)%s%s\n", term_view(jstr(g, "gate")),
-                    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "restored_inputs"))
-                        ? " (gate inputs restored)"
-                        : "",
-                    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "passed")) ? "pass" : "fail",
-                    (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(g, "exit_code")),
-                    *jstr(g, "classification") ? ", " : "",
-                    term_view(jstr(g, "classification")));
-            cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(g, "failing_tests"))
-                fprintf(f, "%s%s", k++ ? ", " : "failing tests: ",
-                        term_view(cJSON_GetStringValue(t)));
-            if (k)
-                fputc('\n', f);
-            fprintf(f, "--- output (tail) ---\n%s\n---\n",
-                    term_view_flags(jstr(g, "output_tail"), TERM_KEEP_NL));
-        }
+        item_report_text(f, o);
     }
     rc = ferror(f) ? err_set(ERR_IO, "write error") : 0;
 out:
-    cJSON_Delete(v);
-    cJSON_Delete(out);
+    store_item_free(wi);
+    cJSON_Delete(o);
     return rc;
 }

@@ -1,7 +1,9 @@
 #include "store/event.h"
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/err.h"
 #include "util/timeutil.h"
@@ -85,6 +87,96 @@ int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit
         rc = fn(&ev, ctx);
         if (rc)
             break;
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_event_id_before(store *st, int64_t ts, int64_t *out)
+{
+    static const char q[] = "SELECT ifnull(max(id), 0) FROM events WHERE ts < ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, q);
+
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, ts);
+    rc = sqlite3_step(s) == SQLITE_ROW ? 0 : store_err(st, "events");
+    if (rc == 0)
+        *out = sqlite3_column_int64(s, 0);
+    store_done(s);
+    return rc;
+}
+
+/* Copy column i of the current row into out (n bytes; "" when NULL). */
+static void event_col_copy(char *out, size_t n, sqlite3_stmt *s, int i)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+
+    snprintf(out, n, "%s", t ? (const char *)t : "");
+}
+
+int store_event_last_tool_call(store *st, const char *run_id, char *tool, size_t tool_n,
+                               char *arg, size_t arg_n)
+{
+    /* the arguments are kept as JSON text, maybe cut (tools/registry.c) */
+    static const char q_tool[] =
+        "SELECT tool, CASE WHEN json_valid(a) THEN coalesce(json_extract(a, '$.path'),"
+        " json_extract(a, '$.command'), json_extract(a, '$.pattern'),"
+        " json_extract(a, '$.summary'), json_extract(a, '$.question'), a) ELSE a END"
+        " FROM (SELECT ifnull(json_extract(payload, '$.tool'), '') AS tool,"
+        " ifnull(json_extract(payload, '$.arguments'), '') AS a FROM events"
+        " WHERE run_id = ? AND type = 'tool_call.started' ORDER BY id DESC LIMIT 1)";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, q_tool);
+
+    tool[0] = arg[0] = '\0';
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, run_id);
+    switch (sqlite3_step(s)) {
+    case SQLITE_ROW:
+        event_col_copy(tool, tool_n, s, 0);
+        event_col_copy(arg, arg_n, s, 1);
+        break;
+    case SQLITE_DONE:
+        break;
+    default:
+        rc = store_err(st, "events");
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_event_last_failure(store *st, const char *goal_id, struct store_event_failure *out,
+                             int *found)
+{
+    static const char q_err[] =
+        "SELECT ts, type, coalesce(json_extract(payload, '$.reason'),"
+        " json_extract(payload, '$.error'), json_extract(payload, '$.tool'), ''),"
+        " ifnull(json_extract(payload, '$.tool'), '') FROM events"
+        " WHERE goal_id = ? AND type IN ('run.failed', 'run.timeout', 'run.aborted',"
+        " 'tool_call.failed') ORDER BY id DESC LIMIT 1";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, q_err);
+
+    memset(out, 0, sizeof(*out));
+    *found = 0;
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    switch (sqlite3_step(s)) {
+    case SQLITE_ROW:
+        out->ts = sqlite3_column_int64(s, 0);
+        event_col_copy(out->type, sizeof(out->type), s, 1);
+        event_col_copy(out->why, sizeof(out->why), s, 2);
+        event_col_copy(out->tool, sizeof(out->tool), s, 3);
+        *found = 1;
+        break;
+    case SQLITE_DONE:
+        break;
+    default:
+        rc = store_err(st, "events");
     }
     store_done(s);
     return rc;

@@ -7,6 +7,7 @@
 #ifndef GOALD_STORE_EVENT_H
 #define GOALD_STORE_EVENT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "store/store.h"
@@ -34,5 +35,27 @@ struct store_event {
  * is returned). */
 int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit,
                      int (*fn)(const struct store_event *ev, void *ctx), void *ctx);
+
+/* The id of the last event before ts (ms); 0 when none. */
+int store_event_id_before(store *st, int64_t ts, int64_t *out);
+
+/* The last tool call started by run_id: its tool name and main argument
+ * (path, command, pattern, summary or question, else the arguments as
+ * text), cut to their buffers; both "" when the run called none. */
+int store_event_last_tool_call(store *st, const char *run_id, char *tool, size_t tool_n,
+                               char *arg, size_t arg_n);
+
+/* The last failure event of goal_id (run.failed, run.timeout,
+ * run.aborted, tool_call.failed): *found 1 with its time, type, reason
+ * (reason, error or tool, else "") and tool ("" when none), cut to their
+ * buffers; *found 0 when the goal has none. */
+struct store_event_failure {
+    int64_t ts;
+    char type[64];
+    char why[1024];
+    char tool[256];
+};
+int store_event_last_failure(store *st, const char *goal_id, struct store_event_failure *out,
+                             int *found);
 
 #endif

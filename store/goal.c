@@ -325,3 +325,88 @@ int store_goal_add_spend(store *st, const char *goal_id, int64_t tokens, double 
     store_done(s);
     return rc;
 }
+
+int store_goal_set_partial(store *st, const char *goal_id)
+{
+    static const char sql[] = "UPDATE goals SET partial = 1 WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "partial");
+    store_done(s);
+    return rc;
+}
+
+int store_goal_open_ids(store *st, char (**out)[ID_SIZE], size_t *n)
+{
+    static const char q[] = "SELECT id FROM goals WHERE is_template = 0 AND status IN"
+                            " ('queued', 'active', 'blocked') ORDER BY created_at, id";
+
+    return store_ids(st, q, NULL, out, n);
+}
+
+int store_goal_ended(store *st, const char *goal_id, int *ended)
+{
+    static const char q[] = "SELECT status IN ('completed', 'cancelled') FROM goals WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, q);
+
+    *ended = 0;
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    switch (sqlite3_step(s)) {
+    case SQLITE_ROW:
+        *ended = sqlite3_column_int(s, 0);
+        break;
+    case SQLITE_DONE:
+        break;
+    default:
+        rc = store_err(st, "goal");
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_goal_each_waiting(store *st, int (*fn)(const struct store_goal_waiting *w, void *ctx),
+                            void *ctx)
+{
+    static const char q[] =
+        "SELECT g.id, g.title, e.id, e.packet,"
+        " (SELECT group_concat(b.error_class || ': ' || ifnull(b.reason, 'open'), '; ')"
+        "  FROM breakers b WHERE b.state <> 'closed'),"
+        " (SELECT x.id FROM escalations x JOIN breakers b ON b.error_class = x.type"
+        "  AND b.state <> 'closed' WHERE x.status = 'open' ORDER BY x.created_at LIMIT 1)"
+        " FROM goals g LEFT JOIN escalations e ON e.id = (SELECT id FROM escalations"
+        "  WHERE goal_id = g.id AND status = 'open' ORDER BY created_at, id LIMIT 1)"
+        " WHERE g.is_template = 0 AND g.status IN ('queued', 'active', 'blocked')"
+        " ORDER BY g.created_at, g.id";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, q);
+
+    if (rc)
+        return rc;
+    for (;;) {
+        struct store_goal_waiting w;
+        int step = sqlite3_step(s);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = store_err(st, "goals");
+            break;
+        }
+        w.id = (const char *)sqlite3_column_text(s, 0);
+        w.title = (const char *)sqlite3_column_text(s, 1);
+        w.escalation_id = (const char *)sqlite3_column_text(s, 2);
+        w.packet = (const char *)sqlite3_column_text(s, 3);
+        w.breakers = (const char *)sqlite3_column_text(s, 4);
+        w.breaker_escalation_id = (const char *)sqlite3_column_text(s, 5);
+        if ((rc = fn(&w, ctx)) != 0)
+            break;
+    }
+    store_done(s);
+    return rc;
+}

@@ -72,4 +72,34 @@ int store_resolve_id(store *st, const char *table, const char *prefix, char out[
  * spent_cost_usd.  Runs in the caller's transaction. */
 int store_goal_add_spend(store *st, const char *goal_id, int64_t tokens, double cost_usd);
 
+/* Set the goal's partial flag (the final check found pre-existing
+ * failures).  Runs in the caller's transaction, if any. */
+int store_goal_set_partial(store *st, const char *goal_id);
+
+/* The ids of the goals open now (queued, active or blocked; templates
+ * left out), oldest first: *out is a malloc'd array of *n ids (free() it;
+ * NULL when none). */
+int store_goal_open_ids(store *st, char (**out)[ID_SIZE], size_t *n);
+
+/* *ended is 1 when goal_id is completed or cancelled, else 0 (also when
+ * there is no such goal). */
+int store_goal_ended(store *st, const char *goal_id, int *ended);
+
+/* An open goal with what holds it, for `daemon --once`: its first open
+ * escalation (escalation_id and packet, NULL when none), the open
+ * breakers ("class: reason; ...", NULL when none) and the first open
+ * escalation about an open breaker (NULL when none).  Borrowed: valid
+ * during the callback. */
+struct store_goal_waiting {
+    const char *id, *title;
+    const char *escalation_id, *packet;
+    const char *breakers;
+    const char *breaker_escalation_id;
+};
+
+/* Call fn for each open goal (queued, active, blocked; no templates),
+ * oldest first; fn returns non-zero to stop (that value is returned). */
+int store_goal_each_waiting(store *st, int (*fn)(const struct store_goal_waiting *w, void *ctx),
+                            void *ctx);
+
 #endif

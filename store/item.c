@@ -5,6 +5,7 @@
 
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 #define ITEM_COLS                                                                              \
     "id, goal_id, key, title, description, type, status, priority, effort, critical,"        \
@@ -204,4 +205,97 @@ int store_item_each(store *st, const char *goal_id,
     }
     store_done(s);
     return rc;
+}
+
+int store_item_count_by_effort_status(store *st, const char *goal_id,
+                                      int (*fn)(const char *effort, const char *status,
+                                                int64_t n, void *ctx),
+                                      void *ctx)
+{
+    /* a handful of rows (efforts x statuses); points are mapped by the caller */
+    static const char sql[] = "SELECT effort, status, count(*) FROM work_items"
+                              " WHERE goal_id = ? GROUP BY effort, status";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    for (;;) {
+        int step = sqlite3_step(s);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = store_err(st, "progress");
+            break;
+        }
+        rc = fn((const char *)sqlite3_column_text(s, 0), (const char *)sqlite3_column_text(s, 1),
+                sqlite3_column_int64(s, 2), ctx);
+        if (rc)
+            break;
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_item_get_by_key(store *st, const char *goal_id, const char *key,
+                          struct work_item **out)
+{
+    static const char sql[] = "SELECT " ITEM_COLS " FROM work_items WHERE goal_id = ? AND key = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    store_bind_text(s, 2, key);
+    switch (sqlite3_step(s)) {
+    case SQLITE_ROW:
+        *out = xmalloc(sizeof(**out));
+        item_from_row(*out, s, 1);
+        break;
+    case SQLITE_DONE:
+        rc = err_set(ERR_NOTFOUND, "goal %s has no work item \"%s\"", goal_id, key);
+        break;
+    default:
+        rc = store_err(st, "work item");
+    }
+    store_done(s);
+    return rc;
+}
+
+/* The two counts sql selects for goal_id (NULL counts as 0). */
+static int item_counts(store *st, const char *sql, const char *goal_id, int *a, int *b)
+{
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        *a = sqlite3_column_int(s, 0);
+        *b = sqlite3_column_int(s, 1);
+    } else {
+        rc = store_err(st, "count work items");
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_item_count_finished(store *st, const char *goal_id, int *total, int *finished)
+{
+    static const char sql[] =
+        "SELECT count(*), sum(status IN ('done', 'skipped')) FROM work_items WHERE goal_id = ?";
+
+    return item_counts(st, sql, goal_id, total, finished);
+}
+
+int store_item_count_done_verified(store *st, const char *goal_id, int *total, int *verified)
+{
+    static const char sql[] =
+        "SELECT count(*), sum(status = 'done' AND verified = 1)"
+        " FROM work_items WHERE goal_id = ?";
+
+    return item_counts(st, sql, goal_id, total, verified);
 }

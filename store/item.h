@@ -60,4 +60,25 @@ int store_item_each(store *st, const char *goal_id,
 /* Effort points: S=1, M=3, L=5, XL=8; 0 for anything else. */
 int item_effort_points(const char *effort);
 
+/* Call fn once per (effort, status) of goal_id's items with how many
+ * items have them (status is never NULL, effort may be); fn returns
+ * non-zero to stop (that value is returned). */
+int store_item_count_by_effort_status(store *st, const char *goal_id,
+                                      int (*fn)(const char *effort, const char *status,
+                                                int64_t n, void *ctx),
+                                      void *ctx);
+
+/* The item of goal_id with key (free with store_item_free()).
+ * ERR_NOTFOUND when the goal has none. */
+int store_item_get_by_key(store *st, const char *goal_id, const char *key,
+                          struct work_item **out);
+
+/* How many items goal_id has (*total) and how many of them are done or
+ * skipped (*finished). */
+int store_item_count_finished(store *st, const char *goal_id, int *total, int *finished);
+
+/* How many items goal_id has (*total) and how many are done with their
+ * gates passing (*verified). */
+int store_item_count_done_verified(store *st, const char *goal_id, int *total, int *verified);
+
 #endif

@@ -25,4 +25,20 @@ int store_run_set_model(store *st, const char *run_id, const char *model, const 
 int store_run_add_usage(store *st, const char *run_id, int64_t tokens_in, int64_t tokens_cached,
                         int64_t tokens_out, double cost_usd, char goal_id_out[ID_SIZE]);
 
+/* What runs now for a goal; strings cut to their buffers, "" when
+ * unknown. */
+struct store_run_running {
+    char id[40];
+    char kind[16];
+    char item_key[64];
+    char item_title[256];
+    int64_t started_at; /* -1 when not set */
+    int turns_started;  /* its turn.started events */
+};
+
+/* The latest started run of goal_id still running: *found is 1 and *out
+ * filled, or *found is 0 (and *out zeroed) when none runs. */
+int store_run_latest_running(store *st, const char *goal_id, struct store_run_running *out,
+                             int *found);
+
 #endif

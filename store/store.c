@@ -443,3 +443,18 @@ int store_ids(store *st, const char *sql, const char *arg, char (**out)[37], siz
     *n = cnt;
     return 0;
 }
+
+int store_read_begin(store *st)
+{
+    return store_exec(st, "BEGIN");
+}
+
+void store_read_end(store *st)
+{
+    store_exec(st, "COMMIT");
+}
+
+int store_query_only(store *st)
+{
+    return store_exec(st, "PRAGMA query_only = 1");
+}

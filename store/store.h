@@ -72,4 +72,12 @@ int store_disk_full(void);
  * move is done this include goes and nothing outside store/ sees SQLite. */
 #include "store/internal.h"
 
+/* A read transaction (a consistent picture across several reads; it
+ * takes no write lock): store_read_begin(), then store_read_end() once. */
+int store_read_begin(store *st);
+void store_read_end(store *st);
+
+/* From now on this connection only reads (a read-only command). */
+int store_query_only(store *st);
+
 #endif

@@ -1,0 +1,28 @@
+/*
+ * artifact.h - the artifacts table: what a goal produced (commits, branch,
+ * pull request, files), for the report and the demo.
+ *
+ * In store_artifact_each() callbacks the struct and its strings are
+ * borrowed from the store and valid only during the call; fn must copy
+ * what it keeps.  Nothing here is freed by the caller.
+ */
+#ifndef GOALD_STORE_ARTIFACT_H
+#define GOALD_STORE_ARTIFACT_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+
+struct store_artifact {
+    const char *type;
+    const char *ref, *path, *hash, *url, *item_id; /* NULL when not set */
+    int64_t created_at;
+};
+
+/* Call fn for each artifact of goal_id (only those of type when type is
+ * not NULL), oldest first.  fn returns non-zero to stop (that value is
+ * returned); a database error is ERR_DB. */
+int store_artifact_each(store *st, const char *goal_id, const char *type,
+                        int (*fn)(const struct store_artifact *a, void *ctx), void *ctx);
+
+#endif
