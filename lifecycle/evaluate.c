@@ -1,5 +1,5 @@
 /*
- * evaluate.c - stage 7, evaluate: the decision on an item whose
+ * evaluate.c - stage 6, evaluation: the decision on an item whose
  * deterministic gates passed (verify.c) and whose review was asked
  * (review.c).
  *

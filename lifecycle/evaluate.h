@@ -1,5 +1,5 @@
 /*
- * evaluate.h - stage 7, evaluate: the decision on an item whose gates
+ * evaluate.h - stage 6, evaluation: the decision on an item whose gates
  * passed (see evaluate.c).
  */
 #ifndef GOALD_LIFECYCLE_EVALUATE_H

@@ -42,8 +42,8 @@ static void add_list(strbuf *sb, const char *title, const char *json)
 
     if (cJSON_GetArraySize(arr) > 0) {
         strbuf_addf(sb, "%s:\n", title);
-        cJSON_ArrayForEach(it, arr) if (cJSON_IsString(it)) strbuf_addf(sb, "- %s\n",
-                                                                        it->valuestring);
+        cJSON_ArrayForEach(it, arr) if (cJSON_IsString(it))
+            strbuf_addf(sb, "- %s\n", it->valuestring);
     }
     cJSON_Delete(arr);
 }
@@ -66,8 +66,7 @@ static void add_feedback(strbuf *sb, struct job_ctx *j)
 {
     char *cls = NULL, *reason = NULL;
 
-    if (store_run_last_failure(j->st, j->item->id, j->claim.run_id, &cls, &reason) == 0 &&
-        reason)
+    if (store_run_last_failure(j->st, j->item->id, j->claim.run_id, &cls, &reason) == 0 && reason)
         strbuf_addf(sb, "\nThe previous attempt failed (%s): %s\n", cls ? cls : "", reason);
     free(cls);
     free(reason);
@@ -115,7 +114,8 @@ static int finish_blocked(struct job_ctx *j, const char *question)
     if ((rc = store_tx_begin(j->st)) != 0)
         goto out;
     if ((rc = store_item_set_question(j->st, j->item->id, question)) != 0 ||
-        (rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "blocked", "in_progress", p)) != 0) {
+        (rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "blocked", "in_progress", p)) !=
+            0) {
         store_tx_rollback(j->st);
         goto out;
     }

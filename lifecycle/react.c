@@ -117,8 +117,9 @@ static int hook(void *arg, struct tool_ctx *ctx, const char *name, const cJSON *
     (void)ctx;
     if (!strcmp(name, "complete")) {
         if (!(v = arg_text(args, "summary")))
-            return tool_fail(res, TOOL_VALIDATION, "complete: summary: expected a non-empty "
-                                                   "string");
+            return tool_fail(res, TOOL_VALIDATION,
+                             "complete: summary: expected a non-empty "
+                             "string");
         free(x->out->summary);
         x->out->summary = xstrdup(v);
         x->out->completed = 1;
@@ -129,8 +130,9 @@ static int hook(void *arg, struct tool_ctx *ctx, const char *name, const cJSON *
     }
     if (!strcmp(name, "ask_human")) {
         if (!(v = arg_text(args, "question")))
-            return tool_fail(res, TOOL_VALIDATION, "ask_human: question: expected a non-empty "
-                                                   "string");
+            return tool_fail(res, TOOL_VALIDATION,
+                             "ask_human: question: expected a non-empty "
+                             "string");
         free(x->out->question);
         x->out->question = xstrdup(v);
         x->out->blocked = 1;
@@ -269,8 +271,8 @@ static int turn_allowed(struct job_ctx *j)
     if (control_check_run(j->st, j->goal->id, j->item->id, j->claim.run_id, &j->usage,
                           time_mono_ms(), &limit) != 0)
         return job_fail(j, "limit", "%s", err_last());
-    if (control_check_budget(j->st, j->goal->id, j->item->id, j->claim.run_id,
-                             j->last_call_tokens, j->last_call_cost, &limit) != 0)
+    if (control_check_budget(j->st, j->goal->id, j->item->id, j->claim.run_id, j->last_call_tokens,
+                             j->last_call_cost, &limit) != 0)
         return job_fail(j, "budget", "%s", err_last());
     return 0;
 }
@@ -412,16 +414,14 @@ static int turn_progress(struct exec_state *x, struct progress_detector *pd, con
     cJSON_AddStringToObject(p, "fingerprint", fp);
     cJSON_AddNumberToObject(p, "repeats", pd->same);
     cJSON_AddNumberToObject(p, "threshold", pd->k);
-    store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id, "progress.stalled", p,
-                    NULL);
+    store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id, "progress.stalled", p, NULL);
     cJSON_Delete(p);
     return job_fail(j, "stalled", "no progress: %d identical turns in a row", pd->same);
 }
 
 /* ---- the loop ---- */
 
-int react_run(struct react_outcome *out, struct job_ctx *j, struct workspace *ws,
-              const char *user)
+int react_run(struct react_outcome *out, struct job_ctx *j, struct workspace *ws, const char *user)
 {
     struct exec_state x = {j, ws, out};
     struct history h = {0};

@@ -24,8 +24,7 @@ struct react_outcome {
  * ERR_FAIL after job_fail() (a limit, the budget, a model error, no
  * progress, a change goald will not snapshot), with out->completed and
  * out->blocked 0.  Release *out in both cases. */
-int react_run(struct react_outcome *out, struct job_ctx *j, struct workspace *ws,
-              const char *user);
+int react_run(struct react_outcome *out, struct job_ctx *j, struct workspace *ws, const char *user);
 void react_outcome_release(struct react_outcome *o);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * review.c - stage 6, review: advisory, and only after every must-pass
- * gate passed (verify.c).
+ * review.c - the review that closes stage 5 (verification): advisory,
+ * and only after every must-pass gate passed (verify.c).
  *
  * Top to bottom: the item's diff (capped at 200 KiB, redacted: it holds
  * what the model wrote) and its summary go to the model with the review
@@ -29,8 +29,7 @@
 #define REVIEW_DIFF_MAX (200 * 1024)
 
 /* The review's task: the item, the model's summary and the diff. */
-static void review_task(strbuf *user, struct job_ctx *j, struct workspace *ws,
-                        const char *summary)
+static void review_task(strbuf *user, struct job_ctx *j, struct workspace *ws, const char *summary)
 {
     strbuf diff;
     char *red; /* the diff holds what the model wrote: redacted like any tool result */
@@ -66,8 +65,7 @@ static void review_record(struct job_ctx *j, const cJSON *answer)
         p, "verdict", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, "verdict")));
     cJSON_AddNumberToObject(
         p, "findings", cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(answer, "findings")));
-    store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id, "review.completed", p,
-                    NULL);
+    store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id, "review.completed", p, NULL);
     cJSON_Delete(p);
 }
 

@@ -1,6 +1,6 @@
 /*
- * review.h - stage 6, review: the advisory LLM review of a verified
- * item's diff (see review.c).
+ * review.h - the advisory LLM review of a verified item's diff, the end
+ * of stage 5 (see review.c).
  */
 #ifndef GOALD_LIFECYCLE_REVIEW_H
 #define GOALD_LIFECYCLE_REVIEW_H

@@ -1,6 +1,6 @@
 /*
- * verify.c - stage 5, verify: the deterministic gates of one work item,
- * and the orchestration of stages 5 to 7 (verify_item).
+ * verify.c - stage 5, verification: the deterministic gates of one work
+ * item, and the orchestration of stages 5 and 6 (verify_item).
  *
  * Top to bottom for an item: it goes in_progress -> verify with the
  * model's summary; its tree is stored and compared with its baseline (the
@@ -1081,12 +1081,15 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
     int rc;
 
     memset(&vs, 0, sizeof(vs));
-    if ((rc = item_to_verify(j, summary)) != 0)
+    if ((rc = item_to_verify(j, summary)) != 0) {
         rc = job_fail(j, "internal", "verification: %s", err_last());
-    else if ((rc = verify_gates(&vs, j, ws)) == 0) {
-        review_item(j, ws, summary);                     /* advisory, only after the gates */
-        rc = evaluate_item(j, ws, summary, &vs); /* evidence, commit, done */
+        goto out;
     }
+    if ((rc = verify_gates(&vs, j, ws)) != 0)
+        goto out;
+    review_item(j, ws, summary);             /* advisory, only after the gates */
+    rc = evaluate_item(j, ws, summary, &vs); /* evidence, the commit, done */
+out:
     verify_state_release(&vs);
     return rc;
 }

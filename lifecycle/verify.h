@@ -1,5 +1,5 @@
 /*
- * verify.h - stage 5, verify: the deterministic gates of a completed work
+ * verify.h - stage 5, verification: the deterministic gates of a completed work
  * item (see verify.c): gates in the sandbox on throw-away copies of the
  * item's tree, baseline classification of failures, the gate inputs the
  * item changed judged again as they were, and a failure of class `gate`
@@ -55,7 +55,7 @@ int verify_gates_each(struct job_ctx *j, struct workspace *ws, const struct gate
  * worktree, nothing is run. */
 int verify_goal_final(struct job_ctx *j, int *partial);
 
-/* Stages 5 to 7 for the item the model completed with summary: its
+/* Stages 5 and 6 for the item the model completed with summary: its
  * gates (here), the review (review.c), the evaluation and commit
  * (evaluate.c).  0 when the item is done; ERR_FAIL after job_fail(). */
 int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary);

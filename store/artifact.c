@@ -9,10 +9,9 @@
 #include "util/err.h"
 #include "util/timeutil.h"
 
-int store_artifact_add_once(store *st, const char *goal_id, const char *item_id,
-                            const char *run_id, const char *type, const char *ref,
-                            const char *path, const char *hash, const char *url,
-                            const struct cJSON *meta)
+int store_artifact_add_once(store *st, const char *goal_id, const char *item_id, const char *run_id,
+                            const char *type, const char *ref, const char *path, const char *hash,
+                            const char *url, const struct cJSON *meta)
 {
     static const char exists[] =
         "SELECT 1 FROM artifacts WHERE goal_id = ? AND type = ? AND ifnull(item_id, '') = ?"

@@ -13,9 +13,8 @@ struct cJSON;
 /* Record an artifact of goal_id (and item_id, may be NULL) once: when one
  * with the same type, item, hash and path exists, nothing changes.  ref,
  * path, hash, url may be NULL; meta NULL is stored as {}. */
-int store_artifact_add_once(store *st, const char *goal_id, const char *item_id,
-                            const char *run_id, const char *type, const char *ref,
-                            const char *path, const char *hash, const char *url,
-                            const struct cJSON *meta);
+int store_artifact_add_once(store *st, const char *goal_id, const char *item_id, const char *run_id,
+                            const char *type, const char *ref, const char *path, const char *hash,
+                            const char *url, const struct cJSON *meta);
 
 #endif

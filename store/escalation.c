@@ -11,8 +11,8 @@
 #include "util/timeutil.h"
 
 int store_decision_add(store *st, const char *goal_id, const char *item_id, const char *run_id,
-                       const char *kind, const char *aspect, const char *severity,
-                       const char *note, const struct cJSON *data)
+                       const char *kind, const char *aspect, const char *severity, const char *note,
+                       const struct cJSON *data)
 {
     static const char sql[] =
         "INSERT INTO decisions(goal_id, item_id, run_id, kind, aspect, severity, note, data,"
@@ -38,8 +38,7 @@ int store_decision_add(store *st, const char *goal_id, const char *item_id, cons
     return rc;
 }
 
-int store_decision_first_verification_baseline(store *st, const char *goal_id, char *out,
-                                               size_t n)
+int store_decision_first_verification_baseline(store *st, const char *goal_id, char *out, size_t n)
 {
     static const char q[] = "SELECT json_extract(data, '$.baseline') FROM decisions"
                             " WHERE goal_id = ? AND kind = 'verification'"

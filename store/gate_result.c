@@ -76,8 +76,8 @@ int store_gate_result_set_note(store *st, int64_t id, const char *note)
     return rc;
 }
 
-int store_gate_case_insert(store *st, int64_t gate_result_id, const char *name,
-                           const char *status, const char *file)
+int store_gate_case_insert(store *st, int64_t gate_result_id, const char *name, const char *status,
+                           const char *file)
 {
     static const char sql[] =
         "INSERT INTO gate_cases(gate_result_id, name, status, file) VALUES (?,?,?,?)";
@@ -162,9 +162,9 @@ int store_gate_result_failed_last_run_each(store *st, const char *item_id,
     return rc;
 }
 
-int store_gate_baseline_get(store *st, const char *goal_id, const char *gate,
-                            const char *command, const char *baseline, int *found, int *passed,
-                            char **format, char **cases)
+int store_gate_baseline_get(store *st, const char *goal_id, const char *gate, const char *command,
+                            const char *baseline, int *found, int *passed, char **format,
+                            char **cases)
 {
     static const char q[] = "SELECT passed, format, cases FROM gate_baselines WHERE goal_id = ?"
                             " AND gate = ? AND command = ? AND baseline = ?";

@@ -37,8 +37,8 @@ int store_gate_result_set_note(store *st, int64_t id, const char *note);
 
 /* One test case of gate_results row gate_result_id; status is "pass",
  * "fail" or "skip"; file may be NULL. */
-int store_gate_case_insert(store *st, int64_t gate_result_id, const char *name,
-                           const char *status, const char *file);
+int store_gate_case_insert(store *st, int64_t gate_result_id, const char *name, const char *status,
+                           const char *file);
 
 /* The tests_format of gate_results row id: *format_out is a malloc'd
  * copy (free() it) or NULL.  ERR_NOTFOUND "gate result ID: not found". */
@@ -69,9 +69,9 @@ struct store_gate_baseline {
 /* The cached baseline of (goal_id, gate, command, baseline): *found 1 with
  * *passed and malloc'd *format and *cases (free() them; either may be
  * NULL), or *found 0.  An error of the lookup is returned. */
-int store_gate_baseline_get(store *st, const char *goal_id, const char *gate,
-                            const char *command, const char *baseline, int *found, int *passed,
-                            char **format, char **cases);
+int store_gate_baseline_get(store *st, const char *goal_id, const char *gate, const char *command,
+                            const char *baseline, int *found, int *passed, char **format,
+                            char **cases);
 
 /* Insert or replace b (created_at is now). */
 int store_gate_baseline_put(store *st, const struct store_gate_baseline *b);
