@@ -13,6 +13,7 @@
 #include "util/err.h"
 #include "util/redact.h"
 #include "util/strbuf.h"
+#include "util/utf8.h"
 
 static uint64_t hash_id(const char *s, size_t n)
 {
@@ -106,11 +107,8 @@ static char *clean_copy(const char *s, size_t n, size_t max, int *oom)
         s++, n--;
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
         n--;
-    if (n > max) {
-        n = max;
-        while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
-            n--;
-    }
+    if (n > max)
+        n = utf8_cut_back(s, max);
     if (!n)
         return NULL;
     if (!(p = malloc(n + 1))) {

@@ -185,21 +185,108 @@ static int ci_starts(const char *p, size_t n, const char *w)
     return 1;
 }
 
+/* A test point's start: "ok" or "not ok" (then *is_not) followed by a
+ * space or the end; *n is left after it.  NULL when the line is none. */
+static const char *tap_point(const char *p, size_t *n, int *is_not)
+{
+    *is_not = 0;
+    if (starts(p, *n, "not ok") && (*n == 6 || p[6] == ' ')) {
+        *is_not = 1;
+        *n -= 6;
+        return p + 6;
+    }
+    if (starts(p, *n, "ok") && (*n == 2 || p[2] == ' ')) {
+        *n -= 2;
+        return p + 2;
+    }
+    return NULL;
+}
+
+/* After "ok": the test number (into num, at most 20 digits) and the
+ * description's start, past an optional " - ". */
+static const char *tap_desc(const char *p, const char *e, char *num, size_t num_n)
+{
+    const char *desc;
+
+    while (p < e && *p == ' ')
+        p++;
+    desc = p;
+    while (p < e && isdigit((unsigned char)*p))
+        p++;
+    snprintf(num, num_n, "%.*s", (int)(p - desc > 20 ? 20 : p - desc), desc);
+    if (p > desc && p < e && *p != ' ')
+        p = desc; /* "ok 1a": no number, all description */
+    while (p < e && *p == ' ')
+        p++;
+    if (p < e && *p == '-' && (p + 1 == e || p[1] == ' '))
+        p++;
+    while (p < e && *p == ' ')
+        p++;
+    return p;
+}
+
+/* The first unescaped '#' of desc..e followed by SKIP (1) or TODO (2) is
+ * a directive: *hash points at it.  0 when there is none. */
+static int tap_directive(const char *desc, const char *e, const char **hash)
+{
+    for (const char *q = desc; q < e; q++) {
+        const char *d = q + 1;
+        if (*q == '\\' && q + 1 < e) {
+            q++;
+            continue;
+        }
+        if (*q != '#')
+            continue;
+        while (d < e && *d == ' ')
+            d++;
+        *hash = q;
+        if (ci_starts(d, (size_t)(e - d), "skip"))
+            return 1;
+        if (ci_starts(d, (size_t)(e - d), "todo"))
+            return 2;
+    }
+    *hash = NULL;
+    return 0;
+}
+
+/* The case id into buf (CASE_ID_MAX + 1 bytes): the description with
+ * "\#" and "\\" unescaped, trailing blanks cut; else the test number; else
+ * ("ok" alone: its position among its siblings is unknown) the count. */
+static size_t tap_id(char *buf, const char *desc, const char *e, const char *num, size_t count)
+{
+    size_t k = 0;
+
+    for (const char *q = desc; q < e && k < CASE_ID_MAX; q++) {
+        if (*q == '\\' && q + 1 < e && (q[1] == '#' || q[1] == '\\'))
+            q++;
+        buf[k++] = *q;
+    }
+    while (k && (buf[k - 1] == ' ' || buf[k - 1] == '\t'))
+        k--;
+    if (!k) {
+        k = strlen(num);
+        memcpy(buf, num, k);
+    }
+    if (!k)
+        k = (size_t)snprintf(buf, CASE_ID_MAX + 1, "%zu", count);
+    return k;
+}
+
 int cases_parse_tap(struct test_cases *out, const char *s, size_t len)
 {
     struct nest t;
     struct line l;
     size_t pos = 0, yaml_indent = 0;
     int in_yaml = 0, after_point = 0, rc = 0;
-    char num[32];
+    char num[32], buf[CASE_ID_MAX + 1];
 
     memset(&t, 0, sizeof(t));
     out->format = "tap";
     while (!rc && next_line(s, len, &pos, &l)) {
         size_t ind = indent_of(&l), n = l.n - ind;
-        const char *p = l.p + ind, *e, *desc, *hash = NULL;
+        const char *p = l.p + ind, *e, *desc, *hash;
         enum test_status st;
-        int is_not = 0, directive = 0;
+        int is_not, directive;
 
         if (in_yaml) {
             if (n == 3 && !memcmp(p, "...", 3) && ind >= yaml_indent)
@@ -213,73 +300,17 @@ int cases_parse_tap(struct test_cases *out, const char *s, size_t len)
             continue;
         }
         after_point = 0;
-        if (starts(p, n, "not ok") && (n == 6 || p[6] == ' '))
-            is_not = 1, p += 6, n -= 6;
-        else if (starts(p, n, "ok") && (n == 2 || p[2] == ' '))
-            p += 2, n -= 2;
-        else
+        if (!(p = tap_point(p, &n, &is_not)))
             continue;
         after_point = 1;
         e = p + n;
-        while (p < e && *p == ' ')
-            p++;
-        desc = p;
-        while (p < e && isdigit((unsigned char)*p))
-            p++;
-        snprintf(num, sizeof(num), "%.*s", (int)(p - desc > 20 ? 20 : p - desc), desc);
-        if (p > desc && p < e && *p != ' ')
-            p = desc; /* "ok 1a": no number, all description */
-        while (p < e && *p == ' ')
-            p++;
-        if (p < e && *p == '-' && (p + 1 == e || p[1] == ' '))
-            p++;
-        while (p < e && *p == ' ')
-            p++;
-        desc = p;
-        /* the first unescaped '#' followed by SKIP or TODO is a directive */
-        for (const char *q = desc; q < e; q++) {
-            if (*q == '\\' && q + 1 < e) {
-                q++;
-                continue;
-            }
-            if (*q == '#') {
-                const char *d = q + 1;
-                while (d < e && *d == ' ')
-                    d++;
-                if (ci_starts(d, (size_t)(e - d), "skip"))
-                    directive = 1;
-                else if (ci_starts(d, (size_t)(e - d), "todo"))
-                    directive = 2;
-                if (directive) {
-                    hash = q;
-                    break;
-                }
-            }
-        }
-        if (hash)
+        desc = tap_desc(p, e, num, sizeof(num));
+        if ((directive = tap_directive(desc, e, &hash)) != 0)
             e = hash;
         st = is_not ? TEST_FAIL : TEST_PASS;
         if (directive == 1 || (directive == 2 && is_not))
             st = TEST_SKIP;
-        {
-            /* unescape "\#" and "\\" */
-            char buf[CASE_ID_MAX + 1];
-            size_t k = 0;
-            for (const char *q = desc; q < e && k < CASE_ID_MAX; q++) {
-                if (*q == '\\' && q + 1 < e && (q[1] == '#' || q[1] == '\\'))
-                    q++;
-                buf[k++] = *q;
-            }
-            while (k && (buf[k - 1] == ' ' || buf[k - 1] == '\t'))
-                k--;
-            if (!k) {
-                k = strlen(num);
-                memcpy(buf, num, k);
-            }
-            if (!k) /* "ok" alone: its position among its siblings is unknown; the count */
-                k = (size_t)snprintf(buf, sizeof(buf), "%zu", t.n + 1);
-            rc = nest_add(&t, buf, k, ind, st);
-        }
+        rc = nest_add(&t, buf, tap_id(buf, desc, e, num, t.n + 1), ind, st);
     }
     if (rc) {
         nest_finish(&t, out);
@@ -389,6 +420,54 @@ static int py_add(struct case_builder *b, const char *id, size_t n, enum test_st
     return cb_add(b, id, n, st, id, (size_t)(sep - id));
 }
 
+#define PY_NWORDS (sizeof(py_words) / sizeof(*py_words))
+
+/* The -rA or xdist form "[gw0] [ 50%] WORD id": the word's index (p is
+ * left at it), or PY_NWORDS. */
+static size_t py_summary_word(const char **pp, const char *e)
+{
+    const char *p = *pp;
+    size_t w;
+
+    /* xdist: "[gw0] [ 50%] PASSED id" */
+    while (p < e && *p == '[') {
+        const char *c = memchr(p, ']', (size_t)(e - p));
+        if (!c)
+            break;
+        p = c + 1;
+        while (p < e && *p == ' ')
+            p++;
+    }
+    for (w = 0; w < PY_NWORDS; w++) {
+        size_t k = strlen(py_words[w].word);
+        if ((size_t)(e - p) > k + 1 && !memcmp(p, py_words[w].word, k) && p[k] == ' ')
+            break;
+    }
+    *pp = p;
+    return w;
+}
+
+/* The -v form "tests/a.py::t PASSED   [ 50%]", "... SKIPPED (why) [ 50%]"
+ * of line l: the word's index with *end at the id's end, or PY_NWORDS. */
+static size_t py_verbose_word(const struct line *l, const char **end)
+{
+    const char *e = l->p + l->n, *q;
+    size_t w;
+
+    if (!l->n || l->p[0] == ' ' || !find_in(l->p, l->n, "::"))
+        return PY_NWORDS;
+    *end = q = py_id_end(l->p, e);
+    while (q < e && *q == ' ')
+        q++;
+    for (w = 0; *end < e && w < PY_NWORDS; w++) {
+        size_t k = strlen(py_words[w].word);
+        if ((size_t)(e - q) >= k && !memcmp(q, py_words[w].word, k) &&
+            (q + k == e || q[k] == ' '))
+            break;
+    }
+    return *end < e ? w : PY_NWORDS;
+}
+
 int cases_parse_pytest(struct test_cases *out, const char *s, size_t len)
 {
     struct case_builder b;
@@ -399,50 +478,23 @@ int cases_parse_pytest(struct test_cases *out, const char *s, size_t len)
     cb_init(&b, out);
     out->format = "pytest";
     while (!rc && next_line(s, len, &pos, &l)) {
-        const char *p = l.p, *e = l.p + l.n;
-        size_t w;
+        const char *p = l.p, *e = l.p + l.n, *id, *end;
+        size_t w = py_summary_word(&p, e);
 
-        /* xdist: "[gw0] [ 50%] PASSED id" */
-        while (p < e && *p == '[') {
-            const char *c = memchr(p, ']', (size_t)(e - p));
-            if (!c)
-                break;
-            p = c + 1;
-            while (p < e && *p == ' ')
-                p++;
-        }
-        for (w = 0; w < sizeof(py_words) / sizeof(*py_words); w++) {
-            size_t k = strlen(py_words[w].word);
-            if ((size_t)(e - p) > k + 1 && !memcmp(p, py_words[w].word, k) && p[k] == ' ')
-                break;
-        }
-        if (w < sizeof(py_words) / sizeof(*py_words)) {
-            const char *id = p + strlen(py_words[w].word) + 1;
-            if (py_words[w].st == TEST_SKIP && *id == '[') {
+        if (w < PY_NWORDS) {
+            id = p + strlen(py_words[w].word) + 1;
+            if (py_words[w].st == TEST_SKIP && *id == '[')
                 /* "SKIPPED [3] tests/a.py:4: why" */
                 summary_skips += (size_t)strtoul(id + 1, NULL, 10) % 1000000;
-                continue;
-            }
-            rc = py_add(&b, id, (size_t)(py_id_end(id, e) - id), py_words[w].st);
+            else
+                rc = py_add(&b, id, (size_t)(py_id_end(id, e) - id), py_words[w].st);
             continue;
         }
-        /* -v: "tests/a.py::t PASSED   [ 50%]", "... SKIPPED (why) [ 50%]" */
-        if (l.n && l.p[0] != ' ' && find_in(l.p, l.n, "::")) {
-            const char *end = py_id_end(l.p, e), *q = end;
-            while (q < e && *q == ' ')
-                q++;
-            for (w = 0; end < e && w < sizeof(py_words) / sizeof(*py_words); w++) {
-                size_t k = strlen(py_words[w].word);
-                if ((size_t)(e - q) >= k && !memcmp(q, py_words[w].word, k) &&
-                    (q + k == e || q[k] == ' '))
-                    break;
-            }
-            if (end < e && w < sizeof(py_words) / sizeof(*py_words)) {
-                if (py_words[w].st == TEST_SKIP && !strcmp(py_words[w].word, "SKIPPED"))
-                    named_skips++;
-                rc = py_add(&b, l.p, (size_t)(end - l.p), py_words[w].st);
-            }
-        }
+        if ((w = py_verbose_word(&l, &end)) == PY_NWORDS)
+            continue;
+        if (py_words[w].st == TEST_SKIP && !strcmp(py_words[w].word, "SKIPPED"))
+            named_skips++;
+        rc = py_add(&b, l.p, (size_t)(end - l.p), py_words[w].st);
     }
     cb_release(&b);
     out->unnamed_skips = summary_skips > named_skips ? summary_skips - named_skips : 0;
@@ -516,6 +568,56 @@ int cases_parse_go(struct test_cases *out, const char *s, size_t len)
  * " 2/11 Test  #2: name .....***Failed    0.00 sec": Passed; ***Failed,
  * ***Timeout, ***Exception, ***Not Run are failures; ***Skipped and
  * "***Not Run (Disabled)" are skips.  id = the test's name. */
+/* The name's start in a ctest result line " 2/11 Test  #2: name ...", or
+ * NULL when the line is none. */
+static const char *ctest_name(const char *p, const char *e)
+{
+    while (p < e && *p == ' ')
+        p++;
+    if (p == e || !isdigit((unsigned char)*p))
+        return NULL;
+    while (p < e && isdigit((unsigned char)*p))
+        p++;
+    if (p == e || *p++ != '/')
+        return NULL;
+    while (p < e && isdigit((unsigned char)*p))
+        p++;
+    while (p < e && *p == ' ')
+        p++;
+    if (!starts(p, (size_t)(e - p), "Test"))
+        return NULL;
+    p += 4;
+    while (p < e && *p == ' ')
+        p++;
+    if (p == e || *p++ != '#')
+        return NULL;
+    while (p < e && isdigit((unsigned char)*p))
+        p++;
+    if (e - p < 2 || p[0] != ':' || p[1] != ' ')
+        return NULL;
+    return p + 2;
+}
+
+/* Where the status of the line starts after name ("***Failed", or the last
+ * " Passed"), with *st; NULL when there is none. */
+static const char *ctest_status(const char *name, const char *e, enum test_status *st)
+{
+    const char *stat = find_in(name, (size_t)(e - name), "***");
+
+    if (stat) {
+        const char *w = stat + 3;
+        size_t wn = (size_t)(e - w);
+        *st = starts(w, wn, "Skipped") || starts(w, wn, "Not Run (Disabled)") ? TEST_SKIP
+                                                                                : TEST_FAIL;
+        return stat;
+    }
+    for (const char *q = find_in(name, (size_t)(e - name), " Passed"); q;
+         q = find_in(q + 1, (size_t)(e - q - 1), " Passed"))
+        stat = q;
+    *st = TEST_PASS;
+    return stat;
+}
+
 int cases_parse_ctest(struct test_cases *out, const char *s, size_t len)
 {
     struct case_builder b;
@@ -526,49 +628,11 @@ int cases_parse_ctest(struct test_cases *out, const char *s, size_t len)
     cb_init(&b, out);
     out->format = "ctest";
     while (!rc && next_line(s, len, &pos, &l)) {
-        const char *p = l.p, *e = l.p + l.n, *name, *stat, *ne;
+        const char *e = l.p + l.n, *name, *stat, *ne;
         enum test_status st;
 
-        while (p < e && *p == ' ')
-            p++;
-        if (p == e || !isdigit((unsigned char)*p))
+        if (!(name = ctest_name(l.p, e)) || !(stat = ctest_status(name, e, &st)))
             continue;
-        while (p < e && isdigit((unsigned char)*p))
-            p++;
-        if (p == e || *p++ != '/')
-            continue;
-        while (p < e && isdigit((unsigned char)*p))
-            p++;
-        while (p < e && *p == ' ')
-            p++;
-        if (!starts(p, (size_t)(e - p), "Test"))
-            continue;
-        p += 4;
-        while (p < e && *p == ' ')
-            p++;
-        if (p == e || *p++ != '#')
-            continue;
-        while (p < e && isdigit((unsigned char)*p))
-            p++;
-        if (e - p < 2 || p[0] != ':' || p[1] != ' ')
-            continue;
-        name = p + 2;
-        if ((stat = find_in(name, (size_t)(e - name), "***")) != NULL) {
-            const char *w = stat + 3;
-            size_t wn = (size_t)(e - w);
-            if (starts(w, wn, "Skipped") || starts(w, wn, "Not Run (Disabled)"))
-                st = TEST_SKIP;
-            else
-                st = TEST_FAIL;
-        } else {
-            stat = NULL;
-            for (const char *q = find_in(name, (size_t)(e - name), " Passed"); q;
-                 q = find_in(q + 1, (size_t)(e - q - 1), " Passed"))
-                stat = q;
-            if (!stat)
-                continue;
-            st = TEST_PASS;
-        }
         ne = stat;
         while (ne > name && (ne[-1] == ' ' || ne[-1] == '.'))
             ne--;

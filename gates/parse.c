@@ -34,58 +34,82 @@ static int num_before(const char *line, size_t n, const char *word)
     return -1;
 }
 
+/* ctest: "100% tests passed, 0 tests failed out of 24".  1 when found. */
+static int summary_ctest(struct test_counts *c, const char *buf)
+{
+    int a, b, pct;
+
+    if (sscanf(buf, "%d%% tests passed, %d tests failed out of %d", &pct, &a, &b) != 3 &&
+        sscanf(buf, "%d%% tests passed, %d test failed out of %d", &pct, &a, &b) != 3)
+        return 0;
+    c->failed = a;
+    c->total = b;
+    c->passed = b - a;
+    c->skipped = 0;
+    c->format = "ctest";
+    return 1;
+}
+
+/* cargo: "test result: ok. 3 passed; 0 failed; 1 ignored; ...", added up
+ * over several crates.  1 when found. */
+static int summary_cargo(struct test_counts *c, const char *buf, size_t m)
+{
+    int p, f, i;
+
+    if (!strstr(buf, "test result: "))
+        return 0;
+    p = num_before(buf, m, "passed;");
+    f = num_before(buf, m, "failed;");
+    i = num_before(buf, m, "ignored;");
+    if (p < 0 || f < 0)
+        return 0;
+    if (c->format && !strcmp(c->format, "cargo")) { /* several crates: add up */
+        c->passed += p;
+        c->failed += f;
+        c->skipped += i > 0 ? i : 0;
+    } else {
+        c->passed = p;
+        c->failed = f;
+        c->skipped = i > 0 ? i : 0;
+    }
+    c->total = c->passed + c->failed + c->skipped;
+    c->format = "cargo";
+    return 1;
+}
+
+/* pytest: "==== 5 passed, 1 failed, 2 skipped in 0.12s ====".  1 when
+ * found. */
+static int summary_pytest(struct test_counts *c, const char *buf, size_t m)
+{
+    int p, f, s, e;
+
+    if (!strstr(buf, " in ") || !(strstr(buf, " passed") || strstr(buf, " failed")) ||
+        !(buf[0] == '=' || isdigit((unsigned char)buf[0])))
+        return 0;
+    p = num_before(buf, m, "passed");
+    f = num_before(buf, m, "failed");
+    s = num_before(buf, m, "skipped");
+    e = num_before(buf, m, "error");
+    if (p < 0 && f < 0)
+        return 0;
+    c->passed = p > 0 ? p : 0;
+    c->failed = (f > 0 ? f : 0) + (e > 0 ? e : 0);
+    c->skipped = s > 0 ? s : 0;
+    c->total = c->passed + c->failed + c->skipped;
+    c->format = "pytest";
+    return 1;
+}
+
 static void parse_line(struct test_counts *c, const char *l, size_t n, int *tap_ok, int *tap_not,
                        int *go_ok, int *go_fail, int *go_skip)
 {
     char buf[512];
     size_t m = n < sizeof(buf) - 1 ? n : sizeof(buf) - 1;
-    int a, b, pct;
 
     memcpy(buf, l, m);
     buf[m] = '\0';
-    /* ctest: "100% tests passed, 0 tests failed out of 24" */
-    if (sscanf(buf, "%d%% tests passed, %d tests failed out of %d", &pct, &a, &b) == 3 ||
-        sscanf(buf, "%d%% tests passed, %d test failed out of %d", &pct, &a, &b) == 3) {
-        c->failed = a;
-        c->total = b;
-        c->passed = b - a;
-        c->skipped = 0;
-        c->format = "ctest";
+    if (summary_ctest(c, buf) || summary_cargo(c, buf, m) || summary_pytest(c, buf, m))
         return;
-    }
-    /* cargo: "test result: ok. 3 passed; 0 failed; 1 ignored; ..." */
-    if (strstr(buf, "test result: ")) {
-        int p = num_before(buf, m, "passed;"), f = num_before(buf, m, "failed;");
-        int i = num_before(buf, m, "ignored;");
-        if (p >= 0 && f >= 0) {
-            if (c->format && !strcmp(c->format, "cargo")) { /* several crates: add up */
-                c->passed += p;
-                c->failed += f;
-                c->skipped += i > 0 ? i : 0;
-            } else {
-                c->passed = p;
-                c->failed = f;
-                c->skipped = i > 0 ? i : 0;
-            }
-            c->total = c->passed + c->failed + c->skipped;
-            c->format = "cargo";
-            return;
-        }
-    }
-    /* pytest: "==== 5 passed, 1 failed, 2 skipped in 0.12s ====" */
-    if (strstr(buf, " in ") && (strstr(buf, " passed") || strstr(buf, " failed")) &&
-        (buf[0] == '=' || isdigit((unsigned char)buf[0]))) {
-        int p = num_before(buf, m, "passed"), f = num_before(buf, m, "failed");
-        int s = num_before(buf, m, "skipped"), e = num_before(buf, m, "error");
-        if (p >= 0 || f >= 0) {
-            c->passed = p > 0 ? p : 0;
-            c->failed = (f > 0 ? f : 0) + (e > 0 ? e : 0);
-            c->skipped = s > 0 ? s : 0;
-            c->total = c->passed + c->failed + c->skipped;
-            c->format = "pytest";
-            return;
-        }
-    }
     /* go test -v: "--- PASS: TestX", "--- FAIL: TestY", "--- SKIP: TestZ" */
     if (!strncmp(buf, "--- PASS: ", 10) || !strncmp(buf, "    --- PASS: ", 14))
         (*go_ok)++;

@@ -1,14 +1,13 @@
 /*
- * react.c - stage 4: one work item worked by a model calling tools in the
- * goal's worktree, until it calls complete (then verification), ask_human
- * (the item waits for a human) or a limit stops it.
+ * react.c - the ReAct loop of the execute stage (execute.c): a model
+ * calling tools in the goal's worktree, until it calls complete (then the
+ * item goes to verification), ask_human (the item waits for a human) or a
+ * limit stops it.
  *
  * Every model call is preceded by the run limits and the goal budget
  * (control.h); every turn is logged (turn.started, turn.completed) and
  * fingerprinted, and K identical fingerprints in a row stop the run as
- * `stalled`.  Several tool calls in one message run in order.  A failed
- * run's changes are saved as a patch artifact and the worktree is reset,
- * so the next attempt starts from the branch head.
+ * `stalled`.  Several tool calls in one message run in order.
  *
  * The history keeps a byte-stable prefix for the providers' prompt caches:
  * the system prompt and the task come first and never change within a
@@ -17,17 +16,17 @@
  * model's context window (compact.h); a context_length answer compacts it
  * once more and the same turn is retried.
  */
+#include "lifecycle/react.h"
+
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lifecycle/compact.h"
-#include "lifecycle/context.h"
-#include "lifecycle/escalate.h"
+#include "lifecycle/control.h"
+#include "lifecycle/job.h"
 #include "lifecycle/prompts.h"
-#include "lifecycle/stages.h"
-#include "lifecycle/transitions.h"
 #include "lifecycle/verify.h"
 #include "lifecycle/workspace.h"
 #include "gates/gates.h"
@@ -39,175 +38,114 @@
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
 
 #define MAX_HISTORY 4096
 
 struct exec_state {
     struct job_ctx *j;
     struct workspace *ws;
-    int completed;
-    int blocked;
-    char *summary;
-    char *question;
+    struct react_outcome *out;
 };
 
 /* ---- the caller's tools: complete, ask_human, run_gates ---- */
+
+/* A non-empty string argument key of args, or NULL. */
+static const char *arg_text(const cJSON *args, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
+
+    return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
+}
+
+struct gates_report {
+    strbuf *out;
+    int all; /* every must-pass gate passed */
+};
+
+/* One gate's line (and its failing output's last 4000 bytes) for the
+ * model. */
+static int gate_reported(void *arg, size_t i, struct gate_result *r)
+{
+    struct gates_report *gr = arg;
+
+    (void)i;
+    if (!r->passed && r->must_pass)
+        gr->all = 0;
+    strbuf_addf(gr->out, "gate %s (%s): %s, exit %d%s, %lld ms\n", r->name, r->command,
+                r->passed ? "PASS" : "FAIL", r->exit_code, r->timed_out ? " (timed out)" : "",
+                (long long)r->duration_ms);
+    if (!r->passed) {
+        size_t n = strlen(r->output_tail);
+        size_t from = utf8_cut_forward(r->output_tail, n > 4000 ? n - 4000 : 0, n);
+        strbuf_addf(gr->out, "--- output (last %zu bytes) ---\n%s\n---\n", n - from,
+                    r->output_tail + from);
+    }
+    gate_result_release(r);
+    return 0;
+}
+
+/* run_gates: the goal's gates on a throw-away copy of the worktree (what
+ * a gate changes is not committed), through verification's gate loop. */
+static int run_gates(struct exec_state *x, struct tool_result *res)
+{
+    struct gate_plan plan;
+    struct gates_report gr = {&res->output, 1};
+    char tree[64] = ""; /* the snapshot, stored once for all the gates */
+
+    if (verify_plan(x->j, &plan) != 0)
+        return tool_fail(res, TOOL_VALIDATION, "run_gates: %s", err_last());
+    if (plan.n == 0)
+        strbuf_adds(&res->output, "This goal has no verification gates.\n");
+    if (verify_gates_each(x->j, x->ws, &plan, tree, gate_reported, &gr) != 0) {
+        gates_plan_release(&plan);
+        return tool_fail(res, TOOL_POLICY, "run_gates: %s", err_last());
+    }
+    gates_plan_release(&plan);
+    res->ok = 1;
+    res->exit_code = gr.all ? 0 : 1;
+    return 0;
+}
 
 static int hook(void *arg, struct tool_ctx *ctx, const char *name, const cJSON *args,
                 struct tool_result *res)
 {
     struct exec_state *x = arg;
-    const cJSON *v;
+    const char *v;
 
     (void)ctx;
     if (!strcmp(name, "complete")) {
-        v = cJSON_GetObjectItemCaseSensitive(args, "summary");
-        if (!cJSON_IsString(v) || !v->valuestring[0])
-            return tool_fail(res, TOOL_VALIDATION, "complete: summary: expected a non-empty "
-                                                   "string");
-        free(x->summary);
-        x->summary = strdup(v->valuestring);
-        x->completed = 1;
+        if (!(v = arg_text(args, "summary")))
+            return tool_fail(res, TOOL_VALIDATION,
+                             "complete: summary: expected a non-empty "
+                             "string");
+        free(x->out->summary);
+        x->out->summary = xstrdup(v);
+        x->out->completed = 1;
         res->ok = 1;
         strbuf_adds(&res->output, "Recorded. The item goes to verification: the gates run "
                                   "now. Do not call more tools.");
         return 0;
     }
     if (!strcmp(name, "ask_human")) {
-        v = cJSON_GetObjectItemCaseSensitive(args, "question");
-        if (!cJSON_IsString(v) || !v->valuestring[0])
-            return tool_fail(res, TOOL_VALIDATION, "ask_human: question: expected a non-empty "
-                                                   "string");
-        free(x->question);
-        x->question = strdup(v->valuestring);
-        x->blocked = 1;
+        if (!(v = arg_text(args, "question")))
+            return tool_fail(res, TOOL_VALIDATION,
+                             "ask_human: question: expected a non-empty "
+                             "string");
+        free(x->out->question);
+        x->out->question = xstrdup(v);
+        x->out->blocked = 1;
         res->ok = 1;
         strbuf_adds(&res->output, "Question recorded. The item waits for a human answer.");
         return 0;
     }
-    if (!strcmp(name, "run_gates")) {
-        struct gate_plan plan;
-        char tree[64] = ""; /* the snapshot, stored once for all the gates */
-        int all = 1;
-
-        if (verify_plan(x->j, &plan) != 0)
-            return tool_fail(res, TOOL_VALIDATION, "run_gates: %s", err_last());
-        if (plan.n == 0)
-            strbuf_adds(&res->output, "This goal has no verification gates.\n");
-        for (size_t i = 0; i < plan.n; i++) {
-            struct gate_result r;
-            size_t tail_from;
-            /* on a throw-away copy: what the gate changes is not committed */
-            if (verify_gate_run(x->j, x->ws, &plan.gates[i], tree, &r) != 0) {
-                gates_plan_release(&plan);
-                return tool_fail(res, TOOL_POLICY, "run_gates: %s", err_last());
-            }
-            if (!r.passed && r.must_pass)
-                all = 0;
-            strbuf_addf(&res->output, "gate %s (%s): %s, exit %d%s, %lld ms\n", r.name,
-                        r.command, r.passed ? "PASS" : "FAIL", r.exit_code,
-                        r.timed_out ? " (timed out)" : "", (long long)r.duration_ms);
-            if (!r.passed) {
-                size_t n = strlen(r.output_tail);
-                tail_from = n > 4000 ? n - 4000 : 0;
-                while (tail_from < n && ((unsigned char)r.output_tail[tail_from] & 0xc0) == 0x80)
-                    tail_from++;
-                strbuf_addf(&res->output, "--- output (last %zu bytes) ---\n%s\n---\n",
-                            n - tail_from, r.output_tail + tail_from);
-            }
-            gate_result_release(&r);
-        }
-        gates_plan_release(&plan);
-        res->ok = 1;
-        res->exit_code = all ? 0 : 1;
-        return 0;
-    }
+    if (!strcmp(name, "run_gates"))
+        return run_gates(x, res);
     return tool_fail(res, TOOL_VALIDATION, "%s: not a hooked tool", name);
 }
 
-/* ---- the prompt ---- */
-
-static void add_list(strbuf *sb, const char *title, const char *json)
-{
-    cJSON *arr = json ? cJSON_Parse(json) : NULL;
-    const cJSON *it;
-
-    if (cJSON_GetArraySize(arr) > 0) {
-        strbuf_addf(sb, "%s:\n", title);
-        cJSON_ArrayForEach(it, arr) if (cJSON_IsString(it)) strbuf_addf(sb, "- %s\n",
-                                                                        it->valuestring);
-    }
-    cJSON_Delete(arr);
-}
-
-/* The last failure of this item and the failing gates it left, so that a
- * retry starts from what went wrong. */
-static void add_feedback(strbuf *sb, struct job_ctx *j)
-{
-    static const char q_run[] =
-        "SELECT error_class, failure_reason FROM runs WHERE item_id = ? AND id <> ?"
-        " AND status <> 'success' AND status <> 'running' ORDER BY created_at DESC, rowid DESC"
-        " LIMIT 1";
-    static const char q_gates[] =
-        "SELECT name, exit_code, output_tail FROM gate_results WHERE item_id = ? AND passed = 0"
-        " AND ifnull(classification, 'introduced') = 'introduced' AND run_id = (SELECT run_id"
-        " FROM gate_results WHERE item_id = ? ORDER BY id DESC LIMIT 1) ORDER BY id";
-    sqlite3_stmt *s;
-
-    if (store_prepare(j->st, &s, q_run) == 0) {
-        store_bind_text(s, 1, j->item->id);
-        store_bind_text(s, 2, j->claim.run_id);
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 1))
-            strbuf_addf(sb, "\nThe previous attempt failed (%s): %s\n",
-                        sqlite3_column_text(s, 0) ? (const char *)sqlite3_column_text(s, 0) : "",
-                        sqlite3_column_text(s, 1));
-        store_done(s);
-    }
-    if (store_prepare(j->st, &s, q_gates) == 0) {
-        store_bind_text(s, 1, j->item->id);
-        store_bind_text(s, 2, j->item->id);
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            const char *tail = (const char *)sqlite3_column_text(s, 2);
-            size_t n = tail ? strlen(tail) : 0, from = n > 6000 ? n - 6000 : 0;
-            while (from < n && ((unsigned char)tail[from] & 0xc0) == 0x80)
-                from++;
-            strbuf_addf(sb, "\nGate %s failed (exit %d) after the last attempt. Its output:\n%s\n",
-                        sqlite3_column_text(s, 0), sqlite3_column_int(s, 1),
-                        tail ? tail + from : "");
-        }
-        store_done(s);
-    }
-}
-
-static void build_user(strbuf *sb, struct job_ctx *j)
-{
-    const struct goal *g = j->goal;
-    const struct work_item *wi = j->item;
-    char *pack = NULL;
-
-    strbuf_addf(sb, "Goal: %s\n", g->title);
-    if (g->description && *g->description)
-        strbuf_addf(sb, "%s\n", g->description);
-    add_list(sb, "\nSuccess criteria", g->success_criteria);
-    strbuf_addf(sb, "\nYour work item %s: %s (%s, effort %s)\n", wi->key, wi->title, wi->type,
-                wi->effort);
-    if (wi->description && *wi->description)
-        strbuf_addf(sb, "%s\n", wi->description);
-    if (g->verification && strcmp(g->verification, "[]") != 0)
-        strbuf_addf(sb, "\nVerification gates (run_gates runs them): %s\n", g->verification);
-    else
-        strbuf_adds(sb, "\nThis goal has no deterministic gate: check your work with bash.\n");
-    if (wi->strategy)
-        strbuf_addf(sb, "\nStrategy to follow (earlier ones failed): %s\n", wi->strategy);
-    if (wi->human_input)
-        strbuf_addf(sb, "\nA human answered: %s\n", wi->human_input);
-    if (context_pack_latest(j->st, wi->id, &pack) == 0 && pack)
-        strbuf_addf(sb, "\nWhere earlier runs of this item left off (context pack):\n%s\n", pack);
-    free(pack);
-    add_feedback(sb, j);
-}
-
-/* ---- the loop ---- */
+/* ---- the tools offered, the history ---- */
 
 static const char *const *allowed_list(const char *json, cJSON **keep)
 {
@@ -223,6 +161,72 @@ static const char *const *allowed_list(const char *json, cJSON **keep)
     return list;
 }
 
+/* The tools the goal allows, as the model sees them.  The strings of
+ * defs point into schemas and params (freed by tools_release). */
+struct tools {
+    cJSON *schemas, *allowed_keep, *spec;
+    const char *const *allowed;
+    const char **protected_paths;
+    struct llm_tool_def *defs;
+    char **params;
+    size_t ndefs;
+};
+
+static void tools_init(struct tools *t, const struct goal *g)
+{
+    const cJSON *pp, *it;
+    size_t n = 0;
+
+    memset(t, 0, sizeof(*t));
+    t->allowed = allowed_list(g->allowed_actions, &t->allowed_keep);
+    t->schemas = tool_schemas(t->allowed);
+    t->ndefs = (size_t)cJSON_GetArraySize(t->schemas);
+    t->defs = xcalloc(t->ndefs + 1, sizeof(*t->defs));
+    t->params = xcalloc(t->ndefs + 1, sizeof(*t->params));
+    for (size_t i = 0; i < t->ndefs; i++) {
+        const cJSON *s = cJSON_GetArrayItem(t->schemas, (int)i);
+        t->defs[i].name = cJSON_GetObjectItemCaseSensitive(s, "name")->valuestring;
+        t->defs[i].description = cJSON_GetObjectItemCaseSensitive(s, "description")->valuestring;
+        t->params[i] = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(s, "parameters"));
+        t->defs[i].parameters_json = t->params[i];
+    }
+    /* the goal's protected_paths: write and edit refuse them */
+    t->spec = g->spec ? cJSON_Parse(g->spec) : NULL;
+    pp = cJSON_GetObjectItemCaseSensitive(t->spec, "protected_paths");
+    t->protected_paths = xcalloc((size_t)cJSON_GetArraySize(pp) + 1, sizeof(*t->protected_paths));
+    cJSON_ArrayForEach(it, pp) if (cJSON_IsString(it)) t->protected_paths[n++] = it->valuestring;
+}
+
+static void tools_release(struct tools *t)
+{
+    for (size_t i = 0; i < t->ndefs; i++)
+        cJSON_free(t->params[i]);
+    free(t->params);
+    free(t->defs);
+    cJSON_Delete(t->schemas);
+    cJSON_Delete(t->allowed_keep);
+    cJSON_Delete(t->spec);
+    free(t->protected_paths);
+}
+
+static void tool_ctx_setup(struct tool_ctx *tctx, const struct tools *t, struct exec_state *x)
+{
+    struct job_ctx *j = x->j;
+
+    memset(tctx, 0, sizeof(*tctx));
+    tctx->root = x->ws->root;
+    tctx->git_common = x->ws->git_common;
+    tctx->git_dir = x->ws->git_dir;
+    tctx->allowed = t->allowed;
+    tctx->st = j->st;
+    tctx->goal_id = j->goal->id;
+    tctx->item_id = j->item->id;
+    tctx->run_id = j->claim.run_id;
+    tctx->hook = hook;
+    tctx->hook_arg = x;
+    tctx->protected_paths = t->protected_paths;
+}
+
 struct history {
     struct llm_message *m;
     size_t n, cap;
@@ -232,13 +236,13 @@ static struct llm_message *history_push(struct history *h)
 {
     if (h->n == h->cap) {
         h->cap = h->cap ? h->cap * 2 : 32;
-        h->m = realloc(h->m, h->cap * sizeof(*h->m));
-        if (!h->m)
-            abort();
+        h->m = xrealloc(h->m, h->cap * sizeof(*h->m));
     }
     memset(&h->m[h->n], 0, sizeof(h->m[0]));
     return &h->m[h->n++];
 }
+
+/* ---- one turn ---- */
 
 static void turn_event(struct job_ctx *j, const char *type, int turn, const struct llm_response *r,
                        size_t calls)
@@ -256,274 +260,210 @@ static void turn_event(struct job_ctx *j, const char *type, int turn, const stru
     cJSON_Delete(p);
 }
 
-static int finish_blocked(struct job_ctx *j, const char *question)
+/* Before a model call: the run still ours, its limits, the goal's
+ * budget.  0, or ERR_FAIL after job_fail(). */
+static int turn_allowed(struct job_ctx *j)
 {
-    static const char sql[] = "UPDATE work_items SET question = ?, updated_at = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    cJSON *p = cJSON_CreateObject();
-    int rc;
+    const char *limit = NULL;
 
-    cJSON_AddStringToObject(p, "question", question);
-    if ((rc = store_tx_begin(j->st)) != 0)
+    if (job_check_live(j) != 0)
+        return ERR_FAIL;
+    if (control_check_run(j->st, j->goal->id, j->item->id, j->claim.run_id, &j->usage,
+                          time_mono_ms(), &limit) != 0)
+        return job_fail(j, "limit", "%s", err_last());
+    if (control_check_budget(j->st, j->goal->id, j->item->id, j->claim.run_id, j->last_call_tokens,
+                             j->last_call_cost, &limit) != 0)
+        return job_fail(j, "budget", "%s", err_last());
+    return 0;
+}
+
+/* The model call of turn, the history compacted first when it nears the
+ * context window, and once more (the same turn retried) when the provider
+ * answers context_length.  0 with *resp, or the call's failure in *err. */
+static int model_call(struct job_ctx *j, struct history *h, const struct tools *t, int turn,
+                      struct llm_response *resp, struct llm_error *err)
+{
+    struct llm_request req;
+    int index = j->model_index, changed = 0, retried = 0, crc;
+
+    memset(&req, 0, sizeof(req));
+    req.stage = "execute";
+    req.run_id = j->claim.run_id;
+    req.goal_id = j->goal->id;
+    req.item_id = j->item->id;
+    req.tools = t->defs;
+    req.ntools = t->ndefs;
+    if (compact_history(j, h->m, &h->n, t->defs, t->ndefs, turn, 0, &changed) != 0)
+        log_warn("%s: context.compacted event: %s", j->item->key, err_last());
+    for (;;) {
+        req.messages = h->m;
+        req.nmessages = h->n;
+        crc = llm_chat_chain(j->llm, j->model_index, &req, resp, err, &index);
+        j->model_index = index;
+        if (!crc || err->cls != LLM_ERR_CONTEXT_LENGTH || retried)
+            break;
+        /* the provider counted more than the estimate: compact once more
+         * and retry the same turn */
+        retried = 1;
+        if (compact_history(j, h->m, &h->n, t->defs, t->ndefs, turn, 1, &changed) != 0)
+            log_warn("%s: context.compacted event: %s", j->item->key, err_last());
+        if (!changed)
+            break;
+        llm_response_release(resp);
+        llm_error_release(err);
+    }
+    return crc;
+}
+
+/* One turn's model call, accounted; the answer joins the history (moved,
+ * not copied) and its hash goes into reply_hash.  0, or ERR_FAIL after
+ * job_fail(). */
+static int turn_ask(struct job_ctx *j, struct history *h, const struct tools *t, int turn,
+                    char reply_hash[HASH_HEX_SIZE])
+{
+    struct llm_response resp;
+    struct llm_error err;
+    int rc = 0;
+
+    j->usage.turns++;
+    if (model_call(j, h, t, turn, &resp, &err) != 0) {
+        job_breaker_failed(j, llm_error_class_name(err.cls), err.message);
+        rc = job_fail(j, llm_error_class_name(err.cls), "execute: %s",
+                      err.message ? err.message : "model call failed");
         goto out;
-    if ((rc = store_prepare(j->st, &s, sql)) != 0)
-        goto fail;
-    store_bind_text(s, 1, question);
-    sqlite3_bind_int64(s, 2, time_now_ms());
-    store_bind_text(s, 3, j->item->id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "ask_human");
-    store_done(s);
-    if (rc || (rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "blocked", "in_progress", p)))
-        goto fail;
-    if ((rc = store_tx_commit(j->st)) != 0)
-        goto out;
-    free(j->item->question);
-    j->item->question = strdup(question);
-    rc = escalate_open(j, "ask_human");
-    goto out;
-fail:
-    store_tx_rollback(j->st);
+    }
+    breaker_record(j->st, NULL, j->claim.run_id, time_now_ms());
+    j->usage.tokens += resp.usage.input + resp.usage.output;
+    j->last_call_tokens = resp.usage.input + resp.usage.output;
+    j->last_call_cost = resp.cost_usd;
+    turn_event(j, "turn.completed", turn, &resp, resp.message.ncalls);
+    hash_sha256_hex(reply_hash, resp.message.content ? resp.message.content : "",
+                    resp.message.content ? strlen(resp.message.content) : 0);
+    *history_push(h) = resp.message;
+    memset(&resp.message, 0, sizeof(resp.message));
 out:
-    cJSON_Delete(p);
+    llm_response_release(&resp);
+    llm_error_release(&err);
     return rc;
 }
 
-int stage_execute(struct job_ctx *j)
+/* Run the tool calls of the last assistant message in order, their
+ * results joining the history; sig receives their signature and
+ * *last_error the class of the last failing one. */
+static void turn_tools(struct tool_ctx *tctx, struct history *h, const struct exec_state *x,
+                       strbuf *sig, const char **last_error)
 {
-    struct exec_state x;
-    struct workspace ws;
+    size_t ai = h->n - 1, ncalls = h->m[ai].ncalls;
+
+    if (ncalls == 0)
+        llm_message_init(history_push(h), LLM_USER,
+                         "Use the tools to do the work. Call complete when the item is "
+                         "done, or ask_human if you need a decision.");
+    for (size_t i = 0; i < ncalls && h->n < MAX_HISTORY; i++) {
+        /* copy the call first: pushing a result may move the history */
+        const struct llm_tool_call *call = &h->m[ai].calls[i];
+        char *name = xstrdup(call->name ? call->name : "");
+        char *id = xstrdup(call->id ? call->id : "");
+        /* moved out of the history, not copied: a write's content is held
+         * once; a compact copy comes back */
+        char *args = h->m[ai].calls[i].arguments;
+        struct tool_result res;
+
+        h->m[ai].calls[i].arguments = NULL;
+        if (!args)
+            args = xstrdup("{}");
+        strbuf_addf(sig, "%s:%.4096s:%zu;", name, args, strlen(args));
+        tool_call_take(tctx, name, &args, &res);
+        /* the history holds it again (the compact copy for a big one) */
+        h->m[ai].calls[i].arguments = args;
+        if (!res.ok)
+            *last_error = tool_class_name(res.error_class);
+        llm_message_tool_result(history_push(h), id, strbuf_cstr(&res.output), !res.ok);
+        tool_result_release(&res);
+        free(name);
+        free(id);
+        if (x->out->completed || x->out->blocked)
+            break;
+    }
+}
+
+/* After the turn's tools: the worktree's state joins the fingerprint, and
+ * K identical fingerprints in a row stop the run.  0, or ERR_FAIL after
+ * job_fail(). */
+static int turn_progress(struct exec_state *x, struct progress_detector *pd, const strbuf *sig,
+                         const char *last_error, const char *reply_hash)
+{
+    struct job_ctx *j = x->j;
+    char fp[HASH_HEX_SIZE], tree[64] = "";
+    cJSON *p;
+    int crc;
+
+    if (x->ws->wt && (crc = workspace_state(x->ws, tree, sizeof(tree))) != 0) {
+        /* a change goald will not snapshot (a file over tools.max_file_mb):
+         * this attempt ends here, and the stage's reset removes the change
+         * so the retry starts clean */
+        x->out->completed = x->out->blocked = 0;
+        return job_fail(j, crc == ERR_TOOBIG || crc == ERR_POLICY ? "policy" : "vcs", "%s: %s",
+                        j->item->key, err_last());
+    }
+    progress_fingerprint(fp, tree, strbuf_cstr(sig), last_error, reply_hash);
+    if (x->out->completed || x->out->blocked || !progress_observe(pd, fp))
+        return 0;
+    p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "task_id", j->item->id);
+    cJSON_AddStringToObject(p, "fingerprint", fp);
+    cJSON_AddNumberToObject(p, "repeats", pd->same);
+    cJSON_AddNumberToObject(p, "threshold", pd->k);
+    store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id, "progress.stalled", p, NULL);
+    cJSON_Delete(p);
+    return job_fail(j, "stalled", "no progress: %d identical turns in a row", pd->same);
+}
+
+/* ---- the loop ---- */
+
+int react_run(struct react_outcome *out, struct job_ctx *j, struct workspace *ws, const char *user)
+{
+    struct exec_state x = {j, ws, out};
     struct history h = {0};
     struct tool_ctx tctx;
-    struct llm_tool_def *defs = NULL;
+    struct tools t;
     struct progress_detector pd;
-    cJSON *schemas = NULL, *allowed_keep = NULL, *spec = NULL;
-    const char *const *allowed;
-    const char **protected_paths = NULL;
-    strbuf user;
-    char **params = NULL;
-    size_t ndefs = 0;
     int rc = 0, turn = 0;
 
-    memset(&x, 0, sizeof(x));
-    x.j = j;
-    x.ws = &ws;
-    strbuf_init(&user, 4 << 20);
-    if (workspace_open(&ws, j) != 0) {
-        rc = job_fail(j, "workspace", "%s", err_last());
-        strbuf_release(&user);
-        return rc;
-    }
-    allowed = allowed_list(j->goal->allowed_actions, &allowed_keep);
-    schemas = tool_schemas(allowed);
-    ndefs = (size_t)cJSON_GetArraySize(schemas);
-    defs = calloc(ndefs + 1, sizeof(*defs));
-    params = calloc(ndefs + 1, sizeof(*params));
-    if (!defs || !params)
-        abort();
-    for (size_t i = 0; i < ndefs; i++) {
-        const cJSON *t = cJSON_GetArrayItem(schemas, (int)i);
-        defs[i].name = cJSON_GetObjectItemCaseSensitive(t, "name")->valuestring;
-        defs[i].description = cJSON_GetObjectItemCaseSensitive(t, "description")->valuestring;
-        params[i] = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(t, "parameters"));
-        defs[i].parameters_json = params[i];
-    }
-    memset(&tctx, 0, sizeof(tctx));
-    tctx.root = ws.root;
-    tctx.git_common = ws.git_common;
-    tctx.git_dir = ws.git_dir;
-    tctx.allowed = allowed;
-    tctx.st = j->st;
-    tctx.goal_id = j->goal->id;
-    tctx.item_id = j->item->id;
-    tctx.run_id = j->claim.run_id;
-    tctx.hook = hook;
-    tctx.hook_arg = &x;
-    /* the goal's protected_paths: write and edit refuse them */
-    spec = j->goal->spec ? cJSON_Parse(j->goal->spec) : NULL;
-    {
-        const cJSON *pp = cJSON_GetObjectItemCaseSensitive(spec, "protected_paths"), *it;
-        size_t n = 0;
-        protected_paths = calloc((size_t)cJSON_GetArraySize(pp) + 1, sizeof(*protected_paths));
-        if (!protected_paths)
-            abort();
-        cJSON_ArrayForEach(it, pp) if (cJSON_IsString(it)) protected_paths[n++] = it->valuestring;
-        tctx.protected_paths = protected_paths;
-    }
-
-    build_user(&user, j);
+    memset(out, 0, sizeof(*out));
+    tools_init(&t, j->goal);
+    tool_ctx_setup(&tctx, &t, &x);
     llm_message_init(history_push(&h), LLM_SYSTEM, prompt_execute);
-    llm_message_init(history_push(&h), LLM_USER, strbuf_cstr(&user));
+    llm_message_init(history_push(&h), LLM_USER, user);
     progress_init(&pd, 0);
-
-    while (!x.completed && !x.blocked) {
-        struct llm_request req;
-        struct llm_response resp;
-        struct llm_error err;
-        const char *limit = NULL;
-        char reply_hash[HASH_HEX_SIZE], fp[HASH_HEX_SIZE], tree[64] = "";
+    while (!out->completed && !out->blocked) {
+        char reply_hash[HASH_HEX_SIZE];
         const char *last_error = NULL;
         strbuf sig;
-        int index = j->model_index, crc;
 
-        if (job_check_live(j) != 0) {
-            rc = ERR_FAIL;
+        if ((rc = turn_allowed(j)) != 0)
             break;
-        }
-        if (control_check_run(j->st, j->goal->id, j->item->id, j->claim.run_id, &j->usage,
-                              time_mono_ms(), &limit) != 0) {
-            rc = job_fail(j, "limit", "%s", err_last());
-            break;
-        }
-        if (control_check_budget(j->st, j->goal->id, j->item->id, j->claim.run_id,
-                                 j->last_call_tokens, j->last_call_cost, &limit) != 0) {
-            rc = job_fail(j, "budget", "%s", err_last());
-            break;
-        }
         fault_point("execute.turn");
         job_renew_lease(j);
         turn++;
         turn_event(j, "turn.started", turn, NULL, 0);
-        memset(&req, 0, sizeof(req));
-        req.stage = "execute";
-        req.run_id = j->claim.run_id;
-        req.goal_id = j->goal->id;
-        req.item_id = j->item->id;
-        req.messages = h.m;
-        req.nmessages = h.n;
-        req.tools = defs;
-        req.ntools = ndefs;
-        {
-            int changed = 0, retried = 0;
-            if (compact_history(j, h.m, &h.n, defs, ndefs, turn, 0, &changed) != 0)
-                log_warn("%s: context.compacted event: %s", j->item->key, err_last());
-            for (;;) {
-                req.messages = h.m;
-                req.nmessages = h.n;
-                crc = llm_chat_chain(j->llm, j->model_index, &req, &resp, &err, &index);
-                j->model_index = index;
-                if (!crc || err.cls != LLM_ERR_CONTEXT_LENGTH || retried)
-                    break;
-                /* the provider counted more than the estimate: compact
-                 * once more and retry the same turn */
-                retried = 1;
-                if (compact_history(j, h.m, &h.n, defs, ndefs, turn, 1, &changed) != 0)
-                    log_warn("%s: context.compacted event: %s", j->item->key, err_last());
-                if (!changed)
-                    break;
-                llm_response_release(&resp);
-                llm_error_release(&err);
-            }
-        }
-        j->usage.turns++;
-        if (crc) {
-            job_breaker_failed(j, llm_error_class_name(err.cls), err.message);
-            rc = job_fail(j, llm_error_class_name(err.cls), "execute: %s",
-                          err.message ? err.message : "model call failed");
-            llm_response_release(&resp);
-            llm_error_release(&err);
+        if ((rc = turn_ask(j, &h, &t, turn, reply_hash)) != 0)
             break;
-        }
-        breaker_record(j->st, NULL, j->claim.run_id, time_now_ms());
-        j->usage.tokens += resp.usage.input + resp.usage.output;
-        j->last_call_tokens = resp.usage.input + resp.usage.output;
-        j->last_call_cost = resp.cost_usd;
-        turn_event(j, "turn.completed", turn, &resp, resp.message.ncalls);
-        hash_sha256_hex(reply_hash, resp.message.content ? resp.message.content : "",
-                        resp.message.content ? strlen(resp.message.content) : 0);
-
-        /* the assistant message joins the history (moved, not copied) */
-        *history_push(&h) = resp.message;
-        memset(&resp.message, 0, sizeof(resp.message));
-        llm_response_release(&resp);
-        llm_error_release(&err);
-
         strbuf_init(&sig, 1 << 20);
-        {
-            size_t ai = h.n - 1, ncalls = h.m[ai].ncalls;
-            if (ncalls == 0)
-                llm_message_init(history_push(&h), LLM_USER,
-                                 "Use the tools to do the work. Call complete when the item is "
-                                 "done, or ask_human if you need a decision.");
-            for (size_t i = 0; i < ncalls && h.n < MAX_HISTORY; i++) {
-                /* copy the call first: pushing a result may move the history */
-                const struct llm_tool_call *call = &h.m[ai].calls[i];
-                char *name = strdup(call->name ? call->name : "");
-                char *id = strdup(call->id ? call->id : "");
-                /* moved out of the history, not copied: a write's content
-                 * is held once; a compact copy comes back */
-                char *args = h.m[ai].calls[i].arguments;
-                struct tool_result res;
-
-                h.m[ai].calls[i].arguments = NULL;
-                if (!args && !(args = strdup("{}")))
-                    abort();
-                if (!name || !id)
-                    abort();
-                strbuf_addf(&sig, "%s:%.4096s:%zu;", name, args, strlen(args));
-                tool_call_take(&tctx, name, &args, &res);
-                /* the history holds it again (the compact copy for a big one) */
-                h.m[ai].calls[i].arguments = args;
-                args = NULL;
-                if (!res.ok)
-                    last_error = tool_class_name(res.error_class);
-                llm_message_tool_result(history_push(&h), id, strbuf_cstr(&res.output), !res.ok);
-                tool_result_release(&res);
-                free(name);
-                free(id);
-                free(args);
-                if (x.completed || x.blocked)
-                    break;
-            }
-        }
-        if (ws.wt && (crc = workspace_state(&ws, tree, sizeof(tree))) != 0) {
-            /* a change goald will not snapshot (a file over
-             * tools.max_file_mb): this attempt ends here, and the reset
-             * below removes the change so the retry starts clean */
-            strbuf_release(&sig);
-            x.completed = x.blocked = 0;
-            rc = job_fail(j, crc == ERR_TOOBIG || crc == ERR_POLICY ? "policy" : "vcs", "%s: %s",
-                          j->item->key, err_last());
-            break;
-        }
-        progress_fingerprint(fp, tree, strbuf_cstr(&sig), last_error, reply_hash);
+        turn_tools(&tctx, &h, &x, &sig, &last_error);
+        rc = turn_progress(&x, &pd, &sig, last_error, reply_hash);
         strbuf_release(&sig);
-        if (!x.completed && !x.blocked && progress_observe(&pd, fp)) {
-            cJSON *p = cJSON_CreateObject();
-            cJSON_AddStringToObject(p, "task_id", j->item->id);
-            cJSON_AddStringToObject(p, "fingerprint", fp);
-            cJSON_AddNumberToObject(p, "repeats", pd.same);
-            cJSON_AddNumberToObject(p, "threshold", pd.k);
-            store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id, "progress.stalled",
-                            p, NULL);
-            cJSON_Delete(p);
-            rc = job_fail(j, "stalled", "no progress: %d identical turns in a row", pd.same);
+        if (rc)
             break;
-        }
     }
-
-    if (x.completed) {
-        strbuf_adds(&j->summary, x.summary);
-        rc = verify_item(j, &ws, x.summary);
-    } else if (x.blocked) {
-        strbuf_addf(&j->summary, "asked a human: %s", x.question);
-        if ((rc = finish_blocked(j, x.question)) != 0)
-            rc = job_fail(j, "internal", "%s", err_last());
-    }
-    if (rc)
-        workspace_discard(&ws, j); /* the next attempt starts from the branch head */
-
-    workspace_close(&ws);
-    for (size_t i = 0; i < ndefs; i++)
-        cJSON_free(params[i]);
-    free(params);
-    free(defs);
-    cJSON_Delete(schemas);
-    cJSON_Delete(allowed_keep);
-    cJSON_Delete(spec);
-    free(protected_paths);
     llm_messages_free(h.m, h.n);
-    free(x.summary);
-    free(x.question);
-    strbuf_release(&user);
+    tools_release(&t);
     return rc;
+}
+
+void react_outcome_release(struct react_outcome *o)
+{
+    free(o->summary);
+    free(o->question);
+    memset(o, 0, sizeof(*o));
 }

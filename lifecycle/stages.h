@@ -10,6 +10,6 @@
 
 int stage_elaborate(struct job_ctx *j); /* elaborate.c */
 int stage_plan(struct job_ctx *j);      /* plan.c */
-int stage_execute(struct job_ctx *j);   /* react.c */
+int stage_execute(struct job_ctx *j);   /* execute.c */
 
 #endif

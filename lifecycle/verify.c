@@ -1,11 +1,24 @@
 /*
- * verify.c - stages 5 and 6 for one work item: deterministic gates, the
- * baseline check of a failing gate, the advisory LLM review, evaluation
- * with evidence, and the item's commit.
+ * verify.c - stage 5, verification: the deterministic gates of one work
+ * item, and the orchestration of stages 5 and 6 (verify_item).
  *
- * Order matters: no model opinion is asked before every must-pass gate
- * has passed (or failed only in ways not blamed on the item), and the
- * review can only add findings, never change a gate's verdict.
+ * Top to bottom for an item: it goes in_progress -> verify with the
+ * model's summary; its tree is stored and compared with its baseline (the
+ * goal branch head before it), and a change to a protected path fails it.
+ * Each gate runs on a throw-away copy of the tree; a failing must-pass
+ * gate runs once more (flaky), and is compared with the same gate on the
+ * baseline, per test case where both runs were parsed: the item is blamed
+ * for what it introduced, and for a pre-existing failure only when the
+ * goal is about it.  The gate inputs it changed (tests, build files, what
+ * a gate command names) are put back as they were at the baseline and the
+ * gates judged again: a pass that needs the item's test changes is
+ * "tests weakened".  A test that passed at the baseline and no longer runs
+ * is "tests removed".  The verification decision records all of it.
+ *
+ * Order matters: no model opinion is asked (review.c) before every
+ * must-pass gate has passed (or failed only in ways not blamed on the
+ * item), and the review can only add findings, never change a gate's
+ * verdict; the evaluation (evaluate.c) then decides and commits.
  */
 #include "lifecycle/verify.h"
 
@@ -14,34 +27,33 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "gates/gates.h"
+#include "lifecycle/evaluate.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/job.h"
-#include "lifecycle/plan.h"
-#include "lifecycle/prompts.h"
+#include "lifecycle/review.h"
 #include "lifecycle/transitions.h"
 #include "lifecycle/workspace.h"
 #include "sandbox/path.h"
+#include "store/artifact.h"
+#include "store/escalation.h"
 #include "store/event.h"
+#include "store/gate_result.h"
+#include "store/item.h"
 #include "util/err.h"
-#include "util/fault.h"
 #include "util/fsutil.h"
 #include "util/log.h"
-#include "util/redact.h"
-#include "util/timeutil.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
 #include "vcs/commit.h"
-#include "vcs/diff.h"
 #include "vcs/export.h"
 #include "vcs/tree.h"
 #include "vcs/worktree.h"
-
-#define REVIEW_DIFF_MAX (200 * 1024)
 
 /* ---- gates on throw-away copies, baselines, and what the goal is about ---- */
 
@@ -132,6 +144,23 @@ int verify_gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_s
     return run_on_tree(j, ws, &gc, g, tree, out);
 }
 
+int verify_gates_each(struct job_ctx *j, struct workspace *ws, const struct gate_plan *plan,
+                      char *tree, int (*fn)(void *arg, size_t i, struct gate_result *r),
+                      void *arg)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        struct gate_result r = {0};
+        int rc;
+        if ((rc = verify_gate_run(j, ws, &plan->gates[i], tree, &r)) != 0) {
+            gate_result_release(&r);
+            return rc;
+        }
+        if ((rc = fn(arg, i, &r)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
 static const char *status_name(enum test_status s)
 {
     return s == TEST_PASS ? "pass" : s == TEST_FAIL ? "fail" : "skip";
@@ -156,9 +185,7 @@ static void cases_from_json(struct test_cases *c, const char *format, const char
 
     memset(c, 0, sizeof(*c));
     c->format = format_intern(format);
-    c->v = calloc(n + 1, sizeof(*c->v));
-    if (!c->v)
-        abort();
+    c->v = xcalloc(n + 1, sizeof(*c->v));
     cJSON_ArrayForEach(it, a)
     {
         const char *id = cJSON_GetStringValue(cJSON_GetArrayItem(it, 0));
@@ -166,10 +193,8 @@ static void cases_from_json(struct test_cases *c, const char *format, const char
         const char *file = cJSON_GetStringValue(cJSON_GetArrayItem(it, 2));
         if (!id || !st)
             continue;
-        c->v[c->n].id = strdup(id);
-        c->v[c->n].file = file ? strdup(file) : NULL;
-        if (!c->v[c->n].id || (file && !c->v[c->n].file))
-            abort();
+        c->v[c->n].id = xstrdup(id);
+        c->v[c->n].file = xstrdup(file);
         c->v[c->n].status = !strcmp(st, "pass") ? TEST_PASS : !strcmp(st, "fail") ? TEST_FAIL
                                                                                   : TEST_SKIP;
         c->n++;
@@ -191,9 +216,7 @@ static char *cases_to_json(const struct test_cases *c)
     }
     t = cJSON_PrintUnformatted(a);
     cJSON_Delete(a);
-    if (!t)
-        abort();
-    return t;
+    return xcheck(t);
 }
 
 /* Cases failing in c that passed in other count as passed. */
@@ -212,104 +235,110 @@ static void cases_merge_passed(struct test_cases *c, const struct test_cases *ot
     }
 }
 
+/* The cached result of g on the commit base, when there is one (*found). */
+static int baseline_cached(struct job_ctx *j, const struct gate_spec *g, const char *base,
+                           int *found, int *passed, struct test_cases *cases)
+{
+    char *format = NULL, *json = NULL;
+    int rc = store_gate_baseline_get(j->st, j->goal->id, g->name, g->command, base, found,
+                                     passed, &format, &json);
+
+    if (rc == 0 && *found)
+        cases_from_json(cases, format, json);
+    free(format);
+    free(json);
+    return rc;
+}
+
+/* g run on the commit base into r; a failing run once more before it is
+ * cached: a case that passed in either run passed (a flaky baseline must
+ * not excuse a failure).  The caller releases r, also on error. */
+static int baseline_run(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
+                        const char *base, struct gate_result *r)
+{
+    /* no store: the baseline run is recorded as gate.baseline, not as one
+     * of the item's gate.completed */
+    struct gates_ctx gc = {NULL,           j->goal->id,    j->item ? j->item->id : NULL,
+                           j->claim.run_id, ws->git_common, ws->git_dir};
+    struct gate_result again = {0};
+    int rc;
+
+    if ((rc = run_on_tree(j, ws, &gc, g, base, r)) != 0 || r->passed)
+        return rc;
+    if ((rc = run_on_tree(j, ws, &gc, g, base, &again)) != 0) {
+        gate_result_release(&again);
+        return rc;
+    }
+    r->timed_out |= again.timed_out;
+    if (again.passed) {
+        r->passed = 1;
+        r->exit_code = again.exit_code;
+        test_cases_release(&r->cases);
+        r->cases = again.cases;
+        memset(&again.cases, 0, sizeof(again.cases));
+    } else {
+        cases_merge_passed(&r->cases, &again.cases);
+    }
+    gate_result_release(&again);
+    return 0;
+}
+
+/* The baseline run's gate.baseline event, and its row in gate_baselines:
+ * a timed-out run says nothing lasting about the baseline and is not
+ * cached. */
+static int baseline_record(struct job_ctx *j, const struct gate_spec *g, const char *base,
+                           const struct gate_result *r)
+{
+    cJSON *p = cJSON_CreateObject();
+    char *cj;
+    int rc = 0;
+
+    cJSON_AddStringToObject(p, "gate", g->name);
+    cJSON_AddStringToObject(p, "baseline", base);
+    cJSON_AddBoolToObject(p, "passed", r->passed);
+    cJSON_AddNumberToObject(p, "exit_code", r->exit_code);
+    cJSON_AddNumberToObject(p, "cases", (double)r->cases.n);
+    store_event_add(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
+                    "gate.baseline", p, NULL);
+    cJSON_Delete(p);
+    cj = cases_to_json(&r->cases);
+    if (!r->timed_out) {
+        struct store_gate_baseline b = {j->goal->id, g->name,       g->command,
+                                        base,        r->passed,     r->exit_code,
+                                        r->cases.format, cj,        r->output_hash};
+        rc = store_gate_baseline_put(j->st, &b);
+    }
+    cJSON_free(cj);
+    return rc;
+}
+
 /* The result of g on the commit base (cached per goal, gate command and
  * commit in gate_baselines: a retry, or the next item on the same head,
  * does not run it again). */
 static int baseline_get(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
                         const char *base, int *passed, struct test_cases *cases)
 {
-    static const char q[] = "SELECT passed, format, cases FROM gate_baselines WHERE goal_id = ?"
-                            " AND gate = ? AND command = ? AND baseline = ?";
-    static const char ins[] =
-        "INSERT OR REPLACE INTO gate_baselines(goal_id, gate, command, baseline, passed,"
-        " exit_code, format, cases, output_hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)";
-    /* no store: the baseline run is recorded as gate.baseline, not as one
-     * of the item's gate.completed */
-    struct gates_ctx gc = {NULL,           j->goal->id,    j->item ? j->item->id : NULL,
-                           j->claim.run_id, ws->git_common, ws->git_dir};
-    struct gate_result r = {0}, again = {0};
-    sqlite3_stmt *s;
-    cJSON *p;
-    char *cj;
+    struct gate_result r = {0};
     int rc, found = 0;
 
     memset(cases, 0, sizeof(*cases));
-    if ((rc = store_prepare(j->st, &s, q)) != 0)
+    if ((rc = baseline_cached(j, g, base, &found, passed, cases)) != 0 || found)
         return rc;
-    store_bind_text(s, 1, j->goal->id);
-    store_bind_text(s, 2, g->name);
-    store_bind_text(s, 3, g->command);
-    store_bind_text(s, 4, base);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        found = 1;
-        *passed = sqlite3_column_int(s, 0);
-        cases_from_json(cases, (const char *)sqlite3_column_text(s, 1),
-                        (const char *)sqlite3_column_text(s, 2));
-    }
-    store_done(s);
-    if (found)
-        return 0;
-    if ((rc = run_on_tree(j, ws, &gc, g, base, &r)) != 0) {
+    if ((rc = baseline_run(j, ws, g, base, &r)) != 0) {
         gate_result_release(&r);
         return rc;
     }
-    if (!r.passed) {
-        /* once more before it is cached: a case that passed in either run
-         * passed (a flaky baseline must not excuse a failure) */
-        if ((rc = run_on_tree(j, ws, &gc, g, base, &again)) != 0) {
-            gate_result_release(&again);
-            gate_result_release(&r);
-            return rc;
-        }
-        r.timed_out |= again.timed_out;
-        if (again.passed) {
-            r.passed = 1;
-            r.exit_code = again.exit_code;
-            test_cases_release(&r.cases);
-            r.cases = again.cases;
-            memset(&again.cases, 0, sizeof(again.cases));
-        } else {
-            cases_merge_passed(&r.cases, &again.cases);
-        }
-        gate_result_release(&again);
-    }
     *passed = r.passed;
-    p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "gate", g->name);
-    cJSON_AddStringToObject(p, "baseline", base);
-    cJSON_AddBoolToObject(p, "passed", r.passed);
-    cJSON_AddNumberToObject(p, "exit_code", r.exit_code);
-    cJSON_AddNumberToObject(p, "cases", (double)r.cases.n);
-    store_event_add(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
-                    "gate.baseline", p, NULL);
-    cJSON_Delete(p);
-    cj = cases_to_json(&r.cases);
-    /* a timed-out run says nothing lasting about the baseline: not cached */
-    if (!r.timed_out && (rc = store_prepare(j->st, &s, ins)) == 0) {
-        store_bind_text(s, 1, j->goal->id);
-        store_bind_text(s, 2, g->name);
-        store_bind_text(s, 3, g->command);
-        store_bind_text(s, 4, base);
-        sqlite3_bind_int(s, 5, r.passed);
-        sqlite3_bind_int(s, 6, r.exit_code);
-        store_bind_text(s, 7, r.cases.format);
-        store_bind_text(s, 8, cj);
-        store_bind_text(s, 9, r.output_hash);
-        sqlite3_bind_int64(s, 10, time_now_ms());
-        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "gate baseline");
-        store_done(s);
-    }
-    cJSON_free(cj);
+    rc = baseline_record(j, g, base, &r);
     *cases = r.cases;
     memset(&r.cases, 0, sizeof(r.cases));
     gate_result_release(&r);
     return rc;
 }
 
-/* needle appears in hay as a whole word (case-insensitive). */
-static int word_in(const char *hay, const char *needle)
+int verify_word_in(const char *hay, const char *needle)
 {
-    size_t n = strlen(needle);
+    size_t n = needle ? strlen(needle) : 0;
 
     if (!hay || n == 0)
         return 0;
@@ -331,8 +360,8 @@ static int goal_names(const struct goal *g, const cJSON *crit, const char *what,
 {
     const cJSON *c;
 
-    cJSON_ArrayForEach(c, crit) if (word_in(cJSON_GetStringValue(c), what)) return 1;
-    return !criteria_only && (word_in(g->description, what) || word_in(g->title, what));
+    cJSON_ArrayForEach(c, crit) if (verify_word_in(cJSON_GetStringValue(c), what)) return 1;
+    return !criteria_only && (verify_word_in(g->description, what) || verify_word_in(g->title, what));
 }
 
 /* A test case the goal set out to fix: its id, or its last component
@@ -368,16 +397,6 @@ static cJSON *list_json(char **v, size_t n)
     return a;
 }
 
-/* One gate judged on one tree against the item's baseline. */
-struct gate_eval {
-    struct gate_result r;
-    int base_known, base_passed;
-    struct case_diff diff;
-    int blame;   /* the item fails for this gate */
-    strbuf why;  /* the reason, for the next attempt */
-    cJSON *targeted; /* the failing tests (or the gate) the goal is about */
-};
-
 static void gate_eval_release(struct gate_eval *e)
 {
     gate_result_release(&e->r);
@@ -404,8 +423,8 @@ static int item_owns(struct job_ctx *j, const cJSON *targets)
 
     cJSON_ArrayForEach(t, targets)
     {
-        if (word_in(j->item->title, t->valuestring) ||
-            word_in(j->item->description, t->valuestring))
+        if (verify_word_in(j->item->title, t->valuestring) ||
+            verify_word_in(j->item->description, t->valuestring))
             return 1;
     }
     return 0;
@@ -415,20 +434,12 @@ static int item_owns(struct job_ctx *j, const cJSON *targets)
  * blocked)? */
 static int others_left(struct job_ctx *j)
 {
-    static const char q[] = "SELECT count(*) FROM work_items WHERE goal_id = ? AND id <> ?"
-                            " AND status IN ('queued', 'ready', 'in_progress', 'verify', 'blocked')";
-    sqlite3_stmt *s;
     int n = 0;
 
-    if (store_prepare(j->st, &s, q) != 0) {
+    if (store_item_count_unfinished_others(j->st, j->goal->id, j->item->id, &n) != 0) {
         err_clear();
         return 0;
     }
-    store_bind_text(s, 1, j->goal->id);
-    store_bind_text(s, 2, j->item->id);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        n = sqlite3_column_int(s, 0);
-    store_done(s);
     return n > 0;
 }
 
@@ -453,87 +464,79 @@ static int failed_in(const struct gate_eval *e, const struct gate_spec *gs, cons
     return 0;
 }
 
-/* Run gs on tree (or in place without git), re-run a must-pass failure
- * once (flaky), compare with the baseline per test case (or per gate) and
- * decide whether the item is to blame. */
-static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate_plan *plan,
-                      const struct gate_spec *gs, const char *tree, const char *base,
-                      const cJSON *crit, const struct gate_eval *main, struct gate_eval *e)
+/* A failing must-pass gate runs once more: when that run passes, the gate
+ * is flaky (it still had to pass once) and is judged on the passing run. */
+static void gate_rerun(struct job_ctx *j, struct workspace *ws, const struct gate_spec *gs,
+                       char *tree, struct gate_eval *e)
 {
-    struct gates_ctx gc = {j->st,           j->goal->id,    j->item->id,
-                           j->claim.run_id, ws->git_common, ws->git_dir};
-    struct test_cases bc = {0};
-    int rc, lost = 0, git = ws->wt && j->goal->repo && tree && tree[0];
+    struct gate_result again = {0};
 
-    memset(e, 0, sizeof(*e));
-    strbuf_init(&e->why, 1 << 20);
-    rc = git ? run_on_tree(j, ws, &gc, gs, tree, &e->r) : gates_run(&gc, gs, ws->root, &e->r);
-    if (rc)
-        return rc;
-    if (!e->r.passed && e->r.must_pass) {
-        struct gate_result again = {0};
-        rc = git ? run_on_tree(j, ws, &gc, gs, tree, &again) : gates_run(&gc, gs, ws->root, &again);
-        if (rc == 0 && again.passed) {
-            /* flaky: it still had to pass once; judged on the passing run */
-            snprintf(e->r.classification, sizeof(e->r.classification), "flaky");
-            test_cases_release(&e->r.cases);
-            e->r.cases = again.cases;
-            memset(&again.cases, 0, sizeof(again.cases));
-        }
-        gate_result_release(&again); /* zeroed by run_on_tree: safe on its error too */
-        err_clear();
-        rc = 0;
+    if (verify_gate_run(j, ws, gs, tree, &again) == 0 && again.passed) {
+        snprintf(e->r.classification, sizeof(e->r.classification), "flaky");
+        test_cases_release(&e->r.cases);
+        e->r.cases = again.cases;
+        memset(&again.cases, 0, sizeof(again.cases));
     }
-    if (git && base && base[0]) {
-        if ((rc = baseline_get(j, ws, gs, base, &e->base_passed, &bc)) != 0)
-            return rc;
-        e->base_known = 1;
-    }
-    gates_compare(&e->diff, &bc, &e->r.cases);
-    lost = format_lost(&bc, &e->r.cases);
-    test_cases_release(&bc);
-    if (e->r.passed || !e->r.must_pass || !strcmp(e->r.classification, "flaky"))
-        return 0;
+    gate_result_release(&again); /* zeroed by run_on_tree: safe on its error too */
+    err_clear();
+}
 
-    if (!e->base_known || e->base_passed || e->diff.n_introduced || e->diff.n_new_failing ||
-        lost) {
-        snprintf(e->r.classification, sizeof(e->r.classification), "introduced");
-        e->blame = 1;
-        strbuf_addf(&e->why, "gate %s failed (exit %d%s)", e->r.name, e->r.exit_code,
-                    e->r.timed_out ? ", timed out" : "");
-        if (e->diff.n_introduced) {
-            strbuf_addf(&e->why, "; tests that passed at the baseline %.12s fail now: ", base);
-            list_add(&e->why, e->diff.introduced, e->diff.n_introduced, 50);
-        }
-        if (e->diff.n_new_failing) {
-            strbuf_adds(&e->why, "; new tests that fail: ");
-            list_add(&e->why, e->diff.new_failing, e->diff.n_new_failing, 50);
-        }
-        if (e->base_known && e->base_passed)
-            strbuf_addf(&e->why, "; the gate passed at the baseline %.12s", base);
-        else if (lost)
-            strbuf_addf(&e->why, "; its test cases at the baseline %.12s are not in its "
-                                 "output now (the runner crashed, or the output is not its own)",
-                        base);
-        strbuf_adds(&e->why, ":\n");
-        return 0;
+/* The reason of a failure the item introduced: the gate passed at the
+ * baseline, or tests that passed there fail now, or new tests fail, or
+ * the baseline's test cases are lost. */
+static void blame_introduced(struct gate_eval *e, const char *base, int lost)
+{
+    snprintf(e->r.classification, sizeof(e->r.classification), "introduced");
+    e->blame = 1;
+    strbuf_addf(&e->why, "gate %s failed (exit %d%s)", e->r.name, e->r.exit_code,
+                e->r.timed_out ? ", timed out" : "");
+    if (e->diff.n_introduced) {
+        strbuf_addf(&e->why, "; tests that passed at the baseline %.12s fail now: ", base);
+        list_add(&e->why, e->diff.introduced, e->diff.n_introduced, 50);
     }
-    snprintf(e->r.classification, sizeof(e->r.classification), "pre-existing");
-    /* failing at the baseline too: blamed only when the goal is about it */
+    if (e->diff.n_new_failing) {
+        strbuf_adds(&e->why, "; new tests that fail: ");
+        list_add(&e->why, e->diff.new_failing, e->diff.n_new_failing, 50);
+    }
+    if (e->base_known && e->base_passed)
+        strbuf_addf(&e->why, "; the gate passed at the baseline %.12s", base);
+    else if (lost)
+        strbuf_addf(&e->why, "; its test cases at the baseline %.12s are not in its "
+                             "output now (the runner crashed, or the output is not its own)",
+                    base);
+    strbuf_adds(&e->why, ":\n");
+}
+
+/* The failing tests (or the gate) of a pre-existing failure that the goal
+ * is about, into e->targeted. */
+static void targets_find(struct job_ctx *j, const struct gate_plan *plan,
+                         const struct gate_spec *gs, const cJSON *crit, struct gate_eval *e)
+{
+    int per_test = !strcmp(e->diff.granularity, "test");
+
     e->targeted = cJSON_CreateArray();
-    if (!strcmp(e->diff.granularity, "test")) {
+    for (size_t i = 0; per_test && i < e->diff.n_pre_existing; i++)
+        if (case_targeted(j->goal, crit, e->diff.pre_existing[i]))
+            cJSON_AddItemToArray(e->targeted, cJSON_CreateString(e->diff.pre_existing[i]));
+    if (cJSON_GetArraySize(e->targeted) != 0 || !gate_targeted(j->goal, crit, plan, gs))
+        return;
+    if (per_test && e->diff.n_pre_existing)
         for (size_t i = 0; i < e->diff.n_pre_existing; i++)
-            if (case_targeted(j->goal, crit, e->diff.pre_existing[i]))
-                cJSON_AddItemToArray(e->targeted, cJSON_CreateString(e->diff.pre_existing[i]));
-    }
-    if (cJSON_GetArraySize(e->targeted) == 0 && gate_targeted(j->goal, crit, plan, gs)) {
-        if (!strcmp(e->diff.granularity, "test") && e->diff.n_pre_existing)
-            for (size_t i = 0; i < e->diff.n_pre_existing; i++)
-                cJSON_AddItemToArray(e->targeted,
-                                     cJSON_CreateString(e->diff.pre_existing[i]));
-        else
-            cJSON_AddItemToArray(e->targeted, cJSON_CreateString(gs->name));
-    }
+            cJSON_AddItemToArray(e->targeted, cJSON_CreateString(e->diff.pre_existing[i]));
+    else
+        cJSON_AddItemToArray(e->targeted, cJSON_CreateString(gs->name));
+}
+
+/* Failing at the baseline too: blamed only when the goal is about it. */
+static void judge_pre_existing(struct job_ctx *j, const struct gate_plan *plan,
+                               const struct gate_spec *gs, const cJSON *crit,
+                               const struct gate_eval *main, struct gate_eval *e)
+{
+    const cJSON *t;
+    int k = 0;
+
+    snprintf(e->r.classification, sizeof(e->r.classification), "pre-existing");
+    targets_find(j, plan, gs, crit, e);
     /* an earlier item of a plan may leave the fix to a later one: the
      * item is blamed when it names the target itself, or when no other
      * item of the goal is left to fix it (the final check on the branch
@@ -544,7 +547,6 @@ static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate
          * too: a target that passes only with the item's test changes is
          * weakened, whoever is left to run */
         cJSON *keep = cJSON_CreateArray();
-        const cJSON *t;
         cJSON_ArrayForEach(t, e->targeted)
         {
             if (main && !failed_in(main, gs, t->valuestring))
@@ -553,26 +555,100 @@ static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate
         cJSON_Delete(e->targeted);
         e->targeted = keep;
     }
-    if (cJSON_GetArraySize(e->targeted) > 0) {
-        const cJSON *t;
-        int k = 0;
-        e->blame = 1;
-        strbuf_addf(&e->why, "gate %s failed (exit %d): the failing test the goal is about still "
-                             "fails: ",
-                    e->r.name, e->r.exit_code);
-        cJSON_ArrayForEach(t, e->targeted) strbuf_addf(&e->why, "%s%s", k++ ? ", " : "",
-                                                       t->valuestring);
-        strbuf_adds(&e->why, ":\n");
+    if (cJSON_GetArraySize(e->targeted) == 0)
+        return;
+    e->blame = 1;
+    strbuf_addf(&e->why, "gate %s failed (exit %d): the failing test the goal is about still "
+                         "fails: ",
+                e->r.name, e->r.exit_code);
+    cJSON_ArrayForEach(t, e->targeted) strbuf_addf(&e->why, "%s%s", k++ ? ", " : "",
+                                                   t->valuestring);
+    strbuf_adds(&e->why, ":\n");
+}
+
+/* Judge gs's run r (moved into e) on tree: a must-pass failure re-run
+ * once (flaky), compared with the baseline per test case (or per gate),
+ * and whether the item is to blame. */
+static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate_plan *plan,
+                      const struct gate_spec *gs, char *tree, const char *base,
+                      const cJSON *crit, const struct gate_eval *main, struct gate_result *r,
+                      struct gate_eval *e)
+{
+    struct test_cases bc = {0};
+    int rc, lost = 0, git = ws->wt && j->goal->repo && tree && tree[0];
+
+    memset(e, 0, sizeof(*e));
+    strbuf_init(&e->why, 1 << 20);
+    e->r = *r;
+    memset(r, 0, sizeof(*r));
+    if (!e->r.passed && e->r.must_pass)
+        gate_rerun(j, ws, gs, tree, e);
+    if (git && base && base[0]) {
+        if ((rc = baseline_get(j, ws, gs, base, &e->base_passed, &bc)) != 0)
+            return rc;
+        e->base_known = 1;
     }
+    gates_compare(&e->diff, &bc, &e->r.cases);
+    lost = format_lost(&bc, &e->r.cases);
+    test_cases_release(&bc);
+    if (e->r.passed || !e->r.must_pass || !strcmp(e->r.classification, "flaky"))
+        return 0;
+    if (!e->base_known || e->base_passed || e->diff.n_introduced || e->diff.n_new_failing ||
+        lost)
+        blame_introduced(e, base, lost);
+    else
+        judge_pre_existing(j, plan, gs, crit, main, e);
     return 0;
+}
+
+/* One pass of the gate loop over the item's tree (or the restored one). */
+struct judge_pass {
+    struct job_ctx *j;
+    struct workspace *ws;
+    struct verify_state *vs;
+    char *tree;                   /* vs->tree or vs->restored */
+    const struct gate_eval *main; /* NULL, or vs->ev when judging the restored tree */
+    struct gate_eval *out;        /* vs->ev or vs->wev */
+    int internal;                 /* storing the result failed */
+};
+
+/* Gate i's run judged and stored as evidence (gate_results). */
+static int gate_judged(void *arg, size_t i, struct gate_result *r)
+{
+    struct judge_pass *p = arg;
+    struct verify_state *vs = p->vs;
+    struct gates_ctx gc = {p->j->st,           p->j->goal->id,    p->j->item->id,
+                           p->j->claim.run_id, p->ws->git_common, p->ws->git_dir};
+    int rc;
+
+    if ((rc = gate_judge(p->j, p->ws, &vs->plan, &vs->plan.gates[i], p->tree, vs->base,
+                         vs->crit, p->main ? &p->main[i] : NULL, r, &p->out[i])) != 0)
+        return rc;
+    if ((rc = gates_store(&gc, &p->out[i].r, p->tree, NULL)) != 0)
+        p->internal = 1;
+    return rc;
+}
+
+/* Every gate of the plan judged on tree into out (plan.n entries).  0, or
+ * ERR_FAIL after job_fail(): sandbox when a gate could not be run,
+ * internal when its result could not be stored. */
+static int judge_all(struct job_ctx *j, struct workspace *ws, struct verify_state *vs,
+                     char *tree, const struct gate_eval *main, struct gate_eval *out)
+{
+    struct judge_pass p = {j, ws, vs, tree, main, out, 0};
+
+    if (verify_gates_each(j, ws, &vs->plan, tree, gate_judged, &p) == 0)
+        return 0;
+    if (p.internal)
+        return job_fail(j, "internal", "verification: %s", err_last());
+    return job_fail(j, "sandbox", "%s", err_last());
 }
 
 static void why_tail(strbuf *sb, const struct gate_eval *e)
 {
-    size_t len = strlen(e->r.output_tail ? e->r.output_tail : ""), from = len > 3000 ? len - 3000 : 0;
+    size_t len = strlen(e->r.output_tail ? e->r.output_tail : "");
+    size_t from = len ? utf8_cut_forward(e->r.output_tail, len > 3000 ? len - 3000 : 0, len) : 0;
 
-    while (from < len && ((unsigned char)e->r.output_tail[from] & 0xc0) == 0x80)
-        from++;
     strbuf_addf(sb, "%s%s\n", strbuf_cstr(&e->why), len ? e->r.output_tail + from : "");
 }
 
@@ -598,10 +674,46 @@ static int config_input(const char *path)
            (pl > 6 && !strcmp(path + pl - 6, ".cmake"));
 }
 
+/* A token of the gate command c names path or a folder above it. */
+static int command_names(const char *c, const char *path)
+{
+    size_t pl = strlen(path);
+
+    while (c && *c) {
+        size_t n = strcspn(c, " \t\n;&|<>()'\"`=");
+        if (n > 0) {
+            size_t m = n;
+            const char *t = c;
+            if (m > 2 && t[0] == '.' && t[1] == '/')
+                t += 2, m -= 2;
+            while (m > 1 && t[m - 1] == '/')
+                m--;
+            if ((m == pl && !strncmp(t, path, m)) ||
+                (m < pl && !strncmp(t, path, m) && path[m] == '/'))
+                return 1;
+        }
+        c += n ? n : 1;
+    }
+    return 0;
+}
+
+/* A parsed test case of cases points at path, or at a folder above it. */
+static int cases_name(const struct test_cases *cases, const char *path)
+{
+    size_t pl = strlen(path);
+
+    for (size_t k = 0; k < cases->n; k++) {
+        const char *f = cases->v[k].file;
+        size_t fl = f ? strlen(f) : 0;
+        if (f && (!strcmp(f, path) || (fl < pl && !strncmp(f, path, fl) && path[fl] == '/')))
+            return 1;
+    }
+    return 0;
+}
+
 static int gate_input(const char *path, const struct gate_plan *plan, const struct gate_eval *ev)
 {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    size_t pl = strlen(path);
 
     if (config_input(path))
         return 1;
@@ -609,31 +721,9 @@ static int gate_input(const char *path, const struct gate_plan *plan, const stru
         strstr(path, "/test/") || !strncmp(base, "test_", 5) || strstr(base, "_test.") ||
         strstr(base, ".test."))
         return 1;
-    for (size_t g = 0; g < plan->n; g++) {
-        /* tokens of the command that name this path or a folder above it */
-        const char *c = plan->gates[g].command;
-        while (c && *c) {
-            size_t n = strcspn(c, " \t\n;&|<>()'\"`=");
-            if (n > 0) {
-                size_t m = n;
-                const char *t = c;
-                if (m > 2 && t[0] == '.' && t[1] == '/')
-                    t += 2, m -= 2;
-                while (m > 1 && t[m - 1] == '/')
-                    m--;
-                if ((m == pl && !strncmp(t, path, m)) ||
-                    (m < pl && !strncmp(t, path, m) && path[m] == '/'))
-                    return 1;
-            }
-            c += n ? n : 1;
-        }
-        for (size_t k = 0; ev && k < ev[g].r.cases.n; k++) {
-            const char *f = ev[g].r.cases.v[k].file;
-            size_t fl = f ? strlen(f) : 0;
-            if (f && (!strcmp(f, path) || (fl < pl && !strncmp(f, path, fl) && path[fl] == '/')))
-                return 1;
-        }
-    }
+    for (size_t g = 0; g < plan->n; g++)
+        if (command_names(plan->gates[g].command, path) || (ev && cases_name(&ev[g].r.cases, path)))
+            return 1;
     return 0;
 }
 
@@ -649,190 +739,18 @@ static int path_protected(const cJSON *globs, const char *path)
     return 0;
 }
 
-static int add_decision(struct job_ctx *j, const char *kind, const char *aspect,
-                        const char *severity, const char *note, const cJSON *data)
+int verify_decision(struct job_ctx *j, const char *kind, const char *aspect,
+                    const char *severity, const char *note, const cJSON *data)
 {
-    static const char sql[] =
-        "INSERT INTO decisions(goal_id, item_id, run_id, kind, aspect, severity, note, data,"
-        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    sqlite3_stmt *s;
-    char *text = data ? cJSON_PrintUnformatted(data) : NULL;
-    int rc = store_prepare(j->st, &s, sql);
-
-    if (rc == 0) {
-        store_bind_text(s, 1, j->goal->id);
-        store_bind_text(s, 2, j->item ? j->item->id : NULL);
-        store_bind_text(s, 3, j->claim.run_id);
-        store_bind_text(s, 4, kind);
-        store_bind_text(s, 5, aspect);
-        store_bind_text(s, 6, severity);
-        store_bind_text(s, 7, note);
-        store_bind_text(s, 8, text ? text : "{}");
-        sqlite3_bind_int64(s, 9, time_now_ms());
-        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "decision");
-        store_done(s);
-    }
-    cJSON_free(text);
-    return rc;
-}
-
-/* The advisory review: findings become decisions; a failed call is noted
- * and does not block. */
-static void review(struct job_ctx *j, struct workspace *ws, const char *summary)
-{
-    strbuf user, diff;
-    char *red; /* the diff holds what the model wrote: redacted like any tool result */
-    cJSON *answer = NULL;
-    const cJSON *f;
-    int turns, rc;
-
-    strbuf_init(&user, 1 << 20);
-    strbuf_init(&diff, REVIEW_DIFF_MAX);
-    if (ws->wt && vcs_diff_text(&diff, ws->wt) == ERR_TOOBIG)
-        strbuf_adds(&diff, "\n[diff cut at 200 KiB]\n");
-    red = redact_str(diff.len ? strbuf_cstr(&diff) : "(no git diff)", NULL);
-    strbuf_addf(&user, "Work item: %s\nSummary: %s\nDiff:\n%s\n", j->item->title,
-                summary ? summary : "", red);
-    free(red);
-    /* the review has its own budget of turns, but its call still counts
-     * among the run's model calls (runs.turns) */
-    turns = j->usage.turns;
-    j->usage.turns = 0;
-    rc = job_ask_json(j, "review", prompt_review, strbuf_cstr(&user), schema_review, &answer);
-    j->usage.turns += turns;
-    if (rc != 0) {
-        cJSON *d = cJSON_CreateObject();
-        cJSON_AddStringToObject(d, "error_class", j->error_class);
-        add_decision(j, "review_unavailable", NULL, NULL, strbuf_cstr(&j->failure), d);
-        cJSON_Delete(d);
-        j->error_class[0] = '\0';
-        strbuf_reset(&j->failure);
-        goto out;
-    }
-    add_decision(j, "review_verdict", NULL, NULL,
-                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, "verdict")), answer);
-    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(answer, "findings"))
-    {
-        add_decision(j, "review_finding",
-                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "aspect")),
-                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "severity")),
-                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "note")), f);
-    }
-    {
-        cJSON *p = cJSON_CreateObject();
-        cJSON_AddStringToObject(
-            p, "verdict", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, "verdict")));
-        cJSON_AddNumberToObject(
-            p, "findings", cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(answer, "findings")));
-        store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id, "review.completed", p,
-                        NULL);
-        cJSON_Delete(p);
-    }
-out:
-    cJSON_Delete(answer);
-    strbuf_release(&diff);
-    strbuf_release(&user);
-}
-
-/* Did the item leave something behind?  A non-empty diff; for doc and
- * analysis items also a file its summary names; without git, a non-empty
- * work folder. */
-static int has_artifact(struct job_ctx *j, struct workspace *ws, const char *summary)
-{
-    int empty = 1;
-
-    if (!ws->wt) {
-        int found = 0;
-        DIR *d = opendir(ws->root);
-        struct dirent *e;
-        while (d && (e = readdir(d)))
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-                found = 1;
-        if (d)
-            closedir(d);
-        return found;
-    }
-    if (vcs_diff_is_empty(&empty, ws->wt) != 0)
-        return 0;
-    if (!empty)
-        return 1;
-    {
-        /* a run that died after committing the item left its change on the
-         * branch: that commit is the artifact */
-        char sha[VCS_OID_HEX];
-        if (vcs_commit_find_by_trailer(sha, ws->wt, j->goal->base_branch, VCS_TRAILER_ITEM,
-                                       j->item->id) == 0)
-            return 1;
-    }
-    if ((!strcmp(j->item->type, "doc") || !strcmp(j->item->type, "analysis")) && summary) {
-        /* a path named in the summary that exists in the worktree */
-        char word[512];
-        const char *p = summary;
-        while (*p) {
-            size_t n = strcspn(p, " \t\n,;:()`'\"");
-            if (n > 0 && n < sizeof(word) - 1) {
-                char path[4700];
-                memcpy(word, p, n);
-                word[n] = '\0';
-                snprintf(path, sizeof(path), "%s/%s", ws->root, word);
-                if (strchr(word, '.') && !strstr(word, "..") && fs_exists(path) &&
-                    !fs_is_dir(path))
-                    return 1;
-            }
-            p += n ? n : 1;
-        }
-    }
-    return 0;
-}
-
-static int insert_artifact(struct job_ctx *j, const char *type, const char *ref, const char *path,
-                           const char *hash, const char *url, const cJSON *meta)
-{
-    static const char exists[] =
-        "SELECT 1 FROM artifacts WHERE goal_id = ? AND type = ? AND ifnull(item_id, '') = ?"
-        " AND ifnull(hash, '') = ifnull(?, '') AND ifnull(path, '') = ifnull(?, '')";
-    static const char ins[] =
-        "INSERT INTO artifacts(goal_id, item_id, run_id, type, ref, path, hash, url, meta,"
-        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    sqlite3_stmt *s;
-    char *mt = meta ? cJSON_PrintUnformatted(meta) : NULL;
-    int rc, found = 0;
-
-    /* once per item, type, hash and path: a re-run does not record twice */
-    if ((rc = store_prepare(j->st, &s, exists)) != 0)
-        goto out;
-    store_bind_text(s, 1, j->goal->id);
-    store_bind_text(s, 2, type);
-    store_bind_text(s, 3, j->item ? j->item->id : "");
-    store_bind_text(s, 4, hash);
-    store_bind_text(s, 5, path);
-    found = sqlite3_step(s) == SQLITE_ROW;
-    store_done(s);
-    if (found)
-        goto out;
-    if ((rc = store_prepare(j->st, &s, ins)) != 0)
-        goto out;
-    store_bind_text(s, 1, j->goal->id);
-    store_bind_text(s, 2, j->item ? j->item->id : NULL);
-    store_bind_text(s, 3, j->claim.run_id);
-    store_bind_text(s, 4, type);
-    store_bind_text(s, 5, ref);
-    store_bind_text(s, 6, path);
-    store_bind_text(s, 7, hash);
-    store_bind_text(s, 8, url);
-    store_bind_text(s, 9, mt ? mt : "{}");
-    sqlite3_bind_int64(s, 10, time_now_ms());
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "artifact");
-    store_done(s);
-out:
-    cJSON_free(mt);
-    return rc;
+    return store_decision_add(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
+                              kind, aspect, severity, note, data);
 }
 
 int verify_artifact(struct job_ctx *j, const char *type, const char *ref, const char *path,
                     const char *hash, const char *url, const struct cJSON *meta)
 {
-    return insert_artifact(j, type, ref, path, hash, url, meta);
+    return store_artifact_add_once(j->st, j->goal->id, j->item ? j->item->id : NULL,
+                                   j->claim.run_id, type, ref, path, hash, url, meta);
 }
 
 /* The item's baseline: the goal branch head before the item, i.e. the
@@ -932,373 +850,247 @@ static int record_verification(struct job_ctx *j, const char *base, const char *
         for (size_t i = 0; i < n; i++)
             cJSON_AddItemToArray(wg, eval_json(&wev[i]));
     }
-    rc = add_decision(j, "verification", NULL, NULL, verdict, d);
+    rc = verify_decision(j, "verification", NULL, NULL, verdict, d);
     cJSON_Delete(d);
+    return rc;
+}
+
+void verify_state_release(struct verify_state *vs)
+{
+    for (size_t i = 0; vs->ev && i < vs->plan.n; i++)
+        gate_eval_release(&vs->ev[i]);
+    for (size_t i = 0; vs->wev && i < vs->plan.n; i++)
+        gate_eval_release(&vs->wev[i]);
+    free(vs->ev);
+    free(vs->wev);
+    gates_plan_release(&vs->plan);
+    cJSON_Delete(vs->crit);
+    cJSON_Delete(vs->inputs);
+    memset(vs, 0, sizeof(*vs));
+}
+
+/* in_progress -> verify, with the model's summary, in one transaction. */
+static int item_to_verify(struct job_ctx *j, const char *summary)
+{
+    cJSON *p = cJSON_CreateObject();
+    int rc;
+
+    cJSON_AddStringToObject(p, "summary", summary ? summary : "");
+    if ((rc = store_tx_begin(j->st)) != 0)
+        goto out;
+    if ((rc = store_item_set_summary(j->st, j->item->id, summary)) == 0)
+        rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "verify", "in_progress", p);
+    if (rc)
+        store_tx_rollback(j->st);
+    else
+        rc = store_tx_commit(j->st);
+out:
+    cJSON_Delete(p);
+    return rc;
+}
+
+/* The item's tree (stored), its baseline, the goal's criteria and what the
+ * item changed against the baseline (*ch, *nch: vcs_tree_changes_free);
+ * a change to a protected path fails it.  0, or ERR_FAIL after
+ * job_fail(). */
+static int item_tree(struct verify_state *vs, struct job_ctx *j, struct workspace *ws,
+                     struct vcs_tree_change **ch, size_t *nch)
+{
+    const cJSON *globs;
+    cJSON *spec;
+    int rc;
+
+    if ((rc = workspace_store(ws, vs->tree, sizeof(vs->tree))) != 0)
+        /* a change goald will not snapshot (a file over tools.max_file_mb) */
+        return job_fail(j, rc == ERR_TOOBIG || rc == ERR_POLICY ? "policy" : "vcs", "%s: %s",
+                        j->item->key, err_last());
+    item_baseline(j, ws, vs->base);
+    vs->crit = cJSON_Parse(j->goal->success_criteria ? j->goal->success_criteria : "[]");
+    if (vs->base[0] && vs->tree[0] &&
+        vcs_tree_changes(ch, nch, j->goal->repo, vs->base, vs->tree) != 0)
+        return job_fail(j, "vcs", "changes against the baseline %.12s: %s", vs->base,
+                        err_last());
+    spec = j->goal->spec ? cJSON_Parse(j->goal->spec) : NULL;
+    globs = cJSON_GetObjectItemCaseSensitive(spec, "protected_paths");
+    for (size_t i = 0; i < *nch; i++)
+        if (path_protected(globs, (*ch)[i].path)) {
+            rc = job_fail(j, "policy",
+                          "commit refused: %s is protected (the goal's protected_paths)",
+                          (*ch)[i].path);
+            break;
+        }
+    cJSON_Delete(spec);
+    return rc;
+}
+
+/* The first pass's verdicts: blamed gates' reasons into blame, and the
+ * gates line of the commit message.  Returns how many were blamed. */
+static int first_pass_tally(struct verify_state *vs, strbuf *blame)
+{
+    int blamed = 0;
+
+    vs->n_det = (int)vs->plan.n;
+    for (size_t i = 0; i < vs->plan.n; i++) {
+        const struct gate_eval *e = &vs->ev[i];
+        size_t o = strlen(vs->gates_line);
+        if (e->blame) {
+            blamed++;
+            why_tail(blame, e);
+        }
+        snprintf(vs->gates_line + o, sizeof(vs->gates_line) - o, "%s%s=%s", o ? " " : "",
+                 e->r.name,
+                 e->r.passed                 ? "pass"
+                 : e->r.classification[0] ? e->r.classification
+                                           : "fail");
+    }
+    return blamed;
+}
+
+/* The gate inputs among the item's changes (into vs->inputs), and of
+ * them the paths to put back as they were at the baseline (into restore,
+ * nch + 1 entries: modified and deleted ones, and added build and
+ * configuration files; added tests stay).  Returns how many. */
+static size_t inputs_changed(struct verify_state *vs, const struct vcs_tree_change *ch,
+                             size_t nch, const char **restore)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < nch; i++)
+        if (gate_input(ch[i].path, &vs->plan, vs->ev)) {
+            cJSON_AddItemToArray(vs->inputs, cJSON_CreateString(ch[i].path));
+            if (ch[i].status != 'A' || config_input(ch[i].path))
+                restore[n++] = ch[i].path;
+        }
+    return n;
+}
+
+/* The gates judged again on the item's tree with the restore paths as
+ * they were at the baseline: a gate the item is blamed for there means its
+ * tests were weakened (reasons into blame, *weakened counts them).  0, or
+ * ERR_FAIL after job_fail(). */
+static int restored_pass(struct verify_state *vs, struct job_ctx *j, struct workspace *ws,
+                         const char **restore, size_t nrestore, strbuf *blame, int *weakened)
+{
+    strbuf files;
+    cJSON *p;
+    int rc;
+
+    strbuf_init(&files, 8192);
+    for (size_t i = 0; i < nrestore; i++)
+        strbuf_addf(&files, "%s%s", i ? ", " : "", restore[i]);
+    if (vcs_tree_restore(vs->restored, j->goal->repo, vs->tree, vs->base, restore, nrestore) !=
+        0) {
+        rc = job_fail(j, "vcs", "restoring the gate inputs: %s", err_last());
+        goto out;
+    }
+    vs->wev = xcalloc(vs->plan.n + 1, sizeof(*vs->wev));
+    if ((rc = judge_all(j, ws, vs, vs->restored, vs->ev, vs->wev)) != 0)
+        goto out;
+    for (size_t i = 0; i < vs->plan.n; i++) {
+        if (!vs->wev[i].blame)
+            continue;
+        if (!(*weakened)++)
+            strbuf_addf(blame, "tests weakened: %s: with these files as they were at "
+                               "the baseline %.12s the gates fail:\n",
+                        strbuf_cstr(&files), vs->base);
+        why_tail(blame, &vs->wev[i]);
+    }
+    p = cJSON_CreateObject();
+    cJSON_AddItemToObject(p, "gate_inputs_changed", cJSON_Duplicate(vs->inputs, 1));
+    cJSON_AddBoolToObject(p, "tests_weakened", *weakened > 0);
+    store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id, "gate_inputs.checked", p,
+                    NULL);
+    cJSON_Delete(p);
+out:
+    strbuf_release(&files);
+    return rc;
+}
+
+/* A test that passed at the baseline and is absent now, even with the
+ * gate inputs restored: deselected or deleted, never silently. */
+static void tests_removed(const struct verify_state *vs, strbuf *blame, int *weakened)
+{
+    for (size_t i = 0; !*weakened && i < vs->plan.n; i++) {
+        const struct gate_eval *e = vs->wev ? &vs->wev[i] : &vs->ev[i];
+        if (!e->r.must_pass || !e->diff.n_removed)
+            continue;
+        if (!(*weakened)++)
+            strbuf_adds(blame, "tests removed: ");
+        else
+            strbuf_adds(blame, "; ");
+        strbuf_addf(blame, "gate %s: ", e->r.name);
+        list_add(blame, e->diff.removed, e->diff.n_removed, 50);
+    }
+    if (*weakened && strncmp(strbuf_cstr(blame), "tests removed: ", 15) == 0)
+        strbuf_addf(blame, " passed at the baseline %.12s and no longer run\n", vs->base);
+}
+
+/* Stage 5 for the item: its gates, judged on its tree and, when it
+ * changed gate inputs, again with them restored; the verification
+ * decision.  0 when nothing is blamed on the item; else ERR_FAIL after
+ * job_fail() (class gate with the failing output, or why it could not be
+ * judged). */
+static int verify_gates(struct verify_state *vs, struct job_ctx *j, struct workspace *ws)
+{
+    struct vcs_tree_change *ch = NULL;
+    const char **restore = NULL;
+    size_t nch = 0, nrestore;
+    strbuf blame;
+    int rc, blamed, weakened = 0;
+
+    strbuf_init(&blame, 1 << 20);
+    vs->inputs = cJSON_CreateArray();
+    if ((rc = item_tree(vs, j, ws, &ch, &nch)) != 0)
+        goto out;
+    if ((rc = verify_plan(j, &vs->plan)) != 0) {
+        rc = job_fail(j, "config", "%s", err_last());
+        goto out;
+    }
+    /* each gate on a throw-away copy of the item's tree */
+    vs->ev = xcalloc(vs->plan.n + 1, sizeof(*vs->ev));
+    if ((rc = judge_all(j, ws, vs, vs->tree, NULL, vs->ev)) != 0)
+        goto out;
+    blamed = first_pass_tally(vs, &blame);
+    restore = xcalloc(nch + 1, sizeof(*restore));
+    nrestore = inputs_changed(vs, ch, nch, restore);
+    /* nothing to restore (no input changed, or only tests added): the
+     * restored tree is the item's, judged already */
+    if (!blamed && vs->plan.n && vs->base[0] && nrestore &&
+        (rc = restored_pass(vs, j, ws, restore, nrestore, &blame, &weakened)) != 0)
+        goto out;
+    if (!blamed && !weakened)
+        tests_removed(vs, &blame, &weakened);
+    if ((rc = record_verification(j, vs->base, vs->tree, vs->ev, vs->wev, vs->plan.n, vs->inputs,
+                                  vs->restored, weakened > 0,
+                                  blamed ? "gate" : weakened ? "tests weakened" : "ok")) != 0) {
+        rc = job_fail(j, "internal", "verification: %s", err_last());
+        goto out;
+    }
+    if (blamed || weakened)
+        rc = job_fail(j, "gate", "%s", strbuf_cstr(&blame));
+out:
+    free(restore);
+    vcs_tree_changes_free(ch, nch);
+    strbuf_release(&blame);
     return rc;
 }
 
 int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
 {
-    struct gate_plan plan = {0};
-    struct gate_eval *ev = NULL, *wev = NULL;
-    struct gates_ctx gc = {j->st,           j->goal->id,    j->item->id,
-                           j->claim.run_id, ws->git_common, ws->git_dir};
-    struct vcs_tree_change *ch = NULL;
-    size_t nch = 0;
-    char tree[64] = "", base[VCS_OID_HEX] = "", restored[VCS_OID_HEX] = "", gates_line[1024] = "";
-    cJSON *crit = NULL, *inputs = cJSON_CreateArray(), *spec = NULL;
-    const char **restore = NULL;
-    size_t nrestore = 0;
-    strbuf blame;
-    int rc = 0, n_det = 0, blamed = 0, weakened = 0, verified;
+    struct verify_state vs;
+    int rc;
 
-    strbuf_init(&blame, 1 << 20);
-    /* in_progress -> verify, with the model's summary */
-    {
-        static const char sql[] = "UPDATE work_items SET summary = ? WHERE id = ?";
-        sqlite3_stmt *s;
-        cJSON *p = cJSON_CreateObject();
-        cJSON_AddStringToObject(p, "summary", summary ? summary : "");
-        if ((rc = store_tx_begin(j->st)) != 0 || (rc = store_prepare(j->st, &s, sql)) != 0) {
-            cJSON_Delete(p);
-            goto internal;
-        }
-        store_bind_text(s, 1, summary);
-        store_bind_text(s, 2, j->item->id);
-        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "summary");
-        store_done(s);
-        if (rc == 0)
-            rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "verify", "in_progress", p);
-        cJSON_Delete(p);
-        if (rc) {
-            store_tx_rollback(j->st);
-            goto internal;
-        }
-        if ((rc = store_tx_commit(j->st)) != 0)
-            goto internal;
-    }
-    if ((rc = workspace_store(ws, tree, sizeof(tree))) != 0) {
-        /* a change goald will not snapshot (a file over tools.max_file_mb) */
-        rc = job_fail(j, rc == ERR_TOOBIG || rc == ERR_POLICY ? "policy" : "vcs", "%s: %s",
-                      j->item->key, err_last());
+    memset(&vs, 0, sizeof(vs));
+    if ((rc = item_to_verify(j, summary)) != 0) {
+        rc = job_fail(j, "internal", "verification: %s", err_last());
         goto out;
     }
-    item_baseline(j, ws, base);
-    crit = cJSON_Parse(j->goal->success_criteria ? j->goal->success_criteria : "[]");
-
-    /* 0. what the item changed against its baseline; protected paths */
-    if (base[0] && tree[0] && vcs_tree_changes(&ch, &nch, j->goal->repo, base, tree) != 0) {
-        rc = job_fail(j, "vcs", "changes against the baseline %.12s: %s", base, err_last());
+    if ((rc = verify_gates(&vs, j, ws)) != 0)
         goto out;
-    }
-    spec = j->goal->spec ? cJSON_Parse(j->goal->spec) : NULL;
-    for (size_t i = 0; i < nch; i++)
-        if (path_protected(cJSON_GetObjectItemCaseSensitive(spec, "protected_paths"),
-                           ch[i].path)) {
-            rc = job_fail(j, "policy",
-                          "commit refused: %s is protected (the goal's protected_paths)",
-                          ch[i].path);
-            goto out;
-        }
-
-    /* 1. deterministic gates, each on a throw-away copy of the item's tree */
-    if ((rc = verify_plan(j, &plan)) != 0) {
-        rc = job_fail(j, "config", "%s", err_last());
-        goto out;
-    }
-    ev = calloc(plan.n + 1, sizeof(*ev));
-    if (!ev)
-        abort();
-    for (size_t i = 0; i < plan.n; i++) {
-        size_t o = strlen(gates_line);
-        if (gate_judge(j, ws, &plan, &plan.gates[i], tree, base, crit, NULL, &ev[i]) != 0) {
-            rc = job_fail(j, "sandbox", "%s", err_last());
-            goto out;
-        }
-        n_det++;
-        if (ev[i].blame) {
-            blamed++;
-            why_tail(&blame, &ev[i]);
-        }
-        snprintf(gates_line + o, sizeof(gates_line) - o, "%s%s=%s", o ? " " : "", ev[i].r.name,
-                 ev[i].r.passed ? "pass"
-                 : ev[i].r.classification[0] ? ev[i].r.classification
-                                             : "fail");
-        if ((rc = gates_store(&gc, &ev[i].r, tree, NULL)) != 0)
-            goto internal;
-    }
-
-    /* 2. gate inputs the item changed: judged again with them as they were
-     * at the baseline (modified and deleted ones come back, added build and
-     * configuration files are dropped; added tests stay) */
-    restore = calloc(nch + 1, sizeof(*restore));
-    if (!restore)
-        abort();
-    for (size_t i = 0; i < nch; i++)
-        if (gate_input(ch[i].path, &plan, ev)) {
-            cJSON_AddItemToArray(inputs, cJSON_CreateString(ch[i].path));
-            if (ch[i].status != 'A' || config_input(ch[i].path))
-                restore[nrestore++] = ch[i].path;
-        }
-    /* nothing to restore (no input changed, or only tests added): the
-     * restored tree is the item's, judged already */
-    if (!blamed && plan.n && base[0] && nrestore) {
-        strbuf files;
-        strbuf_init(&files, 8192);
-        for (size_t i = 0; i < nrestore; i++)
-            strbuf_addf(&files, "%s%s", i ? ", " : "", restore[i]);
-        if (vcs_tree_restore(restored, j->goal->repo, tree, base, restore, nrestore) != 0) {
-            strbuf_release(&files);
-            rc = job_fail(j, "vcs", "restoring the gate inputs: %s", err_last());
-            goto out;
-        }
-        wev = calloc(plan.n + 1, sizeof(*wev));
-        if (!wev)
-            abort();
-        for (size_t i = 0; i < plan.n; i++) {
-            if (gate_judge(j, ws, &plan, &plan.gates[i], restored, base, crit, &ev[i], &wev[i]) != 0) {
-                strbuf_release(&files);
-                rc = job_fail(j, "sandbox", "%s", err_last());
-                goto out;
-            }
-            if ((rc = gates_store(&gc, &wev[i].r, restored, NULL)) != 0) {
-                strbuf_release(&files);
-                goto internal;
-            }
-            if (wev[i].blame) {
-                if (!weakened++)
-                    strbuf_addf(&blame, "tests weakened: %s: with these files as they were at "
-                                        "the baseline %.12s the gates fail:\n",
-                                strbuf_cstr(&files), base);
-                why_tail(&blame, &wev[i]);
-            }
-        }
-        strbuf_release(&files);
-        {
-            cJSON *p = cJSON_CreateObject();
-            cJSON_AddItemToObject(p, "gate_inputs_changed", cJSON_Duplicate(inputs, 1));
-            cJSON_AddBoolToObject(p, "tests_weakened", weakened > 0);
-            store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id,
-                            "gate_inputs.checked", p, NULL);
-            cJSON_Delete(p);
-        }
-    }
-    /* a test that passed at the baseline and is absent now, even with the
-     * gate inputs restored: deselected or deleted, never silently */
-    for (size_t i = 0; !blamed && !weakened && i < plan.n; i++) {
-        const struct gate_eval *e = wev ? &wev[i] : &ev[i];
-        if (!e->r.must_pass || !e->diff.n_removed)
-            continue;
-        if (!weakened++)
-            strbuf_adds(&blame, "tests removed: ");
-        else
-            strbuf_adds(&blame, "; ");
-        strbuf_addf(&blame, "gate %s: ", e->r.name);
-        list_add(&blame, e->diff.removed, e->diff.n_removed, 50);
-    }
-    if (weakened && !blamed && strncmp(strbuf_cstr(&blame), "tests removed: ", 15) == 0)
-        strbuf_addf(&blame, " passed at the baseline %.12s and no longer run\n", base);
-    if ((rc = record_verification(j, base, tree, ev, wev, plan.n, inputs, restored, weakened > 0,
-                                  blamed ? "gate" : weakened ? "tests weakened" : "ok")) != 0)
-        goto internal;
-    if (blamed || weakened) {
-        rc = job_fail(j, "gate", "%s", strbuf_cstr(&blame));
-        goto out;
-    }
-
-    /* 3. the review: advisory, only after the gates */
-    review(j, ws, summary);
-
-    /* 4. evaluation: an artifact, and evidence for each criterion */
-    if (!has_artifact(j, ws, summary)) {
-        rc = job_fail(j, "no_artifact", "the item left no change behind (no diff%s)",
-                      !strcmp(j->item->type, "doc") || !strcmp(j->item->type, "analysis")
-                          ? " and no file named in its summary"
-                          : "");
-        goto out;
-    }
-    /* 1: every must-pass gate passed (a flaky one on its re-run), also with
-     * changed gate inputs restored; 0: no deterministic gate at all; -1
-     * (stored as NULL): a must-pass gate failed the same way at the
-     * baseline, so nothing proves the item */
-    verified = n_det > 0;
-    for (size_t i = 0; i < plan.n; i++) {
-        if (!ev[i].r.passed && ev[i].r.must_pass &&
-            !strcmp(ev[i].r.classification, "pre-existing"))
-            verified = -1;
-        if (wev && !wev[i].r.passed && wev[i].r.must_pass &&
-            strcmp(wev[i].r.classification, "flaky") != 0)
-            verified = -1;
-    }
-    {
-        const cJSON *c;
-        cJSON_ArrayForEach(c, crit)
-        {
-            const char *text = cJSON_GetStringValue(c);
-            cJSON *e = cJSON_CreateObject(), *gs = cJSON_AddArrayToObject(e, "gates");
-            cJSON *backed = cJSON_CreateArray(), *tests = cJSON_CreateArray();
-            int named = 0;
-            cJSON_AddStringToObject(e, "criterion", text);
-            cJSON_AddStringToObject(e, "item", j->item->key);
-            if (base[0])
-                cJSON_AddStringToObject(e, "baseline", base);
-            for (size_t i = 0; i < plan.n; i++)
-                named += word_in(text, ev[i].r.name);
-            for (size_t i = 0; i < plan.n; i++) {
-                cJSON *g = cJSON_CreateObject();
-                int pass = ev[i].r.passed || !strcmp(ev[i].r.classification, "flaky");
-                if (wev && !(wev[i].r.passed || !strcmp(wev[i].r.classification, "flaky")))
-                    pass = 0;
-                cJSON_AddStringToObject(g, "gate", ev[i].r.name);
-                cJSON_AddNumberToObject(g, "exit_code", ev[i].r.exit_code);
-                cJSON_AddBoolToObject(g, "passed", ev[i].r.passed);
-                cJSON_AddStringToObject(g, "classification", ev[i].r.classification);
-                cJSON_AddStringToObject(g, "granularity", ev[i].diff.granularity);
-                cJSON_AddStringToObject(g, "output_hash", ev[i].r.output_hash);
-                cJSON_AddStringToObject(g, "tree_id", tree);
-                cJSON_AddItemToArray(gs, g);
-                /* a gate backs the criterion when it passed and the
-                 * criterion names it (or names no gate at all) */
-                if (pass && (!named || word_in(text, ev[i].r.name)))
-                    cJSON_AddItemToArray(backed, cJSON_CreateString(ev[i].r.name));
-                for (size_t k = 0; k < ev[i].r.cases.n; k++)
-                    if (ev[i].r.cases.v[k].status == TEST_PASS &&
-                        (word_in(text, ev[i].r.cases.v[k].id)))
-                        cJSON_AddItemToArray(tests, cJSON_CreateString(ev[i].r.cases.v[k].id));
-            }
-            cJSON_AddItemToObject(e, "backed_by", backed);
-            cJSON_AddItemToObject(e, "tests", tests);
-            cJSON_AddStringToObject(e, "evidence",
-                                    cJSON_GetArraySize(backed)  ? "gates"
-                                    : cJSON_GetArraySize(tests) ? "tests"
-                                                                : "none");
-            cJSON_AddItemToObject(e, "gate_inputs_changed", cJSON_Duplicate(inputs, 1));
-            cJSON_AddBoolToObject(e, "unverified", verified == 0);
-            if ((rc = add_decision(j, "evidence", NULL, NULL, text, e)) != 0) {
-                cJSON_Delete(e);
-                goto internal;
-            }
-            cJSON_Delete(e);
-        }
-    }
-
-    /* 4. the item's commit (idempotent: found by its Work-Item-Id trailer) */
-    {
-        struct vcs_commit_result cr = {0};
-        char *sha = NULL;
-        if (ws->wt) {
-            struct vcs_commit_msg msg;
-            strbuf body;
-            strbuf_init(&body, 1 << 20);
-            strbuf_addf(&body, "%s\n\nEvidence: %s%s", summary ? summary : "",
-                        gates_line[0] ? gates_line : "no deterministic gate",
-                        verified == 0 ? " (UNVERIFIED)" : "");
-            memset(&msg, 0, sizeof(msg));
-            msg.title = j->item->title;
-            msg.body = strbuf_cstr(&body);
-            msg.goal_id = j->goal->id;
-            msg.work_item_id = j->item->id;
-            msg.gates = gates_line[0] ? gates_line : "none";
-            rc = vcs_commit_item(&cr, ws->wt, j->goal->base_branch, &msg);
-            strbuf_release(&body);
-            if (rc) {
-                vcs_commit_result_release(&cr);
-                rc = rc == ERR_TOOBIG || rc == ERR_POLICY
-                         ? job_fail(j, "policy", "%s: %s", j->item->key, err_last())
-                         : job_fail(j, "vcs", "commit: %s", err_last());
-                goto out;
-            }
-            if (cr.sha[0]) {
-                cJSON *meta = cJSON_CreateObject();
-                cJSON_AddBoolToObject(meta, "created", cr.created);
-                cJSON_AddStringToObject(meta, "gates", gates_line);
-                insert_artifact(j, "commit", j->goal->branch, NULL, cr.sha, NULL, meta);
-                cJSON_Delete(meta);
-                for (size_t i = 0; i < cr.nfiles; i++) {
-                    cJSON *fm = cJSON_CreateObject();
-                    char st[2] = {cr.files[i].status, '\0'};
-                    cJSON_AddStringToObject(fm, "status", st);
-                    cJSON_AddStringToObject(fm, "commit", cr.sha);
-                    insert_artifact(j, "file", NULL, cr.files[i].path,
-                                    cr.files[i].sha256[0] ? cr.files[i].sha256 : NULL, NULL, fm);
-                    cJSON_Delete(fm);
-                }
-                sha = cr.sha;
-            }
-        }
-        fault_point("verify.after_commit");
-        for (size_t i = 0; i < plan.n; i++) {
-            const struct gate_result *r = &ev[i].r;
-            if (r->counts.format) {
-                cJSON *m = cJSON_CreateObject();
-                cJSON_AddStringToObject(m, "gate", r->name);
-                cJSON_AddStringToObject(m, "format", r->counts.format);
-                cJSON_AddNumberToObject(m, "passed", r->counts.passed);
-                cJSON_AddNumberToObject(m, "failed", r->counts.failed);
-                cJSON_AddNumberToObject(m, "skipped", r->counts.skipped);
-                cJSON_AddNumberToObject(m, "total", r->counts.total);
-                insert_artifact(j, "test_results", r->name, NULL, r->output_hash, NULL, m);
-                cJSON_Delete(m);
-            }
-        }
-
-        /* 5. done, in one transaction with its evidence flags */
-        {
-            static const char sql[] = "UPDATE work_items SET verified = ?, commit_sha = ?"
-                                      " WHERE id = ?";
-            sqlite3_stmt *s;
-            cJSON *p = cJSON_CreateObject();
-            cJSON_AddBoolToObject(p, "verified", verified == 1);
-            cJSON_AddStringToObject(p, "gates", gates_line);
-            if (sha)
-                cJSON_AddStringToObject(p, "commit", sha);
-            if ((rc = store_tx_begin(j->st)) == 0) {
-                if ((rc = store_prepare(j->st, &s, sql)) == 0) {
-                    if (verified < 0)
-                        sqlite3_bind_null(s, 1);
-                    else
-                        sqlite3_bind_int(s, 1, verified);
-                    store_bind_text(s, 2, sha);
-                    store_bind_text(s, 3, j->item->id);
-                    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "verified");
-                    store_done(s);
-                }
-                if (rc == 0)
-                    rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "done", "verify", p);
-                if (rc == 0)
-                    rc = plan_promote_ready(j->st, j->goal->id, NULL);
-                if (rc == 0)
-                    rc = store_tx_commit(j->st);
-                else
-                    store_tx_rollback(j->st);
-            }
-            cJSON_Delete(p);
-        }
-        vcs_commit_result_release(&cr);
-        if (rc)
-            goto internal;
-    }
-
-    /* publishing the goal, once every item is finished, is a unit of its
-     * own (claim.c), so that a failed push is retried without redoing the
-     * item */
-    goto out;
-internal:
-    rc = job_fail(j, "internal", "verification: %s", err_last());
+    review_item(j, ws, summary);             /* advisory, only after the gates */
+    rc = evaluate_item(j, ws, summary, &vs); /* evidence, the commit, done */
 out:
-    for (size_t i = 0; ev && i < plan.n; i++)
-        gate_eval_release(&ev[i]);
-    for (size_t i = 0; wev && i < plan.n; i++)
-        gate_eval_release(&wev[i]);
-    free(ev);
-    free(wev);
-    free(restore);
-    vcs_tree_changes_free(ch, nch);
-    gates_plan_release(&plan);
-    cJSON_Delete(crit);
-    cJSON_Delete(inputs);
-    cJSON_Delete(spec);
-    strbuf_release(&blame);
+    verify_state_release(&vs);
     return rc;
 }
 
@@ -1306,20 +1098,8 @@ out:
  * (nothing was committed on the goal branch before it). */
 static void goal_start(struct job_ctx *j, char *out, size_t n)
 {
-    static const char q[] = "SELECT json_extract(data, '$.baseline') FROM decisions"
-                            " WHERE goal_id = ? AND kind = 'verification'"
-                            " AND json_extract(data, '$.baseline') IS NOT NULL ORDER BY id LIMIT 1";
-    sqlite3_stmt *s;
-
-    out[0] = '\0';
-    if (store_prepare(j->st, &s, q) != 0) {
+    if (store_decision_first_verification_baseline(j->st, j->goal->id, out, n) != 0)
         err_clear();
-        return;
-    }
-    store_bind_text(s, 1, j->goal->id);
-    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-        snprintf(out, n, "%s", sqlite3_column_text(s, 0));
-    store_done(s);
 }
 
 /* One must-pass gate on a final tree: the branch head, or (restored) the
@@ -1435,9 +1215,7 @@ static int final_restored(struct job_ctx *j, const struct gate_plan *plan, const
     restored[0] = '\0';
     if ((rc = vcs_tree_changes(&ch, &nch, j->goal->repo, start, head)) != 0)
         return rc;
-    paths = calloc(nch + 1, sizeof(*paths));
-    if (!paths)
-        abort();
+    paths = xcalloc(nch + 1, sizeof(*paths));
     for (size_t i = 0; i < nch; i++)
         if (gate_input(ch[i].path, plan, NULL) && (ch[i].status != 'A' || config_input(ch[i].path)))
             paths[n++] = ch[i].path;
@@ -1521,7 +1299,7 @@ int verify_goal_final(struct job_ctx *j, int *partial)
     failures = NULL;
     cJSON_AddItemToObject(d, "gates", gates);
     gates = NULL;
-    if ((rc = add_decision(j, "final_check", NULL, NULL, blocked ? "blocked" : "ok", d)) != 0) {
+    if ((rc = verify_decision(j, "final_check", NULL, NULL, blocked ? "blocked" : "ok", d)) != 0) {
         rc = job_fail(j, "internal", "final check: %s", err_last());
         goto out;
     }

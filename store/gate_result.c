@@ -1,9 +1,12 @@
 /* gate_result.c - the gate_results table (see gate_result.h). */
 #include "store/gate_result.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "store/internal.h"
+#include "util/err.h"
+#include "util/timeutil.h"
 
 #define TXT(s, i) ((const char *)sqlite3_column_text((s), (i)))
 
@@ -98,4 +101,207 @@ int store_gate_result_each_latest_of_goal(store *st, const char *goal_id,
         return rc;
     store_bind_text(s, 1, goal_id);
     return gate_result_rows(st, s, fill_of_goal, fn, ctx);
+}
+
+static void bind_count(sqlite3_stmt *s, int i, int v)
+{
+    if (v < 0)
+        sqlite3_bind_null(s, i);
+    else
+        sqlite3_bind_int(s, i, v);
+}
+
+int store_gate_result_insert(store *st, const struct store_gate_row *r, int64_t *id_out)
+{
+    static const char sql[] =
+        "INSERT INTO gate_results(goal_id, item_id, run_id, name, type, command, must_pass,"
+        " passed, exit_code, duration_ms, output_tail, output_hash, tree_id, classification,"
+        " tests_passed, tests_failed, tests_skipped, tests_total, created_at, tests_format, note)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    store_bind_text(s, 1, r->goal_id);
+    store_bind_text(s, 2, r->item_id);
+    store_bind_text(s, 3, r->run_id);
+    store_bind_text(s, 4, r->name);
+    store_bind_text(s, 5, r->type);
+    store_bind_text(s, 6, r->command);
+    sqlite3_bind_int(s, 7, r->must_pass);
+    sqlite3_bind_int(s, 8, r->passed);
+    sqlite3_bind_int(s, 9, r->exit_code);
+    sqlite3_bind_int64(s, 10, r->duration_ms);
+    store_bind_text(s, 11, r->output_tail);
+    store_bind_text(s, 12, r->output_hash);
+    store_bind_text(s, 13, r->tree_id);
+    store_bind_text(s, 14, r->classification);
+    bind_count(s, 15, r->tests_passed);
+    bind_count(s, 16, r->tests_failed);
+    bind_count(s, 17, r->tests_skipped);
+    bind_count(s, 18, r->tests_total);
+    sqlite3_bind_int64(s, 19, time_now_ms());
+    store_bind_text(s, 20, r->tests_format);
+    store_bind_text(s, 21, r->note);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, "gate result");
+    else if (id_out)
+        *id_out = sqlite3_last_insert_rowid(store_db(st));
+    store_done(s);
+    return rc;
+}
+
+int store_gate_result_set_note(store *st, int64_t id, const char *note)
+{
+    static const char sql[] = "UPDATE gate_results SET note = ? WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    store_bind_text(s, 1, note);
+    sqlite3_bind_int64(s, 2, id);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, "gate result");
+    store_done(s);
+    return rc;
+}
+
+int store_gate_case_insert(store *st, int64_t gate_result_id, const char *name, const char *status,
+                           const char *file)
+{
+    static const char sql[] =
+        "INSERT INTO gate_cases(gate_result_id, name, status, file) VALUES (?,?,?,?)";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    sqlite3_bind_int64(s, 1, gate_result_id);
+    store_bind_text(s, 2, name);
+    store_bind_text(s, 3, status);
+    store_bind_text(s, 4, file);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, "gate case");
+    store_done(s);
+    return rc;
+}
+
+int store_gate_result_format(store *st, int64_t id, char **format_out)
+{
+    static const char sql[] = "SELECT tests_format FROM gate_results WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc, step;
+
+    *format_out = NULL;
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    sqlite3_bind_int64(s, 1, id);
+    step = sqlite3_step(s);
+    if (step == SQLITE_ROW)
+        *format_out = store_col_strdup(s, 0);
+    else if (step == SQLITE_DONE)
+        rc = err_set(ERR_NOTFOUND, "gate result %lld: not found", (long long)id);
+    else
+        rc = store_err(st, "gate result");
+    store_done(s);
+    return rc;
+}
+
+int store_gate_cases_each(store *st, int64_t gate_result_id,
+                          int (*fn)(const char *name, const char *status, const char *file,
+                                    void *ctx),
+                          void *ctx)
+{
+    static const char sql[] =
+        "SELECT name, status, file FROM gate_cases WHERE gate_result_id = ? ORDER BY rowid";
+    sqlite3_stmt *s;
+    int rc, step = SQLITE_DONE;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    sqlite3_bind_int64(s, 1, gate_result_id);
+    while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW)
+        rc = fn((const char *)sqlite3_column_text(s, 0), (const char *)sqlite3_column_text(s, 1),
+                (const char *)sqlite3_column_text(s, 2), ctx);
+    if (!rc && step != SQLITE_DONE)
+        rc = store_err(st, "gate cases");
+    store_done(s);
+    return rc;
+}
+
+int store_gate_result_failed_last_run_each(store *st, const char *item_id,
+                                           int (*fn)(const char *name, int exit_code,
+                                                     const char *output_tail, void *ctx),
+                                           void *ctx)
+{
+    static const char sql[] =
+        "SELECT name, exit_code, output_tail FROM gate_results WHERE item_id = ? AND passed = 0"
+        " AND ifnull(classification, 'introduced') = 'introduced' AND run_id = (SELECT run_id"
+        " FROM gate_results WHERE item_id = ? ORDER BY id DESC LIMIT 1) ORDER BY id";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    store_bind_text(s, 1, item_id);
+    store_bind_text(s, 2, item_id);
+    while (!rc && sqlite3_step(s) == SQLITE_ROW)
+        rc = fn((const char *)sqlite3_column_text(s, 0), sqlite3_column_int(s, 1),
+                (const char *)sqlite3_column_text(s, 2), ctx);
+    store_done(s);
+    return rc;
+}
+
+int store_gate_baseline_get(store *st, const char *goal_id, const char *gate, const char *command,
+                            const char *baseline, int *found, int *passed, char **format,
+                            char **cases)
+{
+    static const char q[] = "SELECT passed, format, cases FROM gate_baselines WHERE goal_id = ?"
+                            " AND gate = ? AND command = ? AND baseline = ?";
+    sqlite3_stmt *s;
+    int rc;
+
+    *found = 0;
+    *format = *cases = NULL;
+    if ((rc = store_prepare(st, &s, q)) != 0)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    store_bind_text(s, 2, gate);
+    store_bind_text(s, 3, command);
+    store_bind_text(s, 4, baseline);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        *found = 1;
+        *passed = sqlite3_column_int(s, 0);
+        *format = store_col_strdup(s, 1);
+        *cases = store_col_strdup(s, 2);
+    }
+    store_done(s);
+    return 0;
+}
+
+int store_gate_baseline_put(store *st, const struct store_gate_baseline *b)
+{
+    static const char ins[] =
+        "INSERT OR REPLACE INTO gate_baselines(goal_id, gate, command, baseline, passed,"
+        " exit_code, format, cases, output_hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, ins)) != 0)
+        return rc;
+    store_bind_text(s, 1, b->goal_id);
+    store_bind_text(s, 2, b->gate);
+    store_bind_text(s, 3, b->command);
+    store_bind_text(s, 4, b->baseline);
+    sqlite3_bind_int(s, 5, b->passed);
+    sqlite3_bind_int(s, 6, b->exit_code);
+    store_bind_text(s, 7, b->format);
+    store_bind_text(s, 8, b->cases);
+    store_bind_text(s, 9, b->output_hash);
+    sqlite3_bind_int64(s, 10, time_now_ms());
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "gate baseline");
+    store_done(s);
+    return rc;
 }

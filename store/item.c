@@ -299,3 +299,73 @@ int store_item_count_done_verified(store *st, const char *goal_id, int *total, i
 
     return item_counts(st, sql, goal_id, total, verified);
 }
+
+int store_item_set_summary(store *st, const char *id, const char *summary)
+{
+    static const char sql[] = "UPDATE work_items SET summary = ? WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    store_bind_text(s, 1, summary);
+    store_bind_text(s, 2, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "summary");
+    store_done(s);
+    return rc;
+}
+
+int store_item_set_verified(store *st, const char *id, int verified, const char *commit_sha)
+{
+    static const char sql[] = "UPDATE work_items SET verified = ?, commit_sha = ?"
+                              " WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    if (verified < 0)
+        sqlite3_bind_null(s, 1);
+    else
+        sqlite3_bind_int(s, 1, verified);
+    store_bind_text(s, 2, commit_sha);
+    store_bind_text(s, 3, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "verified");
+    store_done(s);
+    return rc;
+}
+
+int store_item_set_question(store *st, const char *id, const char *question)
+{
+    static const char sql[] = "UPDATE work_items SET question = ?, updated_at = ? WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    store_bind_text(s, 1, question);
+    sqlite3_bind_int64(s, 2, time_now_ms());
+    store_bind_text(s, 3, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "ask_human");
+    store_done(s);
+    return rc;
+}
+
+int store_item_count_unfinished_others(store *st, const char *goal_id, const char *except_id,
+                                       int *n)
+{
+    static const char q[] = "SELECT count(*) FROM work_items WHERE goal_id = ? AND id <> ?"
+                            " AND status IN ('queued', 'ready', 'in_progress', 'verify', 'blocked')";
+    sqlite3_stmt *s;
+    int rc;
+
+    *n = 0;
+    if ((rc = store_prepare(st, &s, q)) != 0)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    store_bind_text(s, 2, except_id);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        *n = sqlite3_column_int(s, 0);
+    store_done(s);
+    return 0;
+}

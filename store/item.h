@@ -81,4 +81,19 @@ int store_item_count_finished(store *st, const char *goal_id, int *total, int *f
  * gates passing (*verified). */
 int store_item_count_done_verified(store *st, const char *goal_id, int *total, int *verified);
 
+/* Set the item's summary (the model's, at completion; NULL clears it). */
+int store_item_set_summary(store *st, const char *id, const char *summary);
+
+/* Set the item's evidence flags: verified 1 (gates passed), 0
+ * (unverified), below 0 stored as NULL (unknown); commit_sha may be NULL. */
+int store_item_set_verified(store *st, const char *id, int verified, const char *commit_sha);
+
+/* Set the item's open question for a human (and updated_at to now). */
+int store_item_set_question(store *st, const char *id, const char *question);
+
+/* *n: how many other items of goal_id are still to run (queued, ready,
+ * in_progress, verify, blocked). */
+int store_item_count_unfinished_others(store *st, const char *goal_id, const char *except_id,
+                                       int *n);
+
 #endif

@@ -1,0 +1,312 @@
+/*
+ * evaluate.c - stage 6, evaluation: the decision on an item whose
+ * deterministic gates passed (verify.c) and whose review was asked
+ * (review.c).
+ *
+ * Top to bottom: the item must have left an artifact (a diff; for doc and
+ * analysis items a file its summary names; without git a non-empty work
+ * folder), else it fails as no_artifact.  Its evidence flag is computed
+ * (verified, unverified, or unknown when a must-pass gate failed the same
+ * way at the baseline), and each success criterion gets an evidence
+ * decision naming the gates and test cases that back it.  The item is
+ * committed on the goal branch (idempotent: found by its Work-Item-Id
+ * trailer) with commit, file and test_results artifacts, and goes
+ * verify -> done in one transaction with its evidence flags, promoting
+ * the items that waited for it.
+ */
+#include "lifecycle/evaluate.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lifecycle/job.h"
+#include "lifecycle/plan.h"
+#include "lifecycle/transitions.h"
+#include "lifecycle/verify.h"
+#include "lifecycle/workspace.h"
+#include "store/item.h"
+#include "util/err.h"
+#include "util/fault.h"
+#include "util/fsutil.h"
+#include "vcs/commit.h"
+#include "vcs/diff.h"
+
+/* ---- an artifact ---- */
+
+/* Without git: is the work folder non-empty? */
+static int folder_used(const char *root)
+{
+    int found = 0;
+    DIR *d = opendir(root);
+    struct dirent *e;
+
+    while (d && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            found = 1;
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* A path named in the summary that exists in the worktree (a file). */
+static int names_file(struct workspace *ws, const char *summary)
+{
+    char word[512];
+    const char *p = summary;
+
+    while (*p) {
+        size_t n = strcspn(p, " \t\n,;:()`'\"");
+        if (n > 0 && n < sizeof(word) - 1) {
+            char path[4700];
+            memcpy(word, p, n);
+            word[n] = '\0';
+            snprintf(path, sizeof(path), "%s/%s", ws->root, word);
+            if (strchr(word, '.') && !strstr(word, "..") && fs_exists(path) && !fs_is_dir(path))
+                return 1;
+        }
+        p += n ? n : 1;
+    }
+    return 0;
+}
+
+/* Did the item leave something behind?  A non-empty diff; for doc and
+ * analysis items also a file its summary names; without git, a non-empty
+ * work folder. */
+static int has_artifact(struct job_ctx *j, struct workspace *ws, const char *summary)
+{
+    int empty = 1;
+
+    if (!ws->wt)
+        return folder_used(ws->root);
+    if (vcs_diff_is_empty(&empty, ws->wt) != 0)
+        return 0;
+    if (!empty)
+        return 1;
+    {
+        /* a run that died after committing the item left its change on the
+         * branch: that commit is the artifact */
+        char sha[VCS_OID_HEX];
+        if (vcs_commit_find_by_trailer(sha, ws->wt, j->goal->base_branch, VCS_TRAILER_ITEM,
+                                       j->item->id) == 0)
+            return 1;
+    }
+    if ((!strcmp(j->item->type, "doc") || !strcmp(j->item->type, "analysis")) && summary)
+        return names_file(ws, summary);
+    return 0;
+}
+
+/* ---- the evidence ---- */
+
+/* 1: every must-pass gate passed (a flaky one on its re-run), also with
+ * changed gate inputs restored; 0: no deterministic gate at all; -1
+ * (stored as NULL): a must-pass gate failed the same way at the baseline,
+ * so nothing proves the item. */
+static int item_verified(const struct verify_state *vs)
+{
+    int verified = vs->n_det > 0;
+
+    for (size_t i = 0; i < vs->plan.n; i++) {
+        const struct gate_result *r = &vs->ev[i].r, *w = vs->wev ? &vs->wev[i].r : NULL;
+        if (!r->passed && r->must_pass && !strcmp(r->classification, "pre-existing"))
+            verified = -1;
+        if (w && !w->passed && w->must_pass && strcmp(w->classification, "flaky") != 0)
+            verified = -1;
+    }
+    return verified;
+}
+
+/* Gate i as evidence of criterion text: its record joins gs, its name
+ * joins backed when it passed and the criterion names it (or names no
+ * gate at all: named 0), and its passing test cases the criterion names
+ * join tests. */
+static void gate_evidence(const struct verify_state *vs, size_t i, const char *text, int named,
+                          cJSON *gs, cJSON *backed, cJSON *tests)
+{
+    const struct gate_eval *e = &vs->ev[i];
+    cJSON *g = cJSON_CreateObject();
+    int pass = e->r.passed || !strcmp(e->r.classification, "flaky");
+
+    if (vs->wev && !(vs->wev[i].r.passed || !strcmp(vs->wev[i].r.classification, "flaky")))
+        pass = 0;
+    cJSON_AddStringToObject(g, "gate", e->r.name);
+    cJSON_AddNumberToObject(g, "exit_code", e->r.exit_code);
+    cJSON_AddBoolToObject(g, "passed", e->r.passed);
+    cJSON_AddStringToObject(g, "classification", e->r.classification);
+    cJSON_AddStringToObject(g, "granularity", e->diff.granularity);
+    cJSON_AddStringToObject(g, "output_hash", e->r.output_hash);
+    cJSON_AddStringToObject(g, "tree_id", vs->tree);
+    cJSON_AddItemToArray(gs, g);
+    if (pass && (!named || verify_word_in(text, e->r.name)))
+        cJSON_AddItemToArray(backed, cJSON_CreateString(e->r.name));
+    for (size_t k = 0; k < e->r.cases.n; k++)
+        if (e->r.cases.v[k].status == TEST_PASS && verify_word_in(text, e->r.cases.v[k].id))
+            cJSON_AddItemToArray(tests, cJSON_CreateString(e->r.cases.v[k].id));
+}
+
+/* The evidence decision of one success criterion. */
+static int criterion_evidence(struct job_ctx *j, const struct verify_state *vs, const char *text,
+                              int verified)
+{
+    cJSON *e = cJSON_CreateObject(), *gs = cJSON_AddArrayToObject(e, "gates");
+    cJSON *backed = cJSON_CreateArray(), *tests = cJSON_CreateArray();
+    int named = 0, rc;
+
+    cJSON_AddStringToObject(e, "criterion", text);
+    cJSON_AddStringToObject(e, "item", j->item->key);
+    if (vs->base[0])
+        cJSON_AddStringToObject(e, "baseline", vs->base);
+    for (size_t i = 0; i < vs->plan.n; i++)
+        named += verify_word_in(text, vs->ev[i].r.name);
+    for (size_t i = 0; i < vs->plan.n; i++)
+        gate_evidence(vs, i, text, named, gs, backed, tests);
+    cJSON_AddItemToObject(e, "backed_by", backed);
+    cJSON_AddItemToObject(e, "tests", tests);
+    cJSON_AddStringToObject(e, "evidence",
+                            cJSON_GetArraySize(backed)  ? "gates"
+                            : cJSON_GetArraySize(tests) ? "tests"
+                                                        : "none");
+    cJSON_AddItemToObject(e, "gate_inputs_changed", cJSON_Duplicate(vs->inputs, 1));
+    cJSON_AddBoolToObject(e, "unverified", verified == 0);
+    rc = verify_decision(j, "evidence", NULL, NULL, text, e);
+    cJSON_Delete(e);
+    return rc;
+}
+
+/* ---- the commit ---- */
+
+/* The commit's artifacts: the commit itself and each file it changed. */
+static void commit_artifacts(struct job_ctx *j, const struct vcs_commit_result *cr,
+                             const char *gates_line)
+{
+    cJSON *meta = cJSON_CreateObject();
+
+    cJSON_AddBoolToObject(meta, "created", cr->created);
+    cJSON_AddStringToObject(meta, "gates", gates_line);
+    verify_artifact(j, "commit", j->goal->branch, NULL, cr->sha, NULL, meta);
+    cJSON_Delete(meta);
+    for (size_t i = 0; i < cr->nfiles; i++) {
+        cJSON *fm = cJSON_CreateObject();
+        char st[2] = {cr->files[i].status, '\0'};
+        cJSON_AddStringToObject(fm, "status", st);
+        cJSON_AddStringToObject(fm, "commit", cr->sha);
+        verify_artifact(j, "file", NULL, cr->files[i].path,
+                        cr->files[i].sha256[0] ? cr->files[i].sha256 : NULL, NULL, fm);
+        cJSON_Delete(fm);
+    }
+}
+
+/* The item's commit (idempotent: found by its Work-Item-Id trailer) and
+ * its artifacts; without git, nothing (*cr stays empty).  0, or ERR_FAIL
+ * after job_fail(). */
+static int item_commit(struct job_ctx *j, struct workspace *ws, const char *summary,
+                       const char *gates_line, int verified, struct vcs_commit_result *cr)
+{
+    struct vcs_commit_msg msg;
+    strbuf body;
+    int rc;
+
+    if (!ws->wt)
+        return 0;
+    strbuf_init(&body, 1 << 20);
+    strbuf_addf(&body, "%s\n\nEvidence: %s%s", summary ? summary : "",
+                gates_line[0] ? gates_line : "no deterministic gate",
+                verified == 0 ? " (UNVERIFIED)" : "");
+    memset(&msg, 0, sizeof(msg));
+    msg.title = j->item->title;
+    msg.body = strbuf_cstr(&body);
+    msg.goal_id = j->goal->id;
+    msg.work_item_id = j->item->id;
+    msg.gates = gates_line[0] ? gates_line : "none";
+    rc = vcs_commit_item(cr, ws->wt, j->goal->base_branch, &msg);
+    strbuf_release(&body);
+    if (rc)
+        return rc == ERR_TOOBIG || rc == ERR_POLICY
+                   ? job_fail(j, "policy", "%s: %s", j->item->key, err_last())
+                   : job_fail(j, "vcs", "commit: %s", err_last());
+    if (cr->sha[0])
+        commit_artifacts(j, cr, gates_line);
+    return 0;
+}
+
+/* A test_results artifact per gate whose output held test counts. */
+static void test_artifacts(struct job_ctx *j, const struct verify_state *vs)
+{
+    for (size_t i = 0; i < vs->plan.n; i++) {
+        const struct gate_result *r = &vs->ev[i].r;
+        cJSON *m;
+        if (!r->counts.format)
+            continue;
+        m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "gate", r->name);
+        cJSON_AddStringToObject(m, "format", r->counts.format);
+        cJSON_AddNumberToObject(m, "passed", r->counts.passed);
+        cJSON_AddNumberToObject(m, "failed", r->counts.failed);
+        cJSON_AddNumberToObject(m, "skipped", r->counts.skipped);
+        cJSON_AddNumberToObject(m, "total", r->counts.total);
+        verify_artifact(j, "test_results", r->name, NULL, r->output_hash, NULL, m);
+        cJSON_Delete(m);
+    }
+}
+
+/* verify -> done, in one transaction with its evidence flags; the items
+ * that waited for it become ready. */
+static int item_done(struct job_ctx *j, int verified, const char *gates_line, const char *sha)
+{
+    cJSON *p = cJSON_CreateObject();
+    int rc;
+
+    cJSON_AddBoolToObject(p, "verified", verified == 1);
+    cJSON_AddStringToObject(p, "gates", gates_line);
+    if (sha)
+        cJSON_AddStringToObject(p, "commit", sha);
+    if ((rc = store_tx_begin(j->st)) == 0) {
+        rc = store_item_set_verified(j->st, j->item->id, verified, sha);
+        if (rc == 0)
+            rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "done", "verify", p);
+        if (rc == 0)
+            rc = plan_promote_ready(j->st, j->goal->id, NULL);
+        if (rc == 0)
+            rc = store_tx_commit(j->st);
+        else
+            store_tx_rollback(j->st);
+    }
+    cJSON_Delete(p);
+    return rc;
+}
+
+/* ---- the stage ---- */
+
+int evaluate_item(struct job_ctx *j, struct workspace *ws, const char *summary,
+                  const struct verify_state *vs)
+{
+    struct vcs_commit_result cr = {0};
+    const cJSON *c;
+    int verified, rc;
+
+    if (!has_artifact(j, ws, summary))
+        return job_fail(j, "no_artifact", "the item left no change behind (no diff%s)",
+                        !strcmp(j->item->type, "doc") || !strcmp(j->item->type, "analysis")
+                            ? " and no file named in its summary"
+                            : "");
+    verified = item_verified(vs);
+    cJSON_ArrayForEach(c, vs->crit)
+    {
+        if ((rc = criterion_evidence(j, vs, cJSON_GetStringValue(c), verified)) != 0)
+            return job_fail(j, "internal", "verification: %s", err_last());
+    }
+    if ((rc = item_commit(j, ws, summary, vs->gates_line, verified, &cr)) != 0)
+        goto out;
+    fault_point("verify.after_commit");
+    test_artifacts(j, vs);
+    if ((rc = item_done(j, verified, vs->gates_line, cr.sha[0] ? cr.sha : NULL)) != 0)
+        rc = job_fail(j, "internal", "verification: %s", err_last());
+    /* publishing the goal, once every item is finished, is a unit of its
+     * own (claim.c), so that a failed push is retried without redoing the
+     * item */
+out:
+    vcs_commit_result_release(&cr);
+    return rc;
+}

@@ -1,0 +1,98 @@
+/*
+ * review.c - the review that closes stage 5 (verification): advisory,
+ * and only after every must-pass gate passed (verify.c).
+ *
+ * Top to bottom: the item's diff (capped at 200 KiB, redacted: it holds
+ * what the model wrote) and its summary go to the model with the review
+ * prompt; its verdict and each finding become decisions, and a
+ * review.completed event counts them.  A failed call is noted as a
+ * review_unavailable decision and does not block: the review can only add
+ * findings, never change a gate's verdict.  The review has its own budget
+ * of turns, but its call still counts among the run's model calls.
+ */
+#include "lifecycle/review.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lifecycle/job.h"
+#include "lifecycle/prompts.h"
+#include "lifecycle/verify.h"
+#include "lifecycle/workspace.h"
+#include "store/event.h"
+#include "util/err.h"
+#include "util/redact.h"
+#include "util/strbuf.h"
+#include "vcs/diff.h"
+
+#define REVIEW_DIFF_MAX (200 * 1024)
+
+/* The review's task: the item, the model's summary and the diff. */
+static void review_task(strbuf *user, struct job_ctx *j, struct workspace *ws, const char *summary)
+{
+    strbuf diff;
+    char *red; /* the diff holds what the model wrote: redacted like any tool result */
+
+    strbuf_init(&diff, REVIEW_DIFF_MAX);
+    if (ws->wt && vcs_diff_text(&diff, ws->wt) == ERR_TOOBIG)
+        strbuf_adds(&diff, "\n[diff cut at 200 KiB]\n");
+    red = redact_str(diff.len ? strbuf_cstr(&diff) : "(no git diff)", NULL);
+    strbuf_addf(user, "Work item: %s\nSummary: %s\nDiff:\n%s\n", j->item->title,
+                summary ? summary : "", red);
+    free(red);
+    strbuf_release(&diff);
+}
+
+/* The answer's verdict and findings as decisions, and the event. */
+static void review_record(struct job_ctx *j, const cJSON *answer)
+{
+    const cJSON *f;
+    cJSON *p;
+
+    verify_decision(j, "review_verdict", NULL, NULL,
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, "verdict")),
+                    answer);
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(answer, "findings"))
+    {
+        verify_decision(j, "review_finding",
+                        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "aspect")),
+                        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "severity")),
+                        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "note")), f);
+    }
+    p = cJSON_CreateObject();
+    cJSON_AddStringToObject(
+        p, "verdict", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, "verdict")));
+    cJSON_AddNumberToObject(
+        p, "findings", cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(answer, "findings")));
+    store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id, "review.completed", p, NULL);
+    cJSON_Delete(p);
+}
+
+void review_item(struct job_ctx *j, struct workspace *ws, const char *summary)
+{
+    strbuf user;
+    cJSON *answer = NULL;
+    int turns, rc;
+
+    strbuf_init(&user, 1 << 20);
+    review_task(&user, j, ws, summary);
+    /* the review has its own budget of turns, but its call still counts
+     * among the run's model calls (runs.turns) */
+    turns = j->usage.turns;
+    j->usage.turns = 0;
+    rc = job_ask_json(j, "review", prompt_review, strbuf_cstr(&user), schema_review, &answer);
+    j->usage.turns += turns;
+    if (rc != 0) {
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddStringToObject(d, "error_class", j->error_class);
+        verify_decision(j, "review_unavailable", NULL, NULL, strbuf_cstr(&j->failure), d);
+        cJSON_Delete(d);
+        j->error_class[0] = '\0';
+        strbuf_reset(&j->failure);
+    } else {
+        review_record(j, answer);
+    }
+    cJSON_Delete(answer);
+    strbuf_release(&user);
+}
