@@ -21,6 +21,7 @@
 #include "store/store.h"
 #include "tests/unit/testutil.h"
 #include "util/redact.h"
+#include "tools/diff.h"
 #include "tools/tool.h"
 #include "tools/truncate.h"
 #include "util/config.h"
@@ -1028,6 +1029,60 @@ static void test_edit_crlf_bom(void **state)
     free(d);
 }
 
+/* A 3,000-line text with lines 11 and 2991 changed: the diff is two
+ * small hunks (an LCS that gives up on large inputs printed all 6,000
+ * lines, every one deleted and added). */
+static void test_edit_diff_small(void **state)
+{
+    strbuf a = STRBUF_INIT, b = STRBUF_INIT, out = STRBUF_INIT;
+    size_t added = 99, removed = 99, lines = 0;
+    char *d;
+
+    (void)state;
+    for (int i = 1; i <= 3000; i++) {
+        assert_int_equal(strbuf_addf(&a, "line %d%s\n", i, i == 11 || i == 2991 ? " MARK" : ""),
+                         0);
+        assert_int_equal(strbuf_addf(&b, "line %d%s\n", i, i == 11 || i == 2991 ? " DONE" : ""),
+                         0);
+    }
+    assert_int_equal(diff_unified(&out, "big.txt", a.buf, a.len, b.buf, b.len, &added, &removed),
+                     0);
+    assert_int_equal(added, 2);
+    assert_int_equal(removed, 2);
+    assert_string_equal(strbuf_cstr(&out),
+                        "--- a/big.txt\n+++ b/big.txt\n"
+                        "@@ -8,7 +8,7 @@\n line 8\n line 9\n line 10\n-line 11 MARK\n"
+                        "+line 11 DONE\n line 12\n line 13\n line 14\n"
+                        "@@ -2988,7 +2988,7 @@\n line 2988\n line 2989\n line 2990\n"
+                        "-line 2991 MARK\n+line 2991 DONE\n line 2992\n line 2993\n line 2994\n");
+    /* the same through edit (all=true: one window over both places) */
+    fresh_root("editbig");
+    puts_file("big.txt", strbuf_cstr(&a));
+    callv("edit", "s:path", "big.txt", "s:old_text", "MARK", "s:new_text", "DONE", "b:all", 1,
+          NULL);
+    assert_ok();
+    assert_int_equal(cJSON_GetObjectItem(R.meta, "lines_added")->valuedouble, 2);
+    assert_int_equal(cJSON_GetObjectItem(R.meta, "lines_removed")->valuedouble, 2);
+    for (const char *p = strbuf_cstr(&R.output); *p; p++)
+        lines += *p == '\n';
+    assert_true(lines < 30);
+    assert_contains(strbuf_cstr(&R.output), "@@ -2988,7 +2988,7 @@\n");
+    d = slurp("big.txt", NULL);
+    assert_string_equal(d, strbuf_cstr(&b));
+    free(d);
+    /* a missing last newline is not a difference; NUL bytes are text */
+    strbuf_reset(&out);
+    assert_int_equal(diff_unified(&out, "x", "a\nb", 3, "a\nb\n", 4, &added, &removed), 0);
+    assert_int_equal(out.len, 0);
+    assert_int_equal(added + removed, 0);
+    assert_int_equal(diff_unified(&out, "x", "a\0b\nc", 5, "a\0B\nc", 5, &added, &removed), 0);
+    assert_int_equal(out.len, 45);
+    assert_memory_equal(out.buf, "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\0b\n+a\0B\n c\n", 45);
+    strbuf_release(&a);
+    strbuf_release(&b);
+    strbuf_release(&out);
+}
+
 /* --- grep and find ---------------------------------------------------------- */
 
 static void test_grep(void **state)
@@ -1425,6 +1480,7 @@ int main(void)
         cmocka_unit_test(test_edit_exact),
         cmocka_unit_test(test_edit_normalised),
         cmocka_unit_test(test_edit_crlf_bom),
+        cmocka_unit_test(test_edit_diff_small),
         cmocka_unit_test(test_grep),
         cmocka_unit_test(test_grep_many),
         cmocka_unit_test(test_find),
