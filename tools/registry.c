@@ -26,6 +26,7 @@
 #include "util/jsonbig.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 #define TOOL_MAX 32
 #define EVENT_ARGS_MAX 2000 /* characters of arguments kept in an event */
@@ -563,9 +564,7 @@ done:
         event(ctx, "tool_call.completed", p);
     } else {
         size_t cut = utf8_prefix_chars(strbuf_cstr(&res->output), res->output.len, EVENT_ERROR_MAX);
-        char *msg = strndup(strbuf_cstr(&res->output), cut);
-        if (!msg)
-            abort();
+        char *msg = xstrndup(strbuf_cstr(&res->output), cut);
         cJSON_AddStringToObject(p, "error_class", tool_class_name(res->error_class));
         cJSON_AddStringToObject(p, "error", msg);
         free(msg);
@@ -608,8 +607,7 @@ int tool_call_take(struct tool_ctx *ctx, const char *name, char **args_json,
     builtins();
     if (!text) {
         free(*args_json);
-        if (!(text = strdup("{}")))
-            abort();
+        text = xstrdup("{}");
     }
     *args_json = NULL;
     /* the event quotes the model's text: before it is taken apart */
@@ -644,15 +642,13 @@ int tool_call_take(struct tool_ctx *ctx, const char *name, char **args_json,
     }
     rc = call(ctx, name, args, res);
     if (compact) {
-        *args_json = strdup(compact);
+        *args_json = xstrdup(xcheck(compact));
         cJSON_free(compact);
-        if (!*args_json)
-            abort();
     } else if (jb.nbig == 0) {
         *args_json = jb.buf; /* unchanged (JSON or not): the caller's text back */
         jb.buf = NULL;
-    } else if (!(*args_json = cJSON_PrintUnformatted(jb.root))) {
-        abort();
+    } else {
+        *args_json = xcheck(cJSON_PrintUnformatted(jb.root));
     }
     jsonbig_release(&jb);
     return rc;
