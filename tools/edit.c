@@ -1,4 +1,5 @@
 /* edit: replace text in a file; exact first, then whitespace/quote-normalised. */
+#include <assert.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,13 +23,19 @@
 #define BOM "\xEF\xBB\xBF"
 
 /* CRLF pairs to LF, into out. */
-static void to_lf(strbuf *out, const char *s, size_t len)
+static int to_lf(strbuf *out, const char *s, size_t len)
 {
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '\r' && i + 1 < len && s[i + 1] == '\n')
-            continue;
-        strbuf_addc(out, s[i]);
+    size_t from = 0;
+    int rc;
+
+    for (size_t i = 0; i + 1 < len; i++) {
+        if (s[i] == '\r' && s[i + 1] == '\n') {
+            if ((rc = strbuf_add(out, s + from, i - from)) != 0)
+                return rc;
+            from = i + 1;
+        }
     }
+    return strbuf_add(out, s + from, len - from);
 }
 
 /* The normalised text, or (map mode) the original spans of some of its
@@ -45,19 +52,20 @@ struct norm {
     size_t *ans;
 };
 
-static void norm_emit(struct norm *n, const char *s, size_t k, size_t from, size_t to)
+static int norm_emit(struct norm *n, const char *s, size_t k, size_t from, size_t to)
 {
+    if (!n->map) {
+        n->idx += k;
+        return strbuf_add(&n->text, s, k);
+    }
     for (size_t i = 0; i < k; i++) {
-        if (n->map) {
-            while (n->qi < n->nq && n->q[n->qi] == n->idx) {
-                n->ans[n->qi] = n->qi % 2 ? to : from;
-                n->qi++;
-            }
-        } else {
-            strbuf_addc(&n->text, s[i]);
+        while (n->qi < n->nq && n->q[n->qi] == n->idx) {
+            n->ans[n->qi] = n->qi % 2 ? to : from;
+            n->qi++;
         }
         n->idx++;
     }
+    return 0;
 }
 
 /* Map a typographic character at s (UTF-8) to ASCII: *rep and its length
@@ -108,12 +116,12 @@ static size_t typographic(const unsigned char *s, size_t len, const char **rep, 
 /* Normalise: typographic quotes/dashes to ASCII, runs of blanks (spaces,
  * tabs, Unicode spaces) to one space, blanks before a newline or the end
  * dropped. */
-static void normalise(struct norm *n, const char *s, size_t len)
+static int normalise(struct norm *n, const char *s, size_t len)
 {
     size_t i = 0, ws_from = 0, ws_to = 0;
-    int pending = 0;
+    int pending = 0, rc = 0;
 
-    while (i < len) {
+    while (i < len && !rc) {
         const char *rep = NULL;
         int is_space = 0;
         size_t k = typographic((const unsigned char *)s + i, len - i, &rep, &is_space);
@@ -131,22 +139,24 @@ static void normalise(struct norm *n, const char *s, size_t len)
         }
         if (s[i] == '\n') {
             pending = 0;
-            norm_emit(n, "\n", 1, i, i + 1);
+            rc = norm_emit(n, "\n", 1, i, i + 1);
             i++;
             continue;
         }
         if (pending) {
-            norm_emit(n, " ", 1, ws_from, ws_to);
             pending = 0;
+            if ((rc = norm_emit(n, " ", 1, ws_from, ws_to)) != 0)
+                break;
         }
         if (k) {
-            norm_emit(n, rep, strlen(rep), i, i + k);
+            rc = norm_emit(n, rep, strlen(rep), i, i + k);
             i += k;
         } else {
-            norm_emit(n, s + i, 1, i, i + 1);
+            rc = norm_emit(n, s + i, 1, i, i + 1);
             i++;
         }
     }
+    return rc;
 }
 
 static void norm_free(struct norm *n)
@@ -262,17 +272,18 @@ static int diff_window(strbuf *out, const char *name, const struct fill *f, size
         return ERR_TOOBIG;
     line0 = count_nl(t, ls);
     strbuf_init(&b, (le - ls) + f->nsel * f->rlen + 1);
-    {
-        size_t at = ls;
-        for (size_t i = 0; i < f->nsel; i++) {
-            strbuf_add(&b, t + at, f->s[i] - at);
-            strbuf_add(&b, f->repl, f->rlen);
+    rc = 0;
+    for (size_t i = 0, at = ls; i <= f->nsel && !rc; i++) {
+        /* the text before span i (or the rest), then the replacement */
+        size_t end = i < f->nsel ? f->s[i] : le;
+        if ((rc = strbuf_add(&b, t + at, end - at)) == 0 && i < f->nsel)
+            rc = strbuf_add(&b, f->repl, f->rlen);
+        if (i < f->nsel)
             at = f->e[i];
-        }
-        strbuf_add(&b, t + at, le - at);
     }
-    rc = diff_unified_at(out, name, t + ls, le - ls, strbuf_cstr(&b), b.len, line0, added,
-                         removed);
+    if (!rc)
+        rc = diff_unified_at(out, name, t + ls, le - ls, strbuf_cstr(&b), b.len, line0, added,
+                             removed);
     strbuf_release(&b);
     return rc;
 }
@@ -362,7 +373,8 @@ static int edit_load(struct edit *e, int fd, size_t cap)
     e->f.len = body_len;
     if (e->f.crlf) { /* only then a second copy, with LF */
         strbuf_init(&e->lf, body_len + 1);
-        to_lf(&e->lf, body, body_len);
+        if ((rc = to_lf(&e->lf, body, body_len)) != 0)
+            return rc;
         strbuf_release(&e->raw);
         e->f.text = strbuf_cstr(&e->lf);
         e->f.len = e->lf.len;
@@ -372,22 +384,26 @@ static int edit_load(struct edit *e, int fd, size_t cap)
 
 /* Find old_text: exactly, else normalised (e->normalised); e->pos and
  * e->count receive the matches. */
-static void edit_find(struct edit *e)
+static int edit_find(struct edit *e)
 {
+    int rc;
+
     e->count = find_all(e->f.text, e->f.len, e->old_t.buf, e->old_t.len, &e->pos);
     if (e->count)
-        return;
+        return 0;
     /* the normalised match; its positions are mapped back to the
      * original by a second pass */
     strbuf_init(&e->nc.text, e->f.len + 1);
     strbuf_init(&e->no.text, e->old_t.len + 1);
-    normalise(&e->nc, e->f.text, e->f.len);
-    normalise(&e->no, e->old_t.buf, e->old_t.len);
+    if ((rc = normalise(&e->nc, e->f.text, e->f.len)) != 0 ||
+        (rc = normalise(&e->no, e->old_t.buf, e->old_t.len)) != 0)
+        return rc;
     if (e->no.text.len)
         e->count = find_all(strbuf_cstr(&e->nc.text), e->nc.text.len, e->no.text.buf,
                             e->no.text.len, &e->pos);
     e->normalised = e->count > 0;
     strbuf_release(&e->nc.text);
+    return 0;
 }
 
 /* The spans of the first nsel matches in the original text, into e->f. */
@@ -395,6 +411,7 @@ static void edit_spans(struct edit *e, size_t nsel)
 {
     size_t *spans = xmalloc(2 * nsel * sizeof(*spans));
     size_t *s, *en;
+    int rc;
 
     for (size_t i = 0; i < nsel; i++) {
         spans[2 * i] = e->pos[i];
@@ -408,7 +425,9 @@ static void edit_spans(struct edit *e, size_t nsel)
         e->nc.q = q;
         e->nc.nq = 2 * nsel;
         e->nc.ans = spans;
-        normalise(&e->nc, e->f.text, e->f.len);
+        rc = normalise(&e->nc, e->f.text, e->f.len);
+        assert(rc == 0); /* the map pass appends nothing */
+        (void)rc;
         free(q);
     }
     /* the spans: starts at even, ends at odd indexes */
@@ -542,11 +561,13 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         goto out;
     strbuf_init(&e->old_t, strlen(old_arg) + 1);
     strbuf_init(&e->new_t, strlen(new_arg) + 1);
-    to_lf(&e->old_t, old_arg, strlen(old_arg));
-    to_lf(&e->new_t, new_arg, strlen(new_arg));
+    if ((rc = to_lf(&e->old_t, old_arg, strlen(old_arg))) != 0 ||
+        (rc = to_lf(&e->new_t, new_arg, strlen(new_arg))) != 0)
+        goto out;
     if (!(e->old_t.len == e->new_t.len &&
-          !memcmp(strbuf_cstr(&e->old_t), strbuf_cstr(&e->new_t), e->old_t.len)))
-        edit_find(e);
+          !memcmp(strbuf_cstr(&e->old_t), strbuf_cstr(&e->new_t), e->old_t.len)) &&
+        (rc = edit_find(e)) != 0)
+        goto out;
     if (edit_refused(res, e, all))
         goto out;
     edit_spans(e, all ? e->count : 1);

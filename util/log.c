@@ -132,9 +132,9 @@ static int is_json_int(const char *s)
     return 1;
 }
 
-/* Append one "key":value field to sb; on failure (the line's cap) sb is
- * left as it was. */
-static int add_field(strbuf *sb, const char *key, const char *value)
+/* Append one "key":value field to sb; one that does not fit in the
+ * line's cap is left out (sb as it was), the next may fit. */
+static void add_field(strbuf *sb, const char *key, const char *value)
 {
     size_t len = sb->len;
     int rc;
@@ -144,7 +144,6 @@ static int add_field(strbuf *sb, const char *key, const char *value)
         rc = is_json_int(value) ? strbuf_adds(sb, value) : json_escape_append(sb, value);
     if (rc)
         strbuf_setlen(sb, len);
-    return rc;
 }
 
 /* 1 when field i of kv is to be left out: no value, or its key was
@@ -162,6 +161,15 @@ static int field_skipped(const char *const *kv, size_t i)
 }
 
 #define LOG_LINE_MAX (1 << 16)
+
+/* Append " key=value" to sb, or nothing when it does not fit in the
+ * line's cap (the next may). */
+static void add_word(strbuf *sb, const char *key, const char *value)
+{
+    if (strbuf_addf(sb, " %s=%s", key, value) != 0) {
+        /* left out: strbuf_addf leaves sb as it was */
+    }
+}
 
 /* One JSON line to the log file: time, level, pid, then fields.  A key is
  * written once (a field named like an earlier one, "pid" included, is
@@ -181,7 +189,7 @@ static void file_line(enum log_level lvl, const char *const *kv, size_t nkv)
         rc = strbuf_addf(&sb, ",\"level\":\"%s\",\"pid\":%ld", names[lvl], (long)getpid());
     for (size_t i = 0; i + 1 < nkv && !rc; i += 2)
         if (!field_skipped(kv, i))
-            (void)add_field(&sb, kv[i], kv[i + 1]); /* too long: left out, the next may fit */
+            add_field(&sb, kv[i], kv[i + 1]);
     sb.cap += 2; /* room for the end, whatever the fields took */
     if (!rc && strbuf_adds(&sb, "}\n") == 0 && write(file_fd, sb.buf, sb.len) < 0) {
         /* nowhere left to report it */
@@ -219,6 +227,7 @@ void log_event(enum log_level lvl, const char *event, ...)
     size_t n = 0;
     strbuf sb;
     va_list ap;
+    int rc;
 
     if (lvl > cur_level)
         return;
@@ -234,14 +243,14 @@ void log_event(enum log_level lvl, const char *event, ...)
     }
     va_end(ap);
     file_line(lvl, kv, n);
-    strbuf_init(&sb, 1 << 16);
-    strbuf_addf(&sb, "%sgoald[%ld]: %s: %s", journal ? prio[lvl] : "", (long)getpid(), names[lvl],
-                event);
-    for (size_t i = 2; i + 1 < n; i += 2)
+    strbuf_init(&sb, LOG_LINE_MAX);
+    rc = strbuf_addf(&sb, "%sgoald[%ld]: %s: %s", journal ? prio[lvl] : "", (long)getpid(),
+                     names[lvl], event);
+    for (size_t i = 2; i + 1 < n && !rc; i += 2)
         if (kv[i + 1])
-            strbuf_addf(&sb, " %s=%s", kv[i], kv[i + 1]);
-    strbuf_addc(&sb, '\n');
-    if (write(STDERR_FILENO, sb.buf, sb.len) < 0) {
+            add_word(&sb, kv[i], kv[i + 1]);
+    sb.cap += 1; /* room for the newline, whatever the fields took */
+    if (!rc && strbuf_addc(&sb, '\n') == 0 && write(STDERR_FILENO, sb.buf, sb.len) < 0) {
         /* stderr is gone */
     }
     strbuf_release(&sb);

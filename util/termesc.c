@@ -61,12 +61,13 @@ const char *term_view_flags(const char *s, int flags)
     char **slot = &ring[next++ % TERM_VIEWS];
 
     strbuf_init(&sb, STRBUF_DEFAULT_CAP);
-    if (term_escape(&sb, s, flags) != 0) {
-        strbuf_reset(&sb);
-        strbuf_adds(&sb, "[text too long to show]");
-    }
     free(*slot);
-    *slot = strbuf_detach(&sb, NULL);
+    if (term_escape(&sb, s, flags) != 0) {
+        strbuf_release(&sb);
+        *slot = xstrdup("[text too long to show]");
+    } else {
+        *slot = strbuf_detach(&sb, NULL);
+    }
     return *slot;
 }
 

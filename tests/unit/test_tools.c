@@ -292,9 +292,8 @@ static int hook(void *arg, struct tool_ctx *ctx, const char *name, const cJSON *
     (void)arg;
     (void)ctx;
     hook_calls++;
-    strbuf_addf(&res->output, "hooked %s: %s", name,
-                cJSON_GetObjectItem(args, "summary")->valuestring);
-    return 0;
+    return strbuf_addf(&res->output, "hooked %s: %s", name,
+                       cJSON_GetObjectItem(args, "summary")->valuestring);
 }
 
 static void test_hooked_tools(void **state)
@@ -383,10 +382,10 @@ static void make_lines(const char *rel, int n, int width)
     strbuf sb = STRBUF_INIT;
 
     for (int i = 1; i <= n; i++) {
-        strbuf_addf(&sb, "%d", i);
+        assert_int_equal(strbuf_addf(&sb, "%d", i), 0);
         for (int k = snprintf(NULL, 0, "%d", i); k < width; k++)
-            strbuf_addc(&sb, 'x');
-        strbuf_addc(&sb, '\n');
+            assert_int_equal(strbuf_addc(&sb, 'x'), 0);
+        assert_int_equal(strbuf_addc(&sb, '\n'), 0);
     }
     put(rel, sb.buf, sb.len);
     strbuf_release(&sb);
@@ -447,8 +446,8 @@ static void test_read_bytes_and_utf8(void **state)
                 "\n\n[Showing lines 1-512 of 1000 (50KB limit). Use offset=513 to continue.]");
     /* one 80 KB line of 2-byte characters, then a short line */
     for (int i = 0; i < 40000; i++)
-        strbuf_adds(&sb, "\xc3\xa9");
-    strbuf_adds(&sb, "\nend\n");
+        assert_int_equal(strbuf_adds(&sb, "\xc3\xa9"), 0);
+    assert_int_equal(strbuf_adds(&sb, "\nend\n"), 0);
     put("utf.txt", sb.buf, sb.len);
     callv("read", "s:path", "utf.txt", NULL);
     assert_ok();
@@ -1139,7 +1138,7 @@ static void test_grep_many(void **state)
     (void)state;
     fresh_root("grepmany");
     for (int i = 0; i < 3000; i++)
-        strbuf_addf(&sb, "match %d %0100d\n", i, 0);
+        assert_int_equal(strbuf_addf(&sb, "match %d %0100d\n", i, 0), 0);
     put("m.txt", sb.buf, sb.len);
     strbuf_release(&sb);
     callv("grep", "s:pattern", "match", "i:limit", 1000, NULL);
@@ -1385,7 +1384,7 @@ static void test_truncate_random(void **state)
         n = (int)((seed >> 16) % 300);
         for (int i = 0; i < n; i++) {
             seed = seed * 1103515245u + 12345u;
-            strbuf_adds(&sb, pieces[(seed >> 16) % 8]);
+            assert_int_equal(strbuf_adds(&sb, pieces[(seed >> 16) % 8]), 0);
         }
         seed = seed * 1103515245u + 12345u;
         max_lines = 1 + (seed >> 16) % 40;
