@@ -657,13 +657,14 @@ int tool_call_take(struct tool_ctx *ctx, const char *name, char **args_json,
     }
     rc = call(ctx, name, args, res);
     if (compact) {
-        *args_json = xstrdup(xcheck(compact));
+        *args_json = xstrdup(compact);
         cJSON_free(compact);
     } else if (jb.nbig == 0) {
         *args_json = jb.buf; /* unchanged (JSON or not): the caller's text back */
         jb.buf = NULL;
     } else {
-        *args_json = xcheck(cJSON_PrintUnformatted(jb.root));
+        *args_json = cJSON_PrintUnformatted(jb.root);
+        xcheck(*args_json); /* a variable: xcheck evaluates its argument twice */
     }
     jsonbig_release(&jb);
     return rc;

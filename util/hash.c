@@ -43,7 +43,8 @@ int hash_sha256_file(char out[HASH_HEX_SIZE], const char *path)
     if (fd < 0)
         return err_set(errno == ENOENT ? ERR_NOTFOUND : ERR_IO, "%s: %s", path,
                        strerror(errno));
-    ctx = xcheck(EVP_MD_CTX_new());
+    ctx = EVP_MD_CTX_new();
+    xcheck(ctx); /* a variable: xcheck evaluates its argument twice */
     if (!EVP_DigestInit_ex(ctx, EVP_sha256(), NULL))
         abort(); /* SHA-256 is always there: libcrypto is broken */
     for (;;) {
