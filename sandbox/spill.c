@@ -19,6 +19,7 @@
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 static int is_spill(const char *name)
 {
@@ -74,9 +75,7 @@ static void spill_tidy(const char *dir, uint64_t want)
             continue;
         if (n == alloc) {
             alloc = alloc ? alloc * 2 : 64;
-            v = realloc(v, alloc * sizeof(*v));
-            if (!v)
-                abort();
+            v = xrealloc(v, alloc * sizeof(*v));
         }
         snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
         v[n].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;

@@ -12,6 +12,108 @@
 #include "util/config.h"
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
+
+/* The notice when the output was cut: which part is shown, where the
+ * whole is.  start is where the shown text begins in sres's tail. */
+static int bash_notice(struct tool_result *res, const struct sandbox_result *sres,
+                       const struct trunc *t, size_t start, const char *spill)
+{
+    const char *what = sres->spilled ? "Full output" : "Output (first tools.spill_mb)";
+    const char *text = sres->out.data;
+    size_t len = sres->out.len, kept_lines = text_lines(text + start, len - start);
+    size_t end_line = (size_t)sres->out.total_lines;
+    size_t start_line = end_line >= kept_lines ? end_line - kept_lines + 1 : 1;
+    char sz[32], sz2[32];
+
+    if (t->partial_line) {
+        /* the line's length is known when it began inside the kept tail,
+         * or when it is the only line */
+        const char *nl = len > 1 ? memrchr(text, '\n', len - 1) : NULL;
+        int exact = nl || sres->out.total_lines == 1;
+        size_t line_len = nl ? len - (size_t)(nl - text) - 1
+                             : (sres->out.total_lines == 1 ? (size_t)sres->out.total_bytes : len);
+        if (line_len && text[len - 1] == '\n')
+            line_len--;
+        return strbuf_addf(&res->output,
+                           "\n\n[Showing the last %s of line %zu (the line is %s%s). "
+                           "%s: %s]",
+                           format_size(sz, sizeof(sz), len - start), end_line,
+                           exact ? "" : "at least ", format_size(sz2, sizeof(sz2), line_len),
+                           what, spill);
+    }
+    if (!strcmp(res->truncated_by, "lines"))
+        return strbuf_addf(&res->output, "\n\n[Showing lines %zu-%zu of %zu. %s: %s]",
+                           start_line, end_line, end_line, what, spill);
+    return strbuf_addf(&res->output, "\n\n[Showing lines %zu-%zu of %zu (%s limit). %s: %s]",
+                       start_line, end_line, end_line,
+                       format_size(sz, sizeof(sz), tool_max_bytes()), what, spill);
+}
+
+/* The tail of the output (the last lines within the limits) into res;
+ * when it was cut, the notice, and the spill file is kept (else removed). */
+static int bash_output(struct tool_result *res, const struct sandbox_result *sres,
+                       const char *spill)
+{
+    const char *text = sres->out.data;
+    size_t len = sres->out.len, start;
+    struct trunc t;
+    int rc;
+
+    truncate_tail(&t, text, len, tool_max_lines(), tool_max_bytes());
+    start = t.start;
+    if (sres->out.truncated && start == 0 && !t.partial_line) {
+        /* the kept tail begins inside a line: drop that piece */
+        const char *nl = memchr(text, '\n', len);
+        if (nl && (size_t)(nl - text) + 1 < len)
+            start = (size_t)(nl - text) + 1;
+    }
+    if (len - start == 0)
+        rc = strbuf_adds(&res->output, "(no output)");
+    else
+        rc = strbuf_add(&res->output, text + start,
+                        text[len - 1] == '\n' ? len - start - 1 : len - start);
+    res->total_lines = (int64_t)sres->out.total_lines;
+    res->total_bytes = (int64_t)sres->out.total_bytes;
+    res->exit_code = sres->exit_code;
+    if (!sres->out.truncated && !t.truncated) {
+        unlink(spill);
+        return rc;
+    }
+    res->truncated = 1;
+    res->truncated_by = t.partial_line || (t.by && !strcmp(t.by, "bytes")) ? "bytes" : "lines";
+    res->spill_path = xstrdup(spill);
+    return rc ? rc : bash_notice(res, sres, &t, start, spill);
+}
+
+/* The meta of a finished command, and its failure: a timeout or a
+ * non-zero exit. */
+static int bash_status(struct tool_result *res, const struct sandbox_result *sres,
+                       int64_t timeout_s)
+{
+    cJSON_AddNumberToObject(tool_meta(res), "duration_ms", (double)sres->duration_ms);
+    cJSON_AddNumberToObject(tool_meta(res), "timeout_s", (double)timeout_s);
+    cJSON_AddBoolToObject(tool_meta(res), "timed_out", sres->timed_out);
+    cJSON_AddBoolToObject(tool_meta(res), "unconfined", sres->unconfined);
+    cJSON_AddBoolToObject(tool_meta(res), "pids_cgroup", sres->pids_cgroup);
+    cJSON_AddBoolToObject(tool_meta(res), "memory_cgroup", sres->memory_cgroup);
+    if (sres->term_signal)
+        cJSON_AddNumberToObject(tool_meta(res), "signal", sres->term_signal);
+    if (sres->timed_out) {
+        res->ok = 0;
+        res->error_class = TOOL_TIMEOUT;
+        return strbuf_addf(&res->output,
+                           "\n\nCommand timed out after %lld seconds (the whole process "
+                           "group was killed)",
+                           (long long)timeout_s);
+    }
+    if (sres->exit_code != 0) {
+        res->ok = 0;
+        res->error_class = TOOL_EXIT;
+        return strbuf_addf(&res->output, "\n\nCommand exited with code %d", sres->exit_code);
+    }
+    return 0;
+}
 
 static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 {
@@ -19,16 +121,11 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     const char *command = targ_str(args, "command", "");
     int64_t timeout_s = targ_int(args, "timeout_s", config_int(CFG_TOOLS_BASH_TIMEOUT_S));
     int64_t max_timeout = config_int(CFG_SANDBOX_TIMEOUT_S);
-    size_t max_lines = tool_max_lines(), max_bytes = tool_max_bytes();
-    char spill_dir[PATH_MAX], spill[PATH_MAX + 64], sz[32], sz2[32];
+    char spill_dir[PATH_MAX], spill[PATH_MAX + 64];
     struct sandbox_spec spec = {0};
     struct sandbox_result sres;
-    struct trunc t;
-    const char *text;
-    size_t len, start, kept_lines, end_line, start_line;
     uint64_t spill_max;
-    int truncated;
-    int rc;
+    int rc, rc2;
 
     if (!*command)
         return tool_fail(res, TOOL_VALIDATION, "bash: command: must not be empty");
@@ -50,7 +147,7 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     spec.merge_stderr = 1;
     spec.spill_path = spill;
     spec.spill_max = (size_t)spill_max;
-    spec.tail_cap = max_bytes * 2 + 4096;
+    spec.tail_cap = tool_max_bytes() * 2 + 4096;
     spec.st = ctx->st;
     spec.goal_id = ctx->goal_id;
     spec.item_id = ctx->item_id;
@@ -59,83 +156,12 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         unlink(spill);
         return rc;
     }
-    text = sres.out.data;
-    len = sres.out.len;
-    truncate_tail(&t, text, len, max_lines, max_bytes);
-    start = t.start;
-    if (sres.out.truncated && start == 0 && !t.partial_line) {
-        /* the kept tail begins inside a line: drop that piece */
-        const char *nl = memchr(text, '\n', len);
-        if (nl && (size_t)(nl - text) + 1 < len)
-            start = (size_t)(nl - text) + 1;
-    }
-    truncated = sres.out.truncated || t.truncated;
-    kept_lines = text_lines(text + start, len - start);
-    end_line = (size_t)sres.out.total_lines;
-    start_line = end_line >= kept_lines ? end_line - kept_lines + 1 : 1;
-    if (t.partial_line)
-        start_line = end_line;
-    if (len - start == 0)
-        strbuf_adds(&res->output, "(no output)");
-    else
-        strbuf_add(&res->output, text + start,
-                   text[len - 1] == '\n' ? len - start - 1 : len - start);
-    res->total_lines = (int64_t)sres.out.total_lines;
-    res->total_bytes = (int64_t)sres.out.total_bytes;
-    res->exit_code = sres.exit_code;
-    if (truncated) {
-        const char *what = sres.spilled ? "Full output" : "Output (first tools.spill_mb)";
-        res->truncated = 1;
-        res->truncated_by = t.partial_line || (t.by && !strcmp(t.by, "bytes")) ? "bytes" : "lines";
-        res->spill_path = strdup(spill);
-        if (t.partial_line) {
-            /* the line's length is known when it began inside the kept tail,
-             * or when it is the only line */
-            const char *nl = len > 1 ? memrchr(text, '\n', len - 1) : NULL;
-            int exact = nl || sres.out.total_lines == 1;
-            size_t line_len = nl ? len - (size_t)(nl - text) - 1
-                                 : (sres.out.total_lines == 1 ? (size_t)sres.out.total_bytes : len);
-            if (line_len && text[len - 1] == '\n')
-                line_len--;
-            strbuf_addf(&res->output,
-                        "\n\n[Showing the last %s of line %zu (the line is %s%s). "
-                        "%s: %s]",
-                        format_size(sz, sizeof(sz), len - start), end_line,
-                        exact ? "" : "at least ", format_size(sz2, sizeof(sz2), line_len), what,
-                        spill);
-        } else if (!strcmp(res->truncated_by, "lines")) {
-            strbuf_addf(&res->output, "\n\n[Showing lines %zu-%zu of %zu. %s: %s]", start_line,
-                        end_line, end_line, what, spill);
-        } else {
-            strbuf_addf(&res->output, "\n\n[Showing lines %zu-%zu of %zu (%s limit). %s: %s]",
-                        start_line, end_line, end_line, format_size(sz, sizeof(sz), max_bytes),
-                        what, spill);
-        }
-    } else {
-        unlink(spill);
-    }
-    cJSON_AddNumberToObject(tool_meta(res), "duration_ms", (double)sres.duration_ms);
-    cJSON_AddNumberToObject(tool_meta(res), "timeout_s", (double)timeout_s);
-    cJSON_AddBoolToObject(tool_meta(res), "timed_out", sres.timed_out);
-    cJSON_AddBoolToObject(tool_meta(res), "unconfined", sres.unconfined);
-    cJSON_AddBoolToObject(tool_meta(res), "pids_cgroup", sres.pids_cgroup);
-    cJSON_AddBoolToObject(tool_meta(res), "memory_cgroup", sres.memory_cgroup);
-    if (sres.term_signal)
-        cJSON_AddNumberToObject(tool_meta(res), "signal", sres.term_signal);
-    if (sres.timed_out) {
-        res->ok = 0;
-        res->error_class = TOOL_TIMEOUT;
-        strbuf_addf(&res->output,
-                    "\n\nCommand timed out after %lld seconds (the whole process "
-                    "group was killed)",
-                    (long long)timeout_s);
-    } else if (sres.exit_code != 0) {
-        res->ok = 0;
-        res->error_class = TOOL_EXIT;
-        strbuf_addf(&res->output, "\n\nCommand exited with code %d", sres.exit_code);
-    }
+    rc = bash_output(res, &sres, spill);
+    rc2 = bash_status(res, &sres, timeout_s);
     sandbox_result_release(&sres);
-    return 0;
+    if (!rc)
+        rc = rc2;
+    return rc;
 }
 
 const struct tool_def tool_def_bash = {

@@ -1,5 +1,6 @@
 /*
- * diff.h - a unified diff of two texts (for the edit tool's result).
+ * diff.h - a unified diff of two texts (for the edit tool's result), by
+ * libgit2's patch API.
  */
 #ifndef GOALD_TOOLS_DIFF_H
 #define GOALD_TOOLS_DIFF_H
@@ -10,7 +11,8 @@
 
 /* Append to out the unified diff (3 lines of context, "--- a/NAME",
  * "+++ b/NAME") turning a into b.  Nothing is appended when they are
- * equal.  *added and *removed (may be NULL) receive the line counts. */
+ * equal.  *added and *removed (may be NULL) receive the line counts.
+ * Fails (the error slot set) only when libgit2 or out does. */
 int diff_unified(strbuf *out, const char *name, const char *a, size_t alen, const char *b,
                  size_t blen, size_t *added, size_t *removed);
 

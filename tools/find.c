@@ -12,6 +12,7 @@
 #include "tools/search.h"
 #include "tools/truncate.h"
 #include "util/err.h"
+#include "util/xalloc.h"
 
 static int by_str(const void *a, const void *b)
 {
@@ -24,29 +25,15 @@ static int collect(void *arg, const char *data, size_t len)
     return strbuf_add(arg, data, len) != 0; /* past the cap: stop fd */
 }
 
-static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
+/* fd's arguments for pattern into argv (room for 16; NULL-terminated);
+ * maxr (32 bytes) holds the result cap, glob the glob. */
+static int find_argv(const char **argv, char *maxr, strbuf *glob, const char *pattern,
+                     int64_t limit)
 {
-    static const char *const names[] = {"fdfind", "fd", NULL};
-    const char *pattern = targ_str(args, "pattern", "");
-    const char *path = targ_str(args, "path", ".");
-    int64_t limit = targ_int(args, "limit", 1000);
-    char rel[PATH_MAX], maxr[32], sz[32];
-    strbuf glob = STRBUF_INIT, list = STRBUF_INIT, all = STRBUF_INIT;
-    struct sandbox_result sres = {0};
-    const char *argv[16];
-    char **lines = NULL;
-    size_t n = 0, cap = 0, an = 0;
-    struct trunc t;
-    int dfd = -1, have = 0, limited = 0;
+    size_t an = 0;
     int rc = 0;
 
-    if (!*pattern)
-        return tool_fail(res, TOOL_VALIDATION, "find: pattern: must not be empty");
-    if (tool_path(ctx, res, path, rel, sizeof(rel)) != 0)
-        return 0;
-    if ((rc = path_open(&dfd, ctx->root_fd, rel, O_RDONLY | O_DIRECTORY, 0)) != 0)
-        goto out;
-    snprintf(maxr, sizeof(maxr), "%lld", (long long)limit + 1);
+    snprintf(maxr, 32, "%lld", (long long)limit + 1);
     argv[an++] = "--glob";
     argv[an++] = "--color=never";
     argv[an++] = "--hidden";
@@ -58,12 +45,96 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         /* a pattern with a folder matches the whole path */
         argv[an++] = "--full-path";
         if (strncmp(pattern, "**/", 3) && pattern[0] != '/')
-            strbuf_adds(&glob, "**/");
+            rc = strbuf_adds(glob, "**/");
     }
-    strbuf_adds(&glob, pattern);
+    if (!rc)
+        rc = strbuf_adds(glob, pattern);
     argv[an++] = "--";
-    argv[an++] = strbuf_cstr(&glob);
+    argv[an++] = strbuf_cstr(glob);
     argv[an] = NULL;
+    return rc;
+}
+
+/* The lines of fd's output (all, cut in place), git metadata left out,
+ * into *lines (malloc'd; the caller frees); returns how many. */
+static size_t find_lines(char ***lines, char *all)
+{
+    size_t n = 0, cap = 0;
+
+    *lines = NULL;
+    for (char *p = all; p && *p;) {
+        char *nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        if (*p && !path_has_git(p)) { /* fd was told not to go there: a second fence */
+            if (n == cap) {
+                cap = cap ? cap * 2 : 256;
+                *lines = xrealloc(*lines, cap * sizeof(**lines));
+            }
+            (*lines)[n++] = p;
+        }
+        if (!nl)
+            break;
+        p = nl + 1;
+    }
+    return n;
+}
+
+/* The list (cut to the byte limit) and the notice, into res. */
+static int find_report(struct tool_result *res, const strbuf *list, size_t n, int limited,
+                       int64_t limit)
+{
+    struct trunc t;
+    char sz[32];
+    int rc;
+
+    truncate_head(&t, strbuf_cstr(list), list->len, (size_t)-1, tool_max_bytes());
+    rc = strbuf_add(&res->output, list->buf,
+                    t.len && list->buf[t.len - 1] == '\n' ? t.len - 1 : t.len);
+    res->total_lines = (int64_t)n;
+    res->total_bytes = (int64_t)list->len;
+    if (!limited && !t.truncated)
+        return rc;
+    res->truncated = 1;
+    res->truncated_by = t.truncated ? "bytes" : "limit";
+    if (!rc)
+        rc = strbuf_adds(&res->output, "\n\n[");
+    if (!rc && limited)
+        rc = strbuf_addf(&res->output,
+                         "%lld results limit reached. Use limit=%lld for more, or "
+                         "refine pattern",
+                         (long long)limit, (long long)limit * 2);
+    if (!rc && limited && t.truncated)
+        rc = strbuf_adds(&res->output, ". ");
+    if (!rc && t.truncated)
+        rc = strbuf_addf(&res->output, "%s limit reached: showing %zu results",
+                         format_size(sz, sizeof(sz), tool_max_bytes()), t.lines);
+    return rc ? rc : strbuf_adds(&res->output, "]");
+}
+
+static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
+{
+    static const char *const names[] = {"fdfind", "fd", NULL};
+    const char *pattern = targ_str(args, "pattern", "");
+    const char *path = targ_str(args, "path", ".");
+    int64_t limit = targ_int(args, "limit", 1000);
+    char rel[PATH_MAX], maxr[32];
+    strbuf glob = STRBUF_INIT, list = STRBUF_INIT, all = STRBUF_INIT;
+    struct sandbox_result sres = {0};
+    const char *argv[16];
+    char **lines = NULL;
+    size_t n = 0;
+    int dfd = -1, have = 0, limited = 0;
+    int rc = 0;
+
+    if (!*pattern)
+        return tool_fail(res, TOOL_VALIDATION, "find: pattern: must not be empty");
+    if (tool_path(ctx, res, path, rel, sizeof(rel)) != 0)
+        return 0;
+    if ((rc = path_open(&dfd, ctx->root_fd, rel, O_RDONLY | O_DIRECTORY, 0)) != 0)
+        goto out;
+    if ((rc = find_argv(argv, maxr, &glob, pattern, limit)) != 0)
+        goto out;
     strbuf_init(&all, 32 << 20);
     if ((rc = tool_search_run(ctx, names, argv, dfd, -1, collect, &all, &sres)) != 0)
         goto out;
@@ -76,58 +147,24 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
         tool_fail(res, TOOL_VALIDATION, "find: %s", sres.err.len ? sres.err.data : "fd failed");
         goto out;
     }
-    for (char *p = all.buf; p && *p;) {
-        char *nl = strchr(p, '\n');
-        if (nl)
-            *nl = '\0';
-        if (*p && !path_has_git(p)) { /* fd was told not to go there: a second fence */
-            if (n == cap) {
-                cap = cap ? cap * 2 : 256;
-                lines = realloc(lines, cap * sizeof(*lines));
-                if (!lines)
-                    abort();
-            }
-            lines[n++] = p;
-        }
-        if (!nl)
-            break;
-        p = nl + 1;
-    }
+    n = find_lines(&lines, all.buf);
     if ((int64_t)n > limit) {
         limited = 1;
         n = (size_t)limit;
     }
     if (n)
         qsort(lines, n, sizeof(*lines), by_str);
-    for (size_t i = 0; i < n; i++)
-        strbuf_addf(&list, "%s%s%s\n", strcmp(rel, ".") ? rel : "", strcmp(rel, ".") ? "/" : "",
-                    lines[i]);
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = strbuf_addf(&list, "%s%s%s\n", strcmp(rel, ".") ? rel : "",
+                         strcmp(rel, ".") ? "/" : "", lines[i]);
+    if (rc)
+        goto out;
     cJSON_AddStringToObject(tool_meta(res), "path", rel);
     cJSON_AddNumberToObject(tool_meta(res), "results", (double)n);
-    if (n == 0) {
-        strbuf_adds(&res->output, "No files found matching pattern");
-        goto out;
-    }
-    truncate_head(&t, strbuf_cstr(&list), list.len, (size_t)-1, tool_max_bytes());
-    strbuf_add(&res->output, list.buf, t.len && list.buf[t.len - 1] == '\n' ? t.len - 1 : t.len);
-    res->total_lines = (int64_t)n;
-    res->total_bytes = (int64_t)list.len;
-    if (limited || t.truncated) {
-        res->truncated = 1;
-        res->truncated_by = t.truncated ? "bytes" : "limit";
-        strbuf_adds(&res->output, "\n\n[");
-        if (limited)
-            strbuf_addf(&res->output,
-                        "%lld results limit reached. Use limit=%lld for more, or "
-                        "refine pattern",
-                        (long long)limit, (long long)limit * 2);
-        if (limited && t.truncated)
-            strbuf_adds(&res->output, ". ");
-        if (t.truncated)
-            strbuf_addf(&res->output, "%s limit reached: showing %zu results",
-                        format_size(sz, sizeof(sz), tool_max_bytes()), t.lines);
-        strbuf_adds(&res->output, "]");
-    }
+    if (n == 0)
+        rc = strbuf_adds(&res->output, "No files found matching pattern");
+    else
+        rc = find_report(res, &list, n, limited, limit);
 out:
     if (have)
         sandbox_result_release(&sres);

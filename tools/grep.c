@@ -28,7 +28,8 @@ struct grep_state {
     int failed;
 };
 
-static void add_line(struct grep_state *g, const cJSON *data, char sep)
+/* One formatted line into g->out; on failure (its cap) nothing of it. */
+static int add_line(struct grep_state *g, const cJSON *data, char sep)
 {
     const cJSON *path = cJSON_GetObjectItemCaseSensitive(data, "path");
     const cJSON *ptext = cJSON_GetObjectItemCaseSensitive(path, "text");
@@ -37,25 +38,31 @@ static void add_line(struct grep_state *g, const cJSON *data, char sep)
     const cJSON *num = cJSON_GetObjectItemCaseSensitive(data, "line_number");
     const char *p = cJSON_IsString(ptext) ? ptext->valuestring : "?";
     const char *text = cJSON_IsString(ltext) ? ltext->valuestring : "[not valid UTF-8]";
-    size_t len = strlen(text), cut;
+    size_t len = strlen(text), cut, start = g->out.len;
+    int rc;
 
     if (g->file)
         p = g->file;
     else if (!strncmp(p, "./", 2))
         p += 2;
     if (path_has_git(p)) /* rg was told not to go there: a second fence */
-        return;
+        return 0;
     while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
         len--;
     cut = utf8_prefix_chars(text, len, g->line_max);
-    strbuf_addf(&g->out, "%s%s%s%c%lld%c ", g->prefix, *g->prefix ? "/" : "", p, sep,
-                cJSON_IsNumber(num) ? (long long)num->valuedouble : 0LL, sep);
-    strbuf_add(&g->out, text, cut);
-    if (cut < len) {
-        strbuf_adds(&g->out, "... [truncated]");
+    rc = strbuf_addf(&g->out, "%s%s%s%c%lld%c ", g->prefix, *g->prefix ? "/" : "", p, sep,
+                     cJSON_IsNumber(num) ? (long long)num->valuedouble : 0LL, sep);
+    if (!rc)
+        rc = strbuf_add(&g->out, text, cut);
+    if (!rc && cut < len) {
+        rc = strbuf_adds(&g->out, "... [truncated]");
         g->cut_lines = 1;
     }
-    strbuf_addc(&g->out, '\n');
+    if (!rc)
+        rc = strbuf_addc(&g->out, '\n');
+    if (rc)
+        strbuf_setlen(&g->out, start);
+    return rc;
 }
 
 /* One line of rg --json; non-zero to stop rg. */
@@ -73,10 +80,10 @@ static int on_json(struct grep_state *g, const char *line)
                 stop = 1;
             } else {
                 g->matches++;
-                add_line(g, data, ':');
+                stop = add_line(g, data, ':') != 0; /* out is full: far past what is shown */
             }
         } else if (!strcmp(type->valuestring, "context") && g->matches < g->limit + 1) {
-            add_line(g, data, '-');
+            stop = add_line(g, data, '-') != 0;
         }
     }
     cJSON_Delete(o);
@@ -107,20 +114,104 @@ static int on_data(void *arg, const char *data, size_t len)
     return 0;
 }
 
+/* rg's arguments for args into argv (room for 24; NULL-terminated);
+ * ctxn (32 bytes) holds the context number. */
+static void grep_argv(const char **argv, char *ctxn, const cJSON *args, const char *pattern,
+                      int is_file)
+{
+    const char *glob = targ_str(args, "glob", NULL);
+    int64_t context = targ_int(args, "context", 0);
+    size_t an = 0;
+
+    argv[an++] = "--json";
+    argv[an++] = "--hidden";
+    argv[an++] = "--color=never";
+    if (targ_bool(args, "ignore_case", 0))
+        argv[an++] = "--ignore-case";
+    if (targ_bool(args, "literal", 0))
+        argv[an++] = "--fixed-strings";
+    if (glob && *glob) {
+        argv[an++] = "--glob";
+        argv[an++] = glob;
+    }
+    if (context > 0) {
+        snprintf(ctxn, 32, "%lld", (long long)context);
+        argv[an++] = "--context";
+        argv[an++] = ctxn;
+    }
+    /* last, so that no glob of the model's re-includes it (rg: the later
+     * glob wins): never descend into git metadata, in any case */
+    argv[an++] = "--iglob";
+    argv[an++] = "!.git";
+    argv[an++] = "--regexp";
+    argv[an++] = pattern;
+    argv[an++] = "--";
+    /* a folder is searched as the working directory, a file through stdin:
+     * both fds were opened beneath the root */
+    argv[an++] = is_file ? "-" : "./";
+    argv[an] = NULL;
+}
+
+/* The notice after the matches: "[...]" naming each limit that was hit. */
+static int grep_notice(strbuf *out, const struct grep_state *g, const struct trunc *t)
+{
+    char sz[32];
+    const char *sep = "";
+    int rc = strbuf_adds(out, "\n\n[");
+
+    if (!rc && g->limited) {
+        rc = strbuf_addf(out,
+                         "%lld matches limit reached. Use limit=%lld for more, or "
+                         "refine pattern",
+                         (long long)g->limit, (long long)g->limit * 2);
+        sep = ". ";
+    }
+    if (!rc && t->truncated) {
+        rc = strbuf_addf(out, "%s%s limit reached: showing %zu lines", sep,
+                         format_size(sz, sizeof(sz), tool_max_bytes()), t->lines);
+        sep = ". ";
+    }
+    if (!rc && g->cut_lines)
+        rc = strbuf_addf(out,
+                         "%sSome lines truncated to %zu chars. Use read to see "
+                         "full lines",
+                         sep, g->line_max);
+    return rc ? rc : strbuf_adds(out, "]");
+}
+
+/* The matches found (cut to the byte limit) and the notice, into res. */
+static int grep_report(struct tool_result *res, const struct grep_state *g)
+{
+    struct trunc t;
+    int rc;
+
+    truncate_head(&t, strbuf_cstr(&g->out), g->out.len, (size_t)-1, tool_max_bytes());
+    rc = strbuf_add(&res->output, g->out.buf,
+                    t.len && g->out.buf[t.len - 1] == '\n' ? t.len - 1 : t.len);
+    res->total_lines = (int64_t)t.total_lines;
+    res->total_bytes = (int64_t)g->out.len;
+    if (g->limited || t.truncated || g->cut_lines) {
+        if (!rc)
+            rc = grep_notice(&res->output, g, &t);
+        if (g->limited || t.truncated) {
+            res->truncated = 1;
+            res->truncated_by = t.truncated ? "bytes" : "limit";
+        }
+        cJSON_AddBoolToObject(tool_meta(res), "lines_cut", g->cut_lines);
+    }
+    return rc;
+}
+
 static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 {
     static const char *const names[] = {"rg", NULL};
     const char *pattern = targ_str(args, "pattern", "");
     const char *path = targ_str(args, "path", ".");
-    const char *glob = targ_str(args, "glob", NULL);
-    int64_t context = targ_int(args, "context", 0);
-    char rel[PATH_MAX], ctxn[32], sz[32];
+    char rel[PATH_MAX], ctxn[32];
     struct grep_state g;
     struct sandbox_result sres = {0};
     const char *argv[24];
     struct stat st;
-    struct trunc t;
-    size_t an = 0;
     int fd = -1, have = 0, is_file = 0;
     int rc = 0;
 
@@ -148,33 +239,7 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     is_file = !S_ISDIR(st.st_mode);
     g.prefix = is_file || !strcmp(rel, ".") ? "" : rel;
     g.file = is_file ? rel : NULL;
-    argv[an++] = "--json";
-    argv[an++] = "--hidden";
-    argv[an++] = "--color=never";
-    if (targ_bool(args, "ignore_case", 0))
-        argv[an++] = "--ignore-case";
-    if (targ_bool(args, "literal", 0))
-        argv[an++] = "--fixed-strings";
-    if (glob && *glob) {
-        argv[an++] = "--glob";
-        argv[an++] = glob;
-    }
-    if (context > 0) {
-        snprintf(ctxn, sizeof(ctxn), "%lld", (long long)context);
-        argv[an++] = "--context";
-        argv[an++] = ctxn;
-    }
-    /* last, so that no glob of the model's re-includes it (rg: the later
-     * glob wins): never descend into git metadata, in any case */
-    argv[an++] = "--iglob";
-    argv[an++] = "!.git";
-    argv[an++] = "--regexp";
-    argv[an++] = pattern;
-    argv[an++] = "--";
-    /* a folder is searched as the working directory, a file through stdin:
-     * both fds were opened beneath the root */
-    argv[an++] = is_file ? "-" : "./";
-    argv[an] = NULL;
+    grep_argv(argv, ctxn, args, pattern, is_file);
     if ((rc = tool_search_run(ctx, names, argv, is_file ? -1 : fd, is_file ? fd : -1, on_data, &g,
                               &sres)) != 0)
         goto out;
@@ -191,41 +256,10 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     }
     cJSON_AddStringToObject(tool_meta(res), "path", rel);
     cJSON_AddNumberToObject(tool_meta(res), "matches", (double)g.matches);
-    if (g.matches == 0) {
-        strbuf_adds(&res->output, "No matches found");
-        goto out;
-    }
-    truncate_head(&t, strbuf_cstr(&g.out), g.out.len, (size_t)-1, tool_max_bytes());
-    strbuf_add(&res->output, g.out.buf, t.len && g.out.buf[t.len - 1] == '\n' ? t.len - 1 : t.len);
-    res->total_lines = (int64_t)t.total_lines;
-    res->total_bytes = (int64_t)g.out.len;
-    if (g.limited || t.truncated || g.cut_lines) {
-        int first = 1;
-        strbuf_adds(&res->output, "\n\n[");
-        if (g.limited) {
-            strbuf_addf(&res->output,
-                        "%lld matches limit reached. Use limit=%lld for more, or "
-                        "refine pattern",
-                        (long long)g.limit, (long long)g.limit * 2);
-            first = 0;
-        }
-        if (t.truncated) {
-            strbuf_addf(&res->output, "%s%s limit reached: showing %zu lines", first ? "" : ". ",
-                        format_size(sz, sizeof(sz), tool_max_bytes()), t.lines);
-            first = 0;
-        }
-        if (g.cut_lines)
-            strbuf_addf(&res->output,
-                        "%sSome lines truncated to %zu chars. Use read to see "
-                        "full lines",
-                        first ? "" : ". ", g.line_max);
-        strbuf_adds(&res->output, "]");
-        if (g.limited || t.truncated) {
-            res->truncated = 1;
-            res->truncated_by = t.truncated ? "bytes" : "limit";
-        }
-        cJSON_AddBoolToObject(tool_meta(res), "lines_cut", g.cut_lines);
-    }
+    if (g.matches == 0)
+        rc = strbuf_adds(&res->output, "No matches found");
+    else
+        rc = grep_report(res, &g);
 out:
     if (have)
         sandbox_result_release(&sres);

@@ -14,6 +14,7 @@
 #include "tools/internal.h"
 #include "tools/truncate.h"
 #include "util/err.h"
+#include "util/xalloc.h"
 
 static int by_name(const void *a, const void *b)
 {
@@ -22,44 +23,34 @@ static int by_name(const void *a, const void *b)
     return c ? c : strcmp(x, y);
 }
 
-static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
+/* Why rel (that path_open refused with rc as a folder) cannot be listed:
+ * a special file fails res (0 returned); else an error code. */
+static int ls_refused(struct tool_ctx *ctx, struct tool_result *res, const char *rel, int rc)
 {
-    const char *path = targ_str(args, "path", ".");
-    int64_t limit = targ_int(args, "limit", 500);
-    char rel[PATH_MAX], sz[32];
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    strbuf list = STRBUF_INIT;
-    struct trunc t;
-    struct dirent *de;
-    DIR *d = NULL;
+    struct stat st;
     int fd = -1;
-    int rc = 0;
-    int limited = 0;
 
-    if (tool_path(ctx, res, path, rel, sizeof(rel)) != 0)
-        return 0;
-    if ((rc = path_open(&fd, ctx->root_fd, rel, O_RDONLY | O_DIRECTORY, 0)) != 0) {
-        struct stat st;
-        if (rc == ERR_NOTFOUND && path_open(&fd, ctx->root_fd, rel, O_PATH, 0) == 0) {
-            if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-                err_clear();
-                rc = 0;
-                tool_fail_special(res, rel, st.st_mode);
-            } else {
-                rc = err_set(ERR_INVALID, "%s: not a folder (use read)", rel);
-            }
-            close(fd);
-            fd = -1;
-        }
-        goto out;
+    if (rc != ERR_NOTFOUND || path_open(&fd, ctx->root_fd, rel, O_PATH, 0) != 0)
+        return rc;
+    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        err_clear();
+        rc = 0;
+        tool_fail_special(res, rel, st.st_mode);
+    } else {
+        rc = err_set(ERR_INVALID, "%s: not a folder (use read)", rel);
     }
-    d = fdopendir(fd);
-    if (!d) {
-        rc = err_set(ERR_IO, "%s: cannot list: %m", rel);
-        goto out;
-    }
-    fd = -1; /* owned by d */
+    close(fd);
+    return rc;
+}
+
+/* The entries of d but . and .., folders ending in '/', into *names
+ * (each and the array malloc'd; the caller frees); returns how many. */
+static size_t ls_names(char ***names, DIR *d)
+{
+    struct dirent *de;
+    size_t n = 0, cap = 0;
+
+    *names = NULL;
     while ((de = readdir(d)) != NULL) {
         struct stat st;
         char *name;
@@ -72,49 +63,90 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
             is_dir = S_ISDIR(st.st_mode);
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
-            names = realloc(names, cap * sizeof(*names));
-            if (!names)
-                abort();
+            *names = xrealloc(*names, cap * sizeof(**names));
         }
         if (asprintf(&name, "%s%s", de->d_name, is_dir ? "/" : "") < 0)
-            abort();
-        names[n++] = name;
+            xalloc_die(); /* asprintf fails only for want of memory */
+        (*names)[n++] = name;
     }
+    return n;
+}
+
+/* The list (cut to the byte limit) and the notice, into res. */
+static int ls_report(struct tool_result *res, const strbuf *list, size_t n, int limited,
+                     int64_t limit)
+{
+    struct trunc t;
+    char sz[32];
+    int rc;
+
+    truncate_head(&t, strbuf_cstr(list), list->len, (size_t)-1, tool_max_bytes());
+    rc = strbuf_add(&res->output, list->buf,
+                    t.len && list->buf[t.len - 1] == '\n' ? t.len - 1 : t.len);
+    res->total_bytes = (int64_t)list->len;
+    if (!limited && !t.truncated)
+        return rc;
+    res->truncated = 1;
+    res->truncated_by = t.truncated ? "bytes" : "limit";
+    if (!rc)
+        rc = strbuf_adds(&res->output, "\n\n[");
+    if (!rc && limited)
+        rc = strbuf_addf(&res->output,
+                         "%lld entries limit reached (%zu in all). Use limit=%lld "
+                         "for more",
+                         (long long)limit, n, (long long)limit * 2);
+    if (!rc && limited && t.truncated)
+        rc = strbuf_adds(&res->output, ". ");
+    if (!rc && t.truncated)
+        rc = strbuf_addf(&res->output, "%s limit reached: showing %zu entries",
+                         format_size(sz, sizeof(sz), tool_max_bytes()), t.lines);
+    return rc ? rc : strbuf_adds(&res->output, "]");
+}
+
+static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
+{
+    const char *path = targ_str(args, "path", ".");
+    int64_t limit = targ_int(args, "limit", 500);
+    char rel[PATH_MAX];
+    char **names = NULL;
+    size_t n = 0;
+    strbuf list = STRBUF_INIT;
+    DIR *d = NULL;
+    int fd = -1;
+    int rc = 0;
+    int limited = 0;
+
+    if (tool_path(ctx, res, path, rel, sizeof(rel)) != 0)
+        return 0;
+    if ((rc = path_open(&fd, ctx->root_fd, rel, O_RDONLY | O_DIRECTORY, 0)) != 0) {
+        rc = ls_refused(ctx, res, rel, rc);
+        goto out;
+    }
+    d = fdopendir(fd);
+    if (!d) {
+        rc = err_set(ERR_IO, "%s: cannot list: %m", rel);
+        goto out;
+    }
+    fd = -1; /* owned by d */
+    n = ls_names(&names, d);
     if (n)
         qsort(names, n, sizeof(*names), by_name);
     res->total_lines = (int64_t)n;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !rc; i++) {
         if ((int64_t)i >= limit) {
             limited = 1;
             break;
         }
-        strbuf_addf(&list, "%s\n", names[i]);
+        rc = strbuf_addf(&list, "%s\n", names[i]);
     }
+    if (rc)
+        goto out;
     cJSON_AddStringToObject(tool_meta(res), "path", rel);
     cJSON_AddNumberToObject(tool_meta(res), "entries", (double)n);
-    if (n == 0) {
-        strbuf_adds(&res->output, "(empty directory)");
-        goto out;
-    }
-    truncate_head(&t, strbuf_cstr(&list), list.len, (size_t)-1, tool_max_bytes());
-    strbuf_add(&res->output, list.buf, t.len && list.buf[t.len - 1] == '\n' ? t.len - 1 : t.len);
-    res->total_bytes = (int64_t)list.len;
-    if (limited || t.truncated) {
-        res->truncated = 1;
-        res->truncated_by = t.truncated ? "bytes" : "limit";
-        strbuf_adds(&res->output, "\n\n[");
-        if (limited)
-            strbuf_addf(&res->output,
-                        "%lld entries limit reached (%zu in all). Use limit=%lld "
-                        "for more",
-                        (long long)limit, n, (long long)limit * 2);
-        if (limited && t.truncated)
-            strbuf_adds(&res->output, ". ");
-        if (t.truncated)
-            strbuf_addf(&res->output, "%s limit reached: showing %zu entries",
-                        format_size(sz, sizeof(sz), tool_max_bytes()), t.lines);
-        strbuf_adds(&res->output, "]");
-    }
+    if (n == 0)
+        rc = strbuf_adds(&res->output, "(empty directory)");
+    else
+        rc = ls_report(res, &list, n, limited, limit);
 out:
     for (size_t i = 0; i < n; i++)
         free(names[i]);

@@ -65,9 +65,10 @@ struct scan {
     int last_nl;       /* the last byte scanned was '\n' */
 };
 
-static void scan_chunk(struct scan *sc, const char *p, size_t n)
+static int scan_chunk(struct scan *sc, const char *p, size_t n)
 {
     const char *end = p + n;
+    int rc;
 
     if (n)
         sc->last_nl = end[-1] == '\n';
@@ -86,7 +87,8 @@ static void scan_chunk(struct scan *sc, const char *p, size_t n)
         if (sc->in_window) {
             if (sc->win.len < sc->keep) {
                 size_t room = sc->keep - sc->win.len;
-                strbuf_add(&sc->win, p, seg < room ? seg : room);
+                if ((rc = strbuf_add(&sc->win, p, seg < room ? seg : room)) != 0)
+                    return rc; /* win's cap is past keep: not reached */
             }
             if (!sc->first_done) {
                 sc->first_len += nl ? seg - 1 : seg;
@@ -97,6 +99,134 @@ static void scan_chunk(struct scan *sc, const char *p, size_t n)
             sc->line++;
         p += seg;
     }
+    return 0;
+}
+
+#define READ_STOP 1 /* res is filled: the tool is done */
+
+/* Scan the file at fd into sc (see struct scan); *counted is cleared when
+ * a huge file's lines were not all counted.  A binary file fails res
+ * (READ_STOP). */
+static int read_scan(struct tool_result *res, struct scan *sc, int fd, const char *shown,
+                     off_t size, size_t max_lines, int *counted)
+{
+    uint64_t count_cap = (uint64_t)config_int(CFG_TOOLS_READ_MAX_MB) << 20;
+    char chunk[65536], sz[32];
+    int rc;
+
+    for (;;) {
+        ssize_t got = read(fd, chunk, sizeof(chunk));
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            return err_set(ERR_IO, "%s: %s", shown, strerror(errno));
+        }
+        if (got == 0)
+            break;
+        if (sc->bytes < 8192 && memchr(chunk, '\0', (size_t)got < 8192 - sc->bytes
+                                                        ? (size_t)got
+                                                        : 8192 - sc->bytes)) {
+            tool_fail(res, TOOL_VALIDATION,
+                      "%s: a binary file (%s); use bash (file, xxd, od) to inspect it", shown,
+                      format_size(sz, sizeof(sz), (size_t)size));
+            return READ_STOP;
+        }
+        if ((rc = scan_chunk(sc, chunk, (size_t)got)) != 0)
+            return rc;
+        /* the window is complete when it ended, or holds more than the
+         * limits will show (a byte past max_bytes, or a line past max_lines) */
+        if ((sc->window_done || (sc->in_window && (sc->win.len >= sc->keep ||
+                                                   sc->line > sc->start_line + max_lines + 1))) &&
+            sc->bytes > count_cap) {
+            *counted = 0; /* a huge file: stop counting its lines */
+            break;
+        }
+    }
+    return 0;
+}
+
+/* What was shown of the file, for the notice after it. */
+struct read_view {
+    const char *shown;
+    size_t start_line, end_line, total;
+    size_t first_len; /* of the window's first line */
+    off_t size;
+    size_t max_bytes;
+};
+
+/* A huge file whose lines were counted in its first tools.read_max_mb. */
+static int notice_uncounted(struct tool_result *res, const struct read_view *v,
+                            const struct trunc *t)
+{
+    uint64_t count_cap = (uint64_t)config_int(CFG_TOOLS_READ_MAX_MB) << 20;
+    char sz[32], sz2[32];
+
+    cJSON_AddBoolToObject(tool_meta(res), "lines_counted", 0);
+    res->truncated = 1;
+    res->truncated_by = t->truncated ? t->by : "bytes";
+    res->next_offset = (int64_t)v->end_line + 1;
+    return strbuf_addf(&res->output,
+                       "\n\n[Showing lines %zu-%zu of a %s file (more than %zu lines; lines are "
+                       "counted in its first %s only). Use offset=%zu to continue, or bash with "
+                       "head, tail or sed -n for parts of it.]",
+                       v->start_line, v->end_line, format_size(sz, sizeof(sz), (size_t)v->size),
+                       v->total, format_size(sz2, sizeof(sz2), (size_t)count_cap),
+                       v->end_line + 1);
+}
+
+/* The first line shown is longer than the byte limit. */
+static int notice_partial_line(struct tool_result *res, const struct read_view *v,
+                               const struct trunc *t)
+{
+    char sz[32], sz2[32], sz3[32];
+    int rc;
+
+    res->truncated = 1;
+    res->truncated_by = "bytes";
+    rc = strbuf_addf(&res->output,
+                     "\n\n[Line %zu is %s, over the %s limit: showing its first %s. See the rest "
+                     "with bash: sed -n '%zup' %s | cut -b %zu-",
+                     v->start_line, format_size(sz, sizeof(sz), v->first_len),
+                     format_size(sz2, sizeof(sz2), v->max_bytes),
+                     format_size(sz3, sizeof(sz3), t->len), v->start_line, v->shown, t->len + 1);
+    if (v->end_line < v->total) {
+        res->next_offset = (int64_t)v->end_line + 1;
+        return rc ? rc
+                  : strbuf_addf(&res->output, ". Use offset=%zu to continue.]", v->end_line + 1);
+    }
+    return rc ? rc : strbuf_adds(&res->output, "]");
+}
+
+/* The notice after the lines shown: how to continue, when there is more. */
+static int read_notice(struct tool_result *res, const struct read_view *v, const struct trunc *t,
+                       int counted, int64_t limit)
+{
+    char sz[32];
+    int bytes;
+
+    if (!counted)
+        return notice_uncounted(res, v, t);
+    if (t->partial_line)
+        return notice_partial_line(res, v, t);
+    if (t->truncated) {
+        bytes = !strcmp(t->by, "bytes");
+        res->truncated = 1;
+        res->truncated_by = t->by;
+        res->next_offset = (int64_t)v->end_line + 1;
+        return strbuf_addf(&res->output,
+                           "\n\n[Showing lines %zu-%zu of %zu%s%s%s. Use offset=%zu to "
+                           "continue.]",
+                           v->start_line, v->end_line, v->total, bytes ? " (" : "",
+                           bytes ? format_size(sz, sizeof(sz), v->max_bytes) : "",
+                           bytes ? " limit)" : "", v->end_line + 1);
+    }
+    if (limit > 0 && v->end_line < v->total) {
+        res->next_offset = (int64_t)v->end_line + 1;
+        return strbuf_addf(&res->output,
+                           "\n\n[%zu more lines in file. Use offset=%zu to continue.]",
+                           v->total - v->end_line, v->end_line + 1);
+    }
+    return 0;
 }
 
 static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
@@ -105,13 +235,12 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     int64_t offset = targ_int(args, "offset", 1);
     int64_t limit = targ_int(args, "limit", 0);
     size_t max_lines = tool_max_lines(), max_bytes = tool_max_bytes();
-    uint64_t count_cap = (uint64_t)config_int(CFG_TOOLS_READ_MAX_MB) << 20;
-    char shown[PATH_MAX], sz[32], sz2[32], sz3[32];
-    char chunk[65536];
+    char shown[PATH_MAX];
+    struct read_view v;
     struct scan sc;
     struct trunc t;
     struct stat st;
-    size_t total, start_line, end_line;
+    size_t keep;
     int counted = 1; /* every line of the file was counted */
     int fd = -1;
     int rc = 0;
@@ -132,106 +261,43 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     sc.start_line = (size_t)offset;
     sc.end_line = limit > 0 ? (size_t)offset + (size_t)limit : 0;
     sc.keep = max_bytes + 1;
-    for (;;) {
-        ssize_t got = read(fd, chunk, sizeof(chunk));
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = err_set(ERR_IO, "%s: %s", shown, strerror(errno));
-            goto out;
-        }
-        if (got == 0)
-            break;
-        if (sc.bytes < 8192 && memchr(chunk, '\0', (size_t)got < 8192 - sc.bytes
-                                                       ? (size_t)got
-                                                       : 8192 - sc.bytes)) {
-            tool_fail(res, TOOL_VALIDATION,
-                      "%s: a binary file (%s); use bash (file, xxd, od) to inspect it", shown,
-                      format_size(sz, sizeof(sz), (size_t)st.st_size));
-            goto out;
-        }
-        scan_chunk(&sc, chunk, (size_t)got);
-        /* the window is complete when it ended, or holds more than the
-         * limits will show (a byte past max_bytes, or a line past max_lines) */
-        if ((sc.window_done || (sc.in_window && (sc.win.len >= sc.keep ||
-                                                 sc.line > sc.start_line + max_lines + 1))) &&
-            sc.bytes > count_cap) {
-            counted = 0; /* a huge file: stop counting its lines */
-            break;
-        }
+    if ((rc = read_scan(res, &sc, fd, shown, st.st_size, max_lines, &counted)) != 0) {
+        if (rc == READ_STOP)
+            rc = 0;
+        goto out;
     }
-    total = sc.bytes == 0 ? 0 : sc.line - (sc.last_nl ? 1 : 0);
-    res->total_lines = (int64_t)total;
+    v.shown = shown;
+    v.size = st.st_size;
+    v.max_bytes = max_bytes;
+    v.first_len = sc.first_len;
+    v.total = sc.bytes == 0 ? 0 : sc.line - (sc.last_nl ? 1 : 0);
+    res->total_lines = (int64_t)v.total;
     res->total_bytes = counted ? (int64_t)sc.bytes : (int64_t)st.st_size;
     cJSON_AddStringToObject(tool_meta(res), "path", shown);
-    if (total == 0) {
-        if (offset > 1) {
+    if (v.total == 0) {
+        if (offset > 1)
             tool_fail(res, TOOL_VALIDATION,
                       "%s: offset %lld is beyond the end of the file (it "
                       "is empty)",
                       shown, (long long)offset);
-            goto out;
-        }
-        strbuf_adds(&res->output, "[The file is empty.]");
+        else
+            rc = strbuf_adds(&res->output, "[The file is empty.]");
         goto out;
     }
-    if (counted && (size_t)offset > total) {
+    if (counted && (size_t)offset > v.total) {
         tool_fail(res, TOOL_VALIDATION, "%s: offset %lld is beyond the end of the file (%zu lines)",
-                  shown, (long long)offset, total);
+                  shown, (long long)offset, v.total);
         goto out;
     }
-    start_line = (size_t)offset;
+    v.start_line = (size_t)offset;
     truncate_head(&t, sc.win.buf ? sc.win.buf : "", sc.win.len, max_lines, max_bytes);
-    end_line = start_line + t.lines - 1;
-    {
-        size_t keep = t.len;
-        if (keep && sc.win.buf[keep - 1] == '\n')
-            keep--;
-        strbuf_add(&res->output, sc.win.buf, keep);
-    }
-    cJSON_AddNumberToObject(tool_meta(res), "start_line", (double)start_line);
-    cJSON_AddNumberToObject(tool_meta(res), "end_line", (double)end_line);
-    if (!counted) {
-        cJSON_AddBoolToObject(tool_meta(res), "lines_counted", 0);
-        res->truncated = 1;
-        res->truncated_by = t.truncated ? t.by : "bytes";
-        res->next_offset = (int64_t)end_line + 1;
-        strbuf_addf(&res->output,
-                    "\n\n[Showing lines %zu-%zu of a %s file (more than %zu lines; lines are "
-                    "counted in its first %s only). Use offset=%zu to continue, or bash with "
-                    "head, tail or sed -n for parts of it.]",
-                    start_line, end_line, format_size(sz, sizeof(sz), (size_t)st.st_size),
-                    total, format_size(sz2, sizeof(sz2), (size_t)count_cap), end_line + 1);
-    } else if (t.partial_line) {
-        res->truncated = 1;
-        res->truncated_by = "bytes";
-        strbuf_addf(&res->output,
-                    "\n\n[Line %zu is %s, over the %s limit: showing its first %s. See the rest "
-                    "with bash: sed -n '%zup' %s | cut -b %zu-",
-                    start_line, format_size(sz, sizeof(sz), sc.first_len),
-                    format_size(sz2, sizeof(sz2), max_bytes), format_size(sz3, sizeof(sz3), t.len),
-                    start_line, shown, t.len + 1);
-        if (end_line < total) {
-            res->next_offset = (int64_t)end_line + 1;
-            strbuf_addf(&res->output, ". Use offset=%zu to continue.]", end_line + 1);
-        } else {
-            strbuf_adds(&res->output, "]");
-        }
-    } else if (t.truncated) {
-        res->truncated = 1;
-        res->truncated_by = t.by;
-        res->next_offset = (int64_t)end_line + 1;
-        strbuf_addf(&res->output,
-                    "\n\n[Showing lines %zu-%zu of %zu%s%s%s. Use offset=%zu to "
-                    "continue.]",
-                    start_line, end_line, total, !strcmp(t.by, "bytes") ? " (" : "",
-                    !strcmp(t.by, "bytes") ? format_size(sz, sizeof(sz), max_bytes) : "",
-                    !strcmp(t.by, "bytes") ? " limit)" : "", end_line + 1);
-    } else if (limit > 0 && end_line < total) {
-        res->next_offset = (int64_t)end_line + 1;
-        strbuf_addf(&res->output, "\n\n[%zu more lines in file. Use offset=%zu to continue.]",
-                    total - end_line, end_line + 1);
-    }
+    v.end_line = v.start_line + t.lines - 1;
+    keep = t.len && sc.win.buf[t.len - 1] == '\n' ? t.len - 1 : t.len;
+    if ((rc = strbuf_add(&res->output, sc.win.buf, keep)) != 0)
+        goto out;
+    cJSON_AddNumberToObject(tool_meta(res), "start_line", (double)v.start_line);
+    cJSON_AddNumberToObject(tool_meta(res), "end_line", (double)v.end_line);
+    rc = read_notice(res, &v, &t, counted, limit);
 out:
     if (fd >= 0)
         close(fd);

@@ -26,6 +26,7 @@
 #include "util/jsonbig.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 #define TOOL_MAX 32
 #define EVENT_ARGS_MAX 2000 /* characters of arguments kept in an event */
@@ -194,7 +195,9 @@ int tool_fail(struct tool_result *r, enum tool_class c, const char *fmt, ...)
         r->exit_code = 1;
     strbuf_reset(&r->output);
     va_start(ap, fmt);
-    strbuf_vaddf(&r->output, fmt, ap);
+    if (strbuf_vaddf(&r->output, fmt, ap) != 0 &&
+        strbuf_adds(&r->output, "[the message is too long to show]") != 0)
+        abort(); /* the emptied output holds one short line: impossible */
     va_end(ap);
     return 0;
 }
@@ -362,7 +365,8 @@ static int validate(const char *tool, const cJSON *schema, const cJSON *args,
             const cJSON *k;
             cJSON_ArrayForEach(k, props)
             {
-                strbuf_addf(&known, "%s%s", known.len ? ", " : "", k->string);
+                if (strbuf_addf(&known, "%s%s", known.len ? ", " : "", k->string) != 0)
+                    break; /* the list is cut at its cap */
             }
             tool_fail(res, TOOL_VALIDATION, "%s: unknown argument \"%s\" (arguments: %s)", tool,
                       it->string, known.len ? strbuf_cstr(&known) : "none");
@@ -380,13 +384,15 @@ static int validate(const char *tool, const cJSON *schema, const cJSON *args,
         en = cJSON_GetObjectItemCaseSensitive(p, "enum");
         if (en && cJSON_IsString(it)) {
             const cJSON *e;
-            int found = 0;
+            int found = 0, cut = 0;
             strbuf opts = STRBUF_INIT;
             cJSON_ArrayForEach(e, en)
             {
                 if (cJSON_IsString(e)) {
                     found |= !strcmp(e->valuestring, it->valuestring);
-                    strbuf_addf(&opts, "%s%s", opts.len ? ", " : "", e->valuestring);
+                    if (!cut && strbuf_addf(&opts, "%s%s", opts.len ? ", " : "",
+                                            e->valuestring) != 0)
+                        cut = 1; /* the list ends at its cap */
                 }
             }
             if (!found) {
@@ -441,16 +447,22 @@ static void add_args(cJSON *p, const cJSON *args, const char *args_json)
      * prefix (not megabytes of write content), then cut */
     if (len > 16 * EVENT_ARGS_MAX)
         len = utf8_floor(src, len, 16 * EVENT_ARGS_MAX);
-    if (redact_text(&red, src, len, NULL) != 0)
-        strbuf_adds(&red, REDACTED);
-    utf8_sanitize(&clean, red.buf ? red.buf : "", red.len);
-    cut = utf8_prefix_chars(strbuf_cstr(&clean), clean.len, EVENT_ARGS_MAX);
-    if (cut < clean.len) {
+    if (redact_text(&red, src, len, NULL) != 0 ||
+        utf8_sanitize(&clean, strbuf_cstr(&red), red.len) != 0) {
+        strbuf_reset(&clean); /* never the unchecked text */
+        src = REDACTED;
+    } else {
+        src = strbuf_cstr(&clean);
+    }
+    cut = utf8_prefix_chars(src, strlen(src), EVENT_ARGS_MAX);
+    if (src == strbuf_cstr(&clean) && cut < clean.len) {
         strbuf_setlen(&clean, cut);
-        strbuf_adds(&clean, "…");
+        if (strbuf_adds(&clean, "…") != 0)
+            err_clear(); /* at the cap: cut without the ellipsis */
+        src = strbuf_cstr(&clean);
         cJSON_AddBoolToObject(p, "arguments_truncated", 1);
     }
-    cJSON_AddStringToObject(p, "arguments", strbuf_cstr(&clean));
+    cJSON_AddStringToObject(p, "arguments", src);
     strbuf_release(&red);
     strbuf_release(&clean);
     cJSON_free(text);
@@ -466,11 +478,13 @@ static void finish_output(struct tool_result *res)
         res->total_bytes = (int64_t)res->output.len;
         res->total_lines = (int64_t)text_lines(res->output.buf, res->output.len);
     }
-    utf8_sanitize(&clean, res->output.buf ? res->output.buf : "", res->output.len);
-    if (redact_text(&red, strbuf_cstr(&clean), clean.len, &n) != 0) {
+    if (utf8_sanitize(&clean, strbuf_cstr(&res->output), res->output.len) != 0 ||
+        redact_text(&red, strbuf_cstr(&clean), clean.len, &n) != 0) {
         strbuf_reset(&red);
-        strbuf_addf(&red, "%s (the output could not be checked for secrets: %s)", REDACTED,
-                    err_last());
+        n = 0;
+        if (strbuf_addf(&red, "%s (the output could not be checked for secrets: %s)", REDACTED,
+                        err_last()) != 0)
+            err_clear(); /* an empty output, never the unchecked one */
     }
     strbuf_release(&res->output);
     res->output = red;
@@ -503,7 +517,8 @@ static int call(struct tool_ctx *ctx, const char *name, const cJSON *args, struc
     if (idx < 0) {
         strbuf known = STRBUF_INIT;
         for (size_t i = 0; i < nreg; i++)
-            strbuf_addf(&known, "%s%s", i ? ", " : "", registry[i]->name);
+            if (strbuf_addf(&known, "%s%s", i ? ", " : "", registry[i]->name) != 0)
+                break; /* the list is cut at its cap */
         tool_fail(res, TOOL_VALIDATION, "unknown tool \"%s\" (tools: %s)", name ? name : "",
                   strbuf_cstr(&known));
         strbuf_release(&known);
@@ -512,7 +527,8 @@ static int call(struct tool_ctx *ctx, const char *name, const cJSON *args, struc
     if (!tool_allowed(ctx->allowed, name)) {
         strbuf list = STRBUF_INIT;
         for (size_t i = 0; ctx->allowed[i]; i++)
-            strbuf_addf(&list, "%s%s", i ? ", " : "", ctx->allowed[i]);
+            if (strbuf_addf(&list, "%s%s", i ? ", " : "", ctx->allowed[i]) != 0)
+                break; /* the list is cut at its cap */
         tool_fail(res, TOOL_POLICY, "%s: not among the goal's allowed actions (%s)", name,
                   list.len ? strbuf_cstr(&list) : "none");
         strbuf_release(&list);
@@ -563,9 +579,7 @@ done:
         event(ctx, "tool_call.completed", p);
     } else {
         size_t cut = utf8_prefix_chars(strbuf_cstr(&res->output), res->output.len, EVENT_ERROR_MAX);
-        char *msg = strndup(strbuf_cstr(&res->output), cut);
-        if (!msg)
-            abort();
+        char *msg = xstrndup(strbuf_cstr(&res->output), cut);
         cJSON_AddStringToObject(p, "error_class", tool_class_name(res->error_class));
         cJSON_AddStringToObject(p, "error", msg);
         free(msg);
@@ -608,8 +622,7 @@ int tool_call_take(struct tool_ctx *ctx, const char *name, char **args_json,
     builtins();
     if (!text) {
         free(*args_json);
-        if (!(text = strdup("{}")))
-            abort();
+        text = xstrdup("{}");
     }
     *args_json = NULL;
     /* the event quotes the model's text: before it is taken apart */
@@ -644,15 +657,14 @@ int tool_call_take(struct tool_ctx *ctx, const char *name, char **args_json,
     }
     rc = call(ctx, name, args, res);
     if (compact) {
-        *args_json = strdup(compact);
+        *args_json = xstrdup(compact);
         cJSON_free(compact);
-        if (!*args_json)
-            abort();
     } else if (jb.nbig == 0) {
         *args_json = jb.buf; /* unchanged (JSON or not): the caller's text back */
         jb.buf = NULL;
-    } else if (!(*args_json = cJSON_PrintUnformatted(jb.root))) {
-        abort();
+    } else {
+        *args_json = cJSON_PrintUnformatted(jb.root);
+        xcheck(*args_json); /* a variable: xcheck evaluates its argument twice */
     }
     jsonbig_release(&jb);
     return rc;

@@ -1,7 +1,10 @@
 #include "tools/truncate.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "util/utf8.h"
 
 size_t text_lines(const char *s, size_t len)
 {
@@ -19,11 +22,7 @@ size_t text_lines(const char *s, size_t len)
 
 size_t utf8_floor(const char *s, size_t len, size_t n)
 {
-    if (n >= len)
-        return len;
-    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-        n--;
-    return n;
+    return n >= len ? len : utf8_cut_back(s, n);
 }
 
 void truncate_head(struct trunc *t, const char *s, size_t len, size_t max_lines, size_t max_bytes)
@@ -78,10 +77,7 @@ void truncate_tail(struct trunc *t, const char *s, size_t len, size_t max_lines,
             t->truncated = 1;
             t->by = "bytes";
             if (lines == 0) {
-                size_t start = len - max_bytes;
-                while (start < len && ((unsigned char)s[start] & 0xC0) == 0x80)
-                    start++;
-                pos = start;
+                pos = utf8_cut_forward(s, len - max_bytes, len);
                 t->partial_line = 1;
                 lines = 1;
             }
@@ -96,38 +92,13 @@ void truncate_tail(struct trunc *t, const char *s, size_t len, size_t max_lines,
 }
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t len)
+static size_t utf8_seq(const char *s, size_t len)
 {
-    size_t need;
-    unsigned cp;
+    uint32_t cp;
 
     if (s[0] == 0)
         return 0; /* NUL cannot travel in a JSON string made with strlen */
-    if (s[0] < 0x80)
-        return 1;
-    if ((s[0] & 0xE0) == 0xC0) {
-        need = 2;
-        cp = s[0] & 0x1F;
-    } else if ((s[0] & 0xF0) == 0xE0) {
-        need = 3;
-        cp = s[0] & 0x0F;
-    } else if ((s[0] & 0xF8) == 0xF0) {
-        need = 4;
-        cp = s[0] & 0x07;
-    } else {
-        return 0;
-    }
-    if (need > len)
-        return 0;
-    for (size_t i = 1; i < need; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if ((need == 2 && cp < 0x80) || (need == 3 && cp < 0x800) || (need == 4 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return need;
+    return utf8_decode(s, len, &cp);
 }
 
 int utf8_sanitize(strbuf *out, const char *s, size_t len)
@@ -136,7 +107,7 @@ int utf8_sanitize(strbuf *out, const char *s, size_t len)
     int rc;
 
     while (i < len) {
-        size_t k = utf8_seq((const unsigned char *)s + i, len - i);
+        size_t k = utf8_seq(s + i, len - i);
         if (k) {
             i += k;
             continue;
@@ -152,16 +123,10 @@ int utf8_sanitize(strbuf *out, const char *s, size_t len)
 
 size_t utf8_prefix_chars(const char *s, size_t len, size_t max_chars)
 {
-    size_t chars = 0;
+    /* continuation bytes at the start belong to no character */
+    size_t lead = utf8_cut_forward(s, 0, len);
 
-    for (size_t i = 0; i < len; i++) {
-        if (((unsigned char)s[i] & 0xC0) != 0x80) {
-            if (chars == max_chars)
-                return i;
-            chars++;
-        }
-    }
-    return len;
+    return lead + utf8_offset(s + lead, len - lead, max_chars);
 }
 
 const char *format_size(char *buf, size_t n, size_t bytes)

@@ -1,6 +1,7 @@
 #include "util/jsonw.h"
 
 #include <math.h>
+#include <string.h>
 
 void jsonw_init(struct jsonw *w, FILE *f)
 {
@@ -54,12 +55,20 @@ void jsonw_array_end(struct jsonw *w)
         w->depth--;
 }
 
-void json_write_escaped(FILE *f, const char *s)
+/* The one JSON string escaper: s as a JSON string literal (with quotes),
+ * handed to put in pieces.  Control characters as \n, \r, \t, \b, \f or
+ * \u00XX; other bytes (invalid UTF-8 included) pass through.  Stops at
+ * the first non-zero put. */
+typedef int (*json_put_fn)(void *arg, const char *p, size_t n);
+
+static int json_escape(const char *s, json_put_fn put, void *arg)
 {
     const unsigned char *p = (const unsigned char *)s;
     const unsigned char *run = p;
+    int rc;
 
-    fputc('"', f);
+    if ((rc = put(arg, "\"", 1)) != 0)
+        return rc;
     for (;; p++) {
         const char *esc = NULL;
         char u[8];
@@ -67,8 +76,8 @@ void json_write_escaped(FILE *f, const char *s)
         if (*p >= 0x20 && *p != '"' && *p != '\\')
             continue;
         /* flush the run of plain bytes before this one */
-        if (p > run)
-            fwrite(run, 1, (size_t)(p - run), f);
+        if (p > run && (rc = put(arg, (const char *)run, (size_t)(p - run))) != 0)
+            return rc;
         if (*p == '\0')
             break;
         switch (*p) {
@@ -83,10 +92,37 @@ void json_write_escaped(FILE *f, const char *s)
             snprintf(u, sizeof(u), "\\u%04x", *p);
             esc = u;
         }
-        fputs(esc, f);
+        if ((rc = put(arg, esc, strlen(esc))) != 0)
+            return rc;
         run = p + 1;
     }
-    fputc('"', f);
+    return put(arg, "\"", 1);
+}
+
+static int put_file(void *arg, const char *p, size_t n)
+{
+    fwrite(p, 1, n, arg); /* a FILE keeps its error: the caller checks ferror() */
+    return 0;
+}
+
+static int put_strbuf(void *arg, const char *p, size_t n)
+{
+    return strbuf_add(arg, p, n);
+}
+
+void json_write_escaped(FILE *f, const char *s)
+{
+    (void)json_escape(s, put_file, f);
+}
+
+int json_escape_append(strbuf *out, const char *s)
+{
+    size_t len = out->len;
+    int rc = json_escape(s, put_strbuf, out);
+
+    if (rc)
+        strbuf_setlen(out, len);
+    return rc;
 }
 
 void jsonw_key(struct jsonw *w, const char *key)

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/strbuf.h"
+
 #define JSONW_DEPTH 32
 
 struct jsonw {
@@ -34,5 +36,10 @@ void jsonw_raw(struct jsonw *w, const char *json); /* an already-serialised valu
 
 /* Write s as a JSON string literal (with quotes) to f. */
 void json_write_escaped(FILE *f, const char *s);
+
+/* Append s as a JSON string literal (with quotes) to out, escaped as
+ * json_write_escaped() does (the same code); on failure (ERR_TOOBIG) out
+ * is left as it was. */
+int json_escape_append(strbuf *out, const char *s);
 
 #endif

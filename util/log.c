@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "util/jsonw.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
@@ -115,20 +116,6 @@ void log_close_file(void)
     file_path = NULL;
 }
 
-static void json_str(strbuf *sb, const char *s)
-{
-    strbuf_addc(sb, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            strbuf_addf(sb, "\\%c", *p);
-        else if (*p < 0x20)
-            strbuf_addf(sb, "\\u%04x", *p);
-        else
-            strbuf_addc(sb, (char)*p);
-    }
-    strbuf_addc(sb, '"');
-}
-
 /* 1 when s is a JSON integer (-?(0|[1-9][0-9]*), at most 15 digits, so
  * that a double holds it exactly): such values are written as numbers. */
 static int is_json_int(const char *s)
@@ -145,38 +132,66 @@ static int is_json_int(const char *s)
     return 1;
 }
 
+/* Append one "key":value field to sb; one that does not fit in the
+ * line's cap is left out (sb as it was), the next may fit. */
+static void add_field(strbuf *sb, const char *key, const char *value)
+{
+    size_t len = sb->len;
+    int rc;
+
+    if ((rc = strbuf_addc(sb, ',')) == 0 && (rc = json_escape_append(sb, key)) == 0 &&
+        (rc = strbuf_addc(sb, ':')) == 0)
+        rc = is_json_int(value) ? strbuf_adds(sb, value) : json_escape_append(sb, value);
+    if (rc)
+        strbuf_setlen(sb, len);
+}
+
+/* 1 when field i of kv is to be left out: no value, or its key was
+ * written already ("time", "level", "pid" or an earlier field's). */
+static int field_skipped(const char *const *kv, size_t i)
+{
+    if (!kv[i + 1])
+        return 1;
+    if (!strcmp(kv[i], "time") || !strcmp(kv[i], "level") || !strcmp(kv[i], "pid"))
+        return 1;
+    for (size_t j = 0; j < i; j += 2)
+        if (kv[j + 1] && !strcmp(kv[j], kv[i]))
+            return 1;
+    return 0;
+}
+
+#define LOG_LINE_MAX (1 << 16)
+
+/* Append " key=value" to sb, or nothing when it does not fit in the
+ * line's cap (the next may). */
+static void add_word(strbuf *sb, const char *key, const char *value)
+{
+    if (strbuf_addf(sb, " %s=%s", key, value) != 0) {
+        /* left out: strbuf_addf leaves sb as it was */
+    }
+}
+
 /* One JSON line to the log file: time, level, pid, then fields.  A key is
  * written once (a field named like an earlier one, "pid" included, is
- * left out); integer values are JSON numbers, everything else strings. */
+ * left out); integer values are JSON numbers, everything else strings.
+ * Fields that would pass LOG_LINE_MAX are left out: the line stays JSON. */
 static void file_line(enum log_level lvl, const char *const *kv, size_t nkv)
 {
     char t[TIME_RFC3339_MAX];
     strbuf sb;
+    int rc;
 
     if (file_fd < 0)
         return;
-    strbuf_init(&sb, 1 << 16);
-    strbuf_adds(&sb, "{\"time\":");
-    json_str(&sb, time_format_rfc3339_ms(t, sizeof(t), time_now_ms()));
-    strbuf_addf(&sb, ",\"level\":\"%s\",\"pid\":%ld", names[lvl], (long)getpid());
-    for (size_t i = 0; i + 1 < nkv; i += 2) {
-        int dup = !strcmp(kv[i], "time") || !strcmp(kv[i], "level") || !strcmp(kv[i], "pid");
-        if (!kv[i + 1])
-            continue;
-        for (size_t j = 0; j < i && !dup; j += 2)
-            dup = kv[j + 1] && !strcmp(kv[j], kv[i]);
-        if (dup)
-            continue;
-        strbuf_addc(&sb, ',');
-        json_str(&sb, kv[i]);
-        strbuf_addc(&sb, ':');
-        if (is_json_int(kv[i + 1]))
-            strbuf_adds(&sb, kv[i + 1]);
-        else
-            json_str(&sb, kv[i + 1]);
-    }
-    strbuf_adds(&sb, "}\n");
-    if (write(file_fd, sb.buf, sb.len) < 0) {
+    strbuf_init(&sb, LOG_LINE_MAX);
+    if ((rc = strbuf_adds(&sb, "{\"time\":")) == 0 &&
+        (rc = json_escape_append(&sb, time_format_rfc3339_ms(t, sizeof(t), time_now_ms()))) == 0)
+        rc = strbuf_addf(&sb, ",\"level\":\"%s\",\"pid\":%ld", names[lvl], (long)getpid());
+    for (size_t i = 0; i + 1 < nkv && !rc; i += 2)
+        if (!field_skipped(kv, i))
+            add_field(&sb, kv[i], kv[i + 1]);
+    sb.cap += 2; /* room for the end, whatever the fields took */
+    if (!rc && strbuf_adds(&sb, "}\n") == 0 && write(file_fd, sb.buf, sb.len) < 0) {
         /* nowhere left to report it */
     }
     strbuf_release(&sb);
@@ -212,6 +227,7 @@ void log_event(enum log_level lvl, const char *event, ...)
     size_t n = 0;
     strbuf sb;
     va_list ap;
+    int rc;
 
     if (lvl > cur_level)
         return;
@@ -227,14 +243,14 @@ void log_event(enum log_level lvl, const char *event, ...)
     }
     va_end(ap);
     file_line(lvl, kv, n);
-    strbuf_init(&sb, 1 << 16);
-    strbuf_addf(&sb, "%sgoald[%ld]: %s: %s", journal ? prio[lvl] : "", (long)getpid(), names[lvl],
-                event);
-    for (size_t i = 2; i + 1 < n; i += 2)
+    strbuf_init(&sb, LOG_LINE_MAX);
+    rc = strbuf_addf(&sb, "%sgoald[%ld]: %s: %s", journal ? prio[lvl] : "", (long)getpid(),
+                     names[lvl], event);
+    for (size_t i = 2; i + 1 < n && !rc; i += 2)
         if (kv[i + 1])
-            strbuf_addf(&sb, " %s=%s", kv[i], kv[i + 1]);
-    strbuf_addc(&sb, '\n');
-    if (write(STDERR_FILENO, sb.buf, sb.len) < 0) {
+            add_word(&sb, kv[i], kv[i + 1]);
+    sb.cap += 1; /* room for the newline, whatever the fields took */
+    if (!rc && strbuf_addc(&sb, '\n') == 0 && write(STDERR_FILENO, sb.buf, sb.len) < 0) {
         /* stderr is gone */
     }
     strbuf_release(&sb);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/xalloc.h"
 
 /* Each rule: a pattern and its replacement (pcre2 extended syntax: ${1}).
  * The families follow public secret scanners (gitleaks' rule set): fixed
@@ -142,13 +143,10 @@ static int apply(size_t r, const char *in, size_t len, char **out, size_t *out_l
     char *buf = NULL;
     int n;
 
-    if (!md)
-        abort();
+    xcheck(md);
     for (;;) {
         PCRE2_SIZE olen = cap;
-        buf = realloc(buf, cap + 1);
-        if (!buf)
-            abort();
+        buf = xrealloc(buf, cap + 1);
         n = pcre2_substitute(codes[r], (PCRE2_SPTR)in, len, 0,
                              PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_EXTENDED |
                                  PCRE2_SUBSTITUTE_OVERFLOW_LENGTH,
@@ -211,7 +209,7 @@ char *redact_str(const char *s, int *count)
         strbuf_release(&sb);
         if (count)
             *count = 0;
-        return strdup(REDACTED);
+        return xstrdup(REDACTED);
     }
     return strbuf_detach(&sb, NULL);
 }

@@ -11,6 +11,7 @@
 
 #include "util/config.h"
 #include "util/err.h"
+#include "util/xalloc.h"
 
 extern char **environ;
 
@@ -48,16 +49,12 @@ static int put(const char *name, const char *value)
         if (nstore == MAX_SECRETS)
             return err_set(ERR_TOOBIG, "secrets: more than %d credential variables",
                            MAX_SECRETS);
-        store[i].name = strdup(name);
+        store[i].name = xstrdup(name);
         store[i].value = NULL;
-        if (!store[i].name)
-            abort();
         nstore++;
     }
     wipe_free(store[i].value);
-    store[i].value = strdup(value);
-    if (!store[i].value)
-        abort();
+    store[i].value = xstrdup(value);
     return 0;
 }
 
@@ -149,8 +146,7 @@ int secret_receive(void)
         return err_set(ERR_INVALID, "%s: expected a descriptor number", SECRET_FD_VAR);
     if (fstat((int)fd, &st) != 0 || !S_ISFIFO(st.st_mode))
         return err_set(ERR_INVALID, "%s: descriptor %ld is not a pipe", SECRET_FD_VAR, fd);
-    if (!(buf = malloc(BLOB_MAX + 1)))
-        abort();
+    buf = xmalloc(BLOB_MAX + 1);
     for (;;) {
         ssize_t n = read((int)fd, buf + len, BLOB_MAX - len);
         if (n < 0 && errno == EINTR)
@@ -199,8 +195,7 @@ int secret_child_env(char ***envp, int *fd)
     if (len > BLOB_MAX)
         return err_set(ERR_TOOBIG, "secrets: the credentials take more than %d bytes",
                        BLOB_MAX);
-    if (!(blob = malloc(len + 1)))
-        abort();
+    blob = xmalloc(len + 1);
     len = 0;
     for (int i = 0; i < nstore; i++) {
         size_t nl = strlen(store[i].name), vl = strlen(store[i].value);
@@ -225,14 +220,12 @@ int secret_child_env(char ***envp, int *fd)
     }
     for (char **e = environ; e && *e; e++)
         n++;
-    if (!(env = calloc(n + 2, sizeof(*env))))
-        abort();
+    env = xcalloc(n + 2, sizeof(*env));
     /* [0] is ours (freed by secret_child_env_free); the rest borrow environ */
     {
         char var[64];
         snprintf(var, sizeof(var), "%s=%d", SECRET_FD_VAR, p[0]);
-        if (!(env[0] = strdup(var)))
-            abort();
+        env[0] = xstrdup(var);
     }
     n = 1;
     for (char **e = environ; e && *e; e++)

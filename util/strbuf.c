@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/xalloc.h"
+
 void strbuf_init(strbuf *sb, size_t cap)
 {
     sb->buf = NULL;
@@ -31,11 +33,8 @@ char *strbuf_detach(strbuf *sb, size_t *len_out)
 {
     char *p = sb->buf;
 
-    if (!p) {
-        p = calloc(1, 1);
-        if (!p)
-            abort();
-    }
+    if (!p)
+        p = xcalloc(1, 1);
     if (len_out)
         *len_out = sb->len;
     strbuf_init(sb, sb->cap);
@@ -61,9 +60,7 @@ int strbuf_grow(strbuf *sb, size_t extra)
     n = sb->alloc ? sb->alloc : 64;
     while (n < want)
         n = n < ((size_t)1 << 40) ? n * 2 : want;
-    p = realloc(sb->buf, n);
-    if (!p)
-        abort(); /* out of memory ends the process (STYLE.md) */
+    p = xrealloc(sb->buf, n); /* out of memory ends the process (STYLE.md) */
     if (!sb->buf)
         p[0] = '\0';
     sb->buf = p;

@@ -15,6 +15,18 @@
 
 #include "util/err.h"
 
+/* Functions whose result must be checked.  Empty unless the build defines
+ * GOALD_STRICT_RESULTS (a scratch build that lists the unchecked calls
+ * still left; GCC warns even for a (void) cast, so a result is checked by
+ * using it). */
+#ifndef GOALD_MUST_CHECK
+#if defined(GOALD_STRICT_RESULTS) && defined(__GNUC__)
+#define GOALD_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define GOALD_MUST_CHECK
+#endif
+#endif
+
 #define STRBUF_DEFAULT_CAP ((size_t)64 << 20) /* 64 MiB */
 
 typedef struct strbuf {
@@ -32,12 +44,12 @@ void strbuf_reset(strbuf *sb); /* len = 0, keeps the storage */
 char *strbuf_detach(strbuf *sb, size_t *len_out); /* caller frees; never NULL */
 const char *strbuf_cstr(const strbuf *sb); /* "" when empty */
 
-int strbuf_grow(strbuf *sb, size_t extra);
-int strbuf_add(strbuf *sb, const void *data, size_t n);
-int strbuf_adds(strbuf *sb, const char *s);
-int strbuf_addc(strbuf *sb, char c);
-int strbuf_addf(strbuf *sb, const char *fmt, ...) GOALD_PRINTF(2, 3);
-int strbuf_vaddf(strbuf *sb, const char *fmt, va_list ap);
+int strbuf_grow(strbuf *sb, size_t extra) GOALD_MUST_CHECK;
+int strbuf_add(strbuf *sb, const void *data, size_t n) GOALD_MUST_CHECK;
+int strbuf_adds(strbuf *sb, const char *s) GOALD_MUST_CHECK;
+int strbuf_addc(strbuf *sb, char c) GOALD_MUST_CHECK;
+int strbuf_addf(strbuf *sb, const char *fmt, ...) GOALD_PRINTF(2, 3) GOALD_MUST_CHECK;
+int strbuf_vaddf(strbuf *sb, const char *fmt, va_list ap) GOALD_MUST_CHECK;
 void strbuf_setlen(strbuf *sb, size_t len); /* len <= sb->len */
 
 #endif

@@ -1,52 +1,25 @@
 #include "util/termesc.h"
 
 #include <assert.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at p (1..4), 0 when invalid; sets
- * *cp to its code point. */
-static size_t utf8_seq(const unsigned char *p, unsigned *cp)
-{
-    size_t n;
-    unsigned c = p[0];
-
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2, c &= 0x1f;
-    else if (c >= 0xe0 && c <= 0xef)
-        n = 3, c &= 0x0f;
-    else if (c >= 0xf0 && c <= 0xf4)
-        n = 4, c &= 0x07;
-    else
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        c = (c << 6) | (p[i] & 0x3f);
-    }
-    /* overlong forms, surrogates, beyond U+10FFFF */
-    if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-        (c >= 0xd800 && c <= 0xdfff))
-        return 0;
-    *cp = c;
-    return n;
-}
+#include "util/utf8.h"
+#include "util/xalloc.h"
 
 int term_escape(strbuf *out, const char *s, int flags)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
+    const unsigned char *end = p + strlen((const char *)p);
     int rc = 0;
 
     while (*p && rc == 0) {
-        unsigned cp;
-        size_t n = utf8_seq(p, &cp);
+        uint32_t cp;
+        size_t n = utf8_decode((const char *)p, (size_t)(end - p), &cp);
         const char *named = NULL;
 
         if (n == 0) {
@@ -71,9 +44,9 @@ int term_escape(strbuf *out, const char *s, int flags)
         if (named)
             rc = strbuf_adds(out, named);
         else if (cp < 0x80)
-            rc = strbuf_addf(out, "\\x%02x", cp);
+            rc = strbuf_addf(out, "\\x%02x", (unsigned)cp);
         else
-            rc = strbuf_addf(out, "\\u%04x", cp);
+            rc = strbuf_addf(out, "\\u%04x", (unsigned)cp);
         p += n;
     }
     return rc;
@@ -88,12 +61,13 @@ const char *term_view_flags(const char *s, int flags)
     char **slot = &ring[next++ % TERM_VIEWS];
 
     strbuf_init(&sb, STRBUF_DEFAULT_CAP);
-    if (term_escape(&sb, s, flags) != 0) {
-        strbuf_reset(&sb);
-        strbuf_adds(&sb, "[text too long to show]");
-    }
     free(*slot);
-    *slot = strbuf_detach(&sb, NULL);
+    if (term_escape(&sb, s, flags) != 0) {
+        strbuf_release(&sb);
+        *slot = xstrdup("[text too long to show]");
+    } else {
+        *slot = strbuf_detach(&sb, NULL);
+    }
     return *slot;
 }
 
@@ -104,12 +78,7 @@ const char *term_view(const char *s)
 
 int term_columns(const char *s)
 {
-    int n = 0;
-
-    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++)
-        if ((*p & 0xc0) != 0x80)
-            n++;
-    return n;
+    return s ? (int)utf8_count(s, strlen(s)) : 0;
 }
 
 void term_wrap(FILE *f, const char *s, int indent, int width)
@@ -125,7 +94,7 @@ void term_wrap(FILE *f, const char *s, int indent, int width)
         /* the longest run of whole characters within room, cut at a space */
         while (*q && cols < room) {
             q++;
-            while ((*q & 0xc0) == 0x80)
+            while (utf8_is_cont((unsigned char)*q))
                 q++;
             cols++;
             if (*q == ' ')
@@ -144,8 +113,8 @@ const char *term_fit(const char *s, int width)
 {
     char **slot;
     char *v;
-    size_t i = 0;
-    int cols = 0, total;
+    size_t i;
+    int total;
 
     v = (char *)term_view(s); /* our own ring slot: ours to edit */
     slot = &ring[(next - 1) % TERM_VIEWS];
@@ -160,19 +129,9 @@ const char *term_fit(const char *s, int width)
         return v;
     /* width - 1 columns, then the ellipsis (3 bytes; the view has room:
      * it is longer than width columns, each at least one byte) */
-    for (; v[i]; i++) {
-        if (((unsigned char)v[i] & 0xc0) != 0x80) {
-            if (cols == width - 1)
-                break;
-            cols++;
-        }
-    }
-    if (strlen(v) - i < 3) {
-        char *w = realloc(v, i + 4);
-        if (!w)
-            abort();
-        *slot = v = w;
-    }
+    i = utf8_offset(v, strlen(v), (size_t)width - 1);
+    if (strlen(v) - i < 3)
+        *slot = v = xrealloc(v, i + 4);
     memcpy(v + i, "\xe2\x80\xa6", 4);
     return v;
 }

@@ -484,7 +484,6 @@ int vcs_snapshot_tree(git_oid *out, vcs_worktree *wt)
     git_repository *repo = NULL;
     git_odb *real = NULL, *odb = NULL;
     git_odb_backend *be = NULL;
-    git_index *idx = NULL;
     int rc;
 
     if ((rc = vcs_guard_changes(wt->repo)) != 0)
@@ -506,17 +505,10 @@ int vcs_snapshot_tree(git_oid *out, vcs_worktree *wt)
         goto out;
     }
     git_repository_set_odb(repo, odb);
-    if (git_repository_index(&idx, repo) < 0 || git_index_read(idx, 1) < 0) {
-        rc = vcs_git_err(ERR_FAIL, "%s: cannot read the index", wt->path);
-        goto out;
-    }
-    if (git_index_add_all(idx, NULL, GIT_INDEX_ADD_DEFAULT, NULL, NULL) < 0 ||
-        git_index_update_all(idx, NULL, NULL, NULL) < 0 || git_index_write_tree(out, idx) < 0) {
-        rc = vcs_git_err(ERR_FAIL, "cannot snapshot the changes");
-        goto out;
-    }
+    /* staged as a commit stages (the index file is only read: the new
+     * objects go to the in-memory store) */
+    rc = vcs_stage_all(out, repo, 0);
 out:
-    git_index_free(idx);
     git_odb_free(odb);
     git_odb_free(real);
     git_repository_free(repo);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/xalloc.h"
 #include "vcs/internal.h"
 #include "vcs/repo.h"
 
@@ -85,18 +86,14 @@ int vcs_tree_changes(struct vcs_tree_change **out, size_t *n, const char *repo_p
         goto out;
     }
     nd = git_diff_num_deltas(d);
-    v = calloc(nd + 1, sizeof(*v));
-    if (!v)
-        abort();
+    v = xcalloc(nd + 1, sizeof(*v));
     for (size_t i = 0; i < nd; i++) {
         const git_diff_delta *dl = git_diff_get_delta(d, i);
         const char *p = dl->new_file.path ? dl->new_file.path : dl->old_file.path;
         v[k].status = dl->status == GIT_DELTA_ADDED     ? 'A'
                       : dl->status == GIT_DELTA_DELETED ? 'D'
                                                         : 'M';
-        v[k].path = strdup(p ? p : "");
-        if (!v[k].path)
-            abort();
+        v[k].path = xstrdup(p ? p : "");
         k++;
     }
     *out = v;

@@ -21,6 +21,7 @@
 #include "store/store.h"
 #include "tests/unit/testutil.h"
 #include "util/redact.h"
+#include "tools/diff.h"
 #include "tools/tool.h"
 #include "tools/truncate.h"
 #include "util/config.h"
@@ -291,9 +292,8 @@ static int hook(void *arg, struct tool_ctx *ctx, const char *name, const cJSON *
     (void)arg;
     (void)ctx;
     hook_calls++;
-    strbuf_addf(&res->output, "hooked %s: %s", name,
-                cJSON_GetObjectItem(args, "summary")->valuestring);
-    return 0;
+    return strbuf_addf(&res->output, "hooked %s: %s", name,
+                       cJSON_GetObjectItem(args, "summary")->valuestring);
 }
 
 static void test_hooked_tools(void **state)
@@ -382,10 +382,10 @@ static void make_lines(const char *rel, int n, int width)
     strbuf sb = STRBUF_INIT;
 
     for (int i = 1; i <= n; i++) {
-        strbuf_addf(&sb, "%d", i);
+        assert_int_equal(strbuf_addf(&sb, "%d", i), 0);
         for (int k = snprintf(NULL, 0, "%d", i); k < width; k++)
-            strbuf_addc(&sb, 'x');
-        strbuf_addc(&sb, '\n');
+            assert_int_equal(strbuf_addc(&sb, 'x'), 0);
+        assert_int_equal(strbuf_addc(&sb, '\n'), 0);
     }
     put(rel, sb.buf, sb.len);
     strbuf_release(&sb);
@@ -446,8 +446,8 @@ static void test_read_bytes_and_utf8(void **state)
                 "\n\n[Showing lines 1-512 of 1000 (50KB limit). Use offset=513 to continue.]");
     /* one 80 KB line of 2-byte characters, then a short line */
     for (int i = 0; i < 40000; i++)
-        strbuf_adds(&sb, "\xc3\xa9");
-    strbuf_adds(&sb, "\nend\n");
+        assert_int_equal(strbuf_adds(&sb, "\xc3\xa9"), 0);
+    assert_int_equal(strbuf_adds(&sb, "\nend\n"), 0);
     put("utf.txt", sb.buf, sb.len);
     callv("read", "s:path", "utf.txt", NULL);
     assert_ok();
@@ -1028,6 +1028,60 @@ static void test_edit_crlf_bom(void **state)
     free(d);
 }
 
+/* A 3,000-line text with lines 11 and 2991 changed: the diff is two
+ * small hunks (an LCS that gives up on large inputs printed all 6,000
+ * lines, every one deleted and added). */
+static void test_edit_diff_small(void **state)
+{
+    strbuf a = STRBUF_INIT, b = STRBUF_INIT, out = STRBUF_INIT;
+    size_t added = 99, removed = 99, lines = 0;
+    char *d;
+
+    (void)state;
+    for (int i = 1; i <= 3000; i++) {
+        assert_int_equal(strbuf_addf(&a, "line %d%s\n", i, i == 11 || i == 2991 ? " MARK" : ""),
+                         0);
+        assert_int_equal(strbuf_addf(&b, "line %d%s\n", i, i == 11 || i == 2991 ? " DONE" : ""),
+                         0);
+    }
+    assert_int_equal(diff_unified(&out, "big.txt", a.buf, a.len, b.buf, b.len, &added, &removed),
+                     0);
+    assert_int_equal(added, 2);
+    assert_int_equal(removed, 2);
+    assert_string_equal(strbuf_cstr(&out),
+                        "--- a/big.txt\n+++ b/big.txt\n"
+                        "@@ -8,7 +8,7 @@\n line 8\n line 9\n line 10\n-line 11 MARK\n"
+                        "+line 11 DONE\n line 12\n line 13\n line 14\n"
+                        "@@ -2988,7 +2988,7 @@\n line 2988\n line 2989\n line 2990\n"
+                        "-line 2991 MARK\n+line 2991 DONE\n line 2992\n line 2993\n line 2994\n");
+    /* the same through edit (all=true: one window over both places) */
+    fresh_root("editbig");
+    puts_file("big.txt", strbuf_cstr(&a));
+    callv("edit", "s:path", "big.txt", "s:old_text", "MARK", "s:new_text", "DONE", "b:all", 1,
+          NULL);
+    assert_ok();
+    assert_int_equal(cJSON_GetObjectItem(R.meta, "lines_added")->valuedouble, 2);
+    assert_int_equal(cJSON_GetObjectItem(R.meta, "lines_removed")->valuedouble, 2);
+    for (const char *p = strbuf_cstr(&R.output); *p; p++)
+        lines += *p == '\n';
+    assert_true(lines < 30);
+    assert_contains(strbuf_cstr(&R.output), "@@ -2988,7 +2988,7 @@\n");
+    d = slurp("big.txt", NULL);
+    assert_string_equal(d, strbuf_cstr(&b));
+    free(d);
+    /* a missing last newline is not a difference; NUL bytes are text */
+    strbuf_reset(&out);
+    assert_int_equal(diff_unified(&out, "x", "a\nb", 3, "a\nb\n", 4, &added, &removed), 0);
+    assert_int_equal(out.len, 0);
+    assert_int_equal(added + removed, 0);
+    assert_int_equal(diff_unified(&out, "x", "a\0b\nc", 5, "a\0B\nc", 5, &added, &removed), 0);
+    assert_int_equal(out.len, 45);
+    assert_memory_equal(out.buf, "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\0b\n+a\0B\n c\n", 45);
+    strbuf_release(&a);
+    strbuf_release(&b);
+    strbuf_release(&out);
+}
+
 /* --- grep and find ---------------------------------------------------------- */
 
 static void test_grep(void **state)
@@ -1084,7 +1138,7 @@ static void test_grep_many(void **state)
     (void)state;
     fresh_root("grepmany");
     for (int i = 0; i < 3000; i++)
-        strbuf_addf(&sb, "match %d %0100d\n", i, 0);
+        assert_int_equal(strbuf_addf(&sb, "match %d %0100d\n", i, 0), 0);
     put("m.txt", sb.buf, sb.len);
     strbuf_release(&sb);
     callv("grep", "s:pattern", "match", "i:limit", 1000, NULL);
@@ -1330,7 +1384,7 @@ static void test_truncate_random(void **state)
         n = (int)((seed >> 16) % 300);
         for (int i = 0; i < n; i++) {
             seed = seed * 1103515245u + 12345u;
-            strbuf_adds(&sb, pieces[(seed >> 16) % 8]);
+            assert_int_equal(strbuf_adds(&sb, pieces[(seed >> 16) % 8]), 0);
         }
         seed = seed * 1103515245u + 12345u;
         max_lines = 1 + (seed >> 16) % 40;
@@ -1425,6 +1479,7 @@ int main(void)
         cmocka_unit_test(test_edit_exact),
         cmocka_unit_test(test_edit_normalised),
         cmocka_unit_test(test_edit_crlf_bom),
+        cmocka_unit_test(test_edit_diff_small),
         cmocka_unit_test(test_grep),
         cmocka_unit_test(test_grep_many),
         cmocka_unit_test(test_find),
