@@ -68,4 +68,22 @@ int store_goal_count(store *st, const char *status, int64_t *out);
  * ambiguous ones ERR_AMBIGUOUS; the message names the prefix. */
 int store_resolve_id(store *st, const char *table, const char *prefix, char out[ID_SIZE]);
 
+/* One more attempt of the goal's current stage (a claim); and none (its
+ * stage is done: the next one starts with its own retries). */
+int store_goal_attempts_inc(store *st, const char *id);
+int store_goal_attempts_reset(store *st, const char *id);
+
+/* Add the wall time of run_id (now_ms - its started_at, at least 0) to the
+ * goal's spent_wall_ms. */
+int store_goal_spend_run_wall(store *st, const char *goal_id, const char *run_id, int64_t now_ms);
+
+/* A goal's status, for transitions: *found is 0 when absent. */
+int store_goal_status_get(store *st, const char *id, int *found, char status[32]);
+
+/* Move a goal from `from` to `to` (updated_at = now; started_at on the
+ * first active; ended_at when terminal); *changed is 0 when it was no
+ * longer `from`. */
+int store_goal_status_set(store *st, const char *id, const char *from, const char *to,
+                          int terminal, int64_t now_ms, int *changed);
+
 #endif

@@ -60,4 +60,17 @@ int store_item_each(store *st, const char *goal_id,
 /* Effort points: S=1, M=3, L=5, XL=8; 0 for anything else. */
 int item_effort_points(const char *effort);
 
+/* One more attempt of the item (a claim). */
+int store_item_attempts_inc(store *st, const char *id);
+
+/* An item's status and goal, for transitions: *found is 0 when absent. */
+int store_item_status_get(store *st, const char *id, int *found, char status[32],
+                          char goal_id[ID_SIZE]);
+
+/* Move an item from `from` to `to` (updated_at = now; started_at on the
+ * first in_progress; ended_at when terminal); *changed is 0 when it was
+ * no longer `from`. */
+int store_item_status_set(store *st, const char *id, const char *from, const char *to,
+                          int terminal, int64_t now_ms, int *changed);
+
 #endif
