@@ -21,6 +21,7 @@
 #include "lifecycle/stages.h"
 #include "lifecycle/transitions.h"
 #include "store/event.h"
+#include "store/goal.h"
 #include "util/err.h"
 
 static const char *const gate_types[] = {"test", "build", "lint", "typecheck", "custom", NULL};
@@ -163,14 +164,11 @@ static char *reason_dup(const char *r)
  * nothing_to_do, without a branch or work items, in one transaction. */
 static int nothing_to_do(struct job_ctx *j, const cJSON *answer)
 {
-    static const char sql[] = "UPDATE goals SET elaboration = ?, outcome = 'nothing_to_do',"
-                              " outcome_reason = ?, branch = NULL WHERE id = ?";
     const struct goal *g = j->goal;
     char *reason = reason_dup(
         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, "reason")));
     cJSON *elab = cJSON_CreateObject(), *p = cJSON_CreateObject();
     char *t_elab;
-    sqlite3_stmt *s;
     int rc;
 
     cJSON_AddBoolToObject(elab, "nothing_to_do", 1);
@@ -180,14 +178,8 @@ static int nothing_to_do(struct job_ctx *j, const cJSON *answer)
     cJSON_AddStringToObject(p, "reason", reason);
     if ((rc = store_tx_begin(j->st)) != 0)
         goto out;
-    if ((rc = store_prepare(j->st, &s, sql)) != 0)
-        goto fail;
-    store_bind_text(s, 1, t_elab);
-    store_bind_text(s, 2, reason);
-    store_bind_text(s, 3, g->id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "elaboration");
-    store_done(s);
-    if (rc || (rc = store_event_add(j->st, g->id, NULL, j->claim.run_id, "goal.nothing_to_do", p,
+    if ((rc = store_goal_set_nothing_to_do(j->st, g->id, t_elab, reason)) ||
+        (rc = store_event_add(j->st, g->id, NULL, j->claim.run_id, "goal.nothing_to_do", p,
                                     NULL)) ||
         (rc = transition_apply(j->st, ENTITY_GOAL, g->id, "active", "queued", NULL)) ||
         (rc = transition_apply(j->st, ENTITY_GOAL, g->id, "completed", "active", p)))
@@ -335,22 +327,9 @@ int stage_elaborate(struct job_ctx *j)
     t_elab = cJSON_PrintUnformatted(elab);
     if ((rc = store_tx_begin(j->st)) != 0)
         goto out;
-    {
-        static const char sql[] = "UPDATE goals SET success_criteria = ?, allowed_actions = ?,"
-                                  " verification = ?, elaboration = ? WHERE id = ?";
-        sqlite3_stmt *s;
-        if ((rc = store_prepare(j->st, &s, sql)) != 0)
-            goto fail;
-        store_bind_text(s, 1, t_criteria);
-        store_bind_text(s, 2, t_actions);
-        store_bind_text(s, 3, t_gates);
-        store_bind_text(s, 4, t_elab);
-        store_bind_text(s, 5, g->id);
-        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "elaboration");
-        store_done(s);
-        if (rc)
-            goto fail;
-    }
+    if ((rc = store_goal_set_elaboration(j->st, g->id, t_criteria, t_actions, t_gates,
+                                         t_elab)) != 0)
+        goto fail;
     p = cJSON_CreateObject();
     cJSON_AddNumberToObject(p, "criteria", cJSON_GetArraySize(criteria));
     cJSON_AddNumberToObject(p, "gates", cJSON_GetArraySize(gates));

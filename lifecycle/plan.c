@@ -305,19 +305,13 @@ out:
 
 int plan_promote_ready(store *st, const char *goal_id, int *n)
 {
-    static const char sql[] =
-        "SELECT w.id FROM work_items w WHERE w.goal_id = ? AND w.status = 'queued'"
-        " AND NOT EXISTS (SELECT 1 FROM work_item_deps d JOIN work_items x"
-        " ON x.id = d.depends_on_id WHERE d.item_id = w.id AND NOT ("
-        " x.status = 'done' OR (x.status = 'skipped' AND d.condition = 'done_or_skipped')))"
-        " ORDER BY w.created_at, w.rowid";
     char (*ids)[ID_SIZE] = NULL;
     size_t cnt = 0;
     int rc;
 
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
-    if ((rc = store_ids(st, sql, goal_id, &ids, &cnt)) != 0)
+    if ((rc = store_item_ids_promotable(st, goal_id, &ids, &cnt)) != 0)
         goto fail;
     for (size_t i = 0; i < cnt; i++)
         if ((rc = transition_apply(st, ENTITY_ITEM, ids[i], "ready", "queued", NULL)) != 0)

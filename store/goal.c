@@ -404,3 +404,57 @@ int store_goal_status_set(store *st, const char *id, const char *from, const cha
     store_done(s);
     return rc;
 }
+
+int store_goal_set_worktree(store *st, const char *id, const char *worktree)
+{
+    static const char sql[] = "UPDATE goals SET worktree = ? WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, worktree);
+    store_bind_text(s, 2, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "worktree");
+    store_done(s);
+    return rc;
+}
+
+int store_goal_set_elaboration(store *st, const char *id, const char *success_criteria,
+                               const char *allowed_actions, const char *verification,
+                               const char *elaboration)
+{
+    static const char sql[] = "UPDATE goals SET success_criteria = ?, allowed_actions = ?,"
+                              " verification = ?, elaboration = ? WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, success_criteria);
+    store_bind_text(s, 2, allowed_actions);
+    store_bind_text(s, 3, verification);
+    store_bind_text(s, 4, elaboration);
+    store_bind_text(s, 5, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "elaboration");
+    store_done(s);
+    return rc;
+}
+
+int store_goal_set_nothing_to_do(store *st, const char *id, const char *elaboration,
+                                 const char *reason)
+{
+    static const char sql[] = "UPDATE goals SET elaboration = ?, outcome = 'nothing_to_do',"
+                              " outcome_reason = ?, branch = NULL WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, elaboration);
+    store_bind_text(s, 2, reason);
+    store_bind_text(s, 3, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "elaboration");
+    store_done(s);
+    return rc;
+}

@@ -86,4 +86,17 @@ int store_goal_status_get(store *st, const char *id, int *found, char status[32]
 int store_goal_status_set(store *st, const char *id, const char *from, const char *to,
                           int terminal, int64_t now_ms, int *changed);
 
+/* The worktree path of a goal (set by its first run). */
+int store_goal_set_worktree(store *st, const char *id, const char *worktree);
+
+/* The elaboration's result (JSON texts; allowed_actions may be NULL). */
+int store_goal_set_elaboration(store *st, const char *id, const char *success_criteria,
+                               const char *allowed_actions, const char *verification,
+                               const char *elaboration);
+
+/* The elaboration found nothing to do: outcome nothing_to_do with the
+ * model's reason, no branch. */
+int store_goal_set_nothing_to_do(store *st, const char *id, const char *elaboration,
+                                 const char *reason);
+
 #endif

@@ -272,3 +272,15 @@ int store_item_status_set(store *st, const char *id, const char *from, const cha
     store_done(s);
     return rc;
 }
+
+int store_item_ids_promotable(store *st, const char *goal_id, char (**out)[ID_SIZE], size_t *n)
+{
+    static const char sql[] =
+        "SELECT w.id FROM work_items w WHERE w.goal_id = ? AND w.status = 'queued'"
+        " AND NOT EXISTS (SELECT 1 FROM work_item_deps d JOIN work_items x"
+        " ON x.id = d.depends_on_id WHERE d.item_id = w.id AND NOT ("
+        " x.status = 'done' OR (x.status = 'skipped' AND d.condition = 'done_or_skipped')))"
+        " ORDER BY w.created_at, w.rowid";
+
+    return store_ids(st, sql, goal_id, out, n);
+}

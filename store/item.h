@@ -9,6 +9,7 @@
 #ifndef GOALD_STORE_ITEM_H
 #define GOALD_STORE_ITEM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "store/store.h"
@@ -72,5 +73,10 @@ int store_item_status_get(store *st, const char *id, int *found, char status[32]
  * no longer `from`. */
 int store_item_status_set(store *st, const char *id, const char *from, const char *to,
                           int terminal, int64_t now_ms, int *changed);
+
+/* The queued items of a goal whose dependencies are met (done, or skipped
+ * where the edge allows it), in creation order: *out is a malloc'd array
+ * of *n ids (free(); NULL when none). */
+int store_item_ids_promotable(store *st, const char *goal_id, char (**out)[ID_SIZE], size_t *n);
 
 #endif

@@ -114,11 +114,14 @@ static void test_work_lane_and_breaker(void **state)
     /* a breaker open stops claims */
     assert_int_equal(transition_apply(st, ENTITY_ITEM, c.item_id, "failed", NULL, NULL), 0);
     assert_int_equal(transition_apply(st, ENTITY_ITEM, c.item_id, "ready", NULL, NULL), 0);
-    /* b has waited longer than a even when the host runs all this within
-     * one millisecond (a tie would go to the smaller, random, id) */
-    assert_int_equal(store_exec(st, "UPDATE work_items SET updated_at = updated_at - 1000"
-                                    " WHERE key = 'b' AND status = 'ready'"),
-                     0);
+    /* the other item has waited longer even when the host runs all this
+     * within one millisecond (a tie would go to the smaller, random, id) */
+    {
+        char sql[256];
+        snprintf(sql, sizeof(sql), "UPDATE work_items SET updated_at = updated_at - 1000"
+                 " WHERE goal_id = '%s' AND id <> '%s'", g, c.item_id);
+        assert_int_equal(store_exec(st, sql), 0);
+    }
     for (int i = 0; i < 5; i++)
         assert_int_equal(breaker_record(st, "rate_limit", "r", now), 0);
     assert_int_equal(claim_next(st, "work", now + 1, NULL, 0, &c2, blocked, sizeof(blocked)),
