@@ -1,3 +1,16 @@
+/*
+ * plan.c - stage 3: an elaborated goal becomes work items, a DAG.
+ *
+ * Read top to bottom: plan_parse() checks the model's answer completely
+ * before anything is stored (each item's required fields, its optional
+ * ones, its dependencies; then unique keys, known dependencies and no
+ * cycle); plan_store() inserts every item, then maps dependency keys to
+ * ids, in one transaction; plan_promote_ready() moves the queued items
+ * whose dependencies are met to ready.  stage_plan() (at the end) asks the
+ * model, asks once more with the error when the plan is refused, and
+ * stores it; the work lane then executes the ready items (select.c,
+ * claim.c).
+ */
 #include "lifecycle/plan.h"
 
 #include "store/goal.h"
