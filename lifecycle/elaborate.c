@@ -32,6 +32,8 @@
 #include "store/event.h"
 #include "store/goal.h"
 #include "util/err.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
 
 static const char *const gate_types[] = {"test", "build", "lint", "typecheck", "custom", NULL};
 
@@ -154,19 +156,10 @@ static void list_root(strbuf *sb, const char *repo)
 static char *reason_dup(const char *r)
 {
     size_t len = strlen(r);
-    char *out;
 
-    if (len > REASON_MAX) {
-        len = REASON_MAX;
-        while (len > 0 && ((unsigned char)r[len] & 0xC0) == 0x80)
-            len--;
-    }
-    out = malloc(len + 1);
-    if (!out)
-        abort();
-    memcpy(out, r, len);
-    out[len] = '\0';
-    return out;
+    if (len > REASON_MAX)
+        len = utf8_cut_back(r, REASON_MAX);
+    return xstrndup(r, len);
 }
 
 /* The model found nothing to do: the goal is completed with outcome
