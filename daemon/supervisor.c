@@ -25,6 +25,8 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox.h"
 #include "store/event.h"
+#include "store/heartbeat.h"
+#include "store/run.h"
 #include "store/store.h"
 #include "util/config.h"
 #include "util/err.h"
@@ -32,6 +34,7 @@
 #include "util/log.h"
 #include "util/secret.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 #define MAX_KIDS 512
 
@@ -234,21 +237,17 @@ struct run_end {
 
 static void run_end_read(struct daemon *d, const char *run_id, struct run_end *e)
 {
-    static const char q[] = "SELECT status, ifnull(item_id, ''), attempt, ifnull(failure_reason, '')"
-                            " FROM runs WHERE id = ?";
-    sqlite3_stmt *s;
+    struct store_run r;
 
     memset(e, 0, sizeof(*e));
-    if (store_prepare(d->st, &s, q) != 0)
+    if (store_run_get(d->st, run_id, &r) != 0) {
+        err_clear();
         return;
-    store_bind_text(s, 1, run_id);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        snprintf(e->status, sizeof(e->status), "%s", sqlite3_column_text(s, 0));
-        snprintf(e->item, sizeof(e->item), "%s", sqlite3_column_text(s, 1));
-        snprintf(e->attempt, sizeof(e->attempt), "%d", sqlite3_column_int(s, 2));
-        snprintf(e->failure, sizeof(e->failure), "%s", sqlite3_column_text(s, 3));
     }
-    store_done(s);
+    snprintf(e->status, sizeof(e->status), "%s", r.status);
+    snprintf(e->item, sizeof(e->item), "%s", r.item_id);
+    snprintf(e->attempt, sizeof(e->attempt), "%d", r.attempt);
+    snprintf(e->failure, sizeof(e->failure), "%s", r.failure_reason);
 }
 
 /* After a job process ended: if its run is still `running`, the job died
@@ -460,92 +459,77 @@ static int claim_all(struct daemon *d)
     return started;
 }
 
+/* A live job of an earlier daemon: watched as a kid (not reaped). */
+static void adopt(struct daemon *d, const struct store_run *o, int64_t now)
+{
+    struct kid *k = &d->kids[d->nkids++];
+
+    memset(k, 0, sizeof(*k));
+    k->pid = (pid_t)o->pid;
+    k->foreign = 1;
+    snprintf(k->run_id, sizeof(k->run_id), "%s", o->id);
+    snprintf(k->goal_id, sizeof(k->goal_id), "%s", o->goal_id);
+    snprintf(k->lane, sizeof(k->lane), "%s", o->lane);
+    snprintf(k->kind, sizeof(k->kind), "%s", o->kind);
+    k->started = time_mono_ms() - (o->started_at > 0 ? now - o->started_at : 0);
+    k->timeout = (int64_t)(o->timeout_s < 0 ? 600 : o->timeout_s) * 1000;
+    log_info("run %.8s: adopted its live job (pid %ld)", o->id, o->pid);
+}
+
+static int is_ours(const struct daemon *d, const char *run_id)
+{
+    for (int k = 0; k < d->nkids; k++)
+        if (!strcmp(d->kids[k].run_id, run_id))
+            return 1;
+    return 0;
+}
+
+/* One run left `running` that no kid of ours runs: 1 when it was
+ * aborted. */
+static int recover_orphan(struct daemon *d, const struct store_run *o, int startup, int64_t now)
+{
+    if (job_alive((pid_t)o->pid, o->id)) {
+        if (o->lease_until && o->lease_until < now) {
+            kill(-(pid_t)o->pid, SIGKILL);
+            return lifecycle_abort_run(d->st, o->id, "aborted", "its lease expired") == 0;
+        }
+        if (startup && d->nkids < MAX_KIDS)
+            adopt(d, o, now);
+        return 0;
+    }
+    /* no process: a claim whose job never started is given its lease */
+    if (!startup && o->pid == 0 && o->lease_until >= now)
+        return 0;
+    return lifecycle_abort_run(d->st, o->id, "aborted",
+                               startup ? "its process is gone (found at daemon start)"
+                                       : "its process is gone") == 0;
+}
+
 /* Runs left `running` by an earlier daemon: adopt the live ones, abort the
  * dead ones (and those whose lease expired).  Returns how many it
  * aborted. */
 static int recover_orphans(struct daemon *d, int startup)
 {
-    static const char q[] = "SELECT id, goal_id, kind, lane, ifnull(pid, 0),"
-                            " ifnull(lease_until, 0), ifnull(timeout_s, 600), started_at"
-                            " FROM runs WHERE status = 'running'";
-    struct orphan {
-        char id[ID_SIZE], goal[ID_SIZE], kind[16], lane[8];
-        long pid;
-        int64_t lease, timeout_ms, started;
-    } *o = NULL;
-    size_t n = 0, cap = 0;
-    sqlite3_stmt *s;
+    struct store_run *o = NULL;
+    size_t n = 0;
     int64_t now = time_now_ms();
     int aborted = 0;
 
-    if (store_prepare(d->st, &s, q) != 0)
+    if (store_run_list_running(d->st, &o, &n) != 0) {
+        err_clear();
         return 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            o = realloc(o, cap * sizeof(*o));
-            if (!o)
-                abort();
-        }
-        snprintf(o[n].id, ID_SIZE, "%s", sqlite3_column_text(s, 0));
-        snprintf(o[n].goal, ID_SIZE, "%s", sqlite3_column_text(s, 1));
-        snprintf(o[n].kind, sizeof(o[n].kind), "%s", sqlite3_column_text(s, 2));
-        snprintf(o[n].lane, sizeof(o[n].lane), "%s", sqlite3_column_text(s, 3));
-        o[n].pid = (long)sqlite3_column_int64(s, 4);
-        o[n].lease = sqlite3_column_int64(s, 5);
-        o[n].timeout_ms = sqlite3_column_int64(s, 6) * 1000;
-        o[n].started = sqlite3_column_int64(s, 7);
-        n++;
     }
-    store_done(s);
-    for (size_t i = 0; i < n; i++) {
-        int ours = 0;
-        for (int k = 0; k < d->nkids; k++)
-            if (!strcmp(d->kids[k].run_id, o[i].id))
-                ours = 1;
-        if (ours)
-            continue;
-        if (job_alive((pid_t)o[i].pid, o[i].id)) {
-            if (o[i].lease && o[i].lease < now) {
-                kill(-(pid_t)o[i].pid, SIGKILL);
-                if (lifecycle_abort_run(d->st, o[i].id, "aborted", "its lease expired") == 0)
-                    aborted++;
-            } else if (startup && d->nkids < MAX_KIDS) {
-                struct kid *k = &d->kids[d->nkids++];
-                memset(k, 0, sizeof(*k));
-                k->pid = (pid_t)o[i].pid;
-                k->foreign = 1;
-                snprintf(k->run_id, sizeof(k->run_id), "%s", o[i].id);
-                snprintf(k->goal_id, sizeof(k->goal_id), "%s", o[i].goal);
-                snprintf(k->lane, sizeof(k->lane), "%s", o[i].lane);
-                snprintf(k->kind, sizeof(k->kind), "%s", o[i].kind);
-                k->started = time_mono_ms() - (o[i].started > 0 ? now - o[i].started : 0);
-                k->timeout = o[i].timeout_ms;
-                log_info("run %.8s: adopted its live job (pid %ld)", o[i].id, o[i].pid);
-            }
-            continue;
-        }
-        /* no process: a claim whose job never started is given its lease */
-        if (!startup && o[i].pid == 0 && o[i].lease >= now)
-            continue;
-        if (lifecycle_abort_run(d->st, o[i].id, "aborted",
-                                startup ? "its process is gone (found at daemon start)"
-                                        : "its process is gone") == 0)
-            aborted++;
-    }
+    for (size_t i = 0; i < n; i++)
+        if (!is_ours(d, o[i].id))
+            aborted += recover_orphan(d, &o[i], startup, now);
     free(o);
     return aborted;
 }
 
 static void heartbeat(struct daemon *d)
 {
-    static const char sql[] =
-        "INSERT INTO daemon_heartbeat(id, pid, started_at, last_tick, lanes) VALUES (1, ?, ?, ?, ?)"
-        " ON CONFLICT(id) DO UPDATE SET pid = excluded.pid, started_at = excluded.started_at,"
-        " last_tick = excluded.last_tick, lanes = excluded.lanes";
     cJSON *lanes = cJSON_CreateObject(), *jobs;
     char *text;
-    sqlite3_stmt *s;
     int64_t now = time_mono_ms();
 
     for (int l = 0; l < 2; l++) {
@@ -567,15 +551,9 @@ static void heartbeat(struct daemon *d)
         cJSON_AddItemToArray(jobs, j);
     }
     text = cJSON_PrintUnformatted(lanes);
-    if (store_prepare(d->st, &s, sql) == 0) {
-        sqlite3_bind_int64(s, 1, (int64_t)getpid());
-        sqlite3_bind_int64(s, 2, d->started_wall);
-        sqlite3_bind_int64(s, 3, time_now_ms());
-        store_bind_text(s, 4, text);
-        if (sqlite3_step(s) != SQLITE_DONE)
-            log_warn("heartbeat: %s", sqlite3_errmsg(store_db(d->st)));
-        store_done(s);
-    }
+    xcheck(text);
+    if (store_heartbeat_write(d->st, (long)getpid(), d->started_wall, time_now_ms(), text) != 0)
+        log_warn("%s", err_last());
     cJSON_free(text);
     cJSON_Delete(lanes);
 }
@@ -615,20 +593,10 @@ static void cron_lane(struct daemon *d)
  * for pending retries rather than exit before them.) */
 static int pending_retries(struct daemon *d)
 {
-    static const char sql[] =
-        "SELECT (SELECT count(*) FROM work_items w JOIN goals g ON g.id = w.goal_id"
-        "        WHERE w.status = 'ready' AND g.status = 'active' AND w.next_attempt_at > ?1)"
-        " + (SELECT count(*) FROM goals WHERE status IN ('queued', 'active') AND is_template = 0"
-        "        AND next_attempt_at > ?1)";
-    sqlite3_stmt *s;
     int n = 0;
 
-    if (store_prepare(d->st, &s, sql) != 0)
-        return 0;
-    sqlite3_bind_int64(s, 1, time_now_ms());
-    if (sqlite3_step(s) == SQLITE_ROW)
-        n = sqlite3_column_int(s, 0);
-    store_done(s);
+    if (store_run_pending_retries(d->st, time_now_ms(), &n) != 0)
+        err_clear();
     return n;
 }
 
@@ -688,47 +656,39 @@ static void install_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-int daemon_run(const struct daemon_opts *o)
+/* Everything before the first tick: the binary's path, the log, the lock,
+ * the store, signals and the wake socket. */
+static int daemon_open(struct daemon *d)
 {
-    struct daemon *d = calloc(1, sizeof(*d));
-    ssize_t n;
+    const struct daemon_opts *o = d->o;
+    char dir[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", d->self, sizeof(d->self) - 1);
     int rc;
 
-    if (!d)
-        abort();
-    d->o = o;
-    d->lock_fd = d->wake_fd = -1;
-    d->started_wall = time_now_ms();
-    daemon_sock_path(o->db_path, d->sock_path, sizeof(d->sock_path));
-    n = readlink("/proc/self/exe", d->self, sizeof(d->self) - 1);
-    if (n <= 0) {
-        rc = err_set(ERR_IO, "cannot find the goald binary: %s", strerror(errno));
-        goto out;
-    }
+    if (n <= 0)
+        return err_set(ERR_IO, "cannot find the goald binary: %s", strerror(errno));
     d->self[n] = '\0';
     /* log.level (or GOALD_LOG_LEVEL), else the caller's default */
     log_set_level(log_level_named(config_str(CFG_LOG_LEVEL), (enum log_level)o->log_level));
     if (o->log_file && (rc = log_open_file(o->log_file)) != 0)
-        goto out;
-    {
-        char dir[PATH_MAX];
-        if ((rc = fs_dirname(dir, sizeof(dir), o->db_path)) != 0 ||
-            (rc = fs_mkdir_p(dir, 0700)) != 0)
-            goto out;
-    }
+        return rc;
+    if ((rc = fs_dirname(dir, sizeof(dir), o->db_path)) != 0 || (rc = fs_mkdir_p(dir, 0700)) != 0)
+        return rc;
     if ((rc = take_lock(d)) != 0)
-        goto out;
+        return rc;
     if ((rc = store_open(&d->st, o->db_path)) != 0)
-        goto out;
-    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-        rc = err_set(ERR_IO, "pipe: %s", strerror(errno));
-        goto out;
-    }
+        return rc;
+    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+        return err_set(ERR_IO, "pipe: %s", strerror(errno));
     install_signals();
-    if ((rc = open_wake_socket(d)) != 0)
-        goto out;
-    log_event(LOG_INFO, "daemon.started", "db", o->db_path, "mode", o->once ? "once" : "service",
-              NULL);
+    return open_wake_socket(d);
+}
+
+/* Started: say so, then take over what an earlier daemon left. */
+static void daemon_start(struct daemon *d)
+{
+    log_event(LOG_INFO, "daemon.started", "db", d->o->db_path, "mode",
+              d->o->once ? "once" : "service", NULL);
     store_event_add(d->st, NULL, NULL, NULL, "daemon.started", NULL, NULL);
     /* `status` says running from the moment the lock is held, not after
      * recovery and the first claims (which take seconds on a loaded host) */
@@ -745,67 +705,102 @@ int daemon_run(const struct daemon_opts *o)
     if (breaker_config_sweep(d->st, time_now_ms()) < 0 ||
         breaker_close_sticky(d->st, "auth", BREAKER_WHY_RESTART, time_now_ms()) < 0)
         log_warn("breakers: %s", err_last());
+}
 
-    for (;;) {
-        int started = 0;
+/* The signals that arrived since the last tick: SIGHUP reloads the
+ * configuration, SIGUSR1 reopens the log, SIGTERM/SIGINT start the stop. */
+static void handle_signals(struct daemon *d)
+{
+    const struct daemon_opts *o = d->o;
 
-        if (got_hup) {
-            got_hup = 0;
-            if (config_load(o->config_path) != 0) {
-                log_error("config not reloaded: %s", err_last());
-            } else {
-                secret_take_all(); /* variables the new configuration names */
-                log_set_level(
-                    log_level_named(config_str(CFG_LOG_LEVEL), (enum log_level)o->log_level));
-                log_event(LOG_INFO, "config.reloaded", "config",
-                          o->config_path ? o->config_path : "(default)", NULL);
-            }
-        }
-        if (got_usr1) {
-            got_usr1 = 0;
-            log_reopen();
-        }
-        if (got_stop && !d->stop_at) {
-            d->stop_at = time_mono_ms();
-            log_event(LOG_INFO, "daemon.stopping", "jobs", d->nkids ? "running" : "none", NULL);
-        }
-        reap(d);
-        enforce_timeouts(d);
-        if (d->stop_at) {
-            int own = 0;
-            shutdown_jobs(d);
-            for (int i = 0; i < d->nkids; i++)
-                own += !d->kids[i].foreign;
-            if (own == 0)
-                break;
+    if (got_hup) {
+        got_hup = 0;
+        if (config_load(o->config_path) != 0) {
+            log_error("config not reloaded: %s", err_last());
         } else {
-            cron_lane(d);
-            started = claim_all(d);
+            secret_take_all(); /* variables the new configuration names */
+            log_set_level(log_level_named(config_str(CFG_LOG_LEVEL), (enum log_level)o->log_level));
+            log_event(LOG_INFO, "config.reloaded", "config",
+                      o->config_path ? o->config_path : "(default)", NULL);
         }
-        heartbeat(d);
-        /* nothing can be recorded any more: stop (jobs get their grace) and
-         * say why, rather than loop or exit 0 */
-        if (store_disk_full() && !d->disk_full) {
-            d->disk_full = 1;
-            log_error("database or disk is full: %s: stopping", o->db_path);
-            if (!d->stop_at)
-                d->stop_at = time_mono_ms();
-        }
-        if (o->once && !d->stop_at && d->nkids == 0 && started == 0 && !pending_retries(d))
-            break;
-        wait_for_events(d, d->stop_at ? 100 : (d->nkids && o->once ? 50 : config_int(CFG_DAEMON_TICK_MS)));
     }
-    /* whatever a shutdown killed is recorded as aborted */
+    if (got_usr1) {
+        got_usr1 = 0;
+        log_reopen();
+    }
+    if (got_stop && !d->stop_at) {
+        d->stop_at = time_mono_ms();
+        log_event(LOG_INFO, "daemon.stopping", "jobs", d->nkids ? "running" : "none", NULL);
+    }
+}
+
+/* One tick; 1 when the loop ends (stopped with no job of ours left, or
+ * --once with nothing left to do). */
+static int tick(struct daemon *d)
+{
+    int started = 0;
+
+    handle_signals(d);
+    reap(d);
+    enforce_timeouts(d);
+    if (d->stop_at) {
+        int own = 0;
+        shutdown_jobs(d);
+        for (int i = 0; i < d->nkids; i++)
+            own += !d->kids[i].foreign;
+        if (own == 0)
+            return 1;
+    } else {
+        cron_lane(d);
+        started = claim_all(d);
+    }
+    heartbeat(d);
+    /* nothing can be recorded any more: stop (jobs get their grace) and
+     * say why, rather than loop or exit 0 */
+    if (store_disk_full() && !d->disk_full) {
+        d->disk_full = 1;
+        log_error("database or disk is full: %s: stopping", d->o->db_path);
+        if (!d->stop_at)
+            d->stop_at = time_mono_ms();
+    }
+    if (d->o->once && !d->stop_at && d->nkids == 0 && started == 0 && !pending_retries(d))
+        return 1;
+    wait_for_events(d, d->stop_at ? 100
+                                  : (d->nkids && d->o->once ? 50 : config_int(CFG_DAEMON_TICK_MS)));
+    return 0;
+}
+
+/* After the loop: whatever a shutdown killed is recorded as aborted. */
+static int daemon_finish(struct daemon *d)
+{
     reap(d);
     for (int i = 0; i < d->nkids; i++)
         if (!d->kids[i].foreign)
             lifecycle_abort_run(d->st, d->kids[i].run_id, "aborted", "the daemon shut down");
     store_event_add(d->st, NULL, NULL, NULL, "daemon.stopped", NULL, NULL);
-    store_exec(d->st, "DELETE FROM daemon_heartbeat");
+    if (store_heartbeat_delete(d->st) != 0)
+        log_warn("heartbeat: %s", err_last());
     log_event(LOG_INFO, "daemon.stopped", NULL);
-    rc = d->disk_full || store_disk_full()
-             ? err_set(ERR_IO, "database or disk is full: %s", o->db_path)
-             : 0;
+    return d->disk_full || store_disk_full()
+               ? err_set(ERR_IO, "database or disk is full: %s", d->o->db_path)
+               : 0;
+}
+
+int daemon_run(const struct daemon_opts *o)
+{
+    struct daemon *d = xcalloc(1, sizeof(*d));
+    int rc;
+
+    d->o = o;
+    d->lock_fd = d->wake_fd = -1;
+    d->started_wall = time_now_ms();
+    daemon_sock_path(o->db_path, d->sock_path, sizeof(d->sock_path));
+    if ((rc = daemon_open(d)) != 0)
+        goto out;
+    daemon_start(d);
+    while (!tick(d))
+        ;
+    rc = daemon_finish(d);
 out:
     if (d->wake_fd >= 0) {
         close(d->wake_fd);

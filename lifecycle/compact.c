@@ -18,6 +18,8 @@
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
 
 #define STUB_PREFIX "[elided: "
 #define SUMMARY_PREFIX "Summary of the earlier turns of this run (compacted):\n"
@@ -104,9 +106,7 @@ static void call_gist(strbuf *sb, const struct llm_tool_call *c)
     }
     strbuf_addf(sb, "%s", c && c->name ? c->name : "tool");
     if (what) {
-        size_t n = strlen(what), cut = n > 100 ? 100 : n;
-        while (cut < n && cut > 0 && ((unsigned char)what[cut] & 0xc0) == 0x80)
-            cut--;
+        size_t n = strlen(what), cut = utf8_cut_back(what, n > 100 ? 100 : n);
         strbuf_addf(sb, " %.*s%s", (int)cut, what, cut < n ? "..." : "");
     }
     cJSON_Delete(a);
@@ -114,10 +114,8 @@ static void call_gist(strbuf *sb, const struct llm_tool_call *c)
 
 static void set_content(struct llm_message *m, strbuf *sb)
 {
-    char *t = strdup(strbuf_cstr(sb));
+    char *t = xstrdup(strbuf_cstr(sb));
 
-    if (!t)
-        abort();
     free(m->content);
     m->content = t;
 }
@@ -146,10 +144,8 @@ static int thin_args(struct llm_tool_call *c)
     }
     if (changed && (t = cJSON_PrintUnformatted(a))) {
         free(c->arguments);
-        c->arguments = strdup(t);
+        c->arguments = xstrdup(t);
         cJSON_free(t);
-        if (!c->arguments)
-            abort();
     }
     cJSON_Delete(a);
     return changed;
@@ -178,9 +174,7 @@ static int stub_range(struct llm_message *m, size_t from, size_t to, int *change
             for (size_t k = 0; k < m[i].ncalls; k++)
                 *changed |= thin_args(&m[i].calls[k]);
             if (m[i].content && strlen(m[i].content) > LONG_TEXT) {
-                size_t len = strlen(m[i].content), cut = LONG_TEXT;
-                while (cut > 0 && ((unsigned char)m[i].content[cut] & 0xc0) == 0x80)
-                    cut--;
+                size_t len = strlen(m[i].content), cut = utf8_cut_back(m[i].content, LONG_TEXT);
                 strbuf_reset(&sb);
                 strbuf_addf(&sb, "%.*s " STUB_PREFIX "%zu more bytes]", (int)cut, m[i].content,
                             len - cut);
@@ -197,10 +191,8 @@ static int stub_range(struct llm_message *m, size_t from, size_t to, int *change
 
 static void add_cut(strbuf *sb, const char *s, size_t max)
 {
-    size_t n = s ? strlen(s) : 0, cut = n > max ? max : n;
+    size_t n = s ? strlen(s) : 0, cut = s ? utf8_cut_back(s, n > max ? max : n) : 0;
 
-    while (cut < n && cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
-        cut--;
     strbuf_add(sb, s ? s : "", cut);
     if (cut < n)
         strbuf_addf(sb, " [... %zu more bytes]", n - cut);
@@ -252,8 +244,7 @@ static int condense_call(struct job_ctx *j, const struct llm_message *m, size_t 
         rc = err_set(ERR_FAIL, "condense: summary: expected a non-empty string");
         goto out;
     }
-    if (!(*summary = strdup(s->valuestring)))
-        abort();
+    *summary = xstrdup(s->valuestring);
 out:
     cJSON_Delete(ans);
     strbuf_release(&text);
@@ -271,115 +262,168 @@ static int64_t range_tokens(const struct llm_message *m, size_t from, size_t to)
     return tokens_of(b);
 }
 
+/* The shape of the history: the head (before the first assistant message,
+ * with an earlier summary at summary_at, 0 when none) and the turns, each
+ * starting at an assistant message (starts[nturns] is the end). */
+struct shape {
+    size_t head_end, summary_at, nturns;
+    size_t *starts; /* nturns + 1, malloc'd */
+};
+
+static void shape_read(struct shape *sh, const struct llm_message *m, size_t n)
+{
+    memset(sh, 0, sizeof(*sh));
+    while (sh->head_end < n && m[sh->head_end].role != LLM_ASSISTANT)
+        sh->head_end++;
+    for (size_t i = 1; i < sh->head_end; i++)
+        if (m[i].role == LLM_USER && m[i].content &&
+            !strncmp(m[i].content, SUMMARY_PREFIX, strlen(SUMMARY_PREFIX)))
+            sh->summary_at = i;
+    sh->starts = xcalloc(n + 1, sizeof(*sh->starts));
+    for (size_t i = sh->head_end; i < n; i++)
+        if (m[i].role == LLM_ASSISTANT)
+            sh->starts[sh->nturns++] = i;
+    sh->starts[sh->nturns] = n;
+}
+
+/* How many of the last turns stay verbatim: at least one, at most
+ * llm.compact_keep_turns, while head + tail fit the target; *tail_t their
+ * tokens. */
+static size_t keep_turns(const struct shape *sh, const struct llm_message *m, int64_t head_t,
+                         int64_t target, int64_t *tail_t)
+{
+    int64_t keep_max = config_int(CFG_LLM_COMPACT_KEEP_TURNS);
+    size_t keep = 0, nt = sh->nturns;
+
+    *tail_t = 0;
+    while (keep < nt && (int64_t)keep < keep_max) {
+        int64_t t = range_tokens(m, sh->starts[nt - 1 - keep], sh->starts[nt - keep]);
+        if (keep >= 1 && head_t + *tail_t + t > target)
+            break;
+        *tail_t += t;
+        keep++;
+    }
+    return keep;
+}
+
+/* Condense the old turns [head_end, old_end) (and an earlier summary) into
+ * one user message, or drop them when the condense call fails: *how says
+ * which, *cond_error (caller frees) why it failed. */
+static void condense_old(struct job_ctx *j, struct llm_message *m, size_t *n,
+                         const struct shape *sh, size_t old_end, size_t dropped_turns,
+                         int64_t window, const char **how, char **cond_error)
+{
+    size_t from = sh->summary_at ? sh->summary_at : sh->head_end, drop;
+    strbuf sb = STRBUF_INIT;
+    char *summary = NULL;
+
+    if (condense_call(j, m, sh->head_end, old_end, sh->summary_at ? m[sh->summary_at].content : NULL,
+                      (size_t)window * 2, &summary) == 0) {
+        strbuf_addf(&sb, SUMMARY_PREFIX "%s", summary);
+        *how = "condense";
+    } else {
+        *cond_error = xstrdup(err_last());
+        log_warn("%s: %s", j->item ? j->item->key : "run", *cond_error);
+        strbuf_addf(&sb,
+                    SUMMARY_PREFIX STUB_PREFIX
+                    "%zu earlier turns were dropped to fit the "
+                    "context window; what they changed is in the worktree]",
+                    dropped_turns);
+        *how = "drop";
+    }
+    /* messages [from, old_end) become one: the summary at from */
+    for (size_t i = from; i < old_end; i++)
+        llm_message_release(&m[i]);
+    llm_message_init(&m[from], LLM_USER, strbuf_cstr(&sb));
+    strbuf_release(&sb);
+    drop = old_end - from - 1;
+    memmove(&m[from + 1], &m[old_end], (*n - old_end) * sizeof(*m));
+    *n -= drop;
+    free(summary);
+}
+
+/* What a compaction did, for its event. */
+struct compacted {
+    int turn, force;
+    const char *how;
+    int64_t before, after, window, threshold;
+    size_t keep;
+    int stubbed, condensed;
+    const char *cond_error;
+};
+
+static int compacted_event(struct job_ctx *j, const struct compacted *r)
+{
+    cJSON *p = cJSON_CreateObject();
+    int rc;
+
+    xcheck(p);
+    cJSON_AddNumberToObject(p, "turn", r->turn);
+    cJSON_AddStringToObject(p, "reason", r->force ? "context_length" : "threshold");
+    cJSON_AddStringToObject(p, "how", r->how);
+    cJSON_AddNumberToObject(p, "tokens_before", (double)r->before);
+    cJSON_AddNumberToObject(p, "tokens_after", (double)r->after);
+    cJSON_AddNumberToObject(p, "window", (double)r->window);
+    cJSON_AddNumberToObject(p, "threshold", (double)r->threshold);
+    cJSON_AddNumberToObject(p, "kept_turns", (double)r->keep);
+    cJSON_AddNumberToObject(p, "stubbed", r->stubbed);
+    cJSON_AddNumberToObject(p, "condensed_turns", r->condensed);
+    if (r->cond_error)
+        cJSON_AddStringToObject(p, "condense_error", r->cond_error);
+    rc = store_event_add(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
+                         "context.compacted", p, NULL);
+    cJSON_Delete(p);
+    return rc;
+}
+
 int compact_history(struct job_ctx *j, struct llm_message *m, size_t *n,
                     const struct llm_tool_def *tools, size_t ntools, int turn, int force,
                     int *changed)
 {
     struct llm_model_info info;
-    int64_t window, threshold, target, before, after, head_t, tail_t = 0, tools_t;
-    int64_t keep_max = config_int(CFG_LLM_COMPACT_KEEP_TURNS);
-    size_t head_end = 0, *starts = NULL, nturns = 0, keep = 0, old_end, summary_at = 0;
-    const char *how = "stubs";
-    char *summary = NULL, *cond_error = NULL;
-    int stubbed = 0, condensed = 0, rc = 0;
-    cJSON *p;
+    struct compacted r = {.turn = turn, .force = force, .how = "stubs"};
+    struct shape sh = {0};
+    int64_t target, head_t, tail_t = 0;
+    size_t old_end;
+    char *cond_error = NULL;
+    int rc = 0;
 
     *changed = 0;
     if (llm_client_model(j->llm, (size_t)j->model_index, &info) != 0)
         return 0;
-    before = compact_estimate(m, *n, tools, ntools);
-    window = info.context_window;
-    if (window <= 0 && !force)
+    r.before = compact_estimate(m, *n, tools, ntools);
+    r.window = info.context_window;
+    if (r.window <= 0 && !force)
         return 0; /* unbounded (a script model with no window configured) */
-    if (window <= 0)
-        window = before;
-    threshold = window * config_int(CFG_LLM_COMPACT_AT_PCT) / 100;
-    if (before <= threshold && !force)
+    if (r.window <= 0)
+        r.window = r.before;
+    r.threshold = r.window * config_int(CFG_LLM_COMPACT_AT_PCT) / 100;
+    if (r.before <= r.threshold && !force)
         return 0;
-    target = threshold / 2;
+    target = r.threshold / 2;
 
-    /* the head: everything before the first assistant message */
-    while (head_end < *n && m[head_end].role != LLM_ASSISTANT)
-        head_end++;
-    for (size_t i = 1; i < head_end; i++)
-        if (m[i].role == LLM_USER && m[i].content &&
-            !strncmp(m[i].content, SUMMARY_PREFIX, strlen(SUMMARY_PREFIX)))
-            summary_at = i;
-    starts = calloc(*n + 1, sizeof(*starts));
-    if (!starts)
-        abort();
-    for (size_t i = head_end; i < *n; i++)
-        if (m[i].role == LLM_ASSISTANT)
-            starts[nturns++] = i;
-    starts[nturns] = *n;
-    tools_t = compact_estimate(NULL, 0, tools, ntools);
-    head_t = range_tokens(m, 0, head_end) + tools_t;
+    shape_read(&sh, m, *n);
+    head_t = range_tokens(m, 0, sh.head_end) + compact_estimate(NULL, 0, tools, ntools);
     /* the verbatim tail: the last turns that fit half the threshold */
-    while (keep < nturns && (int64_t)keep < keep_max) {
-        int64_t t = range_tokens(m, starts[nturns - 1 - keep], starts[nturns - keep]);
-        if (keep >= 1 && head_t + tail_t + t > target)
-            break;
-        tail_t += t;
-        keep++;
-    }
-    if (keep == nturns)
+    r.keep = keep_turns(&sh, m, head_t, target, &tail_t);
+    if (r.keep == sh.nturns)
         goto out; /* nothing older than the tail */
-    old_end = starts[nturns - keep];
+    old_end = sh.starts[sh.nturns - r.keep];
 
-    stubbed = stub_range(m, head_end, old_end, changed);
-    after = compact_estimate(m, *n, tools, ntools);
-    if ((after > threshold || (force && !*changed)) && head_t + tail_t < threshold) {
-        /* condense the old turns (and an earlier summary) into one message */
-        size_t from = summary_at ? summary_at : head_end, drop;
-        strbuf sb = STRBUF_INIT;
-
-        if (condense_call(j, m, head_end, old_end, summary_at ? m[summary_at].content : NULL,
-                          (size_t)window * 2, &summary) == 0) {
-            strbuf_addf(&sb, SUMMARY_PREFIX "%s", summary);
-            how = "condense";
-        } else {
-            cond_error = strdup(err_last());
-            log_warn("%s: %s", j->item ? j->item->key : "run", cond_error);
-            strbuf_addf(&sb,
-                        SUMMARY_PREFIX STUB_PREFIX
-                        "%zu earlier turns were dropped to fit the "
-                        "context window; what they changed is in the worktree]",
-                        nturns - keep);
-            how = "drop";
-        }
-        condensed = (int)(nturns - keep);
-        /* messages [from, old_end) become one: the summary at from */
-        for (size_t i = from; i < old_end; i++)
-            llm_message_release(&m[i]);
-        llm_message_init(&m[from], LLM_USER, strbuf_cstr(&sb));
-        strbuf_release(&sb);
-        drop = old_end - from - 1;
-        memmove(&m[from + 1], &m[old_end], (*n - old_end) * sizeof(*m));
-        *n -= drop;
+    r.stubbed = stub_range(m, sh.head_end, old_end, changed);
+    r.after = compact_estimate(m, *n, tools, ntools);
+    if ((r.after > r.threshold || (force && !*changed)) && head_t + tail_t < r.threshold) {
+        condense_old(j, m, n, &sh, old_end, sh.nturns - r.keep, r.window, &r.how, &cond_error);
+        r.condensed = (int)(sh.nturns - r.keep);
         *changed = 1;
     }
     if (!*changed)
         goto out;
-    after = compact_estimate(m, *n, tools, ntools);
-    p = cJSON_CreateObject();
-    cJSON_AddNumberToObject(p, "turn", turn);
-    cJSON_AddStringToObject(p, "reason", force ? "context_length" : "threshold");
-    cJSON_AddStringToObject(p, "how", how);
-    cJSON_AddNumberToObject(p, "tokens_before", (double)before);
-    cJSON_AddNumberToObject(p, "tokens_after", (double)after);
-    cJSON_AddNumberToObject(p, "window", (double)window);
-    cJSON_AddNumberToObject(p, "threshold", (double)threshold);
-    cJSON_AddNumberToObject(p, "kept_turns", (double)keep);
-    cJSON_AddNumberToObject(p, "stubbed", stubbed);
-    cJSON_AddNumberToObject(p, "condensed_turns", condensed);
-    if (cond_error)
-        cJSON_AddStringToObject(p, "condense_error", cond_error);
-    rc = store_event_add(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
-                         "context.compacted", p, NULL);
-    cJSON_Delete(p);
+    r.after = compact_estimate(m, *n, tools, ntools);
+    r.cond_error = cond_error;
+    rc = compacted_event(j, &r);
 out:
-    free(starts);
-    free(summary);
+    free(sh.starts);
     free(cond_error);
     return rc;
 }

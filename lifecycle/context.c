@@ -6,9 +6,14 @@
 #include <string.h>
 
 #include "lifecycle/job.h"
+#include "store/context_pack.h"
 #include "store/event.h"
+#include "store/gate_result.h"
+#include "store/item.h"
+#include "store/run.h"
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 #define MAX_STEPS 40
 
@@ -20,104 +25,86 @@ static int has_string(const cJSON *arr, const char *s)
     return 0;
 }
 
-/* Steps and files from the item's tool calls, in order. */
-static int add_steps(store *st, const char *item_id, cJSON *steps, cJSON *files)
+struct steps {
+    cJSON *steps, *files;
+    cJSON *pending; /* the started call waiting for its end */
+};
+
+/* One tool call event: a start names a step (and a file written), an end
+ * closes it as ok or failed. */
+static int add_step(const char *type, const char *payload, void *ctx)
 {
-    static const char sql[] =
-        "SELECT type, payload FROM events WHERE item_id = ? AND type IN"
-        " ('tool_call.started', 'tool_call.completed', 'tool_call.failed') ORDER BY id";
-    sqlite3_stmt *s;
-    cJSON *pending = NULL;
-    int rc = store_prepare(st, &s, sql);
+    struct steps *sp = ctx;
+    cJSON *p = cJSON_Parse(payload);
+    const char *tool = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "tool"));
 
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, item_id);
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        const char *type = (const char *)sqlite3_column_text(s, 0);
-        cJSON *p = cJSON_Parse((const char *)sqlite3_column_text(s, 1));
-        const char *tool = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "tool"));
+    if (!strcmp(type, "tool_call.started")) {
+        const char *args = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "arguments"));
+        cJSON *a = args ? cJSON_Parse(args) : NULL;
+        const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "path"));
+        const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "command"));
+        char step[300];
 
-        if (!strcmp(type, "tool_call.started")) {
-            const char *args =
-                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "arguments"));
-            cJSON *a = args ? cJSON_Parse(args) : NULL;
-            const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "path"));
-            const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "command"));
-            char step[300];
-
-            if (tool && (!strcmp(tool, "write") || !strcmp(tool, "edit")) && path &&
-                !has_string(files, path))
-                cJSON_AddItemToArray(files, cJSON_CreateString(path));
-            snprintf(step, sizeof(step), "%s %.200s", tool ? tool : "?",
-                     path ? path : cmd ? cmd : "");
-            cJSON_Delete(pending);
-            pending = cJSON_CreateString(step);
-            cJSON_Delete(a);
-        } else if (pending) {
-            char step[400];
-            snprintf(step, sizeof(step), "%s -> %s", pending->valuestring,
-                     !strcmp(type, "tool_call.completed") ? "ok" : "failed");
-            cJSON_AddItemToArray(steps, cJSON_CreateString(step));
-            cJSON_Delete(pending);
-            pending = NULL;
-            while (cJSON_GetArraySize(steps) > MAX_STEPS)
-                cJSON_DeleteItemFromArray(steps, 0);
-        }
-        cJSON_Delete(p);
+        if (tool && (!strcmp(tool, "write") || !strcmp(tool, "edit")) && path &&
+            !has_string(sp->files, path))
+            cJSON_AddItemToArray(sp->files, cJSON_CreateString(path));
+        snprintf(step, sizeof(step), "%s %.200s", tool ? tool : "?", path ? path : cmd ? cmd : "");
+        cJSON_Delete(sp->pending);
+        sp->pending = cJSON_CreateString(step);
+        cJSON_Delete(a);
+    } else if (sp->pending) {
+        char step[400];
+        snprintf(step, sizeof(step), "%s -> %s", sp->pending->valuestring,
+                 !strcmp(type, "tool_call.completed") ? "ok" : "failed");
+        cJSON_AddItemToArray(sp->steps, cJSON_CreateString(step));
+        cJSON_Delete(sp->pending);
+        sp->pending = NULL;
+        while (cJSON_GetArraySize(sp->steps) > MAX_STEPS)
+            cJSON_DeleteItemFromArray(sp->steps, 0);
     }
-    store_done(s);
-    cJSON_Delete(pending);
+    cJSON_Delete(p);
     return 0;
 }
 
-int context_pack_build(store *st, const char *item_id, const char *model_summary, cJSON **out)
+/* Steps and files from the item's tool calls, in order. */
+static int add_steps(store *st, const char *item_id, cJSON *steps, cJSON *files)
 {
-    static const char q_item[] = "SELECT status, ifnull(question, '') FROM work_items WHERE id = ?";
-    static const char q_gates[] =
-        "SELECT name, passed, ifnull(exit_code, -1) FROM gate_results WHERE id IN"
-        " (SELECT max(id) FROM gate_results WHERE item_id = ? GROUP BY name) ORDER BY name";
-    static const char q_fail[] =
-        "SELECT ifnull(error_class, ''), ifnull(error_signature, ''), ifnull(failure_reason, '')"
-        " FROM runs WHERE item_id = ? AND status IN ('failed','timeout','aborted')"
-        " ORDER BY created_at DESC, rowid DESC LIMIT 3";
-    cJSON *pack = cJSON_CreateObject();
-    cJSON *steps = cJSON_CreateArray(), *files = cJSON_CreateArray(), *next = cJSON_CreateArray();
-    cJSON *questions = cJSON_CreateArray(), *gates = cJSON_CreateObject(),
-          *fails = cJSON_CreateArray();
-    char status[32] = "", question[2048] = "", first_failure[1024] = "";
-    sqlite3_stmt *s;
-    int rc;
+    struct steps sp = {steps, files, NULL};
+    int rc = store_event_item_tool_calls_each(st, item_id, add_step, &sp);
 
-    if ((rc = store_prepare(st, &s, q_item)) != 0)
-        goto out;
-    store_bind_text(s, 1, item_id);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        snprintf(status, sizeof(status), "%s", sqlite3_column_text(s, 0));
-        snprintf(question, sizeof(question), "%s", sqlite3_column_text(s, 1));
-    }
-    store_done(s);
-    if ((rc = add_steps(st, item_id, steps, files)) != 0)
-        goto out;
-    if ((rc = store_prepare(st, &s, q_gates)) != 0)
-        goto out;
-    store_bind_text(s, 1, item_id);
-    while (sqlite3_step(s) == SQLITE_ROW)
-        cJSON_AddStringToObject(gates, (const char *)sqlite3_column_text(s, 0),
-                                sqlite3_column_int(s, 1) ? "passed" : "failed");
-    store_done(s);
-    if ((rc = store_prepare(st, &s, q_fail)) != 0)
-        goto out;
-    store_bind_text(s, 1, item_id);
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        cJSON *f = cJSON_CreateObject();
-        cJSON_AddStringToObject(f, "class", (const char *)sqlite3_column_text(s, 0));
-        cJSON_AddStringToObject(f, "signature", (const char *)sqlite3_column_text(s, 1));
-        if (!first_failure[0])
-            snprintf(first_failure, sizeof(first_failure), "%s", sqlite3_column_text(s, 2));
-        cJSON_AddItemToArray(fails, f);
-    }
-    store_done(s);
+    cJSON_Delete(sp.pending);
+    return rc;
+}
+
+static int add_gate(const char *name, int passed, void *ctx)
+{
+    cJSON_AddStringToObject((cJSON *)ctx, name, passed ? "passed" : "failed");
+    return 0;
+}
+
+struct fails {
+    cJSON *arr;
+    char *first;
+    size_t first_n;
+};
+
+static int add_failure(const struct store_run_failure *f, void *ctx)
+{
+    struct fails *fl = ctx;
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(o, "class", f->error_class);
+    cJSON_AddStringToObject(o, "signature", f->error_signature);
+    if (!fl->first[0])
+        snprintf(fl->first, fl->first_n, "%s", f->failure_reason);
+    cJSON_AddItemToArray(fl->arr, o);
+    return 0;
+}
+
+/* What the next run should do, from the item's status and the ledger. */
+static void add_next(cJSON *next, cJSON *questions, const char *status, const char *question,
+                     const char *first_failure)
+{
     if (question[0] && !strcmp(status, "blocked")) {
         cJSON_AddItemToArray(questions, cJSON_CreateString(question));
         cJSON_AddItemToArray(next, cJSON_CreateString("wait for the human answer"));
@@ -131,6 +118,33 @@ int context_pack_build(store *st, const char *item_id, const char *model_summary
     } else {
         cJSON_AddItemToArray(next, cJSON_CreateString("continue the item, then call complete"));
     }
+}
+
+int context_pack_build(store *st, const char *item_id, const char *model_summary, cJSON **out)
+{
+    cJSON *pack = cJSON_CreateObject();
+    cJSON *steps = cJSON_CreateArray(), *files = cJSON_CreateArray(), *next = cJSON_CreateArray();
+    cJSON *questions = cJSON_CreateArray(), *gates = cJSON_CreateObject(),
+          *fails = cJSON_CreateArray();
+    char status[32] = "", question[2048] = "", first_failure[1024] = "";
+    struct fails fl = {fails, first_failure, sizeof(first_failure)};
+    struct work_item *wi = NULL;
+    int rc;
+
+    if ((rc = store_item_get(st, item_id, &wi)) == 0) {
+        snprintf(status, sizeof(status), "%s", wi->status);
+        snprintf(question, sizeof(question), "%s", wi->question ? wi->question : "");
+        store_item_free(wi);
+    } else if (rc == ERR_NOTFOUND) {
+        err_clear(); /* no item: an empty phase, as before */
+    } else {
+        goto out;
+    }
+    if ((rc = add_steps(st, item_id, steps, files)) != 0 ||
+        (rc = store_gate_result_latest_by_item_each(st, item_id, add_gate, gates)) != 0 ||
+        (rc = store_run_item_failures_each(st, item_id, add_failure, &fl)) != 0)
+        goto out;
+    add_next(next, questions, status, question, first_failure);
     cJSON_AddStringToObject(pack, "phase", status);
     cJSON_AddItemToObject(pack, "completed_steps", steps);
     cJSON_AddItemToObject(pack, "next_steps", next);
@@ -155,11 +169,8 @@ out:
 
 int context_pack_write(struct job_ctx *j, const char *model_summary)
 {
-    static const char sql[] = "INSERT INTO context_packs(goal_id, item_id, run_id, pack,"
-                              " created_at) VALUES (?, ?, ?, ?, ?)";
     cJSON *pack = NULL;
     char *text = NULL;
-    sqlite3_stmt *s;
     int rc;
 
     if (!j->item)
@@ -167,15 +178,9 @@ int context_pack_write(struct job_ctx *j, const char *model_summary)
     if ((rc = context_pack_build(j->st, j->item->id, model_summary, &pack)) != 0)
         return rc;
     text = cJSON_PrintUnformatted(pack);
-    if ((rc = store_prepare(j->st, &s, sql)) == 0) {
-        store_bind_text(s, 1, j->goal->id);
-        store_bind_text(s, 2, j->item->id);
-        store_bind_text(s, 3, j->claim.run_id);
-        store_bind_text(s, 4, text);
-        sqlite3_bind_int64(s, 5, time_now_ms());
-        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "context pack");
-        store_done(s);
-    }
+    xcheck(text);
+    rc = store_context_pack_insert(j->st, j->goal->id, j->item->id, j->claim.run_id, text,
+                                   time_now_ms());
     cJSON_free(text);
     cJSON_Delete(pack);
     return rc;
@@ -183,17 +188,5 @@ int context_pack_write(struct job_ctx *j, const char *model_summary)
 
 int context_pack_latest(store *st, const char *item_id, char **out)
 {
-    static const char sql[] =
-        "SELECT pack FROM context_packs WHERE item_id = ? ORDER BY id DESC LIMIT 1";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    *out = NULL;
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, item_id);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        *out = store_col_strdup(s, 0);
-    store_done(s);
-    return 0;
+    return store_context_pack_latest(st, item_id, out);
 }

@@ -2,6 +2,15 @@
  * elaborate.c - stage 2: a goal becomes components, implicit requirements,
  * success criteria, allowed actions and a verification plan.
  *
+ * Read top to bottom, stage_elaborate() (at the end of this file):
+ *   1. asks the model (build_request: the goal and the repository's top
+ *      files) for a JSON answer and checks its shape (check_answer);
+ *   2. a recurring goal's run may answer nothing_to_do: the goal completes
+ *      with that outcome (nothing_to_do);
+ *   3. merges the answer with the goal (merge_criteria, merge_actions,
+ *      merge_gates) and stores it, moving the goal from queued to active
+ *      (store_elaboration).  The plan stage (plan.c) runs next.
+ *
  * Merging: the goal's own criteria are kept first and the model's added
  * when new; allowed actions are the model's intersected with the goal's
  * when the goal gives some; the verification plan is the goal's, else the
@@ -21,7 +30,10 @@
 #include "lifecycle/stages.h"
 #include "lifecycle/transitions.h"
 #include "store/event.h"
+#include "store/goal.h"
 #include "util/err.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
 
 static const char *const gate_types[] = {"test", "build", "lint", "typecheck", "custom", NULL};
 
@@ -144,33 +156,21 @@ static void list_root(strbuf *sb, const char *repo)
 static char *reason_dup(const char *r)
 {
     size_t len = strlen(r);
-    char *out;
 
-    if (len > REASON_MAX) {
-        len = REASON_MAX;
-        while (len > 0 && ((unsigned char)r[len] & 0xC0) == 0x80)
-            len--;
-    }
-    out = malloc(len + 1);
-    if (!out)
-        abort();
-    memcpy(out, r, len);
-    out[len] = '\0';
-    return out;
+    if (len > REASON_MAX)
+        len = utf8_cut_back(r, REASON_MAX);
+    return xstrndup(r, len);
 }
 
 /* The model found nothing to do: the goal is completed with outcome
  * nothing_to_do, without a branch or work items, in one transaction. */
 static int nothing_to_do(struct job_ctx *j, const cJSON *answer)
 {
-    static const char sql[] = "UPDATE goals SET elaboration = ?, outcome = 'nothing_to_do',"
-                              " outcome_reason = ?, branch = NULL WHERE id = ?";
     const struct goal *g = j->goal;
     char *reason = reason_dup(
         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, "reason")));
     cJSON *elab = cJSON_CreateObject(), *p = cJSON_CreateObject();
     char *t_elab;
-    sqlite3_stmt *s;
     int rc;
 
     cJSON_AddBoolToObject(elab, "nothing_to_do", 1);
@@ -180,14 +180,8 @@ static int nothing_to_do(struct job_ctx *j, const cJSON *answer)
     cJSON_AddStringToObject(p, "reason", reason);
     if ((rc = store_tx_begin(j->st)) != 0)
         goto out;
-    if ((rc = store_prepare(j->st, &s, sql)) != 0)
-        goto fail;
-    store_bind_text(s, 1, t_elab);
-    store_bind_text(s, 2, reason);
-    store_bind_text(s, 3, g->id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "elaboration");
-    store_done(s);
-    if (rc || (rc = store_event_add(j->st, g->id, NULL, j->claim.run_id, "goal.nothing_to_do", p,
+    if ((rc = store_goal_set_nothing_to_do(j->st, g->id, t_elab, reason)) ||
+        (rc = store_event_add(j->st, g->id, NULL, j->claim.run_id, "goal.nothing_to_do", p,
                                     NULL)) ||
         (rc = transition_apply(j->st, ENTITY_GOAL, g->id, "active", "queued", NULL)) ||
         (rc = transition_apply(j->st, ENTITY_GOAL, g->id, "completed", "active", p)))
@@ -206,62 +200,45 @@ out:
     return rc;
 }
 
-int stage_elaborate(struct job_ctx *j)
+/* What the model is told: the goal as submitted, and the repository's
+ * top-level files. */
+static void build_request(strbuf *user, const struct goal *g)
 {
-    const struct goal *g = j->goal;
-    strbuf user = STRBUF_INIT;
-    cJSON *answer = NULL, *goal_criteria = NULL, *goal_actions = NULL, *goal_gates = NULL;
-    cJSON *criteria = NULL, *actions = NULL, *gates = NULL, *elab = NULL, *p = NULL;
-    const cJSON *it;
-    const char *source;
-    char why[256];
-    char *t_criteria = NULL, *t_actions = NULL, *t_gates = NULL, *t_elab = NULL;
-    int rc;
-
-    strbuf_init(&user, 1 << 20);
-    strbuf_addf(&user, "Goal: %s\n", g->title);
+    strbuf_addf(user, "Goal: %s\n", g->title);
     if (g->description && *g->description)
-        strbuf_addf(&user, "Description: %s\n", g->description);
-    strbuf_addf(&user, "Success criteria given: %s\n", g->success_criteria);
+        strbuf_addf(user, "Description: %s\n", g->description);
+    strbuf_addf(user, "Success criteria given: %s\n", g->success_criteria);
     if (g->verification)
-        strbuf_addf(&user, "Verification given: %s\n", g->verification);
+        strbuf_addf(user, "Verification given: %s\n", g->verification);
     if (g->allowed_actions)
-        strbuf_addf(&user, "Allowed actions given: %s\n", g->allowed_actions);
-    list_root(&user, g->repo);
-    rc = job_ask_json(j, "elaborate", prompt_elaborate, strbuf_cstr(&user), schema_elaborate,
-                      &answer);
-    if (rc)
-        goto out;
-    if (check_answer(answer, why, sizeof(why)) != 0) {
-        rc = job_fail(j, "invalid_response", "elaboration: %s", why);
-        goto out;
-    }
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(answer, "nothing_to_do"))) {
-        /* a recurring check may find the repository healthy; a goal a
-         * person submitted once asked for something to be done */
-        if (!g->parent_id && !g->schedule) {
-            rc = job_fail(j, "invalid_response",
-                          "elaboration: nothing_to_do: only a run of a recurring goal may have "
-                          "nothing to do; goal %s was submitted once",
-                          g->id);
-            goto out;
-        }
-        rc = nothing_to_do(j, answer);
-        goto out;
-    }
+        strbuf_addf(user, "Allowed actions given: %s\n", g->allowed_actions);
+    list_root(user, g->repo);
+}
 
-    /* criteria: the goal's first, then the model's new ones */
-    goal_criteria = cJSON_Parse(g->success_criteria ? g->success_criteria : "[]");
-    criteria = goal_criteria ? cJSON_Duplicate(goal_criteria, 1) : cJSON_CreateArray();
+/* Criteria: the goal's first, then the model's new ones. */
+static cJSON *merge_criteria(const struct goal *g, const cJSON *answer)
+{
+    cJSON *goal_criteria = cJSON_Parse(g->success_criteria ? g->success_criteria : "[]");
+    cJSON *criteria = goal_criteria ? cJSON_Duplicate(goal_criteria, 1) : cJSON_CreateArray();
+    const cJSON *it;
+
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(answer, "success_criteria"))
     {
         if (it->valuestring[0] && !in_array(criteria, it->valuestring))
             cJSON_AddItemToArray(criteria, cJSON_CreateString(it->valuestring));
     }
+    cJSON_Delete(goal_criteria);
+    return criteria;
+}
 
-    /* actions: the model's (known ones), intersected with the goal's */
-    goal_actions = g->allowed_actions ? cJSON_Parse(g->allowed_actions) : NULL;
-    actions = cJSON_CreateArray();
+/* Actions: the model's (known ones), intersected with the goal's; when
+ * nothing usable is left, the goal's list, or NULL (everything). */
+static cJSON *merge_actions(const struct goal *g, const cJSON *answer)
+{
+    cJSON *goal_actions = g->allowed_actions ? cJSON_Parse(g->allowed_actions) : NULL;
+    cJSON *actions = cJSON_CreateArray();
+    const cJSON *it;
+
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(answer, "allowed_actions"))
     {
         if (known_action(it->valuestring) && !in_array(actions, it->valuestring) &&
@@ -273,51 +250,81 @@ int stage_elaborate(struct job_ctx *j)
         cJSON_Delete(actions);
         actions = goal_actions ? cJSON_Duplicate(goal_actions, 1) : NULL;
     }
+    cJSON_Delete(goal_actions);
+    return actions;
+}
 
-    /* verification: the goal's, else the detected ones plus the model's; a
-     * read-only goal (its actions exclude bash, write and edit) never
-     * runs commands the model chose: the goal's gates or none */
-    goal_gates = g->verification ? cJSON_Parse(g->verification) : NULL;
+static int has_gate_named(const cJSON *gates, const char *name)
+{
+    const cJSON *have;
+
+    cJSON_ArrayForEach(have, gates)
+    {
+        const char *hn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(have, "name"));
+        if (name && hn && !strcmp(name, hn))
+            return 1;
+    }
+    return 0;
+}
+
+/* The gates detected from the repository's build files first; the model's
+ * may add gates of other names, never replace them (a model could
+ * otherwise propose `true` as the test suite). */
+static cJSON *detected_and_model_gates(const struct goal *g, const cJSON *answer,
+                                       const char **source)
+{
+    const cJSON *it;
+    cJSON *gates = g->repo ? gates_detect(g->repo) : NULL;
+    int detected, model = 0;
+
+    if (!gates)
+        gates = cJSON_CreateArray();
+    detected = cJSON_GetArraySize(gates) > 0;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(answer, "verification"))
+    {
+        if (!has_gate_named(gates,
+                            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "name")))) {
+            cJSON_AddItemToArray(gates, cJSON_Duplicate(it, 1));
+            model = 1;
+        }
+    }
+    *source = detected && model ? "detected+model" : detected ? "detected"
+              : model                                    ? "model"
+                                                         : "none";
+    return gates;
+}
+
+/* Verification: the goal's, else the detected ones plus the model's; a
+ * read-only goal (its actions exclude bash, write and edit) never runs
+ * commands the model chose: the goal's gates or none. */
+static cJSON *merge_gates(const struct goal *g, const cJSON *answer, const cJSON *actions,
+                          const char **source)
+{
+    cJSON *goal_gates = g->verification ? cJSON_Parse(g->verification) : NULL, *gates;
+
     if (goal_gates && cJSON_GetArraySize(goal_gates) > 0) {
         gates = cJSON_Duplicate(goal_gates, 1);
-        source = "goal";
+        *source = "goal";
     } else if (actions && !intake_actions_change(actions)) {
         gates = cJSON_CreateArray();
-        source = "none";
+        *source = "none";
     } else {
-        /* the gates detected from the repository's build files first; the
-         * model's may add gates of other names, never replace them (a
-         * model could otherwise propose `true` as the test suite) */
-        const cJSON *mine = cJSON_GetObjectItemCaseSensitive(answer, "verification");
-        int detected = 0, model = 0;
-        gates = g->repo ? gates_detect(g->repo) : NULL;
-        if (!gates)
-            gates = cJSON_CreateArray();
-        detected = cJSON_GetArraySize(gates) > 0;
-        cJSON_ArrayForEach(it, mine)
-        {
-            const char *name =
-                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "name"));
-            const cJSON *have;
-            int dup = 0;
-            cJSON_ArrayForEach(have, gates)
-            {
-                const char *hn =
-                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(have, "name"));
-                if (name && hn && !strcmp(name, hn))
-                    dup = 1;
-            }
-            if (!dup) {
-                cJSON_AddItemToArray(gates, cJSON_Duplicate(it, 1));
-                model = 1;
-            }
-        }
-        source = detected && model ? "detected+model" : detected ? "detected"
-                 : model                                    ? "model"
-                                                            : "none";
+        gates = detected_and_model_gates(g, answer, source);
     }
+    cJSON_Delete(goal_gates);
+    return gates;
+}
 
-    elab = cJSON_CreateObject();
+/* Store the merged elaboration on the goal and make it active, in one
+ * transaction, with its event. */
+static int store_elaboration(struct job_ctx *j, const cJSON *answer, const cJSON *criteria,
+                             const cJSON *actions, const cJSON *gates, const char *source)
+{
+    const struct goal *g = j->goal;
+    cJSON *elab = cJSON_CreateObject(), *p = NULL;
+    char *t_criteria, *t_actions, *t_gates, *t_elab;
+    int rc;
+
     cJSON_AddItemToObject(elab, "components",
                           cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(answer, "components"), 1));
     cJSON_AddItemToObject(
@@ -335,22 +342,9 @@ int stage_elaborate(struct job_ctx *j)
     t_elab = cJSON_PrintUnformatted(elab);
     if ((rc = store_tx_begin(j->st)) != 0)
         goto out;
-    {
-        static const char sql[] = "UPDATE goals SET success_criteria = ?, allowed_actions = ?,"
-                                  " verification = ?, elaboration = ? WHERE id = ?";
-        sqlite3_stmt *s;
-        if ((rc = store_prepare(j->st, &s, sql)) != 0)
-            goto fail;
-        store_bind_text(s, 1, t_criteria);
-        store_bind_text(s, 2, t_actions);
-        store_bind_text(s, 3, t_gates);
-        store_bind_text(s, 4, t_elab);
-        store_bind_text(s, 5, g->id);
-        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "elaboration");
-        store_done(s);
-        if (rc)
-            goto fail;
-    }
+    if ((rc = store_goal_set_elaboration(j->st, g->id, t_criteria, t_actions, t_gates,
+                                         t_elab)) != 0)
+        goto fail;
     p = cJSON_CreateObject();
     cJSON_AddNumberToObject(p, "criteria", cJSON_GetArraySize(criteria));
     cJSON_AddNumberToObject(p, "gates", cJSON_GetArraySize(gates));
@@ -372,12 +366,49 @@ out:
     cJSON_free(t_elab);
     cJSON_Delete(p);
     cJSON_Delete(elab);
+    return rc;
+}
+
+int stage_elaborate(struct job_ctx *j)
+{
+    const struct goal *g = j->goal;
+    strbuf user = STRBUF_INIT;
+    cJSON *answer = NULL, *criteria = NULL, *actions = NULL, *gates = NULL;
+    const char *source = "none";
+    char why[256];
+    int rc;
+
+    strbuf_init(&user, 1 << 20);
+    build_request(&user, g);
+    rc = job_ask_json(j, "elaborate", prompt_elaborate, strbuf_cstr(&user), schema_elaborate,
+                      &answer);
+    if (rc)
+        goto out;
+    if (check_answer(answer, why, sizeof(why)) != 0) {
+        rc = job_fail(j, "invalid_response", "elaboration: %s", why);
+        goto out;
+    }
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(answer, "nothing_to_do"))) {
+        /* a recurring check may find the repository healthy; a goal a
+         * person submitted once asked for something to be done */
+        if (!g->parent_id && !g->schedule) {
+            rc = job_fail(j, "invalid_response",
+                          "elaboration: nothing_to_do: only a run of a recurring goal may have "
+                          "nothing to do; goal %s was submitted once",
+                          g->id);
+            goto out;
+        }
+        rc = nothing_to_do(j, answer);
+        goto out;
+    }
+    criteria = merge_criteria(g, answer);
+    actions = merge_actions(g, answer);
+    gates = merge_gates(g, answer, actions, &source);
+    rc = store_elaboration(j, answer, criteria, actions, gates, source);
+out:
     cJSON_Delete(gates);
-    cJSON_Delete(goal_gates);
     cJSON_Delete(actions);
-    cJSON_Delete(goal_actions);
     cJSON_Delete(criteria);
-    cJSON_Delete(goal_criteria);
     cJSON_Delete(answer);
     strbuf_release(&user);
     return rc;

@@ -1,3 +1,15 @@
+/*
+ * intake.c - stage 1: a goal's JSON becomes a queued goal.
+ *
+ * Read top to bottom: the checking helpers (each error is collected in a
+ * struct ctx with its JSON path, so one pass reports them all), then
+ * intake_parse_all(): parse_text() (one JSON object, nothing after it),
+ * the unknown keys, then each field in the order of fields[] (title and
+ * description, priority, budget, deadline, base branch, repository,
+ * criteria and verification, protected paths, allowed actions, schedule,
+ * publish).  intake_submit() stores the goal, with its branch name and a
+ * goal.submitted event; the elaborate stage (elaborate.c) takes it next.
+ */
 #include "lifecycle/intake.h"
 
 #include <cjson/cJSON.h>
@@ -14,6 +26,8 @@
 #include "util/err.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
 #include "vcs/forge.h"
 #include "vcs/push.h"
 #include "vcs/repo.h"
@@ -127,12 +141,7 @@ static int check_keys(const struct ctx *c, const cJSON *obj, const char *prefix,
 
 static size_t utf8_len(const char *s)
 {
-    size_t n = 0;
-
-    for (; *s; s++)
-        if (((unsigned char)*s & 0xc0) != 0x80)
-            n++;
-    return n;
+    return utf8_count(s, strlen(s));
 }
 
 static int is_blank(const char *s)
@@ -143,21 +152,12 @@ static int is_blank(const char *s)
     return 1;
 }
 
-static char *xstrdup(const char *s)
-{
-    char *p = strdup(s);
-    if (!p)
-        abort();
-    return p;
-}
-
 static char *print_json(const cJSON *v)
 {
     char *t = cJSON_PrintUnformatted(v);
     char *p;
 
-    if (!t)
-        abort();
+    xcheck(t);
     p = xstrdup(t);
     cJSON_free(t);
     return p;
@@ -346,18 +346,14 @@ int intake_parse(struct goal **out, const char *text, size_t len, const char *fn
     return intake_parse_all(out, text, len, fname, NULL, NULL);
 }
 
-int intake_parse_all(struct goal **out, const char *text, size_t len, const char *fname,
-                     strbuf *errors, strbuf *warnings)
+/* The JSON of the file: one object and nothing after it but whitespace.
+ * *out is freed with cJSON_Delete(). */
+static int parse_text(cJSON **out, const char *text, size_t len, const char *fname)
 {
-    struct ctx c = {fname, errors, 0, ""};
-    cJSON *root = NULL;
-    struct goal *g = NULL;
-    const cJSON *v;
-    const char *s;
     const char *endp = NULL;
-    double num;
-    int rc = 0;
+    cJSON *root;
 
+    *out = NULL;
     if (len > INTAKE_MAX_BYTES)
         return err_set(ERR_INVALID, "%s: larger than %d bytes", fname, INTAKE_MAX_BYTES);
     if (memchr(text, '\0', len))
@@ -375,134 +371,173 @@ int intake_parse_all(struct goal **out, const char *text, size_t len, const char
         if (!isspace((unsigned char)*p)) {
             int line, col;
             line_col(text, (size_t)(p - text), &line, &col);
-            rc = err_set(ERR_INVALID, "%s: unexpected text after the goal (line %d, column %d)",
-                         fname, line, col);
-            goto out;
+            cJSON_Delete(root);
+            return err_set(ERR_INVALID, "%s: unexpected text after the goal (line %d, column %d)",
+                           fname, line, col);
         }
     }
     if (!cJSON_IsObject(root)) {
-        rc = err_set(ERR_INVALID, "%s: expected a JSON object", fname);
-        goto out;
+        cJSON_Delete(root);
+        return err_set(ERR_INVALID, "%s: expected a JSON object", fname);
     }
-    /* every field is checked; the errors are collected (struct ctx) */
-    check_keys(&c, root, "", top_keys);
+    *out = root;
+    return 0;
+}
 
-    g = calloc(1, sizeof(*g));
-    if (!g)
-        abort();
-    g->deadline_at = g->budget_max_tokens = -1;
-    g->budget_max_cost_usd = g->budget_max_hours = -1;
-    g->started_at = g->ended_at = -1;
-    g->priority = 50;
+/* The field parsers, in the order the fields are checked (base_branch
+ * before repo, schedule before schedule_branch).  Each collects its errors
+ * in c and fills g. */
+static void field_title(struct ctx *c, const cJSON *root, struct goal *g)
+{
+    const char *s;
 
-    v = cJSON_GetObjectItemCaseSensitive(root, "title");
-    if (!v) {
-        fail(&c, "title", NULL, "required");
-    } else if (get_string(&c, root, "title", 1, &s) == 0) {
+    if (!cJSON_GetObjectItemCaseSensitive(root, "title")) {
+        fail(c, "title", NULL, "required");
+    } else if (get_string(c, root, "title", 1, &s) == 0) {
         if (utf8_len(s) > (size_t)config_int(CFG_INTAKE_MAX_TITLE))
-            fail(&c, "title", NULL, "expected at most %lld characters, got %zu",
+            fail(c, "title", NULL, "expected at most %lld characters, got %zu",
                  (long long)config_int(CFG_INTAKE_MAX_TITLE), utf8_len(s));
         else
             g->title = xstrdup(s);
     }
-
-    if (get_string(&c, root, "description", 0, &s) == 0)
+    if (get_string(c, root, "description", 0, &s) == 0)
         g->description = xstrdup(s ? s : "");
+}
 
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "priority"))) {
-        if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
-            v->valuedouble < 0 || v->valuedouble > 100)
-            fail(&c, "priority", v, "expected an integer from 0 to 100");
-        else
-            g->priority = (int)v->valuedouble;
+static void field_priority(struct ctx *c, const cJSON *root, struct goal *g)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "priority");
+
+    if (!v)
+        return;
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0 ||
+        v->valuedouble > 100)
+        fail(c, "priority", v, "expected an integer from 0 to 100");
+    else
+        g->priority = (int)v->valuedouble;
+}
+
+static void field_budget(struct ctx *c, const cJSON *root, struct goal *g)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "budget");
+    double num;
+
+    if (!v)
+        return;
+    if (!cJSON_IsObject(v)) {
+        fail(c, "budget", v, "expected an object");
+        return;
     }
+    check_keys(c, v, "budget", budget_keys);
+    if (positive_number(c, v, "max_tokens", "budget.max_tokens", 1, &num) == 0)
+        g->budget_max_tokens = num > 0 ? (int64_t)num : -1;
+    if (positive_number(c, v, "max_hours", "budget.max_hours", 0, &num) == 0)
+        g->budget_max_hours = num;
+    if (positive_number(c, v, "max_cost_usd", "budget.max_cost_usd", 0, &num) == 0)
+        g->budget_max_cost_usd = num;
+}
 
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "budget"))) {
-        if (!cJSON_IsObject(v)) {
-            fail(&c, "budget", v, "expected an object");
-        } else {
-            check_keys(&c, v, "budget", budget_keys);
-            if (positive_number(&c, v, "max_tokens", "budget.max_tokens", 1, &num) == 0)
-                g->budget_max_tokens = num > 0 ? (int64_t)num : -1;
-            if (positive_number(&c, v, "max_hours", "budget.max_hours", 0, &num) == 0)
-                g->budget_max_hours = num;
-            if (positive_number(&c, v, "max_cost_usd", "budget.max_cost_usd", 0, &num) == 0)
-                g->budget_max_cost_usd = num;
-        }
+static void field_deadline(struct ctx *c, const cJSON *root, struct goal *g)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "deadline");
+
+    if (v && (!cJSON_IsString(v) || time_parse_rfc3339(&g->deadline_at, v->valuestring) != 0)) {
+        g->deadline_at = -1;
+        fail(c, "deadline", v, "expected an RFC 3339 date-time such as 2026-12-01T18:00:00Z");
     }
+}
 
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "deadline"))) {
-        if (!cJSON_IsString(v) || time_parse_rfc3339(&g->deadline_at, v->valuestring) != 0) {
-            g->deadline_at = -1;
-            fail(&c, "deadline", v, "expected an RFC 3339 date-time such as 2026-12-01T18:00:00Z");
-        }
-    }
+static void field_base_branch(struct ctx *c, const cJSON *root, struct goal *g)
+{
+    const char *s;
 
-    if (get_string(&c, root, "base_branch", 1, &s) == 0 && s) {
+    if (get_string(c, root, "base_branch", 1, &s) == 0 && s) {
         if (!vcs_branch_name_valid(s))
-            fail(&c, "base_branch", cJSON_GetObjectItemCaseSensitive(root, "base_branch"),
+            fail(c, "base_branch", cJSON_GetObjectItemCaseSensitive(root, "base_branch"),
                  "expected a valid branch name");
         else
             g->base_branch = xstrdup(s);
     }
+}
 
-    if (get_string(&c, root, "repo", 1, &s) == 0) {
-        if (s) {
-            char abs[4096];
-            char head[256];
-            int prc = vcs_repo_probe(s, g->base_branch, abs, sizeof(abs), head, sizeof(head));
-            if (prc == ERR_NOTFOUND && g->base_branch &&
-                vcs_repo_probe(s, NULL, NULL, 0, NULL, 0) == 0) {
-                fail(&c, "base_branch", NULL, "%s", err_last());
-            } else if (prc) {
-                fail(&c, "repo", NULL, "%s", err_last());
-            } else {
-                g->repo = xstrdup(abs);
-                if (!g->base_branch && head[0])
-                    g->base_branch = xstrdup(head);
-            }
-        } else if (g->base_branch) {
-            fail(&c, "base_branch", NULL, "needs \"repo\"");
-        }
+/* The repository: probed (it exists, the base branch is in it); its head
+ * is the base branch when none is given. */
+static void field_repo(struct ctx *c, const cJSON *root, struct goal *g)
+{
+    char abs[4096], head[256];
+    const char *s;
+    int prc;
+
+    if (get_string(c, root, "repo", 1, &s) != 0)
+        return;
+    if (!s) {
+        if (g->base_branch)
+            fail(c, "base_branch", NULL, "needs \"repo\"");
+        return;
     }
+    prc = vcs_repo_probe(s, g->base_branch, abs, sizeof(abs), head, sizeof(head));
+    if (prc == ERR_NOTFOUND && g->base_branch && vcs_repo_probe(s, NULL, NULL, 0, NULL, 0) == 0) {
+        fail(c, "base_branch", NULL, "%s", err_last());
+    } else if (prc) {
+        fail(c, "repo", NULL, "%s", err_last());
+    } else {
+        g->repo = xstrdup(abs);
+        if (!g->base_branch && head[0])
+            g->base_branch = xstrdup(head);
+    }
+}
 
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "success_criteria"))) {
-        if (check_string_array(&c, v, "success_criteria", NULL) == 0)
+static void field_criteria(struct ctx *c, const cJSON *root, struct goal *g)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "success_criteria");
+
+    if (v) {
+        if (check_string_array(c, v, "success_criteria", NULL) == 0)
             g->success_criteria = print_json(v);
     } else {
         g->success_criteria = xstrdup("[]");
     }
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "verification")) &&
+        check_verification(c, v) == 0)
+        g->verification = print_json(v);
+}
 
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "verification"))) {
-        if (check_verification(&c, v) == 0)
-            g->verification = print_json(v);
+static void field_protected_paths(struct ctx *c, const cJSON *root, struct goal *g)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "protected_paths"), *it;
+    char path[128];
+    int i = 0;
+
+    (void)g;
+    if (!v || check_string_array(c, v, "protected_paths", NULL) != 0)
+        return;
+    cJSON_ArrayForEach(it, v)
+    {
+        snprintf(path, sizeof(path), "protected_paths[%d]", i++);
+        if (it->valuestring[0] == '/' || !strncmp(it->valuestring, "../", 3) ||
+            strstr(it->valuestring, "/../"))
+            fail(c, path, it, "expected a glob relative to the repository (as "
+                              "\"tests/**\" or \"test.sh\")");
     }
+}
 
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "protected_paths"))) {
-        const cJSON *it;
-        char path[128];
-        int i = 0;
-        if (check_string_array(&c, v, "protected_paths", NULL) == 0) {
-            cJSON_ArrayForEach(it, v)
-            {
-                snprintf(path, sizeof(path), "protected_paths[%d]", i++);
-                if (it->valuestring[0] == '/' || !strncmp(it->valuestring, "../", 3) ||
-                    strstr(it->valuestring, "/../"))
-                    fail(&c, path, it, "expected a glob relative to the repository (as "
-                                       "\"tests/**\" or \"test.sh\")");
-            }
-        }
-    }
+static void field_actions(struct ctx *c, const cJSON *root, struct goal *g)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "allowed_actions");
 
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "allowed_actions"))) {
-        if (check_string_array(&c, v, "allowed_actions", intake_actions) == 0)
-            g->allowed_actions = print_json(v);
-    }
+    if (v && check_string_array(c, v, "allowed_actions", intake_actions) == 0)
+        g->allowed_actions = print_json(v);
+}
 
-    if (get_string(&c, root, "schedule", 1, &s) == 0 && s) {
+static void field_schedule(struct ctx *c, const cJSON *root, struct goal *g)
+{
+    const cJSON *v;
+    const char *s;
+
+    if (get_string(c, root, "schedule", 1, &s) == 0 && s) {
         struct cron_expr ce;
         if (cron_parse(&ce, s) != 0) {
-            fail(&c, "schedule", NULL, "%s", err_last());
+            fail(c, "schedule", NULL, "%s", err_last());
         } else {
             g->schedule = xstrdup(s);
             g->is_template = 1;
@@ -513,18 +548,48 @@ int intake_parse_all(struct goal **out, const char *text, size_t len, const char
         /* collected like every other field's error: the pass goes on */
         if (!cJSON_IsString(v) || (strcmp(v->valuestring, "per_template") != 0 &&
                                    strcmp(v->valuestring, "per_run") != 0))
-            fail(&c, "schedule_branch", v, "expected \"per_template\" or \"per_run\"");
+            fail(c, "schedule_branch", v, "expected \"per_template\" or \"per_run\"");
         else if (!g->schedule)
-            fail(&c, "schedule_branch", NULL, "needs \"schedule\"");
+            fail(c, "schedule_branch", NULL, "needs \"schedule\"");
     }
+}
 
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "publish"))) {
-        if (check_publish(&c, v) == 0) {
-            check_publish_forge(&c, g, v);
-            g->publish = print_json(v);
-        }
+static void field_publish(struct ctx *c, const cJSON *root, struct goal *g)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "publish");
+
+    if (v && check_publish(c, v) == 0) {
+        check_publish_forge(c, g, v);
+        g->publish = print_json(v);
     }
+}
 
+static void (*const fields[])(struct ctx *c, const cJSON *root, struct goal *g) = {
+    field_title,       field_priority, field_budget,          field_deadline,
+    field_base_branch, field_repo,     field_criteria,        field_protected_paths,
+    field_actions,     field_schedule, field_publish,
+};
+
+int intake_parse_all(struct goal **out, const char *text, size_t len, const char *fname,
+                     strbuf *errors, strbuf *warnings)
+{
+    struct ctx c = {fname, errors, 0, ""};
+    cJSON *root = NULL;
+    struct goal *g = NULL;
+    int rc;
+
+    if ((rc = parse_text(&root, text, len, fname)) != 0)
+        return rc;
+    /* every field is checked; the errors are collected (struct ctx) */
+    check_keys(&c, root, "", top_keys);
+
+    g = xcalloc(1, sizeof(*g));
+    g->deadline_at = g->budget_max_tokens = -1;
+    g->budget_max_cost_usd = g->budget_max_hours = -1;
+    g->started_at = g->ended_at = -1;
+    g->priority = 50;
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+        fields[i](&c, root, g);
     if (c.nerr) {
         rc = err_set(ERR_INVALID, "%s", c.first);
         goto out;
@@ -565,8 +630,7 @@ int intake_submit(store *st, struct goal *g, char id_out[ID_SIZE])
     if ((rc = store_goal_insert(st, g)) != 0)
         goto fail;
     payload = cJSON_CreateObject();
-    if (!payload)
-        abort();
+    xcheck(payload);
     cJSON_AddStringToObject(payload, "title", g->title);
     cJSON_AddNumberToObject(payload, "priority", g->priority);
     if (g->schedule)

@@ -18,10 +18,13 @@
 #include "lifecycle/transitions.h"
 #include "llm/llm.h"
 #include "store/event.h"
+#include "store/goal.h"
+#include "store/run.h"
 #include "util/err.h"
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 int job_fail(struct job_ctx *j, const char *cls, const char *fmt, ...)
 {
@@ -75,36 +78,23 @@ void job_error_signature(char out[65], const char *cls, const char *text)
 
 int job_renew_lease(struct job_ctx *j)
 {
-    static const char sql[] = "UPDATE runs SET lease_until = ? WHERE id = ? AND status = 'running'";
-    sqlite3_stmt *s;
-    int rc = store_prepare(j->st, &s, sql);
-
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, time_now_ms() + (int64_t)(j->claim.timeout_s > 0 ? j->claim.timeout_s
-                                                                                : 600) * 1000 +
-                                 30000);
-    store_bind_text(s, 2, j->claim.run_id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "lease");
-    store_done(s);
-    return rc;
+    return store_run_renew_lease(j->st, j->claim.run_id,
+                                 time_now_ms() +
+                                     (int64_t)(j->claim.timeout_s > 0 ? j->claim.timeout_s : 600) *
+                                         1000 +
+                                     30000);
 }
 
 int job_check_live(struct job_ctx *j)
 {
-    static const char sql[] = "SELECT r.status, g.status FROM runs r JOIN goals g"
-                              " ON g.id = r.goal_id WHERE r.id = ?";
-    sqlite3_stmt *s;
     char rs[16] = "", gs[16] = "";
 
-    if (!j->claim.run_id[0] || store_prepare(j->st, &s, sql) != 0)
+    if (!j->claim.run_id[0])
         return 0;
-    store_bind_text(s, 1, j->claim.run_id);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        snprintf(rs, sizeof(rs), "%s", sqlite3_column_text(s, 0));
-        snprintf(gs, sizeof(gs), "%s", sqlite3_column_text(s, 1));
+    if (store_run_live_status(j->st, j->claim.run_id, rs, gs) != 0) {
+        err_clear();
+        return 0;
     }
-    store_done(s);
     /* a run already finished may still ask for Plan B or an escalation's
      * analysis; one aborted (cancel, lease, timeout) may not */
     if (strcmp(rs, "aborted") != 0 && strcmp(rs, "timeout") != 0 && strcmp(gs, "cancelled") != 0 &&
@@ -233,44 +223,19 @@ out:
  * budget by one call. */
 static void seed_estimate(struct job_ctx *j)
 {
-    static const char sql[] =
-        "SELECT ifnull(json_extract(payload, '$.tokens_in'), 0) +"
-        " ifnull(json_extract(payload, '$.tokens_out'), 0),"
-        " ifnull(json_extract(payload, '$.cost_usd'), 0) FROM events"
-        " WHERE goal_id = ? AND type = 'llm.response' ORDER BY id DESC LIMIT 1";
-    sqlite3_stmt *s;
-
-    if (store_prepare(j->st, &s, sql) != 0)
-        return;
-    store_bind_text(s, 1, j->goal->id);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        j->last_call_tokens = sqlite3_column_int64(s, 0);
-        j->last_call_cost = sqlite3_column_double(s, 1);
-    }
-    store_done(s);
+    if (store_event_last_llm_usage(j->st, j->goal->id, &j->last_call_tokens,
+                                   &j->last_call_cost) != 0)
+        err_clear(); /* no call yet: no estimate */
 }
 
 /* The run is ours: pid and lease. */
 static int run_start(struct job_ctx *j)
 {
-    static const char sql[] =
-        "UPDATE runs SET pid = ?, lease_until = ?, started_at = ifnull(started_at, ?)"
-        " WHERE id = ? AND status = 'running'";
-    sqlite3_stmt *s;
     int64_t now = time_now_ms();
     cJSON *p;
-    int rc = store_prepare(j->st, &s, sql);
+    int rc = store_run_mark_started(j->st, j->claim.run_id, (long)getpid(),
+                                    now + (int64_t)j->claim.timeout_s * 1000 + 30000, now);
 
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, (int64_t)getpid());
-    sqlite3_bind_int64(s, 2, now + (int64_t)j->claim.timeout_s * 1000 + 30000);
-    sqlite3_bind_int64(s, 3, now);
-    store_bind_text(s, 4, j->claim.run_id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "run");
-    if (rc == 0 && sqlite3_changes(store_db(j->st)) != 1) /* cancelled meanwhile */
-        rc = err_set(ERR_TRANSITION, "run %s is no longer running", j->claim.run_id);
-    store_done(s);
     if (rc)
         return rc;
     p = cJSON_CreateObject();
@@ -286,57 +251,29 @@ static int run_start(struct job_ctx *j)
 /* Write the run's end: success, or failed with class, signature and reason. */
 static int run_finish(struct job_ctx *j, int ok, const char *signature)
 {
-    static const char sql[] = "UPDATE runs SET turns = ?, model_index = ?, summary = ?,"
-                              " error_class = ?, error_signature = ?, failure_reason = ?"
-                              " WHERE id = ?";
-    /* the run's wall time counts against the goal's max_hours */
-    static const char wall[] = "UPDATE goals SET spent_wall_ms = spent_wall_ms + max(0, ? -"
-                               " ifnull((SELECT started_at FROM runs WHERE id = ?), ?))"
-                               " WHERE id = ?";
-    sqlite3_stmt *s;
+    struct store_run_end e = {
+        .turns = j->usage.turns,
+        .model_index = j->model_index,
+        .summary = j->summary.len ? strbuf_cstr(&j->summary) : NULL,
+        .error_class = ok ? NULL : j->error_class,
+        .error_signature = ok ? NULL : signature,
+        .failure_reason = ok ? NULL : strbuf_cstr(&j->failure),
+    };
     cJSON *p = cJSON_CreateObject();
     int rc;
 
+    xcheck(p);
     if ((rc = store_tx_begin(j->st)) != 0)
         goto out;
-    if ((rc = store_prepare(j->st, &s, sql)) != 0)
+    /* the run's wall time counts against the goal's max_hours */
+    if ((rc = store_run_write_end(j->st, j->claim.run_id, &e)) != 0 ||
+        (rc = store_goal_spend_run_wall(j->st, j->claim.goal_id, j->claim.run_id,
+                                        time_now_ms())) != 0)
         goto fail;
-    sqlite3_bind_int(s, 1, j->usage.turns);
-    sqlite3_bind_int(s, 2, j->model_index);
-    store_bind_text(s, 3, j->summary.len ? strbuf_cstr(&j->summary) : NULL);
-    store_bind_text(s, 4, ok ? NULL : j->error_class);
-    store_bind_text(s, 5, ok ? NULL : signature);
-    store_bind_text(s, 6, ok ? NULL : strbuf_cstr(&j->failure));
-    store_bind_text(s, 7, j->claim.run_id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "run");
-    store_done(s);
-    if (rc)
+    /* a goal-level stage (elaborate, plan, publish) is done: the next one
+     * starts with its own retries, not with what is left of these */
+    if (ok && !j->item && (rc = store_goal_attempts_reset(j->st, j->claim.goal_id)) != 0)
         goto fail;
-    if ((rc = store_prepare(j->st, &s, wall)) != 0)
-        goto fail;
-    {
-        int64_t now = time_now_ms();
-        sqlite3_bind_int64(s, 1, now);
-        store_bind_text(s, 2, j->claim.run_id);
-        sqlite3_bind_int64(s, 3, now);
-        store_bind_text(s, 4, j->claim.goal_id);
-    }
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "run");
-    store_done(s);
-    if (rc)
-        goto fail;
-    if (ok && !j->item) {
-        /* a goal-level stage (elaborate, plan, publish) is done: the next
-         * one starts with its own retries, not with what is left of these */
-        static const char fresh[] = "UPDATE goals SET attempts = 0 WHERE id = ?";
-        if ((rc = store_prepare(j->st, &s, fresh)) != 0)
-            goto fail;
-        store_bind_text(s, 1, j->claim.goal_id);
-        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "run");
-        store_done(s);
-        if (rc)
-            goto fail;
-    }
     cJSON_AddNumberToObject(p, "turns", j->usage.turns);
     cJSON_AddNumberToObject(p, "tokens", (double)j->usage.tokens);
     if (!ok) {

@@ -1,3 +1,16 @@
+/*
+ * plan.c - stage 3: an elaborated goal becomes work items, a DAG.
+ *
+ * Read top to bottom: plan_parse() checks the model's answer completely
+ * before anything is stored (each item's required fields, its optional
+ * ones, its dependencies; then unique keys, known dependencies and no
+ * cycle); plan_store() inserts every item, then maps dependency keys to
+ * ids, in one transaction; plan_promote_ready() moves the queued items
+ * whose dependencies are met to ready.  stage_plan() (at the end) asks the
+ * model, asks once more with the error when the plan is refused, and
+ * stores it; the work lane then executes the ready items (select.c,
+ * claim.c).
+ */
 #include "lifecycle/plan.h"
 
 #include "store/goal.h"
@@ -17,6 +30,7 @@
 #include "util/err.h"
 #include "util/id.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 static const char *const item_types[] = {"code", "test", "doc", "refactor", "analysis", NULL};
 static const char *const efforts[] = {"S", "M", "L", "XL", NULL};
@@ -27,14 +41,6 @@ static int in_list(const char *s, const char *const *l)
         if (!strcmp(*l, s))
             return 1;
     return 0;
-}
-
-static char *xstrdup(const char *s)
-{
-    char *p = strdup(s);
-    if (!p)
-        abort();
-    return p;
 }
 
 void plan_release(struct plan *p)
@@ -98,6 +104,120 @@ static int dfs(const struct plan *p, int u, int *color, int *stack, int depth, s
     return 0;
 }
 
+/* The required strings of work_items[i], checked against their lists. */
+static int parse_required(struct plan_item *it, const cJSON *o, int i)
+{
+    const char *key = NULL, *title = NULL, *type = NULL, *effort = NULL;
+    int rc;
+
+    if ((rc = req_string(o, "key", i, &key)) || (rc = req_string(o, "title", i, &title)) ||
+        (rc = req_string(o, "type", i, &type)) || (rc = req_string(o, "effort", i, &effort)))
+        return rc;
+    if (!in_list(type, item_types))
+        return err_set(ERR_INVALID,
+                       "work_items[%d].type: \"%s\" is not one of code, test, doc, refactor, "
+                       "analysis",
+                       i, type);
+    if (!in_list(effort, efforts))
+        return err_set(ERR_INVALID, "work_items[%d].effort: \"%s\" is not one of S, M, L, XL", i,
+                       effort);
+    it->key = xstrdup(key);
+    it->title = xstrdup(title);
+    it->type = xstrdup(type);
+    it->effort = xstrdup(effort);
+    return 0;
+}
+
+/* description (""), priority (50) and critical (true) of work_items[i]. */
+static int parse_optional(struct plan_item *it, const cJSON *o, int i)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "description");
+
+    if (v && !cJSON_IsString(v))
+        return err_set(ERR_INVALID, "work_items[%d].description: expected a string", i);
+    it->description = xstrdup(v ? v->valuestring : "");
+    it->priority = 50;
+    v = cJSON_GetObjectItemCaseSensitive(o, "priority");
+    if (v) {
+        if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 100 ||
+            v->valuedouble != floor(v->valuedouble))
+            return err_set(ERR_INVALID, "work_items[%d].priority: expected an integer 0-100", i);
+        it->priority = (int)v->valuedouble;
+    }
+    it->critical = 1;
+    v = cJSON_GetObjectItemCaseSensitive(o, "critical");
+    if (v) {
+        if (!cJSON_IsBool(v))
+            return err_set(ERR_INVALID, "work_items[%d].critical: expected true or false", i);
+        it->critical = cJSON_IsTrue(v);
+    }
+    return 0;
+}
+
+/* depends_on of work_items[i]: an array of keys (checked later). */
+static int parse_deps(struct plan_item *it, const cJSON *o, int i)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "depends_on"), *d;
+    int nd = 0;
+
+    if (!v)
+        return 0;
+    if (!cJSON_IsArray(v))
+        return err_set(ERR_INVALID, "work_items[%d].depends_on: expected an array of keys", i);
+    it->deps = xcalloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
+    cJSON_ArrayForEach(d, v)
+    {
+        if (!cJSON_IsString(d) || !d->valuestring[0])
+            return err_set(ERR_INVALID, "work_items[%d].depends_on[%d]: expected a key", i, nd);
+        it->deps[it->ndeps++] = xstrdup(d->valuestring);
+        nd++;
+    }
+    return 0;
+}
+
+/* Keys are unique; dependencies name other existing items, once. */
+static int check_keys(const struct plan *p)
+{
+    for (size_t a = 0; a < p->n; a++)
+        for (size_t b = 0; b < a; b++)
+            if (!strcmp(p->items[a].key, p->items[b].key))
+                return err_set(ERR_INVALID, "work_items[%zu].key: duplicate key \"%s\"", a,
+                               p->items[a].key);
+    for (size_t a = 0; a < p->n; a++) {
+        const struct plan_item *it = &p->items[a];
+        for (size_t j = 0; j < it->ndeps; j++) {
+            if (!strcmp(it->deps[j], it->key))
+                return err_set(ERR_INVALID, "%s: depends on itself", it->key);
+            if (find_key(p, it->deps[j]) < 0)
+                return err_set(ERR_INVALID, "%s: depends on unknown item \"%s\"", it->key,
+                               it->deps[j]);
+            for (size_t k = 0; k < j; k++)
+                if (!strcmp(it->deps[k], it->deps[j]))
+                    return err_set(ERR_INVALID, "%s: depends on \"%s\" twice", it->key,
+                                   it->deps[j]);
+        }
+    }
+    return 0;
+}
+
+/* The dependency graph has no cycle (the message names one). */
+static int check_cycles(const struct plan *p)
+{
+    int *color = xcalloc(p->n, sizeof(int));
+    int *stack = xcalloc(p->n + 1, sizeof(int));
+    strbuf path;
+    int rc = 0;
+
+    strbuf_init(&path, 8192);
+    for (size_t u = 0; u < p->n && !rc; u++)
+        if (color[u] == 0 && dfs(p, (int)u, color, stack, 0, &path))
+            rc = err_set(ERR_INVALID, "cycle: %s", strbuf_cstr(&path));
+    strbuf_release(&path);
+    free(color);
+    free(stack);
+    return rc;
+}
+
 int plan_parse(struct plan *out, const cJSON *json, int max_items)
 {
     const cJSON *arr = cJSON_IsObject(json) ? cJSON_GetObjectItemCaseSensitive(json, "work_items")
@@ -115,133 +235,23 @@ int plan_parse(struct plan *out, const cJSON *json, int max_items)
     if (n > max_items)
         return err_set(ERR_INVALID, "work_items: %d items, more than the maximum of %d", n,
                        max_items);
-    p.items = calloc((size_t)n, sizeof(*p.items));
-    if (!p.items)
-        abort();
+    p.items = xcalloc((size_t)n, sizeof(*p.items));
     cJSON_ArrayForEach(o, arr)
     {
         struct plan_item *it = &p.items[i];
-        const char *key = NULL, *title = NULL, *type = NULL, *effort = NULL;
-        const cJSON *v;
 
         p.n = (size_t)i + 1;
         if (!cJSON_IsObject(o)) {
             rc = err_set(ERR_INVALID, "work_items[%d]: expected an object", i);
             goto fail;
         }
-        if ((rc = req_string(o, "key", i, &key)) || (rc = req_string(o, "title", i, &title)) ||
-            (rc = req_string(o, "type", i, &type)) || (rc = req_string(o, "effort", i, &effort)))
+        if ((rc = parse_required(it, o, i)) || (rc = parse_optional(it, o, i)) ||
+            (rc = parse_deps(it, o, i)))
             goto fail;
-        if (!in_list(type, item_types)) {
-            rc = err_set(ERR_INVALID,
-                         "work_items[%d].type: \"%s\" is not one of code, test, doc, refactor, "
-                         "analysis",
-                         i, type);
-            goto fail;
-        }
-        if (!in_list(effort, efforts)) {
-            rc = err_set(ERR_INVALID, "work_items[%d].effort: \"%s\" is not one of S, M, L, XL",
-                         i, effort);
-            goto fail;
-        }
-        it->key = xstrdup(key);
-        it->title = xstrdup(title);
-        it->type = xstrdup(type);
-        it->effort = xstrdup(effort);
-        v = cJSON_GetObjectItemCaseSensitive(o, "description");
-        if (v && !cJSON_IsString(v)) {
-            rc = err_set(ERR_INVALID, "work_items[%d].description: expected a string", i);
-            goto fail;
-        }
-        it->description = xstrdup(v ? v->valuestring : "");
-        it->priority = 50;
-        v = cJSON_GetObjectItemCaseSensitive(o, "priority");
-        if (v) {
-            if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 100 ||
-                v->valuedouble != floor(v->valuedouble)) {
-                rc = err_set(ERR_INVALID, "work_items[%d].priority: expected an integer 0-100",
-                             i);
-                goto fail;
-            }
-            it->priority = (int)v->valuedouble;
-        }
-        it->critical = 1;
-        v = cJSON_GetObjectItemCaseSensitive(o, "critical");
-        if (v) {
-            if (!cJSON_IsBool(v)) {
-                rc = err_set(ERR_INVALID, "work_items[%d].critical: expected true or false", i);
-                goto fail;
-            }
-            it->critical = cJSON_IsTrue(v);
-        }
-        v = cJSON_GetObjectItemCaseSensitive(o, "depends_on");
-        if (v) {
-            const cJSON *d;
-            int nd = 0;
-            if (!cJSON_IsArray(v)) {
-                rc = err_set(ERR_INVALID, "work_items[%d].depends_on: expected an array of keys",
-                             i);
-                goto fail;
-            }
-            it->deps = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
-            if (!it->deps)
-                abort();
-            cJSON_ArrayForEach(d, v)
-            {
-                if (!cJSON_IsString(d) || !d->valuestring[0]) {
-                    rc = err_set(ERR_INVALID, "work_items[%d].depends_on[%d]: expected a key",
-                                 i, nd);
-                    goto fail;
-                }
-                it->deps[it->ndeps++] = xstrdup(d->valuestring);
-                nd++;
-            }
-        }
         i++;
     }
-    /* keys are unique; dependencies name other existing items, once */
-    for (size_t a = 0; a < p.n; a++) {
-        for (size_t b = 0; b < a; b++)
-            if (!strcmp(p.items[a].key, p.items[b].key)) {
-                rc = err_set(ERR_INVALID, "work_items[%zu].key: duplicate key \"%s\"", a,
-                             p.items[a].key);
-                goto fail;
-            }
-    }
-    for (size_t a = 0; a < p.n; a++) {
-        struct plan_item *it = &p.items[a];
-        for (size_t j = 0; j < it->ndeps; j++) {
-            if (!strcmp(it->deps[j], it->key)) {
-                rc = err_set(ERR_INVALID, "%s: depends on itself", it->key);
-                goto fail;
-            }
-            if (find_key(&p, it->deps[j]) < 0) {
-                rc = err_set(ERR_INVALID, "%s: depends on unknown item \"%s\"", it->key,
-                             it->deps[j]);
-                goto fail;
-            }
-            for (size_t k = 0; k < j; k++)
-                if (!strcmp(it->deps[k], it->deps[j])) {
-                    rc = err_set(ERR_INVALID, "%s: depends on \"%s\" twice", it->key,
-                                 it->deps[j]);
-                    goto fail;
-                }
-        }
-    }
-    {
-        int *color = calloc(p.n, sizeof(int));
-        int *stack = calloc(p.n + 1, sizeof(int));
-        strbuf path;
-        strbuf_init(&path, 8192);
-        for (size_t u = 0; u < p.n && !rc; u++)
-            if (color[u] == 0 && dfs(&p, (int)u, color, stack, 0, &path))
-                rc = err_set(ERR_INVALID, "cycle: %s", strbuf_cstr(&path));
-        strbuf_release(&path);
-        free(color);
-        free(stack);
-        if (rc)
-            goto fail;
-    }
+    if ((rc = check_keys(&p)) || (rc = check_cycles(&p)))
+        goto fail;
     *out = p;
     return 0;
 fail:
@@ -251,12 +261,10 @@ fail:
 
 int plan_store(store *st, const char *goal_id, const struct plan *p)
 {
-    char (*ids)[ID_SIZE] = calloc(p->n, ID_SIZE);
+    char (*ids)[ID_SIZE] = xcalloc(p->n, ID_SIZE);
     cJSON *payload = NULL, *keys;
     int rc;
 
-    if (!ids)
-        abort();
     if ((rc = store_tx_begin(st)) != 0)
         goto out;
     for (size_t i = 0; i < p->n; i++) {
@@ -305,19 +313,13 @@ out:
 
 int plan_promote_ready(store *st, const char *goal_id, int *n)
 {
-    static const char sql[] =
-        "SELECT w.id FROM work_items w WHERE w.goal_id = ? AND w.status = 'queued'"
-        " AND NOT EXISTS (SELECT 1 FROM work_item_deps d JOIN work_items x"
-        " ON x.id = d.depends_on_id WHERE d.item_id = w.id AND NOT ("
-        " x.status = 'done' OR (x.status = 'skipped' AND d.condition = 'done_or_skipped')))"
-        " ORDER BY w.created_at, w.rowid";
     char (*ids)[ID_SIZE] = NULL;
     size_t cnt = 0;
     int rc;
 
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
-    if ((rc = store_ids(st, sql, goal_id, &ids, &cnt)) != 0)
+    if ((rc = store_item_ids_promotable(st, goal_id, &ids, &cnt)) != 0)
         goto fail;
     for (size_t i = 0; i < cnt; i++)
         if ((rc = transition_apply(st, ENTITY_ITEM, ids[i], "ready", "queued", NULL)) != 0)

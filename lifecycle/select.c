@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "store/run.h"
 #include "util/config.h"
 #include "util/err.h"
 
@@ -26,52 +27,45 @@ static int better(const struct select_candidate *a, const struct select_candidat
     return strcmp(a->id, b->id) < 0;
 }
 
+struct pick {
+    int64_t now_ms;
+    const char (*busy_goals)[ID_SIZE];
+    int n_busy;
+    struct select_candidate *best;
+    int found;
+};
+
+/* Score one candidate of the claim rule; keep it when it is the best. */
+static int consider(const struct store_run_exec_candidate *e, void *ctx)
+{
+    struct pick *p = ctx;
+    struct select_candidate c;
+
+    for (int i = 0; i < p->n_busy; i++)
+        if (!strcmp(p->busy_goals[i], e->goal_id))
+            return 0;
+    memset(&c, 0, sizeof(c));
+    snprintf(c.id, sizeof(c.id), "%s", e->id);
+    snprintf(c.goal_id, sizeof(c.goal_id), "%s", e->goal_id);
+    c.priority = e->priority;
+    c.created_at = e->created_at;
+    c.waiting_since = e->updated_at;
+    c.dependents = e->dependents;
+    c.score = select_score(&c, p->now_ms);
+    if (!p->found || better(&c, p->best)) {
+        *p->best = c;
+        p->found = 1;
+    }
+    return 0;
+}
+
 int select_next(store *st, int64_t now_ms, const char (*busy_goals)[ID_SIZE], int n_busy,
                 struct select_candidate *out)
 {
-    static const char sql[] =
-        "SELECT w.id, w.goal_id, w.priority, w.created_at, w.updated_at,"
-        " (SELECT count(*) FROM work_item_deps d WHERE d.depends_on_id = w.id)"
-        " FROM work_items w JOIN goals g ON g.id = w.goal_id"
-        " WHERE w.status = 'ready' AND g.status = 'active' AND w.next_attempt_at <= ?"
-        " AND NOT EXISTS (SELECT 1 FROM work_items o WHERE o.goal_id = w.goal_id"
-        " AND o.status IN ('in_progress', 'verify'))";
-    sqlite3_stmt *s;
-    int found = 0;
-    int rc = store_prepare(st, &s, sql);
+    struct pick p = {now_ms, busy_goals, n_busy, out, 0};
+    int rc = store_run_execute_candidates_each(st, now_ms, consider, &p);
 
     if (rc)
         return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
-    for (;;) {
-        struct select_candidate c;
-        int step = sqlite3_step(s), busy = 0;
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "select");
-            break;
-        }
-        memset(&c, 0, sizeof(c));
-        snprintf(c.id, sizeof(c.id), "%s", sqlite3_column_text(s, 0));
-        snprintf(c.goal_id, sizeof(c.goal_id), "%s", sqlite3_column_text(s, 1));
-        for (int i = 0; i < n_busy; i++)
-            if (!strcmp(busy_goals[i], c.goal_id))
-                busy = 1;
-        if (busy)
-            continue;
-        c.priority = sqlite3_column_int(s, 2);
-        c.created_at = sqlite3_column_int64(s, 3);
-        c.waiting_since = sqlite3_column_int64(s, 4);
-        c.dependents = sqlite3_column_int(s, 5);
-        c.score = select_score(&c, now_ms);
-        if (!found || better(&c, out)) {
-            *out = c;
-            found = 1;
-        }
-    }
-    store_done(s);
-    if (rc)
-        return rc;
-    return found ? 0 : ERR_NOTFOUND;
+    return p.found ? 0 : ERR_NOTFOUND;
 }

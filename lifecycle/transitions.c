@@ -5,9 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/escalation.h"
 #include "store/event.h"
+#include "store/goal.h"
+#include "store/item.h"
+#include "store/run.h"
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 const struct transition transitions[] = {
     {ENTITY_GOAL, "queued", "active"},
@@ -96,67 +101,110 @@ static int is_terminal(enum entity_kind kind, const char *s)
     return 0;
 }
 
+struct closing {
+    store *st;
+    const char *goal_id, *reason;
+};
+
+static int closed_event(const char *id, const char *type, void *ctx)
+{
+    struct closing *c = ctx;
+    cJSON *p = cJSON_CreateObject();
+    int rc;
+
+    xcheck(p);
+    cJSON_AddStringToObject(p, "escalation_id", id);
+    cJSON_AddStringToObject(p, "type", type);
+    cJSON_AddStringToObject(p, "by", "system");
+    cJSON_AddStringToObject(p, "reason", c->reason);
+    rc = store_event_add(c->st, c->goal_id, NULL, NULL, "escalation.closed", p, NULL);
+    cJSON_Delete(p);
+    return rc;
+}
+
 /* A goal that ended leaves nothing to decide: its open escalations are
  * closed by the system, with the reason (event escalation.closed each). */
 static int close_escalations(store *st, const char *goal_id, const char *to, int64_t now)
 {
-    static const char sel[] = "SELECT id, type FROM escalations WHERE goal_id = ?"
-                              " AND status = 'open' ORDER BY created_at, id";
-    static const char upd[] = "UPDATE escalations SET status = 'resolved', resolution = 'system',"
-                              " resolution_input = ?, resolved_at = ? WHERE id = ?";
     char reason[64];
-    sqlite3_stmt *s, *u;
-    int rc = store_prepare(st, &s, sel);
+    struct closing c = {st, goal_id, reason};
 
-    if (rc)
-        return rc;
     snprintf(reason, sizeof(reason), "the goal was %s", to);
-    store_bind_text(s, 1, goal_id);
-    while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
-        cJSON *p = cJSON_CreateObject();
-        cJSON_AddStringToObject(p, "escalation_id", (const char *)sqlite3_column_text(s, 0));
-        cJSON_AddStringToObject(p, "type", (const char *)sqlite3_column_text(s, 1));
-        cJSON_AddStringToObject(p, "by", "system");
-        cJSON_AddStringToObject(p, "reason", reason);
-        if ((rc = store_prepare(st, &u, upd)) == 0) {
-            store_bind_text(u, 1, reason);
-            sqlite3_bind_int64(u, 2, now);
-            store_bind_text(u, 3, (const char *)sqlite3_column_text(s, 0));
-            rc = sqlite3_step(u) == SQLITE_DONE ? 0 : store_err(st, "escalation");
-            store_done(u);
-        }
-        if (rc == 0)
-            rc = store_event_add(st, goal_id, NULL, NULL, "escalation.closed", p, NULL);
-        cJSON_Delete(p);
+    return store_escalation_close_by_system(st, goal_id, reason, now, closed_event, &c);
+}
+
+/* The ids an entity's row names, and its status. */
+struct row {
+    char from[32];
+    char goal_id[ID_SIZE], item_id[ID_SIZE], run_id[ID_SIZE];
+};
+
+/* Read the row of (kind, id); ERR_NOTFOUND when absent. */
+static int row_read(store *st, enum entity_kind kind, const char *id, struct row *r)
+{
+    int rc = 0, found = 0;
+
+    memset(r, 0, sizeof(*r));
+    switch (kind) {
+    case ENTITY_GOAL:
+        rc = store_goal_status_get(st, id, &found, r->from);
+        snprintf(r->goal_id, sizeof(r->goal_id), "%s", id);
+        break;
+    case ENTITY_ITEM:
+        rc = store_item_status_get(st, id, &found, r->from, r->goal_id);
+        snprintf(r->item_id, sizeof(r->item_id), "%s", id);
+        break;
+    case ENTITY_RUN:
+        rc = store_run_status_get(st, id, &found, r->from, r->goal_id, r->item_id);
+        snprintf(r->run_id, sizeof(r->run_id), "%s", id);
+        break;
     }
-    store_done(s);
+    if (rc == 0 && !found)
+        rc = err_set(ERR_NOTFOUND, "%s %s: not found", entity_name(kind), id);
+    return rc;
+}
+
+/* Write the move from r->from to `to`; ERR_TRANSITION when the row
+ * changed since it was read. */
+static int row_write(store *st, enum entity_kind kind, const char *id, const char *from,
+                     const char *to, int64_t now)
+{
+    int rc = 0, changed = 0, term = is_terminal(kind, to);
+
+    switch (kind) {
+    case ENTITY_GOAL: rc = store_goal_status_set(st, id, from, to, term, now, &changed); break;
+    case ENTITY_ITEM: rc = store_item_status_set(st, id, from, to, term, now, &changed); break;
+    case ENTITY_RUN: rc = store_run_status_set(st, id, from, to, term, now, &changed); break;
+    }
+    if (rc == 0 && !changed)
+        rc = err_set(ERR_TRANSITION, "%s %s changed under us", entity_name(kind), id);
+    return rc;
+}
+
+/* The event of the move: TYPE.TO with extra and from/to. */
+static int row_event(store *st, enum entity_kind kind, const struct row *r, const char *to,
+                     const cJSON *extra)
+{
+    cJSON *payload = extra ? cJSON_Duplicate(extra, 1) : cJSON_CreateObject();
+    char type[64];
+    int rc;
+
+    xcheck(payload);
+    cJSON_DeleteItemFromObjectCaseSensitive(payload, "from");
+    cJSON_DeleteItemFromObjectCaseSensitive(payload, "to");
+    cJSON_AddStringToObject(payload, "from", r->from);
+    cJSON_AddStringToObject(payload, "to", to);
+    snprintf(type, sizeof(type), "%s.%s", entity_name(kind), to);
+    rc = store_event_add(st, r->goal_id[0] ? r->goal_id : NULL, r->item_id[0] ? r->item_id : NULL,
+                         r->run_id[0] ? r->run_id : NULL, type, payload, NULL);
+    cJSON_Delete(payload);
     return rc;
 }
 
 int transition_apply(store *st, enum entity_kind kind, const char *id, const char *to,
                      const char *expect_from, const cJSON *extra)
 {
-    static const char *const sel[] = {
-        "SELECT status, id, NULL, NULL FROM goals WHERE id = ?",
-        "SELECT status, goal_id, id, NULL FROM work_items WHERE id = ?",
-        "SELECT status, goal_id, item_id, id FROM runs WHERE id = ?",
-    };
-    static const char *const upd[] = {
-        "UPDATE goals SET status = ?1, updated_at = ?2,"
-        " started_at = CASE WHEN ?1 = 'active' THEN ifnull(started_at, ?2) ELSE started_at END,"
-        " ended_at = CASE WHEN ?3 THEN ?2 ELSE ended_at END WHERE id = ?4 AND status = ?5",
-        "UPDATE work_items SET status = ?1, updated_at = ?2,"
-        " started_at = CASE WHEN ?1 = 'in_progress' THEN ifnull(started_at, ?2)"
-        " ELSE started_at END,"
-        " ended_at = CASE WHEN ?3 THEN ?2 ELSE ended_at END WHERE id = ?4 AND status = ?5",
-        "UPDATE runs SET status = ?1, ended_at = CASE WHEN ?3 THEN ?2 ELSE ended_at END"
-        " WHERE id = ?4 AND status = ?5",
-    };
-    char from[32] = "";
-    char goal_id[64] = "", item_id[64] = "", run_id[64] = "";
-    char type[64];
-    sqlite3_stmt *s = NULL;
-    cJSON *payload = NULL;
+    struct row r;
     int rc;
     int64_t now = time_now_ms();
 
@@ -164,67 +212,20 @@ int transition_apply(store *st, enum entity_kind kind, const char *id, const cha
         return err_set(ERR_TRANSITION, "%s %s: unknown status \"%s\"", entity_name(kind), id, to);
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
-    if ((rc = store_prepare(st, &s, sel[kind])) != 0)
+    if ((rc = row_read(st, kind, id, &r)) != 0)
         goto fail;
-    store_bind_text(s, 1, id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW: {
-        const char *c;
-        snprintf(from, sizeof(from), "%s", (const char *)sqlite3_column_text(s, 0));
-        if ((c = (const char *)sqlite3_column_text(s, 1)))
-            snprintf(goal_id, sizeof(goal_id), "%s", c);
-        if ((c = (const char *)sqlite3_column_text(s, 2)))
-            snprintf(item_id, sizeof(item_id), "%s", c);
-        if ((c = (const char *)sqlite3_column_text(s, 3)))
-            snprintf(run_id, sizeof(run_id), "%s", c);
-        break;
-    }
-    case SQLITE_DONE:
-        rc = err_set(ERR_NOTFOUND, "%s %s: not found", entity_name(kind), id);
-        break;
-    default:
-        rc = store_err(st, entity_name(kind));
-    }
-    store_done(s);
-    if (rc)
-        goto fail;
-    if (expect_from && strcmp(from, expect_from) != 0) {
-        rc = err_set(ERR_TRANSITION, "%s %s is %s, not %s", entity_name(kind), id, from,
+    if (expect_from && strcmp(r.from, expect_from) != 0) {
+        rc = err_set(ERR_TRANSITION, "%s %s is %s, not %s", entity_name(kind), id, r.from,
                      expect_from);
         goto fail;
     }
-    if (!transition_allowed(kind, from, to)) {
-        rc = err_set(ERR_TRANSITION, "%s %s: cannot go from %s to %s", entity_name(kind), id, from,
-                     to);
+    if (!transition_allowed(kind, r.from, to)) {
+        rc = err_set(ERR_TRANSITION, "%s %s: cannot go from %s to %s", entity_name(kind), id,
+                     r.from, to);
         goto fail;
     }
-    if ((rc = store_prepare(st, &s, upd[kind])) != 0)
-        goto fail;
-    store_bind_text(s, 1, to);
-    sqlite3_bind_int64(s, 2, now);
-    sqlite3_bind_int(s, 3, is_terminal(kind, to));
-    store_bind_text(s, 4, id);
-    store_bind_text(s, 5, from);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "status");
-    else if (sqlite3_changes(store_db(st)) != 1)
-        rc = err_set(ERR_TRANSITION, "%s %s changed under us", entity_name(kind), id);
-    store_done(s);
-    if (rc)
-        goto fail;
-
-    payload = extra ? cJSON_Duplicate(extra, 1) : cJSON_CreateObject();
-    if (!payload)
-        abort();
-    cJSON_DeleteItemFromObjectCaseSensitive(payload, "from");
-    cJSON_DeleteItemFromObjectCaseSensitive(payload, "to");
-    cJSON_AddStringToObject(payload, "from", from);
-    cJSON_AddStringToObject(payload, "to", to);
-    snprintf(type, sizeof(type), "%s.%s", entity_name(kind), to);
-    rc = store_event_add(st, goal_id[0] ? goal_id : NULL, item_id[0] ? item_id : NULL,
-                         run_id[0] ? run_id : NULL, type, payload, NULL);
-    cJSON_Delete(payload);
-    if (rc)
+    if ((rc = row_write(st, kind, id, r.from, to, now)) != 0 ||
+        (rc = row_event(st, kind, &r, to, extra)) != 0)
         goto fail;
     if (kind == ENTITY_GOAL && is_terminal(kind, to) &&
         (rc = close_escalations(st, id, to, now)) != 0)

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "lifecycle/job.h"
+#include "store/artifact.h"
 #include "store/event.h"
+#include "store/goal.h"
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
@@ -46,26 +48,13 @@ static int save_and_reset(struct workspace *ws, struct job_ctx *j, const char *w
                              "worktree.reset", meta, NULL);
         cJSON_Delete(meta);
     } else if (saved) {
-        static const char sql[] =
-            "INSERT INTO artifacts(goal_id, item_id, run_id, type, path, hash, meta, created_at)"
-            " VALUES (?, ?, ?, 'patch', ?, ?, ?, ?)";
-        sqlite3_stmt *s;
         cJSON *meta = cJSON_CreateObject();
         char *mt;
         cJSON_AddStringToObject(meta, "why", why);
         mt = cJSON_PrintUnformatted(meta);
         hash_sha256_file(hash, patch);
-        if ((rc = store_prepare(j->st, &s, sql)) == 0) {
-            store_bind_text(s, 1, j->goal->id);
-            store_bind_text(s, 2, j->item ? j->item->id : NULL);
-            store_bind_text(s, 3, j->claim.run_id);
-            store_bind_text(s, 4, patch);
-            store_bind_text(s, 5, hash);
-            store_bind_text(s, 6, mt);
-            sqlite3_bind_int64(s, 7, time_now_ms());
-            rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "patch artifact");
-            store_done(s);
-        }
+        rc = store_artifact_insert_patch(j->st, j->goal->id, j->item ? j->item->id : NULL,
+                                         j->claim.run_id, patch, hash, mt, time_now_ms());
         if (rc == 0)
             rc = store_event_add(j->st, j->goal->id, j->item ? j->item->id : NULL,
                                  j->claim.run_id, "worktree.reset", meta, NULL);
@@ -113,18 +102,8 @@ int workspace_open(struct workspace *ws, struct job_ctx *j)
         if (rc)
             return rc;
     }
-    if (!g->worktree) {
-        static const char sql[] = "UPDATE goals SET worktree = ? WHERE id = ?";
-        sqlite3_stmt *s;
-        if ((rc = store_prepare(j->st, &s, sql)) != 0)
-            return rc;
-        store_bind_text(s, 1, ws->root);
-        store_bind_text(s, 2, g->id);
-        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "worktree");
-        store_done(s);
-        if (rc)
-            return rc;
-    }
+    if (!g->worktree && (rc = store_goal_set_worktree(j->st, g->id, ws->root)) != 0)
+        return rc;
     /* a run starts from the branch head: an earlier run's leftovers go */
     if ((rc = vcs_diff_is_empty(&empty, ws->wt)) != 0)
         return rc;

@@ -34,4 +34,10 @@ int store_artifact_add_once(store *st, const char *goal_id, const char *item_id,
                             const char *type, const char *ref, const char *path, const char *hash,
                             const char *url, const struct cJSON *meta);
 
+/* Record a saved patch file of a run (item_id may be NULL; meta is JSON
+ * text). */
+int store_artifact_insert_patch(store *st, const char *goal_id, const char *item_id,
+                                const char *run_id, const char *path, const char *hash,
+                                const char *meta_json, int64_t now_ms);
+
 #endif

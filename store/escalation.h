@@ -115,4 +115,15 @@ int store_decision_add(store *st, const char *goal_id, const char *item_id, cons
  * none. */
 int store_decision_first_verification_baseline(store *st, const char *goal_id, char *out, size_t n);
 
+/* How many escalations are open. */
+int store_escalation_count_open_all(store *st, int64_t *out);
+
+/* Close the open escalations of a goal that ended, by the system, with
+ * reason: fn is called for each one closed (id, type), in creation order,
+ * after its row was updated; fn returns non-zero to stop. */
+int store_escalation_close_by_system(store *st, const char *goal_id, const char *reason,
+                                     int64_t now_ms,
+                                     int (*fn)(const char *id, const char *type, void *ctx),
+                                     void *ctx);
+
 #endif

@@ -181,3 +181,64 @@ int store_event_last_failure(store *st, const char *goal_id, struct store_event_
     store_done(s);
     return rc;
 }
+
+int store_event_last_failure_goal(store *st, char out[ID_SIZE])
+{
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, "SELECT goal_id FROM events WHERE type IN ('run.failed',"
+                                   " 'run.timeout', 'run.aborted', 'tool_call.failed')"
+                                   " AND goal_id IS NOT NULL ORDER BY id DESC LIMIT 1");
+
+    out[0] = '\0';
+    if (rc)
+        return rc;
+    if (sqlite3_step(s) == SQLITE_ROW)
+        snprintf(out, ID_SIZE, "%s", (const char *)sqlite3_column_text(s, 0));
+    store_done(s);
+    return 0;
+}
+
+int store_event_last_llm_usage(store *st, const char *goal_id, int64_t *tokens, double *cost_usd)
+{
+    static const char sql[] =
+        "SELECT ifnull(json_extract(payload, '$.tokens_in'), 0) +"
+        " ifnull(json_extract(payload, '$.tokens_out'), 0),"
+        " ifnull(json_extract(payload, '$.cost_usd'), 0) FROM events"
+        " WHERE goal_id = ? AND type = 'llm.response' ORDER BY id DESC LIMIT 1";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        *tokens = sqlite3_column_int64(s, 0);
+        *cost_usd = sqlite3_column_double(s, 1);
+        rc = 0;
+    } else {
+        rc = ERR_NOTFOUND;
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_event_item_tool_calls_each(store *st, const char *item_id,
+                                     int (*fn)(const char *type, const char *payload, void *ctx),
+                                     void *ctx)
+{
+    static const char sql[] =
+        "SELECT type, payload FROM events WHERE item_id = ? AND type IN"
+        " ('tool_call.started', 'tool_call.completed', 'tool_call.failed') ORDER BY id";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, item_id);
+    while (sqlite3_step(s) == SQLITE_ROW)
+        if ((rc = fn((const char *)sqlite3_column_text(s, 0),
+                     (const char *)sqlite3_column_text(s, 1), ctx)) != 0)
+            break;
+    store_done(s);
+    return rc;
+}

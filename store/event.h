@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "store/store.h"
+#include "util/id.h"
 
 struct cJSON;
 
@@ -57,5 +58,20 @@ struct store_event_failure {
 };
 int store_event_last_failure(store *st, const char *goal_id, struct store_event_failure *out,
                              int *found);
+
+/* The goal of the last failed, timed-out or aborted run or failed tool
+ * call of any goal; "" when none. */
+int store_event_last_failure_goal(store *st, char out[ID_SIZE]);
+
+/* Tokens (in + out) and cost of the goal's last llm.response;
+ * ERR_NOTFOUND (no message, outputs untouched) when it made none. */
+int store_event_last_llm_usage(store *st, const char *goal_id, int64_t *tokens, double *cost_usd);
+
+/* Call fn for each tool_call.started/completed/failed event of an item, in
+ * order, with its type and payload text (valid during the call).  fn
+ * returns non-zero to stop (that value is returned). */
+int store_event_item_tool_calls_each(store *st, const char *item_id,
+                                     int (*fn)(const char *type, const char *payload, void *ctx),
+                                     void *ctx);
 
 #endif

@@ -102,4 +102,10 @@ int store_gate_baseline_get(store *st, const char *goal_id, const char *gate, co
 /* Insert or replace b (created_at is now). */
 int store_gate_baseline_put(store *st, const struct store_gate_baseline *b);
 
+/* Call fn with the latest result of each gate of an item, by gate name
+ * (passed is 0 or 1).  fn returns non-zero to stop. */
+int store_gate_result_latest_by_item_each(store *st, const char *item_id,
+                                          int (*fn)(const char *name, int passed, void *ctx),
+                                          void *ctx);
+
 #endif

@@ -1,5 +1,6 @@
 #include "store/goal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -407,6 +408,156 @@ int store_goal_each_waiting(store *st, int (*fn)(const struct store_goal_waiting
         if ((rc = fn(&w, ctx)) != 0)
             break;
     }
+    store_done(s);
+    return rc;
+}
+
+int store_goal_attempts_inc(store *st, const char *id)
+{
+    static const char upd[] = "UPDATE goals SET attempts = attempts + 1 WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, upd);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "claim");
+    store_done(s);
+    return rc;
+}
+
+int store_goal_attempts_reset(store *st, const char *id)
+{
+    static const char fresh[] = "UPDATE goals SET attempts = 0 WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, fresh);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "run");
+    store_done(s);
+    return rc;
+}
+
+int store_goal_spend_run_wall(store *st, const char *goal_id, const char *run_id, int64_t now_ms)
+{
+    static const char wall[] = "UPDATE goals SET spent_wall_ms = spent_wall_ms + max(0, ? -"
+                               " ifnull((SELECT started_at FROM runs WHERE id = ?), ?))"
+                               " WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, wall);
+
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, now_ms);
+    store_bind_text(s, 2, run_id);
+    sqlite3_bind_int64(s, 3, now_ms);
+    store_bind_text(s, 4, goal_id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "run");
+    store_done(s);
+    return rc;
+}
+
+int store_goal_status_get(store *st, const char *id, int *found, char status[32])
+{
+    static const char sql[] = "SELECT status, id, NULL, NULL FROM goals WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    *found = 0;
+    status[0] = '\0';
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, id);
+    switch (sqlite3_step(s)) {
+    case SQLITE_ROW:
+        *found = 1;
+        snprintf(status, 32, "%s", (const char *)sqlite3_column_text(s, 0));
+        break;
+    case SQLITE_DONE: break;
+    default: rc = store_err(st, "goal");
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_goal_status_set(store *st, const char *id, const char *from, const char *to,
+                          int terminal, int64_t now_ms, int *changed)
+{
+    static const char sql[] =
+        "UPDATE goals SET status = ?1, updated_at = ?2,"
+        " started_at = CASE WHEN ?1 = 'active' THEN ifnull(started_at, ?2) ELSE started_at END,"
+        " ended_at = CASE WHEN ?3 THEN ?2 ELSE ended_at END WHERE id = ?4 AND status = ?5";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    *changed = 0;
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, to);
+    sqlite3_bind_int64(s, 2, now_ms);
+    sqlite3_bind_int(s, 3, terminal);
+    store_bind_text(s, 4, id);
+    store_bind_text(s, 5, from);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, "status");
+    else
+        *changed = sqlite3_changes(store_db(st)) == 1;
+    store_done(s);
+    return rc;
+}
+
+int store_goal_set_worktree(store *st, const char *id, const char *worktree)
+{
+    static const char sql[] = "UPDATE goals SET worktree = ? WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, worktree);
+    store_bind_text(s, 2, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "worktree");
+    store_done(s);
+    return rc;
+}
+
+int store_goal_set_elaboration(store *st, const char *id, const char *success_criteria,
+                               const char *allowed_actions, const char *verification,
+                               const char *elaboration)
+{
+    static const char sql[] = "UPDATE goals SET success_criteria = ?, allowed_actions = ?,"
+                              " verification = ?, elaboration = ? WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, success_criteria);
+    store_bind_text(s, 2, allowed_actions);
+    store_bind_text(s, 3, verification);
+    store_bind_text(s, 4, elaboration);
+    store_bind_text(s, 5, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "elaboration");
+    store_done(s);
+    return rc;
+}
+
+int store_goal_set_nothing_to_do(store *st, const char *id, const char *elaboration,
+                                 const char *reason)
+{
+    static const char sql[] = "UPDATE goals SET elaboration = ?, outcome = 'nothing_to_do',"
+                              " outcome_reason = ?, branch = NULL WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, elaboration);
+    store_bind_text(s, 2, reason);
+    store_bind_text(s, 3, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "elaboration");
     store_done(s);
     return rc;
 }

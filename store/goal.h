@@ -102,4 +102,35 @@ struct store_goal_waiting {
 int store_goal_each_waiting(store *st, int (*fn)(const struct store_goal_waiting *w, void *ctx),
                             void *ctx);
 
+/* One more attempt of the goal's current stage (a claim); and none (its
+ * stage is done: the next one starts with its own retries). */
+int store_goal_attempts_inc(store *st, const char *id);
+int store_goal_attempts_reset(store *st, const char *id);
+
+/* Add the wall time of run_id (now_ms - its started_at, at least 0) to the
+ * goal's spent_wall_ms. */
+int store_goal_spend_run_wall(store *st, const char *goal_id, const char *run_id, int64_t now_ms);
+
+/* A goal's status, for transitions: *found is 0 when absent. */
+int store_goal_status_get(store *st, const char *id, int *found, char status[32]);
+
+/* Move a goal from `from` to `to` (updated_at = now; started_at on the
+ * first active; ended_at when terminal); *changed is 0 when it was no
+ * longer `from`. */
+int store_goal_status_set(store *st, const char *id, const char *from, const char *to,
+                          int terminal, int64_t now_ms, int *changed);
+
+/* The worktree path of a goal (set by its first run). */
+int store_goal_set_worktree(store *st, const char *id, const char *worktree);
+
+/* The elaboration's result (JSON texts; allowed_actions may be NULL). */
+int store_goal_set_elaboration(store *st, const char *id, const char *success_criteria,
+                               const char *allowed_actions, const char *verification,
+                               const char *elaboration);
+
+/* The elaboration found nothing to do: outcome nothing_to_do with the
+ * model's reason, no branch. */
+int store_goal_set_nothing_to_do(store *st, const char *id, const char *elaboration,
+                                 const char *reason);
+
 #endif

@@ -1,7 +1,11 @@
 /* heartbeat.c - the daemon_heartbeat table (see heartbeat.h). */
 #include "store/heartbeat.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "store/internal.h"
+#include "util/err.h"
 
 int store_heartbeat_tick(store *st, long *pid, int64_t *last_tick, int *found)
 {
@@ -25,4 +29,60 @@ int store_heartbeat_tick(store *st, long *pid, int64_t *last_tick, int *found)
     }
     store_done(s);
     return rc;
+}
+
+int store_heartbeat_write(store *st, long pid, int64_t started_at, int64_t last_tick,
+                          const char *lanes_json)
+{
+    static const char sql[] =
+        "INSERT INTO daemon_heartbeat(id, pid, started_at, last_tick, lanes) VALUES (1, ?, ?, ?, ?)"
+        " ON CONFLICT(id) DO UPDATE SET pid = excluded.pid, started_at = excluded.started_at,"
+        " last_tick = excluded.last_tick, lanes = excluded.lanes";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, (int64_t)pid);
+    sqlite3_bind_int64(s, 2, started_at);
+    sqlite3_bind_int64(s, 3, last_tick);
+    store_bind_text(s, 4, lanes_json);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, "heartbeat");
+    store_done(s);
+    return rc;
+}
+
+int store_heartbeat_read(store *st, struct store_heartbeat *out)
+{
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, "SELECT pid, started_at, last_tick, lanes FROM daemon_heartbeat"
+                                   " WHERE id = 1");
+
+    memset(out, 0, sizeof(*out));
+    if (rc)
+        return rc;
+    switch (sqlite3_step(s)) {
+    case SQLITE_ROW:
+        out->pid = (long)sqlite3_column_int64(s, 0);
+        out->started_at = sqlite3_column_int64(s, 1);
+        out->last_tick = sqlite3_column_int64(s, 2);
+        out->lanes = store_col_strdup(s, 3);
+        break;
+    case SQLITE_DONE: rc = ERR_NOTFOUND; break;
+    default: rc = store_err(st, "heartbeat");
+    }
+    store_done(s);
+    return rc;
+}
+
+void store_heartbeat_release(struct store_heartbeat *hb)
+{
+    free(hb->lanes);
+    hb->lanes = NULL;
+}
+
+int store_heartbeat_delete(store *st)
+{
+    return store_exec(st, "DELETE FROM daemon_heartbeat");
 }

@@ -1,5 +1,6 @@
 #include "store/item.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -368,4 +369,82 @@ int store_item_count_unfinished_others(store *st, const char *goal_id, const cha
         *n = sqlite3_column_int(s, 0);
     store_done(s);
     return 0;
+}
+
+int store_item_attempts_inc(store *st, const char *id)
+{
+    static const char upd[] = "UPDATE work_items SET attempts = attempts + 1 WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, upd);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "claim");
+    store_done(s);
+    return rc;
+}
+
+int store_item_status_get(store *st, const char *id, int *found, char status[32],
+                          char goal_id[ID_SIZE])
+{
+    static const char sql[] = "SELECT status, goal_id, id, NULL FROM work_items WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    *found = 0;
+    status[0] = goal_id[0] = '\0';
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, id);
+    switch (sqlite3_step(s)) {
+    case SQLITE_ROW:
+        *found = 1;
+        snprintf(status, 32, "%s", (const char *)sqlite3_column_text(s, 0));
+        snprintf(goal_id, ID_SIZE, "%s", (const char *)sqlite3_column_text(s, 1));
+        break;
+    case SQLITE_DONE: break;
+    default: rc = store_err(st, "work item");
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_item_status_set(store *st, const char *id, const char *from, const char *to,
+                          int terminal, int64_t now_ms, int *changed)
+{
+    static const char sql[] =
+        "UPDATE work_items SET status = ?1, updated_at = ?2,"
+        " started_at = CASE WHEN ?1 = 'in_progress' THEN ifnull(started_at, ?2)"
+        " ELSE started_at END,"
+        " ended_at = CASE WHEN ?3 THEN ?2 ELSE ended_at END WHERE id = ?4 AND status = ?5";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    *changed = 0;
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, to);
+    sqlite3_bind_int64(s, 2, now_ms);
+    sqlite3_bind_int(s, 3, terminal);
+    store_bind_text(s, 4, id);
+    store_bind_text(s, 5, from);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, "status");
+    else
+        *changed = sqlite3_changes(store_db(st)) == 1;
+    store_done(s);
+    return rc;
+}
+
+int store_item_ids_promotable(store *st, const char *goal_id, char (**out)[ID_SIZE], size_t *n)
+{
+    static const char sql[] =
+        "SELECT w.id FROM work_items w WHERE w.goal_id = ? AND w.status = 'queued'"
+        " AND NOT EXISTS (SELECT 1 FROM work_item_deps d JOIN work_items x"
+        " ON x.id = d.depends_on_id WHERE d.item_id = w.id AND NOT ("
+        " x.status = 'done' OR (x.status = 'skipped' AND d.condition = 'done_or_skipped')))"
+        " ORDER BY w.created_at, w.rowid";
+
+    return store_ids(st, sql, goal_id, out, n);
 }

@@ -9,6 +9,7 @@
 #ifndef GOALD_STORE_ITEM_H
 #define GOALD_STORE_ITEM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "store/store.h"
@@ -95,5 +96,23 @@ int store_item_set_question(store *st, const char *id, const char *question);
  * in_progress, verify, blocked). */
 int store_item_count_unfinished_others(store *st, const char *goal_id, const char *except_id,
                                        int *n);
+
+/* One more attempt of the item (a claim). */
+int store_item_attempts_inc(store *st, const char *id);
+
+/* An item's status and goal, for transitions: *found is 0 when absent. */
+int store_item_status_get(store *st, const char *id, int *found, char status[32],
+                          char goal_id[ID_SIZE]);
+
+/* Move an item from `from` to `to` (updated_at = now; started_at on the
+ * first in_progress; ended_at when terminal); *changed is 0 when it was
+ * no longer `from`. */
+int store_item_status_set(store *st, const char *id, const char *from, const char *to,
+                          int terminal, int64_t now_ms, int *changed);
+
+/* The queued items of a goal whose dependencies are met (done, or skipped
+ * where the edge allows it), in creation order: *out is a malloc'd array
+ * of *n ids (free(); NULL when none). */
+int store_item_ids_promotable(store *st, const char *goal_id, char (**out)[ID_SIZE], size_t *n);
 
 #endif

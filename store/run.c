@@ -9,6 +9,7 @@
 
 #include "store/internal.h"
 #include "util/err.h"
+#include "util/xalloc.h"
 
 static void col_id(char out[ID_SIZE], sqlite3_stmt *s, int i)
 {
@@ -153,4 +154,477 @@ int store_run_last_failure(store *st, const char *item_id, const char *except_ru
     }
     store_done(s);
     return 0;
+}
+
+/* The claim rule, once: the FROM and WHERE of each lane's picks, with now
+ * as ?1.  The picks select rows from them, the queue counts count them. */
+#define PLAN_RULE                                                                              \
+    " FROM goals g WHERE is_template = 0 AND next_attempt_at <= ?1"                             \
+    " AND (status = 'queued' OR (status = 'active' AND elaboration IS NOT NULL"                 \
+    "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)))"                \
+    " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.goal_id = g.id AND r.status = 'running')"
+#define PUBLISH_RULE                                                                           \
+    " FROM goals g WHERE status = 'active'"                                                     \
+    " AND next_attempt_at <= ?1"                                                                \
+    " AND (partial = 1 OR (EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)"          \
+    "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id"                   \
+    "                      AND w.status NOT IN ('done', 'skipped'))))"                          \
+    " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.goal_id = g.id AND r.status = 'running')"
+#define EXECUTE_RULE                                                                           \
+    " FROM work_items w JOIN goals g ON g.id = w.goal_id"                                       \
+    " WHERE w.status = 'ready' AND g.status = 'active' AND w.next_attempt_at <= ?1"             \
+    " AND NOT EXISTS (SELECT 1 FROM work_items o WHERE o.goal_id = w.goal_id"                   \
+    " AND o.status IN ('in_progress', 'verify'))"
+
+static void copy_col(char *dst, size_t n, sqlite3_stmt *s, int i)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+
+    snprintf(dst, n, "%s", t ? (const char *)t : "");
+}
+
+static int is_busy(const char (*busy)[ID_SIZE], int n, const char *goal_id)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(busy[i], goal_id))
+            return 1;
+    return 0;
+}
+
+/* The first goal (not busy) that sql selects as (id, kind, attempts), with
+ * now bound as ?1. */
+static int pick_goal(store *st, const char *sql, int64_t now, const char (*busy)[ID_SIZE],
+                     int n_busy, struct store_run_pick *out)
+{
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql), found = 0;
+
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, now);
+    while (!found) {
+        int step = sqlite3_step(s);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = store_err(st, "claim");
+            break;
+        }
+        if (is_busy(busy, n_busy, (const char *)sqlite3_column_text(s, 0)))
+            continue;
+        copy_col(out->goal_id, sizeof(out->goal_id), s, 0);
+        copy_col(out->kind, sizeof(out->kind), s, 1);
+        out->attempts = sqlite3_column_int(s, 2);
+        found = 1;
+    }
+    store_done(s);
+    if (rc)
+        return rc;
+    return found ? 0 : ERR_NOTFOUND;
+}
+
+int store_run_pick_plan(store *st, int64_t now_ms, const char (*busy)[ID_SIZE], int n_busy,
+                        struct store_run_pick *out)
+{
+    static const char sql[] =
+        "SELECT id, CASE status WHEN 'queued' THEN 'elaborate' ELSE 'plan' END, attempts"
+        PLAN_RULE " ORDER BY priority DESC, created_at, id";
+
+    return pick_goal(st, sql, now_ms, busy, n_busy, out);
+}
+
+int store_run_pick_publish(store *st, int64_t now_ms, const char (*busy)[ID_SIZE], int n_busy,
+                           struct store_run_pick *out)
+{
+    static const char sql[] =
+        "SELECT id, 'publish', attempts" PUBLISH_RULE " ORDER BY priority DESC, created_at, id";
+
+    return pick_goal(st, sql, now_ms, busy, n_busy, out);
+}
+
+int store_run_execute_candidates_each(store *st, int64_t now_ms,
+                                      int (*fn)(const struct store_run_exec_candidate *c,
+                                                void *ctx),
+                                      void *ctx)
+{
+    static const char sql[] =
+        "SELECT w.id, w.goal_id, w.priority, w.created_at, w.updated_at,"
+        " (SELECT count(*) FROM work_item_deps d WHERE d.depends_on_id = w.id)" EXECUTE_RULE;
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, now_ms);
+    for (;;) {
+        struct store_run_exec_candidate c;
+        int step = sqlite3_step(s);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = store_err(st, "select");
+            break;
+        }
+        memset(&c, 0, sizeof(c));
+        copy_col(c.id, sizeof(c.id), s, 0);
+        copy_col(c.goal_id, sizeof(c.goal_id), s, 1);
+        c.priority = sqlite3_column_int(s, 2);
+        c.created_at = sqlite3_column_int64(s, 3);
+        c.updated_at = sqlite3_column_int64(s, 4);
+        c.dependents = sqlite3_column_int(s, 5);
+        if ((rc = fn(&c, ctx)) != 0)
+            break;
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_run_queue_counts(store *st, int64_t now_ms, struct store_run_queues *out)
+{
+    static const char sql[] = "SELECT (SELECT count(*)" PLAN_RULE "),"
+                              " (SELECT count(*)" PUBLISH_RULE ") + (SELECT count(*)" EXECUTE_RULE
+                              "), (SELECT count(*) FROM work_items WHERE status = 'queued')";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    memset(out, 0, sizeof(*out));
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, now_ms);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        out->plan = sqlite3_column_int64(s, 0);
+        out->work = sqlite3_column_int64(s, 1);
+        out->waiting_on_dependencies = sqlite3_column_int64(s, 2);
+    } else {
+        rc = store_err(st, "queues");
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_run_pending_retries(store *st, int64_t now_ms, int *out)
+{
+    static const char sql[] =
+        "SELECT (SELECT count(*) FROM work_items w JOIN goals g ON g.id = w.goal_id"
+        "        WHERE w.status = 'ready' AND g.status = 'active' AND w.next_attempt_at > ?1)"
+        " + (SELECT count(*) FROM goals WHERE status IN ('queued', 'active') AND is_template = 0"
+        "        AND next_attempt_at > ?1)";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    *out = 0;
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, now_ms);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        *out = sqlite3_column_int(s, 0);
+    else
+        rc = store_err(st, "pending retries");
+    store_done(s);
+    return rc;
+}
+
+int store_run_insert(store *st, const struct store_run_new *r)
+{
+    static const char sql[] =
+        "INSERT INTO runs(id, goal_id, item_id, kind, lane, status, attempt, tier, model_index,"
+        " timeout_s, lease_until, created_at, started_at)"
+        " VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, r->id);
+    store_bind_text(s, 2, r->goal_id);
+    store_bind_text(s, 3, r->item_id);
+    store_bind_text(s, 4, r->kind);
+    store_bind_text(s, 5, r->lane);
+    sqlite3_bind_int(s, 6, r->attempt);
+    sqlite3_bind_int(s, 7, r->tier);
+    sqlite3_bind_int(s, 8, r->model_index);
+    sqlite3_bind_int(s, 9, r->timeout_s);
+    sqlite3_bind_int64(s, 10, r->lease_until);
+    sqlite3_bind_int64(s, 11, r->now_ms);
+    sqlite3_bind_int64(s, 12, r->now_ms);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, "insert run");
+    store_done(s);
+    return rc;
+}
+
+int store_run_last_timeout_s(store *st, const char *goal_id, const char *kind, int *out)
+{
+    static const char q[] = "SELECT status, ifnull(timeout_s, 0) FROM runs WHERE goal_id = ?"
+                            " AND kind = ? ORDER BY created_at DESC, rowid DESC LIMIT 1";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, q);
+
+    *out = 0;
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    store_bind_text(s, 2, kind);
+    if (sqlite3_step(s) == SQLITE_ROW &&
+        !strcmp((const char *)sqlite3_column_text(s, 0), "timeout") &&
+        sqlite3_column_int(s, 1) > 0)
+        *out = sqlite3_column_int(s, 1);
+    store_done(s);
+    return 0;
+}
+
+#define RUN_COLS                                                                               \
+    "id, goal_id, ifnull(item_id, ''), kind, lane, status, attempt, ifnull(timeout_s, -1),"     \
+    " ifnull(pid, 0), ifnull(lease_until, 0), ifnull(started_at, 0),"                           \
+    " ifnull(failure_reason, '')"
+
+static void run_read(sqlite3_stmt *s, struct store_run *r)
+{
+    memset(r, 0, sizeof(*r));
+    copy_col(r->id, sizeof(r->id), s, 0);
+    copy_col(r->goal_id, sizeof(r->goal_id), s, 1);
+    copy_col(r->item_id, sizeof(r->item_id), s, 2);
+    copy_col(r->kind, sizeof(r->kind), s, 3);
+    copy_col(r->lane, sizeof(r->lane), s, 4);
+    copy_col(r->status, sizeof(r->status), s, 5);
+    r->attempt = sqlite3_column_int(s, 6);
+    r->timeout_s = sqlite3_column_int(s, 7);
+    r->pid = (long)sqlite3_column_int64(s, 8);
+    r->lease_until = sqlite3_column_int64(s, 9);
+    r->started_at = sqlite3_column_int64(s, 10);
+    copy_col(r->failure_reason, sizeof(r->failure_reason), s, 11);
+}
+
+int store_run_get(store *st, const char *id, struct store_run *out)
+{
+    static const char sql[] = "SELECT " RUN_COLS " FROM runs WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, id);
+    switch (sqlite3_step(s)) {
+    case SQLITE_ROW: run_read(s, out); break;
+    case SQLITE_DONE: rc = err_set(ERR_NOTFOUND, "run %s: not found", id); break;
+    default: rc = store_err(st, "run");
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_run_list_running(store *st, struct store_run **out, size_t *n)
+{
+    static const char sql[] = "SELECT " RUN_COLS " FROM runs WHERE status = 'running'";
+    struct store_run *v = NULL;
+    size_t cnt = 0, cap = 0;
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql), step;
+
+    *out = NULL;
+    *n = 0;
+    if (rc)
+        return rc;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        if (cnt == cap) {
+            cap = cap ? cap * 2 : 16;
+            v = xrealloc(v, cap * sizeof(*v));
+        }
+        run_read(s, &v[cnt++]);
+    }
+    if (step != SQLITE_DONE)
+        rc = store_err(st, "running runs");
+    store_done(s);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = cnt;
+    return 0;
+}
+
+int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void *ctx), void *ctx)
+{
+    static const char sql[] = "SELECT r.id, r.goal_id, ifnull(r.item_id, ''), r.kind, r.lane,"
+                              " ifnull(r.pid, 0), r.started_at, g.title, ifnull(w.key, '')"
+                              " FROM runs r JOIN goals g ON g.id = r.goal_id"
+                              " LEFT JOIN work_items w ON w.id = r.item_id"
+                              " WHERE r.status = 'running' ORDER BY r.started_at";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        struct store_run_job j;
+        j.run_id = (const char *)sqlite3_column_text(s, 0);
+        j.goal_id = (const char *)sqlite3_column_text(s, 1);
+        j.item_id = (const char *)sqlite3_column_text(s, 2);
+        j.kind = (const char *)sqlite3_column_text(s, 3);
+        j.lane = (const char *)sqlite3_column_text(s, 4);
+        j.pid = (long)sqlite3_column_int64(s, 5);
+        j.started_at = sqlite3_column_int64(s, 6);
+        j.goal_title = (const char *)sqlite3_column_text(s, 7);
+        j.item_key = (const char *)sqlite3_column_text(s, 8);
+        if ((rc = fn(&j, ctx)) != 0)
+            break;
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_run_renew_lease(store *st, const char *run_id, int64_t lease_until)
+{
+    static const char sql[] = "UPDATE runs SET lease_until = ? WHERE id = ? AND status = 'running'";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, lease_until);
+    store_bind_text(s, 2, run_id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "lease");
+    store_done(s);
+    return rc;
+}
+
+int store_run_live_status(store *st, const char *run_id, char run_status[16],
+                          char goal_status[16])
+{
+    static const char sql[] = "SELECT r.status, g.status FROM runs r JOIN goals g"
+                              " ON g.id = r.goal_id WHERE r.id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    run_status[0] = goal_status[0] = '\0';
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, run_id);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        copy_col(run_status, 16, s, 0);
+        copy_col(goal_status, 16, s, 1);
+    }
+    store_done(s);
+    return 0;
+}
+
+int store_run_mark_started(store *st, const char *run_id, long pid, int64_t lease_until,
+                           int64_t now_ms)
+{
+    static const char sql[] =
+        "UPDATE runs SET pid = ?, lease_until = ?, started_at = ifnull(started_at, ?)"
+        " WHERE id = ? AND status = 'running'";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, (int64_t)pid);
+    sqlite3_bind_int64(s, 2, lease_until);
+    sqlite3_bind_int64(s, 3, now_ms);
+    store_bind_text(s, 4, run_id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "run");
+    if (rc == 0 && sqlite3_changes(store_db(st)) != 1) /* cancelled meanwhile */
+        rc = err_set(ERR_TRANSITION, "run %s is no longer running", run_id);
+    store_done(s);
+    return rc;
+}
+
+int store_run_write_end(store *st, const char *run_id, const struct store_run_end *e)
+{
+    static const char sql[] = "UPDATE runs SET turns = ?, model_index = ?, summary = ?,"
+                              " error_class = ?, error_signature = ?, failure_reason = ?"
+                              " WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    sqlite3_bind_int(s, 1, e->turns);
+    sqlite3_bind_int(s, 2, e->model_index);
+    store_bind_text(s, 3, e->summary);
+    store_bind_text(s, 4, e->error_class);
+    store_bind_text(s, 5, e->error_signature);
+    store_bind_text(s, 6, e->failure_reason);
+    store_bind_text(s, 7, run_id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "run");
+    store_done(s);
+    return rc;
+}
+
+int store_run_item_failures_each(store *st, const char *item_id,
+                                 int (*fn)(const struct store_run_failure *f, void *ctx),
+                                 void *ctx)
+{
+    static const char q_fail[] =
+        "SELECT ifnull(error_class, ''), ifnull(error_signature, ''), ifnull(failure_reason, '')"
+        " FROM runs WHERE item_id = ? AND status IN ('failed','timeout','aborted')"
+        " ORDER BY created_at DESC, rowid DESC LIMIT 3";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, q_fail);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, item_id);
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        struct store_run_failure f;
+        f.error_class = (const char *)sqlite3_column_text(s, 0);
+        f.error_signature = (const char *)sqlite3_column_text(s, 1);
+        f.failure_reason = (const char *)sqlite3_column_text(s, 2);
+        if ((rc = fn(&f, ctx)) != 0)
+            break;
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_run_status_get(store *st, const char *id, int *found, char status[32],
+                         char goal_id[ID_SIZE], char item_id[ID_SIZE])
+{
+    static const char sql[] = "SELECT status, goal_id, item_id, id FROM runs WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    *found = 0;
+    status[0] = goal_id[0] = item_id[0] = '\0';
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, id);
+    switch (sqlite3_step(s)) {
+    case SQLITE_ROW:
+        *found = 1;
+        copy_col(status, 32, s, 0);
+        copy_col(goal_id, ID_SIZE, s, 1);
+        copy_col(item_id, ID_SIZE, s, 2);
+        break;
+    case SQLITE_DONE: break;
+    default: rc = store_err(st, "run");
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_run_status_set(store *st, const char *id, const char *from, const char *to,
+                         int terminal, int64_t now_ms, int *changed)
+{
+    static const char sql[] = "UPDATE runs SET status = ?1, ended_at = CASE WHEN ?3 THEN ?2"
+                              " ELSE ended_at END WHERE id = ?4 AND status = ?5";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    *changed = 0;
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, to);
+    sqlite3_bind_int64(s, 2, now_ms);
+    sqlite3_bind_int(s, 3, terminal);
+    store_bind_text(s, 4, id);
+    store_bind_text(s, 5, from);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, "status");
+    else
+        *changed = sqlite3_changes(store_db(st)) == 1;
+    store_done(s);
+    return rc;
 }

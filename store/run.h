@@ -7,6 +7,7 @@
 #ifndef GOALD_STORE_RUN_H
 #define GOALD_STORE_RUN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "store/store.h"
@@ -46,5 +47,143 @@ int store_run_latest_running(store *st, const char *goal_id, struct store_run_ru
  * malloc'd (*error_class may be NULL), or both NULL when there is none. */
 int store_run_last_failure(store *st, const char *item_id, const char *except_run_id,
                            char **error_class, char **reason);
+
+/* A goal-level unit the claim rule picked: its goal, the run kind
+ * ("elaborate", "plan" or "publish") and the goal's attempts so far. */
+struct store_run_pick {
+    char goal_id[ID_SIZE];
+    char kind[16];
+    int attempts;
+};
+
+/* The plan lane's rule: a queued goal to elaborate, else an active
+ * elaborated goal without items to plan; neither while a run of the goal is
+ * running, nor before its next_attempt_at.  Best first (priority, age, id);
+ * goals in busy (n_busy of them) are skipped.  ERR_NOTFOUND when none. */
+int store_run_pick_plan(store *st, int64_t now_ms, const char (*busy)[ID_SIZE], int n_busy,
+                        struct store_run_pick *out);
+
+/* The work lane's goal-level rule: an active goal whose items are all done
+ * or skipped (or that a human completed as partial), due, without a
+ * running run.  ERR_NOTFOUND when none. */
+int store_run_pick_publish(store *st, int64_t now_ms, const char (*busy)[ID_SIZE], int n_busy,
+                           struct store_run_pick *out);
+
+/* A ready item the work lane may execute (ranked by lifecycle/select). */
+struct store_run_exec_candidate {
+    char id[ID_SIZE];
+    char goal_id[ID_SIZE];
+    int priority;
+    int dependents;     /* items that depend on it */
+    int64_t created_at;
+    int64_t updated_at; /* waiting since */
+};
+
+/* Call fn for each execute candidate at now_ms: a `ready` item of an
+ * `active` goal, due, of a goal with no item in progress or in
+ * verification.  fn returns non-zero to stop (that value is returned). */
+int store_run_execute_candidates_each(store *st, int64_t now_ms,
+                                      int (*fn)(const struct store_run_exec_candidate *c,
+                                                void *ctx),
+                                      void *ctx);
+
+/* The queues of `goald status`, by the claim rule at now_ms: plan = the
+ * goals store_run_pick_plan would pick; work = the goals
+ * store_run_pick_publish would pick plus the execute candidates;
+ * waiting_on_dependencies = the items still `queued`. */
+struct store_run_queues {
+    int64_t plan, work, waiting_on_dependencies;
+};
+int store_run_queue_counts(store *st, int64_t now_ms, struct store_run_queues *out);
+
+/* How many ready items and queued or active goals wait for a retry that is
+ * not yet due at now_ms (`daemon --once` waits for them). */
+int store_run_pending_retries(store *st, int64_t now_ms, int *out);
+
+/* A new run row, status running. */
+struct store_run_new {
+    const char *id, *goal_id;
+    const char *item_id; /* NULL for goal-level units */
+    const char *kind, *lane;
+    int attempt, tier, model_index, timeout_s;
+    int64_t lease_until, now_ms; /* created_at and started_at are now_ms */
+};
+int store_run_insert(store *st, const struct store_run_new *r);
+
+/* The timeout_s of the last run of (goal, kind) when that run timed out
+ * with a timeout set; else *out is 0. */
+int store_run_last_timeout_s(store *st, const char *goal_id, const char *kind, int *out);
+
+/* A run's row. */
+struct store_run {
+    char id[ID_SIZE];
+    char goal_id[ID_SIZE];
+    char item_id[ID_SIZE]; /* "" when none */
+    char kind[16];
+    char lane[8];
+    char status[16];
+    int attempt;
+    int timeout_s;         /* -1 when not set */
+    long pid;              /* 0 when not set */
+    int64_t lease_until;   /* 0 when not set */
+    int64_t started_at;
+    char failure_reason[256]; /* "" when none; cut at 255 bytes */
+};
+
+/* Read a run.  ERR_NOTFOUND ("run ID: not found") when absent. */
+int store_run_get(store *st, const char *id, struct store_run *out);
+
+/* Every run with status running: *out is a malloc'd array of *n (free();
+ * NULL when none). */
+int store_run_list_running(store *st, struct store_run **out, size_t *n);
+
+/* A running run with what `status` shows of it. */
+struct store_run_job {
+    const char *run_id, *goal_id, *item_id, *kind, *lane, *goal_title, *item_key;
+    long pid;
+    int64_t started_at;
+};
+/* Call fn for each running run, oldest first (item_id and item_key are ""
+ * for goal-level runs).  fn returns non-zero to stop. */
+int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void *ctx),
+                        void *ctx);
+
+/* Renew a running run's lease (no-op when it is no longer running). */
+int store_run_renew_lease(store *st, const char *run_id, int64_t lease_until);
+
+/* The run's status and its goal's ("" each when the run is absent). */
+int store_run_live_status(store *st, const char *run_id, char run_status[16],
+                          char goal_status[16]);
+
+/* The job took the run: pid, lease, started_at (kept when set).
+ * ERR_TRANSITION when the run is no longer running. */
+int store_run_mark_started(store *st, const char *run_id, long pid, int64_t lease_until,
+                           int64_t now_ms);
+
+/* Write a run's end fields (NULL strings write NULL). */
+struct store_run_end {
+    int turns, model_index;
+    const char *summary, *error_class, *error_signature, *failure_reason;
+};
+int store_run_write_end(store *st, const char *run_id, const struct store_run_end *e);
+
+/* The last (at most 3) failed, timed-out or aborted runs of an item, newest
+ * first: class, signature and reason ("" when not set). */
+struct store_run_failure {
+    const char *error_class, *error_signature, *failure_reason;
+};
+int store_run_item_failures_each(store *st, const char *item_id,
+                                 int (*fn)(const struct store_run_failure *f, void *ctx),
+                                 void *ctx);
+
+/* A run's status and its goal and item ids, for transitions: *found is 0
+ * when the run is absent.  item_id is "" when none. */
+int store_run_status_get(store *st, const char *id, int *found, char status[32],
+                         char goal_id[ID_SIZE], char item_id[ID_SIZE]);
+
+/* Move a run from status `from` to `to` (ended_at = now when terminal);
+ * *changed is 0 when it was no longer `from`. */
+int store_run_status_set(store *st, const char *id, const char *from, const char *to,
+                         int terminal, int64_t now_ms, int *changed);
 
 #endif

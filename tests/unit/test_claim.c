@@ -6,14 +6,19 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
 
 #include "lifecycle/claim.h"
 #include "lifecycle/control.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/transitions.h"
+#include "store/internal.h"
 #include "tests/unit/testutil.h"
 #include "util/err.h"
 #include "util/timeutil.h"
@@ -109,6 +114,14 @@ static void test_work_lane_and_breaker(void **state)
     /* a breaker open stops claims */
     assert_int_equal(transition_apply(st, ENTITY_ITEM, c.item_id, "failed", NULL, NULL), 0);
     assert_int_equal(transition_apply(st, ENTITY_ITEM, c.item_id, "ready", NULL, NULL), 0);
+    /* the other item has waited longer even when the host runs all this
+     * within one millisecond (a tie would go to the smaller, random, id) */
+    {
+        char sql[256];
+        snprintf(sql, sizeof(sql), "UPDATE work_items SET updated_at = updated_at - 1000"
+                 " WHERE goal_id = '%s' AND id <> '%s'", g, c.item_id);
+        assert_int_equal(store_exec(st, sql), 0);
+    }
     for (int i = 0; i < 5; i++)
         assert_int_equal(breaker_record(st, "rate_limit", "r", now), 0);
     assert_int_equal(claim_next(st, "work", now + 1, NULL, 0, &c2, blocked, sizeof(blocked)),
@@ -130,12 +143,168 @@ static void test_work_lane_and_breaker(void **state)
     assert_int_equal(c2.attempt, 2);
 }
 
+/* A goal for the fixture: submitted, then put in status with extra SQL
+ * run on it (?1 in extra is not bound: the id is spliced, it is ours). */
+static void fixture_goal(char id[ID_SIZE], const char *title, const char *status,
+                         const char *set)
+{
+    char json[256], sql[512];
+
+    snprintf(json, sizeof(json), "{\"title\":\"%s\"}", title);
+    submit(id, json);
+    snprintf(sql, sizeof(sql), "UPDATE goals SET status = '%s'%s%s WHERE id = '%s'", status,
+             set ? ", " : "", set ? set : "", id);
+    assert_int_equal(store_exec(st, sql), 0);
+}
+
+/* Items a (and b, c when n > 1) of goal g, with the given statuses. */
+static void fixture_items(const char *g, int n, const char *const *statuses)
+{
+    static const char *const keys[] = {"a", "b", "c"};
+    struct plan p;
+    cJSON *j = cJSON_Parse("{\"work_items\":[{\"key\":\"a\",\"title\":\"A\",\"type\":\"code\","
+                           "\"effort\":\"S\"},{\"key\":\"b\",\"title\":\"B\",\"type\":\"code\","
+                           "\"effort\":\"S\"},{\"key\":\"c\",\"title\":\"C\",\"type\":\"code\","
+                           "\"effort\":\"S\"}]}");
+
+    while (cJSON_GetArraySize(cJSON_GetObjectItem(j, "work_items")) > n)
+        cJSON_DeleteItemFromArray(cJSON_GetObjectItem(j, "work_items"), n);
+    assert_int_equal(plan_parse(&p, j, 50), 0);
+    cJSON_Delete(j);
+    assert_int_equal(plan_store(st, g, &p), 0);
+    plan_release(&p);
+    for (int i = 0; i < n; i++) {
+        char sql[256];
+        snprintf(sql, sizeof(sql), "UPDATE work_items SET status = %s WHERE goal_id = '%s' AND"
+                 " key = '%s'", statuses[i], g, keys[i]);
+        assert_int_equal(store_exec(st, sql), 0);
+    }
+}
+
+extern const struct cli_command cmd_status;
+
+/* `goald status --json`'s queues, from the command itself (its stdout
+ * captured). */
+static void status_queues(double *plan, double *work, double *waiting)
+{
+    struct cli_ctx c;
+    char path[512], buf[65536];
+    FILE *f;
+    size_t n;
+    int saved, fd;
+    cJSON *o, *q;
+
+    memset(&c, 0, sizeof(c));
+    c.cmd = &cmd_status;
+    c.st = st;
+    c.val[0] = ""; /* --json */
+    testutil_tmp_path(path, sizeof(path), "status.json");
+    fflush(stdout);
+    saved = dup(STDOUT_FILENO);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, STDOUT_FILENO);
+    close(fd);
+    cmd_status.run(&c); /* 3: no daemon; the output is printed either way */
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    o = cJSON_Parse(buf);
+    q = cJSON_GetObjectItem(o, "queues");
+    assert_non_null(q);
+    *plan = cJSON_GetNumberValue(cJSON_GetObjectItem(q, "plan"));
+    *work = cJSON_GetNumberValue(cJSON_GetObjectItem(q, "work"));
+    *waiting = cJSON_GetNumberValue(cJSON_GetObjectItem(q, "waiting_on_dependencies"));
+    cJSON_Delete(o);
+}
+
+/* How many units the lane's claims take, one after another, until nothing
+ * is runnable. */
+static int claims_until_empty(const char *lane, int64_t now)
+{
+    struct claim c;
+    int n = 0, rc;
+
+    while ((rc = claim_next(st, lane, now, NULL, 0, &c, NULL, 0)) == 0)
+        n++;
+    assert_int_equal(rc, ERR_NOTFOUND);
+    return n;
+}
+
+/* Issue 18: `status` counts its queues by the claim rule itself.  Goals and
+ * items in every state the rule tells apart; the counts status shows must
+ * be what the claims then take (the old status counted a retry not yet
+ * due, a goal with a running run, an unelaborated active goal, and a ready
+ * item whose sibling is in progress). */
+static void test_status_counts_are_the_claim_rule(void **state)
+{
+    static const char *const ready[] = {"'ready'"};
+    static const char *const later[] = {"'ready'"};
+    static const char *const busy[] = {"'in_progress'", "'ready'"};
+    static const char *const done[] = {"'done'", "'skipped'"};
+    static const char *const deps[] = {"'ready'", "'queued'", "'queued'"};
+    char id[ID_SIZE], run[ID_SIZE], sql[512];
+    double plan, work, waiting;
+    int64_t now = time_now_ms();
+    (void)state;
+
+    assert_int_equal(store_exec(st, "UPDATE goals SET status = 'cancelled'; "
+                                    "UPDATE runs SET status = 'aborted'; DELETE FROM breakers"),
+                     0);
+    /* the plan lane */
+    fixture_goal(id, "p queued", "queued", NULL);                                 /* yes */
+    fixture_goal(id, "p retry later", "queued", "next_attempt_at = 9e15");         /* no */
+    fixture_goal(id, "p planned", "active", "elaboration = '{}'");                 /* yes */
+    fixture_goal(id, "p not elaborated", "active", NULL);                          /* no */
+    fixture_goal(id, "p blocked", "blocked", NULL);                                /* no */
+    fixture_goal(id, "p template", "queued", "is_template = 1");                   /* no */
+    fixture_goal(id, "p running", "queued", NULL);                                 /* no */
+    assert_int_equal(id_new(run), 0);
+    snprintf(sql, sizeof(sql), "INSERT INTO runs(id, goal_id, kind, lane, status, created_at)"
+             " VALUES ('%s', '%s', 'elaborate', 'plan', 'running', 1)", run, id);
+    assert_int_equal(store_exec(st, sql), 0);
+    /* the work lane */
+    fixture_goal(id, "w ready", "active", "elaboration = '{}'");
+    fixture_items(id, 1, ready);                                                   /* yes */
+    fixture_goal(id, "w retry later", "active", "elaboration = '{}'");
+    fixture_items(id, 1, later);                                                   /* no */
+    snprintf(sql, sizeof(sql), "UPDATE work_items SET next_attempt_at = 9e15 WHERE goal_id = '%s'",
+             id);
+    assert_int_equal(store_exec(st, sql), 0);
+    fixture_goal(id, "w sibling busy", "active", "elaboration = '{}'");
+    fixture_items(id, 2, busy);                                                    /* no */
+    fixture_goal(id, "w publish", "active", "elaboration = '{}'");
+    fixture_items(id, 2, done);                                                    /* yes */
+    fixture_goal(id, "w deps", "active", "elaboration = '{}'");
+    fixture_items(id, 3, deps);                                          /* a yes, 2 waiting */
+    fixture_goal(id, "w blocked", "blocked", "elaboration = '{}'");
+    fixture_items(id, 1, ready);                                                   /* no */
+
+    status_queues(&plan, &work, &waiting);
+    assert_int_equal((int)waiting, 2);
+    /* what status counts is what the claims take */
+    assert_int_equal((int)plan, 2);
+    assert_int_equal(claims_until_empty("plan", now), (int)plan);
+    assert_int_equal((int)work, 3);
+    assert_int_equal(claims_until_empty("work", now), (int)work);
+    /* and once taken, the queues are empty */
+    status_queues(&plan, &work, &waiting);
+    assert_int_equal((int)plan, 0);
+    assert_int_equal((int)work, 0);
+}
+
 int main(void)
 {
     char path[512];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_lane),
         cmocka_unit_test(test_work_lane_and_breaker),
+        cmocka_unit_test(test_status_counts_are_the_claim_rule),
     };
     int rc;
 

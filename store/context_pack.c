@@ -1,0 +1,42 @@
+#include "store/context_pack.h"
+
+#include <stddef.h>
+
+#include "store/internal.h"
+
+int store_context_pack_insert(store *st, const char *goal_id, const char *item_id,
+                              const char *run_id, const char *pack_json, int64_t now_ms)
+{
+    static const char sql[] = "INSERT INTO context_packs(goal_id, item_id, run_id, pack,"
+                              " created_at) VALUES (?, ?, ?, ?, ?)";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    store_bind_text(s, 2, item_id);
+    store_bind_text(s, 3, run_id);
+    store_bind_text(s, 4, pack_json);
+    sqlite3_bind_int64(s, 5, now_ms);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "context pack");
+    store_done(s);
+    return rc;
+}
+
+int store_context_pack_latest(store *st, const char *item_id, char **out)
+{
+    static const char sql[] =
+        "SELECT pack FROM context_packs WHERE item_id = ? ORDER BY id DESC LIMIT 1";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    *out = NULL;
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, item_id);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        *out = store_col_strdup(s, 0);
+    store_done(s);
+    return 0;
+}
