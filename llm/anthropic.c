@@ -259,14 +259,14 @@ static void answer_meta(const cJSON *root, struct llm_response *resp)
     if (cJSON_IsString(v)) {
         const char *s = v->valuestring;
         resp->finish_reason =
-            llm_strdup(!strcmp(s, "end_turn") || !strcmp(s, "stop_sequence") ? "stop"
+            xstrdup(!strcmp(s, "end_turn") || !strcmp(s, "stop_sequence") ? "stop"
                        : !strcmp(s, "tool_use")                              ? "tool_calls"
                        : !strcmp(s, "max_tokens")                            ? "length"
                                                                              : s);
     }
     v = cJSON_GetObjectItemCaseSensitive(root, "model");
     if (cJSON_IsString(v))
-        resp->model = llm_strdup(v->valuestring);
+        resp->model = xstrdup(v->valuestring);
     /* input_tokens excludes the cache reads and writes: add them, so that
      * input means every prompt token as with OpenAI */
     resp->usage.cached_input = llm_token_count(usage, "cache_read_input_tokens");

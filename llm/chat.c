@@ -200,10 +200,10 @@ static int answer_record(llm_client *c, const struct call_ids *ids, const struct
     resp->cost_usd = llm_cost(&resp->usage, m->price_in, m->price_cached_in, m->price_out);
     resp->model_index = k->index;
     if (!resp->model)
-        resp->model = llm_strdup(m->model);
-    resp->provider = llm_strdup(m->provider);
+        resp->model = xstrdup(m->model);
+    resp->provider = xstrdup(m->provider);
     if (!resp->finish_reason)
-        resp->finish_reason = llm_strdup(resp->message.ncalls ? "tool_calls" : "stop");
+        resp->finish_reason = xstrdup(resp->message.ncalls ? "tool_calls" : "stop");
     cJSON_AddStringToObject(p, "response_model", resp->model);
     cJSON_AddNumberToObject(p, "tokens_in", (double)resp->usage.input);
     cJSON_AddNumberToObject(p, "tokens_cached", (double)resp->usage.cached_input);

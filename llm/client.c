@@ -104,14 +104,14 @@ static int model_add(llm_client *c, const char *where, const char *provider, con
         return err_set(ERR_INVALID, "%s.model: required (llm.model or GOALD_LLM_MODEL)", where);
     if (key_env && strchr(key_env, '=')) /* a key pasted where its variable's name goes */
         return err_set(ERR_INVALID, "%s.api_key_env: expected the name of a variable", where);
-    m.provider = llm_strdup(provider);
-    m.model = llm_strdup(model);
-    m.base_url = llm_strdup(base_url && *base_url ? base_url : default_base_url(m.kind));
+    m.provider = xstrdup(provider);
+    m.model = xstrdup(model);
+    m.base_url = xstrdup(base_url && *base_url ? base_url : default_base_url(m.kind));
     bl = strlen(m.base_url);
     while (bl && m.base_url[bl - 1] == '/')
         m.base_url[--bl] = '\0';
-    m.api_key_env = llm_strdup(key_env ? key_env : default_key_env(m.kind));
-    m.script = llm_strdup(m.kind == LLM_KIND_SCRIPT ? script : NULL);
+    m.api_key_env = xstrdup(key_env ? key_env : default_key_env(m.kind));
+    m.script = xstrdup(m.kind == LLM_KIND_SCRIPT ? script : NULL);
     llm_price_default(model, &m.price_in, &m.price_cached_in, &m.price_out);
     if (prices) {
         if (prices[0] >= 0)
@@ -240,7 +240,7 @@ int llm_client_open(llm_client **out, store *st)
     if (c->max_body == 0) /* room for a write at the file-size cap, escaped */
         c->max_body = ((size_t)config_int(CFG_TOOLS_MAX_FILE_MB) << 21) + ((size_t)1 << 20);
     c->max_output_tokens = (int)config_int(CFG_LLM_MAX_OUTPUT_TOKENS);
-    c->anthropic_version = llm_strdup(config_str(CFG_LLM_ANTHROPIC_VERSION));
+    c->anthropic_version = xstrdup(config_str(CFG_LLM_ANTHROPIC_VERSION));
     /* the environment shortcut wins over a chain from the config file */
     if (models && !(config_str(CFG_LLM_MODEL) && !strcmp(config_source(CFG_LLM_MODEL), "env") &&
                     strcmp(config_source(CFG_LLM_MODELS), "env") != 0))

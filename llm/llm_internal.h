@@ -11,6 +11,7 @@
 #include "llm/llm.h"
 #include "util/http.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 struct cJSON;
 
@@ -124,8 +125,6 @@ int64_t llm_context_window_default(const char *model);
 int llm_output_tokens(const struct llm_client *c, const struct llm_model *m,
                       const struct llm_request *req);
 
-/* A malloc'd copy (aborts on OOM); NULL stays NULL. */
-char *llm_strdup(const char *s);
 
 /* A tag for the tool-call ids goald makes up for a server that sends none
  * ("call_<tag>_<i>"): random and never 0, so that ids do not repeat across

@@ -13,11 +13,6 @@
 #include "util/xalloc.h"
 #include "util/id.h"
 
-char *llm_strdup(const char *s)
-{
-    return xstrdup(s); /* NULL stays NULL */
-}
-
 /* ---- memory helpers ----------------------------------------------------- */
 
 int llm_message_init(struct llm_message *m, enum llm_role role, const char *content)

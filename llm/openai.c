@@ -318,7 +318,7 @@ static int tool_call_take(llm_client *c, struct jsonbig *jb, const cJSON *call, 
     else if (cJSON_IsString(args) && *args->valuestring)
         a = jsonbig_take(jb, args);
     if (!a)
-        a = llm_strdup("{}");
+        a = xstrdup("{}");
     if (!is_json_object(a)) {
         free(a);
         llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
@@ -383,9 +383,9 @@ static int content_take(llm_client *c, struct jsonbig *jb, const cJSON *msg,
         return ERR_FAIL;
     }
     if (cJSON_IsString(v) && *v->valuestring) {
-        resp->refusal = llm_strdup(v->valuestring);
+        resp->refusal = xstrdup(v->valuestring);
         if (!resp->message.content)
-            resp->message.content = llm_strdup(v->valuestring);
+            resp->message.content = xstrdup(v->valuestring);
     }
     return 0;
 }
@@ -397,10 +397,10 @@ static void answer_meta(const cJSON *root, const cJSON *choice, struct llm_respo
     const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
 
     if (cJSON_IsString(v))
-        resp->finish_reason = llm_strdup(v->valuestring);
+        resp->finish_reason = xstrdup(v->valuestring);
     v = cJSON_GetObjectItemCaseSensitive(root, "model");
     if (cJSON_IsString(v))
-        resp->model = llm_strdup(v->valuestring);
+        resp->model = xstrdup(v->valuestring);
     /* completion_tokens already counts reasoning tokens
      * (completion_tokens_details.reasoning_tokens is a breakdown) */
     resp->usage.input = llm_token_count(usage, "prompt_tokens");

@@ -119,13 +119,13 @@ static struct llm_script *script_load(llm_client *c, const char *path)
         if (!strcmp(s->path, path))
             return s;
     s = xcalloc(1, sizeof(*s));
-    s->path = llm_strdup(path);
-    s->realpath = llm_strdup(realpath(path, real) ? real : path);
+    s->path = xstrdup(path);
+    s->realpath = xstrdup(realpath(path, real) ? real : path);
     s->next = c->scripts;
     c->scripts = s;
     strbuf_init(&text, SCRIPT_MAX_BYTES);
     if (fs_read_file(&text, path, SCRIPT_MAX_BYTES) != 0) {
-        s->load_error = llm_strdup(err_last());
+        s->load_error = xstrdup(err_last());
         goto out;
     }
     hash_sha256_hex(s->sha, text.buf ? text.buf : "", text.len);
@@ -148,14 +148,14 @@ static struct llm_script *script_load(llm_client *c, const char *path)
         if (!j) {
             char buf[512];
             snprintf(buf, sizeof(buf), "%s:%zu: not valid JSON", path, lineno);
-            s->load_error = llm_strdup(buf);
+            s->load_error = xstrdup(buf);
             goto out;
         }
         s->lines[lineno - 1] = j;
         if ((bad = line_check(j, why, sizeof(why)))) {
             char buf[512];
             snprintf(buf, sizeof(buf), "%s:%zu: %s", path, lineno, bad);
-            s->load_error = llm_strdup(buf);
+            s->load_error = xstrdup(buf);
             goto out;
         }
     }
@@ -255,12 +255,12 @@ static int reply(llm_client *c, struct llm_model *m, const struct llm_request *r
 
     llm_message_init(&resp->message, LLM_ASSISTANT, NULL);
     if (cJSON_IsString(content)) {
-        resp->message.content = llm_strdup(content->valuestring);
+        resp->message.content = xstrdup(content->valuestring);
     } else if (content && !cJSON_IsNull(content)) { /* an object: the JSON answer itself */
         char *t = cJSON_PrintUnformatted(content);
-        resp->message.content = llm_strdup(t);
+        resp->message.content = xstrdup(t);
         if (req->response_schema && cJSON_IsObject(content))
-            resp->json = llm_strdup(t);
+            resp->json = xstrdup(t);
         cJSON_free(t);
     }
     cJSON_ArrayForEach(call, calls)
@@ -273,13 +273,13 @@ static int reply(llm_client *c, struct llm_model *m, const struct llm_request *r
         cJSON *parsed;
 
         if (cJSON_IsString(args)) {
-            a = llm_strdup(args->valuestring);
+            a = xstrdup(args->valuestring);
         } else if (args) {
             char *t = cJSON_PrintUnformatted(args);
-            a = llm_strdup(t ? t : "{}");
+            a = xstrdup(t ? t : "{}");
             cJSON_free(t);
         } else {
-            a = llm_strdup("{}");
+            a = xstrdup("{}");
         }
         parsed = cJSON_Parse(a);
         if (!cJSON_IsObject(parsed)) {
@@ -303,9 +303,9 @@ static int reply(llm_client *c, struct llm_model *m, const struct llm_request *r
     resp->usage.output = llm_token_count(usage, "output");
     v = cJSON_GetObjectItemCaseSensitive(l, "finish_reason");
     if (cJSON_IsString(v))
-        resp->finish_reason = llm_strdup(v->valuestring);
+        resp->finish_reason = xstrdup(v->valuestring);
     v = cJSON_GetObjectItemCaseSensitive(l, "model");
-    resp->model = llm_strdup(cJSON_IsString(v) ? v->valuestring : m->model);
+    resp->model = xstrdup(cJSON_IsString(v) ? v->valuestring : m->model);
     return 0;
 }
 

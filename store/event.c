@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/internal.h"
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 int store_event_add_raw(store *st, const char *goal_id, const char *item_id,
                         const char *run_id, const char *type, const char *payload_json,
@@ -40,9 +42,7 @@ int store_event_add(store *st, const char *goal_id, const char *item_id, const c
     int rc;
 
     if (payload) {
-        text = cJSON_PrintUnformatted(payload);
-        if (!text)
-            abort();
+        text = xcheck(cJSON_PrintUnformatted(payload));
     }
     rc = store_event_add_raw(st, goal_id, item_id, run_id, type, text, seq_out);
     cJSON_free(text);

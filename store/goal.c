@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/internal.h"
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 #define GOAL_COLS                                                                              \
     "id, parent_id, title, description, status, priority, is_template, schedule, repo,"       \
@@ -149,9 +151,7 @@ int store_goal_get(store *st, const char *id, struct goal **out)
     store_bind_text(s, 1, id);
     switch (sqlite3_step(s)) {
     case SQLITE_ROW:
-        g = malloc(sizeof(*g));
-        if (!g)
-            abort();
+        g = xmalloc(sizeof(*g));
         goal_from_row(g, s, 1);
         *out = g;
         break;

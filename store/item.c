@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/internal.h"
 #include "util/err.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -146,9 +147,7 @@ int store_item_get(store *st, const char *id, struct work_item **out)
     store_bind_text(s, 1, id);
     switch (sqlite3_step(s)) {
     case SQLITE_ROW:
-        wi = malloc(sizeof(*wi));
-        if (!wi)
-            abort();
+        wi = xmalloc(sizeof(*wi));
         item_from_row(wi, s, 1);
         *out = wi;
         break;

@@ -13,6 +13,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 #define STMT_CACHE 64
 
@@ -167,9 +168,7 @@ char *store_col_strdup(sqlite3_stmt *s, int i)
 
     if (!t)
         return NULL;
-    p = strdup((const char *)t);
-    if (!p)
-        abort();
+    p = xstrdup((const char *)t);
     return p;
 }
 
@@ -353,12 +352,8 @@ static int open_db(store **out, const char *path, int create)
         return err_set(ERR_IO, "%s: cannot open database: %s", path, strerror(errno));
     close(fd);
 
-    st = calloc(1, sizeof(*st));
-    if (!st)
-        abort();
-    st->path = strdup(path);
-    if (!st->path)
-        abort();
+    st = xcalloc(1, sizeof(*st));
+    st->path = xstrdup(path);
     if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
         rc = err_set(ERR_DB, "%s: %s", path,
@@ -428,9 +423,7 @@ int store_ids(store *st, const char *sql, const char *arg, char (**out)[37], siz
         }
         if (cnt == alloc) {
             alloc = alloc ? alloc * 2 : 16;
-            ids = realloc(ids, alloc * sizeof(*ids));
-            if (!ids)
-                abort();
+            ids = xrealloc(ids, alloc * sizeof(*ids));
         }
         snprintf(ids[cnt++], sizeof(ids[0]), "%.36s", (const char *)sqlite3_column_text(s, 0));
     }
