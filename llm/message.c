@@ -19,7 +19,7 @@ int llm_message_init(struct llm_message *m, enum llm_role role, const char *cont
 {
     memset(m, 0, sizeof(*m));
     m->role = role;
-    m->content = llm_strdup(content);
+    m->content = xstrdup(content);
     return 0;
 }
 
@@ -29,9 +29,9 @@ int llm_message_add_call(struct llm_message *m, const char *id, const char *name
     struct llm_tool_call *n = xrealloc(m->calls, (m->ncalls + 1) * sizeof(*n));
 
     m->calls = n;
-    n[m->ncalls].id = llm_strdup(id ? id : "");
-    n[m->ncalls].name = llm_strdup(name ? name : "");
-    n[m->ncalls].arguments = llm_strdup(arguments ? arguments : "{}");
+    n[m->ncalls].id = xstrdup(id ? id : "");
+    n[m->ncalls].name = xstrdup(name ? name : "");
+    n[m->ncalls].arguments = xstrdup(arguments ? arguments : "{}");
     m->ncalls++;
     return 0;
 }
@@ -40,7 +40,7 @@ int llm_message_tool_result(struct llm_message *m, const char *call_id, const ch
                             int is_error)
 {
     llm_message_init(m, LLM_TOOL, content);
-    m->tool_call_id = llm_strdup(call_id ? call_id : "");
+    m->tool_call_id = xstrdup(call_id ? call_id : "");
     m->is_error = is_error != 0;
     return 0;
 }
@@ -173,7 +173,7 @@ int llm_messages_from_json(struct llm_message **out, size_t *n, const cJSON *arr
         }
         llm_message_init(&msgs[i], (enum llm_role)r, NULL);
         if (cJSON_IsString(content)) {
-            msgs[i].content = llm_strdup(content->valuestring);
+            msgs[i].content = xstrdup(content->valuestring);
         } else if (cJSON_IsArray(content)) { /* content parts: keep the text ones */
             strbuf sb = STRBUF_INIT;
             const cJSON *part;
@@ -220,7 +220,7 @@ int llm_messages_from_json(struct llm_message **out, size_t *n, const cJSON *arr
             }
         }
         if (cJSON_IsString(tcid))
-            msgs[i].tool_call_id = llm_strdup(tcid->valuestring);
+            msgs[i].tool_call_id = xstrdup(tcid->valuestring);
         if (r == LLM_TOOL && !msgs[i].tool_call_id) {
             rc = err_set(ERR_INVALID, "messages[%zu].tool_call_id: required for a tool message", i);
             goto out;
