@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lifecycle/control.h"
+#include "lifecycle/breaker.h"
 #include "lifecycle/escalate.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/transitions.h"
@@ -310,7 +310,7 @@ static int apply(store *st, const struct esc *e, const char *action, const char 
      * job try (when the system closes it, the breaker is closed already) */
     if (!system && strcmp(scope, "publish") != 0 &&
         (!strcmp(e->type, "config") || !strcmp(e->type, "auth")) &&
-        (rc = breaker_close_sticky(st, e->type, "escalation resolved", now)) != 0)
+        (rc = breaker_close_config(st, e->type, "escalation resolved", now, NULL)) != 0)
         goto out;
     {
         static const char sql[] =

@@ -307,3 +307,32 @@ int store_resolve_id(store *st, const char *table, const char *prefix, char out[
                        prefix);
     return 0;
 }
+
+int store_goal_budget_get(store *st, const char *id, struct budget_facts *out)
+{
+    static const char sql[] =
+        "SELECT budget_max_tokens, budget_max_cost_usd, budget_max_hours, spent_tokens,"
+        " spent_cost_usd, spent_wall_ms FROM goals WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    memset(out, 0, sizeof(*out));
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, id);
+    if (sqlite3_step(s) != SQLITE_ROW) {
+        store_done(s);
+        return err_set(ERR_NOTFOUND, "goal %s: not found", id);
+    }
+    out->has_max_tokens = sqlite3_column_type(s, 0) != SQLITE_NULL;
+    out->has_max_cost = sqlite3_column_type(s, 1) != SQLITE_NULL;
+    out->has_max_hours = sqlite3_column_type(s, 2) != SQLITE_NULL;
+    out->max_tokens = sqlite3_column_int64(s, 0);
+    out->max_cost_usd = sqlite3_column_double(s, 1);
+    out->max_hours = sqlite3_column_double(s, 2);
+    out->spent_tokens = sqlite3_column_int64(s, 3);
+    out->spent_cost_usd = sqlite3_column_double(s, 4);
+    out->spent_wall_ms = sqlite3_column_int64(s, 5);
+    store_done(s);
+    return 0;
+}

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "store/store.h"
+#include "util/budget.h"
 #include "util/id.h"
 
 struct goal {
@@ -67,5 +68,10 @@ int store_goal_count(store *st, const char *status, int64_t *out);
  * characters are refused (ERR_INVALID), unknown ones are ERR_NOTFOUND,
  * ambiguous ones ERR_AMBIGUOUS; the message names the prefix. */
 int store_resolve_id(store *st, const char *table, const char *prefix, char out[ID_SIZE]);
+
+/* The budget facts of goal id (util/budget.h): its limits and what it
+ * spent.  ERR_NOTFOUND "goal ID: not found" when there is no such goal. */
+int store_goal_budget_get(store *st, const char *id, struct budget_facts *out);
+
 
 #endif
