@@ -1,5 +1,6 @@
 #include "store/goal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -335,4 +336,97 @@ int store_goal_budget_get(store *st, const char *id, struct budget_facts *out)
     out->spent_wall_ms = sqlite3_column_int64(s, 5);
     store_done(s);
     return 0;
+}
+
+/* Run sql binding id as ?1: 0, or the store's error (what). */
+static int goal_exec_id(store *st, const char *sql, const char *id, const char *what)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    store_bind_text(s, 1, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, what);
+    store_done(s);
+    return rc;
+}
+
+int store_goal_status_fresh(store *st, const char *id, char *status, size_t n,
+                            int *never_elaborated)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    status[0] = '\0';
+    if (never_elaborated)
+        *never_elaborated = 0;
+    if ((rc = store_prepare(st, &s, "SELECT status, elaboration IS NULL FROM goals WHERE id = ?")))
+        return rc;
+    store_bind_text(s, 1, id);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        snprintf(status, n, "%s", sqlite3_column_text(s, 0));
+        if (never_elaborated)
+            *never_elaborated = sqlite3_column_int(s, 1);
+    }
+    store_done(s);
+    return 0;
+}
+
+int store_goal_budget_raise(store *st, const char *id, double max_tokens, double max_cost_usd,
+                            double max_hours)
+{
+    static const char sql[] =
+        "UPDATE goals SET budget_max_tokens = CASE WHEN ?1 > 0 THEN CAST(?1 AS INTEGER)"
+        " ELSE budget_max_tokens END, budget_max_cost_usd = CASE WHEN ?2 > 0 THEN ?2"
+        " ELSE budget_max_cost_usd END, budget_max_hours = CASE WHEN ?3 > 0 THEN ?3"
+        " ELSE budget_max_hours END WHERE id = ?4";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    sqlite3_bind_double(s, 1, max_tokens);
+    sqlite3_bind_double(s, 2, max_cost_usd);
+    sqlite3_bind_double(s, 3, max_hours);
+    store_bind_text(s, 4, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "budget");
+    store_done(s);
+    return rc;
+}
+
+int store_goal_set_partial(store *st, const char *id)
+{
+    return goal_exec_id(st, "UPDATE goals SET partial = 1, attempts = 0, next_attempt_at = 0"
+                            " WHERE id = ?1",
+                        id, "resolve");
+}
+
+int store_goal_publish_skip_push(store *st, const char *id)
+{
+    return goal_exec_id(st, "UPDATE goals SET publish = json_set(ifnull(publish, '{}'),"
+                            " '$.push', json('false'), '$.pull_request', json('false')),"
+                            " attempts = 0, next_attempt_at = 0 WHERE id = ?1",
+                        id, "resolve");
+}
+
+int store_goal_attempts_rearm(store *st, const char *id)
+{
+    return goal_exec_id(st, "UPDATE goals SET attempts = 0, next_attempt_at = 0 WHERE id = ?1",
+                        id, "resolve");
+}
+
+int store_goal_set_next_attempt(store *st, const char *id, int64_t at_ms)
+{
+    static const char sql[] = "UPDATE goals SET next_attempt_at = ? WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    sqlite3_bind_int64(s, 1, at_ms);
+    store_bind_text(s, 2, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "recover");
+    store_done(s);
+    return rc;
 }
