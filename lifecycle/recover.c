@@ -348,11 +348,8 @@ int recover_plan_b_owed(struct job_ctx *j)
     rc = ask_plan_b(j, j->goal, wi, cls, cause ? cause : "", &strategy);
     /* on its own account: the run's limits start after it */
     j->usage = saved;
-    if (rc != 0) {
-        if (!j->error_class[0])
-            rc = job_fail(j, "invalid_response", "plan_b: the answer holds no strategy");
+    if (rc != 0)
         goto out;
-    }
     p = cJSON_CreateObject();
     xcheck(p);
     cJSON_AddStringToObject(p, "action", "plan_b");
@@ -377,6 +374,11 @@ int recover_plan_b_owed(struct job_ctx *j)
     j->item->strategy = strategy;
     strategy = NULL;
 out:
+    /* the run fails with a class: the model's (job_ask_json() set it), or
+     * what else went wrong */
+    if (rc && !j->error_class[0])
+        rc = rc == ERR_FAIL ? job_fail(j, "invalid_response", "plan_b: the answer holds no strategy")
+                            : job_fail(j, "internal", "plan_b: %s", err_last());
     cJSON_Delete(p);
     free(cause);
     free(strategy);

@@ -1,0 +1,44 @@
+/*
+ * context_pack.c - the context_packs table (see context_pack.h).
+ */
+#include "store/context_pack.h"
+
+#include "store/internal.h"
+
+int store_context_pack_insert(store *st, const char *goal_id, const char *item_id,
+                              const char *run_id, const char *pack_json, int64_t now_ms)
+{
+    static const char sql[] = "INSERT INTO context_packs(goal_id, item_id, run_id, pack,"
+                              " created_at) VALUES (?, ?, ?, ?, ?)";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    store_bind_text(s, 2, item_id);
+    store_bind_text(s, 3, run_id);
+    store_bind_text(s, 4, pack_json);
+    sqlite3_bind_int64(s, 5, now_ms);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "context pack");
+    store_done(s);
+    return rc;
+}
+
+int store_context_pack_delete_before(store *st, int64_t cutoff_ms, int *deleted)
+{
+    static const char del_packs[] =
+        "DELETE FROM context_packs WHERE created_at < ? AND id NOT IN"
+        " (SELECT max(id) FROM context_packs GROUP BY item_id)";
+    sqlite3_stmt *s;
+    int rc;
+
+    *deleted = 0;
+    if ((rc = store_prepare(st, &s, del_packs)) != 0)
+        return rc;
+    sqlite3_bind_int64(s, 1, cutoff_ms);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "retention");
+    *deleted = sqlite3_changes(store_db(st));
+    store_done(s);
+    return rc;
+}
