@@ -35,4 +35,8 @@ struct store_event {
 int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit,
                      int (*fn)(const struct store_event *ev, void *ctx), void *ctx);
 
+/* Retention: delete the events before cutoff_ms; *deleted receives how
+ * many went. */
+int store_event_delete_before(store *st, int64_t cutoff_ms, int *deleted);
+
 #endif

@@ -430,3 +430,21 @@ int store_goal_set_next_attempt(store *st, const char *id, int64_t at_ms)
     store_done(s);
     return rc;
 }
+
+int store_goal_open_instance(store *st, const char *template_id, char out[ID_SIZE])
+{
+    static const char q_open[] =
+        "SELECT id FROM goals WHERE parent_id = ? AND status IN ('queued','active','blocked')"
+        " LIMIT 1";
+    sqlite3_stmt *s;
+    int rc;
+
+    out[0] = '\0';
+    if ((rc = store_prepare(st, &s, q_open)) != 0)
+        return rc;
+    store_bind_text(s, 1, template_id);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        snprintf(out, ID_SIZE, "%s", sqlite3_column_text(s, 0));
+    store_done(s);
+    return 0;
+}

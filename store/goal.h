@@ -98,4 +98,8 @@ int store_goal_attempts_rearm(store *st, const char *id);
 /* The goal's unit is not claimed before at_ms. */
 int store_goal_set_next_attempt(store *st, const char *id, int64_t at_ms);
 
+/* The open instance (queued, active or blocked) of template_id into out
+ * ("" when none). */
+int store_goal_open_instance(store *st, const char *template_id, char out[ID_SIZE]);
+
 #endif

@@ -35,14 +35,15 @@ DPID=$!
 FAKE_PIDS="$FAKE_PIDS $DPID"
 finished() { ! kill -0 "$DPID" 2>/dev/null; }
 wait_until 120 finished
-wait "$DPID" || fail "daemon --once exited $?: $(tail -5 "$T/daemon.err")"
-ok
+drc=0
+wait "$DPID" || drc=$?
 
 run1=$(sql "SELECT id FROM runs WHERE kind = 'execute' ORDER BY created_at, rowid LIMIT 1")
 expect_eq "$(sql "SELECT status || ' ' || tier FROM runs WHERE id = '$run1'")" "timeout 1" "the first run died at tier 1"
-expect_eq "$(sql "SELECT json_extract(payload, '\$.action') || ' ' || json_extract(payload, '\$.tier') || ' ' || json_extract(payload, '\$.pending') FROM events WHERE run_id = '$run1' AND type LIKE 'recovery.%' OR run_id = '$run1' AND type LIKE 'retry.%'")" \
+expect_eq "$(sql "SELECT json_extract(payload, '\$.action') || ' ' || json_extract(payload, '\$.tier') || ' ' || ifnull(json_extract(payload, '\$.pending'), 0) FROM events WHERE run_id = '$run1' AND type LIKE 'recovery.%' OR run_id = '$run1' AND type LIKE 'retry.%'")" \
     "plan_b 3 1" "the dead run's recovery: Plan B, owed"
 expect_eq "$(sql "SELECT count(*) FROM escalations")" 0 "no escalation"
+expect_eq "$drc" 0 "daemon --once exit status ($(tail -3 "$T/daemon.err"))"
 run2=$(sql "SELECT id FROM runs WHERE kind = 'execute' AND id <> '$run1'")
 expect_eq "$(sql "SELECT status || ' ' || tier FROM runs WHERE id = '$run2'")" "success 3" "the next run, at tier 3"
 expect_eq "$(sql "SELECT json_extract(payload, '\$.strategy') FROM events WHERE run_id = '$run2' AND type = 'recovery.plan_b'")" \
