@@ -1,3 +1,8 @@
+/*
+ * abort.c - ending a run whose process did not (see abort.h).  No job
+ * context is made up here: the run's row, its goal and its item are the
+ * facts recovery is given (recover_run()), without a model.
+ */
 #include "lifecycle/abort.h"
 
 #include <cjson/cJSON.h>
@@ -8,112 +13,127 @@
 #include "lifecycle/job.h"
 #include "lifecycle/recover.h"
 #include "lifecycle/transitions.h"
+#include "llm/llm.h"
+#include "store/context_pack.h"
 #include "store/event.h"
+#include "store/goal.h"
+#include "store/item.h"
+#include "store/run.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
 
-int lifecycle_abort_run(store *st, const char *run_id, const char *status, const char *reason)
+/* The length of the model chain this configuration gives (1 when it gives
+ * none): recovery's failover needs it, and the daemon has no client. */
+static int chain_length(void)
 {
-    static const char upd[] = "UPDATE runs SET error_class = ?, error_signature = ?,"
-                              " failure_reason = ? WHERE id = ? AND status = 'running'";
-    static const char dbl[] = "UPDATE work_items SET timeout_s = ? WHERE id = ?";
-    struct job_ctx j;
-    struct job_outcome o;
-    char sig[65], next[32] = "";
-    const char *cls = !strcmp(status, "timeout") ? "timeout" : "aborted";
-    cJSON *p = NULL;
-    sqlite3_stmt *s;
+    llm_client *c = NULL;
+    int n = 1;
+
+    if (llm_client_open(&c, NULL) == 0 && llm_client_nmodels(c) > 0)
+        n = (int)llm_client_nmodels(c);
+    llm_client_free(c);
+    return n;
+}
+
+/* Record run_id's end: its failure, status and event; a timed-out item's
+ * next run gets twice the time (item->timeout_s too). */
+static int record_end(store *st, const char *run_id, const struct store_run_facts *r,
+                      struct work_item *item, const char *status, const char *cls,
+                      const char *sig, const char *reason)
+{
+    cJSON *p = cJSON_CreateObject();
     int rc;
 
-    memset(&j, 0, sizeof(j));
-    memset(&o, 0, sizeof(o));
-    j.st = st;
-    strbuf_init(&j.failure, 16384);
-    strbuf_init(&j.summary, 1024);
-    {
-        /* the claim, even though the run is not running any more for us */
-        static const char q[] = "SELECT goal_id, ifnull(item_id, ''), kind, lane, attempt,"
-                                " ifnull(timeout_s, 0), status, model_index FROM runs WHERE id = ?";
-        if ((rc = store_prepare(st, &s, q)) != 0)
-            goto out;
-        store_bind_text(s, 1, run_id);
-        if (sqlite3_step(s) != SQLITE_ROW) {
-            store_done(s);
-            rc = err_set(ERR_NOTFOUND, "run %s: not found", run_id);
-            goto out;
-        }
-        snprintf(j.claim.run_id, sizeof(j.claim.run_id), "%s", run_id);
-        snprintf(j.claim.goal_id, sizeof(j.claim.goal_id), "%s", sqlite3_column_text(s, 0));
-        snprintf(j.claim.item_id, sizeof(j.claim.item_id), "%s", sqlite3_column_text(s, 1));
-        snprintf(j.claim.kind, sizeof(j.claim.kind), "%s", sqlite3_column_text(s, 2));
-        snprintf(j.claim.lane, sizeof(j.claim.lane), "%s", sqlite3_column_text(s, 3));
-        j.claim.attempt = sqlite3_column_int(s, 4);
-        j.claim.timeout_s = sqlite3_column_int(s, 5);
-        j.model_index = sqlite3_column_int(s, 7);
-        if (strcmp((const char *)sqlite3_column_text(s, 6), "running") != 0) {
-            store_done(s);
-            rc = err_set(ERR_TRANSITION, "run %s is no longer running", run_id);
-            goto out;
-        }
-        store_done(s);
-    }
-    if ((rc = store_goal_get(st, j.claim.goal_id, &j.goal)) != 0)
-        goto out;
-    if (j.claim.item_id[0] && (rc = store_item_get(st, j.claim.item_id, &j.item)) != 0)
-        goto out;
-    snprintf(j.error_class, sizeof(j.error_class), "%s", cls);
-    strbuf_adds(&j.failure, reason);
-    job_error_signature(sig, cls, reason);
-
+    xcheck(p);
     if ((rc = store_tx_begin(st)) != 0)
         goto out;
-    if ((rc = store_prepare(st, &s, upd)) != 0)
+    if ((rc = store_run_set_failure_if_running(st, run_id, cls, sig, reason)) != 0)
         goto fail;
-    store_bind_text(s, 1, cls);
-    store_bind_text(s, 2, sig);
-    store_bind_text(s, 3, reason);
-    store_bind_text(s, 4, run_id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "abort");
-    store_done(s);
-    if (rc)
-        goto fail;
-    p = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "reason", reason);
-    cJSON_AddStringToObject(p, "kind", j.claim.kind);
+    cJSON_AddStringToObject(p, "kind", r->kind);
     if ((rc = transition_apply(st, ENTITY_RUN, run_id, status, "running", p)) != 0)
         goto fail;
-    if (!strcmp(status, "timeout") && j.item) {
+    if (!strcmp(status, "timeout") && item) {
         /* the retry gets twice the time */
-        int doubled = (j.claim.timeout_s > 0 ? j.claim.timeout_s : 600) * 2;
-        if ((rc = store_prepare(st, &s, dbl)) != 0)
+        int doubled = (r->timeout_s > 0 ? r->timeout_s : 600) * 2;
+        if ((rc = store_item_set_timeout(st, item->id, doubled)) != 0)
             goto fail;
-        sqlite3_bind_int(s, 1, doubled);
-        store_bind_text(s, 2, j.item->id);
-        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "timeout");
-        store_done(s);
-        if (rc)
-            goto fail;
-        j.item->timeout_s = doubled;
+        item->timeout_s = doubled;
     }
-    if ((rc = store_tx_commit(st)) != 0)
-        goto out;
-    /* an item the run held goes through recovery; a plan-lane unit is
-     * simply claimable again after its backoff */
-    if (j.item && (!strcmp(j.item->status, "in_progress") || !strcmp(j.item->status, "verify"))) {
-        rc = recover_after_failure(&j, sig, next, sizeof(next));
-        context_pack_write(&j, NULL);
-    } else if (!j.item) {
-        rc = recover_after_failure(&j, sig, next, sizeof(next));
-    }
-    log_info("run %.8s %s (%s): recovery %s", run_id, status, reason, next[0] ? next : "none");
+    rc = store_tx_commit(st);
     goto out;
 fail:
     store_tx_rollback(st);
 out:
     cJSON_Delete(p);
-    store_goal_free(j.goal);
-    store_item_free(j.item);
-    strbuf_release(&j.failure);
-    strbuf_release(&j.summary);
+    return rc;
+}
+
+/* Where the item's runs left off, after run_id. */
+static int pack_write(store *st, const struct goal *g, const struct work_item *item,
+                      const char *run_id)
+{
+    cJSON *pack = NULL;
+    char *text;
+    int rc;
+
+    if ((rc = context_pack_build(st, item->id, NULL, &pack)) != 0)
+        return rc;
+    text = cJSON_PrintUnformatted(pack);
+    rc = store_context_pack_insert(st, g->id, item->id, run_id, text, time_now_ms());
+    cJSON_free(text);
+    cJSON_Delete(pack);
+    return rc;
+}
+
+int lifecycle_abort_run(store *st, const char *run_id, const char *status, const char *reason)
+{
+    const char *cls = !strcmp(status, "timeout") ? "timeout" : "aborted";
+    struct store_run_facts r;
+    struct recover_input in;
+    struct goal *g = NULL;
+    struct work_item *item = NULL;
+    char sig[65], next[32] = "";
+    int rc;
+
+    /* the claim, even though the run is not running any more for us */
+    if ((rc = store_run_facts_get(st, run_id, &r)) != 0)
+        goto out;
+    if (strcmp(r.status, "running") != 0) {
+        rc = err_set(ERR_TRANSITION, "run %s is no longer running", run_id);
+        goto out;
+    }
+    if ((rc = store_goal_get(st, r.goal_id, &g)) != 0)
+        goto out;
+    if (r.item_id[0] && (rc = store_item_get(st, r.item_id, &item)) != 0)
+        goto out;
+    job_error_signature(sig, cls, reason);
+    if ((rc = record_end(st, run_id, &r, item, status, cls, sig, reason)) != 0)
+        goto out;
+
+    memset(&in, 0, sizeof(in));
+    in.goal = g;
+    in.item = item;
+    in.run_id = run_id;
+    in.run_kind = r.kind;
+    in.attempt = r.attempt;
+    in.model_index = r.model_index;
+    in.nmodels = chain_length();
+    in.error_class = cls;
+    in.failure = reason;
+    /* an item the run held goes through recovery; a plan-lane unit is
+     * simply claimable again after its backoff */
+    if (item && (!strcmp(item->status, "in_progress") || !strcmp(item->status, "verify"))) {
+        rc = recover_run(st, &in, NULL, next, sizeof(next));
+        pack_write(st, g, item, run_id);
+    } else if (!item) {
+        rc = recover_run(st, &in, NULL, next, sizeof(next));
+    }
+    log_info("run %.8s %s (%s): recovery %s", run_id, status, reason, next[0] ? next : "none");
+out:
+    store_goal_free(g);
+    store_item_free(item);
     return rc;
 }

@@ -3,10 +3,12 @@
  * the daemon's own death) or ran past its timeout and was killed.
  *
  * The run becomes `aborted` or `timeout` with its reason and event, and
- * recovery runs as for any failed run — without a model (the daemon never
- * calls one): a tier that would need the model (Plan B, the escalation's
- * analysis) uses its deterministic fallback.  A timed-out item's next run
- * gets twice the timeout.
+ * recovery runs as for any failed run, given the facts (the run's row, its
+ * goal and item, the model chain's length) - without a model (the daemon
+ * never calls one): a Plan B is left owed to the item's next run, which
+ * asks for it first (recover_plan_b_owed()), and an escalation's analysis
+ * is goald's deterministic one.  A timed-out item's next run gets twice
+ * the timeout.
  */
 #ifndef GOALD_LIFECYCLE_ABORT_H
 #define GOALD_LIFECYCLE_ABORT_H

@@ -13,54 +13,28 @@
 #include "util/config.h"
 #include "util/timeutil.h"
 #include "store/goal.h"
+#include "store/item.h"
+#include "store/run.h"
 #include "util/err.h"
 #include "util/id.h"
 #include "util/log.h"
+#include "util/xalloc.h"
 #include "vcs/worktree.h"
-
-struct live_run {
-    char id[ID_SIZE];
-    long pid;
-};
 
 /* The goal's running runs: each recorded as aborted, reason "cancelled"
  * (in the caller's transaction); *out the list, for stop_jobs(). */
-static int abort_runs(store *st, const char *goal_id, struct live_run **out, size_t *n)
+static int abort_runs(store *st, const char *goal_id, struct store_run_live **out, size_t *n)
 {
-    static const char q[] = "SELECT id, ifnull(pid, 0) FROM runs WHERE goal_id = ?"
-                            " AND status = 'running' ORDER BY created_at, rowid";
-    static const char upd[] = "UPDATE runs SET error_class = 'cancelled', failure_reason ="
-                              " 'cancelled' WHERE id = ? AND status = 'running'";
-    size_t cap = 0;
-    sqlite3_stmt *s;
     cJSON *p;
-    int rc = store_prepare(st, &s, q);
+    int rc = store_run_running_of_goal(st, goal_id, out, n);
 
-    *out = NULL;
-    *n = 0;
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 4;
-            *out = realloc(*out, cap * sizeof(**out));
-            if (!*out)
-                abort();
-        }
-        snprintf((*out)[*n].id, ID_SIZE, "%s", sqlite3_column_text(s, 0));
-        (*out)[*n].pid = (long)sqlite3_column_int64(s, 1);
-        (*n)++;
-    }
-    store_done(s);
     p = cJSON_CreateObject();
+    xcheck(p);
     cJSON_AddStringToObject(p, "reason", "cancelled");
     for (size_t i = 0; i < *n && rc == 0; i++) {
-        if ((rc = store_prepare(st, &s, upd)) != 0)
-            break;
-        store_bind_text(s, 1, (*out)[i].id);
-        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "cancel");
-        store_done(s);
+        rc = store_run_set_cancelled(st, (*out)[i].id);
         if (rc == 0)
             rc = transition_apply(st, ENTITY_RUN, (*out)[i].id, "aborted", "running", p);
     }
@@ -68,7 +42,7 @@ static int abort_runs(store *st, const char *goal_id, struct live_run **out, siz
     return rc;
 }
 
-static void signal_job(const struct live_run *r, int sig)
+static void signal_job(const struct store_run_live *r, int sig)
 {
     /* the daemon starts each job as the leader of its own process group */
     if (getpgid((pid_t)r->pid) == (pid_t)r->pid)
@@ -81,7 +55,7 @@ static void signal_job(const struct live_run *r, int sig)
  * SIGKILL after daemon.kill_grace_s), each checked to be `goald job RUN`
  * before it is signalled; returns when none of them is alive any more.
  * The daemon reaps them. */
-static int stop_jobs(const struct live_run *runs, size_t n)
+static int stop_jobs(const struct store_run_live *runs, size_t n)
 {
     int64_t grace = config_int(CFG_DAEMON_KILL_GRACE_S) * 1000, start = time_mono_ms();
     struct timespec tick = {0, 20 * 1000 * 1000};
@@ -114,11 +88,8 @@ static int stop_jobs(const struct live_run *runs, size_t n)
 
 int lifecycle_goal_cancel(store *st, const char *goal_id, int *n_items, int *n_jobs)
 {
-    static const char sql[] =
-        "SELECT id FROM work_items WHERE goal_id = ? AND status IN"
-        " ('queued','ready','in_progress','blocked','escalated') ORDER BY created_at, rowid";
     char (*ids)[ID_SIZE] = NULL;
-    struct live_run *runs = NULL;
+    struct store_run_live *runs = NULL;
     size_t n = 0, nruns = 0;
     int rc;
 
@@ -126,7 +97,7 @@ int lifecycle_goal_cancel(store *st, const char *goal_id, int *n_items, int *n_j
         return rc;
     if ((rc = transition_apply(st, ENTITY_GOAL, goal_id, "cancelled", NULL, NULL)) != 0)
         goto fail;
-    if ((rc = store_ids(st, sql, goal_id, &ids, &n)) != 0)
+    if ((rc = store_item_ids_unfinished(st, goal_id, &ids, &n)) != 0)
         goto fail;
     for (size_t i = 0; i < n; i++)
         if ((rc = transition_apply(st, ENTITY_ITEM, ids[i], "cancelled", NULL, NULL)) != 0)

@@ -4,13 +4,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lifecycle/breaker.h"
 #include "lifecycle/resolve.h"
 #include "llm/llm.h"
+#include "store/breaker.h"
 #include "store/event.h"
+#include "store/goal.h"
+#include "util/budget.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 int64_t control_backoff_ms(int n)
 {
@@ -31,6 +36,7 @@ static int limit_event(store *st, const char *goal_id, const char *item_id, cons
     cJSON *p = cJSON_CreateObject();
     int rc;
 
+    xcheck(p);
     cJSON_AddStringToObject(p, "task_id", item_id ? item_id : (run_id ? run_id : ""));
     cJSON_AddStringToObject(p, "limit_type", type);
     cJSON_AddNumberToObject(p, "value", value);
@@ -77,91 +83,68 @@ int control_check_budget(store *st, const char *goal_id, const char *item_id,
                          const char *run_id, int64_t est_tokens, double est_cost,
                          const char **which)
 {
-    static const char sql[] =
-        "SELECT budget_max_tokens, budget_max_cost_usd, budget_max_hours, spent_tokens,"
-        " spent_cost_usd, spent_wall_ms FROM goals WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-    const char *w = NULL;
-    double value = 0, threshold = 0, estimate = 0;
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    if (sqlite3_step(s) != SQLITE_ROW) {
-        rc = err_set(ERR_NOTFOUND, "goal %s: not found", goal_id);
-        store_done(s);
-        return rc;
-    }
-    if (sqlite3_column_type(s, 0) != SQLITE_NULL &&
-        sqlite3_column_int64(s, 3) + est_tokens > sqlite3_column_int64(s, 0)) {
-        w = "tokens";
-        value = (double)sqlite3_column_int64(s, 3);
-        threshold = (double)sqlite3_column_int64(s, 0);
-        estimate = (double)est_tokens;
-    } else if (sqlite3_column_type(s, 1) != SQLITE_NULL &&
-               sqlite3_column_double(s, 4) + est_cost > sqlite3_column_double(s, 1)) {
-        w = "cost_usd";
-        value = sqlite3_column_double(s, 4);
-        threshold = sqlite3_column_double(s, 1);
-        estimate = est_cost;
-    } else if (sqlite3_column_type(s, 2) != SQLITE_NULL &&
-               (double)sqlite3_column_int64(s, 5) >= sqlite3_column_double(s, 2) * 3600000.0) {
-        w = "hours";
-        value = (double)sqlite3_column_int64(s, 5) / 3600000.0;
-        threshold = sqlite3_column_double(s, 2);
-        estimate = 0;
-    }
-    store_done(s);
-    if (!w)
-        return 0;
-    *which = w;
-    {
-        char type[32];
-        snprintf(type, sizeof(type), "budget.%s", w);
-        if ((rc = limit_event(st, goal_id, item_id, run_id, type, value, threshold, estimate)))
-            return rc;
-    }
-    return err_set(ERR_POLICY, "goal budget %s would be exceeded (spent %g, next call ~%g, "
-                               "limit %g)",
-                   w, value, estimate, threshold);
-}
-
-static int breaker_event(store *st, const char *type, const char *cls, int failures,
-                         const char *run_id, const char *reason)
-{
-    cJSON *p = cJSON_CreateObject();
+    struct budget_facts f;
+    struct budget_verdict v;
+    char type[32];
     int rc;
 
-    cJSON_AddStringToObject(p, "error_class", cls);
-    if (reason)
-        cJSON_AddStringToObject(p, "reason", reason);
-    cJSON_AddNumberToObject(p, "failures", failures);
-    cJSON_AddNumberToObject(p, "threshold", (double)config_int(CFG_BREAKER_THRESHOLD));
-    cJSON_AddNumberToObject(p, "cooldown_s", (double)config_int(CFG_BREAKER_COOLDOWN_S));
-    rc = store_event_add(st, NULL, NULL, run_id, type, p, NULL);
-    cJSON_Delete(p);
-    return rc;
+    if ((rc = store_goal_budget_get(st, goal_id, &f)) != 0)
+        return rc;
+    if (budget_check(&f, BUDGET_NEXT_CALL, est_tokens, est_cost, &v) == BUDGET_OK)
+        return 0;
+    *which = budget_limit_name(v.which);
+    snprintf(type, sizeof(type), "budget.%s", *which);
+    if ((rc = limit_event(st, goal_id, item_id, run_id, type, v.value, v.threshold, v.estimate)))
+        return rc;
+    return err_set(ERR_POLICY, "goal budget %s would be exceeded (spent %g, next call ~%g, "
+                               "limit %g)",
+                   *which, v.value, v.estimate, v.threshold);
+}
+
+/* Does breaker b hold a claim made now?  An open breaker whose cooldown
+ * passed, or a half-open one whose probe slot is free, lets this claim
+ * through as its probe (written here). */
+static int gate_one(store *st, const struct store_breaker *b, const char *fp_now,
+                    int64_t now_ms, const char *probe_run_id, int *allowed)
+{
+    int64_t cooldown = config_int(CFG_BREAKER_COOLDOWN_S) * 1000;
+    int rc;
+
+    if (b->config_fp[0]) {
+        /* opened by a configuration error: no cooldown, only a change of
+         * the configuration (or a human) closes it - the daemon's sweep
+         * does (breaker_config_sweep(), every tick); a claim under another
+         * configuration is not held by it */
+        if (!strcmp(b->config_fp, fp_now))
+            *allowed = 0;
+        return 0;
+    }
+    if (!strcmp(b->state, "open")) {
+        if (now_ms - b->opened_at < cooldown) {
+            *allowed = 0;
+            return 0;
+        }
+        /* cooldown over: half-open, and this claim is its probe */
+        if ((rc = store_breaker_set_probe(st, b->error_class, probe_run_id, now_ms)) != 0)
+            return rc;
+        return breaker_event_write(st, "circuit.half_open", b->error_class, b->failures,
+                                   probe_run_id, NULL);
+    }
+    /* half_open: the probe slot is free when nobody holds it or its run
+     * ended without reporting (a killed job) */
+    if (b->has_probe && !(b->probe_status[0] && strcmp(b->probe_status, "running"))) {
+        *allowed = 0;
+        return 0;
+    }
+    return store_breaker_set_probe(st, b->error_class, probe_run_id, now_ms);
 }
 
 int breaker_gate(store *st, int64_t now_ms, const char *probe_run_id, int *allowed,
                  char *blocking, size_t blocking_n)
 {
-    static const char sel[] =
-        "SELECT error_class, state, failures, opened_at, probe_run_id,"
-        " (SELECT status FROM runs WHERE id = breakers.probe_run_id), config_fp FROM breakers"
-        " WHERE state <> 'closed' ORDER BY error_class";
-    static const char upd[] = "UPDATE breakers SET state = ?, probe_run_id = ?, updated_at = ?"
-                              " WHERE error_class = ?";
-    int64_t cooldown = config_int(CFG_BREAKER_COOLDOWN_S) * 1000;
-    struct {
-        char cls[64], state[16], probe_status[16], fp[HASH_HEX_SIZE];
-        int failures, has_probe;
-        int64_t opened_at;
-    } rows[32];
+    struct store_breaker rows[32];
     char fp_now[HASH_HEX_SIZE];
     int n = 0, rc;
-    sqlite3_stmt *s;
 
     *allowed = 1;
     llm_config_fingerprint(fp_now);
@@ -169,71 +152,13 @@ int breaker_gate(store *st, int64_t now_ms, const char *probe_run_id, int *allow
         blocking[0] = '\0';
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
-    if ((rc = store_prepare(st, &s, sel)) != 0)
+    if ((rc = store_breaker_list_not_closed(st, rows, 32, &n)) != 0)
         goto fail;
-    while (n < 32 && sqlite3_step(s) == SQLITE_ROW) {
-        snprintf(rows[n].cls, sizeof(rows[n].cls), "%s", sqlite3_column_text(s, 0));
-        snprintf(rows[n].state, sizeof(rows[n].state), "%s", sqlite3_column_text(s, 1));
-        rows[n].failures = sqlite3_column_int(s, 2);
-        rows[n].opened_at = sqlite3_column_int64(s, 3);
-        rows[n].has_probe = sqlite3_column_type(s, 4) != SQLITE_NULL;
-        snprintf(rows[n].probe_status, sizeof(rows[n].probe_status), "%s",
-                 sqlite3_column_type(s, 5) == SQLITE_NULL ? ""
-                                                          : (const char *)sqlite3_column_text(s, 5));
-        snprintf(rows[n].fp, sizeof(rows[n].fp), "%s",
-                 sqlite3_column_type(s, 6) == SQLITE_NULL ? ""
-                                                          : (const char *)sqlite3_column_text(s, 6));
-        n++;
-    }
-    store_done(s);
     for (int i = 0; i < n && *allowed; i++) {
-        int probe_free;
-        if (rows[i].fp[0]) {
-            /* opened by a configuration error: no cooldown, only a change
-             * of the configuration (or a human) closes it - the daemon's
-             * sweep does (breaker_config_sweep(), every tick); a claim
-             * under another configuration is not held by it */
-            if (!strcmp(rows[i].fp, fp_now))
-                *allowed = 0;
-        } else if (!strcmp(rows[i].state, "open")) {
-            if (now_ms - rows[i].opened_at < cooldown) {
-                *allowed = 0;
-            } else {
-                /* cooldown over: half-open, and this claim is its probe */
-                if ((rc = store_prepare(st, &s, upd)) != 0)
-                    goto fail;
-                store_bind_text(s, 1, "half_open");
-                store_bind_text(s, 2, probe_run_id);
-                sqlite3_bind_int64(s, 3, now_ms);
-                store_bind_text(s, 4, rows[i].cls);
-                rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
-                store_done(s);
-                if (rc || (rc = breaker_event(st, "circuit.half_open", rows[i].cls,
-                                              rows[i].failures, probe_run_id, NULL)) != 0)
-                    goto fail;
-            }
-        } else { /* half_open */
-            /* the probe slot is free when nobody holds it or its run ended
-             * without reporting (a killed job) */
-            probe_free = !rows[i].has_probe ||
-                         (rows[i].probe_status[0] && strcmp(rows[i].probe_status, "running"));
-            if (!probe_free) {
-                *allowed = 0;
-            } else {
-                if ((rc = store_prepare(st, &s, upd)) != 0)
-                    goto fail;
-                store_bind_text(s, 1, "half_open");
-                store_bind_text(s, 2, probe_run_id);
-                sqlite3_bind_int64(s, 3, now_ms);
-                store_bind_text(s, 4, rows[i].cls);
-                rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
-                store_done(s);
-                if (rc)
-                    goto fail;
-            }
-        }
+        if ((rc = gate_one(st, &rows[i], fp_now, now_ms, probe_run_id, allowed)) != 0)
+            goto fail;
         if (!*allowed && blocking && blocking_n)
-            snprintf(blocking, blocking_n, "%s", rows[i].cls);
+            snprintf(blocking, blocking_n, "%s", rows[i].error_class);
     }
     return store_tx_commit(st);
 fail:
@@ -244,43 +169,21 @@ fail:
 int breaker_trip(store *st, const char *cls, const char *run_id, const char *reason,
                  int64_t now_ms)
 {
-    static const char ins[] = "INSERT OR IGNORE INTO breakers(error_class, state, failures,"
-                              " updated_at) VALUES (?, 'closed', 0, ?)";
-    static const char sel[] = "SELECT state FROM breakers WHERE error_class = ?";
-    static const char upd[] = "UPDATE breakers SET state = 'open', failures = failures + 1,"
-                              " opened_at = ?1, probe_run_id = NULL, config_fp = ?2, reason = ?3,"
-                              " updated_at = ?1 WHERE error_class = ?4";
-    char fp[HASH_HEX_SIZE], was[16] = "";
-    sqlite3_stmt *s;
+    struct store_breaker was;
+    char fp[HASH_HEX_SIZE];
     int rc;
 
     llm_config_fingerprint(fp);
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
-    if ((rc = store_prepare(st, &s, ins)) != 0)
+    if ((rc = store_breaker_ensure(st, cls, now_ms)) != 0)
         goto fail;
-    store_bind_text(s, 1, cls);
-    sqlite3_bind_int64(s, 2, now_ms);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
-    store_done(s);
-    if (rc || (rc = store_prepare(st, &s, sel)) != 0)
+    if (store_breaker_get(st, cls, &was) != 0)
+        was.state[0] = '\0';
+    if ((rc = store_breaker_open_config(st, cls, fp, reason, now_ms)) != 0)
         goto fail;
-    store_bind_text(s, 1, cls);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        snprintf(was, sizeof(was), "%s", sqlite3_column_text(s, 0));
-    store_done(s);
-    if ((rc = store_prepare(st, &s, upd)) != 0)
-        goto fail;
-    sqlite3_bind_int64(s, 1, now_ms);
-    store_bind_text(s, 2, fp);
-    store_bind_text(s, 3, reason);
-    store_bind_text(s, 4, cls);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
-    store_done(s);
-    if (rc)
-        goto fail;
-    if (strcmp(was, "open") != 0 &&
-        (rc = breaker_event(st, "circuit.opened", cls, 1, run_id, reason)) != 0)
+    if (strcmp(was.state, "open") != 0 &&
+        (rc = breaker_event_write(st, "circuit.opened", cls, 1, run_id, reason)) != 0)
         goto fail;
     return store_tx_commit(st);
 fail:
@@ -290,24 +193,11 @@ fail:
 
 int breaker_close_sticky(store *st, const char *cls, const char *why, int64_t now_ms)
 {
-    static const char upd[] = "UPDATE breakers SET state = 'closed', failures = 0,"
-                              " probe_run_id = NULL, config_fp = NULL, reason = NULL,"
-                              " updated_at = ? WHERE error_class = ? AND config_fp IS NOT NULL";
-    sqlite3_stmt *s;
     int rc, changed;
 
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
-    if ((rc = store_prepare(st, &s, upd)) != 0)
-        goto fail;
-    sqlite3_bind_int64(s, 1, now_ms);
-    store_bind_text(s, 2, cls);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
-    changed = sqlite3_changes(store_db(st));
-    store_done(s);
-    if (rc)
-        goto fail;
-    if (changed && (rc = breaker_event(st, "circuit.closed", cls, 0, NULL, why)) != 0)
+    if ((rc = breaker_close_config(st, cls, why, now_ms, &changed)) != 0)
         goto fail;
     /* a configuration change: the escalations it caused are the system's
      * to close (their goals and items go on, and fail again - once - if
@@ -323,19 +213,12 @@ fail:
 
 int breaker_config_sweep(store *st, int64_t now_ms)
 {
-    static const char q[] = "SELECT error_class FROM breakers WHERE config_fp IS NOT NULL"
-                            " AND config_fp <> ? AND state <> 'closed' LIMIT 16";
     char fp[HASH_HEX_SIZE], cls[16][64];
     int n = 0, rc;
-    sqlite3_stmt *s;
 
     llm_config_fingerprint(fp);
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_breaker_config_stale(st, fp, cls, 16, &n)) != 0)
         return rc;
-    store_bind_text(s, 1, fp);
-    while (n < 16 && sqlite3_step(s) == SQLITE_ROW)
-        snprintf(cls[n++], 64, "%s", sqlite3_column_text(s, 0));
-    store_done(s);
     for (int i = 0; i < n; i++)
         if ((rc = breaker_close_sticky(st, cls[i], "the model configuration changed", now_ms)))
             return rc;
@@ -353,108 +236,72 @@ int control_provider_down(const char *type)
     return 0;
 }
 
+/* A model call succeeded: closed breakers forget their failures, the
+ * provider's outage escalations close, and the half-open breakers run_id
+ * probed close.  In the caller's transaction. */
+static int record_success(store *st, const char *run_id, int64_t now_ms)
+{
+    char closed[16][64];
+    int nc = 0, rc;
+
+    rc = store_breaker_reset_failures(st, now_ms);
+    /* the provider answers again: the escalations its outage opened (a
+     * goal's elaboration or planning that ran out of retries on provider
+     * errors, timeouts or rate limits) are the system's to close, and
+     * their goals go on */
+    for (int i = 0; rc == 0 && provider_down_types[i]; i++)
+        rc = resolve_by_system(st, NULL, provider_down_types[i], 1,
+                               "the provider answers again: a model call succeeded");
+    if (rc || !run_id)
+        return rc;
+    if ((rc = store_breaker_probed_by(st, run_id, closed, 16, &nc)) != 0)
+        return rc;
+    for (int i = 0; i < nc; i++)
+        if ((rc = store_breaker_close(st, closed[i], now_ms)) != 0 ||
+            (rc = breaker_event_write(st, "circuit.closed", closed[i], 0, run_id, NULL)) != 0)
+            return rc;
+    return 0;
+}
+
+/* A model call failed with class cls: count it; the breaker opens at the
+ * threshold, or at once when it was half-open.  In the caller's
+ * transaction. */
+static int record_failure(store *st, const char *cls, const char *run_id, int64_t now_ms)
+{
+    int threshold = (int)config_int(CFG_BREAKER_THRESHOLD);
+    struct store_breaker b;
+    const char *next = NULL;
+    int failures, rc;
+
+    if ((rc = store_breaker_ensure(st, cls, now_ms)) != 0)
+        return rc;
+    if ((rc = store_breaker_get(st, cls, &b)) != 0)
+        return rc == ERR_NOTFOUND ? store_err(st, "breaker") : rc;
+    failures = b.failures + 1;
+    if (!strcmp(b.state, "half_open") || (!strcmp(b.state, "closed") && failures >= threshold))
+        next = "open";
+    else if (!strcmp(b.state, "open"))
+        next = "open"; /* a straggler: keep it open, restart the cooldown */
+    if ((rc = store_breaker_update(st, cls, next ? next : b.state, failures, next ? now_ms : -1,
+                                   now_ms)) != 0)
+        return rc;
+    if (next && strcmp(b.state, "open") != 0)
+        return breaker_event_write(st, "circuit.opened", cls, failures, run_id, NULL);
+    return 0;
+}
+
 int breaker_record(store *st, const char *cls, const char *run_id, int64_t now_ms)
 {
-    static const char sel[] =
-        "SELECT state, failures, probe_run_id FROM breakers WHERE error_class = ?";
-    static const char ins[] = "INSERT OR IGNORE INTO breakers(error_class, state, failures,"
-                              " updated_at) VALUES (?, 'closed', 0, ?)";
-    static const char upd[] = "UPDATE breakers SET state = ?, failures = ?, opened_at = ?,"
-                              " probe_run_id = NULL, updated_at = ? WHERE error_class = ?";
-    static const char reset[] = "UPDATE breakers SET failures = 0, updated_at = ?"
-                                " WHERE state = 'closed' AND failures > 0";
-    static const char probes[] = "SELECT error_class, failures FROM breakers"
-                                 " WHERE state = 'half_open' AND probe_run_id = ?";
-    static const char close_[] = "UPDATE breakers SET state = 'closed', failures = 0,"
-                                 " probe_run_id = NULL, updated_at = ? WHERE error_class = ?";
-    int threshold = (int)config_int(CFG_BREAKER_THRESHOLD);
-    sqlite3_stmt *s;
     int rc;
 
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
-    if (!cls) {
-        char closed[16][64];
-        int nc = 0;
-        if ((rc = store_prepare(st, &s, reset)) != 0)
-            goto fail;
-        sqlite3_bind_int64(s, 1, now_ms);
-        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
-        store_done(s);
-        /* the provider answers again: the escalations its outage opened
-         * (a goal's elaboration or planning that ran out of retries on
-         * provider errors, timeouts or rate limits) are the system's to
-         * close, and their goals go on */
-        for (int i = 0; rc == 0 && provider_down_types[i]; i++)
-            rc = resolve_by_system(st, NULL, provider_down_types[i], 1,
-                                   "the provider answers again: a model call succeeded");
-        if (rc || !run_id)
-            goto commit;
-        if ((rc = store_prepare(st, &s, probes)) != 0)
-            goto fail;
-        store_bind_text(s, 1, run_id);
-        while (nc < 16 && sqlite3_step(s) == SQLITE_ROW)
-            snprintf(closed[nc++], 64, "%s", sqlite3_column_text(s, 0));
-        store_done(s);
-        for (int i = 0; i < nc; i++) {
-            if ((rc = store_prepare(st, &s, close_)) != 0)
-                goto fail;
-            sqlite3_bind_int64(s, 1, now_ms);
-            store_bind_text(s, 2, closed[i]);
-            rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
-            store_done(s);
-            if (rc || (rc = breaker_event(st, "circuit.closed", closed[i], 0, run_id, NULL)) != 0)
-                goto fail;
-        }
-        goto commit;
+    rc = cls ? record_failure(st, cls, run_id, now_ms) : record_success(st, run_id, now_ms);
+    if (rc) {
+        store_tx_rollback(st);
+        return rc;
     }
-    if ((rc = store_prepare(st, &s, ins)) != 0)
-        goto fail;
-    store_bind_text(s, 1, cls);
-    sqlite3_bind_int64(s, 2, now_ms);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
-    store_done(s);
-    if (rc || (rc = store_prepare(st, &s, sel)) != 0)
-        goto fail;
-    store_bind_text(s, 1, cls);
-    if (sqlite3_step(s) != SQLITE_ROW) {
-        rc = store_err(st, "breaker");
-        store_done(s);
-        goto fail;
-    }
-    {
-        char state[16];
-        int failures = sqlite3_column_int(s, 1) + 1;
-        const char *next = NULL;
-        snprintf(state, sizeof(state), "%s", sqlite3_column_text(s, 0));
-        store_done(s);
-        if (!strcmp(state, "half_open") || (!strcmp(state, "closed") && failures >= threshold))
-            next = "open";
-        else if (!strcmp(state, "open"))
-            next = "open"; /* a straggler: keep it open, restart the cooldown */
-        if ((rc = store_prepare(st, &s, upd)) != 0)
-            goto fail;
-        store_bind_text(s, 1, next ? next : state);
-        sqlite3_bind_int(s, 2, failures);
-        if (next)
-            sqlite3_bind_int64(s, 3, now_ms);
-        else
-            sqlite3_bind_null(s, 3);
-        sqlite3_bind_int64(s, 4, now_ms);
-        store_bind_text(s, 5, cls);
-        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
-        store_done(s);
-        if (rc)
-            goto fail;
-        if (next && strcmp(state, "open") != 0 &&
-            (rc = breaker_event(st, "circuit.opened", cls, failures, run_id, NULL)) != 0)
-            goto fail;
-    }
-commit:
     return store_tx_commit(st);
-fail:
-    store_tx_rollback(st);
-    return rc;
 }
 
 void progress_init(struct progress_detector *d, int k)

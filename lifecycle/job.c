@@ -330,7 +330,9 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
     } else if (!strcmp(j.claim.kind, "plan")) {
         stage_rc = stage_plan(&j);
     } else if (!strcmp(j.claim.kind, "execute")) {
-        stage_rc = stage_execute(&j);
+        /* a Plan B a dead run left owed is asked first (recover.h) */
+        if ((stage_rc = recover_plan_b_owed(&j)) == 0)
+            stage_rc = stage_execute(&j);
     } else if (!strcmp(j.claim.kind, "publish")) {
         stage_rc = stage_publish(&j);
     } else {

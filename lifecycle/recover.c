@@ -13,9 +13,12 @@
 #include "lifecycle/transitions.h"
 #include "llm/llm.h"
 #include "store/event.h"
+#include "store/goal.h"
+#include "store/item.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 const char *recover_action_name(enum recover_action a)
 {
@@ -79,72 +82,11 @@ void recover_decide(const struct recover_facts *f, struct recover_decision *d)
     }
 }
 
-/* Failed runs of the item at its current tier, and the run of identical
- * signatures ending with the last one. */
-static int item_facts(store *st, const char *item_id, int tier, int *failures, int *same)
-{
-    /* runs before a human's resolution (recovery_epoch) do not count */
-    static const char q1[] = "SELECT count(*) FROM runs r WHERE item_id = ?1 AND kind = 'execute'"
-                             " AND tier = ?2 AND status IN ('failed','timeout','aborted')"
-                             " AND created_at >= (SELECT recovery_epoch FROM work_items"
-                             " WHERE id = ?1)";
-    static const char q2[] = "SELECT ifnull(error_signature, '') FROM runs WHERE item_id = ?1"
-                             " AND kind = 'execute' AND status <> 'running'"
-                             " AND created_at >= (SELECT recovery_epoch FROM work_items"
-                             " WHERE id = ?1)"
-                             " ORDER BY created_at DESC, rowid DESC LIMIT 10";
-    sqlite3_stmt *s;
-    char first[65] = "";
-    int rc = store_prepare(st, &s, q1), n = 0;
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, item_id);
-    sqlite3_bind_int(s, 2, tier);
-    *failures = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 1;
-    store_done(s);
-    if ((rc = store_prepare(st, &s, q2)) != 0)
-        return rc;
-    store_bind_text(s, 1, item_id);
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        const char *sig = (const char *)sqlite3_column_text(s, 0);
-        if (n == 0)
-            snprintf(first, sizeof(first), "%s", sig);
-        if (!sig[0] || strcmp(sig, first) != 0)
-            break;
-        n++;
-    }
-    store_done(s);
-    *same = n;
-    return 0;
-}
-
-static int set_item(store *st, const char *item_id, int tier, int model_index,
-                    int64_t next_attempt_at, const char *strategy)
-{
-    static const char sql[] = "UPDATE work_items SET tier = ?, model_index = ?,"
-                              " next_attempt_at = ?, strategy = ifnull(?, strategy),"
-                              " updated_at = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    sqlite3_bind_int(s, 1, tier);
-    sqlite3_bind_int(s, 2, model_index);
-    sqlite3_bind_int64(s, 3, next_attempt_at);
-    store_bind_text(s, 4, strategy);
-    sqlite3_bind_int64(s, 5, time_now_ms());
-    store_bind_text(s, 6, item_id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "recover");
-    store_done(s);
-    return rc;
-}
-
 static cJSON *decision_payload(const struct recover_facts *f, const struct recover_decision *d)
 {
     cJSON *p = cJSON_CreateObject();
 
+    xcheck(p);
     cJSON_AddStringToObject(p, "action", recover_action_name(d->action));
     cJSON_AddStringToObject(p, "why", d->why);
     cJSON_AddStringToObject(p, "error_class", f->error_class);
@@ -157,8 +99,10 @@ static cJSON *decision_payload(const struct recover_facts *f, const struct recov
     return p;
 }
 
-/* Tier 3: ask the model for another strategy (stage plan_b). */
-static int ask_plan_b(struct job_ctx *j, char **strategy)
+/* Tier 3: ask j's model for another strategy (stage plan_b) for item,
+ * which failed with cls and failure. */
+static int ask_plan_b(struct job_ctx *j, const struct goal *goal, const struct work_item *item,
+                      const char *cls, const char *failure, char **strategy)
 {
     strbuf user;
     cJSON *answer = NULL;
@@ -167,11 +111,11 @@ static int ask_plan_b(struct job_ctx *j, char **strategy)
 
     *strategy = NULL;
     strbuf_init(&user, 1 << 20);
-    strbuf_addf(&user, "Goal: %s\nWork item: %s\n%s\n", j->goal->title, j->item->title,
-                j->item->description ? j->item->description : "");
-    if (j->item->strategy)
-        strbuf_addf(&user, "Strategy so far: %s\n", j->item->strategy);
-    strbuf_addf(&user, "It failed (%s): %s\n", j->error_class, strbuf_cstr(&j->failure));
+    strbuf_addf(&user, "Goal: %s\nWork item: %s\n%s\n", goal->title, item->title,
+                item->description ? item->description : "");
+    if (item->strategy)
+        strbuf_addf(&user, "Strategy so far: %s\n", item->strategy);
+    strbuf_addf(&user, "It failed (%s): %s\n", cls, failure);
     /* the stage asks on its own account: the run's limits do not apply
      * (a run stopped by max_tokens or max_wall_time must still get its
      * Plan B); the run's totals are already written */
@@ -182,7 +126,7 @@ static int ask_plan_b(struct job_ctx *j, char **strategy)
     if (rc == 0) {
         s = cJSON_GetObjectItemCaseSensitive(answer, "strategy");
         if (cJSON_IsString(s) && s->valuestring[0])
-            *strategy = strdup(s->valuestring);
+            *strategy = xstrdup(s->valuestring);
         else
             rc = ERR_FAIL;
     }
@@ -191,127 +135,252 @@ static int ask_plan_b(struct job_ctx *j, char **strategy)
     return rc;
 }
 
-static int recover_goal(struct job_ctx *j, char *next, size_t next_n)
+/* The escalation recovery opens about in's run. */
+static int escalate_run(store *st, const struct recover_input *in, struct job_ctx *model,
+                        const char *type)
+{
+    struct escalate_facts f = {
+        .goal = in->goal,
+        .item = in->item,
+        .run_id = in->run_id,
+        .run_kind = in->run_kind,
+        .error_class = in->error_class,
+        /* a job's failure is what it holds now (a failed Plan B's call
+         * rewrote it) */
+        .failure = model ? strbuf_cstr(&model->failure) : in->failure,
+    };
+
+    return escalate_open_facts(st, &f, model, type);
+}
+
+/* A goal-level unit (elaborate, plan, publish) failed: retry it after its
+ * backoff, or escalate. */
+static int recover_goal(store *st, const struct recover_input *in, struct job_ctx *model,
+                        char *next, size_t next_n)
 {
     int max = (int)config_int(CFG_CONTROL_MAX_RETRIES);
-    int attempts = j->claim.attempt;
+    int attempts = in->attempt;
     int64_t now = time_now_ms();
     cJSON *p = cJSON_CreateObject();
     int rc;
 
-    cJSON_AddStringToObject(p, "kind", j->claim.kind);
-    cJSON_AddStringToObject(p, "error_class", j->error_class);
+    xcheck(p);
+    cJSON_AddStringToObject(p, "kind", in->run_kind);
+    cJSON_AddStringToObject(p, "error_class", in->error_class);
     cJSON_AddNumberToObject(p, "attempt", attempts);
-    if (!needs_human(j->error_class) && attempts <= max) {
+    if (!needs_human(in->error_class) && attempts <= max) {
         int64_t backoff = control_backoff_ms(attempts);
-        if (j->retry_not_before_ms > now + backoff)
-            backoff = j->retry_not_before_ms - now;
-        static const char sql[] = "UPDATE goals SET next_attempt_at = ? WHERE id = ?";
-        sqlite3_stmt *s;
+        if (in->retry_not_before_ms > now + backoff)
+            backoff = in->retry_not_before_ms - now;
         cJSON_AddNumberToObject(p, "backoff_ms", (double)backoff);
-        if ((rc = store_prepare(j->st, &s, sql)) == 0) {
-            sqlite3_bind_int64(s, 1, now + backoff);
-            store_bind_text(s, 2, j->goal->id);
-            rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(j->st, "recover");
-            store_done(s);
-        }
+        rc = store_goal_set_next_attempt(st, in->goal->id, now + backoff);
         if (rc == 0)
-            rc = store_event_add(j->st, j->goal->id, NULL, j->claim.run_id, "retry.scheduled", p,
-                                 NULL);
+            rc = store_event_add(st, in->goal->id, NULL, in->run_id, "retry.scheduled", p, NULL);
         snprintf(next, next_n, "retry");
     } else {
-        if (!needs_human(j->error_class))
-            store_event_add(j->st, j->goal->id, NULL, j->claim.run_id, "retry.exhausted", p, NULL);
-        rc = escalate_open(j, j->error_class);
+        if (!needs_human(in->error_class))
+            store_event_add(st, in->goal->id, NULL, in->run_id, "retry.exhausted", p, NULL);
+        rc = escalate_run(st, in, model, in->error_class);
         snprintf(next, next_n, "escalated");
     }
     cJSON_Delete(p);
     return rc;
 }
 
-int recover_after_failure(struct job_ctx *j, const char *signature, char *next, size_t next_n)
+/* The facts of the policy for in's item. */
+static int item_facts(store *st, const struct recover_input *in, struct recover_facts *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->error_class = in->error_class;
+    f->tier = in->item->tier;
+    f->max_retries = (int)config_int(CFG_CONTROL_MAX_RETRIES);
+    f->model_index = in->model_index;
+    f->nmodels = in->nmodels > 0 ? in->nmodels : 1;
+    f->critical = in->item->critical;
+    return store_item_recovery_counts(st, in->item->id, f->tier, &f->failures_at_tier,
+                                      &f->same_signature);
+}
+
+/* Write decision d for in's item (already failed): its tier, chain
+ * position and strategy, the event, and where the item goes.  In st's
+ * transaction. */
+static int apply_decision(store *st, const struct recover_input *in,
+                          const struct recover_decision *d, const char *strategy, cJSON *p)
+{
+    const char *item = in->item->id, *goal = in->goal->id;
+    const char *type;
+    int rc;
+
+    switch (d->action) {
+    case RECOVER_RETRY:
+    case RECOVER_FAILOVER:
+    case RECOVER_PLAN_B:
+        type = d->action == RECOVER_RETRY      ? "retry.scheduled"
+               : d->action == RECOVER_FAILOVER ? "recovery.failover"
+                                               : "recovery.plan_b";
+        if ((rc = store_item_set_recovery(st, item, d->tier, d->model_index,
+                                          time_now_ms() + d->backoff_ms, strategy)) ||
+            (rc = store_event_add(st, goal, item, in->run_id, type, p, NULL)))
+            return rc;
+        return transition_apply(st, ENTITY_ITEM, item, "ready", "failed", NULL);
+    case RECOVER_SKIP:
+        if ((rc = store_item_set_recovery(st, item, 4, d->model_index, 0, NULL)) ||
+            (rc = store_event_add(st, goal, item, in->run_id, "retry.exhausted", p, NULL)) ||
+            (rc = transition_apply(st, ENTITY_ITEM, item, "skipped", "failed", NULL)))
+            return rc;
+        return plan_promote_ready(st, goal, NULL);
+    case RECOVER_ESCALATE:
+        if ((rc = store_item_set_recovery(st, item, 4, d->model_index, 0, NULL)) != 0)
+            return rc;
+        type = needs_human(in->error_class) ? "recovery.needs_human" : "retry.exhausted";
+        return store_event_add(st, goal, item, in->run_id, type, p, NULL);
+    }
+    return 0;
+}
+
+/* Tier 3 for in's item: Plan B from model, into *strategy.  Without a
+ * model it is owed (the payload says pending, with the failure it is to
+ * answer); when the model gives none, the next tier. */
+static void plan_b(const struct recover_input *in, struct job_ctx *model,
+                   struct recover_decision *d, char **strategy, int *pending)
+{
+    *strategy = NULL;
+    *pending = 0;
+    if (!model) {
+        *pending = 1;
+        d->backoff_ms = 0;
+        d->why = "tier 3: ask for a different strategy (the run died: its next run asks)";
+        return;
+    }
+    if (model->llm &&
+        ask_plan_b(model, in->goal, in->item, in->error_class, in->failure, strategy) == 0)
+        return;
+    /* no strategy to try: the next tier */
+    d->action = in->item->critical ? RECOVER_ESCALATE : RECOVER_SKIP;
+    d->tier = 4;
+    d->why = "tier 3: Plan B failed, recovery exhausted";
+}
+
+int recover_run(store *st, const struct recover_input *in, struct job_ctx *model, char *next,
+                size_t next_n)
 {
     struct recover_facts f;
     struct recover_decision d;
     cJSON *p = NULL;
     char *strategy = NULL;
-    char cls[32];
-    int rc;
+    int pending = 0, rc;
 
-    (void)signature;
-    if (!j->item)
-        return recover_goal(j, next, next_n);
-    /* Plan B's own call may fail and overwrite the job's error: keep ours */
-    snprintf(cls, sizeof(cls), "%s", j->error_class);
-    memset(&f, 0, sizeof(f));
-    f.error_class = cls;
-    f.tier = j->item->tier;
-    f.max_retries = (int)config_int(CFG_CONTROL_MAX_RETRIES);
-    f.model_index = j->model_index;
-    f.nmodels = j->llm ? (int)llm_client_nmodels(j->llm) : 1;
-    f.critical = j->item->critical;
-    if ((rc = item_facts(j->st, j->item->id, f.tier, &f.failures_at_tier, &f.same_signature)))
+    if (!in->item)
+        return recover_goal(st, in, model, next, next_n);
+    if ((rc = item_facts(st, in, &f)) != 0)
         return rc;
     recover_decide(&f, &d);
+    if (d.action == RECOVER_PLAN_B)
+        plan_b(in, model, &d, &strategy, &pending);
     snprintf(next, next_n, "%s", recover_action_name(d.action));
-
-    /* without a model (the daemon recovering a dead run) there is no Plan B */
-    if (d.action == RECOVER_PLAN_B && (!j->llm || ask_plan_b(j, &strategy) != 0)) {
-        /* no strategy to try: the next tier */
-        d.action = j->item->critical ? RECOVER_ESCALATE : RECOVER_SKIP;
-        d.tier = 4;
-        d.why = "tier 3: Plan B failed, recovery exhausted";
-        snprintf(next, next_n, "%s", recover_action_name(d.action));
-    }
     p = decision_payload(&f, &d);
     if (strategy)
         cJSON_AddStringToObject(p, "strategy", strategy);
-    if ((rc = store_tx_begin(j->st)) != 0)
-        goto out;
-    if ((rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "failed", NULL, NULL)))
-        goto fail;
-    switch (d.action) {
-    case RECOVER_RETRY:
-    case RECOVER_FAILOVER:
-    case RECOVER_PLAN_B:
-        if ((rc = set_item(j->st, j->item->id, d.tier, d.model_index,
-                           time_now_ms() + d.backoff_ms, strategy)) ||
-            (rc = store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id,
-                                  d.action == RECOVER_RETRY ? "retry.scheduled"
-                                  : d.action == RECOVER_FAILOVER ? "recovery.failover"
-                                                                 : "recovery.plan_b",
-                                  p, NULL)) ||
-            (rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "ready", "failed", NULL)))
-            goto fail;
-        break;
-    case RECOVER_SKIP:
-        if ((rc = set_item(j->st, j->item->id, 4, d.model_index, 0, NULL)) ||
-            (rc = store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id,
-                                  "retry.exhausted", p, NULL)) ||
-            (rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "skipped", "failed", NULL)) ||
-            (rc = plan_promote_ready(j->st, j->goal->id, NULL)))
-            goto fail;
-        break;
-    case RECOVER_ESCALATE:
-        if ((rc = set_item(j->st, j->item->id, 4, d.model_index, 0, NULL)) ||
-            (rc = store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id,
-                                  needs_human(f.error_class) ? "recovery.needs_human"
-                                                             : "retry.exhausted",
-                                  p, NULL)))
-            goto fail;
-        break;
+    if (pending) {
+        cJSON_AddBoolToObject(p, "pending", 1);
+        cJSON_AddStringToObject(p, "cause", in->failure ? in->failure : "");
     }
-    if ((rc = store_tx_commit(j->st)) != 0)
+    if ((rc = store_tx_begin(st)) != 0)
         goto out;
-    if (d.action == RECOVER_ESCALATE) {
-        snprintf(j->error_class, sizeof(j->error_class), "%s", cls);
-        rc = escalate_open(j, needs_human(cls) ? cls : "recovery_exhausted");
+    if ((rc = transition_apply(st, ENTITY_ITEM, in->item->id, "failed", NULL, NULL)) != 0 ||
+        (rc = apply_decision(st, in, &d, strategy, p)) != 0) {
+        store_tx_rollback(st);
+        goto out;
     }
-    goto out;
-fail:
-    store_tx_rollback(j->st);
+    if ((rc = store_tx_commit(st)) != 0)
+        goto out;
+    if (d.action == RECOVER_ESCALATE)
+        rc = escalate_run(st, in, model,
+                          needs_human(in->error_class) ? in->error_class : "recovery_exhausted");
 out:
     free(strategy);
     cJSON_Delete(p);
+    return rc;
+}
+
+int recover_after_failure(struct job_ctx *j, const char *signature, char *next, size_t next_n)
+{
+    struct recover_input in = {
+        .goal = j->goal,
+        .item = j->item,
+        .run_id = j->claim.run_id,
+        .run_kind = j->claim.kind,
+        .attempt = j->claim.attempt,
+        .model_index = j->model_index,
+        .nmodels = j->llm ? (int)llm_client_nmodels(j->llm) : 1,
+        .retry_not_before_ms = j->retry_not_before_ms,
+    };
+    /* Plan B's own call may fail and rewrite the job's error: keep ours */
+    char cls[32];
+    char *failure = xstrdup(strbuf_cstr(&j->failure));
+    int rc;
+
+    (void)signature;
+    snprintf(cls, sizeof(cls), "%s", j->error_class);
+    in.error_class = cls;
+    in.failure = failure;
+    rc = recover_run(j->st, &in, j, next, next_n);
+    /* the escalation (and the caller) see the job's own class again */
+    if (!strcmp(next, "escalated"))
+        snprintf(j->error_class, sizeof(j->error_class), "%s", cls);
+    free(failure);
+    return rc;
+}
+
+int recover_plan_b_owed(struct job_ctx *j)
+{
+    struct run_usage saved = j->usage;
+    char cls[32] = "", *cause = NULL, *strategy = NULL;
+    const struct work_item *wi = j->item;
+    cJSON *p = NULL;
+    int owed = 0, rc;
+
+    if (!wi || !j->llm || wi->tier != 3)
+        return 0;
+    if ((rc = store_item_plan_b_owed(j->st, wi->id, &owed, cls, sizeof(cls), &cause)) != 0 ||
+        !owed)
+        goto out;
+    rc = ask_plan_b(j, j->goal, wi, cls, cause ? cause : "", &strategy);
+    /* on its own account: the run's limits start after it */
+    j->usage = saved;
+    if (rc != 0)
+        goto out;
+    p = cJSON_CreateObject();
+    xcheck(p);
+    cJSON_AddStringToObject(p, "action", "plan_b");
+    cJSON_AddStringToObject(p, "why", "tier 3: the Plan B a dead run left owed, asked by its "
+                                      "next run");
+    cJSON_AddStringToObject(p, "error_class", cls);
+    cJSON_AddNumberToObject(p, "tier", 3);
+    cJSON_AddStringToObject(p, "strategy", strategy);
+    cJSON_AddBoolToObject(p, "asked_in_run", 1);
+    if ((rc = store_tx_begin(j->st)) != 0)
+        goto out;
+    if ((rc = store_item_set_recovery(j->st, wi->id, wi->tier, wi->model_index,
+                                      wi->next_attempt_at, strategy)) != 0 ||
+        (rc = store_event_add(j->st, j->goal->id, wi->id, j->claim.run_id, "recovery.plan_b", p,
+                              NULL)) != 0) {
+        store_tx_rollback(j->st);
+        goto out;
+    }
+    if ((rc = store_tx_commit(j->st)) != 0)
+        goto out;
+    free(j->item->strategy);
+    j->item->strategy = strategy;
+    strategy = NULL;
+out:
+    /* the run fails with a class: the model's (job_ask_json() set it), or
+     * what else went wrong */
+    if (rc && !j->error_class[0])
+        rc = rc == ERR_FAIL ? job_fail(j, "invalid_response", "plan_b: the answer holds no strategy")
+                            : job_fail(j, "internal", "plan_b: %s", err_last());
+    cJSON_Delete(p);
+    free(cause);
+    free(strategy);
     return rc;
 }

@@ -12,7 +12,9 @@
 
 #include "llm/llm_internal.h"
 #include "store/event.h"
+#include "store/goal.h"
 #include "store/run.h"
+#include "util/budget.h"
 #include "util/config.h"
 #include "util/id.h"
 #include "util/log.h"
@@ -71,33 +73,27 @@ static void event_put(llm_client *c, const struct call_ids *ids, const char *typ
 /* 1 (and err set) when the goal has spent its token or cost budget. */
 static int budget_exhausted(llm_client *c, const struct call_ids *ids, struct llm_error *err)
 {
-    sqlite3_stmt *s;
-    int over = 0;
+    struct budget_facts f;
+    struct budget_verdict v;
 
     if (!c->st || !ids->goal_id[0])
         return 0;
-    if (store_prepare(c->st, &s,
-                      "SELECT budget_max_tokens, budget_max_cost_usd, spent_tokens, "
-                      "spent_cost_usd FROM goals WHERE id = ?") != 0)
+    if (store_goal_budget_get(c->st, ids->goal_id, &f) != 0)
         return 0;
-    store_bind_text(s, 1, ids->goal_id);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        int64_t spent = sqlite3_column_int64(s, 2);
-        double spent_usd = sqlite3_column_double(s, 3);
-        if (sqlite3_column_type(s, 0) != SQLITE_NULL && spent >= sqlite3_column_int64(s, 0)) {
-            llm_error_setf(c, err, LLM_ERR_BUDGET, 0,
-                           "goal token budget spent: %lld of %lld tokens", (long long)spent,
-                           (long long)sqlite3_column_int64(s, 0));
-            over = 1;
-        } else if (sqlite3_column_type(s, 1) != SQLITE_NULL &&
-                   spent_usd >= sqlite3_column_double(s, 1)) {
-            llm_error_setf(c, err, LLM_ERR_BUDGET, 0, "goal cost budget spent: $%.4f of $%.4f",
-                           spent_usd, sqlite3_column_double(s, 1));
-            over = 1;
-        }
+    switch (budget_check(&f, BUDGET_SPENT, 0, 0, &v)) {
+    case BUDGET_TOKENS:
+        llm_error_setf(c, err, LLM_ERR_BUDGET, 0, "goal token budget spent: %lld of %lld tokens",
+                       (long long)f.spent_tokens, (long long)f.max_tokens);
+        return 1;
+    case BUDGET_COST_USD:
+        llm_error_setf(c, err, LLM_ERR_BUDGET, 0, "goal cost budget spent: $%.4f of $%.4f",
+                       f.spent_cost_usd, f.max_cost_usd);
+        return 1;
+    case BUDGET_HOURS: /* not this rule's */
+    case BUDGET_OK:
+        break;
     }
-    store_done(s);
-    return over;
+    return 0;
 }
 
 /* ---- one model, with retries --------------------------------------------- */

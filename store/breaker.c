@@ -1,6 +1,10 @@
 #include "store/breaker.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "store/internal.h"
+#include "util/err.h"
 
 int store_breaker_not_closed_each(store *st,
                                   int (*fn)(const struct store_breaker_state *b, void *ctx),
@@ -22,4 +26,229 @@ int store_breaker_not_closed_each(store *st,
     }
     store_done(s);
     return rc;
+}
+
+/* Copy column i (NULL: "") into out. */
+static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+
+    snprintf(out, n, "%s", t ? (const char *)t : "");
+}
+
+/* Step a statement that returns no row: 0, or the store's error. */
+static int step_done(store *st, sqlite3_stmt *s)
+{
+    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
+
+    store_done(s);
+    return rc;
+}
+
+int store_breaker_list_not_closed(store *st, struct store_breaker *rows, int max, int *n)
+{
+    static const char sel[] =
+        "SELECT error_class, state, failures, opened_at, probe_run_id,"
+        " (SELECT status FROM runs WHERE id = breakers.probe_run_id), config_fp FROM breakers"
+        " WHERE state <> 'closed' ORDER BY error_class";
+    sqlite3_stmt *s;
+    int rc;
+
+    *n = 0;
+    if ((rc = store_prepare(st, &s, sel)) != 0)
+        return rc;
+    while (*n < max && sqlite3_step(s) == SQLITE_ROW) {
+        struct store_breaker *b = &rows[*n];
+        col_copy(s, 0, b->error_class, sizeof(b->error_class));
+        col_copy(s, 1, b->state, sizeof(b->state));
+        b->failures = sqlite3_column_int(s, 2);
+        b->opened_at = sqlite3_column_int64(s, 3);
+        b->has_probe = sqlite3_column_type(s, 4) != SQLITE_NULL;
+        col_copy(s, 5, b->probe_status, sizeof(b->probe_status));
+        col_copy(s, 6, b->config_fp, sizeof(b->config_fp));
+        (*n)++;
+    }
+    store_done(s);
+    return 0;
+}
+
+int store_breaker_set_probe(store *st, const char *cls, const char *probe_run_id,
+                            int64_t now_ms)
+{
+    static const char upd[] = "UPDATE breakers SET state = ?, probe_run_id = ?, updated_at = ?"
+                              " WHERE error_class = ?";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, upd)) != 0)
+        return rc;
+    store_bind_text(s, 1, "half_open");
+    store_bind_text(s, 2, probe_run_id);
+    sqlite3_bind_int64(s, 3, now_ms);
+    store_bind_text(s, 4, cls);
+    return step_done(st, s);
+}
+
+int store_breaker_ensure(store *st, const char *cls, int64_t now_ms)
+{
+    static const char ins[] = "INSERT OR IGNORE INTO breakers(error_class, state, failures,"
+                              " updated_at) VALUES (?, 'closed', 0, ?)";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, ins)) != 0)
+        return rc;
+    store_bind_text(s, 1, cls);
+    sqlite3_bind_int64(s, 2, now_ms);
+    return step_done(st, s);
+}
+
+int store_breaker_get(store *st, const char *cls, struct store_breaker *out)
+{
+    static const char sel[] =
+        "SELECT state, failures, probe_run_id FROM breakers WHERE error_class = ?";
+    sqlite3_stmt *s;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = store_prepare(st, &s, sel)) != 0)
+        return rc;
+    store_bind_text(s, 1, cls);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        snprintf(out->error_class, sizeof(out->error_class), "%s", cls);
+        col_copy(s, 0, out->state, sizeof(out->state));
+        out->failures = sqlite3_column_int(s, 1);
+        out->has_probe = sqlite3_column_type(s, 2) != SQLITE_NULL;
+    } else {
+        rc = err_set(ERR_NOTFOUND, "breaker %s: not found", cls);
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_breaker_open_config(store *st, const char *cls, const char *config_fp,
+                              const char *reason, int64_t now_ms)
+{
+    static const char upd[] = "UPDATE breakers SET state = 'open', failures = failures + 1,"
+                              " opened_at = ?1, probe_run_id = NULL, config_fp = ?2, reason = ?3,"
+                              " updated_at = ?1 WHERE error_class = ?4";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, upd)) != 0)
+        return rc;
+    sqlite3_bind_int64(s, 1, now_ms);
+    store_bind_text(s, 2, config_fp);
+    store_bind_text(s, 3, reason);
+    store_bind_text(s, 4, cls);
+    return step_done(st, s);
+}
+
+int store_breaker_close_config(store *st, const char *cls, int64_t now_ms, int *changed)
+{
+    static const char upd[] = "UPDATE breakers SET state = 'closed', failures = 0,"
+                              " probe_run_id = NULL, config_fp = NULL, reason = NULL,"
+                              " updated_at = ? WHERE error_class = ? AND config_fp IS NOT NULL";
+    sqlite3_stmt *s;
+    int rc;
+
+    *changed = 0;
+    if ((rc = store_prepare(st, &s, upd)) != 0)
+        return rc;
+    sqlite3_bind_int64(s, 1, now_ms);
+    store_bind_text(s, 2, cls);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
+    *changed = sqlite3_changes(store_db(st));
+    store_done(s);
+    return rc;
+}
+
+/* The first column of each row of s (at most max) into cls. */
+static void classes_copy(sqlite3_stmt *s, char (*cls)[64], int max, int *n)
+{
+    *n = 0;
+    while (*n < max && sqlite3_step(s) == SQLITE_ROW) {
+        col_copy(s, 0, cls[*n], 64);
+        (*n)++;
+    }
+    store_done(s);
+}
+
+int store_breaker_config_stale(store *st, const char *config_fp, char (*cls)[64], int max,
+                               int *n)
+{
+    static const char q[] = "SELECT error_class FROM breakers WHERE config_fp IS NOT NULL"
+                            " AND config_fp <> ? AND state <> 'closed' LIMIT 16";
+    sqlite3_stmt *s;
+    int rc;
+
+    *n = 0;
+    if ((rc = store_prepare(st, &s, q)) != 0)
+        return rc;
+    store_bind_text(s, 1, config_fp);
+    classes_copy(s, cls, max, n);
+    return 0;
+}
+
+int store_breaker_reset_failures(store *st, int64_t now_ms)
+{
+    static const char reset[] = "UPDATE breakers SET failures = 0, updated_at = ?"
+                                " WHERE state = 'closed' AND failures > 0";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, reset)) != 0)
+        return rc;
+    sqlite3_bind_int64(s, 1, now_ms);
+    return step_done(st, s);
+}
+
+int store_breaker_probed_by(store *st, const char *run_id, char (*cls)[64], int max, int *n)
+{
+    static const char probes[] = "SELECT error_class, failures FROM breakers"
+                                 " WHERE state = 'half_open' AND probe_run_id = ?";
+    sqlite3_stmt *s;
+    int rc;
+
+    *n = 0;
+    if ((rc = store_prepare(st, &s, probes)) != 0)
+        return rc;
+    store_bind_text(s, 1, run_id);
+    classes_copy(s, cls, max, n);
+    return 0;
+}
+
+int store_breaker_close(store *st, const char *cls, int64_t now_ms)
+{
+    static const char close_[] = "UPDATE breakers SET state = 'closed', failures = 0,"
+                                 " probe_run_id = NULL, updated_at = ? WHERE error_class = ?";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, close_)) != 0)
+        return rc;
+    sqlite3_bind_int64(s, 1, now_ms);
+    store_bind_text(s, 2, cls);
+    return step_done(st, s);
+}
+
+int store_breaker_update(store *st, const char *cls, const char *state, int failures,
+                         int64_t opened_at, int64_t now_ms)
+{
+    static const char upd[] = "UPDATE breakers SET state = ?, failures = ?, opened_at = ?,"
+                              " probe_run_id = NULL, updated_at = ? WHERE error_class = ?";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, upd)) != 0)
+        return rc;
+    store_bind_text(s, 1, state);
+    sqlite3_bind_int(s, 2, failures);
+    if (opened_at >= 0)
+        sqlite3_bind_int64(s, 3, opened_at);
+    else
+        sqlite3_bind_null(s, 3);
+    sqlite3_bind_int64(s, 4, now_ms);
+    store_bind_text(s, 5, cls);
+    return step_done(st, s);
 }

@@ -18,4 +18,9 @@ int store_context_pack_insert(store *st, const char *goal_id, const char *item_i
 /* The latest pack of an item (caller frees), *out NULL when none. */
 int store_context_pack_latest(store *st, const char *item_id, char **out);
 
+
+/* Retention: delete the packs created before cutoff_ms but the latest of
+ * each item; *deleted receives how many went. */
+int store_context_pack_delete_before(store *st, int64_t cutoff_ms, int *deleted);
+
 #endif

@@ -74,4 +74,8 @@ int store_event_item_tool_calls_each(store *st, const char *item_id,
                                      int (*fn)(const char *type, const char *payload, void *ctx),
                                      void *ctx);
 
+/* Retention: delete the events before cutoff_ms; *deleted receives how
+ * many went. */
+int store_event_delete_before(store *st, int64_t cutoff_ms, int *deleted);
+
 #endif

@@ -561,3 +561,143 @@ int store_goal_set_nothing_to_do(store *st, const char *id, const char *elaborat
     store_done(s);
     return rc;
 }
+
+int store_goal_budget_get(store *st, const char *id, struct budget_facts *out)
+{
+    static const char sql[] =
+        "SELECT budget_max_tokens, budget_max_cost_usd, budget_max_hours, spent_tokens,"
+        " spent_cost_usd, spent_wall_ms FROM goals WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    memset(out, 0, sizeof(*out));
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, id);
+    if (sqlite3_step(s) != SQLITE_ROW) {
+        store_done(s);
+        return err_set(ERR_NOTFOUND, "goal %s: not found", id);
+    }
+    out->has_max_tokens = sqlite3_column_type(s, 0) != SQLITE_NULL;
+    out->has_max_cost = sqlite3_column_type(s, 1) != SQLITE_NULL;
+    out->has_max_hours = sqlite3_column_type(s, 2) != SQLITE_NULL;
+    out->max_tokens = sqlite3_column_int64(s, 0);
+    out->max_cost_usd = sqlite3_column_double(s, 1);
+    out->max_hours = sqlite3_column_double(s, 2);
+    out->spent_tokens = sqlite3_column_int64(s, 3);
+    out->spent_cost_usd = sqlite3_column_double(s, 4);
+    out->spent_wall_ms = sqlite3_column_int64(s, 5);
+    store_done(s);
+    return 0;
+}
+
+/* Run sql binding id as ?1: 0, or the store's error (what). */
+static int goal_exec_id(store *st, const char *sql, const char *id, const char *what)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    store_bind_text(s, 1, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, what);
+    store_done(s);
+    return rc;
+}
+
+int store_goal_status_fresh(store *st, const char *id, char *status, size_t n,
+                            int *never_elaborated)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    status[0] = '\0';
+    if (never_elaborated)
+        *never_elaborated = 0;
+    if ((rc = store_prepare(st, &s, "SELECT status, elaboration IS NULL FROM goals WHERE id = ?")))
+        return rc;
+    store_bind_text(s, 1, id);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        snprintf(status, n, "%s", sqlite3_column_text(s, 0));
+        if (never_elaborated)
+            *never_elaborated = sqlite3_column_int(s, 1);
+    }
+    store_done(s);
+    return 0;
+}
+
+int store_goal_budget_raise(store *st, const char *id, double max_tokens, double max_cost_usd,
+                            double max_hours)
+{
+    static const char sql[] =
+        "UPDATE goals SET budget_max_tokens = CASE WHEN ?1 > 0 THEN CAST(?1 AS INTEGER)"
+        " ELSE budget_max_tokens END, budget_max_cost_usd = CASE WHEN ?2 > 0 THEN ?2"
+        " ELSE budget_max_cost_usd END, budget_max_hours = CASE WHEN ?3 > 0 THEN ?3"
+        " ELSE budget_max_hours END WHERE id = ?4";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    sqlite3_bind_double(s, 1, max_tokens);
+    sqlite3_bind_double(s, 2, max_cost_usd);
+    sqlite3_bind_double(s, 3, max_hours);
+    store_bind_text(s, 4, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "budget");
+    store_done(s);
+    return rc;
+}
+
+int store_goal_set_partial_rearm(store *st, const char *id)
+{
+    return goal_exec_id(st, "UPDATE goals SET partial = 1, attempts = 0, next_attempt_at = 0"
+                            " WHERE id = ?1",
+                        id, "resolve");
+}
+
+int store_goal_publish_skip_push(store *st, const char *id)
+{
+    return goal_exec_id(st, "UPDATE goals SET publish = json_set(ifnull(publish, '{}'),"
+                            " '$.push', json('false'), '$.pull_request', json('false')),"
+                            " attempts = 0, next_attempt_at = 0 WHERE id = ?1",
+                        id, "resolve");
+}
+
+int store_goal_attempts_rearm(store *st, const char *id)
+{
+    return goal_exec_id(st, "UPDATE goals SET attempts = 0, next_attempt_at = 0 WHERE id = ?1",
+                        id, "resolve");
+}
+
+int store_goal_set_next_attempt(store *st, const char *id, int64_t at_ms)
+{
+    static const char sql[] = "UPDATE goals SET next_attempt_at = ? WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    sqlite3_bind_int64(s, 1, at_ms);
+    store_bind_text(s, 2, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "recover");
+    store_done(s);
+    return rc;
+}
+
+int store_goal_open_instance(store *st, const char *template_id, char out[ID_SIZE])
+{
+    static const char q_open[] =
+        "SELECT id FROM goals WHERE parent_id = ? AND status IN ('queued','active','blocked')"
+        " LIMIT 1";
+    sqlite3_stmt *s;
+    int rc;
+
+    out[0] = '\0';
+    if ((rc = store_prepare(st, &s, q_open)) != 0)
+        return rc;
+    store_bind_text(s, 1, template_id);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        snprintf(out, ID_SIZE, "%s", sqlite3_column_text(s, 0));
+    store_done(s);
+    return 0;
+}

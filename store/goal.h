@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "store/store.h"
+#include "util/budget.h"
 #include "util/id.h"
 
 struct goal {
@@ -132,5 +133,38 @@ int store_goal_set_elaboration(store *st, const char *id, const char *success_cr
  * model's reason, no branch. */
 int store_goal_set_nothing_to_do(store *st, const char *id, const char *elaboration,
                                  const char *reason);
+
+/* The budget facts of goal id (util/budget.h): its limits and what it
+ * spent.  ERR_NOTFOUND "goal ID: not found" when there is no such goal. */
+int store_goal_budget_get(store *st, const char *id, struct budget_facts *out);
+
+/* Goal id's status into status (n bytes; "" when there is no such goal:
+ * not an error); *never_elaborated (may be NULL) is 1 when the goal has no
+ * elaboration yet. */
+int store_goal_status_fresh(store *st, const char *id, char *status, size_t n,
+                            int *never_elaborated);
+
+/* Raise the goal's limits: each value > 0 replaces its limit (tokens are
+ * stored as an integer), the others stay. */
+int store_goal_budget_raise(store *st, const char *id, double max_tokens, double max_cost_usd,
+                            double max_hours);
+
+/* The goal completes with what is done: partial, its unit's attempts
+ * reset. */
+int store_goal_set_partial_rearm(store *st, const char *id);
+
+/* Publish without push nor pull request (publish.push and
+ * publish.pull_request false), the publish unit's attempts reset. */
+int store_goal_publish_skip_push(store *st, const char *id);
+
+/* The goal's unit may be claimed again now, with fresh attempts. */
+int store_goal_attempts_rearm(store *st, const char *id);
+
+/* The goal's unit is not claimed before at_ms. */
+int store_goal_set_next_attempt(store *st, const char *id, int64_t at_ms);
+
+/* The open instance (queued, active or blocked) of template_id into out
+ * ("" when none). */
+int store_goal_open_instance(store *st, const char *template_id, char out[ID_SIZE]);
 
 #endif

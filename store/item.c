@@ -447,3 +447,147 @@ int store_item_ids_promotable(store *st, const char *goal_id, char (**out)[ID_SI
 
     return store_ids(st, sql, goal_id, out, n);
 }
+
+int store_item_ids_waiting(store *st, const char *goal_id, char (**out)[ID_SIZE], size_t *n)
+{
+    static const char q[] = "SELECT id FROM work_items WHERE goal_id = ? AND status IN"
+                            " ('queued','ready','blocked','escalated')";
+
+    return store_ids(st, q, goal_id, out, n);
+}
+
+int store_item_ids_unfinished(store *st, const char *goal_id, char (**out)[ID_SIZE],
+                              size_t *n)
+{
+    static const char sql[] =
+        "SELECT id FROM work_items WHERE goal_id = ? AND status IN"
+        " ('queued','ready','in_progress','blocked','escalated') ORDER BY created_at, rowid";
+
+    return store_ids(st, sql, goal_id, out, n);
+}
+
+int store_item_recovery_restart(store *st, const char *id, const char *input, int alternative,
+                                int64_t now_ms)
+{
+    static const char sql[] =
+        "UPDATE work_items SET tier = 1, recovery_epoch = ?3, next_attempt_at = 0,"
+        " question = NULL, human_input = CASE WHEN ?4 = 'alternative' THEN human_input"
+        " ELSE ifnull(?1, human_input) END, strategy = CASE WHEN ?4 = 'alternative'"
+        " THEN ?1 ELSE strategy END WHERE id = ?2";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    store_bind_text(s, 1, input);
+    store_bind_text(s, 2, id);
+    sqlite3_bind_int64(s, 3, now_ms);
+    store_bind_text(s, 4, alternative ? "alternative" : "");
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "resolve");
+    store_done(s);
+    return rc;
+}
+
+int store_item_set_recovery(store *st, const char *id, int tier, int model_index,
+                            int64_t next_attempt_at, const char *strategy)
+{
+    static const char sql[] = "UPDATE work_items SET tier = ?, model_index = ?,"
+                              " next_attempt_at = ?, strategy = ifnull(?, strategy),"
+                              " updated_at = ? WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc = store_prepare(st, &s, sql);
+
+    if (rc)
+        return rc;
+    sqlite3_bind_int(s, 1, tier);
+    sqlite3_bind_int(s, 2, model_index);
+    sqlite3_bind_int64(s, 3, next_attempt_at);
+    store_bind_text(s, 4, strategy);
+    sqlite3_bind_int64(s, 5, time_now_ms());
+    store_bind_text(s, 6, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "recover");
+    store_done(s);
+    return rc;
+}
+
+int store_item_recovery_counts(store *st, const char *id, int tier, int *failures, int *same)
+{
+    /* runs before a human's resolution (recovery_epoch) do not count */
+    static const char q1[] = "SELECT count(*) FROM runs r WHERE item_id = ?1 AND kind = 'execute'"
+                             " AND tier = ?2 AND status IN ('failed','timeout','aborted')"
+                             " AND created_at >= (SELECT recovery_epoch FROM work_items"
+                             " WHERE id = ?1)";
+    static const char q2[] = "SELECT ifnull(error_signature, '') FROM runs WHERE item_id = ?1"
+                             " AND kind = 'execute' AND status <> 'running'"
+                             " AND created_at >= (SELECT recovery_epoch FROM work_items"
+                             " WHERE id = ?1)"
+                             " ORDER BY created_at DESC, rowid DESC LIMIT 10";
+    sqlite3_stmt *s;
+    char first[65] = "";
+    int rc = store_prepare(st, &s, q1), n = 0;
+
+    if (rc)
+        return rc;
+    store_bind_text(s, 1, id);
+    sqlite3_bind_int(s, 2, tier);
+    *failures = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 1;
+    store_done(s);
+    if ((rc = store_prepare(st, &s, q2)) != 0)
+        return rc;
+    store_bind_text(s, 1, id);
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        const char *sig = (const char *)sqlite3_column_text(s, 0);
+        if (n == 0)
+            snprintf(first, sizeof(first), "%s", sig);
+        if (!sig[0] || strcmp(sig, first) != 0)
+            break;
+        n++;
+    }
+    store_done(s);
+    *same = n;
+    return 0;
+}
+
+int store_item_set_timeout(store *st, const char *id, int timeout_s)
+{
+    static const char dbl[] = "UPDATE work_items SET timeout_s = ? WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, dbl)) != 0)
+        return rc;
+    sqlite3_bind_int(s, 1, timeout_s);
+    store_bind_text(s, 2, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "timeout");
+    store_done(s);
+    return rc;
+}
+
+int store_item_plan_b_owed(store *st, const char *id, int *owed, char *cls, size_t cls_n,
+                           char **cause)
+{
+    static const char q[] =
+        "SELECT ifnull(json_extract(e.payload, '$.pending'), 0),"
+        " ifnull(json_extract(e.payload, '$.error_class'), ''),"
+        " ifnull(json_extract(e.payload, '$.cause'), '') FROM events e"
+        " JOIN work_items w ON w.id = e.item_id AND w.tier = 3"
+        " WHERE e.item_id = ? AND e.type = 'recovery.plan_b' ORDER BY e.id DESC LIMIT 1";
+    sqlite3_stmt *s;
+    int rc;
+
+    *owed = 0;
+    if (cause)
+        *cause = NULL;
+    if ((rc = store_prepare(st, &s, q)) != 0)
+        return rc;
+    store_bind_text(s, 1, id);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == 1) {
+        *owed = 1;
+        if (cls && cls_n)
+            snprintf(cls, cls_n, "%s", sqlite3_column_text(s, 1));
+        if (cause)
+            *cause = store_col_strdup(s, 2);
+    }
+    store_done(s);
+    return 0;
+}

@@ -115,4 +115,40 @@ int store_item_status_set(store *st, const char *id, const char *from, const cha
  * of *n ids (free(); NULL when none). */
 int store_item_ids_promotable(store *st, const char *goal_id, char (**out)[ID_SIZE], size_t *n);
 
+/* The goal's items that wait (queued, ready, blocked, escalated), by id.
+ * *out is malloc'd (free(); NULL when none). */
+int store_item_ids_waiting(store *st, const char *goal_id, char (**out)[ID_SIZE], size_t *n);
+
+/* The goal's items not finished (queued, ready, in_progress, blocked,
+ * escalated), oldest first.  *out is malloc'd (free(); NULL when none). */
+int store_item_ids_unfinished(store *st, const char *goal_id, char (**out)[ID_SIZE],
+                              size_t *n);
+
+/* A human's answer: the item's recovery starts over (tier 1, epoch now,
+ * no question), with input (may be NULL) as its strategy when alternative
+ * is set, else as its human input. */
+int store_item_recovery_restart(store *st, const char *id, const char *input, int alternative,
+                                int64_t now_ms);
+
+/* Recovery's decision for the item: tier, chain position, when it may be
+ * claimed, and a new strategy (NULL: it keeps its own). */
+int store_item_set_recovery(store *st, const char *id, int tier, int model_index,
+                            int64_t next_attempt_at, const char *strategy);
+
+/* The facts recovery counts: *failures, the item's failed execute runs at
+ * tier since its recovery epoch (1 when unknown); *same, how many of its
+ * last finished execute runs in a row share the last one's (non-empty)
+ * error signature. */
+int store_item_recovery_counts(store *st, const char *id, int tier, int *failures, int *same);
+
+/* The item's next run gets timeout_s. */
+int store_item_set_timeout(store *st, const char *id, int timeout_s);
+
+/* Is a Plan B owed to the item?  *owed is 1 when it is at tier 3 and its
+ * last recovery.plan_b event is one recovery left pending (a run that
+ * died, recovered where no model could be asked); then cls and cause
+ * (may be NULL) receive the failure it is to answer. */
+int store_item_plan_b_owed(store *st, const char *id, int *owed, char *cls, size_t cls_n,
+                           char **cause);
+
 #endif

@@ -1,0 +1,118 @@
+/*
+ * trigger.c - the triggers table (see trigger.h).
+ */
+#include "store/trigger.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "store/internal.h"
+
+int store_trigger_templates_without(store *st, struct store_trigger_due *rows, int max,
+                                    int *n)
+{
+    static const char q[] = "SELECT id, schedule FROM goals g WHERE is_template = 1"
+                            " AND status <> 'cancelled' AND schedule IS NOT NULL"
+                            " AND NOT EXISTS (SELECT 1 FROM triggers t WHERE t.goal_id = g.id)";
+    sqlite3_stmt *s;
+    int rc;
+
+    *n = 0;
+    if ((rc = store_prepare(st, &s, q)) != 0)
+        return rc;
+    while (*n < max && sqlite3_step(s) == SQLITE_ROW) {
+        struct store_trigger_due *r = &rows[*n];
+        memset(r, 0, sizeof(*r));
+        snprintf(r->goal_id, sizeof(r->goal_id), "%s", sqlite3_column_text(s, 0));
+        snprintf(r->schedule, sizeof(r->schedule), "%s", sqlite3_column_text(s, 1));
+        (*n)++;
+    }
+    store_done(s);
+    return 0;
+}
+
+int store_trigger_insert(store *st, const char *id, const char *goal_id, const char *schedule,
+                         const char *timezone, int64_t next_fire_at, int64_t now_ms)
+{
+    static const char ins[] =
+        "INSERT INTO triggers(id, goal_id, schedule, timezone, enabled, next_fire_at,"
+        " created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?)";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, ins)) != 0)
+        return rc;
+    store_bind_text(s, 1, id);
+    store_bind_text(s, 2, goal_id);
+    store_bind_text(s, 3, schedule);
+    store_bind_text(s, 4, timezone);
+    sqlite3_bind_int64(s, 5, next_fire_at);
+    sqlite3_bind_int64(s, 6, now_ms);
+    sqlite3_bind_int64(s, 7, now_ms);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "trigger");
+    store_done(s);
+    return rc;
+}
+
+int store_trigger_next_fire_of_goal(store *st, const char *goal_id, int64_t *at, int *found)
+{
+    static const char q[] =
+        "SELECT next_fire_at FROM triggers WHERE goal_id = ? AND enabled = 1 LIMIT 1";
+    sqlite3_stmt *s;
+    int rc;
+
+    *found = 0;
+    if ((rc = store_prepare(st, &s, q)) != 0)
+        return rc;
+    store_bind_text(s, 1, goal_id);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        *at = sqlite3_column_int64(s, 0);
+        *found = 1;
+    }
+    store_done(s);
+    return 0;
+}
+
+int store_trigger_list_due(store *st, int64_t now_ms, struct store_trigger_due *rows, int max,
+                           int *n)
+{
+    static const char q[] =
+        "SELECT t.id, t.goal_id, t.schedule, t.next_fire_at FROM triggers t"
+        " JOIN goals g ON g.id = t.goal_id WHERE t.enabled = 1 AND t.next_fire_at <= ?"
+        " AND g.status <> 'cancelled' ORDER BY t.next_fire_at";
+    sqlite3_stmt *s;
+    int rc;
+
+    *n = 0;
+    if ((rc = store_prepare(st, &s, q)) != 0)
+        return rc;
+    sqlite3_bind_int64(s, 1, now_ms);
+    while (*n < max && sqlite3_step(s) == SQLITE_ROW) {
+        struct store_trigger_due *r = &rows[*n];
+        snprintf(r->id, sizeof(r->id), "%s", sqlite3_column_text(s, 0));
+        snprintf(r->goal_id, sizeof(r->goal_id), "%s", sqlite3_column_text(s, 1));
+        snprintf(r->schedule, sizeof(r->schedule), "%s", sqlite3_column_text(s, 2));
+        r->next_fire_at = sqlite3_column_int64(s, 3);
+        (*n)++;
+    }
+    store_done(s);
+    return 0;
+}
+
+int store_trigger_set_fired(store *st, const char *id, int64_t next, int64_t now_ms)
+{
+    static const char upd[] = "UPDATE triggers SET next_fire_at = ?, last_fire_at = ?,"
+                              " updated_at = ? WHERE id = ?";
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, upd)) != 0)
+        return rc;
+    sqlite3_bind_int64(s, 1, next);
+    sqlite3_bind_int64(s, 2, now_ms);
+    sqlite3_bind_int64(s, 3, now_ms);
+    store_bind_text(s, 4, id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "trigger");
+    store_done(s);
+    return rc;
+}
