@@ -1,4 +1,5 @@
 #include "store/store.h"
+#include "store/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -68,10 +68,6 @@ int store_err(store *st, const char *what);
  * "database or disk is full: PATH".  Sticky: the daemon stops on it. */
 int store_disk_full(void);
 
-/* TEMPORARY (issue 18): code outside store/ still writes SQL.  When the
- * move is done this include goes and nothing outside store/ sees SQLite. */
-#include "store/internal.h"
-
 /* A read transaction (a consistent picture across several reads; it
  * takes no write lock): store_read_begin(), then store_read_end() once. */
 int store_read_begin(store *st);

@@ -14,6 +14,7 @@
 
 #include "lifecycle/control.h"
 #include "lifecycle/intake.h"
+#include "store/internal.h"
 #include "tests/unit/testutil.h"
 #include "util/config.h"
 #include "util/err.h"

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/internal.h"
 #include "gates/gates.h"
 #include "store/store.h"
 #include "tests/unit/testutil.h"

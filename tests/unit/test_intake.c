@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "store/internal.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/report.h"
 #include "store/goal.h"

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/internal.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/monitor.h"
 #include "util/config.h"

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "store/internal.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/select.h"

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/internal.h"
 #include "store/store.h"
 #include "tests/unit/testutil.h"
 #include "util/err.h"

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "store/internal.h"
 #include "lifecycle/transitions.h"
 #include "store/goal.h"
 #include "store/item.h"
