@@ -362,8 +362,9 @@ static int val_from_json(struct cfg_val *v, enum cfg_key k, const cJSON *j, cons
             return err_set(ERR_INVALID, "%s: expected a string", where);
         return val_from_text(v, k, j->valuestring, where);
     case CFG_JSON: {
-        char *t = xcheck(cJSON_PrintUnformatted(j)); /* j is a value: NULL is out of memory */
+        char *t = cJSON_PrintUnformatted(j);
         int rc;
+        xcheck(t); /* j is a value: NULL means out of memory */
         rc = val_from_text(v, k, t, where);
         cJSON_free(t);
         return rc;
