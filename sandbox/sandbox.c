@@ -25,6 +25,7 @@
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 #define INSTALL_HINT                                                                               \
     "install it with `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install bubblewrap`, "   \
@@ -42,15 +43,10 @@ static void strv_push(struct strv *sv, const char *s)
 {
     if (sv->n + 2 > sv->alloc) {
         size_t na = sv->alloc ? sv->alloc * 2 : 64;
-        char **p = realloc(sv->v, na * sizeof(*p));
-        if (!p)
-            abort();
-        sv->v = p;
+        sv->v = xrealloc(sv->v, na * sizeof(*sv->v));
         sv->alloc = na;
     }
-    sv->v[sv->n] = strdup(s);
-    if (!sv->v[sv->n])
-        abort();
+    sv->v[sv->n] = xstrdup(s);
     sv->n++;
     sv->v[sv->n] = NULL;
 }
@@ -435,9 +431,7 @@ static void tail_init(struct tail *t, size_t keep)
     memset(t, 0, sizeof(*t));
     t->keep = keep;
     t->alloc = keep * 2 + 1;
-    t->buf = malloc(t->alloc);
-    if (!t->buf)
-        abort();
+    t->buf = xmalloc(t->alloc);
 }
 
 /* Keep the last `keep` bytes; count every byte and newline. */
@@ -584,268 +578,383 @@ static void kill_all(pid_t pgid, const struct sandbox_cgroup *cg, int sig)
     sandbox_cgroup_signal(cg, sig);
 }
 
-int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
-{
-    struct strv env = {0}, args = {0};
-    struct sandbox_cgroup cg = {0};
-    struct child_plan plan;
+/* --- the run ------------------------------------------------------------- */
+
+/* What sandbox_run() holds for one command, from the argument vector to the
+ * reaping; run_release() frees it all. */
+struct run {
+    const struct sandbox_spec *spec;
+    struct sandbox_result *res;
+    struct strv env, args;
+    struct sandbox_cgroup cg;
     struct tail tout, terr;
     char exe[PATH_MAX];
+    int pout[2], perr[2];
+    int devnull, spill_fd, pidfd;
+    size_t spilled;
+    int spill_over;
+    int unconfined;
+    int64_t start, deadline, kill_at;
+    int status, reaped;
+    pid_t pid;
+};
+
+/* A private, empty HOME of our own for a command that runs outside
+ * bubblewrap: $TMPDIR/goald-home-UID, a folder owned by us (not a link). */
+static int private_home(char *home, size_t n)
+{
+    const char *tmp = getenv("TMPDIR");
+    struct stat hst;
+
+    snprintf(home, n, "%s/goald-home-%ld", tmp && *tmp ? tmp : "/tmp", (long)getuid());
+    if (mkdir(home, 0700) != 0 && errno != EEXIST)
+        return err_set(ERR_IO, "sandbox: %s: %s", home, strerror(errno));
+    if (lstat(home, &hst) != 0 || !S_ISDIR(hst.st_mode) || hst.st_uid != getuid())
+        return err_set(ERR_IO, "sandbox: %s: not a folder of ours", home);
+    return 0;
+}
+
+/* The command as it runs outside bubblewrap (spec->direct, or
+ * GOALD_SANDBOX=none): found in sandbox.path, then $PATH. */
+static int prepare_unconfined(struct run *r)
+{
     char home[PATH_MAX];
-    int pout[2] = {-1, -1}, perr[2] = {-1, -1};
-    int devnull = -1, spill_fd = -1, pidfd = -1;
-    size_t spilled = 0;
-    int spill_over = 0;
-    int unconfined = 0;
-    int64_t start, deadline, kill_at = 0;
-    int status = 0, reaped = 0;
-    pid_t pid = -1;
     int rc;
 
-    memset(res, 0, sizeof(*res));
-    memset(&plan, 0, sizeof(plan));
-    tail_init(&tout,
-              spec->tail_cap ? spec->tail_cap : (size_t)config_int(CFG_SANDBOX_OUTPUT_KB) << 10);
-    tail_init(&terr, tout.keep);
-    if ((rc = check_spec(spec)) != 0)
-        goto out;
-    unconfined = !spec->direct && sandbox_unconfined();
-    if (spec->direct || unconfined) {
-        /* not inside bubblewrap: a private, empty HOME of our own */
-        snprintf(home, sizeof(home), "%s/goald-home-%ld",
-                 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getuid());
-        if (mkdir(home, 0700) != 0 && errno != EEXIST) {
-            rc = err_set(ERR_IO, "sandbox: %s: %s", home, strerror(errno));
-            goto out;
-        }
-        {
-            struct stat hst;
-            if (lstat(home, &hst) != 0 || !S_ISDIR(hst.st_mode) || hst.st_uid != getuid()) {
-                rc = err_set(ERR_IO, "sandbox: %s: not a folder of ours", home);
-                goto out;
-            }
-        }
-        if ((rc = build_env(&env, spec, home)) != 0)
-            goto out;
-        add_command(&args, spec);
-        if (find_exe(exe, sizeof(exe), args.v[0], config_str(CFG_SANDBOX_PATH)) != 0 &&
-            find_exe(exe, sizeof(exe), args.v[0], getenv("PATH")) != 0) {
-            rc = err_set(ERR_NOTFOUND, "sandbox: %s: command not found", args.v[0]);
-            goto out;
-        }
-        if (unconfined)
-            record_unconfined(spec);
-    } else {
-        if ((rc = sandbox_find_bwrap(exe, sizeof(exe))) != 0)
-            goto out;
-        if ((rc = build_env(&env, spec, SANDBOX_HOME)) != 0)
-            goto out;
-        if ((rc = build_bwrap(&args, spec, exe, &env)) != 0)
-            goto out;
-        add_command(&args, spec);
+    if ((rc = private_home(home, sizeof(home))) != 0)
+        return rc;
+    if ((rc = build_env(&r->env, r->spec, home)) != 0)
+        return rc;
+    add_command(&r->args, r->spec);
+    if (find_exe(r->exe, sizeof(r->exe), r->args.v[0], config_str(CFG_SANDBOX_PATH)) != 0 &&
+        find_exe(r->exe, sizeof(r->exe), r->args.v[0], getenv("PATH")) != 0)
+        return err_set(ERR_NOTFOUND, "sandbox: %s: command not found", r->args.v[0]);
+    if (r->unconfined)
+        record_unconfined(r->spec);
+    return 0;
+}
+
+/* The command as bubblewrap's argument vector. */
+static int prepare_bwrap(struct run *r)
+{
+    int rc;
+
+    if ((rc = sandbox_find_bwrap(r->exe, sizeof(r->exe))) != 0)
+        return rc;
+    if ((rc = build_env(&r->env, r->spec, SANDBOX_HOME)) != 0)
+        return rc;
+    if ((rc = build_bwrap(&r->args, r->spec, r->exe, &r->env)) != 0)
+        return rc;
+    add_command(&r->args, r->spec);
+    return 0;
+}
+
+/* The per-command pids (and memory) cgroup, when configured; a command
+ * that cannot have one runs without (cg.active stays 0). */
+static void make_cgroup(struct run *r)
+{
+    /* what killed jobs left behind: once per process (a job, a `goald
+     * tool` call), not on every command of the hot path; the daemon
+     * sweeps at start and whenever a job ends */
+    static int swept;
+
+    if (!config_bool(CFG_SANDBOX_CGROUP) || config_int(CFG_SANDBOX_NPROC) <= 0 || r->spec->direct)
+        return;
+    if (!swept) {
+        swept = 1;
+        sandbox_cgroup_sweep();
     }
-    if (config_bool(CFG_SANDBOX_CGROUP) && config_int(CFG_SANDBOX_NPROC) > 0 && !spec->direct) {
-        /* what killed jobs left behind: once per process (a job, a `goald
-         * tool` call), not on every command of the hot path; the daemon
-         * sweeps at start and whenever a job ends */
-        static int swept;
-        if (!swept) {
-            swept = 1;
-            sandbox_cgroup_sweep();
-        }
-        sandbox_cgroup_create(&cg, (long)config_int(CFG_SANDBOX_NPROC), memory_limit());
-    }
-    if (pipe2(pout, O_CLOEXEC) != 0 || (!spec->merge_stderr && pipe2(perr, O_CLOEXEC) != 0)) {
-        rc = err_set(ERR_IO, "sandbox: pipe: %s", strerror(errno));
-        goto out;
-    }
+    sandbox_cgroup_create(&r->cg, (long)config_int(CFG_SANDBOX_NPROC), memory_limit());
+}
+
+/* The output pipes, /dev/null for stdin when the spec gives none, and the
+ * spill file. */
+static int open_fds(struct run *r)
+{
+    const struct sandbox_spec *spec = r->spec;
+
+    if (pipe2(r->pout, O_CLOEXEC) != 0 || (!spec->merge_stderr && pipe2(r->perr, O_CLOEXEC) != 0))
+        return err_set(ERR_IO, "sandbox: pipe: %s", strerror(errno));
     if (spec->stdin_fd <= 0) {
-        devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (devnull < 0) {
-            rc = err_set(ERR_IO, "sandbox: /dev/null: %s", strerror(errno));
-            goto out;
-        }
+        r->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (r->devnull < 0)
+            return err_set(ERR_IO, "sandbox: /dev/null: %s", strerror(errno));
     }
     if (spec->spill_path) {
-        spill_fd =
+        r->spill_fd =
             open(spec->spill_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (spill_fd < 0) {
-            rc = err_set(ERR_IO, "sandbox: %s: %s", spec->spill_path, strerror(errno));
-            goto out;
-        }
+        if (r->spill_fd < 0)
+            return err_set(ERR_IO, "sandbox: %s: %s", spec->spill_path, strerror(errno));
     }
-    plan.exe = exe;
-    plan.argv = args.v;
-    plan.envp = env.v;
-    plan.in_fd = spec->stdin_fd > 0 ? spec->stdin_fd : devnull;
-    plan.out_fd = pout[1];
-    plan.err_fd = spec->merge_stderr ? pout[1] : perr[1];
-    plan.cwd_fd = spec->direct && spec->cwd_fd > 0 ? spec->cwd_fd : -1;
-    plan.cwd = spec->root_src && !spec->direct ? spec->root_src : spec->root;
-    plan.cg = &cg;
-    add_limit(&plan, RLIMIT_CPU, config_int(CFG_SANDBOX_CPU_S));
-    add_limit(&plan, RLIMIT_AS, config_int(CFG_SANDBOX_AS_MB) << 20);
-    add_limit(&plan, RLIMIT_NPROC, config_int(CFG_SANDBOX_NPROC));
-    add_limit(&plan, RLIMIT_FSIZE, config_int(CFG_SANDBOX_FSIZE_MB) << 20);
-    add_limit(&plan, RLIMIT_NOFILE, config_int(CFG_SANDBOX_NOFILE));
+    return 0;
+}
 
-    start = time_mono_ms();
-    deadline = start +
-               (spec->timeout_ms > 0 ? spec->timeout_ms : config_int(CFG_SANDBOX_TIMEOUT_S) * 1000);
-    pid = fork();
-    if (pid < 0) {
-        rc = err_set(ERR_IO, "sandbox: fork: %s", strerror(errno));
-        goto out;
-    }
-    if (pid == 0)
-        child_exec(&plan);
-    setpgid(pid, pid);                            /* also done by the child; whichever runs first */
-    pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* -1 before Linux 5.3: then polled */
-    close(pout[1]);
-    pout[1] = -1;
-    if (perr[1] >= 0) {
-        close(perr[1]);
-        perr[1] = -1;
-    }
+/* Everything the child needs, decided before the fork. */
+static void plan_child(struct child_plan *plan, const struct run *r)
+{
+    const struct sandbox_spec *spec = r->spec;
 
+    memset(plan, 0, sizeof(*plan));
+    plan->exe = r->exe;
+    plan->argv = r->args.v;
+    plan->envp = r->env.v;
+    plan->in_fd = spec->stdin_fd > 0 ? spec->stdin_fd : r->devnull;
+    plan->out_fd = r->pout[1];
+    plan->err_fd = spec->merge_stderr ? r->pout[1] : r->perr[1];
+    plan->cwd_fd = spec->direct && spec->cwd_fd > 0 ? spec->cwd_fd : -1;
+    plan->cwd = spec->root_src && !spec->direct ? spec->root_src : spec->root;
+    plan->cg = &r->cg;
+    add_limit(plan, RLIMIT_CPU, config_int(CFG_SANDBOX_CPU_S));
+    add_limit(plan, RLIMIT_AS, config_int(CFG_SANDBOX_AS_MB) << 20);
+    add_limit(plan, RLIMIT_NPROC, config_int(CFG_SANDBOX_NPROC));
+    add_limit(plan, RLIMIT_FSIZE, config_int(CFG_SANDBOX_FSIZE_MB) << 20);
+    add_limit(plan, RLIMIT_NOFILE, config_int(CFG_SANDBOX_NOFILE));
+}
+
+/* Fork the child, start the clock, keep only the read ends of the pipes. */
+static int spawn(struct run *r, const struct child_plan *plan)
+{
+    const struct sandbox_spec *spec = r->spec;
+
+    r->start = time_mono_ms();
+    r->deadline = r->start + (spec->timeout_ms > 0 ? spec->timeout_ms
+                                                   : config_int(CFG_SANDBOX_TIMEOUT_S) * 1000);
+    r->pid = fork();
+    if (r->pid < 0)
+        return err_set(ERR_IO, "sandbox: fork: %s", strerror(errno));
+    if (r->pid == 0)
+        child_exec(plan);
+    setpgid(r->pid, r->pid); /* also done by the child; whichever runs first */
+    r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0); /* -1 before Linux 5.3: then polled */
+    close(r->pout[1]);
+    r->pout[1] = -1;
+    if (r->perr[1] >= 0) {
+        close(r->perr[1]);
+        r->perr[1] = -1;
+    }
+    return 0;
+}
+
+/* Reap the process if it has ended. */
+static void check_reaped(struct run *r, int64_t now)
+{
+    if (r->reaped || waitpid(r->pid, &r->status, WNOHANG) != r->pid)
+        return;
+    r->reaped = 1;
+    /* leftovers (outside bubblewrap, background children that keep the
+     * pipes open) go with their leader */
+    kill_all(r->pid, &r->cg, SIGKILL);
+    if (!r->kill_at || r->kill_at > now + 200)
+        r->kill_at = now + 200;
+}
+
+/* The timeout (SIGTERM, then SIGKILL after the grace) and the kill
+ * deadline.  1 when the process is gone but something we cannot kill
+ * still holds the pipes: give up on them. */
+static int check_deadlines(struct run *r, int64_t now)
+{
+    struct sandbox_result *res = r->res;
+
+    if (!res->timed_out && !res->stopped && now >= r->deadline) {
+        res->timed_out = 1;
+        kill_all(r->pid, &r->cg, SIGTERM);
+        r->kill_at = now + config_int(CFG_SANDBOX_KILL_GRACE_MS);
+    }
+    if (r->kill_at && now >= r->kill_at) {
+        kill_all(r->pid, &r->cg, SIGKILL);
+        if (r->reaped)
+            return 1;
+        r->kill_at = now + 500;
+    }
+    return 0;
+}
+
+/* Copy stdout into the spill file, up to spec->spill_max. */
+static void spill(struct run *r, const char *buf, size_t got)
+{
+    size_t n = got;
+
+    if (r->spill_fd < 0 || r->spill_over)
+        return;
+    if (r->spec->spill_max && r->spilled + n > r->spec->spill_max) {
+        n = r->spec->spill_max - r->spilled;
+        r->spill_over = 1;
+    }
+    if (n && write(r->spill_fd, buf, n) != (ssize_t)n)
+        r->spill_over = 1;
+    r->spilled += n;
+}
+
+/* Read what one pipe has: stderr into its tail; stdout into its tail, the
+ * spill file and spec->on_stdout (which may stop the command).  A pipe at
+ * its end is closed. */
+static void read_pipe(struct run *r, const struct pollfd *pf)
+{
+    const struct sandbox_spec *spec = r->spec;
+    char buf[65536];
+    int is_out = pf->fd == r->pout[0];
+    ssize_t got;
+
+    if (!(pf->revents & (POLLIN | POLLHUP | POLLERR)))
+        return;
+    got = read(pf->fd, buf, sizeof(buf));
+    if (got < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (got <= 0) {
+        close(pf->fd);
+        if (is_out)
+            r->pout[0] = -1;
+        else
+            r->perr[0] = -1;
+        return;
+    }
+    if (!is_out) {
+        tail_add(&r->terr, buf, (size_t)got);
+        return;
+    }
+    tail_add(&r->tout, buf, (size_t)got);
+    spill(r, buf, (size_t)got);
+    if (spec->on_stdout && !r->res->stopped &&
+        spec->on_stdout(spec->on_stdout_arg, buf, (size_t)got) != 0) {
+        r->res->stopped = 1;
+        kill_all(r->pid, &r->cg, SIGKILL);
+        if (!r->kill_at)
+            r->kill_at = time_mono_ms() + 500;
+    }
+}
+
+/* Read the output until both pipes are closed and the process is reaped,
+ * enforcing the timeout.  The process's exit wakes the poll at once through
+ * its pidfd (no polling delay). */
+static int pump(struct run *r)
+{
     for (;;) {
         struct pollfd pf[3];
         int nf = 0, npipes;
         int64_t now = time_mono_ms();
         int64_t wait_ms;
-        char buf[65536];
 
-        if (!reaped) {
-            pid_t w = waitpid(pid, &status, WNOHANG);
-            if (w == pid) {
-                reaped = 1;
-                /* leftovers (outside bubblewrap, background children that
-                 * keep the pipes open) go with their leader */
-                kill_all(pid, &cg, SIGKILL);
-                if (!kill_at || kill_at > now + 200)
-                    kill_at = now + 200;
-            }
-        }
-        if (pout[0] >= 0)
-            pf[nf++] = (struct pollfd){.fd = pout[0], .events = POLLIN};
-        if (perr[0] >= 0)
-            pf[nf++] = (struct pollfd){.fd = perr[0], .events = POLLIN};
+        check_reaped(r, now);
+        if (r->pout[0] >= 0)
+            pf[nf++] = (struct pollfd){.fd = r->pout[0], .events = POLLIN};
+        if (r->perr[0] >= 0)
+            pf[nf++] = (struct pollfd){.fd = r->perr[0], .events = POLLIN};
         npipes = nf;
-        if (npipes == 0 && reaped)
-            break;
-        /* the process's exit wakes the poll at once (no polling delay) */
-        if (!reaped && pidfd >= 0)
-            pf[nf++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
-        if (!res->timed_out && !res->stopped && now >= deadline) {
-            res->timed_out = 1;
-            kill_all(pid, &cg, SIGTERM);
-            kill_at = now + config_int(CFG_SANDBOX_KILL_GRACE_MS);
-        }
-        if (kill_at && now >= kill_at) {
-            kill_all(pid, &cg, SIGKILL);
-            if (reaped) {
-                /* the pipes are held by something we cannot kill: give up on them */
-                break;
-            }
-            kill_at = now + 500;
-        }
+        if (npipes == 0 && r->reaped)
+            return 0;
+        if (!r->reaped && r->pidfd >= 0)
+            pf[nf++] = (struct pollfd){.fd = r->pidfd, .events = POLLIN};
+        if (check_deadlines(r, now))
+            return 0;
         wait_ms = 50;
-        if (!res->timed_out && deadline - now < wait_ms)
-            wait_ms = deadline - now > 0 ? deadline - now : 0;
+        if (!r->res->timed_out && r->deadline - now < wait_ms)
+            wait_ms = r->deadline - now > 0 ? r->deadline - now : 0;
         if (nf == 0) {
             /* output closed, the process not yet gone, no pidfd: look again soon */
             time_sleep_ms(wait_ms > 2 ? 2 : (wait_ms > 0 ? wait_ms : 1));
             continue;
         }
         if (poll(pf, (nfds_t)nf, (int)wait_ms) < 0 && errno != EINTR) {
-            rc = err_set(ERR_IO, "sandbox: poll: %s", strerror(errno));
-            kill_all(pid, &cg, SIGKILL);
-            break;
+            int rc = err_set(ERR_IO, "sandbox: poll: %s", strerror(errno));
+            kill_all(r->pid, &r->cg, SIGKILL);
+            return rc;
         }
-        for (int i = 0; i < npipes; i++) {
-            int is_out = pf[i].fd == pout[0];
-            ssize_t got;
-            if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            got = read(pf[i].fd, buf, sizeof(buf));
-            if (got < 0 && (errno == EINTR || errno == EAGAIN))
-                continue;
-            if (got <= 0) {
-                close(pf[i].fd);
-                if (is_out)
-                    pout[0] = -1;
-                else
-                    perr[0] = -1;
-                continue;
-            }
-            if (!is_out) {
-                tail_add(&terr, buf, (size_t)got);
-                continue;
-            }
-            tail_add(&tout, buf, (size_t)got);
-            if (spill_fd >= 0 && !spill_over) {
-                size_t n = (size_t)got;
-                if (spec->spill_max && spilled + n > spec->spill_max) {
-                    n = spec->spill_max - spilled;
-                    spill_over = 1;
-                }
-                if (n && write(spill_fd, buf, n) != (ssize_t)n)
-                    spill_over = 1;
-                spilled += n;
-            }
-            if (spec->on_stdout && !res->stopped &&
-                spec->on_stdout(spec->on_stdout_arg, buf, (size_t)got) != 0) {
-                res->stopped = 1;
-                kill_all(pid, &cg, SIGKILL);
-                if (!kill_at)
-                    kill_at = time_mono_ms() + 500;
-            }
-        }
+        for (int i = 0; i < npipes; i++)
+            read_pipe(r, &pf[i]);
     }
-    if (!reaped) {
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+}
+
+/* Reap the process (if pump() has not) and fill the result. */
+static void finish(struct run *r)
+{
+    struct sandbox_result *res = r->res;
+
+    if (!r->reaped) {
+        while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
             ;
-        reaped = 1;
+        r->reaped = 1;
     }
-    res->duration_ms = time_mono_ms() - start;
-    if (WIFEXITED(status)) {
-        res->exit_code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-        res->term_signal = WTERMSIG(status);
+    res->duration_ms = time_mono_ms() - r->start;
+    if (WIFEXITED(r->status)) {
+        res->exit_code = WEXITSTATUS(r->status);
+    } else if (WIFSIGNALED(r->status)) {
+        res->term_signal = WTERMSIG(r->status);
         res->exit_code = 128 + res->term_signal;
     }
     /* bubblewrap reports a command killed by a signal as 128 + signal */
-    if (!res->term_signal && res->exit_code > 128 && res->exit_code < 128 + 65 && !spec->direct &&
-        !unconfined)
+    if (!res->term_signal && res->exit_code > 128 && res->exit_code < 128 + 65 &&
+        !r->spec->direct && !r->unconfined)
         res->term_signal = res->exit_code - 128;
-    res->unconfined = unconfined;
-    res->pids_cgroup = cg.active;
-    res->memory_cgroup = cg.mem_active;
-    res->spilled = spill_fd >= 0 && !spill_over;
-    tail_finish(&tout, &res->out);
-    tail_finish(&terr, &res->err);
-out:
-    if (pid > 0 && !reaped) {
-        kill_all(pid, &cg, SIGKILL);
-        waitpid(pid, &status, 0);
+    res->unconfined = r->unconfined;
+    res->pids_cgroup = r->cg.active;
+    res->memory_cgroup = r->cg.mem_active;
+    res->spilled = r->spill_fd >= 0 && !r->spill_over;
+    tail_finish(&r->tout, &res->out);
+    tail_finish(&r->terr, &res->err);
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+/* Kill and reap a child still running (an error after the fork), and free
+ * everything of the run but the result. */
+static void run_release(struct run *r)
+{
+    if (r->pid > 0 && !r->reaped) {
+        kill_all(r->pid, &r->cg, SIGKILL);
+        waitpid(r->pid, &r->status, 0);
     }
-    sandbox_cgroup_destroy(&cg);
-    free(tout.buf);
-    free(terr.buf);
+    sandbox_cgroup_destroy(&r->cg);
+    free(r->tout.buf);
+    free(r->terr.buf);
     for (int i = 0; i < 2; i++) {
-        if (pout[i] >= 0)
-            close(pout[i]);
-        if (perr[i] >= 0)
-            close(perr[i]);
+        close_fd(&r->pout[i]);
+        close_fd(&r->perr[i]);
     }
-    if (devnull >= 0)
-        close(devnull);
-    if (pidfd >= 0)
-        close(pidfd);
-    if (spill_fd >= 0)
-        close(spill_fd);
-    strv_free(&args);
-    strv_free(&env);
+    close_fd(&r->devnull);
+    close_fd(&r->pidfd);
+    close_fd(&r->spill_fd);
+    strv_free(&r->args);
+    strv_free(&r->env);
+}
+
+int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
+{
+    struct run r = {.spec = spec,
+                    .res = res,
+                    .pout = {-1, -1},
+                    .perr = {-1, -1},
+                    .devnull = -1,
+                    .spill_fd = -1,
+                    .pidfd = -1,
+                    .pid = -1};
+    struct child_plan plan;
+    int rc;
+
+    memset(res, 0, sizeof(*res));
+    tail_init(&r.tout,
+              spec->tail_cap ? spec->tail_cap : (size_t)config_int(CFG_SANDBOX_OUTPUT_KB) << 10);
+    tail_init(&r.terr, r.tout.keep);
+    if ((rc = check_spec(spec)) != 0)
+        goto out;
+    r.unconfined = !spec->direct && sandbox_unconfined();
+    rc = spec->direct || r.unconfined ? prepare_unconfined(&r) : prepare_bwrap(&r);
+    if (rc != 0)
+        goto out;
+    make_cgroup(&r);
+    if ((rc = open_fds(&r)) != 0)
+        goto out;
+    plan_child(&plan, &r);
+    if ((rc = spawn(&r, &plan)) != 0)
+        goto out;
+    rc = pump(&r);
+    finish(&r);
+out:
+    run_release(&r);
     if (rc)
         sandbox_result_release(res);
     return rc;

@@ -13,6 +13,7 @@
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 #define NOB 1, 0 /* no bounds */
 
@@ -331,9 +332,7 @@ static int val_from_text(struct cfg_val *v, enum cfg_key k, const char *text, co
             return err_set(ERR_INVALID, "%s: expected JSON", where);
         break;
     }
-    v->s = strdup(text);
-    if (!v->s)
-        abort();
+    v->s = xstrdup(text);
     v->set = 1;
     return 0;
 }
@@ -365,8 +364,7 @@ static int val_from_json(struct cfg_val *v, enum cfg_key k, const cJSON *j, cons
     case CFG_JSON: {
         char *t = cJSON_PrintUnformatted(j);
         int rc;
-        if (!t)
-            abort();
+        xcheck(t); /* j is a value: NULL means out of memory */
         rc = val_from_text(v, k, t, where);
         cJSON_free(t);
         return rc;
@@ -496,7 +494,7 @@ int config_load(const char *path)
     memcpy(vals, nv, sizeof(vals));
     memset(nv, 0, sizeof(nv));
     free(loaded_path);
-    loaded_path = path ? strdup(path) : NULL;
+    loaded_path = xstrdup(path); /* NULL stays NULL */
     loaded = 1;
     generation++;
 out:

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/xalloc.h"
 
 int fs_mkdir_p(const char *path, mode_t mode)
 {
@@ -289,6 +290,82 @@ static int rm_entries(int fd, struct rm_level *lv, const char *label)
     return rc;
 }
 
+/* The walk of fs_remove_tree(): the folders from the root down to the one
+ * open in fd. */
+struct rm_walk {
+    const char *path; /* the root, for messages */
+    struct rm_level *lv;
+    size_t n, alloc;
+    int fd;
+};
+
+/* Open the root folder (giving a locked one rwx back once) into w->fd and
+ * read its entries. */
+static int rm_walk_start(struct rm_walk *w)
+{
+    struct stat st;
+
+    w->fd = open(w->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (w->fd < 0 && (errno == EACCES || errno == EPERM) &&
+        fchmodat(AT_FDCWD, w->path, 0700, AT_SYMLINK_NOFOLLOW) == 0)
+        w->fd = open(w->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (w->fd < 0 || fstat(w->fd, &st) != 0)
+        return err_set(ERR_IO, "%s: cannot open: %s", w->path, strerror(errno));
+    w->lv = xcalloc(w->alloc = 16, sizeof(*w->lv));
+    w->lv[w->n++] = (struct rm_level){NULL, st.st_dev, st.st_ino, NULL, 0, 0};
+    return rm_entries(w->fd, &w->lv[0], w->path);
+}
+
+/* Down into the sub-folder sub of the open folder (sub is taken over) and
+ * read its entries; one that has gone meanwhile is skipped. */
+static int rm_walk_down(struct rm_walk *w, char *sub)
+{
+    struct stat st;
+    int child = rm_open(w->fd, sub);
+
+    if (child < 0 && errno == ENOENT) {
+        free(sub);
+        return 0;
+    }
+    if (child < 0 || fstat(child, &st) != 0) {
+        int rc = err_set(ERR_IO, "%s: cannot open %s: %s", w->path, sub, strerror(errno));
+        if (child >= 0)
+            close(child);
+        free(sub);
+        return rc;
+    }
+    if (w->n == w->alloc) {
+        w->lv = xrealloc(w->lv, sizeof(*w->lv) * w->alloc * 2);
+        w->alloc *= 2;
+    }
+    w->lv[w->n++] = (struct rm_level){sub, st.st_dev, st.st_ino, NULL, 0, 0};
+    close(w->fd);
+    w->fd = child;
+    return rm_entries(w->fd, &w->lv[w->n - 1], w->path);
+}
+
+/* The open folder is empty: up to the parent (checked to be the one seen
+ * on the way down) and remove it there. */
+static int rm_walk_up(struct rm_walk *w)
+{
+    struct rm_level *top = &w->lv[w->n - 1], *up = &w->lv[w->n - 2];
+    int parent = openat(w->fd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int unlocked = 0;
+    struct stat st;
+
+    if (parent < 0 || fstat(parent, &st) != 0 || st.st_dev != up->dev || st.st_ino != up->ino) {
+        if (parent >= 0)
+            close(parent);
+        return err_set(ERR_IO, "%s: a folder moved while it was being removed", w->path);
+    }
+    close(w->fd);
+    w->fd = parent;
+    if (rm_unlink(w->fd, top->name, AT_REMOVEDIR, &unlocked) != 0)
+        return err_set(ERR_IO, "%s: cannot remove %s: %s", w->path, top->name, strerror(errno));
+    rm_level_free(&w->lv[--w->n]);
+    return 0;
+}
+
 /* Depth first without recursion and with one folder open at a time: down
  * into a sub-folder by openat(O_NOFOLLOW | O_DIRECTORY) (a link is never
  * entered), back up by "..", checked against the device and inode seen on
@@ -297,10 +374,9 @@ static int rm_entries(int fd, struct rm_level *lv, const char *label)
  * 000 or 555) is given rwx back, once, without following a link. */
 int fs_remove_tree(const char *path)
 {
-    struct rm_level *lv = NULL;
-    size_t n = 0, alloc = 0;
+    struct rm_walk w = {.path = path, .fd = -1};
     struct stat st;
-    int fd = -1, rc = 0;
+    int rc;
 
     if (lstat(path, &st) != 0)
         return errno == ENOENT ? 0 : err_set(ERR_IO, "%s: %s", path, strerror(errno));
@@ -311,90 +387,30 @@ int fs_remove_tree(const char *path)
             return err_set(ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
         return 0;
     }
-    fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && (errno == EACCES || errno == EPERM) &&
-        fchmodat(AT_FDCWD, path, 0700, AT_SYMLINK_NOFOLLOW) == 0)
-        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        rc = err_set(ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-        goto out;
-    }
-    if (!(lv = calloc(alloc = 16, sizeof(*lv)))) {
-        rc = err_set(ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    lv[n++] = (struct rm_level){NULL, st.st_dev, st.st_ino, NULL, 0, 0};
-    if ((rc = rm_entries(fd, &lv[0], path)) != 0)
+    if ((rc = rm_walk_start(&w)) != 0)
         goto out;
     for (;;) {
-        struct rm_level *top = &lv[n - 1];
+        struct rm_level *top = &w.lv[w.n - 1];
 
-        if (top->next < top->nsubs) {
-            char *sub = top->subs[top->next++];
-            int child = rm_open(fd, sub);
-            if (child < 0 && errno == ENOENT) {
-                free(sub);
-                continue;
-            }
-            if (child < 0 || fstat(child, &st) != 0) {
-                rc = err_set(ERR_IO, "%s: cannot open %s: %s", path, sub, strerror(errno));
-                if (child >= 0)
-                    close(child);
-                free(sub);
-                goto out;
-            }
-            if (n == alloc) {
-                struct rm_level *m = realloc(lv, sizeof(*lv) * alloc * 2);
-                if (!m) {
-                    close(child);
-                    free(sub);
-                    rc = err_set(ERR_NOMEM, "out of memory");
-                    goto out;
-                }
-                lv = m;
-                alloc *= 2;
-            }
-            lv[n++] = (struct rm_level){sub, st.st_dev, st.st_ino, NULL, 0, 0};
-            close(fd);
-            fd = child;
-            if ((rc = rm_entries(fd, &lv[n - 1], path)) != 0)
-                goto out;
-            continue;
-        }
-        if (n == 1)
+        if (top->next < top->nsubs)
+            rc = rm_walk_down(&w, top->subs[top->next++]);
+        else if (w.n == 1)
             break;
-        /* this folder is empty: up to the parent and remove it there */
-        {
-            int parent = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            struct rm_level *up = &lv[n - 2];
-            int unlocked = 0;
-            if (parent < 0 || fstat(parent, &st) != 0 || st.st_dev != up->dev ||
-                st.st_ino != up->ino) {
-                rc = err_set(ERR_IO, "%s: a folder moved while it was being removed", path);
-                if (parent >= 0)
-                    close(parent);
-                goto out;
-            }
-            close(fd);
-            fd = parent;
-            if (rm_unlink(fd, top->name, AT_REMOVEDIR, &unlocked) != 0) {
-                rc = err_set(ERR_IO, "%s: cannot remove %s: %s", path, top->name,
-                             strerror(errno));
-                goto out;
-            }
-            rm_level_free(&lv[--n]);
-        }
+        else
+            rc = rm_walk_up(&w);
+        if (rc != 0)
+            goto out;
     }
-    close(fd);
-    fd = -1;
+    close(w.fd);
+    w.fd = -1;
     if (rmdir(path) != 0 && errno != ENOENT)
         rc = err_set(ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
 out:
-    if (fd >= 0)
-        close(fd);
-    while (n > 0)
-        rm_level_free(&lv[--n]);
-    free(lv);
+    if (w.fd >= 0)
+        close(w.fd);
+    while (w.n > 0)
+        rm_level_free(&w.lv[--w.n]);
+    free(w.lv);
     return rc;
 }
 

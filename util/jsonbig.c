@@ -24,6 +24,7 @@
 
 #include "util/err.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 /* ---- the decoder: cJSON 1.7's parse_string, in place ------------------- */
 
@@ -255,10 +256,7 @@ static void span_push(struct scan *sc, size_t start, size_t end, size_t ordinal)
 {
     if (sc->n == sc->alloc) {
         size_t a = sc->alloc ? sc->alloc * 2 : 8;
-        struct span *p = realloc(sc->s, a * sizeof(*p));
-        if (!p)
-            abort();
-        sc->s = p;
+        sc->s = xrealloc(sc->s, a * sizeof(*sc->s));
         sc->alloc = a;
     }
     sc->s[sc->n].start = start;
@@ -379,9 +377,7 @@ static int parse_long(struct jsonbig *jb, char *text, size_t len, size_t min)
     strbuf_release(&small);
     if (!root)
         goto out;
-    jb->big = calloc(sc.n, sizeof(*jb->big));
-    if (!jb->big)
-        abort();
+    jb->big = xcalloc(sc.n, sizeof(*jb->big));
     walk(root, &sc, jb->big, &ord, &k, &bad);
     if (bad || k != sc.n || ord != sc.nvalues)
         goto out;
@@ -389,7 +385,7 @@ static int parse_long(struct jsonbig *jb, char *text, size_t len, size_t min)
     for (size_t i = 0; i < sc.n; i++) {
         if (jsonbig_decode(text + sc.s[i].start + 1, sc.s[i].end - sc.s[i].start - 1,
                            text + pos) < 0)
-            abort(); /* checked by scan() */
+            abort(); /* impossible: scan() checked every literal */
         jb->big[i].off = pos;
         jb->big[i].len = strlen(text + pos); /* cJSON's string ends at a \u0000 */
         pos += jb->big[i].len + 1;
@@ -508,9 +504,7 @@ char *jsonbig_take(struct jsonbig *jb, cJSON *node)
             s = jb->buf;
         jb->buf = NULL;
     } else {
-        s = malloc(jb->big[i].len + 1);
-        if (!s)
-            abort();
+        s = xmalloc(jb->big[i].len + 1);
         memcpy(s, jb->buf + jb->big[i].off, jb->big[i].len + 1);
     }
     forget(jb, (size_t)i);
@@ -531,25 +525,14 @@ static void collect(const struct jsonbig *jb, cJSON *n, int top, size_t *idx, si
     }
 }
 
-char *jsonbig_print_take(struct jsonbig *jb, cJSON *node)
+/* The skeleton of the subtree: node printed with each of its m long
+ * strings (idx[]) replaced by a raw mark, then put back.  cJSON_free()
+ * it; NULL when cJSON cannot print. */
+static char *print_skeleton(const struct jsonbig *jb, cJSON *node, const size_t *idx, size_t m)
 {
     static char mark[] = "\x01"; /* cJSON prints a control character escaped: unique */
-    size_t *idx = NULL, m = 0, nseg = 0, total = 0;
-    size_t *seg_off = NULL, *seg_len = NULL, *esc = NULL;
-    char *skel = NULL, *out = NULL;
+    char *skel;
 
-    if (!node)
-        return NULL;
-    if (jb->nbig) {
-        idx = calloc(jb->nbig, sizeof(*idx));
-        if (!idx)
-            abort();
-        collect(jb, node, 1, idx, &m);
-    }
-    if (m == 0) {
-        out = cJSON_PrintUnformatted(node);
-        goto out;
-    }
     for (size_t k = 0; k < m; k++) {
         cJSON *n = jb->big[idx[k]].node;
         n->type = cJSON_Raw | cJSON_IsReference;
@@ -561,77 +544,127 @@ char *jsonbig_print_take(struct jsonbig *jb, cJSON *node)
         n->type = cJSON_String | cJSON_IsReference;
         n->valuestring = jb->buf + jb->big[idx[k]].off;
     }
-    if (!skel)
-        goto out;
-    /* the skeleton's pieces around the marks: m + 1 of them */
-    seg_off = calloc(m + 1, sizeof(size_t));
-    seg_len = calloc(m + 1, sizeof(size_t));
-    esc = calloc(m, sizeof(size_t));
-    if (!seg_off || !seg_len || !esc)
-        abort();
+    return skel;
+}
+
+/* The printed text in pieces: m + 1 pieces of the skeleton around the
+ * marks (off, len), the escaped length of each of the m strings between
+ * them (esc), and the whole length. */
+struct pieces {
+    size_t *off, *len, *esc;
+    size_t total;
+};
+
+static void pieces_init(struct pieces *pc, const struct jsonbig *jb, const char *skel,
+                        const size_t *idx, size_t m)
+{
+    size_t nseg = 0;
+
+    pc->off = xcalloc(m + 1, sizeof(size_t));
+    pc->len = xcalloc(m + 1, sizeof(size_t));
+    pc->esc = xcalloc(m, sizeof(size_t));
+    pc->total = 0;
     for (size_t i = 0, from = 0;; i++) {
         if (skel[i] == '\x01' || !skel[i]) {
             if (nseg > m)
-                abort(); /* more marks than long strings: cannot be */
-            seg_off[nseg] = from;
-            seg_len[nseg++] = i - from;
+                abort(); /* impossible: more marks than long strings */
+            pc->off[nseg] = from;
+            pc->len[nseg++] = i - from;
             from = i + 1;
             if (!skel[i])
                 break;
         }
     }
     if (nseg != m + 1)
-        abort();
+        abort(); /* impossible: a mark cJSON did not print */
     for (size_t k = 0; k < m; k++) {
-        esc[k] = esc_len(jb->buf + jb->big[idx[k]].off, jb->big[idx[k]].len);
-        total += esc[k] + seg_len[k];
+        pc->esc[k] = esc_len(jb->buf + jb->big[idx[k]].off, jb->big[idx[k]].len);
+        pc->total += pc->esc[k] + pc->len[k];
     }
-    total += seg_len[m];
+    pc->total += pc->len[m];
+}
 
-    if (live_count(jb) == m) {
-        /* in place: the strings at the start, the buffer grown to the
-         * text's size, each string escaped backwards to its final place
-         * (last first: each only moves right), then the pieces between */
-        size_t end = total;
-        char *p;
-        compact(jb);
-        p = realloc(jb->buf, total + 1);
-        if (!p)
-            abort();
-        jb->buf = p;
-        end -= seg_len[m];
-        for (size_t k = m; k-- > 0;) {
-            esc_back(p + end, p + jb->big[idx[k]].off, jb->big[idx[k]].len);
-            end -= esc[k] + seg_len[k];
-        }
-        for (size_t k = 0, w = 0; k <= m; k++) {
-            memcpy(p + w, skel + seg_off[k], seg_len[k]);
-            w += seg_len[k] + (k < m ? esc[k] : 0);
-        }
-        p[total] = '\0';
-        out = p;
-        jb->buf = NULL;
-    } else {
-        char *w;
-        out = malloc(total + 1);
-        if (!out)
-            abort();
-        w = out;
-        for (size_t k = 0; k <= m; k++) {
-            memcpy(w, skel + seg_off[k], seg_len[k]);
-            w += seg_len[k];
-            if (k < m)
-                w = esc_fwd(w, jb->buf + jb->big[idx[k]].off, jb->big[idx[k]].len);
-        }
-        *w = '\0';
+static void pieces_release(struct pieces *pc)
+{
+    free(pc->off);
+    free(pc->len);
+    free(pc->esc);
+}
+
+/* The text built in the buffer itself, when the subtree holds every live
+ * long string: the strings at the start, the buffer grown to the text's
+ * size, each string escaped backwards to its final place (last first:
+ * each only moves right), then the pieces between.  The buffer becomes
+ * the result. */
+static char *assemble_in_place(struct jsonbig *jb, const char *skel, const size_t *idx, size_t m,
+                               const struct pieces *pc)
+{
+    size_t end = pc->total;
+    char *p;
+
+    compact(jb);
+    p = xrealloc(jb->buf, pc->total + 1);
+    jb->buf = p;
+    end -= pc->len[m];
+    for (size_t k = m; k-- > 0;) {
+        esc_back(p + end, p + jb->big[idx[k]].off, jb->big[idx[k]].len);
+        end -= pc->esc[k] + pc->len[k];
     }
+    for (size_t k = 0, w = 0; k <= m; k++) {
+        memcpy(p + w, skel + pc->off[k], pc->len[k]);
+        w += pc->len[k] + (k < m ? pc->esc[k] : 0);
+    }
+    p[pc->total] = '\0';
+    jb->buf = NULL;
+    return p;
+}
+
+/* The text in a new allocation, the buffer left as it is. */
+static char *assemble_copy(const struct jsonbig *jb, const char *skel, const size_t *idx, size_t m,
+                           const struct pieces *pc)
+{
+    char *out = xmalloc(pc->total + 1);
+    char *w = out;
+
+    for (size_t k = 0; k <= m; k++) {
+        memcpy(w, skel + pc->off[k], pc->len[k]);
+        w += pc->len[k];
+        if (k < m)
+            w = esc_fwd(w, jb->buf + jb->big[idx[k]].off, jb->big[idx[k]].len);
+    }
+    *w = '\0';
+    return out;
+}
+
+char *jsonbig_print_take(struct jsonbig *jb, cJSON *node)
+{
+    size_t *idx = NULL, m = 0;
+    struct pieces pc = {0};
+    char *skel = NULL, *out = NULL;
+
+    if (!node)
+        return NULL;
+    if (jb->nbig) {
+        idx = xcalloc(jb->nbig, sizeof(*idx));
+        collect(jb, node, 1, idx, &m);
+    }
+    if (m == 0) {
+        out = cJSON_PrintUnformatted(node);
+        goto out;
+    }
+    skel = print_skeleton(jb, node, idx, m);
+    if (!skel)
+        goto out;
+    pieces_init(&pc, jb, skel, idx, m);
+    if (live_count(jb) == m)
+        out = assemble_in_place(jb, skel, idx, m, &pc);
+    else
+        out = assemble_copy(jb, skel, idx, m, &pc);
     for (size_t k = 0; k < m; k++)
         forget(jb, idx[k]);
 out:
     cJSON_free(skel);
     free(idx);
-    free(seg_off);
-    free(seg_len);
-    free(esc);
+    pieces_release(&pc);
     return out;
 }

@@ -129,64 +129,95 @@ static int parse_digits(const char **p, int n, int *out)
     return 0;
 }
 
+/* "YYYY-MM-DD", then the 'T' (or 't', or ' ') before the time. */
+static int parse_date(const char **p, int *y, int *mo, int *d)
+{
+    if (parse_digits(p, 4, y) || *(*p)++ != '-' || parse_digits(p, 2, mo) || *(*p)++ != '-' ||
+        parse_digits(p, 2, d))
+        return -1;
+    if (**p != 'T' && **p != 't' && **p != ' ')
+        return -1;
+    (*p)++;
+    return 0;
+}
+
+/* "hh:mm:ss" and an optional fraction of any length, kept to milliseconds. */
+static int parse_clock(const char **p, int *h, int *mi, int *sec, int64_t *frac_ms)
+{
+    int digits = 0;
+
+    if (parse_digits(p, 2, h) || *(*p)++ != ':' || parse_digits(p, 2, mi) || *(*p)++ != ':' ||
+        parse_digits(p, 2, sec))
+        return -1;
+    *frac_ms = 0;
+    if (**p != '.')
+        return 0;
+    (*p)++;
+    if (!isdigit((unsigned char)**p))
+        return -1;
+    while (isdigit((unsigned char)**p)) {
+        if (digits < 3)
+            *frac_ms = *frac_ms * 10 + (**p - '0');
+        digits++;
+        (*p)++;
+    }
+    for (; digits < 3; digits++)
+        *frac_ms *= 10;
+    return 0;
+}
+
+/* "Z" or "+hh:mm" / "-hh:mm" ending the string: the offset east of UTC in
+ * seconds. */
+static int parse_zone(const char **p, int *offset_s)
+{
+    int oh, om, sign;
+
+    *offset_s = 0;
+    if (**p == 'Z' || **p == 'z') {
+        (*p)++;
+    } else if (**p == '+' || **p == '-') {
+        sign = **p == '+' ? 1 : -1;
+        (*p)++;
+        if (parse_digits(p, 2, &oh) || *(*p)++ != ':' || parse_digits(p, 2, &om))
+            return -1;
+        if (oh > 23 || om > 59)
+            return -1;
+        *offset_s = sign * (oh * 3600 + om * 60);
+    } else {
+        return -1;
+    }
+    return **p == '\0' ? 0 : -1;
+}
+
+/* Whether the fields name a real date and time (second 60: a leap second). */
+static int date_valid(int y, int mo, int d, int h, int mi, int sec)
+{
+    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+
+    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || sec > 60)
+        return 0;
+    if (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+        return 0;
+    return 1;
+}
+
 int time_parse_rfc3339(int64_t *out, const char *s)
 {
     const char *p = s;
-    int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
-    int64_t frac_ms = 0;
-    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int y, mo, d, h, mi, sec, offset_s;
+    int64_t frac_ms, days, t;
 
     if (!s)
         return ERR_INVALID;
-    if (parse_digits(&p, 4, &y) || *p++ != '-' || parse_digits(&p, 2, &mo) || *p++ != '-' ||
-        parse_digits(&p, 2, &d))
-        return ERR_INVALID;
-    if (*p != 'T' && *p != 't' && *p != ' ')
-        return ERR_INVALID;
-    p++;
-    if (parse_digits(&p, 2, &h) || *p++ != ':' || parse_digits(&p, 2, &mi) || *p++ != ':' ||
-        parse_digits(&p, 2, &sec))
-        return ERR_INVALID;
-    if (*p == '.') {
-        int digits = 0;
-        p++;
-        if (!isdigit((unsigned char)*p))
-            return ERR_INVALID;
-        while (isdigit((unsigned char)*p)) {
-            if (digits < 3)
-                frac_ms = frac_ms * 10 + (*p - '0');
-            digits++;
-            p++;
-        }
-        for (; digits < 3; digits++)
-            frac_ms *= 10;
-    }
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        sign = *p == '+' ? 1 : -1;
-        p++;
-        if (parse_digits(&p, 2, &oh) || *p++ != ':' || parse_digits(&p, 2, &om))
-            return ERR_INVALID;
-        if (oh > 23 || om > 59)
-            return ERR_INVALID;
-    } else {
-        return ERR_INVALID;
-    }
-    if (*p != '\0')
-        return ERR_INVALID;
-    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || sec > 60)
-        return ERR_INVALID;
-    if (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+    if (parse_date(&p, &y, &mo, &d) || parse_clock(&p, &h, &mi, &sec, &frac_ms) ||
+        parse_zone(&p, &offset_s) || !date_valid(y, mo, d, h, mi, sec))
         return ERR_INVALID;
     if (sec == 60)
         sec = 59; /* leap second: clamp, SQLite-style */
-    {
-        int64_t days = time_days_from_civil(y, (unsigned)mo, (unsigned)d);
-        int64_t t = days * 86400 + h * 3600 + mi * 60 + sec;
-        t -= (int64_t)sign * (oh * 3600 + om * 60);
-        *out = t * 1000 + frac_ms;
-    }
+    days = time_days_from_civil(y, (unsigned)mo, (unsigned)d);
+    t = days * 86400 + h * 3600 + mi * 60 + sec;
+    t -= offset_s;
+    *out = t * 1000 + frac_ms;
     return 0;
 }
 

@@ -53,12 +53,4 @@ int vcs_repo_open(git_repository **out, const char *path);
 /* The HEAD commit's tree into *tree_out (free with git_tree_free). */
 int vcs_head_tree(git_tree **tree_out, git_repository *repo);
 
-/* vcs_repo_probe() without the quick reader (vcs/probe.h): libgit2
- * only.  The tests hold the two against each other. */
-int vcs_repo_probe_libgit2(const char *path, const char *branch, char *abs_out, size_t abs_n,
-                           char *head_branch_out, size_t head_n);
-
-/* vcs_branch_name_valid() asking libgit2 only. */
-int vcs_branch_name_valid_libgit2(const char *name);
-
 #endif

@@ -14,7 +14,6 @@
 #include "util/config.h"
 #include "util/err.h"
 #include "vcs/internal.h"
-#include "vcs/probe.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_rc;
@@ -109,11 +108,6 @@ int vcs_repo_open_err(int code, const char *path)
 
 int vcs_branch_name_valid(const char *name)
 {
-    return vcs_quick_branch_name(name) || vcs_branch_name_valid_libgit2(name);
-}
-
-int vcs_branch_name_valid_libgit2(const char *name)
-{
     char ref[512];
     int valid = 0;
 
@@ -163,14 +157,6 @@ int vcs_branch_name_for_goal(char *out, size_t n, const char *title, const char 
 
 int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t abs_n,
                    char *head_branch_out, size_t head_n)
-{
-    if (vcs_quick_probe(path, branch, abs_out, abs_n, head_branch_out, head_n))
-        return 0;
-    return vcs_repo_probe_libgit2(path, branch, abs_out, abs_n, head_branch_out, head_n);
-}
-
-int vcs_repo_probe_libgit2(const char *path, const char *branch, char *abs_out, size_t abs_n,
-                           char *head_branch_out, size_t head_n)
 {
     git_repository *repo = NULL;
     git_reference *ref = NULL;

@@ -28,14 +28,12 @@ int vcs_repo_open_err(int code, const char *path);
  * head_branch_out (may be NULL) the branch HEAD points at ("" when
  * detached).  Errors: ERR_NOTFOUND (no repository, no branch),
  * ERR_INVALID (bad branch name; owned by another user, or unreadable:
- * vcs_repo_open_err()).  The plain layout is read without
- * libgit2 (vcs/probe.h); anything else, and every error, goes to
- * libgit2. */
+ * vcs_repo_open_err()). */
 int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t abs_n,
                    char *head_branch_out, size_t head_n);
 
-/* 1 when name is a valid branch name for git (plain names without
- * loading libgit2, see vcs_quick_branch_name()). */
+/* 1 when name is a valid branch name for git (libgit2's rules for
+ * refs/heads/<name>). */
 int vcs_branch_name_valid(const char *name);
 
 /* A goal's branch name, "goald/<slug>-<id8>", into out: slug is the title

@@ -20,7 +20,6 @@
 #include "vcs/commit.h"
 #include "vcs/diff.h"
 #include "vcs/internal.h"
-#include "vcs/probe.h"
 #include "vcs/push.h"
 #include "vcs/repo.h"
 #include "vcs/worktree.h"
@@ -573,169 +572,16 @@ static void test_branch_name_for_goal(void **state)
     assert_int_equal(vcs_branch_name_for_goal(b, 8, "x", "11112222"), ERR_INVALID);
 }
 
-/* The quick reader against libgit2 on one repository path and branch:
- * when it answers, libgit2 agrees on everything; vcs_repo_probe() always
- * gives what libgit2 gives.  want_quick: whether the quick reader must
- * answer here (the plain layouts) or must leave it to libgit2. */
-static void probe_agrees(const char *path, const char *branch, int want_quick)
-{
-    char qa[4096] = "", qh[256] = "", la[4096] = "", lh[256] = "", pa[4096] = "", ph[256] = "";
-    int q = vcs_quick_probe(path, branch, qa, sizeof(qa), qh, sizeof(qh));
-    int lrc = vcs_repo_probe_libgit2(path, branch, la, sizeof(la), lh, sizeof(lh));
-    char lmsg[ERR_MSG_MAX];
-    int prc;
-
-    snprintf(lmsg, sizeof(lmsg), "%s", err_last());
-    prc = vcs_repo_probe(path, branch, pa, sizeof(pa), ph, sizeof(ph));
-    if (q != want_quick)
-        fail_msg("%s [%s]: quick answered %d, expected %d", path, branch ? branch : "-", q,
-                 want_quick);
-    if (q) {
-        if (lrc != 0)
-            fail_msg("%s [%s]: quick said yes, libgit2: %s", path, branch ? branch : "-", lmsg);
-        assert_string_equal(qa, la);
-        assert_string_equal(qh, lh);
-    }
-    assert_int_equal(prc, lrc);
-    if (lrc == 0) {
-        assert_string_equal(pa, la);
-        assert_string_equal(ph, lh);
-    } else {
-        assert_string_equal(err_last(), lmsg);
-    }
-}
-
-static void test_quick_probe_agrees_with_libgit2(void **state)
-{
-    char d[600], r[700], p[900];
-
-    (void)state;
-    testutil_tmp_path(d, sizeof(d), "probe");
-    assert_int_equal(sh("rm -rf '%s' && mkdir -p '%s'", d, d), 0);
-
-    /* plain: loose refs, a branch with a slash, HEAD on main */
-    snprintf(r, sizeof(r), "%s/plain", d);
-    assert_int_equal(make_repo(r), 0);
-    assert_int_equal(sh("git -C '%s' branch feature/x && git -C '%s' branch v1.0-rc_2", r, r), 0);
-    probe_agrees(r, NULL, 1);
-    probe_agrees(r, "main", 1);
-    probe_agrees(r, "feature/x", 1);
-    probe_agrees(r, "v1.0-rc_2", 1);
-    probe_agrees(r, "nope", 0);     /* no such branch: libgit2 words the error */
-    probe_agrees(r, "feature", 0);  /* a folder of refs, not a ref */
-    probe_agrees(r, "a..b", 0);     /* invalid name: libgit2 words the error */
-    probe_agrees(r, "fe\xc3\xa4t", 0);
-    /* the same through a symlink, a trailing slash and "..": real path */
-    assert_int_equal(sh("ln -s plain '%s/link'", d), 0);
-    snprintf(p, sizeof(p), "%s/link", d);
-    probe_agrees(p, "main", 1);
-    snprintf(p, sizeof(p), "%s/plain/", d);
-    probe_agrees(p, "main", 1);
-    snprintf(p, sizeof(p), "%s/plain/.git/../", d);
-    probe_agrees(p, "main", 1);
-
-    /* packed refs; a loose ref outside HEAD's branch removed */
-    assert_int_equal(sh("git -C '%s' pack-refs --all", r), 0);
-    probe_agrees(r, "main", 1);
-    probe_agrees(r, "feature/x", 1);
-    probe_agrees(r, "feature/y", 0);
-
-    /* detached HEAD */
-    assert_int_equal(sh("git -C '%s' checkout -q --detach main", r), 0);
-    probe_agrees(r, NULL, 1);
-    probe_agrees(r, "main", 1);
-    assert_int_equal(sh("git -C '%s' checkout -q main", r), 0);
-
-    /* unborn HEAD: a fresh repository with no commit */
-    snprintf(r, sizeof(r), "%s/unborn", d);
-    assert_int_equal(sh("git init -q -b trunk '%s'", r), 0);
-    probe_agrees(r, NULL, 1);
-    probe_agrees(r, "trunk", 0);
-
-    /* layouts left to libgit2 */
-    snprintf(r, sizeof(r), "%s/plain", d);
-    snprintf(p, sizeof(p), "%s/linked", d);
-    assert_int_equal(sh("git -C '%s' worktree add -q -b side '%s' main", r, p), 0);
-    probe_agrees(p, "main", 0);                            /* .git is a file */
-    snprintf(p, sizeof(p), "%s/bare.git", d);
-    assert_int_equal(sh("git clone -q --bare '%s' '%s'", r, p), 0);
-    probe_agrees(p, "main", 0);
-    snprintf(p, sizeof(p), "%s/notrepo", d);
-    assert_int_equal(sh("mkdir -p '%s'", p), 0);
-    probe_agrees(p, NULL, 0);
-    snprintf(p, sizeof(p), "%s/missing", d);
-    probe_agrees(p, NULL, 0);
-    snprintf(p, sizeof(p), "%s/dotgitlink", d);
-    assert_int_equal(sh("mkdir -p '%s' && ln -s '%s/plain/.git' '%s/.git'", p, d, p), 0);
-    probe_agrees(p, "main", 0);
-    snprintf(p, sizeof(p), "%s/symref", d);
-    assert_int_equal(sh("git clone -q '%s' '%s' && git -C '%s' symbolic-ref refs/heads/alias "
-                        "refs/heads/main",
-                        r, p, p),
-                     0);
-    probe_agrees(p, "main", 1);
-    probe_agrees(p, "alias", 0); /* a symbolic branch ref */
-    assert_int_equal(sh("git -C '%s' config core.worktree '%s/plain'", p, d), 0);
-    probe_agrees(p, "main", 0);
-    assert_int_equal(sh("git -C '%s' config --unset core.worktree && "
-                        "git -C '%s' config core.bare true",
-                        p, p),
-                     0);
-    probe_agrees(p, "main", 0);
-    assert_int_equal(sh("git -C '%s' config core.bare false && "
-                        "git -C '%s' config include.path /dev/null",
-                        p, p),
-                     0);
-    probe_agrees(p, "main", 0);
-    assert_int_equal(sh("git -C '%s' config --unset include.path", p), 0);
-    probe_agrees(p, "main", 1);
-    /* a config git would not write: a continued line, then text */
-    assert_int_equal(sh("cp '%s/.git/config' '%s/config.saved' && "
-                        "printf '[user]\\n\\tname = a \\\\\\n b\\n' >> '%s/.git/config'",
-                        p, d, p),
-                     0);
-    probe_agrees(p, "main", 0);
-    assert_int_equal(sh("cp '%s/config.saved' '%s/.git/config' && "
-                        "printf '{{{\\n' >> '%s/.git/config'",
-                        d, p, p),
-                     0);
-    probe_agrees(p, "main", 0);
-    assert_int_equal(sh("cp '%s/config.saved' '%s/.git/config'", d, p), 0);
-    probe_agrees(p, "main", 1);
-}
-
-static void test_quick_branch_name(void **state)
+/* Names libgit2 takes as branch names (the quick reader that once
+ * pre-checked them went with vcs/probe.c). */
+static void test_branch_name_valid(void **state)
 {
     static const char *const yes[] = {"main", "feature/x", "v1.0-rc_2", "_a/b.c/d-e",
                                       "goald/fix-the-failing-test-0123abcd", "a.locks"};
-    static const char *const no[] = {"",      ".x",   "a/.x",  "a..b",  "a.",     "a.lock",
-                                     "a/",    "/a",   "a//b",  "-x",    "a b",    "a~1",
-                                     "a^",    "a:b",  "a?",    "a*",    "a[",     "a\\b",
-                                     "@",     "a@{b", "f\xc3\xa4t", "x/a.lock/y"};
-    char buf[64];
-    unsigned seed = 12345;
 
     (void)state;
-    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-        assert_true(vcs_quick_branch_name(yes[i]));
-        assert_true(vcs_branch_name_valid_libgit2(yes[i]));
-    }
-    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
-        if (vcs_quick_branch_name(no[i]))
-            fail_msg("quick accepted \"%s\"", no[i]);
-    /* never more generous than libgit2: random names over a small alphabet */
-    for (int i = 0; i < 20000; i++) {
-        static const char alpha[] = "ab_.-/lock@{~ ";
-        size_t n = 1 + (size_t)(rand_r(&seed) % 12);
-        for (size_t k = 0; k < n; k++)
-            buf[k] = alpha[rand_r(&seed) % (sizeof(alpha) - 1)];
-        buf[n] = '\0';
-        if (vcs_quick_branch_name(buf) && !vcs_branch_name_valid_libgit2(buf))
-            fail_msg("quick accepted \"%s\", libgit2 does not", buf);
-    }
-    memset(buf, 'a', sizeof(buf) - 1);
-    buf[sizeof(buf) - 1] = '\0';
-    assert_true(vcs_quick_branch_name(buf));
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+        assert_true(vcs_branch_name_valid(yes[i]));
 }
 
 /* The guard before staging: a tracked file over the cap is refused even
@@ -845,8 +691,7 @@ int main(void)
         cmocka_unit_test(test_push_bare_remote),
         cmocka_unit_test(test_worktree_remove_keeps_branch),
         cmocka_unit_test(test_branch_name_for_goal),
-        cmocka_unit_test(test_quick_probe_agrees_with_libgit2),
-        cmocka_unit_test(test_quick_branch_name),
+        cmocka_unit_test(test_branch_name_valid),
     };
     char home[600];
 
