@@ -199,9 +199,12 @@ expect_out "goal.cancelled"
 # --follow prints new events as they come, one JSON object per line
 "$G" events --follow --json >"$T/follow.out" 2>&1 &
 fpid=$!
-sleep 0.5
+# it is following once it has printed the events already there
+following() { [ -s "$T/follow.out" ]; }
+wait_until 20 following
 echo '{"title": "third"}' | "$G" submit - >/dev/null
-sleep 0.7
+followed() { [ "$(tail -n1 "$T/follow.out" | jq -r '.payload.title' 2>/dev/null)" = third ]; }
+wait_until 20 followed
 kill $fpid; wait $fpid 2>/dev/null || true
 expect_eq "$(tail -n1 "$T/follow.out" | jq -r '.payload.title')" third "followed event"
 

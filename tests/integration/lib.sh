@@ -28,6 +28,16 @@ TESTS_RUN=0
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { TESTS_RUN=$((TESTS_RUN + 1)); }
+# wait_until TIMEOUT_S CMD...: polls CMD every 50 ms; fails after TIMEOUT_S.
+wait_until() {
+    local limit=$1 i
+    shift
+    for i in $(seq 1 $((limit * 20))); do
+        if "$@"; then return 0; fi
+        sleep 0.05
+    done
+    fail "timed out after ${limit}s waiting for: $*"
+}
 
 # run CMD...: runs it, leaving $OUT, $ERR and $RC.
 run() {
