@@ -79,7 +79,9 @@ t1=$(sql "SELECT ts FROM events WHERE run_id = '$run_b' AND type = 'run.aborted'
 expect_eq "$(sql "SELECT failure_reason FROM runs WHERE id = '$run_b'")" "the job process was killed by signal 9" "reason"
 expect_eq "$(sql "SELECT count(*) FROM events WHERE run_id = '$run_b' AND type = 'retry.scheduled'")" 1 "retry.scheduled"
 done_b() { [ "$(sql "SELECT status FROM goals WHERE title = 'goal b'")" = completed ]; }
-wait_until 30 done_b
+wait_diag() { sql "SELECT kind || ' ' || status || ' ' || ifnull(failure_reason, '') FROM runs ORDER BY created_at"; sql "SELECT status FROM goals"; }
+# a deadline for a loaded machine (5 s ticks, a 3 s model answer, backoff)
+wait_until 90 done_b
 kill -TERM "$DPID"
 wait "$DPID"
 expect_eq "$?" 0 "daemon exit after SIGTERM"

@@ -36,6 +36,10 @@ wait_until() {
         if "$@"; then return 0; fi
         sleep 0.05
     done
+    # a test may define wait_diag to say what it saw instead
+    if declare -F wait_diag >/dev/null; then
+        fail "timed out after ${limit}s waiting for: $* ($(wait_diag 2>&1 | head -c 2000))"
+    fi
     fail "timed out after ${limit}s waiting for: $*"
 }
 
