@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -355,6 +356,8 @@ static struct MHD_Daemon *start_mhd(struct http_server *s, struct sockaddr_stora
     unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
     struct MHD_OptionItem opts[8];
+    struct MHD_Daemon *d;
+    sigset_t all, old;
     int n = 0;
 
     if (addr->ss_family == AF_INET6)
@@ -371,8 +374,14 @@ static struct MHD_Daemon *start_mhd(struct http_server *s, struct sockaddr_stora
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key};
     }
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
-                            MHD_OPTION_END);
+    /* its threads start with every signal blocked: signals stay with the
+     * caller's thread (the daemon's handlers, serve's sigwait) */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
+                         MHD_OPTION_END);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return d;
 }
 
 int http_server_start(http_server **out, const struct http_opts *o)
