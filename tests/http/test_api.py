@@ -454,3 +454,40 @@ def test_tls(tmp_path):
         assert r.returncode != 0
     finally:
         s.stop()
+
+
+def test_daemon_serves_when_http_listen_is_set(tmp_path):
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    s = Server(str(tmp_path), config={"http": {"listen": f"127.0.0.1:{port}"}})
+    goald(s.env, "migrate")
+    tok = s.token("read")
+    d = subprocess.Popen([GOALD, "daemon"], env=s.env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        line = d.stderr.readline()
+        assert f"goald: serving http://127.0.0.1:{port}" in line, line
+        state = None
+        for _ in range(50):  # the first heartbeat
+            st, h, b = request(f"http://127.0.0.1:{port}/v1/status", tok)
+            assert st == 200
+            state = json.loads(b)["daemon"]["state"]
+            if state == "running":
+                break
+            time.sleep(0.1)
+        assert state == "running"
+    finally:
+        d.terminate()
+        assert d.wait(timeout=60) == 0
+    # without http.listen the daemon does not listen
+    s2 = Server(str(tmp_path / "b"))
+    os.makedirs(s2.tmp, exist_ok=True)
+    goald(s2.env, "migrate")
+    d = subprocess.Popen([GOALD, "daemon"], env=s2.env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(1)
+    d.terminate()
+    assert d.wait(timeout=60) == 0
+    assert "serving" not in d.stderr.read()
