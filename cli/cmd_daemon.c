@@ -10,6 +10,8 @@
 
 #include "cli/cli.h"
 #include "daemon/daemon.h"
+#include "http/http.h"
+#include "util/config.h"
 #include "store/goal.h"
 #include "util/log.h"
 #include "util/termesc.h"
@@ -57,8 +59,24 @@ static int report_waiting(struct cli_ctx *c)
     return n;
 }
 
+/* With config http.listen set, the daemon serves the HTTP API too (in its
+ * own threads, stopped when the daemon stops); *srv NULL otherwise. */
+static int start_http(const char *db_path, http_server **srv)
+{
+    struct http_opts ho = {.db_path = db_path, .wake = daemon_wake};
+
+    *srv = NULL;
+    if (!config_str(CFG_HTTP_LISTEN))
+        return EXIT_OK;
+    if (http_server_start(srv, &ho) != 0)
+        return cli_fail(EXIT_FAIL, "daemon: %s", err_last());
+    fprintf(stderr, "goald: serving %s\n", http_server_url(*srv));
+    return EXIT_OK;
+}
+
 static int run(struct cli_ctx *c)
 {
+    http_server *srv = NULL;
     struct daemon_opts o;
     char path[PATH_MAX];
     char cfg[PATH_MAX];
@@ -90,7 +108,10 @@ static int run(struct cli_ctx *c)
      * ptrace closed to other processes of its user (it still reads its
      * jobs' /proc/PID/cmdline, which stays readable) */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if ((rc = start_http(path, &srv)) != EXIT_OK)
+        return rc;
     rc = daemon_run(&o);
+    http_server_stop(srv);
     if (rc == ERR_BUSY)
         return cli_fail(EXIT_FAIL, "%s", err_last());
     if (rc)

@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "daemon/daemon.h"
+#include "lifecycle/views.h"
 #include "lifecycle/resolve.h"
 #include "store/escalation.h"
 #include "util/termesc.h"
@@ -16,26 +17,6 @@ struct list_ctx {
     cJSON *arr; /* --json */
     int n;
 };
-
-static cJSON *escalation_json(const struct store_escalation *e, cJSON *packet, const char *t)
-{
-    cJSON *o = xcheck(cJSON_CreateObject());
-
-    cJSON_AddStringToObject(o, "id", e->id);
-    cJSON_AddStringToObject(o, "goal_id", e->goal_id);
-    if (*e->item_id)
-        cJSON_AddStringToObject(o, "item_id", e->item_id);
-    else
-        cJSON_AddNullToObject(o, "item_id");
-    cJSON_AddStringToObject(o, "type", e->type);
-    cJSON_AddStringToObject(o, "severity", e->severity);
-    cJSON_AddStringToObject(o, "urgency", e->urgency);
-    cJSON_AddStringToObject(o, "status", e->status);
-    cJSON_AddStringToObject(o, "resolution", e->resolution);
-    cJSON_AddStringToObject(o, "created_at", t);
-    cJSON_AddItemToObject(o, "packet", packet ? packet : cJSON_CreateObject());
-    return o;
-}
 
 /* An agent's question: what it is about and what it did last, and the
  * cause when the question does not already say it. */
@@ -109,15 +90,14 @@ static void print_escalation(const struct store_escalation *e, const cJSON *pack
 static int list_cb(const struct store_escalation *e, void *ctx)
 {
     struct list_ctx *lc = ctx;
-    cJSON *packet = cJSON_Parse(e->packet);
-    char t[TIME_RFC3339_MAX];
+    cJSON *packet;
 
-    time_format_rfc3339_ms(t, sizeof(t), e->created_at);
     lc->n++;
     if (lc->json) {
-        cJSON_AddItemToArray(lc->arr, escalation_json(e, packet, t));
+        cJSON_AddItemToArray(lc->arr, view_escalation(e));
         return 0;
     }
+    packet = cJSON_Parse(e->packet);
     print_escalation(e, packet);
     cJSON_Delete(packet);
     return 0;

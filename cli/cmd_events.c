@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "lifecycle/views.h"
 #include "store/event.h"
 #include "store/goal.h"
 #include "util/termesc.h"
@@ -38,31 +39,6 @@ static void on_signal(int sig)
 {
     (void)sig;
     stop = 1;
-}
-
-static cJSON *event_json(const struct store_event *ev)
-{
-    char t[TIME_RFC3339_MAX];
-    cJSON *o = cJSON_CreateObject();
-    cJSON *p = cJSON_Parse(ev->payload ? ev->payload : "{}");
-
-    cJSON_AddNumberToObject(o, "seq", (double)ev->id);
-    cJSON_AddStringToObject(o, "time", time_format_rfc3339_ms(t, sizeof(t), ev->ts));
-    cJSON_AddStringToObject(o, "type", ev->type);
-    if (ev->goal_id)
-        cJSON_AddStringToObject(o, "goal_id", ev->goal_id);
-    else
-        cJSON_AddNullToObject(o, "goal_id");
-    if (ev->item_id)
-        cJSON_AddStringToObject(o, "item_id", ev->item_id);
-    else
-        cJSON_AddNullToObject(o, "item_id");
-    if (ev->run_id)
-        cJSON_AddStringToObject(o, "run_id", ev->run_id);
-    else
-        cJSON_AddNullToObject(o, "run_id");
-    cJSON_AddItemToObject(o, "payload", p ? p : cJSON_CreateObject());
-    return o;
 }
 
 /* --type: each pattern is a type ("run.failed") or a prefix ending in "*"
@@ -101,7 +77,7 @@ static int each(const struct store_event *ev, void *vctx)
         return 0;
     }
     if (ec->json) {
-        cJSON *o = event_json(ev);
+        cJSON *o = view_event(ev);
         char *s = cJSON_PrintUnformatted(o);
         /* --json: an array; with --follow, one object per line */
         if (!ec->follow)
@@ -121,32 +97,6 @@ static int each(const struct store_event *ev, void *vctx)
              ev->goal_id ? ev->goal_id : "-");
     left = ec->width - term_columns(head);
     printf("%s%s\n", head, term_fit(ev->payload, left > 1 ? left : 1)); /* model text */
-    return 0;
-}
-
-/* A duration ("90s", "10m", "2h", "1d") back from now, or an RFC 3339
- * date-time, into *out (ms). */
-static int parse_since(const char *s, int64_t *out)
-{
-    char *end;
-    long long n;
-    int64_t unit = 0;
-
-    if (time_parse_rfc3339(out, s) == 0)
-        return 0;
-    n = strtoll(s, &end, 10);
-    if (end == s || n < 0 || end[0] == '\0' || end[1] != '\0')
-        return -1;
-    switch (*end) {
-    case 's': unit = 1000; break;
-    case 'm': unit = 60000; break;
-    case 'h': unit = 3600000; break;
-    case 'd': unit = 86400000; break;
-    default: return -1;
-    }
-    if (n > 3650LL * 86400000 / unit)
-        return -1;
-    *out = time_now_ms() - n * unit;
     return 0;
 }
 
@@ -203,7 +153,7 @@ static int parse_opts(struct cli_ctx *c, struct ev_ctx *ec, int64_t *since_ms, l
     const char *tail = cli_opt(c, "tail");
     const char *types = cli_opt(c, "type");
 
-    if (since && parse_since(since, since_ms) != 0)
+    if (since && view_parse_since(since, time_now_ms(), since_ms) != 0)
         return cli_fail(EXIT_USAGE, "events: --since: expected an RFC 3339 date-time or a "
                                     "duration like 10m (s, m, h, d), got \"%s\"",
                         since);

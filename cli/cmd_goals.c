@@ -6,7 +6,7 @@
 #include "cli/cli.h"
 #include "lifecycle/monitor.h"
 #include "lifecycle/report.h"
-#include "lifecycle/transitions.h"
+#include "lifecycle/views.h"
 #include "store/goal.h"
 #include "util/termesc.h"
 #include "util/timeutil.h"
@@ -63,20 +63,15 @@ static int each(const struct goal *g, void *vctx)
     char t[TIME_RFC3339_MAX];
     int64_t next = -1;
 
-    if (lc->want && strcmp(shown, lc->want) != 0)
-        return 0; /* "queued" leaves the templates out, "scheduled" keeps only them */
+    if (!view_goal_status_matches(g, lc->want))
+        return 0;
     lc->n++;
-    if (g->is_template && monitor_next_fire_at(lc->st, g, lc->now, &next) != 0)
-        next = -1;
     if (lc->json) {
-        cJSON *o = report_goal_json(g);
-        if (next >= 0)
-            cJSON_AddStringToObject(o, "next_fire_at", time_format_rfc3339(t, sizeof(t), next));
-        else
-            cJSON_AddNullToObject(o, "next_fire_at");
-        cJSON_AddItemToArray(lc->arr, o);
+        cJSON_AddItemToArray(lc->arr, view_goal_listed(lc->st, g, lc->now));
         return 0;
     }
+    if (g->is_template && monitor_next_fire_at(lc->st, g, lc->now, &next) != 0)
+        next = -1;
     time_format_rfc3339(t, sizeof(t), g->created_at - g->created_at % 1000);
     /* 80 columns: the title gets the 32 the others leave (util/termesc.h) */
     printf("%-8.8s  %-9s  %3d  %-20s  %s\n", g->id, shown, g->priority, t,
@@ -94,11 +89,8 @@ static int run(struct cli_ctx *c)
     store *st;
     int rc;
 
-    if (status && strcmp(status, "scheduled") != 0 &&
-        !transition_status_valid(ENTITY_GOAL, status))
-        return cli_fail(EXIT_USAGE,
-                        "goals: --status: expected scheduled, queued, active, blocked, completed "
-                        "or cancelled, got \"%s\"",
+    if (status && !view_goal_status_valid(status))
+        return cli_fail(EXIT_USAGE, "goals: --status: expected " VIEW_GOAL_STATUSES ", got \"%s\"",
                         status);
     if ((rc = cli_store(c, &st)) != 0)
         return rc;
@@ -111,8 +103,7 @@ static int run(struct cli_ctx *c)
     else
         printf("%-8s  %-9s  %3s  %-20s  %s\n", "ID", "STATUS", "PRI", "CREATED", "TITLE");
     /* a template is stored queued and shown scheduled */
-    rc = store_goal_each(st, status && !strcmp(status, "scheduled") ? "queued" : status, each,
-                         &lc);
+    rc = store_goal_each(st, view_goal_status_stored(status), each, &lc);
     if (rc) {
         cJSON_Delete(lc.arr);
         return cli_fail_err(rc);

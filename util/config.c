@@ -235,6 +235,28 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_MONITOR_RETENTION_DAYS] = {"monitor.retention_days", CFG_INT, "90", NULL, 0, 36500,
                                     "events and context packs older than this are deleted (0: "
                                     "keep)"},
+    [CFG_HTTP_LISTEN] = {"http.listen", CFG_STRING, NULL, NULL, NOB,
+                         "HOST:PORT of the HTTP API; when set, `goald daemon` serves it too "
+                         "(`goald serve` alone: 127.0.0.1:7878)"},
+    [CFG_HTTP_TLS_CERT] = {"http.tls_cert", CFG_STRING, NULL, NULL, NOB,
+                           "PEM certificate (chain) of the HTTP API: with http.tls_key, it "
+                           "speaks https"},
+    [CFG_HTTP_TLS_KEY] = {"http.tls_key", CFG_STRING, NULL, NULL, NOB,
+                          "PEM private key of the HTTP API"},
+    [CFG_HTTP_INSECURE_LISTEN] = {"http.insecure_listen", CFG_BOOL, "false", NULL, NOB,
+                                  "allow plain http on an address other than loopback "
+                                  "(tokens cross the network in clear: do not)"},
+    [CFG_HTTP_CORS_ORIGIN] = {"http.cors_origin", CFG_STRING, NULL, NULL, NOB,
+                              "the one origin browsers may call the API from (CORS); unset: "
+                              "none"},
+    [CFG_HTTP_MAX_BODY_KB] = {"http.max_body_kb", CFG_INT, "1024", NULL, 1, 65536,
+                              "the largest request body accepted (KiB); larger ones get 413"},
+    [CFG_HTTP_RATE_LIMIT_PER_MIN] = {"http.rate_limit_per_min", CFG_INT, "600", NULL, 1,
+                                     1000000,
+                                     "requests per token and minute; more get 429 with "
+                                     "Retry-After"},
+    [CFG_HTTP_MAX_CONNECTIONS] = {"http.max_connections", CFG_INT, "64", NULL, 1, 4096,
+                          "connections served at once (one thread each)"},
 };
 
 struct cfg_val {

@@ -15,4 +15,7 @@ struct embedded_file {
 /* The demo: the project (demo-project/...) and the script (demo.jsonl). */
 extern const struct embedded_file embedded_demo[];
 
+/* docs/openapi.json, the HTTP API's description (http/openapi.c). */
+extern const struct embedded_file embedded_openapi[];
+
 #endif

@@ -1,0 +1,99 @@
+/*
+ * internal.h - what the files of http/ share (not for other folders).
+ *
+ * A request is answered in three steps: server.c gathers it (headers,
+ * body up to http.max_body_kb), auth.c checks its token, scope and rate,
+ * routes.c (or sse.c, openapi.c) fills a struct http_answer, and server.c
+ * sends it with the security headers.  Error bodies are
+ * {"error": {"class", "message", "field"?}}.
+ */
+#ifndef GOALD_HTTP_INTERNAL_H
+#define GOALD_HTTP_INTERNAL_H
+
+#include <microhttpd.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "http/http.h"
+#include "store/token.h"
+#include "util/strbuf.h"
+
+struct cJSON;
+
+enum http_scope { SCOPE_NONE = 0, SCOPE_READ = 1, SCOPE_SUBMIT = 2, SCOPE_RESOLVE = 4,
+                  SCOPE_ADMIN = 8 };
+
+struct http_server {
+    struct MHD_Daemon *mhd;
+    char db_path[4096];
+    void (*wake)(const char *db_path);
+    atomic_int stopping;   /* event streams end when set */
+    char url[300];
+    char *tls_cert, *tls_key; /* PEM text, NULL without TLS */
+};
+
+/* One request, from its first header to its answer. */
+struct http_req {
+    struct http_server *srv;
+    struct MHD_Connection *conn;
+    const char *method, *url;
+    strbuf body;
+    int too_big;           /* the body passed the cap: 413 */
+    int answered;          /* an early answer (413) was queued */
+    struct store_token tok; /* the caller (after auth) */
+    int scopes;            /* its scopes (enum http_scope bits) */
+    store *st;             /* opened for this request */
+};
+
+/* What to send back: a JSON or text body, or a stream (SSE). */
+struct http_answer {
+    unsigned status;
+    char *body; /* malloc'd, freed by the sender */
+    size_t len;
+    const char *ctype;
+    int retry_after;       /* seconds, 429 */
+    int www_authenticate;  /* 401 */
+    char link[512];        /* a Link header (next page), "" when none */
+    struct MHD_Response *stream; /* instead of body: sent as is */
+};
+
+/* Fill ans with a JSON body (takes v and deletes it). */
+void http_answer_json(struct http_answer *ans, unsigned status, struct cJSON *v);
+/* Fill ans with an error; field may be NULL.  Returns 0. */
+int http_answer_error(struct http_answer *ans, unsigned status, const char *cls,
+                      const char *field, const char *fmt, ...) GOALD_PRINTF(5, 6);
+/* The answer for an error code of a lower layer (its message from the
+ * slot): ERR_NOTFOUND 404, ERR_INVALID 422, ERR_AMBIGUOUS 400,
+ * ERR_TRANSITION 409, ERR_BUSY 503, else 500. */
+int http_answer_err(struct http_answer *ans, int rc);
+
+/* auth.c: the token of the Authorization header into r->tok and r->scopes;
+ * 0, or an answer is filled (400 a token in the query string, 401, 429)
+ * and 1 returned. */
+int http_auth_check(struct http_req *r, struct http_answer *ans);
+/* Parse a comma list of scopes into bits; -1 (ERR_INVALID set) on an
+ * unknown one. */
+int http_scopes_parse(const char *list);
+/* Has the caller scope need (admin has every scope)? */
+int http_scope_has(const struct http_req *r, int need);
+const char *http_scope_name(int scope);
+
+/* routes.c: answer a /v1 request (after auth). */
+void http_route(struct http_req *r, struct http_answer *ans);
+
+/* An event naming the caller's token (its id and name, never the
+ * secret): type http.write, with what was asked (method, path) and
+ * goal_id (may be NULL).  Failures are logged, not returned: the write
+ * itself has happened. */
+void http_event_write(struct http_req *r, const char *goal_id, const char *what);
+
+/* sse.c: GET /v1/events as Server-Sent Events. */
+void http_sse_events(struct http_req *r, struct http_answer *ans);
+
+/* openapi.c: /v1/openapi.json, and the static pages (/ and /static/...)
+ * that need no token. */
+void http_openapi(struct http_req *r, struct http_answer *ans);
+/* 1 when url is a static page (answered into ans without a token). */
+int http_static(const char *url, struct http_answer *ans);
+
+#endif

@@ -1,0 +1,493 @@
+"""The HTTP API (issue 19), driving the real `goald serve` over loopback.
+
+Every answer is checked against docs/openapi.json (jsonschema, Draft
+2020-12) as well as for its own values.  Run by tests/integration/http_api.sh
+(GOALD_BIN, GOALD_SOURCE_DIR).
+"""
+import json
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import jsonschema
+import pytest
+
+GOALD = os.environ["GOALD_BIN"]
+SRC = os.environ["GOALD_SOURCE_DIR"]
+with open(os.path.join(SRC, "docs", "openapi.json")) as f:
+    SPEC = json.load(f)
+RESOLVER = jsonschema.RefResolver.from_schema(SPEC)
+CHECKED = set()  # (path, method, status) validated
+
+
+def goald(env, *args, check=True):
+    r = subprocess.run([GOALD, *args], env=env, capture_output=True, text=True, timeout=60)
+    if check and r.returncode != 0:
+        raise AssertionError(f"goald {args}: exit {r.returncode}: {r.stderr}")
+    return r
+
+
+class Server:
+    def __init__(self, tmp, config=None, listen="127.0.0.1:0"):
+        self.tmp = tmp
+        self.env = dict(os.environ, GOALD_DB=os.path.join(tmp, "goald.db"), HOME=tmp,
+                        XDG_CONFIG_HOME=os.path.join(tmp, "config"),
+                        XDG_STATE_HOME=os.path.join(tmp, "state"))
+        if config:
+            path = os.path.join(tmp, "config.json")
+            with open(path, "w") as f:
+                json.dump(config, f)
+            self.env["GOALD_CONFIG"] = path
+        self.listen = listen
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen([GOALD, "serve", "--listen", self.listen], env=self.env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        assert line.startswith("goald: serving "), (line, self.proc.stderr.read())
+        self.url = line.split()[-1]
+        return self
+
+    def stop(self):
+        self.proc.terminate()
+        rc = self.proc.wait(timeout=30)
+        err = self.proc.stderr.read()
+        assert rc == 0, f"serve exited {rc}: {err}"
+        return err
+
+    def token(self, scope, name="t"):
+        return goald(self.env, "token", "create", "--scope", scope, "--name", name).stdout.strip()
+
+    def db(self):
+        return sqlite3.connect(self.env["GOALD_DB"], timeout=10, isolation_level=None)
+
+
+def request(url, token=None, method="GET", body=None, headers=None, raw=None):
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    req = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def validate(template, method, status, headers, body):
+    """The answer against the description of template (an OpenAPI path)."""
+    op = SPEC["paths"][template][method.lower()]
+    resp = op["responses"][str(status)]
+    ctype = headers["Content-Type"].split(";")[0]
+    schema = resp["content"][ctype]["schema"]
+    jsonschema.Draft202012Validator(schema, resolver=RESOLVER).validate(json.loads(body))
+    CHECKED.add((template, method.upper(), status))
+
+
+def security_headers(h):
+    csp = h["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    assert h["X-Content-Type-Options"] == "nosniff"
+    assert h["Referrer-Policy"] == "no-referrer"
+    assert "Set-Cookie" not in h
+    assert "Access-Control-Allow-Origin" not in h
+
+
+@pytest.fixture
+def srv():
+    tmp = tempfile.mkdtemp(prefix="goald-http-")
+    s = Server(tmp, config={"http": {"rate_limit_per_min": 1000, "max_body_kb": 64}})
+    goald(s.env, "migrate")
+    s.start()
+    yield s
+    s.stop()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def call(s, template, path, token, method="GET", body=None, want=200, **kw):
+    st, h, b = request(s.url + path, token, method, body, **kw)
+    assert st == want, (path, st, b)
+    security_headers(h)
+    validate(template, method, st, h, b)
+    return json.loads(b), h
+
+
+def test_endpoints(srv):
+    admin = srv.token("admin", "ops")
+    reader = srv.token("read", "dash")
+    submitter = srv.token("read,submit", "ci")
+    # POST /v1/goals, then the list with its cursor pages
+    ids = []
+    for i in range(3):
+        o, _ = call(srv, "/v1/goals", "/v1/goals", submitter, "POST", {"title": f"goal {i}"}, 201)
+        ids.append(o["id"])
+    page, h = call(srv, "/v1/goals", "/v1/goals?limit=2", reader)
+    assert [g["id"] for g in page] == ids[::-1][:2]
+    assert 'rel="next"' in h["Link"]
+    nxt = h["Link"].split(">")[0].lstrip("<")
+    page2, h2 = call(srv, "/v1/goals", nxt, reader)
+    assert [g["id"] for g in page2] == [ids[0]] and "Link" not in h2
+    cli = json.loads(goald(srv.env, "goals", "--json").stdout)
+    allp, _ = call(srv, "/v1/goals", "/v1/goals", reader)
+    assert allp == cli, "GET /v1/goals is goals --json"
+    call(srv, "/v1/goals", "/v1/goals?status=nope", reader, want=422)
+    # the report, by a prefix, the same as report --json
+    rep, _ = call(srv, "/v1/goals/{id}", "/v1/goals/" + ids[0][:8], reader)
+    assert rep == json.loads(goald(srv.env, "report", ids[0], "--json").stdout)
+    call(srv, "/v1/goals/{id}", "/v1/goals/ffffffff", reader, want=404)
+    # an item with an escalation (seeded: the model is not needed here)
+    db = srv.db()
+    now = int(time.time() * 1000)
+    db.execute("UPDATE goals SET status='active' WHERE id=?", (ids[1],))
+    db.execute("INSERT INTO work_items (id, goal_id, key, title, status, created_at, updated_at)"
+               " VALUES (?, ?, 'wi-1', 'the item', 'escalated', ?, ?)",
+               ("aaaaaaaa-0000-4000-8000-000000000001", ids[1], now, now))
+    db.execute("INSERT INTO escalations (id, goal_id, item_id, type, packet, created_at) VALUES"
+               " (?, ?, ?, 'ask_human', ?, ?)",
+               ("eeeeeeee-0000-4000-8000-000000000001", ids[1],
+                "aaaaaaaa-0000-4000-8000-000000000001",
+                json.dumps({"minimal_question": "which?", "actions": ["retry", "skip", "pause"]}), now))
+    db.close()  # committed: the server reads with connections of its own
+    item, _ = call(srv, "/v1/goals/{id}/items/{key}", f"/v1/goals/{ids[1]}/items/wi-1", reader)
+    assert item["key"] == "wi-1" and item["status"] == "escalated"
+    call(srv, "/v1/goals/{id}/items/{key}", f"/v1/goals/{ids[1]}/items/wi-9", reader, want=404)
+    esc, _ = call(srv, "/v1/escalations", "/v1/escalations", reader)
+    assert [e["id"] for e in esc] == ["eeeeeeee-0000-4000-8000-000000000001"]
+    assert esc == json.loads(goald(srv.env, "escalations", "--json").stdout)
+    # resolve: scope, validation, then done; a second time conflicts
+    call(srv, "/v1/escalations/{id}/resolve", "/v1/escalations/eeeeeeee/resolve", submitter,
+         "POST", {"action": "retry", "input": "the first"}, 403)
+    bad, _ = call(srv, "/v1/escalations/{id}/resolve", "/v1/escalations/eeeeeeee/resolve", admin,
+                  "POST", {"input": "x"}, 422)
+    assert bad["error"]["field"] == "action"
+    bad, _ = call(srv, "/v1/escalations/{id}/resolve", "/v1/escalations/eeeeeeee/resolve", admin,
+                  "POST", {"action": "skip"}, 422)
+    assert "accepts retry" in bad["error"]["message"]  # lifecycle_resolve's own message
+    r, _ = call(srv, "/v1/escalations/{id}/resolve", "/v1/escalations/eeeeeeee/resolve", admin,
+                "POST", {"action": "retry", "input": "the first"})
+    assert r["goal_id"] == ids[1] and r["action"] == "retry"
+    call(srv, "/v1/escalations/{id}/resolve", "/v1/escalations/eeeeeeee/resolve", admin,
+         "POST", {"action": "retry", "input": "again"}, 409)
+    call(srv, "/v1/escalations/{id}/resolve", "/v1/escalations/0123abcd/resolve", admin,
+         "POST", {"action": "skip"}, 404)
+    # cancel: a reader may not; then 200; then 409 (an illegal transition)
+    call(srv, "/v1/goals/{id}/cancel", f"/v1/goals/{ids[2][:8]}/cancel", reader, "POST", want=403)
+    c, _ = call(srv, "/v1/goals/{id}/cancel", f"/v1/goals/{ids[2][:8]}/cancel", submitter, "POST")
+    assert c == {"id": ids[2], "status": "cancelled", "items_cancelled": 0, "jobs_stopped": 0}
+    call(srv, "/v1/goals/{id}/cancel", f"/v1/goals/{ids[2][:8]}/cancel", submitter, "POST", want=409)
+    call(srv, "/v1/goals/{id}/cancel", "/v1/goals/0000abcd/cancel", submitter, "POST", want=404)
+    # status, the same shape as status --json
+    st, _ = call(srv, "/v1/status", "/v1/status", reader)
+    assert st["daemon"]["state"] == "not running" and st["open_escalations"] == 0
+    assert set(st) == set(json.loads(goald(srv.env, "status", "--json", check=False).stdout))
+    spec, _ = call(srv, "/v1/openapi.json", "/v1/openapi.json", reader)
+    assert spec == SPEC
+    # every write is an event naming the token (id and name, never the secret)
+    db = srv.db()
+    rows = db.execute("SELECT payload FROM events WHERE type = 'http.write' ORDER BY id").fetchall()
+    writes = [json.loads(p) for (p,) in rows]
+    assert [w["action"] for w in writes] == ["submit"] * 3 + ["resolve", "cancel"]
+    assert {w["token_name"] for w in writes} == {"ci", "ops"}
+    secrets = (admin, reader, submitter)
+    for (p,) in db.execute("SELECT payload FROM events"):
+        assert not any(s in p for s in secrets)
+    for (h,) in db.execute("SELECT hash FROM api_tokens"):
+        assert h not in secrets and len(h) == 64
+    # every documented operation was checked against the description, with its success
+    ops = {(p, m.upper()) for p, item in SPEC["paths"].items() for m in item if p != "/v1/events"}
+    assert ops <= {(p, m) for p, m, s in CHECKED if s < 300}
+
+
+def test_submit_errors_name_fields(srv):
+    tok = srv.token("submit")
+    o, _ = call(srv, "/v1/goals", "/v1/goals", tok, "POST",
+                {"title": 5, "priority": "high", "budget": {"max_tokens": "x"}}, 422)
+    fields = [e["field"] for e in o["error"]["errors"]]
+    assert {"title", "priority", "budget.max_tokens"} <= set(fields), o
+    assert o["error"]["field"] == fields[0]
+    # the same messages as submit
+    path = os.path.join(srv.tmp, "body")
+    with open(path, "w") as f:
+        json.dump({"title": 5, "priority": "high", "budget": {"max_tokens": "x"}}, f)
+    r = goald(srv.env, "submit", path, check=False)
+    assert r.returncode == 2
+    for e in o["error"]["errors"]:
+        assert e["message"].split(": ", 1)[1] in r.stderr.replace("\n       ", " ")
+    call(srv, "/v1/goals", "/v1/goals", tok, "POST", raw=b"not json", want=400)
+
+
+def test_auth_and_limits(srv):
+    tok = srv.token("read")
+    # no token, an unknown one, a revoked one: 401
+    for t in (None, "gld_nope"):
+        st, h, b = request(srv.url + "/v1/status", t)
+        assert st == 401 and "Bearer" in h["WWW-Authenticate"]
+        security_headers(h)
+        validate("/v1/status", "GET", st, h, b)
+    listed = json.loads(goald(srv.env, "token", "list", "--json").stdout)
+    goald(srv.env, "token", "revoke", listed[0]["id"][:8])
+    assert request(srv.url + "/v1/status", tok)[0] == 401
+    tok = srv.token("read")
+    # a token in the query string is refused, even a good one
+    st, h, b = request(srv.url + "/v1/status?access_token=" + tok)
+    assert st == 400 and "Authorization header" in json.loads(b)["error"]["message"]
+    validate("/v1/status", "GET", st, h, b)
+    # wrong scope: 403; unknown routes: 404
+    st, h, b = request(srv.url + "/v1/goals", tok, "POST", {"title": "x"})
+    assert st == 403
+    validate("/v1/goals", "POST", st, h, b)
+    assert request(srv.url + "/v1/nothing", tok)[0] == 404
+    assert request(srv.url + "/nothing")[0] == 404
+    # a body over http.max_body_kb (64 KiB here): 413
+    sub = srv.token("submit")
+    st, h, b = request(srv.url + "/v1/goals", sub, "POST", raw=b"x" * (65 * 1024))
+    assert st == 413
+    validate("/v1/goals", "POST", st, h, b)
+
+
+def test_static_and_traversal(srv):
+    st, h, b = request(srv.url + "/")
+    assert st == 200 and b"not there yet" in b and b"<script" not in b
+    security_headers(h)
+    assert request(srv.url + "/static/goald.css")[0] == 200
+    for path in ("/static/../../etc/passwd", "/static/%2e%2e/%2e%2e/etc/passwd",
+                 "/static/..%2f..%2fetc%2fpasswd", "/../etc/passwd"):
+        s = socket.create_connection(srv.url.split("//")[1].split(":"))
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+        s.close()
+        status = int(data.split()[1])
+        assert status in (400, 404), (path, data[:200])
+        assert b"root:" not in data
+        assert b"X-Content-Type-Options: nosniff" in data
+
+
+def test_rate_limit():
+    tmp = tempfile.mkdtemp(prefix="goald-http-")
+    s = Server(tmp, config={"http": {"rate_limit_per_min": 3}})
+    goald(s.env, "migrate")
+    s.start()
+    try:
+        tok = s.token("read")
+        got = [request(s.url + "/v1/status", tok) for _ in range(4)]
+        assert [g[0] for g in got] == [200, 200, 200, 429]
+        assert 1 <= int(got[3][1]["Retry-After"]) <= 60
+        validate("/v1/status", "GET", 429, got[3][1], got[3][2])
+        # another token has its own budget
+        assert request(s.url + "/v1/status", s.token("read"))[0] == 200
+    finally:
+        s.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_cors_only_when_configured():
+    tmp = tempfile.mkdtemp(prefix="goald-http-")
+    s = Server(tmp, config={"http": {"cors_origin": "https://ops.example"}})
+    goald(s.env, "migrate")
+    s.start()
+    try:
+        st, h, _ = request(s.url + "/v1/status", s.token("read"))
+        assert h["Access-Control-Allow-Origin"] == "https://ops.example"
+        st, h, _ = request(s.url + "/v1/status", method="OPTIONS")
+        assert st == 204 and "Authorization" in h["Access-Control-Allow-Headers"]
+    finally:
+        s.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class SSE:
+    """A raw Server-Sent Events reader: (id, data) pairs."""
+
+    def __init__(self, url, token, last_id=None, query=""):
+        host, port = url.split("//")[1].split(":")
+        self.sock = socket.create_connection((host, int(port)), timeout=10)
+        extra = f"Last-Event-ID: {last_id}\r\n" if last_id is not None else ""
+        self.sock.sendall(f"GET /v1/events{query} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                          f"{token}\r\n{extra}Accept: text/event-stream\r\n\r\n".encode())
+        self.buf = b""
+        head = self._until(b"\r\n\r\n")
+        self.status = int(head.split()[1])
+        self.headers = head.decode()
+
+    def _until(self, sep):
+        while sep not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise EOFError
+            self.buf += chunk
+        out, self.buf = self.buf.split(sep, 1)
+        return out
+
+    def events(self, n):
+        """The next n events (chunked transfer framing dropped)."""
+        got = parse_sse(dechunk(self.buf))
+        while len(got) < n:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise EOFError
+            self.buf += chunk
+            got = parse_sse(dechunk(self.buf))
+        return got[:n]
+
+    def close(self):
+        self.sock.close()
+
+
+def dechunk(b):
+    out = b""
+    while b:
+        line, _, rest = b.partition(b"\r\n")
+        if not _:
+            break
+        size = int(line.split(b";")[0], 16)
+        if len(rest) < size + 2:
+            break
+        out += rest[:size]
+        b = rest[size + 2:]
+    return out.decode()
+
+
+def parse_sse(text):
+    evs = []
+    for block in text.split("\n\n")[:-1]:
+        eid = data = None
+        for line in block.split("\n"):
+            if line.startswith("id: "):
+                eid = int(line[4:])
+            elif line.startswith("data: "):
+                data = json.loads(line[6:])
+        if data is not None:
+            evs.append((eid, data))
+    return evs
+
+
+def test_sse_resume_no_loss_no_repeat(srv):
+    tok = srv.token("read,submit")
+    ev_schema = SPEC["paths"]["/v1/events"]["get"]["responses"]["200"]["content"][
+        "text/event-stream"]["x-event-data"]
+    first = SSE(srv.url, tok)
+    assert first.status == 200 and "text/event-stream" in first.headers
+    assert "nosniff" in first.headers
+    call(srv, "/v1/goals", "/v1/goals", tok, "POST", {"title": "a"}, 201)
+    got = first.events(3)  # token.created, goal.submitted, http.write
+    for eid, data in got:
+        assert eid == data["seq"]
+        jsonschema.Draft202012Validator(ev_schema, resolver=RESOLVER).validate(data)
+    first.close()  # the connection drops
+    # while nobody listens, more events are written
+    writer = threading.Thread(target=lambda: [
+        request(srv.url + "/v1/goals", tok, "POST", {"title": f"b{i}"}) for i in range(5)])
+    writer.start()
+    writer.join()
+    again = SSE(srv.url, tok, last_id=got[-1][0])
+    rest = again.events(10)
+    again.close()
+    seqs = [e for e, _ in got + rest]
+    db_seqs = [r[0] for r in srv.db().execute("SELECT id FROM events ORDER BY id")]
+    assert seqs == db_seqs, (seqs, db_seqs)  # none lost, none repeated, in order
+    # ?goal= by a prefix
+    gid = rest[0][1]["goal_id"]
+    only = SSE(srv.url, tok, query=f"?goal={gid[:8]}")
+    evs = only.events(2)
+    only.close()
+    assert {d["goal_id"] for _, d in evs} == {gid}
+
+
+def test_sse_ends_on_sigterm():
+    tmp = tempfile.mkdtemp(prefix="goald-http-")
+    s = Server(tmp)
+    goald(s.env, "migrate")
+    s.start()
+    tok = s.token("read")
+    stream = SSE(s.url, tok)
+    stream.events(1)
+    t0 = time.monotonic()
+    s.stop()  # exits 0 with a stream open
+    assert time.monotonic() - t0 < 10
+    stream.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_non_loopback_needs_tls_or_insecure(tmp_path):
+    s = Server(str(tmp_path), listen="0.0.0.0:0")
+    goald(s.env, "migrate")
+    r = goald(s.env, "serve", "--listen", "0.0.0.0:0", check=False)
+    assert r.returncode == 2 and "http.insecure_listen" in r.stderr and "http.tls_cert" in r.stderr
+    s2 = Server(str(tmp_path), config={"http": {"insecure_listen": True}}, listen="0.0.0.0:0")
+    s2.start()
+    assert s2.url.startswith("http://0.0.0.0:")
+    s2.stop()
+
+
+def test_tls(tmp_path):
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+                    "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    s = Server(str(tmp_path), config={"http": {"tls_cert": str(cert), "tls_key": str(key)}},
+               listen="0.0.0.0:0")
+    goald(s.env, "migrate")
+    s.start()
+    try:
+        assert s.url.startswith("https://")
+        port = s.url.rsplit(":", 1)[1]
+        tok = s.token("read")
+        r = subprocess.run(["curl", "-sS", "--cacert", str(cert), "-H", "Authorization: Bearer " + tok,
+                            f"https://127.0.0.1:{port}/v1/status"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["daemon"]["state"] == "not running"
+        # plain http to the TLS port gets no answer
+        r = subprocess.run(["curl", "-sS", "-m", "5", f"http://127.0.0.1:{port}/v1/status"],
+                           capture_output=True, text=True)
+        assert r.returncode != 0
+    finally:
+        s.stop()
+
+
+def test_daemon_serves_when_http_listen_is_set(tmp_path):
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    s = Server(str(tmp_path), config={"http": {"listen": f"127.0.0.1:{port}"}})
+    goald(s.env, "migrate")
+    tok = s.token("read")
+    d = subprocess.Popen([GOALD, "daemon"], env=s.env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        line = d.stderr.readline()
+        assert f"goald: serving http://127.0.0.1:{port}" in line, line
+        state = None
+        for _ in range(50):  # the first heartbeat
+            st, h, b = request(f"http://127.0.0.1:{port}/v1/status", tok)
+            assert st == 200
+            state = json.loads(b)["daemon"]["state"]
+            if state == "running":
+                break
+            time.sleep(0.1)
+        assert state == "running"
+    finally:
+        d.terminate()
+        assert d.wait(timeout=60) == 0
+    # without http.listen the daemon does not listen
+    s2 = Server(str(tmp_path / "b"))
+    os.makedirs(s2.tmp, exist_ok=True)
+    goald(s2.env, "migrate")
+    d = subprocess.Popen([GOALD, "daemon"], env=s2.env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(1)
+    d.terminate()
+    assert d.wait(timeout=60) == 0
+    assert "serving" not in d.stderr.read()
