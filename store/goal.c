@@ -311,34 +311,17 @@ int store_resolve_id(store *st, const char *table, const char *prefix, char out[
 
 int store_goal_add_spend(store *st, const char *goal_id, int64_t tokens, double cost_usd)
 {
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s,
-                            "UPDATE goals SET spent_tokens = spent_tokens + ?, "
-                            "spent_cost_usd = spent_cost_usd + ? WHERE id = ?")) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, tokens);
-    sqlite3_bind_double(s, 2, cost_usd);
-    store_bind_text(s, 3, goal_id);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "recording goal usage");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "recording goal usage", NULL,
+                           "UPDATE goals SET spent_tokens = spent_tokens + ?, "
+                           "spent_cost_usd = spent_cost_usd + ? WHERE id = ?",
+                           STORE_ARGS(STORE_I64(tokens), STORE_DOUBLE(cost_usd),
+                                      STORE_TEXT(goal_id)));
 }
 
 int store_goal_set_partial(store *st, const char *goal_id)
 {
     static const char sql[] = "UPDATE goals SET partial = 1 WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "partial");
-    store_done(s);
-    return rc;
+    return store_exec_id(st, sql, goal_id, "partial");
 }
 
 int store_goal_open_ids(store *st, char (**out)[ID_SIZE], size_t *n)
@@ -352,23 +335,11 @@ int store_goal_open_ids(store *st, char (**out)[ID_SIZE], size_t *n)
 int store_goal_ended(store *st, const char *goal_id, int *ended)
 {
     static const char q[] = "SELECT status IN ('completed', 'cancelled') FROM goals WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q);
+    int64_t v = 0;
+    int found;
+    int rc = store_get_int64(st, "goal", &v, &found, q, STORE_ARGS(STORE_TEXT(goal_id)));
 
-    *ended = 0;
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        *ended = sqlite3_column_int(s, 0);
-        break;
-    case SQLITE_DONE:
-        break;
-    default:
-        rc = store_err(st, "goal");
-    }
-    store_done(s);
+    *ended = (int)v;
     return rc;
 }
 
@@ -415,29 +386,13 @@ int store_goal_each_waiting(store *st, int (*fn)(const struct store_goal_waiting
 int store_goal_attempts_inc(store *st, const char *id)
 {
     static const char upd[] = "UPDATE goals SET attempts = attempts + 1 WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, upd);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "claim");
-    store_done(s);
-    return rc;
+    return store_exec_id(st, upd, id, "claim");
 }
 
 int store_goal_attempts_reset(store *st, const char *id)
 {
     static const char fresh[] = "UPDATE goals SET attempts = 0 WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, fresh);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "run");
-    store_done(s);
-    return rc;
+    return store_exec_id(st, fresh, id, "run");
 }
 
 int store_goal_spend_run_wall(store *st, const char *goal_id, const char *run_id, int64_t now_ms)
@@ -445,18 +400,9 @@ int store_goal_spend_run_wall(store *st, const char *goal_id, const char *run_id
     static const char wall[] = "UPDATE goals SET spent_wall_ms = spent_wall_ms + max(0, ? -"
                                " ifnull((SELECT started_at FROM runs WHERE id = ?), ?))"
                                " WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, wall);
-
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
-    store_bind_text(s, 2, run_id);
-    sqlite3_bind_int64(s, 3, now_ms);
-    store_bind_text(s, 4, goal_id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "run");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "run", NULL, wall,
+                           STORE_ARGS(STORE_I64(now_ms), STORE_TEXT(run_id), STORE_I64(now_ms),
+                                      STORE_TEXT(goal_id)));
 }
 
 int store_goal_status_get(store *st, const char *id, int *found, char status[32])
@@ -489,38 +435,20 @@ int store_goal_status_set(store *st, const char *id, const char *from, const cha
         "UPDATE goals SET status = ?1, updated_at = ?2,"
         " started_at = CASE WHEN ?1 = 'active' THEN ifnull(started_at, ?2) ELSE started_at END,"
         " ended_at = CASE WHEN ?3 THEN ?2 ELSE ended_at END WHERE id = ?4 AND status = ?5";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int n = 0;
+    int rc = store_exec_args(st, "status", &n, sql,
+                             STORE_ARGS(STORE_TEXT(to), STORE_I64(now_ms), STORE_I64(terminal),
+                                        STORE_TEXT(id), STORE_TEXT(from)));
 
-    *changed = 0;
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, to);
-    sqlite3_bind_int64(s, 2, now_ms);
-    sqlite3_bind_int(s, 3, terminal);
-    store_bind_text(s, 4, id);
-    store_bind_text(s, 5, from);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "status");
-    else
-        *changed = sqlite3_changes(store_db(st)) == 1;
-    store_done(s);
+    *changed = rc == 0 && n == 1;
     return rc;
 }
 
 int store_goal_set_worktree(store *st, const char *id, const char *worktree)
 {
     static const char sql[] = "UPDATE goals SET worktree = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, worktree);
-    store_bind_text(s, 2, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "worktree");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "worktree", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(worktree), STORE_TEXT(id)));
 }
 
 int store_goal_set_elaboration(store *st, const char *id, const char *success_criteria,
@@ -529,19 +457,10 @@ int store_goal_set_elaboration(store *st, const char *id, const char *success_cr
 {
     static const char sql[] = "UPDATE goals SET success_criteria = ?, allowed_actions = ?,"
                               " verification = ?, elaboration = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, success_criteria);
-    store_bind_text(s, 2, allowed_actions);
-    store_bind_text(s, 3, verification);
-    store_bind_text(s, 4, elaboration);
-    store_bind_text(s, 5, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "elaboration");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "elaboration", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(success_criteria), STORE_TEXT(allowed_actions),
+                                      STORE_TEXT(verification), STORE_TEXT(elaboration),
+                                      STORE_TEXT(id)));
 }
 
 int store_goal_set_nothing_to_do(store *st, const char *id, const char *elaboration,
@@ -549,17 +468,9 @@ int store_goal_set_nothing_to_do(store *st, const char *id, const char *elaborat
 {
     static const char sql[] = "UPDATE goals SET elaboration = ?, outcome = 'nothing_to_do',"
                               " outcome_reason = ?, branch = NULL WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, elaboration);
-    store_bind_text(s, 2, reason);
-    store_bind_text(s, 3, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "elaboration");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "elaboration", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(elaboration), STORE_TEXT(reason),
+                                      STORE_TEXT(id)));
 }
 
 int store_goal_budget_get(store *st, const char *id, struct budget_facts *out)
@@ -591,20 +502,6 @@ int store_goal_budget_get(store *st, const char *id, struct budget_facts *out)
     return 0;
 }
 
-/* Run sql binding id as ?1: 0, or the store's error (what). */
-static int goal_exec_id(store *st, const char *sql, const char *id, const char *what)
-{
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, what);
-    store_done(s);
-    return rc;
-}
-
 int store_goal_status_fresh(store *st, const char *id, char *status, size_t n,
                             int *never_elaborated)
 {
@@ -634,54 +531,37 @@ int store_goal_budget_raise(store *st, const char *id, double max_tokens, double
         " ELSE budget_max_tokens END, budget_max_cost_usd = CASE WHEN ?2 > 0 THEN ?2"
         " ELSE budget_max_cost_usd END, budget_max_hours = CASE WHEN ?3 > 0 THEN ?3"
         " ELSE budget_max_hours END WHERE id = ?4";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    sqlite3_bind_double(s, 1, max_tokens);
-    sqlite3_bind_double(s, 2, max_cost_usd);
-    sqlite3_bind_double(s, 3, max_hours);
-    store_bind_text(s, 4, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "budget");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "budget", NULL, sql,
+                           STORE_ARGS(STORE_DOUBLE(max_tokens), STORE_DOUBLE(max_cost_usd),
+                                      STORE_DOUBLE(max_hours), STORE_TEXT(id)));
 }
 
 int store_goal_set_partial_rearm(store *st, const char *id)
 {
-    return goal_exec_id(st, "UPDATE goals SET partial = 1, attempts = 0, next_attempt_at = 0"
+    return store_exec_id(st, "UPDATE goals SET partial = 1, attempts = 0, next_attempt_at = 0"
                             " WHERE id = ?1",
-                        id, "resolve");
+                         id, "resolve");
 }
 
 int store_goal_publish_skip_push(store *st, const char *id)
 {
-    return goal_exec_id(st, "UPDATE goals SET publish = json_set(ifnull(publish, '{}'),"
+    return store_exec_id(st, "UPDATE goals SET publish = json_set(ifnull(publish, '{}'),"
                             " '$.push', json('false'), '$.pull_request', json('false')),"
                             " attempts = 0, next_attempt_at = 0 WHERE id = ?1",
-                        id, "resolve");
+                         id, "resolve");
 }
 
 int store_goal_attempts_rearm(store *st, const char *id)
 {
-    return goal_exec_id(st, "UPDATE goals SET attempts = 0, next_attempt_at = 0 WHERE id = ?1",
-                        id, "resolve");
+    return store_exec_id(st, "UPDATE goals SET attempts = 0, next_attempt_at = 0 WHERE id = ?1",
+                         id, "resolve");
 }
 
 int store_goal_set_next_attempt(store *st, const char *id, int64_t at_ms)
 {
     static const char sql[] = "UPDATE goals SET next_attempt_at = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, at_ms);
-    store_bind_text(s, 2, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "recover");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "recover", NULL, sql,
+                           STORE_ARGS(STORE_I64(at_ms), STORE_TEXT(id)));
 }
 
 int store_goal_open_instance(store *st, const char *template_id, char out[ID_SIZE])

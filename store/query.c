@@ -1,0 +1,95 @@
+/*
+ * query.c - the statement shapes every store/<entity>.c shares: bind a
+ * list of values, step to DONE, copy a column, read one number.  Nothing
+ * here owns memory beyond the call; statements stay in the cache of
+ * store_prepare() (store.c).
+ */
+#include <stdio.h>
+
+#include "store/internal.h"
+
+void store_bind_args(sqlite3_stmt *s, const struct store_arg *args, int n)
+{
+    for (int i = 0; i < n; i++) {
+        switch (args[i].type) {
+        case STORE_ARG_TEXT: store_bind_text(s, i + 1, args[i].text); break;
+        case STORE_ARG_I64: sqlite3_bind_int64(s, i + 1, args[i].i64); break;
+        case STORE_ARG_DOUBLE: sqlite3_bind_double(s, i + 1, args[i].d); break;
+        }
+    }
+}
+
+int store_step_done(store *st, sqlite3_stmt *s, const char *what)
+{
+    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, what);
+
+    store_done(s);
+    return rc;
+}
+
+int store_exec_args(store *st, const char *what, int *changed, const char *sql,
+                    const struct store_arg *args, int n)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    if (changed)
+        *changed = 0;
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    store_bind_args(s, args, n);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, what);
+    if (changed)
+        *changed = sqlite3_changes(store_db(st));
+    store_done(s);
+    return rc;
+}
+
+int store_exec_id(store *st, const char *sql, const char *id, const char *what)
+{
+    return store_exec_args(st, what, NULL, sql, STORE_ARGS(STORE_TEXT(id)));
+}
+
+const char *store_col_text(sqlite3_stmt *s, int i)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+
+    return t ? (const char *)t : "";
+}
+
+void store_col_copy(char *out, size_t n, sqlite3_stmt *s, int i)
+{
+    snprintf(out, n, "%s", store_col_text(s, i));
+}
+
+void store_rows_copy(char *rows, size_t width, int max, int *n, sqlite3_stmt *s)
+{
+    *n = 0;
+    while (*n < max && sqlite3_step(s) == SQLITE_ROW) {
+        store_col_copy(rows + (size_t)*n * width, width, s, 0);
+        (*n)++;
+    }
+    store_done(s);
+}
+
+int store_get_int64(store *st, const char *what, int64_t *out, int *found, const char *sql,
+                    const struct store_arg *args, int n)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    *found = 0;
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    store_bind_args(s, args, n);
+    switch (sqlite3_step(s)) {
+    case SQLITE_ROW:
+        *found = 1;
+        *out = sqlite3_column_int64(s, 0);
+        break;
+    case SQLITE_DONE: break;
+    default: rc = store_err(st, what);
+    }
+    store_done(s);
+    return rc;
+}
