@@ -9,19 +9,9 @@ int store_context_pack_insert(store *st, const char *goal_id, const char *item_i
 {
     static const char sql[] = "INSERT INTO context_packs(goal_id, item_id, run_id, pack,"
                               " created_at) VALUES (?, ?, ?, ?, ?)";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, item_id);
-    store_bind_text(s, 3, run_id);
-    store_bind_text(s, 4, pack_json);
-    sqlite3_bind_int64(s, 5, now_ms);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "context pack");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "context pack", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(item_id), STORE_TEXT(run_id),
+                                      STORE_TEXT(pack_json), STORE_I64(now_ms)));
 }
 
 int store_context_pack_latest(store *st, const char *item_id, char **out)

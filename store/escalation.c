@@ -418,23 +418,6 @@ int store_escalation_close_by_system(store *st, const char *goal_id, const char 
     return rc;
 }
 
-/* Column i as text ("" for NULL). */
-static const char *col_text(sqlite3_stmt *s, int i)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
-
-    return t ? (const char *)t : "";
-}
-
-/* Step a statement that returns no row: 0, or the store's error. */
-static int step_done(store *st, sqlite3_stmt *s, const char *what)
-{
-    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, what);
-
-    store_done(s);
-    return rc;
-}
-
 int store_escalation_insert(store *st, const struct store_escalation_new *e, int *inserted)
 {
     static const char ins[] =
@@ -493,20 +476,20 @@ int store_escalation_packet_attempts(store *st, const char *goal_id, const char 
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *o = cJSON_CreateObject();
         xcheck(o);
-        cJSON_AddStringToObject(o, "run_id", col_text(s, 0));
-        cJSON_AddStringToObject(o, "kind", col_text(s, 1));
+        cJSON_AddStringToObject(o, "run_id", store_col_text(s, 0));
+        cJSON_AddStringToObject(o, "kind", store_col_text(s, 1));
         cJSON_AddNumberToObject(o, "attempt", sqlite3_column_int(s, 2));
         cJSON_AddNumberToObject(o, "tier", sqlite3_column_int(s, 3));
         cJSON_AddNumberToObject(o, "model_index", sqlite3_column_int(s, 4));
-        cJSON_AddStringToObject(o, "model", col_text(s, 5));
-        cJSON_AddStringToObject(o, "status", col_text(s, 6));
+        cJSON_AddStringToObject(o, "model", store_col_text(s, 5));
+        cJSON_AddStringToObject(o, "status", store_col_text(s, 6));
         cJSON_AddStringToObject(o, "strategy", sqlite3_column_type(s, 11) == SQLITE_NULL
                                                    ? "as planned"
-                                                   : col_text(s, 11));
-        cJSON_AddStringToObject(o, "tried", col_text(s, 7));
-        cJSON_AddStringToObject(o, "why_failed", col_text(s, 8));
-        cJSON_AddStringToObject(o, "error_class", col_text(s, 9));
-        cJSON_AddStringToObject(o, "signature", col_text(s, 10));
+                                                   : store_col_text(s, 11));
+        cJSON_AddStringToObject(o, "tried", store_col_text(s, 7));
+        cJSON_AddStringToObject(o, "why_failed", store_col_text(s, 8));
+        cJSON_AddStringToObject(o, "error_class", store_col_text(s, 9));
+        cJSON_AddStringToObject(o, "signature", store_col_text(s, 10));
         cJSON_AddItemToArray(arr, o);
     }
     store_done(s);
@@ -529,9 +512,9 @@ int store_escalation_packet_gates(store *st, const char *item_id, cJSON *passing
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *g = cJSON_CreateObject();
         xcheck(g);
-        cJSON_AddStringToObject(g, "name", col_text(s, 0));
+        cJSON_AddStringToObject(g, "name", store_col_text(s, 0));
         cJSON_AddNumberToObject(g, "exit_code", sqlite3_column_int(s, 2));
-        cJSON_AddStringToObject(g, "classification", col_text(s, 3));
+        cJSON_AddStringToObject(g, "classification", store_col_text(s, 3));
         cJSON_AddItemToArray(sqlite3_column_int(s, 1) ? passing : failing, g);
     }
     store_done(s);
@@ -552,10 +535,10 @@ int store_escalation_packet_artifacts(store *st, const char *goal_id, cJSON *arr
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *a = cJSON_CreateObject();
         xcheck(a);
-        cJSON_AddStringToObject(a, "type", col_text(s, 0));
-        cJSON_AddStringToObject(a, "ref", col_text(s, 1));
-        cJSON_AddStringToObject(a, "path", col_text(s, 2));
-        cJSON_AddStringToObject(a, "hash", col_text(s, 3));
+        cJSON_AddStringToObject(a, "type", store_col_text(s, 0));
+        cJSON_AddStringToObject(a, "ref", store_col_text(s, 1));
+        cJSON_AddStringToObject(a, "path", store_col_text(s, 2));
+        cJSON_AddStringToObject(a, "hash", store_col_text(s, 3));
         cJSON_AddItemToArray(arr, a);
     }
     store_done(s);
@@ -579,8 +562,8 @@ int store_escalation_packet_tool_calls(store *st, const char *run_id, cJSON *arr
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *o = cJSON_CreateObject();
         xcheck(o);
-        cJSON_AddStringToObject(o, "tool", col_text(s, 0));
-        cJSON_AddStringToObject(o, "args", col_text(s, 1));
+        cJSON_AddStringToObject(o, "tool", store_col_text(s, 0));
+        cJSON_AddStringToObject(o, "args", store_col_text(s, 1));
         cJSON_AddItemToArray(arr, o);
     }
     store_done(s);
@@ -602,12 +585,12 @@ int store_escalation_ref_get(store *st, const char *id, struct store_escalation_
     store_bind_text(s, 1, id);
     if (sqlite3_step(s) == SQLITE_ROW) {
         snprintf(e->id, sizeof(e->id), "%s", id);
-        snprintf(e->goal_id, sizeof(e->goal_id), "%s", col_text(s, 0));
-        snprintf(e->item_id, sizeof(e->item_id), "%s", col_text(s, 1));
-        snprintf(e->type, sizeof(e->type), "%s", col_text(s, 2));
-        snprintf(e->status, sizeof(e->status), "%s", col_text(s, 3));
-        snprintf(e->item_status, sizeof(e->item_status), "%s", col_text(s, 4));
-        snprintf(e->run_kind, sizeof(e->run_kind), "%s", col_text(s, 5));
+        store_col_copy(e->goal_id, sizeof(e->goal_id), s, 0);
+        store_col_copy(e->item_id, sizeof(e->item_id), s, 1);
+        store_col_copy(e->type, sizeof(e->type), s, 2);
+        store_col_copy(e->status, sizeof(e->status), s, 3);
+        store_col_copy(e->item_status, sizeof(e->item_status), s, 4);
+        store_col_copy(e->run_kind, sizeof(e->run_kind), s, 5);
     } else {
         rc = err_set(ERR_NOTFOUND, "escalation %s: not found", id);
     }
@@ -619,14 +602,7 @@ int store_escalation_set_paused(store *st, const char *id, const char *input)
 {
     static const char sql[] = "UPDATE escalations SET resolution = 'pause', resolution_input = ?1"
                               " WHERE id = ?2";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, input);
-    store_bind_text(s, 2, id);
-    return step_done(st, s, "resolve");
+    return store_exec_args(st, "resolve", NULL, sql, STORE_ARGS(STORE_TEXT(input), STORE_TEXT(id)));
 }
 
 int store_escalation_resolve(store *st, const char *id, const char *resolution,
@@ -635,16 +611,9 @@ int store_escalation_resolve(store *st, const char *id, const char *resolution,
     static const char sql[] =
         "UPDATE escalations SET status = 'resolved', resolution = ?, resolution_input = ?,"
         " resolved_at = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, resolution);
-    store_bind_text(s, 2, input);
-    sqlite3_bind_int64(s, 3, now_ms);
-    store_bind_text(s, 4, id);
-    return step_done(st, s, "resolve");
+    return store_exec_args(st, "resolve", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(resolution), STORE_TEXT(input), STORE_I64(now_ms),
+                                      STORE_TEXT(id)));
 }
 
 int store_escalation_resolve_others_partial(store *st, const char *goal_id,
@@ -653,15 +622,9 @@ int store_escalation_resolve_others_partial(store *st, const char *goal_id,
     static const char sql[] = "UPDATE escalations SET status = 'resolved', resolution ="
                               " 'complete_partial', resolved_at = ?3 WHERE goal_id = ?1"
                               " AND status = 'open' AND id <> ?2";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, except_id);
-    sqlite3_bind_int64(s, 3, now_ms);
-    return step_done(st, s, "resolve");
+    return store_exec_args(st, "resolve", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(except_id),
+                                      STORE_I64(now_ms)));
 }
 
 int store_escalation_goal_held(store *st, const char *goal_id, int *yes)
@@ -710,21 +673,10 @@ int store_escalation_ids_system_closable(store *st, const char *goal_id, const c
             cap = cap ? cap * 2 : 8;
             *out = xrealloc(*out, cap * sizeof(**out));
         }
-        snprintf((*out)[(*n)++], ID_SIZE, "%s", col_text(s, 0));
+        snprintf((*out)[(*n)++], ID_SIZE, "%s", store_col_text(s, 0));
     }
     store_done(s);
     return 0;
-}
-
-/* The first column of each row of s (at most max) into ids. */
-static void ids_copy(sqlite3_stmt *s, char (*ids)[ID_SIZE], int max, int *n)
-{
-    *n = 0;
-    while (*n < max && sqlite3_step(s) == SQLITE_ROW) {
-        snprintf(ids[*n], ID_SIZE, "%s", col_text(s, 0));
-        (*n)++;
-    }
-    store_done(s);
 }
 
 int store_escalation_goals_past_deadline(store *st, int64_t now_ms, char (*ids)[ID_SIZE],
@@ -742,7 +694,7 @@ int store_escalation_goals_past_deadline(store *st, int64_t now_ms, char (*ids)[
     if ((rc = store_prepare(st, &s, q)) != 0)
         return rc;
     sqlite3_bind_int64(s, 1, now_ms);
-    ids_copy(s, ids, max, n);
+    store_rows_copy(ids[0], sizeof(ids[0]), max, n, s);
     return 0;
 }
 
@@ -761,6 +713,6 @@ int store_escalation_goals_budget_spent(store *st, char (*ids)[ID_SIZE], int max
     *n = 0;
     if ((rc = store_prepare(st, &s, q_budget)) != 0)
         return rc;
-    ids_copy(s, ids, max, n);
+    store_rows_copy(ids[0], sizeof(ids[0]), max, n, s);
     return 0;
 }

@@ -108,14 +108,6 @@ int store_event_id_before(store *st, int64_t ts, int64_t *out)
     return rc;
 }
 
-/* Copy column i of the current row into out (n bytes; "" when NULL). */
-static void event_col_copy(char *out, size_t n, sqlite3_stmt *s, int i)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
-
-    snprintf(out, n, "%s", t ? (const char *)t : "");
-}
-
 int store_event_last_tool_call(store *st, const char *run_id, char *tool, size_t tool_n,
                                char *arg, size_t arg_n)
 {
@@ -136,8 +128,8 @@ int store_event_last_tool_call(store *st, const char *run_id, char *tool, size_t
     store_bind_text(s, 1, run_id);
     switch (sqlite3_step(s)) {
     case SQLITE_ROW:
-        event_col_copy(tool, tool_n, s, 0);
-        event_col_copy(arg, arg_n, s, 1);
+        store_col_copy(tool, tool_n, s, 0);
+        store_col_copy(arg, arg_n, s, 1);
         break;
     case SQLITE_DONE:
         break;
@@ -168,9 +160,9 @@ int store_event_last_failure(store *st, const char *goal_id, struct store_event_
     switch (sqlite3_step(s)) {
     case SQLITE_ROW:
         out->ts = sqlite3_column_int64(s, 0);
-        event_col_copy(out->type, sizeof(out->type), s, 1);
-        event_col_copy(out->why, sizeof(out->why), s, 2);
-        event_col_copy(out->tool, sizeof(out->tool), s, 3);
+        store_col_copy(out->type, sizeof(out->type), s, 1);
+        store_col_copy(out->why, sizeof(out->why), s, 2);
+        store_col_copy(out->tool, sizeof(out->tool), s, 3);
         *found = 1;
         break;
     case SQLITE_DONE:

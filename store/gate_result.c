@@ -286,24 +286,12 @@ int store_gate_baseline_put(store *st, const struct store_gate_baseline *b)
     static const char ins[] =
         "INSERT OR REPLACE INTO gate_baselines(goal_id, gate, command, baseline, passed,"
         " exit_code, format, cases, output_hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, ins)) != 0)
-        return rc;
-    store_bind_text(s, 1, b->goal_id);
-    store_bind_text(s, 2, b->gate);
-    store_bind_text(s, 3, b->command);
-    store_bind_text(s, 4, b->baseline);
-    sqlite3_bind_int(s, 5, b->passed);
-    sqlite3_bind_int(s, 6, b->exit_code);
-    store_bind_text(s, 7, b->format);
-    store_bind_text(s, 8, b->cases);
-    store_bind_text(s, 9, b->output_hash);
-    sqlite3_bind_int64(s, 10, time_now_ms());
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "gate baseline");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "gate baseline", NULL, ins,
+                           STORE_ARGS(STORE_TEXT(b->goal_id), STORE_TEXT(b->gate),
+                                      STORE_TEXT(b->command), STORE_TEXT(b->baseline),
+                                      STORE_I64(b->passed), STORE_I64(b->exit_code),
+                                      STORE_TEXT(b->format), STORE_TEXT(b->cases),
+                                      STORE_TEXT(b->output_hash), STORE_I64(time_now_ms())));
 }
 
 int store_gate_result_latest_by_item_each(store *st, const char *item_id,

@@ -37,9 +37,9 @@ char *store_col_strdup(sqlite3_stmt *s, int i);
  * only its SQL, its values and its error wording (what). */
 
 /* A value to bind as ?1, ?2, ...: STORE_TEXT(v) (NULL binds SQL NULL),
- * STORE_I64(v), STORE_DOUBLE(v).  STORE_ARGS(a, b, ...) passes an array
+ * STORE_I64(v), STORE_DOUBLE(v), STORE_NULL.  STORE_ARGS(a, b, ...) passes an array
  * and its length as two arguments. */
-enum store_arg_type { STORE_ARG_TEXT, STORE_ARG_I64, STORE_ARG_DOUBLE };
+enum store_arg_type { STORE_ARG_TEXT, STORE_ARG_I64, STORE_ARG_DOUBLE, STORE_ARG_NULL };
 struct store_arg {
     enum store_arg_type type;
     const char *text;
@@ -49,6 +49,7 @@ struct store_arg {
 #define STORE_TEXT(v) ((struct store_arg){.type = STORE_ARG_TEXT, .text = (v)})
 #define STORE_I64(v) ((struct store_arg){.type = STORE_ARG_I64, .i64 = (v)})
 #define STORE_DOUBLE(v) ((struct store_arg){.type = STORE_ARG_DOUBLE, .d = (v)})
+#define STORE_NULL ((struct store_arg){.type = STORE_ARG_NULL})
 #define STORE_ARGS(...)                                                                        \
     (const struct store_arg[]){__VA_ARGS__},                                                   \
         (int)(sizeof((const struct store_arg[]){__VA_ARGS__}) / sizeof(struct store_arg))

@@ -303,16 +303,8 @@ int store_item_count_done_verified(store *st, const char *goal_id, int *total, i
 int store_item_set_summary(store *st, const char *id, const char *summary)
 {
     static const char sql[] = "UPDATE work_items SET summary = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, summary);
-    store_bind_text(s, 2, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "summary");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "summary", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(summary), STORE_TEXT(id)));
 }
 
 int store_item_set_verified(store *st, const char *id, int verified, const char *commit_sha)
@@ -338,17 +330,9 @@ int store_item_set_verified(store *st, const char *id, int verified, const char 
 int store_item_set_question(store *st, const char *id, const char *question)
 {
     static const char sql[] = "UPDATE work_items SET question = ?, updated_at = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, question);
-    sqlite3_bind_int64(s, 2, time_now_ms());
-    store_bind_text(s, 3, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "ask_human");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "ask_human", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(question), STORE_I64(time_now_ms()),
+                                      STORE_TEXT(id)));
 }
 
 int store_item_count_unfinished_others(store *st, const char *goal_id, const char *except_id,
@@ -373,15 +357,7 @@ int store_item_count_unfinished_others(store *st, const char *goal_id, const cha
 int store_item_attempts_inc(store *st, const char *id)
 {
     static const char upd[] = "UPDATE work_items SET attempts = attempts + 1 WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, upd);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "claim");
-    store_done(s);
-    return rc;
+    return store_exec_id(st, upd, id, "claim");
 }
 
 int store_item_status_get(store *st, const char *id, int *found, char status[32],
@@ -474,18 +450,9 @@ int store_item_recovery_restart(store *st, const char *id, const char *input, in
         " question = NULL, human_input = CASE WHEN ?4 = 'alternative' THEN human_input"
         " ELSE ifnull(?1, human_input) END, strategy = CASE WHEN ?4 = 'alternative'"
         " THEN ?1 ELSE strategy END WHERE id = ?2";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, input);
-    store_bind_text(s, 2, id);
-    sqlite3_bind_int64(s, 3, now_ms);
-    store_bind_text(s, 4, alternative ? "alternative" : "");
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "resolve");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "resolve", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(input), STORE_TEXT(id), STORE_I64(now_ms),
+                                      STORE_TEXT(alternative ? "alternative" : "")));
 }
 
 int store_item_set_recovery(store *st, const char *id, int tier, int model_index,
@@ -494,20 +461,10 @@ int store_item_set_recovery(store *st, const char *id, int tier, int model_index
     static const char sql[] = "UPDATE work_items SET tier = ?, model_index = ?,"
                               " next_attempt_at = ?, strategy = ifnull(?, strategy),"
                               " updated_at = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    sqlite3_bind_int(s, 1, tier);
-    sqlite3_bind_int(s, 2, model_index);
-    sqlite3_bind_int64(s, 3, next_attempt_at);
-    store_bind_text(s, 4, strategy);
-    sqlite3_bind_int64(s, 5, time_now_ms());
-    store_bind_text(s, 6, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "recover");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "recover", NULL, sql,
+                           STORE_ARGS(STORE_I64(tier), STORE_I64(model_index),
+                                      STORE_I64(next_attempt_at), STORE_TEXT(strategy),
+                                      STORE_I64(time_now_ms()), STORE_TEXT(id)));
 }
 
 int store_item_recovery_counts(store *st, const char *id, int tier, int *failures, int *same)
@@ -551,16 +508,8 @@ int store_item_recovery_counts(store *st, const char *id, int tier, int *failure
 int store_item_set_timeout(store *st, const char *id, int timeout_s)
 {
     static const char dbl[] = "UPDATE work_items SET timeout_s = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, dbl)) != 0)
-        return rc;
-    sqlite3_bind_int(s, 1, timeout_s);
-    store_bind_text(s, 2, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "timeout");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "timeout", NULL, dbl,
+                           STORE_ARGS(STORE_I64(timeout_s), STORE_TEXT(id)));
 }
 
 int store_item_plan_b_owed(store *st, const char *id, int *owed, char *cls, size_t cls_n,

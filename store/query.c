@@ -15,6 +15,7 @@ void store_bind_args(sqlite3_stmt *s, const struct store_arg *args, int n)
         case STORE_ARG_TEXT: store_bind_text(s, i + 1, args[i].text); break;
         case STORE_ARG_I64: sqlite3_bind_int64(s, i + 1, args[i].i64); break;
         case STORE_ARG_DOUBLE: sqlite3_bind_double(s, i + 1, args[i].d); break;
+        case STORE_ARG_NULL: sqlite3_bind_null(s, i + 1); break;
         }
     }
 }

@@ -11,13 +11,6 @@
 #include "util/err.h"
 #include "util/xalloc.h"
 
-static void col_id(char out[ID_SIZE], sqlite3_stmt *s, int i)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
-
-    snprintf(out, ID_SIZE, "%s", t ? (const char *)t : "");
-}
-
 int store_run_get_goal_item(store *st, const char *run_id, char goal_id[ID_SIZE],
                             char item_id[ID_SIZE])
 {
@@ -30,8 +23,8 @@ int store_run_get_goal_item(store *st, const char *run_id, char goal_id[ID_SIZE]
     store_bind_text(s, 1, run_id);
     switch (sqlite3_step(s)) {
     case SQLITE_ROW:
-        col_id(goal_id, s, 0);
-        col_id(item_id, s, 1);
+        store_col_copy(goal_id, ID_SIZE, s, 0);
+        store_col_copy(item_id, ID_SIZE, s, 1);
         break;
     case SQLITE_DONE:
         rc = err_set(ERR_NOTFOUND, "no run %s", run_id);
@@ -79,21 +72,13 @@ int store_run_add_usage(store *st, const char *run_id, int64_t tokens_in, int64_
     store_bind_text(s, 5, run_id);
     step = sqlite3_step(s);
     if (step == SQLITE_ROW && goal_id_out)
-        col_id(goal_id_out, s, 0);
+        store_col_copy(goal_id_out, ID_SIZE, s, 0);
     else if (step != SQLITE_ROW && step != SQLITE_DONE)
         rc = store_err(st, "recording run usage");
     while (step == SQLITE_ROW)
         step = sqlite3_step(s);
     store_done(s);
     return rc;
-}
-
-/* Copy column i of the current row into out (n bytes; "" when NULL). */
-static void col_copy(char *out, size_t n, sqlite3_stmt *s, int i)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
-
-    snprintf(out, n, "%s", t ? (const char *)t : "");
 }
 
 int store_run_latest_running(store *st, const char *goal_id, struct store_run_running *out,
@@ -115,10 +100,10 @@ int store_run_latest_running(store *st, const char *goal_id, struct store_run_ru
     store_bind_text(s, 1, goal_id);
     switch (sqlite3_step(s)) {
     case SQLITE_ROW:
-        col_copy(out->id, sizeof(out->id), s, 0);
-        col_copy(out->kind, sizeof(out->kind), s, 1);
-        col_copy(out->item_key, sizeof(out->item_key), s, 2);
-        col_copy(out->item_title, sizeof(out->item_title), s, 3);
+        store_col_copy(out->id, sizeof(out->id), s, 0);
+        store_col_copy(out->kind, sizeof(out->kind), s, 1);
+        store_col_copy(out->item_key, sizeof(out->item_key), s, 2);
+        store_col_copy(out->item_title, sizeof(out->item_title), s, 3);
         out->started_at =
             sqlite3_column_type(s, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 4);
         out->turns_started = sqlite3_column_int(s, 5);
@@ -176,13 +161,6 @@ int store_run_last_failure(store *st, const char *item_id, const char *except_ru
     " AND NOT EXISTS (SELECT 1 FROM work_items o WHERE o.goal_id = w.goal_id"                   \
     " AND o.status IN ('in_progress', 'verify'))"
 
-static void copy_col(char *dst, size_t n, sqlite3_stmt *s, int i)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
-
-    snprintf(dst, n, "%s", t ? (const char *)t : "");
-}
-
 static int is_busy(const char (*busy)[ID_SIZE], int n, const char *goal_id)
 {
     for (int i = 0; i < n; i++)
@@ -212,8 +190,8 @@ static int pick_goal(store *st, const char *sql, int64_t now, const char (*busy)
         }
         if (is_busy(busy, n_busy, (const char *)sqlite3_column_text(s, 0)))
             continue;
-        copy_col(out->goal_id, sizeof(out->goal_id), s, 0);
-        copy_col(out->kind, sizeof(out->kind), s, 1);
+        store_col_copy(out->goal_id, sizeof(out->goal_id), s, 0);
+        store_col_copy(out->kind, sizeof(out->kind), s, 1);
         out->attempts = sqlite3_column_int(s, 2);
         found = 1;
     }
@@ -266,8 +244,8 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms,
             break;
         }
         memset(&c, 0, sizeof(c));
-        copy_col(c.id, sizeof(c.id), s, 0);
-        copy_col(c.goal_id, sizeof(c.goal_id), s, 1);
+        store_col_copy(c.id, sizeof(c.id), s, 0);
+        store_col_copy(c.goal_id, sizeof(c.goal_id), s, 1);
         c.priority = sqlite3_column_int(s, 2);
         c.created_at = sqlite3_column_int64(s, 3);
         c.updated_at = sqlite3_column_int64(s, 4);
@@ -381,18 +359,18 @@ int store_run_last_timeout_s(store *st, const char *goal_id, const char *kind, i
 static void run_read(sqlite3_stmt *s, struct store_run *r)
 {
     memset(r, 0, sizeof(*r));
-    copy_col(r->id, sizeof(r->id), s, 0);
-    copy_col(r->goal_id, sizeof(r->goal_id), s, 1);
-    copy_col(r->item_id, sizeof(r->item_id), s, 2);
-    copy_col(r->kind, sizeof(r->kind), s, 3);
-    copy_col(r->lane, sizeof(r->lane), s, 4);
-    copy_col(r->status, sizeof(r->status), s, 5);
+    store_col_copy(r->id, sizeof(r->id), s, 0);
+    store_col_copy(r->goal_id, sizeof(r->goal_id), s, 1);
+    store_col_copy(r->item_id, sizeof(r->item_id), s, 2);
+    store_col_copy(r->kind, sizeof(r->kind), s, 3);
+    store_col_copy(r->lane, sizeof(r->lane), s, 4);
+    store_col_copy(r->status, sizeof(r->status), s, 5);
     r->attempt = sqlite3_column_int(s, 6);
     r->timeout_s = sqlite3_column_int(s, 7);
     r->pid = (long)sqlite3_column_int64(s, 8);
     r->lease_until = sqlite3_column_int64(s, 9);
     r->started_at = sqlite3_column_int64(s, 10);
-    copy_col(r->failure_reason, sizeof(r->failure_reason), s, 11);
+    store_col_copy(r->failure_reason, sizeof(r->failure_reason), s, 11);
 }
 
 int store_run_get(store *st, const char *id, struct store_run *out)
@@ -477,16 +455,8 @@ int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void
 int store_run_renew_lease(store *st, const char *run_id, int64_t lease_until)
 {
     static const char sql[] = "UPDATE runs SET lease_until = ? WHERE id = ? AND status = 'running'";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, lease_until);
-    store_bind_text(s, 2, run_id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "lease");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "lease", NULL, sql,
+                           STORE_ARGS(STORE_I64(lease_until), STORE_TEXT(run_id)));
 }
 
 int store_run_live_status(store *st, const char *run_id, char run_status[16],
@@ -502,8 +472,8 @@ int store_run_live_status(store *st, const char *run_id, char run_status[16],
         return rc;
     store_bind_text(s, 1, run_id);
     if (sqlite3_step(s) == SQLITE_ROW) {
-        copy_col(run_status, 16, s, 0);
-        copy_col(goal_status, 16, s, 1);
+        store_col_copy(run_status, 16, s, 0);
+        store_col_copy(goal_status, 16, s, 1);
     }
     store_done(s);
     return 0;
@@ -536,21 +506,11 @@ int store_run_write_end(store *st, const char *run_id, const struct store_run_en
     static const char sql[] = "UPDATE runs SET turns = ?, model_index = ?, summary = ?,"
                               " error_class = ?, error_signature = ?, failure_reason = ?"
                               " WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    sqlite3_bind_int(s, 1, e->turns);
-    sqlite3_bind_int(s, 2, e->model_index);
-    store_bind_text(s, 3, e->summary);
-    store_bind_text(s, 4, e->error_class);
-    store_bind_text(s, 5, e->error_signature);
-    store_bind_text(s, 6, e->failure_reason);
-    store_bind_text(s, 7, run_id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "run");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "run", NULL, sql,
+                           STORE_ARGS(STORE_I64(e->turns), STORE_I64(e->model_index),
+                                      STORE_TEXT(e->summary), STORE_TEXT(e->error_class),
+                                      STORE_TEXT(e->error_signature),
+                                      STORE_TEXT(e->failure_reason), STORE_TEXT(run_id)));
 }
 
 int store_run_item_failures_each(store *st, const char *item_id,
@@ -594,9 +554,9 @@ int store_run_status_get(store *st, const char *id, int *found, char status[32],
     switch (sqlite3_step(s)) {
     case SQLITE_ROW:
         *found = 1;
-        copy_col(status, 32, s, 0);
-        copy_col(goal_id, ID_SIZE, s, 1);
-        copy_col(item_id, ID_SIZE, s, 2);
+        store_col_copy(status, 32, s, 0);
+        store_col_copy(goal_id, ID_SIZE, s, 1);
+        store_col_copy(item_id, ID_SIZE, s, 2);
         break;
     case SQLITE_DONE: break;
     default: rc = store_err(st, "run");
@@ -661,18 +621,9 @@ int store_run_set_failure_if_running(store *st, const char *id, const char *cls,
 {
     static const char upd[] = "UPDATE runs SET error_class = ?, error_signature = ?,"
                               " failure_reason = ? WHERE id = ? AND status = 'running'";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, upd)) != 0)
-        return rc;
-    store_bind_text(s, 1, cls);
-    store_bind_text(s, 2, signature);
-    store_bind_text(s, 3, reason);
-    store_bind_text(s, 4, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "abort");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "abort", NULL, upd,
+                           STORE_ARGS(STORE_TEXT(cls), STORE_TEXT(signature), STORE_TEXT(reason),
+                                      STORE_TEXT(id)));
 }
 
 int store_run_running_of_goal(store *st, const char *goal_id, struct store_run_live **out,
@@ -706,13 +657,5 @@ int store_run_set_cancelled(store *st, const char *id)
 {
     static const char upd[] = "UPDATE runs SET error_class = 'cancelled', failure_reason ="
                               " 'cancelled' WHERE id = ? AND status = 'running'";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, upd)) != 0)
-        return rc;
-    store_bind_text(s, 1, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "cancel");
-    store_done(s);
-    return rc;
+    return store_exec_id(st, upd, id, "cancel");
 }
