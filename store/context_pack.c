@@ -36,15 +36,6 @@ int store_context_pack_delete_before(store *st, int64_t cutoff_ms, int *deleted)
     static const char del_packs[] =
         "DELETE FROM context_packs WHERE created_at < ? AND id NOT IN"
         " (SELECT max(id) FROM context_packs GROUP BY item_id)";
-    sqlite3_stmt *s;
-    int rc;
-
-    *deleted = 0;
-    if ((rc = store_prepare(st, &s, del_packs)) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, cutoff_ms);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "retention");
-    *deleted = sqlite3_changes(store_db(st));
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "retention", deleted, del_packs,
+                           STORE_ARGS(STORE_I64(cutoff_ms)));
 }

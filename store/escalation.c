@@ -423,24 +423,14 @@ int store_escalation_insert(store *st, const struct store_escalation_new *e, int
     static const char ins[] =
         "INSERT OR IGNORE INTO escalations(id, goal_id, item_id, run_id, type, severity, urgency,"
         " status, packet, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)";
-    sqlite3_stmt *s;
-    int rc;
+    int n = 0;
+    int rc = store_exec_args(
+        st, "escalation", &n, ins,
+        STORE_ARGS(STORE_TEXT(e->id), STORE_TEXT(e->goal_id), STORE_TEXT(e->item_id),
+                   STORE_TEXT(e->run_id), STORE_TEXT(e->type), STORE_TEXT(e->severity),
+                   STORE_TEXT(e->urgency), STORE_TEXT(e->packet), STORE_I64(e->created_at)));
 
-    *inserted = 0;
-    if ((rc = store_prepare(st, &s, ins)) != 0)
-        return rc;
-    store_bind_text(s, 1, e->id);
-    store_bind_text(s, 2, e->goal_id);
-    store_bind_text(s, 3, e->item_id);
-    store_bind_text(s, 4, e->run_id);
-    store_bind_text(s, 5, e->type);
-    store_bind_text(s, 6, e->severity);
-    store_bind_text(s, 7, e->urgency);
-    store_bind_text(s, 8, e->packet);
-    sqlite3_bind_int64(s, 9, e->created_at);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "escalation");
-    *inserted = sqlite3_changes(store_db(st)) == 1;
-    store_done(s);
+    *inserted = n == 1;
     return rc;
 }
 

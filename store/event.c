@@ -238,15 +238,6 @@ int store_event_item_tool_calls_each(store *st, const char *item_id,
 int store_event_delete_before(store *st, int64_t cutoff_ms, int *deleted)
 {
     static const char del_events[] = "DELETE FROM events WHERE ts < ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    *deleted = 0;
-    if ((rc = store_prepare(st, &s, del_events)) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, cutoff_ms);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "retention");
-    *deleted = sqlite3_changes(store_db(st));
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "retention", deleted, del_events,
+                           STORE_ARGS(STORE_I64(cutoff_ms)));
 }

@@ -435,13 +435,7 @@ int store_goal_status_set(store *st, const char *id, const char *from, const cha
         "UPDATE goals SET status = ?1, updated_at = ?2,"
         " started_at = CASE WHEN ?1 = 'active' THEN ifnull(started_at, ?2) ELSE started_at END,"
         " ended_at = CASE WHEN ?3 THEN ?2 ELSE ended_at END WHERE id = ?4 AND status = ?5";
-    int n = 0;
-    int rc = store_exec_args(st, "status", &n, sql,
-                             STORE_ARGS(STORE_TEXT(to), STORE_I64(now_ms), STORE_I64(terminal),
-                                        STORE_TEXT(id), STORE_TEXT(from)));
-
-    *changed = rc == 0 && n == 1;
-    return rc;
+    return store_status_set(st, sql, id, from, to, terminal, now_ms, changed);
 }
 
 int store_goal_set_worktree(store *st, const char *id, const char *worktree)

@@ -84,4 +84,10 @@ void store_rows_copy(char *rows, size_t width, int max, int *n, sqlite3_stmt *s)
 int store_get_int64(store *st, const char *what, int64_t *out, int *found, const char *sql,
                     const struct store_arg *args, int n);
 
+/* A status transition: sql binds ?1 to, ?2 now_ms, ?3 terminal, ?4 id,
+ * ?5 from (UPDATE ... WHERE id = ?4 AND status = ?5).  *changed is 1 when
+ * exactly one row moved; a step error is store_err(st, "status"). */
+int store_status_set(store *st, const char *sql, const char *id, const char *from,
+                     const char *to, int terminal, int64_t now_ms, int *changed);
+
 #endif

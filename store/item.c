@@ -393,23 +393,7 @@ int store_item_status_set(store *st, const char *id, const char *from, const cha
         " started_at = CASE WHEN ?1 = 'in_progress' THEN ifnull(started_at, ?2)"
         " ELSE started_at END,"
         " ended_at = CASE WHEN ?3 THEN ?2 ELSE ended_at END WHERE id = ?4 AND status = ?5";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    *changed = 0;
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, to);
-    sqlite3_bind_int64(s, 2, now_ms);
-    sqlite3_bind_int(s, 3, terminal);
-    store_bind_text(s, 4, id);
-    store_bind_text(s, 5, from);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "status");
-    else
-        *changed = sqlite3_changes(store_db(st)) == 1;
-    store_done(s);
-    return rc;
+    return store_status_set(st, sql, id, from, to, terminal, now_ms, changed);
 }
 
 int store_item_ids_promotable(store *st, const char *goal_id, char (**out)[ID_SIZE], size_t *n)

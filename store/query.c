@@ -94,3 +94,15 @@ int store_get_int64(store *st, const char *what, int64_t *out, int *found, const
     store_done(s);
     return rc;
 }
+
+int store_status_set(store *st, const char *sql, const char *id, const char *from,
+                     const char *to, int terminal, int64_t now_ms, int *changed)
+{
+    int n = 0;
+    int rc = store_exec_args(st, "status", &n, sql,
+                             STORE_ARGS(STORE_TEXT(to), STORE_I64(now_ms), STORE_I64(terminal),
+                                        STORE_TEXT(id), STORE_TEXT(from)));
+
+    *changed = rc == 0 && n == 1;
+    return rc;
+}

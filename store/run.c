@@ -485,19 +485,13 @@ int store_run_mark_started(store *st, const char *run_id, long pid, int64_t leas
     static const char sql[] =
         "UPDATE runs SET pid = ?, lease_until = ?, started_at = ifnull(started_at, ?)"
         " WHERE id = ? AND status = 'running'";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int n = 0;
+    int rc = store_exec_args(st, "run", &n, sql,
+                             STORE_ARGS(STORE_I64((int64_t)pid), STORE_I64(lease_until),
+                                        STORE_I64(now_ms), STORE_TEXT(run_id)));
 
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, (int64_t)pid);
-    sqlite3_bind_int64(s, 2, lease_until);
-    sqlite3_bind_int64(s, 3, now_ms);
-    store_bind_text(s, 4, run_id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "run");
-    if (rc == 0 && sqlite3_changes(store_db(st)) != 1) /* cancelled meanwhile */
+    if (rc == 0 && n != 1) /* cancelled meanwhile */
         rc = err_set(ERR_TRANSITION, "run %s is no longer running", run_id);
-    store_done(s);
     return rc;
 }
 
@@ -570,23 +564,7 @@ int store_run_status_set(store *st, const char *id, const char *from, const char
 {
     static const char sql[] = "UPDATE runs SET status = ?1, ended_at = CASE WHEN ?3 THEN ?2"
                               " ELSE ended_at END WHERE id = ?4 AND status = ?5";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    *changed = 0;
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, to);
-    sqlite3_bind_int64(s, 2, now_ms);
-    sqlite3_bind_int(s, 3, terminal);
-    store_bind_text(s, 4, id);
-    store_bind_text(s, 5, from);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "status");
-    else
-        *changed = sqlite3_changes(store_db(st)) == 1;
-    store_done(s);
-    return rc;
+    return store_status_set(st, sql, id, from, to, terminal, now_ms, changed);
 }
 
 int store_run_facts_get(store *st, const char *id, struct store_run_facts *out)
