@@ -119,25 +119,10 @@ int store_event_last_tool_call(store *st, const char *run_id, char *tool, size_t
         " FROM (SELECT ifnull(json_extract(payload, '$.tool'), '') AS tool,"
         " ifnull(json_extract(payload, '$.arguments'), '') AS a FROM events"
         " WHERE run_id = ? AND type = 'tool_call.started' ORDER BY id DESC LIMIT 1)";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_tool);
+    const struct store_text_col cols[] = {{tool, tool_n}, {arg, arg_n}};
+    int found;
 
-    tool[0] = arg[0] = '\0';
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, run_id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        store_col_copy(tool, tool_n, s, 0);
-        store_col_copy(arg, arg_n, s, 1);
-        break;
-    case SQLITE_DONE:
-        break;
-    default:
-        rc = store_err(st, "events");
-    }
-    store_done(s);
-    return rc;
+    return store_get_texts(st, "events", cols, 2, &found, q_tool, STORE_ARGS(STORE_TEXT(run_id)));
 }
 
 int store_event_last_failure(store *st, const char *goal_id, struct store_event_failure *out,

@@ -139,29 +139,23 @@ static void goal_from_row(struct goal *g, sqlite3_stmt *s, int copy)
 #undef TXT
 }
 
+/* store_row_fn: a new goal (copied strings) into *(struct goal **)ctx. */
+static void goal_fill(sqlite3_stmt *s, void *ctx)
+{
+    struct goal **out = ctx;
+
+    *out = xmalloc(sizeof(**out));
+    goal_from_row(*out, s, 1);
+}
+
 int store_goal_get(store *st, const char *id, struct goal **out)
 {
     static const char sql[] = "SELECT " GOAL_COLS " FROM goals WHERE id = ?";
-    sqlite3_stmt *s;
-    struct goal *g;
-    int rc = store_prepare(st, &s, sql);
+    int found;
+    int rc = store_get_row(st, "goal", goal_fill, out, &found, sql, STORE_ARGS(STORE_TEXT(id)));
 
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        g = xmalloc(sizeof(*g));
-        goal_from_row(g, s, 1);
-        *out = g;
-        break;
-    case SQLITE_DONE:
+    if (rc == 0 && !found)
         rc = err_set(ERR_NOTFOUND, "goal %s: not found", id);
-        break;
-    default:
-        rc = store_err(st, "goal");
-    }
-    store_done(s);
     return rc;
 }
 
@@ -408,24 +402,7 @@ int store_goal_spend_run_wall(store *st, const char *goal_id, const char *run_id
 int store_goal_status_get(store *st, const char *id, int *found, char status[32])
 {
     static const char sql[] = "SELECT status, id, NULL, NULL FROM goals WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    *found = 0;
-    status[0] = '\0';
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        *found = 1;
-        snprintf(status, 32, "%s", (const char *)sqlite3_column_text(s, 0));
-        break;
-    case SQLITE_DONE: break;
-    default: rc = store_err(st, "goal");
-    }
-    store_done(s);
-    return rc;
+    return store_get_text(st, "goal", status, 32, found, sql, STORE_ARGS(STORE_TEXT(id)));
 }
 
 int store_goal_status_set(store *st, const char *id, const char *from, const char *to,

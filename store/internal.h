@@ -90,4 +90,27 @@ int store_get_int64(store *st, const char *what, int64_t *out, int *found, const
 int store_status_set(store *st, const char *sql, const char *id, const char *from,
                      const char *to, int terminal, int64_t now_ms, int *changed);
 
+/* Fill an out-value from the current row of s (ctx: the caller's). */
+typedef void store_row_fn(sqlite3_stmt *s, void *ctx);
+
+/* The first row sql selects with args bound: fill(s, ctx) and *found 1 on
+ * a row; *found 0 when none; a step error is store_err(st, what). */
+int store_get_row(store *st, const char *what, store_row_fn *fill, void *ctx, int *found,
+                  const char *sql, const struct store_arg *args, int n);
+
+/* Where store_get_texts() copies column i: out, n bytes (cut). */
+struct store_text_col {
+    char *out;
+    size_t n;
+};
+
+/* store_get_row() copying columns 0..ncols-1 as text into cols[i] (""
+ * for NULL); every out is "" when there is no row. */
+int store_get_texts(store *st, const char *what, const struct store_text_col *cols, int ncols,
+                    int *found, const char *sql, const struct store_arg *args, int nargs);
+
+/* store_get_texts() of one column. */
+int store_get_text(store *st, const char *what, char *out, size_t n, int *found,
+                   const char *sql, const struct store_arg *args, int nargs);
+
 #endif

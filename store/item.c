@@ -135,29 +135,24 @@ static void item_from_row(struct work_item *wi, sqlite3_stmt *s, int copy)
 #undef TXT
 }
 
+/* store_row_fn: a new work item (copied strings) into *(struct work_item **)ctx. */
+static void item_fill(sqlite3_stmt *s, void *ctx)
+{
+    struct work_item **out = ctx;
+
+    *out = xmalloc(sizeof(**out));
+    item_from_row(*out, s, 1);
+}
+
 int store_item_get(store *st, const char *id, struct work_item **out)
 {
     static const char sql[] = "SELECT " ITEM_COLS " FROM work_items WHERE id = ?";
-    sqlite3_stmt *s;
-    struct work_item *wi;
-    int rc = store_prepare(st, &s, sql);
+    int found;
+    int rc = store_get_row(st, "work item", item_fill, out, &found, sql,
+                           STORE_ARGS(STORE_TEXT(id)));
 
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        wi = xmalloc(sizeof(*wi));
-        item_from_row(wi, s, 1);
-        *out = wi;
-        break;
-    case SQLITE_DONE:
+    if (rc == 0 && !found)
         rc = err_set(ERR_NOTFOUND, "work item %s: not found", id);
-        break;
-    default:
-        rc = store_err(st, "work item");
-    }
-    store_done(s);
     return rc;
 }
 
@@ -242,25 +237,12 @@ int store_item_get_by_key(store *st, const char *goal_id, const char *key,
                           struct work_item **out)
 {
     static const char sql[] = "SELECT " ITEM_COLS " FROM work_items WHERE goal_id = ? AND key = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int found;
+    int rc = store_get_row(st, "work item", item_fill, out, &found, sql,
+                           STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(key)));
 
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, key);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        *out = xmalloc(sizeof(**out));
-        item_from_row(*out, s, 1);
-        break;
-    case SQLITE_DONE:
+    if (rc == 0 && !found)
         rc = err_set(ERR_NOTFOUND, "goal %s has no work item \"%s\"", goal_id, key);
-        break;
-    default:
-        rc = store_err(st, "work item");
-    }
-    store_done(s);
     return rc;
 }
 
@@ -364,25 +346,9 @@ int store_item_status_get(store *st, const char *id, int *found, char status[32]
                           char goal_id[ID_SIZE])
 {
     static const char sql[] = "SELECT status, goal_id, id, NULL FROM work_items WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    const struct store_text_col cols[] = {{status, 32}, {goal_id, ID_SIZE}};
 
-    *found = 0;
-    status[0] = goal_id[0] = '\0';
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        *found = 1;
-        snprintf(status, 32, "%s", (const char *)sqlite3_column_text(s, 0));
-        snprintf(goal_id, ID_SIZE, "%s", (const char *)sqlite3_column_text(s, 1));
-        break;
-    case SQLITE_DONE: break;
-    default: rc = store_err(st, "work item");
-    }
-    store_done(s);
-    return rc;
+    return store_get_texts(st, "work item", cols, 2, found, sql, STORE_ARGS(STORE_TEXT(id)));
 }
 
 int store_item_status_set(store *st, const char *id, const char *from, const char *to,

@@ -68,28 +68,13 @@ int store_llm_quirks_put(store *st, const char *base_url, const char *model,
 int store_llm_script_cursor_get(store *st, const char *path, const char *sha256,
                                 const char *stage, int64_t *next_out)
 {
-    sqlite3_stmt *s;
-    int rc;
+    int found;
 
     *next_out = 0;
-    if ((rc = store_prepare(st, &s,
-                            "SELECT next_line FROM llm_script_cursors WHERE path = ? AND "
-                            "sha256 = ? AND stage = ?")) != 0)
-        return rc;
-    store_bind_text(s, 1, path);
-    store_bind_text(s, 2, sha256);
-    store_bind_text(s, 3, stage);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        *next_out = sqlite3_column_int64(s, 0);
-        break;
-    case SQLITE_DONE:
-        break;
-    default:
-        rc = store_err(st, "script cursor");
-    }
-    store_done(s);
-    return rc;
+    return store_get_int64(st, "script cursor", next_out, &found,
+                           "SELECT next_line FROM llm_script_cursors WHERE path = ? AND "
+                           "sha256 = ? AND stage = ?",
+                           STORE_ARGS(STORE_TEXT(path), STORE_TEXT(sha256), STORE_TEXT(stage)));
 }
 
 int store_llm_script_cursor_set(store *st, const char *path, const char *sha256,

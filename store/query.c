@@ -73,8 +73,8 @@ void store_rows_copy(char *rows, size_t width, int max, int *n, sqlite3_stmt *s)
     store_done(s);
 }
 
-int store_get_int64(store *st, const char *what, int64_t *out, int *found, const char *sql,
-                    const struct store_arg *args, int n)
+int store_get_row(store *st, const char *what, store_row_fn *fill, void *ctx, int *found,
+                  const char *sql, const struct store_arg *args, int n)
 {
     sqlite3_stmt *s;
     int rc;
@@ -86,13 +86,55 @@ int store_get_int64(store *st, const char *what, int64_t *out, int *found, const
     switch (sqlite3_step(s)) {
     case SQLITE_ROW:
         *found = 1;
-        *out = sqlite3_column_int64(s, 0);
+        fill(s, ctx);
         break;
     case SQLITE_DONE: break;
     default: rc = store_err(st, what);
     }
     store_done(s);
     return rc;
+}
+
+static void fill_int64(sqlite3_stmt *s, void *ctx)
+{
+    *(int64_t *)ctx = sqlite3_column_int64(s, 0);
+}
+
+int store_get_int64(store *st, const char *what, int64_t *out, int *found, const char *sql,
+                    const struct store_arg *args, int n)
+{
+    return store_get_row(st, what, fill_int64, out, found, sql, args, n);
+}
+
+struct text_cols {
+    const struct store_text_col *cols;
+    int n;
+};
+
+static void fill_texts(sqlite3_stmt *s, void *ctx)
+{
+    const struct text_cols *t = ctx;
+
+    for (int i = 0; i < t->n; i++)
+        store_col_copy(t->cols[i].out, t->cols[i].n, s, i);
+}
+
+int store_get_texts(store *st, const char *what, const struct store_text_col *cols, int ncols,
+                    int *found, const char *sql, const struct store_arg *args, int nargs)
+{
+    struct text_cols t = {cols, ncols};
+
+    for (int i = 0; i < ncols; i++)
+        cols[i].out[0] = '\0';
+    return store_get_row(st, what, fill_texts, &t, found, sql, args, nargs);
+}
+
+int store_get_text(store *st, const char *what, char *out, size_t n, int *found,
+                   const char *sql, const struct store_arg *args, int nargs)
+{
+    const struct store_text_col col = {out, n};
+
+    return store_get_texts(st, what, &col, 1, found, sql, args, nargs);
 }
 
 int store_status_set(store *st, const char *sql, const char *id, const char *from,

@@ -14,25 +14,14 @@
 int store_run_get_goal_item(store *st, const char *run_id, char goal_id[ID_SIZE],
                             char item_id[ID_SIZE])
 {
-    sqlite3_stmt *s;
-    int rc;
+    const struct store_text_col cols[] = {{goal_id, ID_SIZE}, {item_id, ID_SIZE}};
+    int found;
+    int rc = store_get_texts(st, "run", cols, 2, &found,
+                             "SELECT goal_id, item_id FROM runs WHERE id = ?",
+                             STORE_ARGS(STORE_TEXT(run_id)));
 
-    goal_id[0] = item_id[0] = '\0';
-    if ((rc = store_prepare(st, &s, "SELECT goal_id, item_id FROM runs WHERE id = ?")) != 0)
-        return rc;
-    store_bind_text(s, 1, run_id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        store_col_copy(goal_id, ID_SIZE, s, 0);
-        store_col_copy(item_id, ID_SIZE, s, 1);
-        break;
-    case SQLITE_DONE:
+    if (rc == 0 && !found)
         rc = err_set(ERR_NOTFOUND, "no run %s", run_id);
-        break;
-    default:
-        rc = store_err(st, "run");
-    }
-    store_done(s);
     return rc;
 }
 
@@ -373,21 +362,20 @@ static void run_read(sqlite3_stmt *s, struct store_run *r)
     store_col_copy(r->failure_reason, sizeof(r->failure_reason), s, 11);
 }
 
+/* store_row_fn: run_read() into (struct store_run *)ctx. */
+static void run_fill(sqlite3_stmt *s, void *ctx)
+{
+    run_read(s, ctx);
+}
+
 int store_run_get(store *st, const char *id, struct store_run *out)
 {
     static const char sql[] = "SELECT " RUN_COLS " FROM runs WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int found;
+    int rc = store_get_row(st, "run", run_fill, out, &found, sql, STORE_ARGS(STORE_TEXT(id)));
 
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW: run_read(s, out); break;
-    case SQLITE_DONE: rc = err_set(ERR_NOTFOUND, "run %s: not found", id); break;
-    default: rc = store_err(st, "run");
-    }
-    store_done(s);
+    if (rc == 0 && !found)
+        rc = err_set(ERR_NOTFOUND, "run %s: not found", id);
     return rc;
 }
 
@@ -537,26 +525,9 @@ int store_run_status_get(store *st, const char *id, int *found, char status[32],
                          char goal_id[ID_SIZE], char item_id[ID_SIZE])
 {
     static const char sql[] = "SELECT status, goal_id, item_id, id FROM runs WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    const struct store_text_col cols[] = {{status, 32}, {goal_id, ID_SIZE}, {item_id, ID_SIZE}};
 
-    *found = 0;
-    status[0] = goal_id[0] = item_id[0] = '\0';
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        *found = 1;
-        store_col_copy(status, 32, s, 0);
-        store_col_copy(goal_id, ID_SIZE, s, 1);
-        store_col_copy(item_id, ID_SIZE, s, 2);
-        break;
-    case SQLITE_DONE: break;
-    default: rc = store_err(st, "run");
-    }
-    store_done(s);
-    return rc;
+    return store_get_texts(st, "run", cols, 3, found, sql, STORE_ARGS(STORE_TEXT(id)));
 }
 
 int store_run_status_set(store *st, const char *id, const char *from, const char *to,
