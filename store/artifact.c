@@ -71,20 +71,11 @@ int store_artifact_add_once(store *st, const char *goal_id, const char *item_id,
     store_done(s);
     if (found)
         goto out;
-    if ((rc = store_prepare(st, &s, ins)) != 0)
-        goto out;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, item_id);
-    store_bind_text(s, 3, run_id);
-    store_bind_text(s, 4, type);
-    store_bind_text(s, 5, ref);
-    store_bind_text(s, 6, path);
-    store_bind_text(s, 7, hash);
-    store_bind_text(s, 8, url);
-    store_bind_text(s, 9, mt ? mt : "{}");
-    sqlite3_bind_int64(s, 10, time_now_ms());
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "artifact");
-    store_done(s);
+    rc = store_exec_args(st, "artifact", NULL, ins,
+                         STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(item_id), STORE_TEXT(run_id),
+                                    STORE_TEXT(type), STORE_TEXT(ref), STORE_TEXT(path),
+                                    STORE_TEXT(hash), STORE_TEXT(url), STORE_TEXT(mt ? mt : "{}"),
+                                    STORE_I64(time_now_ms())));
 out:
     cJSON_free(mt);
     return rc;

@@ -332,23 +332,13 @@ int store_decision_add(store *st, const char *goal_id, const char *item_id, cons
     static const char sql[] =
         "INSERT INTO decisions(goal_id, item_id, run_id, kind, aspect, severity, note, data,"
         " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    sqlite3_stmt *s;
     char *text = data ? cJSON_PrintUnformatted(data) : NULL;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_exec_args(st, "decision", NULL, sql,
+                             STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(item_id),
+                                        STORE_TEXT(run_id), STORE_TEXT(kind), STORE_TEXT(aspect),
+                                        STORE_TEXT(severity), STORE_TEXT(note),
+                                        STORE_TEXT(text ? text : "{}"), STORE_I64(time_now_ms())));
 
-    if (rc == 0) {
-        store_bind_text(s, 1, goal_id);
-        store_bind_text(s, 2, item_id);
-        store_bind_text(s, 3, run_id);
-        store_bind_text(s, 4, kind);
-        store_bind_text(s, 5, aspect);
-        store_bind_text(s, 6, severity);
-        store_bind_text(s, 7, note);
-        store_bind_text(s, 8, text ? text : "{}");
-        sqlite3_bind_int64(s, 9, time_now_ms());
-        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "decision");
-        store_done(s);
-    }
     cJSON_free(text);
     return rc;
 }

@@ -155,17 +155,8 @@ int store_gate_result_insert(store *st, const struct store_gate_row *r, int64_t 
 int store_gate_result_set_note(store *st, int64_t id, const char *note)
 {
     static const char sql[] = "UPDATE gate_results SET note = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, note);
-    sqlite3_bind_int64(s, 2, id);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "gate result");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "gate result", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(note), STORE_I64(id)));
 }
 
 int store_gate_case_insert(store *st, int64_t gate_result_id, const char *name, const char *status,
@@ -173,19 +164,9 @@ int store_gate_case_insert(store *st, int64_t gate_result_id, const char *name, 
 {
     static const char sql[] =
         "INSERT INTO gate_cases(gate_result_id, name, status, file) VALUES (?,?,?,?)";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, gate_result_id);
-    store_bind_text(s, 2, name);
-    store_bind_text(s, 3, status);
-    store_bind_text(s, 4, file);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "gate case");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "gate case", NULL, sql,
+                           STORE_ARGS(STORE_I64(gate_result_id), STORE_TEXT(name),
+                                      STORE_TEXT(status), STORE_TEXT(file)));
 }
 
 int store_gate_result_format(store *st, int64_t id, char **format_out)

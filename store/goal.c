@@ -76,10 +76,7 @@ int store_goal_insert(store *st, struct goal *g)
     bind_opt_i64(s, 31, g->ended_at);
     store_bind_text(s, 32, g->outcome);
     store_bind_text(s, 33, g->outcome_reason);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "insert goal");
-    store_done(s);
-    return rc;
+    return store_step_done(st, s, "insert goal");
 }
 
 static int64_t col_opt_i64(sqlite3_stmt *s, int i)

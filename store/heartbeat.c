@@ -38,19 +38,9 @@ int store_heartbeat_write(store *st, long pid, int64_t started_at, int64_t last_
         "INSERT INTO daemon_heartbeat(id, pid, started_at, last_tick, lanes) VALUES (1, ?, ?, ?, ?)"
         " ON CONFLICT(id) DO UPDATE SET pid = excluded.pid, started_at = excluded.started_at,"
         " last_tick = excluded.last_tick, lanes = excluded.lanes";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, (int64_t)pid);
-    sqlite3_bind_int64(s, 2, started_at);
-    sqlite3_bind_int64(s, 3, last_tick);
-    store_bind_text(s, 4, lanes_json);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "heartbeat");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "heartbeat", NULL, sql,
+                           STORE_ARGS(STORE_I64((int64_t)pid), STORE_I64(started_at),
+                                      STORE_I64(last_tick), STORE_TEXT(lanes_json)));
 }
 
 int store_heartbeat_read(store *st, struct store_heartbeat *out)

@@ -73,10 +73,7 @@ int store_item_insert(store *st, struct work_item *wi)
     sqlite3_bind_int64(s, 24, now);
     sqlite3_bind_null(s, 25);
     sqlite3_bind_null(s, 26);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "insert work item");
-    store_done(s);
-    return rc;
+    return store_step_done(st, s, "insert work item");
 }
 
 int store_item_dep_add(store *st, const char *item_id, const char *depends_on_id,
@@ -84,18 +81,9 @@ int store_item_dep_add(store *st, const char *item_id, const char *depends_on_id
 {
     static const char sql[] =
         "INSERT INTO work_item_deps(item_id, depends_on_id, condition) VALUES (?, ?, ?)";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, item_id);
-    store_bind_text(s, 2, depends_on_id);
-    store_bind_text(s, 3, condition ? condition : "done_or_skipped");
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "insert dependency");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "insert dependency", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(depends_on_id),
+                                      STORE_TEXT(condition ? condition : "done_or_skipped")));
 }
 
 static void item_from_row(struct work_item *wi, sqlite3_stmt *s, int copy)

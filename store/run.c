@@ -27,18 +27,10 @@ int store_run_get_goal_item(store *st, const char *run_id, char goal_id[ID_SIZE]
 
 int store_run_set_model(store *st, const char *run_id, const char *model, const char *provider)
 {
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, "UPDATE runs SET model = ?, provider = ? WHERE id = ?")) != 0)
-        return rc;
-    store_bind_text(s, 1, model);
-    store_bind_text(s, 2, provider);
-    store_bind_text(s, 3, run_id);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "recording the run's model");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "recording the run's model", NULL,
+                           "UPDATE runs SET model = ?, provider = ? WHERE id = ?",
+                           STORE_ARGS(STORE_TEXT(model), STORE_TEXT(provider),
+                                      STORE_TEXT(run_id)));
 }
 
 int store_run_add_usage(store *st, const char *run_id, int64_t tokens_in, int64_t tokens_cached,
@@ -297,27 +289,13 @@ int store_run_insert(store *st, const struct store_run_new *r)
         "INSERT INTO runs(id, goal_id, item_id, kind, lane, status, attempt, tier, model_index,"
         " timeout_s, lease_until, created_at, started_at)"
         " VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, r->id);
-    store_bind_text(s, 2, r->goal_id);
-    store_bind_text(s, 3, r->item_id);
-    store_bind_text(s, 4, r->kind);
-    store_bind_text(s, 5, r->lane);
-    sqlite3_bind_int(s, 6, r->attempt);
-    sqlite3_bind_int(s, 7, r->tier);
-    sqlite3_bind_int(s, 8, r->model_index);
-    sqlite3_bind_int(s, 9, r->timeout_s);
-    sqlite3_bind_int64(s, 10, r->lease_until);
-    sqlite3_bind_int64(s, 11, r->now_ms);
-    sqlite3_bind_int64(s, 12, r->now_ms);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "insert run");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "insert run", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(r->id), STORE_TEXT(r->goal_id),
+                                      STORE_TEXT(r->item_id), STORE_TEXT(r->kind),
+                                      STORE_TEXT(r->lane), STORE_I64(r->attempt),
+                                      STORE_I64(r->tier), STORE_I64(r->model_index),
+                                      STORE_I64(r->timeout_s), STORE_I64(r->lease_until),
+                                      STORE_I64(r->now_ms), STORE_I64(r->now_ms)));
 }
 
 int store_run_last_timeout_s(store *st, const char *goal_id, const char *kind, int *out)
