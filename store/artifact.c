@@ -22,15 +22,8 @@ int store_artifact_each(store *st, const char *goal_id, const char *type,
     store_bind_text(s, 1, goal_id);
     if (type)
         store_bind_text(s, 2, type);
-    for (;;) {
+    while (store_next_row(st, s, "artifacts", &rc)) {
         struct store_artifact a;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "artifacts");
-            break;
-        }
         a.type = (const char *)sqlite3_column_text(s, 0);
         a.ref = (const char *)sqlite3_column_text(s, 1);
         a.path = (const char *)sqlite3_column_text(s, 2);

@@ -21,15 +21,8 @@ static int escalation_rows(store *st, sqlite3_stmt *s,
 {
     int rc = 0;
 
-    for (;;) {
+    while (store_next_row(st, s, "escalations", &rc)) {
         struct store_escalation e;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "escalations");
-            break;
-        }
         memset(&e, 0, sizeof(e));
         fill(&e, s);
         if ((rc = fn(&e, ctx)) != 0)
@@ -229,15 +222,8 @@ static int decision_rows(store *st, sqlite3_stmt *s,
 {
     int rc = 0;
 
-    for (;;) {
+    while (store_next_row(st, s, "decisions", &rc)) {
         struct store_decision d;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "decisions");
-            break;
-        }
         memset(&d, 0, sizeof(d));
         fill(&d, s);
         if ((rc = fn(&d, ctx)) != 0)

@@ -68,15 +68,8 @@ int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit
         store_bind_text(s, i++, goal_id);
     sqlite3_bind_int64(s, i++, after_id);
     sqlite3_bind_int64(s, i++, limit > 0 ? limit : -1);
-    for (;;) {
+    while (store_next_row(st, s, "events", &rc)) {
         struct store_event ev;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "events");
-            break;
-        }
         ev.id = sqlite3_column_int64(s, 0);
         ev.ts = sqlite3_column_int64(s, 1);
         ev.goal_id = (const char *)sqlite3_column_text(s, 2);

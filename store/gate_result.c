@@ -18,15 +18,8 @@ static int gate_result_rows(store *st, sqlite3_stmt *s,
 {
     int rc = 0;
 
-    for (;;) {
+    while (store_next_row(st, s, "gate results", &rc)) {
         struct store_gate_result g;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "gate results");
-            break;
-        }
         memset(&g, 0, sizeof(g));
         fill(&g, s);
         if ((rc = fn(&g, ctx)) != 0)

@@ -195,15 +195,8 @@ int store_goal_each(store *st, const char *status, int (*fn)(const struct goal *
         return rc;
     if (status)
         store_bind_text(s, 1, status);
-    for (;;) {
+    while (store_next_row(st, s, "goals", &rc)) {
         struct goal g;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "goals");
-            break;
-        }
         goal_from_row(&g, s, 0);
         if ((rc = fn(&g, ctx)) != 0)
             break;
@@ -275,14 +268,7 @@ int store_resolve_id(store *st, const char *table, const char *prefix, char out[
     if ((rc = store_prepare(st, &s, sql)) != 0)
         return rc;
     store_bind_text(s, 1, lower);
-    for (;;) {
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "resolve id");
-            break;
-        }
+    while (store_next_row(st, s, "resolve id", &rc)) {
         if (n == 0) {
             strncpy(out, (const char *)sqlite3_column_text(s, 0), ID_LEN);
             out[ID_LEN] = '\0';
@@ -352,15 +338,8 @@ int store_goal_each_waiting(store *st, int (*fn)(const struct store_goal_waiting
 
     if (rc)
         return rc;
-    for (;;) {
+    while (store_next_row(st, s, "goals", &rc)) {
         struct store_goal_waiting w;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "goals");
-            break;
-        }
         w.id = (const char *)sqlite3_column_text(s, 0);
         w.title = (const char *)sqlite3_column_text(s, 1);
         w.escalation_id = (const char *)sqlite3_column_text(s, 2);

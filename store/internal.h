@@ -57,6 +57,11 @@ struct store_arg {
 /* Bind args[0..n) as ?1..?n. */
 void store_bind_args(sqlite3_stmt *s, const struct store_arg *args, int n);
 
+/* Step s: 1 while it has a row; 0 at its end (*rc untouched) or on a
+ * step error (*rc = store_err(st, what)).  For
+ * `while (store_next_row(st, s, what, &rc)) { ... }`. */
+int store_next_row(store *st, sqlite3_stmt *s, const char *what, int *rc);
+
 /* Step s, which returns no row, then store_done(s): 0, or store_err(st, what). */
 int store_step_done(store *st, sqlite3_stmt *s, const char *what);
 

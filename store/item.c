@@ -173,15 +173,8 @@ int store_item_each(store *st, const char *goal_id,
     if (rc)
         return rc;
     store_bind_text(s, 1, goal_id);
-    for (;;) {
+    while (store_next_row(st, s, "work items", &rc)) {
         struct work_item wi;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "work items");
-            break;
-        }
         item_from_row(&wi, s, 0);
         if ((rc = fn(&wi, ctx)) != 0)
             break;
@@ -204,14 +197,7 @@ int store_item_count_by_effort_status(store *st, const char *goal_id,
     if (rc)
         return rc;
     store_bind_text(s, 1, goal_id);
-    for (;;) {
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "progress");
-            break;
-        }
+    while (store_next_row(st, s, "progress", &rc)) {
         rc = fn((const char *)sqlite3_column_text(s, 0), (const char *)sqlite3_column_text(s, 1),
                 sqlite3_column_int64(s, 2), ctx);
         if (rc)

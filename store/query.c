@@ -20,6 +20,17 @@ void store_bind_args(sqlite3_stmt *s, const struct store_arg *args, int n)
     }
 }
 
+int store_next_row(store *st, sqlite3_stmt *s, const char *what, int *rc)
+{
+    int step = sqlite3_step(s);
+
+    if (step == SQLITE_ROW)
+        return 1;
+    if (step != SQLITE_DONE)
+        *rc = store_err(st, what);
+    return 0;
+}
+
 int store_step_done(store *st, sqlite3_stmt *s, const char *what)
 {
     int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, what);

@@ -161,14 +161,7 @@ static int pick_goal(store *st, const char *sql, int64_t now, const char (*busy)
     if (rc)
         return rc;
     sqlite3_bind_int64(s, 1, now);
-    while (!found) {
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "claim");
-            break;
-        }
+    while (!found && store_next_row(st, s, "claim", &rc)) {
         if (is_busy(busy, n_busy, (const char *)sqlite3_column_text(s, 0)))
             continue;
         store_col_copy(out->goal_id, sizeof(out->goal_id), s, 0);
@@ -215,15 +208,8 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms,
     if (rc)
         return rc;
     sqlite3_bind_int64(s, 1, now_ms);
-    for (;;) {
+    while (store_next_row(st, s, "select", &rc)) {
         struct store_run_exec_candidate c;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "select");
-            break;
-        }
         memset(&c, 0, sizeof(c));
         store_col_copy(c.id, sizeof(c.id), s, 0);
         store_col_copy(c.goal_id, sizeof(c.goal_id), s, 1);
