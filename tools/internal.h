@@ -44,6 +44,13 @@ size_t tool_max_bytes(void);
 /* tools.max_file_mb in bytes: the largest file write and edit make. */
 size_t tool_max_file_bytes(void);
 
+/* A listing tool's output into res: list cut to the byte limit, then,
+ * when it was cut or limit_note is not NULL (the tool stopped at its
+ * limit), a "[...]" notice with limit_note and "showing N <what>".
+ * Sets total_bytes and the truncated fields of res. */
+int tool_list_report(struct tool_result *res, const strbuf *list, const char *limit_note,
+                     const char *what);
+
 /* The folder for spill files (sandbox_spill_prepare() for ctx), into out. */
 int tool_spill_dir(struct tool_ctx *ctx, char *out, size_t n);
 
