@@ -121,15 +121,8 @@ int store_breaker_config_stale(store *st, const char *config_fp, char (*cls)[64]
 {
     static const char q[] = "SELECT error_class FROM breakers WHERE config_fp IS NOT NULL"
                             " AND config_fp <> ? AND state <> 'closed' LIMIT 16";
-    sqlite3_stmt *s;
-    int rc;
-
-    *n = 0;
-    if ((rc = store_prepare(st, &s, q)) != 0)
-        return rc;
-    store_bind_text(s, 1, config_fp);
-    store_rows_copy(cls[0], sizeof(cls[0]), max, n, s);
-    return 0;
+    return store_select_rows_copy(st, cls[0], sizeof(cls[0]), max, n, q,
+                                  STORE_ARGS(STORE_TEXT(config_fp)));
 }
 
 int store_breaker_reset_failures(store *st, int64_t now_ms)
@@ -143,15 +136,8 @@ int store_breaker_probed_by(store *st, const char *run_id, char (*cls)[64], int 
 {
     static const char probes[] = "SELECT error_class, failures FROM breakers"
                                  " WHERE state = 'half_open' AND probe_run_id = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    *n = 0;
-    if ((rc = store_prepare(st, &s, probes)) != 0)
-        return rc;
-    store_bind_text(s, 1, run_id);
-    store_rows_copy(cls[0], sizeof(cls[0]), max, n, s);
-    return 0;
+    return store_select_rows_copy(st, cls[0], sizeof(cls[0]), max, n, probes,
+                                  STORE_ARGS(STORE_TEXT(run_id)));
 }
 
 int store_breaker_close(store *st, const char *cls, int64_t now_ms)

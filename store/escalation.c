@@ -36,17 +36,11 @@ int store_escalation_count_open(store *st, const char *goal_id, int *out)
 {
     static const char q_esc[] =
         "SELECT count(*) FROM escalations WHERE goal_id = ? AND status = 'open'";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_esc);
+    int64_t v;
+    int rc = store_count(st, "count escalations", &v, q_esc, STORE_ARGS(STORE_TEXT(goal_id)));
 
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        *out = sqlite3_column_int(s, 0);
-    else
-        rc = store_err(st, "count escalations");
-    store_done(s);
+    if (rc == 0)
+        *out = (int)v;
     return rc;
 }
 
@@ -334,33 +328,14 @@ int store_decision_first_verification_baseline(store *st, const char *goal_id, c
     static const char q[] = "SELECT json_extract(data, '$.baseline') FROM decisions"
                             " WHERE goal_id = ? AND kind = 'verification'"
                             " AND json_extract(data, '$.baseline') IS NOT NULL ORDER BY id LIMIT 1";
-    sqlite3_stmt *s;
-    int rc;
-
-    out[0] = '\0';
-    if ((rc = store_prepare(st, &s, q)) != 0)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-        snprintf(out, n, "%s", sqlite3_column_text(s, 0));
-    store_done(s);
-    return 0;
+    return store_peek_text(st, out, n, q, STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 int store_escalation_count_open_all(store *st, int64_t *out)
 {
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, "SELECT count(*) FROM escalations WHERE status = 'open'");
-
     *out = 0;
-    if (rc)
-        return rc;
-    if (sqlite3_step(s) == SQLITE_ROW)
-        *out = sqlite3_column_int64(s, 0);
-    else
-        rc = store_err(st, "escalations");
-    store_done(s);
-    return rc;
+    return store_count(st, "escalations", out,
+                       "SELECT count(*) FROM escalations WHERE status = 'open'", NULL, 0);
 }
 
 int store_escalation_close_by_system(store *st, const char *goal_id, const char *reason,
@@ -653,15 +628,8 @@ int store_escalation_goals_past_deadline(store *st, int64_t now_ms, char (*ids)[
         " AND deadline_at < ? AND status IN ('queued','active','blocked')"
         " AND NOT EXISTS (SELECT 1 FROM escalations e WHERE e.goal_id = g.id"
         " AND e.type = 'deadline')";
-    sqlite3_stmt *s;
-    int rc;
-
-    *n = 0;
-    if ((rc = store_prepare(st, &s, q)) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
-    store_rows_copy(ids[0], sizeof(ids[0]), max, n, s);
-    return 0;
+    return store_select_rows_copy(st, ids[0], sizeof(ids[0]), max, n, q,
+                                  STORE_ARGS(STORE_I64(now_ms)));
 }
 
 int store_escalation_goals_budget_spent(store *st, char (*ids)[ID_SIZE], int max, int *n)
@@ -673,12 +641,6 @@ int store_escalation_goals_budget_spent(store *st, char (*ids)[ID_SIZE], int max
         " (budget_max_hours IS NOT NULL AND spent_wall_ms >= budget_max_hours * 3600000))"
         " AND NOT EXISTS (SELECT 1 FROM escalations e WHERE e.goal_id = g.id"
         " AND e.type = 'budget' AND e.status = 'open')";
-    sqlite3_stmt *s;
-    int rc;
-
-    *n = 0;
-    if ((rc = store_prepare(st, &s, q_budget)) != 0)
-        return rc;
-    store_rows_copy(ids[0], sizeof(ids[0]), max, n, s);
-    return 0;
+    return store_select_rows_copy(st, ids[0], sizeof(ids[0]), max, n, q_budget,
+                                  NULL, 0);
 }

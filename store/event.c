@@ -154,18 +154,11 @@ int store_event_last_failure(store *st, const char *goal_id, struct store_event_
 
 int store_event_last_failure_goal(store *st, char out[ID_SIZE])
 {
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, "SELECT goal_id FROM events WHERE type IN ('run.failed',"
-                                   " 'run.timeout', 'run.aborted', 'tool_call.failed')"
-                                   " AND goal_id IS NOT NULL ORDER BY id DESC LIMIT 1");
-
-    out[0] = '\0';
-    if (rc)
-        return rc;
-    if (sqlite3_step(s) == SQLITE_ROW)
-        snprintf(out, ID_SIZE, "%s", (const char *)sqlite3_column_text(s, 0));
-    store_done(s);
-    return 0;
+    return store_peek_text(st, out, ID_SIZE,
+                           "SELECT goal_id FROM events WHERE type IN ('run.failed',"
+                           " 'run.timeout', 'run.aborted', 'tool_call.failed')"
+                           " AND goal_id IS NOT NULL ORDER BY id DESC LIMIT 1",
+                           NULL, 0);
 }
 
 int store_event_last_llm_usage(store *st, const char *goal_id, int64_t *tokens, double *cost_usd)

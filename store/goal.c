@@ -209,19 +209,9 @@ int store_goal_count(store *st, const char *status, int64_t *out)
 {
     static const char sql_all[] = "SELECT count(*) FROM goals";
     static const char sql_status[] = "SELECT count(*) FROM goals WHERE status = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, status ? sql_status : sql_all);
+    const struct store_arg arg = STORE_TEXT(status);
 
-    if (rc)
-        return rc;
-    if (status)
-        store_bind_text(s, 1, status);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        *out = sqlite3_column_int64(s, 0);
-    else
-        rc = store_err(st, "count goals");
-    store_done(s);
-    return rc;
+    return store_count(st, "count goals", out, status ? sql_status : sql_all, &arg, status != NULL);
 }
 
 int store_resolve_id(store *st, const char *table, const char *prefix, char out[ID_SIZE])
@@ -516,15 +506,5 @@ int store_goal_open_instance(store *st, const char *template_id, char out[ID_SIZ
     static const char q_open[] =
         "SELECT id FROM goals WHERE parent_id = ? AND status IN ('queued','active','blocked')"
         " LIMIT 1";
-    sqlite3_stmt *s;
-    int rc;
-
-    out[0] = '\0';
-    if ((rc = store_prepare(st, &s, q_open)) != 0)
-        return rc;
-    store_bind_text(s, 1, template_id);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        snprintf(out, ID_SIZE, "%s", sqlite3_column_text(s, 0));
-    store_done(s);
-    return 0;
+    return store_peek_text(st, out, ID_SIZE, q_open, STORE_ARGS(STORE_TEXT(template_id)));
 }

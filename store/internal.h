@@ -118,4 +118,20 @@ int store_get_texts(store *st, const char *what, const struct store_text_col *co
 int store_get_text(store *st, const char *what, char *out, size_t n, int *found,
                    const char *sql, const struct store_arg *args, int nargs);
 
+/* The first column of the one row sql (args bound) selects, as an int64
+ * (a count): a step error, or no row, is store_err(st, what). */
+int store_count(store *st, const char *what, int64_t *out, const char *sql,
+                const struct store_arg *args, int n);
+
+/* Column 0 of the first row sql selects with args bound, copied into out
+ * (n bytes, cut; "" for NULL or no row).  Only a prepare error is
+ * returned: a step error reads as no row. */
+int store_peek_text(store *st, char *out, size_t n, const char *sql,
+                    const struct store_arg *args, int nargs);
+
+/* store_rows_copy() of sql with args bound (*n is 0 on a prepare error,
+ * which is returned; a step error ends the rows). */
+int store_select_rows_copy(store *st, char *rows, size_t width, int max, int *n, const char *sql,
+                           const struct store_arg *args, int nargs);
+
 #endif

@@ -159,3 +159,50 @@ int store_status_set(store *st, const char *sql, const char *id, const char *fro
     *changed = rc == 0 && n == 1;
     return rc;
 }
+
+int store_count(store *st, const char *what, int64_t *out, const char *sql,
+                const struct store_arg *args, int n)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    store_bind_args(s, args, n);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        *out = sqlite3_column_int64(s, 0);
+    else
+        rc = store_err(st, what);
+    store_done(s);
+    return rc;
+}
+
+int store_peek_text(store *st, char *out, size_t n, const char *sql,
+                    const struct store_arg *args, int nargs)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    out[0] = '\0';
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    store_bind_args(s, args, nargs);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        store_col_copy(out, n, s, 0);
+    store_done(s);
+    return 0;
+}
+
+int store_select_rows_copy(store *st, char *rows, size_t width, int max, int *n, const char *sql,
+                           const struct store_arg *args, int nargs)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    *n = 0;
+    if ((rc = store_prepare(st, &s, sql)) != 0)
+        return rc;
+    store_bind_args(s, args, nargs);
+    store_rows_copy(rows, width, max, n, s);
+    return 0;
+}

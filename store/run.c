@@ -254,18 +254,10 @@ int store_run_pending_retries(store *st, int64_t now_ms, int *out)
         "        WHERE w.status = 'ready' AND g.status = 'active' AND w.next_attempt_at > ?1)"
         " + (SELECT count(*) FROM goals WHERE status IN ('queued', 'active') AND is_template = 0"
         "        AND next_attempt_at > ?1)";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int64_t v = 0;
+    int rc = store_count(st, "pending retries", &v, sql, STORE_ARGS(STORE_I64(now_ms)));
 
-    *out = 0;
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        *out = sqlite3_column_int(s, 0);
-    else
-        rc = store_err(st, "pending retries");
-    store_done(s);
+    *out = (int)v;
     return rc;
 }
 
