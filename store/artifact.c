@@ -15,11 +15,10 @@ int store_artifact_each(store *st, const char *goal_id, const char *type,
     static const char sql_type[] = "SELECT type, ref, path, hash, url, item_id, created_at"
                                    " FROM artifacts WHERE goal_id = ? AND type = ? ORDER BY id";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, type ? sql_type : sql_all);
+    int rc = store_prepare_args(st, &s, type ? sql_type : sql_all, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     if (type)
         store_bind_text(s, 2, type);
     while (store_next_row(st, s, "artifacts", &rc)) {

@@ -81,9 +81,8 @@ int store_breaker_get(store *st, const char *cls, struct store_breaker *out)
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if ((rc = store_prepare(st, &s, sel)) != 0)
+    if ((rc = store_prepare_args(st, &s, sel, STORE_ARGS(STORE_TEXT(cls)))) != 0)
         return rc;
-    store_bind_text(s, 1, cls);
     if (sqlite3_step(s) == SQLITE_ROW) {
         snprintf(out->error_class, sizeof(out->error_class), "%s", cls);
         store_col_copy(out->state, sizeof(out->state), s, 0);

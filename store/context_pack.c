@@ -19,12 +19,11 @@ int store_context_pack_latest(store *st, const char *item_id, char **out)
     static const char sql[] =
         "SELECT pack FROM context_packs WHERE item_id = ? ORDER BY id DESC LIMIT 1";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(item_id)));
 
     *out = NULL;
     if (rc)
         return rc;
-    store_bind_text(s, 1, item_id);
     if (sqlite3_step(s) == SQLITE_ROW)
         *out = store_col_strdup(s, 0);
     store_done(s);

@@ -69,11 +69,10 @@ int store_escalation_each_open_of_goal(store *st, const char *goal_id,
         " json_extract(packet, '$.work_item.title'), json_extract(packet, '$.last_tool_calls')"
         " FROM escalations WHERE goal_id = ? AND status = 'open' ORDER BY created_at, id";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     return escalation_rows(st, s, fill_open_of_goal, fn, ctx);
 }
 
@@ -132,12 +131,10 @@ int store_escalation_each_open_question(store *st, const char *goal_id, int limi
         " w.question, '') FROM escalations e LEFT JOIN work_items w ON w.id = e.item_id"
         " WHERE e.goal_id = ? AND e.status = 'open' ORDER BY e.created_at, e.id LIMIT ?";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q);
+    int rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(goal_id), STORE_I64(limit)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    sqlite3_bind_int(s, 2, limit);
     return escalation_rows(st, s, fill_open_question, fn, ctx);
 }
 
@@ -146,12 +143,11 @@ int store_escalation_each_open_question(store *st, const char *goal_id, int limi
 static int decision_json(store *st, const char *sql, const char *arg, cJSON **out)
 {
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(arg)));
 
     *out = NULL;
     if (rc)
         return rc;
-    store_bind_text(s, 1, arg);
     switch (sqlite3_step(s)) {
     case SQLITE_ROW:
         if (sqlite3_column_text(s, 0))
@@ -244,12 +240,11 @@ int store_decision_each_evidence(store *st, const char *goal_id,
         " (SELECT max(id) FROM decisions WHERE goal_id = ? AND kind = 'evidence'"
         " GROUP BY item_id, note) ORDER BY w.created_at, w.rowid, d.id";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_evidence);
+    int rc = store_prepare_args(st, &s, q_evidence,
+                               STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, goal_id);
     return decision_rows(st, s, fill_evidence, fn, ctx);
 }
 
@@ -271,12 +266,11 @@ int store_decision_each_gate_inputs_changed(store *st, const char *goal_id,
         " WHERE goal_id = ? AND kind = 'verification' GROUP BY item_id)"
         " ORDER BY w.created_at, w.rowid";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_inputs);
+    int rc = store_prepare_args(st, &s, q_inputs,
+                               STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, goal_id);
     return decision_rows(st, s, fill_inputs, fn, ctx);
 }
 
@@ -297,11 +291,10 @@ int store_decision_each_review(store *st, const char *goal_id,
         " FROM decisions d JOIN work_items w ON w.id = d.item_id WHERE d.goal_id = ?"
         " AND d.kind IN ('review_verdict', 'review_finding', 'review_unavailable') ORDER BY d.id";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_review);
+    int rc = store_prepare_args(st, &s, q_review, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     return decision_rows(st, s, fill_review, fn, ctx);
 }
 
@@ -348,11 +341,10 @@ int store_escalation_close_by_system(store *st, const char *goal_id, const char 
     static const char upd[] = "UPDATE escalations SET status = 'resolved', resolution = 'system',"
                               " resolution_input = ?, resolved_at = ? WHERE id = ?";
     sqlite3_stmt *s, *u;
-    int rc = store_prepare(st, &s, sel);
+    int rc = store_prepare_args(st, &s, sel, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
         const char *id = (const char *)sqlite3_column_text(s, 0);
         if ((rc = store_prepare(st, &u, upd)) == 0) {
@@ -447,9 +439,8 @@ int store_escalation_packet_gates(store *st, const char *item_id, cJSON *passing
     sqlite3_stmt *s;
     int rc;
 
-    if ((rc = store_prepare(st, &s, q_gates)) != 0)
+    if ((rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(item_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, item_id);
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *g = cJSON_CreateObject();
         xcheck(g);
@@ -470,9 +461,8 @@ int store_escalation_packet_artifacts(store *st, const char *goal_id, cJSON *arr
     sqlite3_stmt *s;
     int rc;
 
-    if ((rc = store_prepare(st, &s, q_art)) != 0)
+    if ((rc = store_prepare_args(st, &s, q_art, STORE_ARGS(STORE_TEXT(goal_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, goal_id);
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *a = cJSON_CreateObject();
         xcheck(a);
@@ -497,9 +487,8 @@ int store_escalation_packet_tool_calls(store *st, const char *run_id, cJSON *arr
     sqlite3_stmt *s;
     int rc;
 
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(run_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, run_id);
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *o = cJSON_CreateObject();
         xcheck(o);
@@ -577,11 +566,10 @@ int store_escalation_goal_held(store *st, const char *goal_id, int *yes)
         " + (SELECT count(*) FROM work_items WHERE goal_id = ?1 AND critical = 1"
         "        AND status IN ('blocked', 'escalated'))";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     *yes = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) > 0;
     store_done(s);
     return 0;
@@ -604,11 +592,10 @@ int store_escalation_ids_system_closable(store *st, const char *goal_id, const c
 
     *out = NULL;
     *n = 0;
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q,
+                                STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(type),
+                                           STORE_I64(goal_only)))) != 0)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, type);
-    sqlite3_bind_int(s, 3, goal_only);
     while (sqlite3_step(s) == SQLITE_ROW) {
         if (*n == cap) {
             cap = cap ? cap * 2 : 8;

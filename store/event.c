@@ -16,23 +16,10 @@ int store_event_add_raw(store *st, const char *goal_id, const char *item_id,
 {
     static const char sql[] = "INSERT INTO events(ts, goal_id, item_id, run_id, type, payload)"
                               " VALUES (?, ?, ?, ?, ?, ?)";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, time_now_ms());
-    store_bind_text(s, 2, goal_id);
-    store_bind_text(s, 3, item_id);
-    store_bind_text(s, 4, run_id);
-    store_bind_text(s, 5, type);
-    store_bind_text(s, 6, payload_json ? payload_json : "{}");
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "event");
-    else if (seq_out)
-        *seq_out = sqlite3_last_insert_rowid(store_db(st));
-    store_done(s);
-    return rc;
+    return store_exec_insert(st, "event", seq_out, sql,
+                             STORE_ARGS(STORE_I64(time_now_ms()), STORE_TEXT(goal_id),
+                                        STORE_TEXT(item_id), STORE_TEXT(run_id), STORE_TEXT(type),
+                                        STORE_TEXT(payload_json ? payload_json : "{}")));
 }
 
 int store_event_add(store *st, const char *goal_id, const char *item_id, const char *run_id,
@@ -89,11 +76,10 @@ int store_event_id_before(store *st, int64_t ts, int64_t *out)
 {
     static const char q[] = "SELECT ifnull(max(id), 0) FROM events WHERE ts < ?";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q);
+    int rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_I64(ts)));
 
     if (rc)
         return rc;
-    sqlite3_bind_int64(s, 1, ts);
     rc = sqlite3_step(s) == SQLITE_ROW ? 0 : store_err(st, "events");
     if (rc == 0)
         *out = sqlite3_column_int64(s, 0);
@@ -128,13 +114,12 @@ int store_event_last_failure(store *st, const char *goal_id, struct store_event_
         " WHERE goal_id = ? AND type IN ('run.failed', 'run.timeout', 'run.aborted',"
         " 'tool_call.failed') ORDER BY id DESC LIMIT 1";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_err);
+    int rc = store_prepare_args(st, &s, q_err, STORE_ARGS(STORE_TEXT(goal_id)));
 
     memset(out, 0, sizeof(*out));
     *found = 0;
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     switch (sqlite3_step(s)) {
     case SQLITE_ROW:
         out->ts = sqlite3_column_int64(s, 0);
@@ -169,11 +154,10 @@ int store_event_last_llm_usage(store *st, const char *goal_id, int64_t *tokens, 
         " ifnull(json_extract(payload, '$.cost_usd'), 0) FROM events"
         " WHERE goal_id = ? AND type = 'llm.response' ORDER BY id DESC LIMIT 1";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     if (sqlite3_step(s) == SQLITE_ROW) {
         *tokens = sqlite3_column_int64(s, 0);
         *cost_usd = sqlite3_column_double(s, 1);
@@ -193,11 +177,10 @@ int store_event_item_tool_calls_each(store *st, const char *item_id,
         "SELECT type, payload FROM events WHERE item_id = ? AND type IN"
         " ('tool_call.started', 'tool_call.completed', 'tool_call.failed') ORDER BY id";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(item_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, item_id);
     while (sqlite3_step(s) == SQLITE_ROW)
         if ((rc = fn((const char *)sqlite3_column_text(s, 0),
                      (const char *)sqlite3_column_text(s, 1), ctx)) != 0)

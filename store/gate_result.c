@@ -56,11 +56,10 @@ int store_gate_result_each_latest_of_item(store *st, const char *item_id,
         " WHERE item_id = ?1 AND run_id = (SELECT run_id FROM gate_results WHERE item_id = ?1"
         " ORDER BY id DESC LIMIT 1) GROUP BY name, tree_id) ORDER BY id";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_gates);
+    int rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(item_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, item_id);
     return gate_result_rows(st, s, fill_of_item, fn, ctx);
 }
 
@@ -88,20 +87,17 @@ int store_gate_result_each_latest_of_goal(store *st, const char *goal_id,
         " JOIN work_items w ON w.id = g.item_id WHERE g.id IN (SELECT max(id) FROM gate_results"
         " WHERE goal_id = ? GROUP BY item_id, name) ORDER BY w.created_at, g.name";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_gates);
+    int rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     return gate_result_rows(st, s, fill_of_goal, fn, ctx);
 }
 
-static void bind_count(sqlite3_stmt *s, int i, int v)
+/* A test count to bind: NULL when not counted (< 0). */
+static struct store_arg count_arg(int v)
 {
-    if (v < 0)
-        sqlite3_bind_null(s, i);
-    else
-        sqlite3_bind_int(s, i, v);
+    return v < 0 ? STORE_NULL : STORE_I64(v);
 }
 
 int store_gate_result_insert(store *st, const struct store_gate_row *r, int64_t *id_out)
@@ -111,38 +107,17 @@ int store_gate_result_insert(store *st, const struct store_gate_row *r, int64_t 
         " passed, exit_code, duration_ms, output_tail, output_hash, tree_id, classification,"
         " tests_passed, tests_failed, tests_skipped, tests_total, created_at, tests_format, note)"
         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, r->goal_id);
-    store_bind_text(s, 2, r->item_id);
-    store_bind_text(s, 3, r->run_id);
-    store_bind_text(s, 4, r->name);
-    store_bind_text(s, 5, r->type);
-    store_bind_text(s, 6, r->command);
-    sqlite3_bind_int(s, 7, r->must_pass);
-    sqlite3_bind_int(s, 8, r->passed);
-    sqlite3_bind_int(s, 9, r->exit_code);
-    sqlite3_bind_int64(s, 10, r->duration_ms);
-    store_bind_text(s, 11, r->output_tail);
-    store_bind_text(s, 12, r->output_hash);
-    store_bind_text(s, 13, r->tree_id);
-    store_bind_text(s, 14, r->classification);
-    bind_count(s, 15, r->tests_passed);
-    bind_count(s, 16, r->tests_failed);
-    bind_count(s, 17, r->tests_skipped);
-    bind_count(s, 18, r->tests_total);
-    sqlite3_bind_int64(s, 19, time_now_ms());
-    store_bind_text(s, 20, r->tests_format);
-    store_bind_text(s, 21, r->note);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "gate result");
-    else if (id_out)
-        *id_out = sqlite3_last_insert_rowid(store_db(st));
-    store_done(s);
-    return rc;
+    return store_exec_insert(
+        st, "gate result", id_out, sql,
+        STORE_ARGS(STORE_TEXT(r->goal_id), STORE_TEXT(r->item_id), STORE_TEXT(r->run_id),
+                   STORE_TEXT(r->name), STORE_TEXT(r->type), STORE_TEXT(r->command),
+                   STORE_I64(r->must_pass), STORE_I64(r->passed), STORE_I64(r->exit_code),
+                   STORE_I64(r->duration_ms), STORE_TEXT(r->output_tail),
+                   STORE_TEXT(r->output_hash), STORE_TEXT(r->tree_id),
+                   STORE_TEXT(r->classification), count_arg(r->tests_passed),
+                   count_arg(r->tests_failed), count_arg(r->tests_skipped),
+                   count_arg(r->tests_total), STORE_I64(time_now_ms()),
+                   STORE_TEXT(r->tests_format), STORE_TEXT(r->note)));
 }
 
 int store_gate_result_set_note(store *st, int64_t id, const char *note)
@@ -169,9 +144,8 @@ int store_gate_result_format(store *st, int64_t id, char **format_out)
     int rc, step;
 
     *format_out = NULL;
-    if ((rc = store_prepare(st, &s, sql)) != 0)
+    if ((rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(id)))) != 0)
         return rc;
-    sqlite3_bind_int64(s, 1, id);
     step = sqlite3_step(s);
     if (step == SQLITE_ROW)
         *format_out = store_col_strdup(s, 0);
@@ -193,9 +167,8 @@ int store_gate_cases_each(store *st, int64_t gate_result_id,
     sqlite3_stmt *s;
     int rc, step = SQLITE_DONE;
 
-    if ((rc = store_prepare(st, &s, sql)) != 0)
+    if ((rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(gate_result_id)))) != 0)
         return rc;
-    sqlite3_bind_int64(s, 1, gate_result_id);
     while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW)
         rc = fn((const char *)sqlite3_column_text(s, 0), (const char *)sqlite3_column_text(s, 1),
                 (const char *)sqlite3_column_text(s, 2), ctx);
@@ -217,10 +190,9 @@ int store_gate_result_failed_last_run_each(store *st, const char *item_id,
     sqlite3_stmt *s;
     int rc;
 
-    if ((rc = store_prepare(st, &s, sql)) != 0)
+    if ((rc = store_prepare_args(st, &s, sql,
+                                STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(item_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, item_id);
-    store_bind_text(s, 2, item_id);
     while (!rc && sqlite3_step(s) == SQLITE_ROW)
         rc = fn((const char *)sqlite3_column_text(s, 0), sqlite3_column_int(s, 1),
                 (const char *)sqlite3_column_text(s, 2), ctx);
@@ -239,12 +211,10 @@ int store_gate_baseline_get(store *st, const char *goal_id, const char *gate, co
 
     *found = 0;
     *format = *cases = NULL;
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q,
+                                STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(gate),
+                                           STORE_TEXT(command), STORE_TEXT(baseline)))) != 0)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, gate);
-    store_bind_text(s, 3, command);
-    store_bind_text(s, 4, baseline);
     if (sqlite3_step(s) == SQLITE_ROW) {
         *found = 1;
         *passed = sqlite3_column_int(s, 0);
@@ -276,11 +246,10 @@ int store_gate_result_latest_by_item_each(store *st, const char *item_id,
         "SELECT name, passed, ifnull(exit_code, -1) FROM gate_results WHERE id IN"
         " (SELECT max(id) FROM gate_results WHERE item_id = ? GROUP BY name) ORDER BY name";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_gates);
+    int rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(item_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, item_id);
     while (sqlite3_step(s) == SQLITE_ROW)
         if ((rc = fn((const char *)sqlite3_column_text(s, 0), sqlite3_column_int(s, 1), ctx)) != 0)
             break;

@@ -255,9 +255,8 @@ int store_resolve_id(store *st, const char *table, const char *prefix, char out[
     if (len < ID_SHORT)
         return err_set(ERR_INVALID, "%s id \"%s\": give at least %d characters", what, prefix,
                        ID_SHORT);
-    if ((rc = store_prepare(st, &s, sql)) != 0)
+    if ((rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(lower)))) != 0)
         return rc;
-    store_bind_text(s, 1, lower);
     while (store_next_row(st, s, "resolve id", &rc)) {
         if (n == 0) {
             strncpy(out, (const char *)sqlite3_column_text(s, 0), ID_LEN);
@@ -416,12 +415,11 @@ int store_goal_budget_get(store *st, const char *id, struct budget_facts *out)
         "SELECT budget_max_tokens, budget_max_cost_usd, budget_max_hours, spent_tokens,"
         " spent_cost_usd, spent_wall_ms FROM goals WHERE id = ?";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(id)));
 
     memset(out, 0, sizeof(*out));
     if (rc)
         return rc;
-    store_bind_text(s, 1, id);
     if (sqlite3_step(s) != SQLITE_ROW) {
         store_done(s);
         return err_set(ERR_NOTFOUND, "goal %s: not found", id);

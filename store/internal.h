@@ -57,6 +57,11 @@ struct store_arg {
 /* Bind args[0..n) as ?1..?n. */
 void store_bind_args(sqlite3_stmt *s, const struct store_arg *args, int n);
 
+/* store_prepare() then store_bind_args(): the statement is bound only when
+ * the prepare succeeded (0). */
+int store_prepare_args(store *st, sqlite3_stmt **out, const char *sql,
+                       const struct store_arg *args, int n);
+
 /* Step s: 1 while it has a row; 0 at its end (*rc untouched) or on a
  * step error (*rc = store_err(st, what)).  For
  * `while (store_next_row(st, s, what, &rc)) { ... }`. */
@@ -70,6 +75,11 @@ int store_step_done(store *st, sqlite3_stmt *s, const char *what);
  * the prepare fails). */
 int store_exec_args(store *st, const char *what, int *changed, const char *sql,
                     const struct store_arg *args, int n);
+
+/* store_exec_args() of an INSERT: *id_out (when not NULL) gets the new
+ * row's id after a successful step. */
+int store_exec_insert(store *st, const char *what, int64_t *id_out, const char *sql,
+                      const struct store_arg *args, int n);
 
 /* store_exec_args() of sql with id bound as ?1 (UPDATE/DELETE ... WHERE id = ?1). */
 int store_exec_id(store *st, const char *sql, const char *id, const char *what);

@@ -168,11 +168,10 @@ int store_item_each(store *st, const char *goal_id,
     static const char sql[] =
         "SELECT " ITEM_COLS " FROM work_items WHERE goal_id = ? ORDER BY created_at, rowid";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     while (store_next_row(st, s, "work items", &rc)) {
         struct work_item wi;
         item_from_row(&wi, s, 0);
@@ -192,11 +191,10 @@ int store_item_count_by_effort_status(store *st, const char *goal_id,
     static const char sql[] = "SELECT effort, status, count(*) FROM work_items"
                               " WHERE goal_id = ? GROUP BY effort, status";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     while (store_next_row(st, s, "progress", &rc)) {
         rc = fn((const char *)sqlite3_column_text(s, 0), (const char *)sqlite3_column_text(s, 1),
                 sqlite3_column_int64(s, 2), ctx);
@@ -224,11 +222,10 @@ int store_item_get_by_key(store *st, const char *goal_id, const char *key,
 static int item_counts(store *st, const char *sql, const char *goal_id, int *a, int *b)
 {
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     if (sqlite3_step(s) == SQLITE_ROW) {
         *a = sqlite3_column_int(s, 0);
         *b = sqlite3_column_int(s, 1);
@@ -300,10 +297,9 @@ int store_item_count_unfinished_others(store *st, const char *goal_id, const cha
     int rc;
 
     *n = 0;
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q,
+                                STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(except_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, except_id);
     if (sqlite3_step(s) == SQLITE_ROW)
         *n = sqlite3_column_int(s, 0);
     store_done(s);
@@ -413,9 +409,8 @@ int store_item_recovery_counts(store *st, const char *id, int tier, int *failure
     sqlite3_bind_int(s, 2, tier);
     *failures = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 1;
     store_done(s);
-    if ((rc = store_prepare(st, &s, q2)) != 0)
+    if ((rc = store_prepare_args(st, &s, q2, STORE_ARGS(STORE_TEXT(id)))) != 0)
         return rc;
-    store_bind_text(s, 1, id);
     while (sqlite3_step(s) == SQLITE_ROW) {
         const char *sig = (const char *)sqlite3_column_text(s, 0);
         if (n == 0)
@@ -451,9 +446,8 @@ int store_item_plan_b_owed(store *st, const char *id, int *owed, char *cls, size
     *owed = 0;
     if (cause)
         *cause = NULL;
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(id)))) != 0)
         return rc;
-    store_bind_text(s, 1, id);
     if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == 1) {
         *owed = 1;
         if (cls && cls_n)

@@ -20,6 +20,16 @@ void store_bind_args(sqlite3_stmt *s, const struct store_arg *args, int n)
     }
 }
 
+int store_prepare_args(store *st, sqlite3_stmt **out, const char *sql,
+                       const struct store_arg *args, int n)
+{
+    int rc = store_prepare(st, out, sql);
+
+    if (rc == 0)
+        store_bind_args(*out, args, n);
+    return rc;
+}
+
 int store_next_row(store *st, sqlite3_stmt *s, const char *what, int *rc)
 {
     int step = sqlite3_step(s);
@@ -53,6 +63,22 @@ int store_exec_args(store *st, const char *what, int *changed, const char *sql,
     rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, what);
     if (changed)
         *changed = sqlite3_changes(store_db(st));
+    store_done(s);
+    return rc;
+}
+
+int store_exec_insert(store *st, const char *what, int64_t *id_out, const char *sql,
+                      const struct store_arg *args, int n)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    if ((rc = store_prepare_args(st, &s, sql, args, n)) != 0)
+        return rc;
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_err(st, what);
+    else if (id_out)
+        *id_out = sqlite3_last_insert_rowid(store_db(st));
     store_done(s);
     return rc;
 }

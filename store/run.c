@@ -71,14 +71,13 @@ int store_run_latest_running(store *st, const char *goal_id, struct store_run_ru
         " FROM runs r LEFT JOIN work_items w ON w.id = r.item_id"
         " WHERE r.goal_id = ? AND r.status = 'running' ORDER BY r.started_at DESC LIMIT 1";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_run);
+    int rc = store_prepare_args(st, &s, q_run, STORE_ARGS(STORE_TEXT(goal_id)));
 
     memset(out, 0, sizeof(*out));
     out->started_at = -1;
     *found = 0;
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     switch (sqlite3_step(s)) {
     case SQLITE_ROW:
         store_col_copy(out->id, sizeof(out->id), s, 0);
@@ -110,10 +109,9 @@ int store_run_last_failure(store *st, const char *item_id, const char *except_ru
     int rc;
 
     *error_class = *reason = NULL;
-    if ((rc = store_prepare(st, &s, q_run)) != 0)
+    if ((rc = store_prepare_args(st, &s, q_run,
+                                STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(except_run_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, item_id);
-    store_bind_text(s, 2, except_run_id);
     if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 1)) {
         *error_class = store_col_strdup(s, 0);
         *reason = store_col_strdup(s, 1);
@@ -203,11 +201,10 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms,
         "SELECT w.id, w.goal_id, w.priority, w.created_at, w.updated_at,"
         " (SELECT count(*) FROM work_item_deps d WHERE d.depends_on_id = w.id)" EXECUTE_RULE;
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(now_ms)));
 
     if (rc)
         return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
     while (store_next_row(st, s, "select", &rc)) {
         struct store_run_exec_candidate c;
         memset(&c, 0, sizeof(c));
@@ -230,12 +227,11 @@ int store_run_queue_counts(store *st, int64_t now_ms, struct store_run_queues *o
                               " (SELECT count(*)" PUBLISH_RULE ") + (SELECT count(*)" EXECUTE_RULE
                               "), (SELECT count(*) FROM work_items WHERE status = 'queued')";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(now_ms)));
 
     memset(out, 0, sizeof(*out));
     if (rc)
         return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
     if (sqlite3_step(s) == SQLITE_ROW) {
         out->plan = sqlite3_column_int64(s, 0);
         out->work = sqlite3_column_int64(s, 1);
@@ -281,13 +277,11 @@ int store_run_last_timeout_s(store *st, const char *goal_id, const char *kind, i
     static const char q[] = "SELECT status, ifnull(timeout_s, 0) FROM runs WHERE goal_id = ?"
                             " AND kind = ? ORDER BY created_at DESC, rowid DESC LIMIT 1";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q);
+    int rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(kind)));
 
     *out = 0;
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, kind);
     if (sqlite3_step(s) == SQLITE_ROW &&
         !strcmp((const char *)sqlite3_column_text(s, 0), "timeout") &&
         sqlite3_column_int(s, 1) > 0)
@@ -409,12 +403,11 @@ int store_run_live_status(store *st, const char *run_id, char run_status[16],
     static const char sql[] = "SELECT r.status, g.status FROM runs r JOIN goals g"
                               " ON g.id = r.goal_id WHERE r.id = ?";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(run_id)));
 
     run_status[0] = goal_status[0] = '\0';
     if (rc)
         return rc;
-    store_bind_text(s, 1, run_id);
     if (sqlite3_step(s) == SQLITE_ROW) {
         store_col_copy(run_status, 16, s, 0);
         store_col_copy(goal_status, 16, s, 1);
@@ -460,11 +453,10 @@ int store_run_item_failures_each(store *st, const char *item_id,
         " FROM runs WHERE item_id = ? AND status IN ('failed','timeout','aborted')"
         " ORDER BY created_at DESC, rowid DESC LIMIT 3";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_fail);
+    int rc = store_prepare_args(st, &s, q_fail, STORE_ARGS(STORE_TEXT(item_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, item_id);
     while (sqlite3_step(s) == SQLITE_ROW) {
         struct store_run_failure f;
         f.error_class = (const char *)sqlite3_column_text(s, 0);
@@ -502,9 +494,8 @@ int store_run_facts_get(store *st, const char *id, struct store_run_facts *out)
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(id)))) != 0)
         return rc;
-    store_bind_text(s, 1, id);
     if (sqlite3_step(s) != SQLITE_ROW) {
         store_done(s);
         return err_set(ERR_NOTFOUND, "run %s: not found", id);
@@ -542,9 +533,8 @@ int store_run_running_of_goal(store *st, const char *goal_id, struct store_run_l
 
     *out = NULL;
     *n = 0;
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(goal_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, goal_id);
     while (sqlite3_step(s) == SQLITE_ROW) {
         if (*n == cap) {
             cap = cap ? cap * 2 : 4;

@@ -51,9 +51,8 @@ int store_trigger_next_fire_of_goal(store *st, const char *goal_id, int64_t *at,
     int rc;
 
     *found = 0;
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(goal_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, goal_id);
     if (sqlite3_step(s) == SQLITE_ROW) {
         *at = sqlite3_column_int64(s, 0);
         *found = 1;
@@ -73,9 +72,8 @@ int store_trigger_list_due(store *st, int64_t now_ms, struct store_trigger_due *
     int rc;
 
     *n = 0;
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_I64(now_ms)))) != 0)
         return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
     while (*n < max && sqlite3_step(s) == SQLITE_ROW) {
         struct store_trigger_due *r = &rows[*n];
         snprintf(r->id, sizeof(r->id), "%s", sqlite3_column_text(s, 0));
