@@ -140,26 +140,19 @@ int store_escalation_each_open_question(store *st, const char *goal_id, int limi
 
 /* The first column of sql's first row (arg bound as ?1), parsed as JSON:
  * *out NULL when there is no row, the column is NULL or not JSON. */
+static void json_fill(sqlite3_stmt *s, void *ctx)
+{
+    if (sqlite3_column_text(s, 0))
+        *(cJSON **)ctx = cJSON_Parse(TXT(s, 0));
+}
+
 static int decision_json(store *st, const char *sql, const char *arg, cJSON **out)
 {
-    sqlite3_stmt *s;
-    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(arg)));
+    int found;
 
     *out = NULL;
-    if (rc)
-        return rc;
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        if (sqlite3_column_text(s, 0))
-            *out = cJSON_Parse(TXT(s, 0));
-        break;
-    case SQLITE_DONE:
-        break;
-    default:
-        rc = store_err(st, "decisions");
-    }
-    store_done(s);
-    return rc;
+    return store_get_row(st, "decisions", json_fill, out, &found, sql,
+                         STORE_ARGS(STORE_TEXT(arg)));
 }
 
 int store_decision_latest_verification(store *st, const char *item_id, cJSON **out)

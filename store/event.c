@@ -104,6 +104,16 @@ int store_event_last_tool_call(store *st, const char *run_id, char *tool, size_t
     return store_get_texts(st, "events", cols, 2, &found, q_tool, STORE_ARGS(STORE_TEXT(run_id)));
 }
 
+static void failure_fill(sqlite3_stmt *s, void *ctx)
+{
+    struct store_event_failure *out = ctx;
+
+    out->ts = sqlite3_column_int64(s, 0);
+    store_col_copy(out->type, sizeof(out->type), s, 1);
+    store_col_copy(out->why, sizeof(out->why), s, 2);
+    store_col_copy(out->tool, sizeof(out->tool), s, 3);
+}
+
 int store_event_last_failure(store *st, const char *goal_id, struct store_event_failure *out,
                              int *found)
 {
@@ -113,28 +123,10 @@ int store_event_last_failure(store *st, const char *goal_id, struct store_event_
         " ifnull(json_extract(payload, '$.tool'), '') FROM events"
         " WHERE goal_id = ? AND type IN ('run.failed', 'run.timeout', 'run.aborted',"
         " 'tool_call.failed') ORDER BY id DESC LIMIT 1";
-    sqlite3_stmt *s;
-    int rc = store_prepare_args(st, &s, q_err, STORE_ARGS(STORE_TEXT(goal_id)));
 
     memset(out, 0, sizeof(*out));
-    *found = 0;
-    if (rc)
-        return rc;
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        out->ts = sqlite3_column_int64(s, 0);
-        store_col_copy(out->type, sizeof(out->type), s, 1);
-        store_col_copy(out->why, sizeof(out->why), s, 2);
-        store_col_copy(out->tool, sizeof(out->tool), s, 3);
-        *found = 1;
-        break;
-    case SQLITE_DONE:
-        break;
-    default:
-        rc = store_err(st, "events");
-    }
-    store_done(s);
-    return rc;
+    return store_get_row(st, "events", failure_fill, out, found, q_err,
+                         STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 int store_event_last_failure_goal(store *st, char out[ID_SIZE])

@@ -10,33 +10,27 @@
 #include "util/err.h"
 #include "util/timeutil.h"
 
+static void quirks_fill(sqlite3_stmt *s, void *ctx)
+{
+    struct store_llm_quirks *out = ctx;
+
+    out->use_max_completion = sqlite3_column_int(s, 0) != 0;
+    out->no_response_format = sqlite3_column_int(s, 1) != 0;
+    out->context_window = sqlite3_column_int64(s, 2);
+}
+
 int store_llm_quirks_get(store *st, const char *base_url, const char *model,
                          struct store_llm_quirks *out)
 {
-    sqlite3_stmt *s;
+    int found;
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if ((rc = store_prepare(st, &s,
-                            "SELECT use_max_completion, no_response_format, context_window "
-                            "FROM llm_endpoint_quirks WHERE base_url = ? AND model = ?")) != 0)
-        return rc;
-    store_bind_text(s, 1, base_url);
-    store_bind_text(s, 2, model);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        out->use_max_completion = sqlite3_column_int(s, 0) != 0;
-        out->no_response_format = sqlite3_column_int(s, 1) != 0;
-        out->context_window = sqlite3_column_int64(s, 2);
-        break;
-    case SQLITE_DONE:
-        rc = ERR_NOTFOUND;
-        break;
-    default:
-        rc = store_err(st, "endpoint quirks");
-    }
-    store_done(s);
-    return rc;
+    rc = store_get_row(st, "endpoint quirks", quirks_fill, out, &found,
+                       "SELECT use_max_completion, no_response_format, context_window "
+                       "FROM llm_endpoint_quirks WHERE base_url = ? AND model = ?",
+                       STORE_ARGS(STORE_TEXT(base_url), STORE_TEXT(model)));
+    return rc == 0 && !found ? ERR_NOTFOUND : rc;
 }
 
 int store_llm_quirks_put(store *st, const char *base_url, const char *model,

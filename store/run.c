@@ -62,6 +62,18 @@ int store_run_add_usage(store *st, const char *run_id, int64_t tokens_in, int64_
     return rc;
 }
 
+static void running_fill(sqlite3_stmt *s, void *ctx)
+{
+    struct store_run_running *out = ctx;
+
+    store_col_copy(out->id, sizeof(out->id), s, 0);
+    store_col_copy(out->kind, sizeof(out->kind), s, 1);
+    store_col_copy(out->item_key, sizeof(out->item_key), s, 2);
+    store_col_copy(out->item_title, sizeof(out->item_title), s, 3);
+    out->started_at = sqlite3_column_type(s, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 4);
+    out->turns_started = sqlite3_column_int(s, 5);
+}
+
 int store_run_latest_running(store *st, const char *goal_id, struct store_run_running *out,
                              int *found)
 {
@@ -70,32 +82,11 @@ int store_run_latest_running(store *st, const char *goal_id, struct store_run_ru
         " (SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.type = 'turn.started')"
         " FROM runs r LEFT JOIN work_items w ON w.id = r.item_id"
         " WHERE r.goal_id = ? AND r.status = 'running' ORDER BY r.started_at DESC LIMIT 1";
-    sqlite3_stmt *s;
-    int rc = store_prepare_args(st, &s, q_run, STORE_ARGS(STORE_TEXT(goal_id)));
 
     memset(out, 0, sizeof(*out));
     out->started_at = -1;
-    *found = 0;
-    if (rc)
-        return rc;
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        store_col_copy(out->id, sizeof(out->id), s, 0);
-        store_col_copy(out->kind, sizeof(out->kind), s, 1);
-        store_col_copy(out->item_key, sizeof(out->item_key), s, 2);
-        store_col_copy(out->item_title, sizeof(out->item_title), s, 3);
-        out->started_at =
-            sqlite3_column_type(s, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 4);
-        out->turns_started = sqlite3_column_int(s, 5);
-        *found = 1;
-        break;
-    case SQLITE_DONE:
-        break;
-    default:
-        rc = store_err(st, "runs");
-    }
-    store_done(s);
-    return rc;
+    return store_get_row(st, "runs", running_fill, out, found, q_run,
+                         STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 int store_run_last_failure(store *st, const char *item_id, const char *except_run_id,
