@@ -49,38 +49,38 @@ int store_step_done(store *st, sqlite3_stmt *s, const char *what)
     return rc;
 }
 
-int store_exec_args(store *st, const char *what, int *changed, const char *sql,
-                    const struct store_arg *args, int n)
+/* Prepare sql, bind args, step to DONE: *changed (when not NULL) gets
+ * sqlite3_changes() after the step, *id_out (when not NULL) the new row's
+ * id after a successful one. */
+static int exec_step(store *st, const char *what, const char *sql, const struct store_arg *args,
+                     int n, int *changed, int64_t *id_out)
 {
     sqlite3_stmt *s;
     int rc;
 
     if (changed)
         *changed = 0;
-    if ((rc = store_prepare(st, &s, sql)) != 0)
+    if ((rc = store_prepare_args(st, &s, sql, args, n)) != 0)
         return rc;
-    store_bind_args(s, args, n);
     rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, what);
     if (changed)
         *changed = sqlite3_changes(store_db(st));
+    if (rc == 0 && id_out)
+        *id_out = sqlite3_last_insert_rowid(store_db(st));
     store_done(s);
     return rc;
+}
+
+int store_exec_args(store *st, const char *what, int *changed, const char *sql,
+                    const struct store_arg *args, int n)
+{
+    return exec_step(st, what, sql, args, n, changed, NULL);
 }
 
 int store_exec_insert(store *st, const char *what, int64_t *id_out, const char *sql,
                       const struct store_arg *args, int n)
 {
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare_args(st, &s, sql, args, n)) != 0)
-        return rc;
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, what);
-    else if (id_out)
-        *id_out = sqlite3_last_insert_rowid(store_db(st));
-    store_done(s);
-    return rc;
+    return exec_step(st, what, sql, args, n, NULL, id_out);
 }
 
 int store_exec_id(store *st, const char *sql, const char *id, const char *what)
