@@ -117,9 +117,8 @@ int store_get_row(store *st, const char *what, store_row_fn *fill, void *ctx, in
     int rc;
 
     *found = 0;
-    if ((rc = store_prepare(st, &s, sql)) != 0)
+    if ((rc = store_prepare_args(st, &s, sql, args, n)) != 0)
         return rc;
-    store_bind_args(s, args, n);
     switch (sqlite3_step(s)) {
     case SQLITE_ROW:
         *found = 1;
@@ -192,9 +191,8 @@ int store_count(store *st, const char *what, int64_t *out, const char *sql,
     sqlite3_stmt *s;
     int rc;
 
-    if ((rc = store_prepare(st, &s, sql)) != 0)
+    if ((rc = store_prepare_args(st, &s, sql, args, n)) != 0)
         return rc;
-    store_bind_args(s, args, n);
     if (sqlite3_step(s) == SQLITE_ROW)
         *out = sqlite3_column_int64(s, 0);
     else
@@ -210,9 +208,8 @@ int store_peek_text(store *st, char *out, size_t n, const char *sql,
     int rc;
 
     out[0] = '\0';
-    if ((rc = store_prepare(st, &s, sql)) != 0)
+    if ((rc = store_prepare_args(st, &s, sql, args, nargs)) != 0)
         return rc;
-    store_bind_args(s, args, nargs);
     if (sqlite3_step(s) == SQLITE_ROW)
         store_col_copy(out, n, s, 0);
     store_done(s);
@@ -226,9 +223,8 @@ int store_select_rows_copy(store *st, char *rows, size_t width, int max, int *n,
     int rc;
 
     *n = 0;
-    if ((rc = store_prepare(st, &s, sql)) != 0)
+    if ((rc = store_prepare_args(st, &s, sql, args, nargs)) != 0)
         return rc;
-    store_bind_args(s, args, nargs);
     store_rows_copy(rows, width, max, n, s);
     return 0;
 }
