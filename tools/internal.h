@@ -27,6 +27,11 @@ int tool_fail_err(struct tool_result *res, int rc);
  * on failure res is filled and non-zero returned. */
 int tool_path(struct tool_ctx *ctx, struct tool_result *res, const char *path, char *rel, size_t n);
 
+/* One read(2) of at most n bytes from fd into buf, EINTR retried: 0 with
+ * *got (0 at the end of the file), or ERR_IO naming name (ERR_INVALID
+ * "is a folder" for a folder). */
+int tool_read_chunk(int fd, char *buf, size_t n, size_t *got, const char *name);
+
 /* Read a whole file opened at fd (at most cap bytes, else ERR_TOOBIG). */
 int tool_read_fd(strbuf *out, int fd, size_t cap, const char *name);
 
