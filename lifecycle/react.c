@@ -108,38 +108,37 @@ static int run_gates(struct exec_state *x, struct tool_result *res)
     return 0;
 }
 
+/* A control tool (complete, ask_human): its key argument, a non-empty
+ * string, replaces *field; *flag is set and res answers with reply. */
+static int hook_record(struct tool_result *res, const cJSON *args, const char *tool,
+                       const char *key, char **field, int *flag, const char *reply)
+{
+    const char *v = arg_text(args, key);
+
+    if (!v)
+        return tool_fail(res, TOOL_VALIDATION, "%s: %s: expected a non-empty string", tool,
+                         key);
+    free(*field);
+    *field = xstrdup(v);
+    *flag = 1;
+    res->ok = 1;
+    strbuf_adds(&res->output, reply);
+    return 0;
+}
+
 static int hook(void *arg, struct tool_ctx *ctx, const char *name, const cJSON *args,
                 struct tool_result *res)
 {
     struct exec_state *x = arg;
-    const char *v;
 
     (void)ctx;
-    if (!strcmp(name, "complete")) {
-        if (!(v = arg_text(args, "summary")))
-            return tool_fail(res, TOOL_VALIDATION,
-                             "complete: summary: expected a non-empty "
-                             "string");
-        free(x->out->summary);
-        x->out->summary = xstrdup(v);
-        x->out->completed = 1;
-        res->ok = 1;
-        strbuf_adds(&res->output, "Recorded. The item goes to verification: the gates run "
-                                  "now. Do not call more tools.");
-        return 0;
-    }
-    if (!strcmp(name, "ask_human")) {
-        if (!(v = arg_text(args, "question")))
-            return tool_fail(res, TOOL_VALIDATION,
-                             "ask_human: question: expected a non-empty "
-                             "string");
-        free(x->out->question);
-        x->out->question = xstrdup(v);
-        x->out->blocked = 1;
-        res->ok = 1;
-        strbuf_adds(&res->output, "Question recorded. The item waits for a human answer.");
-        return 0;
-    }
+    if (!strcmp(name, "complete"))
+        return hook_record(res, args, name, "summary", &x->out->summary, &x->out->completed,
+                           "Recorded. The item goes to verification: the gates run "
+                           "now. Do not call more tools.");
+    if (!strcmp(name, "ask_human"))
+        return hook_record(res, args, name, "question", &x->out->question, &x->out->blocked,
+                           "Question recorded. The item waits for a human answer.");
     if (!strcmp(name, "run_gates"))
         return run_gates(x, res);
     return tool_fail(res, TOOL_VALIDATION, "%s: not a hooked tool", name);

@@ -287,18 +287,12 @@ int llm_anthropic_parse_take(llm_client *c, char *body, size_t len, struct llm_r
 
     /* the body's long strings (a write's content) are decoded inside it,
      * and the arguments printed back in the same buffer: one copy */
-    jsonbig_parse(&jb, &body, len, 0);
-    root = jb.root;
-
-    if (!root || !cJSON_IsObject(root)) {
-        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "response is not a JSON object");
+    if (llm_reply_parse(c, &jb, &body, len, err) != 0)
         goto out;
-    }
+    root = jb.root;
     v = cJSON_GetObjectItemCaseSensitive(root, "type");
     if (cJSON_IsString(v) && !strcmp(v->valuestring, "error")) {
-        char *t = cJSON_PrintUnformatted(root); /* the body, as the classifier reads it */
-        llm_classify_http(c, LLM_KIND_ANTHROPIC, 200, t ? t : "", -1, err);
-        cJSON_free(t);
+        llm_reply_error(c, LLM_KIND_ANTHROPIC, root, err);
         goto out;
     }
     content = cJSON_GetObjectItemCaseSensitive(root, "content");

@@ -14,6 +14,7 @@
 #include "util/xalloc.h"
 
 struct cJSON;
+struct jsonbig;
 
 enum llm_kind { LLM_KIND_OPENAI, LLM_KIND_ANTHROPIC, LLM_KIND_SCRIPT };
 
@@ -72,6 +73,17 @@ int llm_http_check(llm_client *c, enum llm_kind kind, const char *url,
 
 void llm_classify_http(llm_client *c, enum llm_kind kind, int status, const char *body,
                        int64_t retry_after_ms, struct llm_error *err);
+
+/* A 2xx reply's body parsed in place into jb (jsonbig_parse(), which takes
+ * *body; release jb in every case): 0 when its root is a JSON object,
+ * else ERR_FAIL with err an invalid_response. */
+int llm_reply_parse(llm_client *c, struct jsonbig *jb, char **body, size_t len,
+                    struct llm_error *err);
+
+/* A 2xx reply that is an error object (root): err classified as the same
+ * body with status 200 would be (llm_classify_http). */
+void llm_reply_error(llm_client *c, enum llm_kind kind, const struct cJSON *root,
+                     struct llm_error *err);
 
 /* Set err (class, status, message formatted then redacted). */
 void llm_error_setf(llm_client *c, struct llm_error *err, enum llm_error_class cls, int status,

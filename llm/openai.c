@@ -418,17 +418,11 @@ int llm_openai_parse_take(llm_client *c, char *body, size_t len, struct llm_resp
 
     /* the body's long strings (a write's arguments) are decoded inside it:
      * no second copy of a file the model writes */
-    jsonbig_parse(&jb, &body, len, 0);
-    root = jb.root;
-
-    if (!root || !cJSON_IsObject(root)) {
-        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "response is not a JSON object");
+    if (llm_reply_parse(c, &jb, &body, len, err) != 0)
         goto out;
-    }
+    root = jb.root;
     if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "error"))) {
-        char *text = cJSON_PrintUnformatted(root); /* the body, as the classifier reads it */
-        llm_classify_http(c, LLM_KIND_OPENAI, 200, text ? text : "", -1, err);
-        cJSON_free(text);
+        llm_reply_error(c, LLM_KIND_OPENAI, root, err);
         goto out;
     }
     choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
@@ -788,4 +782,22 @@ out:
         memset(auth.buf, 0, auth.len);
     strbuf_release(&auth);
     return rc;
+}
+
+int llm_reply_parse(llm_client *c, struct jsonbig *jb, char **body, size_t len,
+                    struct llm_error *err)
+{
+    jsonbig_parse(jb, body, len, 0);
+    if (jb->root && cJSON_IsObject(jb->root))
+        return 0;
+    llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "response is not a JSON object");
+    return ERR_FAIL;
+}
+
+void llm_reply_error(llm_client *c, enum llm_kind kind, const cJSON *root, struct llm_error *err)
+{
+    char *text = cJSON_PrintUnformatted(root); /* the body, as the classifier reads it */
+
+    llm_classify_http(c, kind, 200, text ? text : "", -1, err);
+    cJSON_free(text);
 }

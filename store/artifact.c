@@ -15,22 +15,14 @@ int store_artifact_each(store *st, const char *goal_id, const char *type,
     static const char sql_type[] = "SELECT type, ref, path, hash, url, item_id, created_at"
                                    " FROM artifacts WHERE goal_id = ? AND type = ? ORDER BY id";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, type ? sql_type : sql_all);
+    int rc = store_prepare_args(st, &s, type ? sql_type : sql_all, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     if (type)
         store_bind_text(s, 2, type);
-    for (;;) {
+    while (store_next_row(st, s, "artifacts", &rc)) {
         struct store_artifact a;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "artifacts");
-            break;
-        }
         a.type = (const char *)sqlite3_column_text(s, 0);
         a.ref = (const char *)sqlite3_column_text(s, 1);
         a.path = (const char *)sqlite3_column_text(s, 2);
@@ -71,20 +63,11 @@ int store_artifact_add_once(store *st, const char *goal_id, const char *item_id,
     store_done(s);
     if (found)
         goto out;
-    if ((rc = store_prepare(st, &s, ins)) != 0)
-        goto out;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, item_id);
-    store_bind_text(s, 3, run_id);
-    store_bind_text(s, 4, type);
-    store_bind_text(s, 5, ref);
-    store_bind_text(s, 6, path);
-    store_bind_text(s, 7, hash);
-    store_bind_text(s, 8, url);
-    store_bind_text(s, 9, mt ? mt : "{}");
-    sqlite3_bind_int64(s, 10, time_now_ms());
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "artifact");
-    store_done(s);
+    rc = store_exec_args(st, "artifact", NULL, ins,
+                         STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(item_id), STORE_TEXT(run_id),
+                                    STORE_TEXT(type), STORE_TEXT(ref), STORE_TEXT(path),
+                                    STORE_TEXT(hash), STORE_TEXT(url), STORE_TEXT(mt ? mt : "{}"),
+                                    STORE_I64(time_now_ms())));
 out:
     cJSON_free(mt);
     return rc;
@@ -97,19 +80,8 @@ int store_artifact_insert_patch(store *st, const char *goal_id, const char *item
     static const char sql[] =
         "INSERT INTO artifacts(goal_id, item_id, run_id, type, path, hash, meta, created_at)"
         " VALUES (?, ?, ?, 'patch', ?, ?, ?, ?)";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, item_id);
-    store_bind_text(s, 3, run_id);
-    store_bind_text(s, 4, path);
-    store_bind_text(s, 5, hash);
-    store_bind_text(s, 6, meta_json);
-    sqlite3_bind_int64(s, 7, now_ms);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "patch artifact");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "patch artifact", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(item_id), STORE_TEXT(run_id),
+                                      STORE_TEXT(path), STORE_TEXT(hash), STORE_TEXT(meta_json),
+                                      STORE_I64(now_ms)));
 }

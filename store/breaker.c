@@ -28,23 +28,6 @@ int store_breaker_not_closed_each(store *st,
     return rc;
 }
 
-/* Copy column i (NULL: "") into out. */
-static void col_copy(sqlite3_stmt *s, int i, char *out, size_t n)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
-
-    snprintf(out, n, "%s", t ? (const char *)t : "");
-}
-
-/* Step a statement that returns no row: 0, or the store's error. */
-static int step_done(store *st, sqlite3_stmt *s)
-{
-    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
-
-    store_done(s);
-    return rc;
-}
-
 int store_breaker_list_not_closed(store *st, struct store_breaker *rows, int max, int *n)
 {
     static const char sel[] =
@@ -59,13 +42,13 @@ int store_breaker_list_not_closed(store *st, struct store_breaker *rows, int max
         return rc;
     while (*n < max && sqlite3_step(s) == SQLITE_ROW) {
         struct store_breaker *b = &rows[*n];
-        col_copy(s, 0, b->error_class, sizeof(b->error_class));
-        col_copy(s, 1, b->state, sizeof(b->state));
+        store_col_copy(b->error_class, sizeof(b->error_class), s, 0);
+        store_col_copy(b->state, sizeof(b->state), s, 1);
         b->failures = sqlite3_column_int(s, 2);
         b->opened_at = sqlite3_column_int64(s, 3);
         b->has_probe = sqlite3_column_type(s, 4) != SQLITE_NULL;
-        col_copy(s, 5, b->probe_status, sizeof(b->probe_status));
-        col_copy(s, 6, b->config_fp, sizeof(b->config_fp));
+        store_col_copy(b->probe_status, sizeof(b->probe_status), s, 5);
+        store_col_copy(b->config_fp, sizeof(b->config_fp), s, 6);
         (*n)++;
     }
     store_done(s);
@@ -77,30 +60,17 @@ int store_breaker_set_probe(store *st, const char *cls, const char *probe_run_id
 {
     static const char upd[] = "UPDATE breakers SET state = ?, probe_run_id = ?, updated_at = ?"
                               " WHERE error_class = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, upd)) != 0)
-        return rc;
-    store_bind_text(s, 1, "half_open");
-    store_bind_text(s, 2, probe_run_id);
-    sqlite3_bind_int64(s, 3, now_ms);
-    store_bind_text(s, 4, cls);
-    return step_done(st, s);
+    return store_exec_args(st, "breaker", NULL, upd,
+                           STORE_ARGS(STORE_TEXT("half_open"), STORE_TEXT(probe_run_id),
+                                      STORE_I64(now_ms), STORE_TEXT(cls)));
 }
 
 int store_breaker_ensure(store *st, const char *cls, int64_t now_ms)
 {
     static const char ins[] = "INSERT OR IGNORE INTO breakers(error_class, state, failures,"
                               " updated_at) VALUES (?, 'closed', 0, ?)";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, ins)) != 0)
-        return rc;
-    store_bind_text(s, 1, cls);
-    sqlite3_bind_int64(s, 2, now_ms);
-    return step_done(st, s);
+    return store_exec_args(st, "breaker", NULL, ins,
+                           STORE_ARGS(STORE_TEXT(cls), STORE_I64(now_ms)));
 }
 
 int store_breaker_get(store *st, const char *cls, struct store_breaker *out)
@@ -111,12 +81,11 @@ int store_breaker_get(store *st, const char *cls, struct store_breaker *out)
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if ((rc = store_prepare(st, &s, sel)) != 0)
+    if ((rc = store_prepare_args(st, &s, sel, STORE_ARGS(STORE_TEXT(cls)))) != 0)
         return rc;
-    store_bind_text(s, 1, cls);
     if (sqlite3_step(s) == SQLITE_ROW) {
         snprintf(out->error_class, sizeof(out->error_class), "%s", cls);
-        col_copy(s, 0, out->state, sizeof(out->state));
+        store_col_copy(out->state, sizeof(out->state), s, 0);
         out->failures = sqlite3_column_int(s, 1);
         out->has_probe = sqlite3_column_type(s, 2) != SQLITE_NULL;
     } else {
@@ -132,16 +101,9 @@ int store_breaker_open_config(store *st, const char *cls, const char *config_fp,
     static const char upd[] = "UPDATE breakers SET state = 'open', failures = failures + 1,"
                               " opened_at = ?1, probe_run_id = NULL, config_fp = ?2, reason = ?3,"
                               " updated_at = ?1 WHERE error_class = ?4";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, upd)) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
-    store_bind_text(s, 2, config_fp);
-    store_bind_text(s, 3, reason);
-    store_bind_text(s, 4, cls);
-    return step_done(st, s);
+    return store_exec_args(st, "breaker", NULL, upd,
+                           STORE_ARGS(STORE_I64(now_ms), STORE_TEXT(config_fp), STORE_TEXT(reason),
+                                      STORE_TEXT(cls)));
 }
 
 int store_breaker_close_config(store *st, const char *cls, int64_t now_ms, int *changed)
@@ -149,29 +111,8 @@ int store_breaker_close_config(store *st, const char *cls, int64_t now_ms, int *
     static const char upd[] = "UPDATE breakers SET state = 'closed', failures = 0,"
                               " probe_run_id = NULL, config_fp = NULL, reason = NULL,"
                               " updated_at = ? WHERE error_class = ? AND config_fp IS NOT NULL";
-    sqlite3_stmt *s;
-    int rc;
-
-    *changed = 0;
-    if ((rc = store_prepare(st, &s, upd)) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
-    store_bind_text(s, 2, cls);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "breaker");
-    *changed = sqlite3_changes(store_db(st));
-    store_done(s);
-    return rc;
-}
-
-/* The first column of each row of s (at most max) into cls. */
-static void classes_copy(sqlite3_stmt *s, char (*cls)[64], int max, int *n)
-{
-    *n = 0;
-    while (*n < max && sqlite3_step(s) == SQLITE_ROW) {
-        col_copy(s, 0, cls[*n], 64);
-        (*n)++;
-    }
-    store_done(s);
+    return store_exec_args(st, "breaker", changed, upd,
+                           STORE_ARGS(STORE_I64(now_ms), STORE_TEXT(cls)));
 }
 
 int store_breaker_config_stale(store *st, const char *config_fp, char (*cls)[64], int max,
@@ -179,57 +120,31 @@ int store_breaker_config_stale(store *st, const char *config_fp, char (*cls)[64]
 {
     static const char q[] = "SELECT error_class FROM breakers WHERE config_fp IS NOT NULL"
                             " AND config_fp <> ? AND state <> 'closed' LIMIT 16";
-    sqlite3_stmt *s;
-    int rc;
-
-    *n = 0;
-    if ((rc = store_prepare(st, &s, q)) != 0)
-        return rc;
-    store_bind_text(s, 1, config_fp);
-    classes_copy(s, cls, max, n);
-    return 0;
+    return store_select_rows_copy(st, cls[0], sizeof(cls[0]), max, n, q,
+                                  STORE_ARGS(STORE_TEXT(config_fp)));
 }
 
 int store_breaker_reset_failures(store *st, int64_t now_ms)
 {
     static const char reset[] = "UPDATE breakers SET failures = 0, updated_at = ?"
                                 " WHERE state = 'closed' AND failures > 0";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, reset)) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
-    return step_done(st, s);
+    return store_exec_args(st, "breaker", NULL, reset, STORE_ARGS(STORE_I64(now_ms)));
 }
 
 int store_breaker_probed_by(store *st, const char *run_id, char (*cls)[64], int max, int *n)
 {
     static const char probes[] = "SELECT error_class, failures FROM breakers"
                                  " WHERE state = 'half_open' AND probe_run_id = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    *n = 0;
-    if ((rc = store_prepare(st, &s, probes)) != 0)
-        return rc;
-    store_bind_text(s, 1, run_id);
-    classes_copy(s, cls, max, n);
-    return 0;
+    return store_select_rows_copy(st, cls[0], sizeof(cls[0]), max, n, probes,
+                                  STORE_ARGS(STORE_TEXT(run_id)));
 }
 
 int store_breaker_close(store *st, const char *cls, int64_t now_ms)
 {
     static const char close_[] = "UPDATE breakers SET state = 'closed', failures = 0,"
                                  " probe_run_id = NULL, updated_at = ? WHERE error_class = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, close_)) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
-    store_bind_text(s, 2, cls);
-    return step_done(st, s);
+    return store_exec_args(st, "breaker", NULL, close_,
+                           STORE_ARGS(STORE_I64(now_ms), STORE_TEXT(cls)));
 }
 
 int store_breaker_update(store *st, const char *cls, const char *state, int failures,
@@ -237,18 +152,8 @@ int store_breaker_update(store *st, const char *cls, const char *state, int fail
 {
     static const char upd[] = "UPDATE breakers SET state = ?, failures = ?, opened_at = ?,"
                               " probe_run_id = NULL, updated_at = ? WHERE error_class = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, upd)) != 0)
-        return rc;
-    store_bind_text(s, 1, state);
-    sqlite3_bind_int(s, 2, failures);
-    if (opened_at >= 0)
-        sqlite3_bind_int64(s, 3, opened_at);
-    else
-        sqlite3_bind_null(s, 3);
-    sqlite3_bind_int64(s, 4, now_ms);
-    store_bind_text(s, 5, cls);
-    return step_done(st, s);
+    return store_exec_args(st, "breaker", NULL, upd,
+                           STORE_ARGS(STORE_TEXT(state), STORE_I64(failures),
+                                      opened_at >= 0 ? STORE_I64(opened_at) : STORE_NULL,
+                                      STORE_I64(now_ms), STORE_TEXT(cls)));
 }

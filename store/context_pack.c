@@ -9,19 +9,9 @@ int store_context_pack_insert(store *st, const char *goal_id, const char *item_i
 {
     static const char sql[] = "INSERT INTO context_packs(goal_id, item_id, run_id, pack,"
                               " created_at) VALUES (?, ?, ?, ?, ?)";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, item_id);
-    store_bind_text(s, 3, run_id);
-    store_bind_text(s, 4, pack_json);
-    sqlite3_bind_int64(s, 5, now_ms);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "context pack");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "context pack", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(item_id), STORE_TEXT(run_id),
+                                      STORE_TEXT(pack_json), STORE_I64(now_ms)));
 }
 
 int store_context_pack_latest(store *st, const char *item_id, char **out)
@@ -29,12 +19,11 @@ int store_context_pack_latest(store *st, const char *item_id, char **out)
     static const char sql[] =
         "SELECT pack FROM context_packs WHERE item_id = ? ORDER BY id DESC LIMIT 1";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(item_id)));
 
     *out = NULL;
     if (rc)
         return rc;
-    store_bind_text(s, 1, item_id);
     if (sqlite3_step(s) == SQLITE_ROW)
         *out = store_col_strdup(s, 0);
     store_done(s);
@@ -46,15 +35,6 @@ int store_context_pack_delete_before(store *st, int64_t cutoff_ms, int *deleted)
     static const char del_packs[] =
         "DELETE FROM context_packs WHERE created_at < ? AND id NOT IN"
         " (SELECT max(id) FROM context_packs GROUP BY item_id)";
-    sqlite3_stmt *s;
-    int rc;
-
-    *deleted = 0;
-    if ((rc = store_prepare(st, &s, del_packs)) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, cutoff_ms);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "retention");
-    *deleted = sqlite3_changes(store_db(st));
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "retention", deleted, del_packs,
+                           STORE_ARGS(STORE_I64(cutoff_ms)));
 }

@@ -21,15 +21,8 @@ static int escalation_rows(store *st, sqlite3_stmt *s,
 {
     int rc = 0;
 
-    for (;;) {
+    while (store_next_row(st, s, "escalations", &rc)) {
         struct store_escalation e;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "escalations");
-            break;
-        }
         memset(&e, 0, sizeof(e));
         fill(&e, s);
         if ((rc = fn(&e, ctx)) != 0)
@@ -43,17 +36,11 @@ int store_escalation_count_open(store *st, const char *goal_id, int *out)
 {
     static const char q_esc[] =
         "SELECT count(*) FROM escalations WHERE goal_id = ? AND status = 'open'";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_esc);
+    int64_t v;
+    int rc = store_count(st, "count escalations", &v, q_esc, STORE_ARGS(STORE_TEXT(goal_id)));
 
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        *out = sqlite3_column_int(s, 0);
-    else
-        rc = store_err(st, "count escalations");
-    store_done(s);
+    if (rc == 0)
+        *out = (int)v;
     return rc;
 }
 
@@ -82,11 +69,10 @@ int store_escalation_each_open_of_goal(store *st, const char *goal_id,
         " json_extract(packet, '$.work_item.title'), json_extract(packet, '$.last_tool_calls')"
         " FROM escalations WHERE goal_id = ? AND status = 'open' ORDER BY created_at, id";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     return escalation_rows(st, s, fill_open_of_goal, fn, ctx);
 }
 
@@ -145,38 +131,28 @@ int store_escalation_each_open_question(store *st, const char *goal_id, int limi
         " w.question, '') FROM escalations e LEFT JOIN work_items w ON w.id = e.item_id"
         " WHERE e.goal_id = ? AND e.status = 'open' ORDER BY e.created_at, e.id LIMIT ?";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q);
+    int rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(goal_id), STORE_I64(limit)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    sqlite3_bind_int(s, 2, limit);
     return escalation_rows(st, s, fill_open_question, fn, ctx);
 }
 
 /* The first column of sql's first row (arg bound as ?1), parsed as JSON:
  * *out NULL when there is no row, the column is NULL or not JSON. */
+static void json_fill(sqlite3_stmt *s, void *ctx)
+{
+    if (sqlite3_column_text(s, 0))
+        *(cJSON **)ctx = cJSON_Parse(TXT(s, 0));
+}
+
 static int decision_json(store *st, const char *sql, const char *arg, cJSON **out)
 {
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int found;
 
     *out = NULL;
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, arg);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        if (sqlite3_column_text(s, 0))
-            *out = cJSON_Parse(TXT(s, 0));
-        break;
-    case SQLITE_DONE:
-        break;
-    default:
-        rc = store_err(st, "decisions");
-    }
-    store_done(s);
-    return rc;
+    return store_get_row(st, "decisions", json_fill, out, &found, sql,
+                         STORE_ARGS(STORE_TEXT(arg)));
 }
 
 int store_decision_latest_verification(store *st, const char *item_id, cJSON **out)
@@ -229,15 +205,8 @@ static int decision_rows(store *st, sqlite3_stmt *s,
 {
     int rc = 0;
 
-    for (;;) {
+    while (store_next_row(st, s, "decisions", &rc)) {
         struct store_decision d;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "decisions");
-            break;
-        }
         memset(&d, 0, sizeof(d));
         fill(&d, s);
         if ((rc = fn(&d, ctx)) != 0)
@@ -264,12 +233,11 @@ int store_decision_each_evidence(store *st, const char *goal_id,
         " (SELECT max(id) FROM decisions WHERE goal_id = ? AND kind = 'evidence'"
         " GROUP BY item_id, note) ORDER BY w.created_at, w.rowid, d.id";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_evidence);
+    int rc = store_prepare_args(st, &s, q_evidence,
+                               STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, goal_id);
     return decision_rows(st, s, fill_evidence, fn, ctx);
 }
 
@@ -291,12 +259,11 @@ int store_decision_each_gate_inputs_changed(store *st, const char *goal_id,
         " WHERE goal_id = ? AND kind = 'verification' GROUP BY item_id)"
         " ORDER BY w.created_at, w.rowid";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_inputs);
+    int rc = store_prepare_args(st, &s, q_inputs,
+                               STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, goal_id);
     return decision_rows(st, s, fill_inputs, fn, ctx);
 }
 
@@ -317,11 +284,10 @@ int store_decision_each_review(store *st, const char *goal_id,
         " FROM decisions d JOIN work_items w ON w.id = d.item_id WHERE d.goal_id = ?"
         " AND d.kind IN ('review_verdict', 'review_finding', 'review_unavailable') ORDER BY d.id";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_review);
+    int rc = store_prepare_args(st, &s, q_review, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     return decision_rows(st, s, fill_review, fn, ctx);
 }
 
@@ -332,23 +298,13 @@ int store_decision_add(store *st, const char *goal_id, const char *item_id, cons
     static const char sql[] =
         "INSERT INTO decisions(goal_id, item_id, run_id, kind, aspect, severity, note, data,"
         " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    sqlite3_stmt *s;
     char *text = data ? cJSON_PrintUnformatted(data) : NULL;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_exec_args(st, "decision", NULL, sql,
+                             STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(item_id),
+                                        STORE_TEXT(run_id), STORE_TEXT(kind), STORE_TEXT(aspect),
+                                        STORE_TEXT(severity), STORE_TEXT(note),
+                                        STORE_TEXT(text ? text : "{}"), STORE_I64(time_now_ms())));
 
-    if (rc == 0) {
-        store_bind_text(s, 1, goal_id);
-        store_bind_text(s, 2, item_id);
-        store_bind_text(s, 3, run_id);
-        store_bind_text(s, 4, kind);
-        store_bind_text(s, 5, aspect);
-        store_bind_text(s, 6, severity);
-        store_bind_text(s, 7, note);
-        store_bind_text(s, 8, text ? text : "{}");
-        sqlite3_bind_int64(s, 9, time_now_ms());
-        rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "decision");
-        store_done(s);
-    }
     cJSON_free(text);
     return rc;
 }
@@ -358,33 +314,14 @@ int store_decision_first_verification_baseline(store *st, const char *goal_id, c
     static const char q[] = "SELECT json_extract(data, '$.baseline') FROM decisions"
                             " WHERE goal_id = ? AND kind = 'verification'"
                             " AND json_extract(data, '$.baseline') IS NOT NULL ORDER BY id LIMIT 1";
-    sqlite3_stmt *s;
-    int rc;
-
-    out[0] = '\0';
-    if ((rc = store_prepare(st, &s, q)) != 0)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-        snprintf(out, n, "%s", sqlite3_column_text(s, 0));
-    store_done(s);
-    return 0;
+    return store_peek_text(st, out, n, q, STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 int store_escalation_count_open_all(store *st, int64_t *out)
 {
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, "SELECT count(*) FROM escalations WHERE status = 'open'");
-
     *out = 0;
-    if (rc)
-        return rc;
-    if (sqlite3_step(s) == SQLITE_ROW)
-        *out = sqlite3_column_int64(s, 0);
-    else
-        rc = store_err(st, "escalations");
-    store_done(s);
-    return rc;
+    return store_count(st, "escalations", out,
+                       "SELECT count(*) FROM escalations WHERE status = 'open'", NULL, 0);
 }
 
 int store_escalation_close_by_system(store *st, const char *goal_id, const char *reason,
@@ -397,11 +334,10 @@ int store_escalation_close_by_system(store *st, const char *goal_id, const char 
     static const char upd[] = "UPDATE escalations SET status = 'resolved', resolution = 'system',"
                               " resolution_input = ?, resolved_at = ? WHERE id = ?";
     sqlite3_stmt *s, *u;
-    int rc = store_prepare(st, &s, sel);
+    int rc = store_prepare_args(st, &s, sel, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
         const char *id = (const char *)sqlite3_column_text(s, 0);
         if ((rc = store_prepare(st, &u, upd)) == 0) {
@@ -418,46 +354,19 @@ int store_escalation_close_by_system(store *st, const char *goal_id, const char 
     return rc;
 }
 
-/* Column i as text ("" for NULL). */
-static const char *col_text(sqlite3_stmt *s, int i)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
-
-    return t ? (const char *)t : "";
-}
-
-/* Step a statement that returns no row: 0, or the store's error. */
-static int step_done(store *st, sqlite3_stmt *s, const char *what)
-{
-    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, what);
-
-    store_done(s);
-    return rc;
-}
-
 int store_escalation_insert(store *st, const struct store_escalation_new *e, int *inserted)
 {
     static const char ins[] =
         "INSERT OR IGNORE INTO escalations(id, goal_id, item_id, run_id, type, severity, urgency,"
         " status, packet, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)";
-    sqlite3_stmt *s;
-    int rc;
+    int n = 0;
+    int rc = store_exec_args(
+        st, "escalation", &n, ins,
+        STORE_ARGS(STORE_TEXT(e->id), STORE_TEXT(e->goal_id), STORE_TEXT(e->item_id),
+                   STORE_TEXT(e->run_id), STORE_TEXT(e->type), STORE_TEXT(e->severity),
+                   STORE_TEXT(e->urgency), STORE_TEXT(e->packet), STORE_I64(e->created_at)));
 
-    *inserted = 0;
-    if ((rc = store_prepare(st, &s, ins)) != 0)
-        return rc;
-    store_bind_text(s, 1, e->id);
-    store_bind_text(s, 2, e->goal_id);
-    store_bind_text(s, 3, e->item_id);
-    store_bind_text(s, 4, e->run_id);
-    store_bind_text(s, 5, e->type);
-    store_bind_text(s, 6, e->severity);
-    store_bind_text(s, 7, e->urgency);
-    store_bind_text(s, 8, e->packet);
-    sqlite3_bind_int64(s, 9, e->created_at);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "escalation");
-    *inserted = sqlite3_changes(store_db(st)) == 1;
-    store_done(s);
+    *inserted = n == 1;
     return rc;
 }
 
@@ -493,20 +402,20 @@ int store_escalation_packet_attempts(store *st, const char *goal_id, const char 
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *o = cJSON_CreateObject();
         xcheck(o);
-        cJSON_AddStringToObject(o, "run_id", col_text(s, 0));
-        cJSON_AddStringToObject(o, "kind", col_text(s, 1));
+        cJSON_AddStringToObject(o, "run_id", store_col_text(s, 0));
+        cJSON_AddStringToObject(o, "kind", store_col_text(s, 1));
         cJSON_AddNumberToObject(o, "attempt", sqlite3_column_int(s, 2));
         cJSON_AddNumberToObject(o, "tier", sqlite3_column_int(s, 3));
         cJSON_AddNumberToObject(o, "model_index", sqlite3_column_int(s, 4));
-        cJSON_AddStringToObject(o, "model", col_text(s, 5));
-        cJSON_AddStringToObject(o, "status", col_text(s, 6));
+        cJSON_AddStringToObject(o, "model", store_col_text(s, 5));
+        cJSON_AddStringToObject(o, "status", store_col_text(s, 6));
         cJSON_AddStringToObject(o, "strategy", sqlite3_column_type(s, 11) == SQLITE_NULL
                                                    ? "as planned"
-                                                   : col_text(s, 11));
-        cJSON_AddStringToObject(o, "tried", col_text(s, 7));
-        cJSON_AddStringToObject(o, "why_failed", col_text(s, 8));
-        cJSON_AddStringToObject(o, "error_class", col_text(s, 9));
-        cJSON_AddStringToObject(o, "signature", col_text(s, 10));
+                                                   : store_col_text(s, 11));
+        cJSON_AddStringToObject(o, "tried", store_col_text(s, 7));
+        cJSON_AddStringToObject(o, "why_failed", store_col_text(s, 8));
+        cJSON_AddStringToObject(o, "error_class", store_col_text(s, 9));
+        cJSON_AddStringToObject(o, "signature", store_col_text(s, 10));
         cJSON_AddItemToArray(arr, o);
     }
     store_done(s);
@@ -523,15 +432,14 @@ int store_escalation_packet_gates(store *st, const char *item_id, cJSON *passing
     sqlite3_stmt *s;
     int rc;
 
-    if ((rc = store_prepare(st, &s, q_gates)) != 0)
+    if ((rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(item_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, item_id);
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *g = cJSON_CreateObject();
         xcheck(g);
-        cJSON_AddStringToObject(g, "name", col_text(s, 0));
+        cJSON_AddStringToObject(g, "name", store_col_text(s, 0));
         cJSON_AddNumberToObject(g, "exit_code", sqlite3_column_int(s, 2));
-        cJSON_AddStringToObject(g, "classification", col_text(s, 3));
+        cJSON_AddStringToObject(g, "classification", store_col_text(s, 3));
         cJSON_AddItemToArray(sqlite3_column_int(s, 1) ? passing : failing, g);
     }
     store_done(s);
@@ -546,16 +454,15 @@ int store_escalation_packet_artifacts(store *st, const char *goal_id, cJSON *arr
     sqlite3_stmt *s;
     int rc;
 
-    if ((rc = store_prepare(st, &s, q_art)) != 0)
+    if ((rc = store_prepare_args(st, &s, q_art, STORE_ARGS(STORE_TEXT(goal_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, goal_id);
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *a = cJSON_CreateObject();
         xcheck(a);
-        cJSON_AddStringToObject(a, "type", col_text(s, 0));
-        cJSON_AddStringToObject(a, "ref", col_text(s, 1));
-        cJSON_AddStringToObject(a, "path", col_text(s, 2));
-        cJSON_AddStringToObject(a, "hash", col_text(s, 3));
+        cJSON_AddStringToObject(a, "type", store_col_text(s, 0));
+        cJSON_AddStringToObject(a, "ref", store_col_text(s, 1));
+        cJSON_AddStringToObject(a, "path", store_col_text(s, 2));
+        cJSON_AddStringToObject(a, "hash", store_col_text(s, 3));
         cJSON_AddItemToArray(arr, a);
     }
     store_done(s);
@@ -573,14 +480,13 @@ int store_escalation_packet_tool_calls(store *st, const char *run_id, cJSON *arr
     sqlite3_stmt *s;
     int rc;
 
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(run_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, run_id);
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *o = cJSON_CreateObject();
         xcheck(o);
-        cJSON_AddStringToObject(o, "tool", col_text(s, 0));
-        cJSON_AddStringToObject(o, "args", col_text(s, 1));
+        cJSON_AddStringToObject(o, "tool", store_col_text(s, 0));
+        cJSON_AddStringToObject(o, "args", store_col_text(s, 1));
         cJSON_AddItemToArray(arr, o);
     }
     store_done(s);
@@ -602,12 +508,12 @@ int store_escalation_ref_get(store *st, const char *id, struct store_escalation_
     store_bind_text(s, 1, id);
     if (sqlite3_step(s) == SQLITE_ROW) {
         snprintf(e->id, sizeof(e->id), "%s", id);
-        snprintf(e->goal_id, sizeof(e->goal_id), "%s", col_text(s, 0));
-        snprintf(e->item_id, sizeof(e->item_id), "%s", col_text(s, 1));
-        snprintf(e->type, sizeof(e->type), "%s", col_text(s, 2));
-        snprintf(e->status, sizeof(e->status), "%s", col_text(s, 3));
-        snprintf(e->item_status, sizeof(e->item_status), "%s", col_text(s, 4));
-        snprintf(e->run_kind, sizeof(e->run_kind), "%s", col_text(s, 5));
+        store_col_copy(e->goal_id, sizeof(e->goal_id), s, 0);
+        store_col_copy(e->item_id, sizeof(e->item_id), s, 1);
+        store_col_copy(e->type, sizeof(e->type), s, 2);
+        store_col_copy(e->status, sizeof(e->status), s, 3);
+        store_col_copy(e->item_status, sizeof(e->item_status), s, 4);
+        store_col_copy(e->run_kind, sizeof(e->run_kind), s, 5);
     } else {
         rc = err_set(ERR_NOTFOUND, "escalation %s: not found", id);
     }
@@ -619,14 +525,7 @@ int store_escalation_set_paused(store *st, const char *id, const char *input)
 {
     static const char sql[] = "UPDATE escalations SET resolution = 'pause', resolution_input = ?1"
                               " WHERE id = ?2";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, input);
-    store_bind_text(s, 2, id);
-    return step_done(st, s, "resolve");
+    return store_exec_args(st, "resolve", NULL, sql, STORE_ARGS(STORE_TEXT(input), STORE_TEXT(id)));
 }
 
 int store_escalation_resolve(store *st, const char *id, const char *resolution,
@@ -635,16 +534,9 @@ int store_escalation_resolve(store *st, const char *id, const char *resolution,
     static const char sql[] =
         "UPDATE escalations SET status = 'resolved', resolution = ?, resolution_input = ?,"
         " resolved_at = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, resolution);
-    store_bind_text(s, 2, input);
-    sqlite3_bind_int64(s, 3, now_ms);
-    store_bind_text(s, 4, id);
-    return step_done(st, s, "resolve");
+    return store_exec_args(st, "resolve", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(resolution), STORE_TEXT(input), STORE_I64(now_ms),
+                                      STORE_TEXT(id)));
 }
 
 int store_escalation_resolve_others_partial(store *st, const char *goal_id,
@@ -653,15 +545,9 @@ int store_escalation_resolve_others_partial(store *st, const char *goal_id,
     static const char sql[] = "UPDATE escalations SET status = 'resolved', resolution ="
                               " 'complete_partial', resolved_at = ?3 WHERE goal_id = ?1"
                               " AND status = 'open' AND id <> ?2";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, except_id);
-    sqlite3_bind_int64(s, 3, now_ms);
-    return step_done(st, s, "resolve");
+    return store_exec_args(st, "resolve", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(except_id),
+                                      STORE_I64(now_ms)));
 }
 
 int store_escalation_goal_held(store *st, const char *goal_id, int *yes)
@@ -673,11 +559,10 @@ int store_escalation_goal_held(store *st, const char *goal_id, int *yes)
         " + (SELECT count(*) FROM work_items WHERE goal_id = ?1 AND critical = 1"
         "        AND status IN ('blocked', 'escalated'))";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     *yes = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) > 0;
     store_done(s);
     return 0;
@@ -700,31 +585,19 @@ int store_escalation_ids_system_closable(store *st, const char *goal_id, const c
 
     *out = NULL;
     *n = 0;
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q,
+                                STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(type),
+                                           STORE_I64(goal_only)))) != 0)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, type);
-    sqlite3_bind_int(s, 3, goal_only);
     while (sqlite3_step(s) == SQLITE_ROW) {
         if (*n == cap) {
             cap = cap ? cap * 2 : 8;
             *out = xrealloc(*out, cap * sizeof(**out));
         }
-        snprintf((*out)[(*n)++], ID_SIZE, "%s", col_text(s, 0));
+        snprintf((*out)[(*n)++], ID_SIZE, "%s", store_col_text(s, 0));
     }
     store_done(s);
     return 0;
-}
-
-/* The first column of each row of s (at most max) into ids. */
-static void ids_copy(sqlite3_stmt *s, char (*ids)[ID_SIZE], int max, int *n)
-{
-    *n = 0;
-    while (*n < max && sqlite3_step(s) == SQLITE_ROW) {
-        snprintf(ids[*n], ID_SIZE, "%s", col_text(s, 0));
-        (*n)++;
-    }
-    store_done(s);
 }
 
 int store_escalation_goals_past_deadline(store *st, int64_t now_ms, char (*ids)[ID_SIZE],
@@ -735,15 +608,8 @@ int store_escalation_goals_past_deadline(store *st, int64_t now_ms, char (*ids)[
         " AND deadline_at < ? AND status IN ('queued','active','blocked')"
         " AND NOT EXISTS (SELECT 1 FROM escalations e WHERE e.goal_id = g.id"
         " AND e.type = 'deadline')";
-    sqlite3_stmt *s;
-    int rc;
-
-    *n = 0;
-    if ((rc = store_prepare(st, &s, q)) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
-    ids_copy(s, ids, max, n);
-    return 0;
+    return store_select_rows_copy(st, ids[0], sizeof(ids[0]), max, n, q,
+                                  STORE_ARGS(STORE_I64(now_ms)));
 }
 
 int store_escalation_goals_budget_spent(store *st, char (*ids)[ID_SIZE], int max, int *n)
@@ -755,12 +621,6 @@ int store_escalation_goals_budget_spent(store *st, char (*ids)[ID_SIZE], int max
         " (budget_max_hours IS NOT NULL AND spent_wall_ms >= budget_max_hours * 3600000))"
         " AND NOT EXISTS (SELECT 1 FROM escalations e WHERE e.goal_id = g.id"
         " AND e.type = 'budget' AND e.status = 'open')";
-    sqlite3_stmt *s;
-    int rc;
-
-    *n = 0;
-    if ((rc = store_prepare(st, &s, q_budget)) != 0)
-        return rc;
-    ids_copy(s, ids, max, n);
-    return 0;
+    return store_select_rows_copy(st, ids[0], sizeof(ids[0]), max, n, q_budget,
+                                  NULL, 0);
 }

@@ -16,23 +16,10 @@ int store_event_add_raw(store *st, const char *goal_id, const char *item_id,
 {
     static const char sql[] = "INSERT INTO events(ts, goal_id, item_id, run_id, type, payload)"
                               " VALUES (?, ?, ?, ?, ?, ?)";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, time_now_ms());
-    store_bind_text(s, 2, goal_id);
-    store_bind_text(s, 3, item_id);
-    store_bind_text(s, 4, run_id);
-    store_bind_text(s, 5, type);
-    store_bind_text(s, 6, payload_json ? payload_json : "{}");
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "event");
-    else if (seq_out)
-        *seq_out = sqlite3_last_insert_rowid(store_db(st));
-    store_done(s);
-    return rc;
+    return store_exec_insert(st, "event", seq_out, sql,
+                             STORE_ARGS(STORE_I64(time_now_ms()), STORE_TEXT(goal_id),
+                                        STORE_TEXT(item_id), STORE_TEXT(run_id), STORE_TEXT(type),
+                                        STORE_TEXT(payload_json ? payload_json : "{}")));
 }
 
 int store_event_add(store *st, const char *goal_id, const char *item_id, const char *run_id,
@@ -68,15 +55,8 @@ int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit
         store_bind_text(s, i++, goal_id);
     sqlite3_bind_int64(s, i++, after_id);
     sqlite3_bind_int64(s, i++, limit > 0 ? limit : -1);
-    for (;;) {
+    while (store_next_row(st, s, "events", &rc)) {
         struct store_event ev;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "events");
-            break;
-        }
         ev.id = sqlite3_column_int64(s, 0);
         ev.ts = sqlite3_column_int64(s, 1);
         ev.goal_id = (const char *)sqlite3_column_text(s, 2);
@@ -96,24 +76,15 @@ int store_event_id_before(store *st, int64_t ts, int64_t *out)
 {
     static const char q[] = "SELECT ifnull(max(id), 0) FROM events WHERE ts < ?";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q);
+    int rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_I64(ts)));
 
     if (rc)
         return rc;
-    sqlite3_bind_int64(s, 1, ts);
     rc = sqlite3_step(s) == SQLITE_ROW ? 0 : store_err(st, "events");
     if (rc == 0)
         *out = sqlite3_column_int64(s, 0);
     store_done(s);
     return rc;
-}
-
-/* Copy column i of the current row into out (n bytes; "" when NULL). */
-static void event_col_copy(char *out, size_t n, sqlite3_stmt *s, int i)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
-
-    snprintf(out, n, "%s", t ? (const char *)t : "");
 }
 
 int store_event_last_tool_call(store *st, const char *run_id, char *tool, size_t tool_n,
@@ -127,25 +98,20 @@ int store_event_last_tool_call(store *st, const char *run_id, char *tool, size_t
         " FROM (SELECT ifnull(json_extract(payload, '$.tool'), '') AS tool,"
         " ifnull(json_extract(payload, '$.arguments'), '') AS a FROM events"
         " WHERE run_id = ? AND type = 'tool_call.started' ORDER BY id DESC LIMIT 1)";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_tool);
+    const struct store_text_col cols[] = {{tool, tool_n}, {arg, arg_n}};
+    int found;
 
-    tool[0] = arg[0] = '\0';
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, run_id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        event_col_copy(tool, tool_n, s, 0);
-        event_col_copy(arg, arg_n, s, 1);
-        break;
-    case SQLITE_DONE:
-        break;
-    default:
-        rc = store_err(st, "events");
-    }
-    store_done(s);
-    return rc;
+    return store_get_texts(st, "events", cols, 2, &found, q_tool, STORE_ARGS(STORE_TEXT(run_id)));
+}
+
+static void failure_fill(sqlite3_stmt *s, void *ctx)
+{
+    struct store_event_failure *out = ctx;
+
+    out->ts = sqlite3_column_int64(s, 0);
+    store_col_copy(out->type, sizeof(out->type), s, 1);
+    store_col_copy(out->why, sizeof(out->why), s, 2);
+    store_col_copy(out->tool, sizeof(out->tool), s, 3);
 }
 
 int store_event_last_failure(store *st, const char *goal_id, struct store_event_failure *out,
@@ -157,45 +123,19 @@ int store_event_last_failure(store *st, const char *goal_id, struct store_event_
         " ifnull(json_extract(payload, '$.tool'), '') FROM events"
         " WHERE goal_id = ? AND type IN ('run.failed', 'run.timeout', 'run.aborted',"
         " 'tool_call.failed') ORDER BY id DESC LIMIT 1";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_err);
 
     memset(out, 0, sizeof(*out));
-    *found = 0;
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        out->ts = sqlite3_column_int64(s, 0);
-        event_col_copy(out->type, sizeof(out->type), s, 1);
-        event_col_copy(out->why, sizeof(out->why), s, 2);
-        event_col_copy(out->tool, sizeof(out->tool), s, 3);
-        *found = 1;
-        break;
-    case SQLITE_DONE:
-        break;
-    default:
-        rc = store_err(st, "events");
-    }
-    store_done(s);
-    return rc;
+    return store_get_row(st, "events", failure_fill, out, found, q_err,
+                         STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 int store_event_last_failure_goal(store *st, char out[ID_SIZE])
 {
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, "SELECT goal_id FROM events WHERE type IN ('run.failed',"
-                                   " 'run.timeout', 'run.aborted', 'tool_call.failed')"
-                                   " AND goal_id IS NOT NULL ORDER BY id DESC LIMIT 1");
-
-    out[0] = '\0';
-    if (rc)
-        return rc;
-    if (sqlite3_step(s) == SQLITE_ROW)
-        snprintf(out, ID_SIZE, "%s", (const char *)sqlite3_column_text(s, 0));
-    store_done(s);
-    return 0;
+    return store_peek_text(st, out, ID_SIZE,
+                           "SELECT goal_id FROM events WHERE type IN ('run.failed',"
+                           " 'run.timeout', 'run.aborted', 'tool_call.failed')"
+                           " AND goal_id IS NOT NULL ORDER BY id DESC LIMIT 1",
+                           NULL, 0);
 }
 
 int store_event_last_llm_usage(store *st, const char *goal_id, int64_t *tokens, double *cost_usd)
@@ -206,11 +146,10 @@ int store_event_last_llm_usage(store *st, const char *goal_id, int64_t *tokens, 
         " ifnull(json_extract(payload, '$.cost_usd'), 0) FROM events"
         " WHERE goal_id = ? AND type = 'llm.response' ORDER BY id DESC LIMIT 1";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     if (sqlite3_step(s) == SQLITE_ROW) {
         *tokens = sqlite3_column_int64(s, 0);
         *cost_usd = sqlite3_column_double(s, 1);
@@ -230,11 +169,10 @@ int store_event_item_tool_calls_each(store *st, const char *item_id,
         "SELECT type, payload FROM events WHERE item_id = ? AND type IN"
         " ('tool_call.started', 'tool_call.completed', 'tool_call.failed') ORDER BY id";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(item_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, item_id);
     while (sqlite3_step(s) == SQLITE_ROW)
         if ((rc = fn((const char *)sqlite3_column_text(s, 0),
                      (const char *)sqlite3_column_text(s, 1), ctx)) != 0)
@@ -246,15 +184,6 @@ int store_event_item_tool_calls_each(store *st, const char *item_id,
 int store_event_delete_before(store *st, int64_t cutoff_ms, int *deleted)
 {
     static const char del_events[] = "DELETE FROM events WHERE ts < ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    *deleted = 0;
-    if ((rc = store_prepare(st, &s, del_events)) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, cutoff_ms);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "retention");
-    *deleted = sqlite3_changes(store_db(st));
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "retention", deleted, del_events,
+                           STORE_ARGS(STORE_I64(cutoff_ms)));
 }

@@ -18,15 +18,8 @@ static int gate_result_rows(store *st, sqlite3_stmt *s,
 {
     int rc = 0;
 
-    for (;;) {
+    while (store_next_row(st, s, "gate results", &rc)) {
         struct store_gate_result g;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "gate results");
-            break;
-        }
         memset(&g, 0, sizeof(g));
         fill(&g, s);
         if ((rc = fn(&g, ctx)) != 0)
@@ -63,11 +56,10 @@ int store_gate_result_each_latest_of_item(store *st, const char *item_id,
         " WHERE item_id = ?1 AND run_id = (SELECT run_id FROM gate_results WHERE item_id = ?1"
         " ORDER BY id DESC LIMIT 1) GROUP BY name, tree_id) ORDER BY id";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_gates);
+    int rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(item_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, item_id);
     return gate_result_rows(st, s, fill_of_item, fn, ctx);
 }
 
@@ -95,20 +87,17 @@ int store_gate_result_each_latest_of_goal(store *st, const char *goal_id,
         " JOIN work_items w ON w.id = g.item_id WHERE g.id IN (SELECT max(id) FROM gate_results"
         " WHERE goal_id = ? GROUP BY item_id, name) ORDER BY w.created_at, g.name";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_gates);
+    int rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     return gate_result_rows(st, s, fill_of_goal, fn, ctx);
 }
 
-static void bind_count(sqlite3_stmt *s, int i, int v)
+/* A test count to bind: NULL when not counted (< 0). */
+static struct store_arg count_arg(int v)
 {
-    if (v < 0)
-        sqlite3_bind_null(s, i);
-    else
-        sqlite3_bind_int(s, i, v);
+    return v < 0 ? STORE_NULL : STORE_I64(v);
 }
 
 int store_gate_result_insert(store *st, const struct store_gate_row *r, int64_t *id_out)
@@ -118,54 +107,24 @@ int store_gate_result_insert(store *st, const struct store_gate_row *r, int64_t 
         " passed, exit_code, duration_ms, output_tail, output_hash, tree_id, classification,"
         " tests_passed, tests_failed, tests_skipped, tests_total, created_at, tests_format, note)"
         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, r->goal_id);
-    store_bind_text(s, 2, r->item_id);
-    store_bind_text(s, 3, r->run_id);
-    store_bind_text(s, 4, r->name);
-    store_bind_text(s, 5, r->type);
-    store_bind_text(s, 6, r->command);
-    sqlite3_bind_int(s, 7, r->must_pass);
-    sqlite3_bind_int(s, 8, r->passed);
-    sqlite3_bind_int(s, 9, r->exit_code);
-    sqlite3_bind_int64(s, 10, r->duration_ms);
-    store_bind_text(s, 11, r->output_tail);
-    store_bind_text(s, 12, r->output_hash);
-    store_bind_text(s, 13, r->tree_id);
-    store_bind_text(s, 14, r->classification);
-    bind_count(s, 15, r->tests_passed);
-    bind_count(s, 16, r->tests_failed);
-    bind_count(s, 17, r->tests_skipped);
-    bind_count(s, 18, r->tests_total);
-    sqlite3_bind_int64(s, 19, time_now_ms());
-    store_bind_text(s, 20, r->tests_format);
-    store_bind_text(s, 21, r->note);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "gate result");
-    else if (id_out)
-        *id_out = sqlite3_last_insert_rowid(store_db(st));
-    store_done(s);
-    return rc;
+    return store_exec_insert(
+        st, "gate result", id_out, sql,
+        STORE_ARGS(STORE_TEXT(r->goal_id), STORE_TEXT(r->item_id), STORE_TEXT(r->run_id),
+                   STORE_TEXT(r->name), STORE_TEXT(r->type), STORE_TEXT(r->command),
+                   STORE_I64(r->must_pass), STORE_I64(r->passed), STORE_I64(r->exit_code),
+                   STORE_I64(r->duration_ms), STORE_TEXT(r->output_tail),
+                   STORE_TEXT(r->output_hash), STORE_TEXT(r->tree_id),
+                   STORE_TEXT(r->classification), count_arg(r->tests_passed),
+                   count_arg(r->tests_failed), count_arg(r->tests_skipped),
+                   count_arg(r->tests_total), STORE_I64(time_now_ms()),
+                   STORE_TEXT(r->tests_format), STORE_TEXT(r->note)));
 }
 
 int store_gate_result_set_note(store *st, int64_t id, const char *note)
 {
     static const char sql[] = "UPDATE gate_results SET note = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, note);
-    sqlite3_bind_int64(s, 2, id);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "gate result");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "gate result", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(note), STORE_I64(id)));
 }
 
 int store_gate_case_insert(store *st, int64_t gate_result_id, const char *name, const char *status,
@@ -173,19 +132,9 @@ int store_gate_case_insert(store *st, int64_t gate_result_id, const char *name, 
 {
     static const char sql[] =
         "INSERT INTO gate_cases(gate_result_id, name, status, file) VALUES (?,?,?,?)";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, gate_result_id);
-    store_bind_text(s, 2, name);
-    store_bind_text(s, 3, status);
-    store_bind_text(s, 4, file);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "gate case");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "gate case", NULL, sql,
+                           STORE_ARGS(STORE_I64(gate_result_id), STORE_TEXT(name),
+                                      STORE_TEXT(status), STORE_TEXT(file)));
 }
 
 int store_gate_result_format(store *st, int64_t id, char **format_out)
@@ -195,9 +144,8 @@ int store_gate_result_format(store *st, int64_t id, char **format_out)
     int rc, step;
 
     *format_out = NULL;
-    if ((rc = store_prepare(st, &s, sql)) != 0)
+    if ((rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(id)))) != 0)
         return rc;
-    sqlite3_bind_int64(s, 1, id);
     step = sqlite3_step(s);
     if (step == SQLITE_ROW)
         *format_out = store_col_strdup(s, 0);
@@ -219,9 +167,8 @@ int store_gate_cases_each(store *st, int64_t gate_result_id,
     sqlite3_stmt *s;
     int rc, step = SQLITE_DONE;
 
-    if ((rc = store_prepare(st, &s, sql)) != 0)
+    if ((rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(gate_result_id)))) != 0)
         return rc;
-    sqlite3_bind_int64(s, 1, gate_result_id);
     while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW)
         rc = fn((const char *)sqlite3_column_text(s, 0), (const char *)sqlite3_column_text(s, 1),
                 (const char *)sqlite3_column_text(s, 2), ctx);
@@ -243,10 +190,9 @@ int store_gate_result_failed_last_run_each(store *st, const char *item_id,
     sqlite3_stmt *s;
     int rc;
 
-    if ((rc = store_prepare(st, &s, sql)) != 0)
+    if ((rc = store_prepare_args(st, &s, sql,
+                                STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(item_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, item_id);
-    store_bind_text(s, 2, item_id);
     while (!rc && sqlite3_step(s) == SQLITE_ROW)
         rc = fn((const char *)sqlite3_column_text(s, 0), sqlite3_column_int(s, 1),
                 (const char *)sqlite3_column_text(s, 2), ctx);
@@ -265,12 +211,10 @@ int store_gate_baseline_get(store *st, const char *goal_id, const char *gate, co
 
     *found = 0;
     *format = *cases = NULL;
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q,
+                                STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(gate),
+                                           STORE_TEXT(command), STORE_TEXT(baseline)))) != 0)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, gate);
-    store_bind_text(s, 3, command);
-    store_bind_text(s, 4, baseline);
     if (sqlite3_step(s) == SQLITE_ROW) {
         *found = 1;
         *passed = sqlite3_column_int(s, 0);
@@ -286,24 +230,12 @@ int store_gate_baseline_put(store *st, const struct store_gate_baseline *b)
     static const char ins[] =
         "INSERT OR REPLACE INTO gate_baselines(goal_id, gate, command, baseline, passed,"
         " exit_code, format, cases, output_hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, ins)) != 0)
-        return rc;
-    store_bind_text(s, 1, b->goal_id);
-    store_bind_text(s, 2, b->gate);
-    store_bind_text(s, 3, b->command);
-    store_bind_text(s, 4, b->baseline);
-    sqlite3_bind_int(s, 5, b->passed);
-    sqlite3_bind_int(s, 6, b->exit_code);
-    store_bind_text(s, 7, b->format);
-    store_bind_text(s, 8, b->cases);
-    store_bind_text(s, 9, b->output_hash);
-    sqlite3_bind_int64(s, 10, time_now_ms());
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "gate baseline");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "gate baseline", NULL, ins,
+                           STORE_ARGS(STORE_TEXT(b->goal_id), STORE_TEXT(b->gate),
+                                      STORE_TEXT(b->command), STORE_TEXT(b->baseline),
+                                      STORE_I64(b->passed), STORE_I64(b->exit_code),
+                                      STORE_TEXT(b->format), STORE_TEXT(b->cases),
+                                      STORE_TEXT(b->output_hash), STORE_I64(time_now_ms())));
 }
 
 int store_gate_result_latest_by_item_each(store *st, const char *item_id,
@@ -314,11 +246,10 @@ int store_gate_result_latest_by_item_each(store *st, const char *item_id,
         "SELECT name, passed, ifnull(exit_code, -1) FROM gate_results WHERE id IN"
         " (SELECT max(id) FROM gate_results WHERE item_id = ? GROUP BY name) ORDER BY name";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_gates);
+    int rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(item_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, item_id);
     while (sqlite3_step(s) == SQLITE_ROW)
         if ((rc = fn((const char *)sqlite3_column_text(s, 0), sqlite3_column_int(s, 1), ctx)) != 0)
             break;

@@ -76,10 +76,7 @@ int store_goal_insert(store *st, struct goal *g)
     bind_opt_i64(s, 31, g->ended_at);
     store_bind_text(s, 32, g->outcome);
     store_bind_text(s, 33, g->outcome_reason);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "insert goal");
-    store_done(s);
-    return rc;
+    return store_step_done(st, s, "insert goal");
 }
 
 static int64_t col_opt_i64(sqlite3_stmt *s, int i)
@@ -139,29 +136,23 @@ static void goal_from_row(struct goal *g, sqlite3_stmt *s, int copy)
 #undef TXT
 }
 
+/* store_row_fn: a new goal (copied strings) into *(struct goal **)ctx. */
+static void goal_fill(sqlite3_stmt *s, void *ctx)
+{
+    struct goal **out = ctx;
+
+    *out = xmalloc(sizeof(**out));
+    goal_from_row(*out, s, 1);
+}
+
 int store_goal_get(store *st, const char *id, struct goal **out)
 {
     static const char sql[] = "SELECT " GOAL_COLS " FROM goals WHERE id = ?";
-    sqlite3_stmt *s;
-    struct goal *g;
-    int rc = store_prepare(st, &s, sql);
+    int found;
+    int rc = store_get_row(st, "goal", goal_fill, out, &found, sql, STORE_ARGS(STORE_TEXT(id)));
 
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        g = xmalloc(sizeof(*g));
-        goal_from_row(g, s, 1);
-        *out = g;
-        break;
-    case SQLITE_DONE:
+    if (rc == 0 && !found)
         rc = err_set(ERR_NOTFOUND, "goal %s: not found", id);
-        break;
-    default:
-        rc = store_err(st, "goal");
-    }
-    store_done(s);
     return rc;
 }
 
@@ -204,15 +195,8 @@ int store_goal_each(store *st, const char *status, int (*fn)(const struct goal *
         return rc;
     if (status)
         store_bind_text(s, 1, status);
-    for (;;) {
+    while (store_next_row(st, s, "goals", &rc)) {
         struct goal g;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "goals");
-            break;
-        }
         goal_from_row(&g, s, 0);
         if ((rc = fn(&g, ctx)) != 0)
             break;
@@ -225,19 +209,9 @@ int store_goal_count(store *st, const char *status, int64_t *out)
 {
     static const char sql_all[] = "SELECT count(*) FROM goals";
     static const char sql_status[] = "SELECT count(*) FROM goals WHERE status = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, status ? sql_status : sql_all);
+    const struct store_arg arg = STORE_TEXT(status);
 
-    if (rc)
-        return rc;
-    if (status)
-        store_bind_text(s, 1, status);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        *out = sqlite3_column_int64(s, 0);
-    else
-        rc = store_err(st, "count goals");
-    store_done(s);
-    return rc;
+    return store_count(st, "count goals", out, status ? sql_status : sql_all, &arg, status != NULL);
 }
 
 int store_resolve_id(store *st, const char *table, const char *prefix, char out[ID_SIZE])
@@ -281,17 +255,9 @@ int store_resolve_id(store *st, const char *table, const char *prefix, char out[
     if (len < ID_SHORT)
         return err_set(ERR_INVALID, "%s id \"%s\": give at least %d characters", what, prefix,
                        ID_SHORT);
-    if ((rc = store_prepare(st, &s, sql)) != 0)
+    if ((rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(lower)))) != 0)
         return rc;
-    store_bind_text(s, 1, lower);
-    for (;;) {
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "resolve id");
-            break;
-        }
+    while (store_next_row(st, s, "resolve id", &rc)) {
         if (n == 0) {
             strncpy(out, (const char *)sqlite3_column_text(s, 0), ID_LEN);
             out[ID_LEN] = '\0';
@@ -311,34 +277,17 @@ int store_resolve_id(store *st, const char *table, const char *prefix, char out[
 
 int store_goal_add_spend(store *st, const char *goal_id, int64_t tokens, double cost_usd)
 {
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s,
-                            "UPDATE goals SET spent_tokens = spent_tokens + ?, "
-                            "spent_cost_usd = spent_cost_usd + ? WHERE id = ?")) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, tokens);
-    sqlite3_bind_double(s, 2, cost_usd);
-    store_bind_text(s, 3, goal_id);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "recording goal usage");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "recording goal usage", NULL,
+                           "UPDATE goals SET spent_tokens = spent_tokens + ?, "
+                           "spent_cost_usd = spent_cost_usd + ? WHERE id = ?",
+                           STORE_ARGS(STORE_I64(tokens), STORE_DOUBLE(cost_usd),
+                                      STORE_TEXT(goal_id)));
 }
 
 int store_goal_set_partial(store *st, const char *goal_id)
 {
     static const char sql[] = "UPDATE goals SET partial = 1 WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "partial");
-    store_done(s);
-    return rc;
+    return store_exec_id(st, sql, goal_id, "partial");
 }
 
 int store_goal_open_ids(store *st, char (**out)[ID_SIZE], size_t *n)
@@ -352,23 +301,11 @@ int store_goal_open_ids(store *st, char (**out)[ID_SIZE], size_t *n)
 int store_goal_ended(store *st, const char *goal_id, int *ended)
 {
     static const char q[] = "SELECT status IN ('completed', 'cancelled') FROM goals WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q);
+    int64_t v = 0;
+    int found;
+    int rc = store_get_int64(st, "goal", &v, &found, q, STORE_ARGS(STORE_TEXT(goal_id)));
 
-    *ended = 0;
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        *ended = sqlite3_column_int(s, 0);
-        break;
-    case SQLITE_DONE:
-        break;
-    default:
-        rc = store_err(st, "goal");
-    }
-    store_done(s);
+    *ended = (int)v;
     return rc;
 }
 
@@ -390,15 +327,8 @@ int store_goal_each_waiting(store *st, int (*fn)(const struct store_goal_waiting
 
     if (rc)
         return rc;
-    for (;;) {
+    while (store_next_row(st, s, "goals", &rc)) {
         struct store_goal_waiting w;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "goals");
-            break;
-        }
         w.id = (const char *)sqlite3_column_text(s, 0);
         w.title = (const char *)sqlite3_column_text(s, 1);
         w.escalation_id = (const char *)sqlite3_column_text(s, 2);
@@ -415,29 +345,13 @@ int store_goal_each_waiting(store *st, int (*fn)(const struct store_goal_waiting
 int store_goal_attempts_inc(store *st, const char *id)
 {
     static const char upd[] = "UPDATE goals SET attempts = attempts + 1 WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, upd);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "claim");
-    store_done(s);
-    return rc;
+    return store_exec_id(st, upd, id, "claim");
 }
 
 int store_goal_attempts_reset(store *st, const char *id)
 {
     static const char fresh[] = "UPDATE goals SET attempts = 0 WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, fresh);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "run");
-    store_done(s);
-    return rc;
+    return store_exec_id(st, fresh, id, "run");
 }
 
 int store_goal_spend_run_wall(store *st, const char *goal_id, const char *run_id, int64_t now_ms)
@@ -445,41 +359,15 @@ int store_goal_spend_run_wall(store *st, const char *goal_id, const char *run_id
     static const char wall[] = "UPDATE goals SET spent_wall_ms = spent_wall_ms + max(0, ? -"
                                " ifnull((SELECT started_at FROM runs WHERE id = ?), ?))"
                                " WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, wall);
-
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
-    store_bind_text(s, 2, run_id);
-    sqlite3_bind_int64(s, 3, now_ms);
-    store_bind_text(s, 4, goal_id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "run");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "run", NULL, wall,
+                           STORE_ARGS(STORE_I64(now_ms), STORE_TEXT(run_id), STORE_I64(now_ms),
+                                      STORE_TEXT(goal_id)));
 }
 
 int store_goal_status_get(store *st, const char *id, int *found, char status[32])
 {
     static const char sql[] = "SELECT status, id, NULL, NULL FROM goals WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    *found = 0;
-    status[0] = '\0';
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        *found = 1;
-        snprintf(status, 32, "%s", (const char *)sqlite3_column_text(s, 0));
-        break;
-    case SQLITE_DONE: break;
-    default: rc = store_err(st, "goal");
-    }
-    store_done(s);
-    return rc;
+    return store_get_text(st, "goal", status, 32, found, sql, STORE_ARGS(STORE_TEXT(id)));
 }
 
 int store_goal_status_set(store *st, const char *id, const char *from, const char *to,
@@ -489,38 +377,14 @@ int store_goal_status_set(store *st, const char *id, const char *from, const cha
         "UPDATE goals SET status = ?1, updated_at = ?2,"
         " started_at = CASE WHEN ?1 = 'active' THEN ifnull(started_at, ?2) ELSE started_at END,"
         " ended_at = CASE WHEN ?3 THEN ?2 ELSE ended_at END WHERE id = ?4 AND status = ?5";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    *changed = 0;
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, to);
-    sqlite3_bind_int64(s, 2, now_ms);
-    sqlite3_bind_int(s, 3, terminal);
-    store_bind_text(s, 4, id);
-    store_bind_text(s, 5, from);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "status");
-    else
-        *changed = sqlite3_changes(store_db(st)) == 1;
-    store_done(s);
-    return rc;
+    return store_status_set(st, sql, id, from, to, terminal, now_ms, changed);
 }
 
 int store_goal_set_worktree(store *st, const char *id, const char *worktree)
 {
     static const char sql[] = "UPDATE goals SET worktree = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, worktree);
-    store_bind_text(s, 2, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "worktree");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "worktree", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(worktree), STORE_TEXT(id)));
 }
 
 int store_goal_set_elaboration(store *st, const char *id, const char *success_criteria,
@@ -529,19 +393,10 @@ int store_goal_set_elaboration(store *st, const char *id, const char *success_cr
 {
     static const char sql[] = "UPDATE goals SET success_criteria = ?, allowed_actions = ?,"
                               " verification = ?, elaboration = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, success_criteria);
-    store_bind_text(s, 2, allowed_actions);
-    store_bind_text(s, 3, verification);
-    store_bind_text(s, 4, elaboration);
-    store_bind_text(s, 5, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "elaboration");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "elaboration", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(success_criteria), STORE_TEXT(allowed_actions),
+                                      STORE_TEXT(verification), STORE_TEXT(elaboration),
+                                      STORE_TEXT(id)));
 }
 
 int store_goal_set_nothing_to_do(store *st, const char *id, const char *elaboration,
@@ -549,17 +404,9 @@ int store_goal_set_nothing_to_do(store *st, const char *id, const char *elaborat
 {
     static const char sql[] = "UPDATE goals SET elaboration = ?, outcome = 'nothing_to_do',"
                               " outcome_reason = ?, branch = NULL WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, elaboration);
-    store_bind_text(s, 2, reason);
-    store_bind_text(s, 3, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "elaboration");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "elaboration", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(elaboration), STORE_TEXT(reason),
+                                      STORE_TEXT(id)));
 }
 
 int store_goal_budget_get(store *st, const char *id, struct budget_facts *out)
@@ -568,12 +415,11 @@ int store_goal_budget_get(store *st, const char *id, struct budget_facts *out)
         "SELECT budget_max_tokens, budget_max_cost_usd, budget_max_hours, spent_tokens,"
         " spent_cost_usd, spent_wall_ms FROM goals WHERE id = ?";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(id)));
 
     memset(out, 0, sizeof(*out));
     if (rc)
         return rc;
-    store_bind_text(s, 1, id);
     if (sqlite3_step(s) != SQLITE_ROW) {
         store_done(s);
         return err_set(ERR_NOTFOUND, "goal %s: not found", id);
@@ -589,20 +435,6 @@ int store_goal_budget_get(store *st, const char *id, struct budget_facts *out)
     out->spent_wall_ms = sqlite3_column_int64(s, 5);
     store_done(s);
     return 0;
-}
-
-/* Run sql binding id as ?1: 0, or the store's error (what). */
-static int goal_exec_id(store *st, const char *sql, const char *id, const char *what)
-{
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, what);
-    store_done(s);
-    return rc;
 }
 
 int store_goal_status_fresh(store *st, const char *id, char *status, size_t n,
@@ -634,54 +466,37 @@ int store_goal_budget_raise(store *st, const char *id, double max_tokens, double
         " ELSE budget_max_tokens END, budget_max_cost_usd = CASE WHEN ?2 > 0 THEN ?2"
         " ELSE budget_max_cost_usd END, budget_max_hours = CASE WHEN ?3 > 0 THEN ?3"
         " ELSE budget_max_hours END WHERE id = ?4";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    sqlite3_bind_double(s, 1, max_tokens);
-    sqlite3_bind_double(s, 2, max_cost_usd);
-    sqlite3_bind_double(s, 3, max_hours);
-    store_bind_text(s, 4, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "budget");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "budget", NULL, sql,
+                           STORE_ARGS(STORE_DOUBLE(max_tokens), STORE_DOUBLE(max_cost_usd),
+                                      STORE_DOUBLE(max_hours), STORE_TEXT(id)));
 }
 
 int store_goal_set_partial_rearm(store *st, const char *id)
 {
-    return goal_exec_id(st, "UPDATE goals SET partial = 1, attempts = 0, next_attempt_at = 0"
+    return store_exec_id(st, "UPDATE goals SET partial = 1, attempts = 0, next_attempt_at = 0"
                             " WHERE id = ?1",
-                        id, "resolve");
+                         id, "resolve");
 }
 
 int store_goal_publish_skip_push(store *st, const char *id)
 {
-    return goal_exec_id(st, "UPDATE goals SET publish = json_set(ifnull(publish, '{}'),"
+    return store_exec_id(st, "UPDATE goals SET publish = json_set(ifnull(publish, '{}'),"
                             " '$.push', json('false'), '$.pull_request', json('false')),"
                             " attempts = 0, next_attempt_at = 0 WHERE id = ?1",
-                        id, "resolve");
+                         id, "resolve");
 }
 
 int store_goal_attempts_rearm(store *st, const char *id)
 {
-    return goal_exec_id(st, "UPDATE goals SET attempts = 0, next_attempt_at = 0 WHERE id = ?1",
-                        id, "resolve");
+    return store_exec_id(st, "UPDATE goals SET attempts = 0, next_attempt_at = 0 WHERE id = ?1",
+                         id, "resolve");
 }
 
 int store_goal_set_next_attempt(store *st, const char *id, int64_t at_ms)
 {
     static const char sql[] = "UPDATE goals SET next_attempt_at = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, at_ms);
-    store_bind_text(s, 2, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "recover");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "recover", NULL, sql,
+                           STORE_ARGS(STORE_I64(at_ms), STORE_TEXT(id)));
 }
 
 int store_goal_open_instance(store *st, const char *template_id, char out[ID_SIZE])
@@ -689,15 +504,5 @@ int store_goal_open_instance(store *st, const char *template_id, char out[ID_SIZ
     static const char q_open[] =
         "SELECT id FROM goals WHERE parent_id = ? AND status IN ('queued','active','blocked')"
         " LIMIT 1";
-    sqlite3_stmt *s;
-    int rc;
-
-    out[0] = '\0';
-    if ((rc = store_prepare(st, &s, q_open)) != 0)
-        return rc;
-    store_bind_text(s, 1, template_id);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        snprintf(out, ID_SIZE, "%s", sqlite3_column_text(s, 0));
-    store_done(s);
-    return 0;
+    return store_peek_text(st, out, ID_SIZE, q_open, STORE_ARGS(STORE_TEXT(template_id)));
 }

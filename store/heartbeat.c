@@ -7,28 +7,26 @@
 #include "store/internal.h"
 #include "util/err.h"
 
+/* What store_heartbeat_tick() reads. */
+struct tick_out {
+    long *pid;
+    int64_t *last_tick;
+};
+
+static void tick_fill(sqlite3_stmt *s, void *ctx)
+{
+    const struct tick_out *t = ctx;
+
+    *t->pid = (long)sqlite3_column_int64(s, 0);
+    *t->last_tick = sqlite3_column_int64(s, 1);
+}
+
 int store_heartbeat_tick(store *st, long *pid, int64_t *last_tick, int *found)
 {
     static const char q[] = "SELECT pid, last_tick FROM daemon_heartbeat WHERE id = 1";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q);
+    struct tick_out t = {pid, last_tick};
 
-    *found = 0;
-    if (rc)
-        return rc;
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        *pid = (long)sqlite3_column_int64(s, 0);
-        *last_tick = sqlite3_column_int64(s, 1);
-        *found = 1;
-        break;
-    case SQLITE_DONE:
-        break;
-    default:
-        rc = store_err(st, "heartbeat");
-    }
-    store_done(s);
-    return rc;
+    return store_get_row(st, "heartbeat", tick_fill, &t, found, q, NULL, 0);
 }
 
 int store_heartbeat_write(store *st, long pid, int64_t started_at, int64_t last_tick,
@@ -38,42 +36,32 @@ int store_heartbeat_write(store *st, long pid, int64_t started_at, int64_t last_
         "INSERT INTO daemon_heartbeat(id, pid, started_at, last_tick, lanes) VALUES (1, ?, ?, ?, ?)"
         " ON CONFLICT(id) DO UPDATE SET pid = excluded.pid, started_at = excluded.started_at,"
         " last_tick = excluded.last_tick, lanes = excluded.lanes";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    return store_exec_args(st, "heartbeat", NULL, sql,
+                           STORE_ARGS(STORE_I64((int64_t)pid), STORE_I64(started_at),
+                                      STORE_I64(last_tick), STORE_TEXT(lanes_json)));
+}
 
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, (int64_t)pid);
-    sqlite3_bind_int64(s, 2, started_at);
-    sqlite3_bind_int64(s, 3, last_tick);
-    store_bind_text(s, 4, lanes_json);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "heartbeat");
-    store_done(s);
-    return rc;
+static void heartbeat_fill(sqlite3_stmt *s, void *ctx)
+{
+    struct store_heartbeat *out = ctx;
+
+    out->pid = (long)sqlite3_column_int64(s, 0);
+    out->started_at = sqlite3_column_int64(s, 1);
+    out->last_tick = sqlite3_column_int64(s, 2);
+    out->lanes = store_col_strdup(s, 3);
 }
 
 int store_heartbeat_read(store *st, struct store_heartbeat *out)
 {
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, "SELECT pid, started_at, last_tick, lanes FROM daemon_heartbeat"
-                                   " WHERE id = 1");
+    int found;
+    int rc;
 
     memset(out, 0, sizeof(*out));
-    if (rc)
-        return rc;
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        out->pid = (long)sqlite3_column_int64(s, 0);
-        out->started_at = sqlite3_column_int64(s, 1);
-        out->last_tick = sqlite3_column_int64(s, 2);
-        out->lanes = store_col_strdup(s, 3);
-        break;
-    case SQLITE_DONE: rc = ERR_NOTFOUND; break;
-    default: rc = store_err(st, "heartbeat");
-    }
-    store_done(s);
-    return rc;
+    rc = store_get_row(st, "heartbeat", heartbeat_fill, out, &found,
+                       "SELECT pid, started_at, last_tick, lanes FROM daemon_heartbeat"
+                       " WHERE id = 1",
+                       NULL, 0);
+    return rc == 0 && !found ? ERR_NOTFOUND : rc;
 }
 
 void store_heartbeat_release(struct store_heartbeat *hb)

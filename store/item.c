@@ -73,10 +73,7 @@ int store_item_insert(store *st, struct work_item *wi)
     sqlite3_bind_int64(s, 24, now);
     sqlite3_bind_null(s, 25);
     sqlite3_bind_null(s, 26);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "insert work item");
-    store_done(s);
-    return rc;
+    return store_step_done(st, s, "insert work item");
 }
 
 int store_item_dep_add(store *st, const char *item_id, const char *depends_on_id,
@@ -84,18 +81,9 @@ int store_item_dep_add(store *st, const char *item_id, const char *depends_on_id
 {
     static const char sql[] =
         "INSERT INTO work_item_deps(item_id, depends_on_id, condition) VALUES (?, ?, ?)";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, item_id);
-    store_bind_text(s, 2, depends_on_id);
-    store_bind_text(s, 3, condition ? condition : "done_or_skipped");
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "insert dependency");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "insert dependency", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(depends_on_id),
+                                      STORE_TEXT(condition ? condition : "done_or_skipped")));
 }
 
 static void item_from_row(struct work_item *wi, sqlite3_stmt *s, int copy)
@@ -135,29 +123,24 @@ static void item_from_row(struct work_item *wi, sqlite3_stmt *s, int copy)
 #undef TXT
 }
 
+/* store_row_fn: a new work item (copied strings) into *(struct work_item **)ctx. */
+static void item_fill(sqlite3_stmt *s, void *ctx)
+{
+    struct work_item **out = ctx;
+
+    *out = xmalloc(sizeof(**out));
+    item_from_row(*out, s, 1);
+}
+
 int store_item_get(store *st, const char *id, struct work_item **out)
 {
     static const char sql[] = "SELECT " ITEM_COLS " FROM work_items WHERE id = ?";
-    sqlite3_stmt *s;
-    struct work_item *wi;
-    int rc = store_prepare(st, &s, sql);
+    int found;
+    int rc = store_get_row(st, "work item", item_fill, out, &found, sql,
+                           STORE_ARGS(STORE_TEXT(id)));
 
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        wi = xmalloc(sizeof(*wi));
-        item_from_row(wi, s, 1);
-        *out = wi;
-        break;
-    case SQLITE_DONE:
+    if (rc == 0 && !found)
         rc = err_set(ERR_NOTFOUND, "work item %s: not found", id);
-        break;
-    default:
-        rc = store_err(st, "work item");
-    }
-    store_done(s);
     return rc;
 }
 
@@ -185,20 +168,12 @@ int store_item_each(store *st, const char *goal_id,
     static const char sql[] =
         "SELECT " ITEM_COLS " FROM work_items WHERE goal_id = ? ORDER BY created_at, rowid";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    for (;;) {
+    while (store_next_row(st, s, "work items", &rc)) {
         struct work_item wi;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "work items");
-            break;
-        }
         item_from_row(&wi, s, 0);
         if ((rc = fn(&wi, ctx)) != 0)
             break;
@@ -216,19 +191,11 @@ int store_item_count_by_effort_status(store *st, const char *goal_id,
     static const char sql[] = "SELECT effort, status, count(*) FROM work_items"
                               " WHERE goal_id = ? GROUP BY effort, status";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    for (;;) {
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "progress");
-            break;
-        }
+    while (store_next_row(st, s, "progress", &rc)) {
         rc = fn((const char *)sqlite3_column_text(s, 0), (const char *)sqlite3_column_text(s, 1),
                 sqlite3_column_int64(s, 2), ctx);
         if (rc)
@@ -242,25 +209,12 @@ int store_item_get_by_key(store *st, const char *goal_id, const char *key,
                           struct work_item **out)
 {
     static const char sql[] = "SELECT " ITEM_COLS " FROM work_items WHERE goal_id = ? AND key = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int found;
+    int rc = store_get_row(st, "work item", item_fill, out, &found, sql,
+                           STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(key)));
 
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, key);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        *out = xmalloc(sizeof(**out));
-        item_from_row(*out, s, 1);
-        break;
-    case SQLITE_DONE:
+    if (rc == 0 && !found)
         rc = err_set(ERR_NOTFOUND, "goal %s has no work item \"%s\"", goal_id, key);
-        break;
-    default:
-        rc = store_err(st, "work item");
-    }
-    store_done(s);
     return rc;
 }
 
@@ -268,11 +222,10 @@ int store_item_get_by_key(store *st, const char *goal_id, const char *key,
 static int item_counts(store *st, const char *sql, const char *goal_id, int *a, int *b)
 {
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
     if (sqlite3_step(s) == SQLITE_ROW) {
         *a = sqlite3_column_int(s, 0);
         *b = sqlite3_column_int(s, 1);
@@ -303,16 +256,8 @@ int store_item_count_done_verified(store *st, const char *goal_id, int *total, i
 int store_item_set_summary(store *st, const char *id, const char *summary)
 {
     static const char sql[] = "UPDATE work_items SET summary = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, summary);
-    store_bind_text(s, 2, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "summary");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "summary", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(summary), STORE_TEXT(id)));
 }
 
 int store_item_set_verified(store *st, const char *id, int verified, const char *commit_sha)
@@ -338,17 +283,9 @@ int store_item_set_verified(store *st, const char *id, int verified, const char 
 int store_item_set_question(store *st, const char *id, const char *question)
 {
     static const char sql[] = "UPDATE work_items SET question = ?, updated_at = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, question);
-    sqlite3_bind_int64(s, 2, time_now_ms());
-    store_bind_text(s, 3, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "ask_human");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "ask_human", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(question), STORE_I64(time_now_ms()),
+                                      STORE_TEXT(id)));
 }
 
 int store_item_count_unfinished_others(store *st, const char *goal_id, const char *except_id,
@@ -360,10 +297,9 @@ int store_item_count_unfinished_others(store *st, const char *goal_id, const cha
     int rc;
 
     *n = 0;
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q,
+                                STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(except_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, except_id);
     if (sqlite3_step(s) == SQLITE_ROW)
         *n = sqlite3_column_int(s, 0);
     store_done(s);
@@ -373,40 +309,16 @@ int store_item_count_unfinished_others(store *st, const char *goal_id, const cha
 int store_item_attempts_inc(store *st, const char *id)
 {
     static const char upd[] = "UPDATE work_items SET attempts = attempts + 1 WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, upd);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "claim");
-    store_done(s);
-    return rc;
+    return store_exec_id(st, upd, id, "claim");
 }
 
 int store_item_status_get(store *st, const char *id, int *found, char status[32],
                           char goal_id[ID_SIZE])
 {
     static const char sql[] = "SELECT status, goal_id, id, NULL FROM work_items WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    const struct store_text_col cols[] = {{status, 32}, {goal_id, ID_SIZE}};
 
-    *found = 0;
-    status[0] = goal_id[0] = '\0';
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        *found = 1;
-        snprintf(status, 32, "%s", (const char *)sqlite3_column_text(s, 0));
-        snprintf(goal_id, ID_SIZE, "%s", (const char *)sqlite3_column_text(s, 1));
-        break;
-    case SQLITE_DONE: break;
-    default: rc = store_err(st, "work item");
-    }
-    store_done(s);
-    return rc;
+    return store_get_texts(st, "work item", cols, 2, found, sql, STORE_ARGS(STORE_TEXT(id)));
 }
 
 int store_item_status_set(store *st, const char *id, const char *from, const char *to,
@@ -417,23 +329,7 @@ int store_item_status_set(store *st, const char *id, const char *from, const cha
         " started_at = CASE WHEN ?1 = 'in_progress' THEN ifnull(started_at, ?2)"
         " ELSE started_at END,"
         " ended_at = CASE WHEN ?3 THEN ?2 ELSE ended_at END WHERE id = ?4 AND status = ?5";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    *changed = 0;
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, to);
-    sqlite3_bind_int64(s, 2, now_ms);
-    sqlite3_bind_int(s, 3, terminal);
-    store_bind_text(s, 4, id);
-    store_bind_text(s, 5, from);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "status");
-    else
-        *changed = sqlite3_changes(store_db(st)) == 1;
-    store_done(s);
-    return rc;
+    return store_status_set(st, sql, id, from, to, terminal, now_ms, changed);
 }
 
 int store_item_ids_promotable(store *st, const char *goal_id, char (**out)[ID_SIZE], size_t *n)
@@ -474,18 +370,9 @@ int store_item_recovery_restart(store *st, const char *id, const char *input, in
         " question = NULL, human_input = CASE WHEN ?4 = 'alternative' THEN human_input"
         " ELSE ifnull(?1, human_input) END, strategy = CASE WHEN ?4 = 'alternative'"
         " THEN ?1 ELSE strategy END WHERE id = ?2";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    store_bind_text(s, 1, input);
-    store_bind_text(s, 2, id);
-    sqlite3_bind_int64(s, 3, now_ms);
-    store_bind_text(s, 4, alternative ? "alternative" : "");
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "resolve");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "resolve", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(input), STORE_TEXT(id), STORE_I64(now_ms),
+                                      STORE_TEXT(alternative ? "alternative" : "")));
 }
 
 int store_item_set_recovery(store *st, const char *id, int tier, int model_index,
@@ -494,20 +381,10 @@ int store_item_set_recovery(store *st, const char *id, int tier, int model_index
     static const char sql[] = "UPDATE work_items SET tier = ?, model_index = ?,"
                               " next_attempt_at = ?, strategy = ifnull(?, strategy),"
                               " updated_at = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    sqlite3_bind_int(s, 1, tier);
-    sqlite3_bind_int(s, 2, model_index);
-    sqlite3_bind_int64(s, 3, next_attempt_at);
-    store_bind_text(s, 4, strategy);
-    sqlite3_bind_int64(s, 5, time_now_ms());
-    store_bind_text(s, 6, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "recover");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "recover", NULL, sql,
+                           STORE_ARGS(STORE_I64(tier), STORE_I64(model_index),
+                                      STORE_I64(next_attempt_at), STORE_TEXT(strategy),
+                                      STORE_I64(time_now_ms()), STORE_TEXT(id)));
 }
 
 int store_item_recovery_counts(store *st, const char *id, int tier, int *failures, int *same)
@@ -532,9 +409,8 @@ int store_item_recovery_counts(store *st, const char *id, int tier, int *failure
     sqlite3_bind_int(s, 2, tier);
     *failures = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 1;
     store_done(s);
-    if ((rc = store_prepare(st, &s, q2)) != 0)
+    if ((rc = store_prepare_args(st, &s, q2, STORE_ARGS(STORE_TEXT(id)))) != 0)
         return rc;
-    store_bind_text(s, 1, id);
     while (sqlite3_step(s) == SQLITE_ROW) {
         const char *sig = (const char *)sqlite3_column_text(s, 0);
         if (n == 0)
@@ -551,16 +427,8 @@ int store_item_recovery_counts(store *st, const char *id, int tier, int *failure
 int store_item_set_timeout(store *st, const char *id, int timeout_s)
 {
     static const char dbl[] = "UPDATE work_items SET timeout_s = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, dbl)) != 0)
-        return rc;
-    sqlite3_bind_int(s, 1, timeout_s);
-    store_bind_text(s, 2, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "timeout");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "timeout", NULL, dbl,
+                           STORE_ARGS(STORE_I64(timeout_s), STORE_TEXT(id)));
 }
 
 int store_item_plan_b_owed(store *st, const char *id, int *owed, char *cls, size_t cls_n,
@@ -578,9 +446,8 @@ int store_item_plan_b_owed(store *st, const char *id, int *owed, char *cls, size
     *owed = 0;
     if (cause)
         *cause = NULL;
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(id)))) != 0)
         return rc;
-    store_bind_text(s, 1, id);
     if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == 1) {
         *owed = 1;
         if (cls && cls_n)

@@ -10,107 +10,64 @@
 #include "util/err.h"
 #include "util/timeutil.h"
 
+static void quirks_fill(sqlite3_stmt *s, void *ctx)
+{
+    struct store_llm_quirks *out = ctx;
+
+    out->use_max_completion = sqlite3_column_int(s, 0) != 0;
+    out->no_response_format = sqlite3_column_int(s, 1) != 0;
+    out->context_window = sqlite3_column_int64(s, 2);
+}
+
 int store_llm_quirks_get(store *st, const char *base_url, const char *model,
                          struct store_llm_quirks *out)
 {
-    sqlite3_stmt *s;
+    int found;
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if ((rc = store_prepare(st, &s,
-                            "SELECT use_max_completion, no_response_format, context_window "
-                            "FROM llm_endpoint_quirks WHERE base_url = ? AND model = ?")) != 0)
-        return rc;
-    store_bind_text(s, 1, base_url);
-    store_bind_text(s, 2, model);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        out->use_max_completion = sqlite3_column_int(s, 0) != 0;
-        out->no_response_format = sqlite3_column_int(s, 1) != 0;
-        out->context_window = sqlite3_column_int64(s, 2);
-        break;
-    case SQLITE_DONE:
-        rc = ERR_NOTFOUND;
-        break;
-    default:
-        rc = store_err(st, "endpoint quirks");
-    }
-    store_done(s);
-    return rc;
+    rc = store_get_row(st, "endpoint quirks", quirks_fill, out, &found,
+                       "SELECT use_max_completion, no_response_format, context_window "
+                       "FROM llm_endpoint_quirks WHERE base_url = ? AND model = ?",
+                       STORE_ARGS(STORE_TEXT(base_url), STORE_TEXT(model)));
+    return rc == 0 && !found ? ERR_NOTFOUND : rc;
 }
 
 int store_llm_quirks_put(store *st, const char *base_url, const char *model,
                          const struct store_llm_quirks *q)
 {
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s,
-                      "INSERT INTO llm_endpoint_quirks (base_url, model, use_max_completion, "
-                      "no_response_format, context_window, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
-                      "ON CONFLICT (base_url, model) DO UPDATE SET use_max_completion = "
-                      "excluded.use_max_completion, no_response_format = excluded.no_response_format, "
-                      "context_window = excluded.context_window, updated_at = excluded.updated_at")) !=
-        0)
-        return rc;
-    store_bind_text(s, 1, base_url);
-    store_bind_text(s, 2, model);
-    sqlite3_bind_int(s, 3, q->use_max_completion);
-    sqlite3_bind_int(s, 4, q->no_response_format);
-    sqlite3_bind_int64(s, 5, q->context_window);
-    sqlite3_bind_int64(s, 6, time_now_ms());
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "endpoint quirks");
-    store_done(s);
-    return rc;
+    return store_exec_args(
+        st, "endpoint quirks", NULL,
+        "INSERT INTO llm_endpoint_quirks (base_url, model, use_max_completion, "
+        "no_response_format, context_window, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (base_url, model) DO UPDATE SET use_max_completion = "
+        "excluded.use_max_completion, no_response_format = excluded.no_response_format, "
+        "context_window = excluded.context_window, updated_at = excluded.updated_at",
+        STORE_ARGS(STORE_TEXT(base_url), STORE_TEXT(model), STORE_I64(q->use_max_completion),
+                   STORE_I64(q->no_response_format), STORE_I64(q->context_window),
+                   STORE_I64(time_now_ms())));
 }
 
 int store_llm_script_cursor_get(store *st, const char *path, const char *sha256,
                                 const char *stage, int64_t *next_out)
 {
-    sqlite3_stmt *s;
-    int rc;
+    int found;
 
     *next_out = 0;
-    if ((rc = store_prepare(st, &s,
-                            "SELECT next_line FROM llm_script_cursors WHERE path = ? AND "
-                            "sha256 = ? AND stage = ?")) != 0)
-        return rc;
-    store_bind_text(s, 1, path);
-    store_bind_text(s, 2, sha256);
-    store_bind_text(s, 3, stage);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        *next_out = sqlite3_column_int64(s, 0);
-        break;
-    case SQLITE_DONE:
-        break;
-    default:
-        rc = store_err(st, "script cursor");
-    }
-    store_done(s);
-    return rc;
+    return store_get_int64(st, "script cursor", next_out, &found,
+                           "SELECT next_line FROM llm_script_cursors WHERE path = ? AND "
+                           "sha256 = ? AND stage = ?",
+                           STORE_ARGS(STORE_TEXT(path), STORE_TEXT(sha256), STORE_TEXT(stage)));
 }
 
 int store_llm_script_cursor_set(store *st, const char *path, const char *sha256,
                                 const char *stage, int64_t next)
 {
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s,
-                            "INSERT INTO llm_script_cursors (path, sha256, stage, next_line, "
-                            "updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (path, sha256, "
-                            "stage) DO UPDATE SET next_line = excluded.next_line, updated_at "
-                            "= excluded.updated_at")) != 0)
-        return rc;
-    store_bind_text(s, 1, path);
-    store_bind_text(s, 2, sha256);
-    store_bind_text(s, 3, stage);
-    sqlite3_bind_int64(s, 4, next);
-    sqlite3_bind_int64(s, 5, time_now_ms());
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "script cursor");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "script cursor", NULL,
+                           "INSERT INTO llm_script_cursors (path, sha256, stage, next_line, "
+                           "updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (path, sha256, "
+                           "stage) DO UPDATE SET next_line = excluded.next_line, updated_at "
+                           "= excluded.updated_at",
+                           STORE_ARGS(STORE_TEXT(path), STORE_TEXT(sha256), STORE_TEXT(stage),
+                                      STORE_I64(next), STORE_I64(time_now_ms())));
 }

@@ -11,52 +11,26 @@
 #include "util/err.h"
 #include "util/xalloc.h"
 
-static void col_id(char out[ID_SIZE], sqlite3_stmt *s, int i)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
-
-    snprintf(out, ID_SIZE, "%s", t ? (const char *)t : "");
-}
-
 int store_run_get_goal_item(store *st, const char *run_id, char goal_id[ID_SIZE],
                             char item_id[ID_SIZE])
 {
-    sqlite3_stmt *s;
-    int rc;
+    const struct store_text_col cols[] = {{goal_id, ID_SIZE}, {item_id, ID_SIZE}};
+    int found;
+    int rc = store_get_texts(st, "run", cols, 2, &found,
+                             "SELECT goal_id, item_id FROM runs WHERE id = ?",
+                             STORE_ARGS(STORE_TEXT(run_id)));
 
-    goal_id[0] = item_id[0] = '\0';
-    if ((rc = store_prepare(st, &s, "SELECT goal_id, item_id FROM runs WHERE id = ?")) != 0)
-        return rc;
-    store_bind_text(s, 1, run_id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        col_id(goal_id, s, 0);
-        col_id(item_id, s, 1);
-        break;
-    case SQLITE_DONE:
+    if (rc == 0 && !found)
         rc = err_set(ERR_NOTFOUND, "no run %s", run_id);
-        break;
-    default:
-        rc = store_err(st, "run");
-    }
-    store_done(s);
     return rc;
 }
 
 int store_run_set_model(store *st, const char *run_id, const char *model, const char *provider)
 {
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, "UPDATE runs SET model = ?, provider = ? WHERE id = ?")) != 0)
-        return rc;
-    store_bind_text(s, 1, model);
-    store_bind_text(s, 2, provider);
-    store_bind_text(s, 3, run_id);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "recording the run's model");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "recording the run's model", NULL,
+                           "UPDATE runs SET model = ?, provider = ? WHERE id = ?",
+                           STORE_ARGS(STORE_TEXT(model), STORE_TEXT(provider),
+                                      STORE_TEXT(run_id)));
 }
 
 int store_run_add_usage(store *st, const char *run_id, int64_t tokens_in, int64_t tokens_cached,
@@ -79,7 +53,7 @@ int store_run_add_usage(store *st, const char *run_id, int64_t tokens_in, int64_
     store_bind_text(s, 5, run_id);
     step = sqlite3_step(s);
     if (step == SQLITE_ROW && goal_id_out)
-        col_id(goal_id_out, s, 0);
+        store_col_copy(goal_id_out, ID_SIZE, s, 0);
     else if (step != SQLITE_ROW && step != SQLITE_DONE)
         rc = store_err(st, "recording run usage");
     while (step == SQLITE_ROW)
@@ -88,12 +62,16 @@ int store_run_add_usage(store *st, const char *run_id, int64_t tokens_in, int64_
     return rc;
 }
 
-/* Copy column i of the current row into out (n bytes; "" when NULL). */
-static void col_copy(char *out, size_t n, sqlite3_stmt *s, int i)
+static void running_fill(sqlite3_stmt *s, void *ctx)
 {
-    const unsigned char *t = sqlite3_column_text(s, i);
+    struct store_run_running *out = ctx;
 
-    snprintf(out, n, "%s", t ? (const char *)t : "");
+    store_col_copy(out->id, sizeof(out->id), s, 0);
+    store_col_copy(out->kind, sizeof(out->kind), s, 1);
+    store_col_copy(out->item_key, sizeof(out->item_key), s, 2);
+    store_col_copy(out->item_title, sizeof(out->item_title), s, 3);
+    out->started_at = sqlite3_column_type(s, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 4);
+    out->turns_started = sqlite3_column_int(s, 5);
 }
 
 int store_run_latest_running(store *st, const char *goal_id, struct store_run_running *out,
@@ -104,33 +82,11 @@ int store_run_latest_running(store *st, const char *goal_id, struct store_run_ru
         " (SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.type = 'turn.started')"
         " FROM runs r LEFT JOIN work_items w ON w.id = r.item_id"
         " WHERE r.goal_id = ? AND r.status = 'running' ORDER BY r.started_at DESC LIMIT 1";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_run);
 
     memset(out, 0, sizeof(*out));
     out->started_at = -1;
-    *found = 0;
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, goal_id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        col_copy(out->id, sizeof(out->id), s, 0);
-        col_copy(out->kind, sizeof(out->kind), s, 1);
-        col_copy(out->item_key, sizeof(out->item_key), s, 2);
-        col_copy(out->item_title, sizeof(out->item_title), s, 3);
-        out->started_at =
-            sqlite3_column_type(s, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 4);
-        out->turns_started = sqlite3_column_int(s, 5);
-        *found = 1;
-        break;
-    case SQLITE_DONE:
-        break;
-    default:
-        rc = store_err(st, "runs");
-    }
-    store_done(s);
-    return rc;
+    return store_get_row(st, "runs", running_fill, out, found, q_run,
+                         STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 int store_run_last_failure(store *st, const char *item_id, const char *except_run_id,
@@ -144,10 +100,9 @@ int store_run_last_failure(store *st, const char *item_id, const char *except_ru
     int rc;
 
     *error_class = *reason = NULL;
-    if ((rc = store_prepare(st, &s, q_run)) != 0)
+    if ((rc = store_prepare_args(st, &s, q_run,
+                                STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(except_run_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, item_id);
-    store_bind_text(s, 2, except_run_id);
     if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 1)) {
         *error_class = store_col_strdup(s, 0);
         *reason = store_col_strdup(s, 1);
@@ -176,13 +131,6 @@ int store_run_last_failure(store *st, const char *item_id, const char *except_ru
     " AND NOT EXISTS (SELECT 1 FROM work_items o WHERE o.goal_id = w.goal_id"                   \
     " AND o.status IN ('in_progress', 'verify'))"
 
-static void copy_col(char *dst, size_t n, sqlite3_stmt *s, int i)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
-
-    snprintf(dst, n, "%s", t ? (const char *)t : "");
-}
-
 static int is_busy(const char (*busy)[ID_SIZE], int n, const char *goal_id)
 {
     for (int i = 0; i < n; i++)
@@ -202,18 +150,11 @@ static int pick_goal(store *st, const char *sql, int64_t now, const char (*busy)
     if (rc)
         return rc;
     sqlite3_bind_int64(s, 1, now);
-    while (!found) {
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "claim");
-            break;
-        }
+    while (!found && store_next_row(st, s, "claim", &rc)) {
         if (is_busy(busy, n_busy, (const char *)sqlite3_column_text(s, 0)))
             continue;
-        copy_col(out->goal_id, sizeof(out->goal_id), s, 0);
-        copy_col(out->kind, sizeof(out->kind), s, 1);
+        store_col_copy(out->goal_id, sizeof(out->goal_id), s, 0);
+        store_col_copy(out->kind, sizeof(out->kind), s, 1);
         out->attempts = sqlite3_column_int(s, 2);
         found = 1;
     }
@@ -251,23 +192,15 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms,
         "SELECT w.id, w.goal_id, w.priority, w.created_at, w.updated_at,"
         " (SELECT count(*) FROM work_item_deps d WHERE d.depends_on_id = w.id)" EXECUTE_RULE;
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(now_ms)));
 
     if (rc)
         return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
-    for (;;) {
+    while (store_next_row(st, s, "select", &rc)) {
         struct store_run_exec_candidate c;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "select");
-            break;
-        }
         memset(&c, 0, sizeof(c));
-        copy_col(c.id, sizeof(c.id), s, 0);
-        copy_col(c.goal_id, sizeof(c.goal_id), s, 1);
+        store_col_copy(c.id, sizeof(c.id), s, 0);
+        store_col_copy(c.goal_id, sizeof(c.goal_id), s, 1);
         c.priority = sqlite3_column_int(s, 2);
         c.created_at = sqlite3_column_int64(s, 3);
         c.updated_at = sqlite3_column_int64(s, 4);
@@ -285,12 +218,11 @@ int store_run_queue_counts(store *st, int64_t now_ms, struct store_run_queues *o
                               " (SELECT count(*)" PUBLISH_RULE ") + (SELECT count(*)" EXECUTE_RULE
                               "), (SELECT count(*) FROM work_items WHERE status = 'queued')";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(now_ms)));
 
     memset(out, 0, sizeof(*out));
     if (rc)
         return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
     if (sqlite3_step(s) == SQLITE_ROW) {
         out->plan = sqlite3_column_int64(s, 0);
         out->work = sqlite3_column_int64(s, 1);
@@ -309,18 +241,10 @@ int store_run_pending_retries(store *st, int64_t now_ms, int *out)
         "        WHERE w.status = 'ready' AND g.status = 'active' AND w.next_attempt_at > ?1)"
         " + (SELECT count(*) FROM goals WHERE status IN ('queued', 'active') AND is_template = 0"
         "        AND next_attempt_at > ?1)";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int64_t v = 0;
+    int rc = store_count(st, "pending retries", &v, sql, STORE_ARGS(STORE_I64(now_ms)));
 
-    *out = 0;
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        *out = sqlite3_column_int(s, 0);
-    else
-        rc = store_err(st, "pending retries");
-    store_done(s);
+    *out = (int)v;
     return rc;
 }
 
@@ -330,27 +254,13 @@ int store_run_insert(store *st, const struct store_run_new *r)
         "INSERT INTO runs(id, goal_id, item_id, kind, lane, status, attempt, tier, model_index,"
         " timeout_s, lease_until, created_at, started_at)"
         " VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, r->id);
-    store_bind_text(s, 2, r->goal_id);
-    store_bind_text(s, 3, r->item_id);
-    store_bind_text(s, 4, r->kind);
-    store_bind_text(s, 5, r->lane);
-    sqlite3_bind_int(s, 6, r->attempt);
-    sqlite3_bind_int(s, 7, r->tier);
-    sqlite3_bind_int(s, 8, r->model_index);
-    sqlite3_bind_int(s, 9, r->timeout_s);
-    sqlite3_bind_int64(s, 10, r->lease_until);
-    sqlite3_bind_int64(s, 11, r->now_ms);
-    sqlite3_bind_int64(s, 12, r->now_ms);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "insert run");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "insert run", NULL, sql,
+                           STORE_ARGS(STORE_TEXT(r->id), STORE_TEXT(r->goal_id),
+                                      STORE_TEXT(r->item_id), STORE_TEXT(r->kind),
+                                      STORE_TEXT(r->lane), STORE_I64(r->attempt),
+                                      STORE_I64(r->tier), STORE_I64(r->model_index),
+                                      STORE_I64(r->timeout_s), STORE_I64(r->lease_until),
+                                      STORE_I64(r->now_ms), STORE_I64(r->now_ms)));
 }
 
 int store_run_last_timeout_s(store *st, const char *goal_id, const char *kind, int *out)
@@ -358,13 +268,11 @@ int store_run_last_timeout_s(store *st, const char *goal_id, const char *kind, i
     static const char q[] = "SELECT status, ifnull(timeout_s, 0) FROM runs WHERE goal_id = ?"
                             " AND kind = ? ORDER BY created_at DESC, rowid DESC LIMIT 1";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q);
+    int rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(kind)));
 
     *out = 0;
     if (rc)
         return rc;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, kind);
     if (sqlite3_step(s) == SQLITE_ROW &&
         !strcmp((const char *)sqlite3_column_text(s, 0), "timeout") &&
         sqlite3_column_int(s, 1) > 0)
@@ -381,35 +289,34 @@ int store_run_last_timeout_s(store *st, const char *goal_id, const char *kind, i
 static void run_read(sqlite3_stmt *s, struct store_run *r)
 {
     memset(r, 0, sizeof(*r));
-    copy_col(r->id, sizeof(r->id), s, 0);
-    copy_col(r->goal_id, sizeof(r->goal_id), s, 1);
-    copy_col(r->item_id, sizeof(r->item_id), s, 2);
-    copy_col(r->kind, sizeof(r->kind), s, 3);
-    copy_col(r->lane, sizeof(r->lane), s, 4);
-    copy_col(r->status, sizeof(r->status), s, 5);
+    store_col_copy(r->id, sizeof(r->id), s, 0);
+    store_col_copy(r->goal_id, sizeof(r->goal_id), s, 1);
+    store_col_copy(r->item_id, sizeof(r->item_id), s, 2);
+    store_col_copy(r->kind, sizeof(r->kind), s, 3);
+    store_col_copy(r->lane, sizeof(r->lane), s, 4);
+    store_col_copy(r->status, sizeof(r->status), s, 5);
     r->attempt = sqlite3_column_int(s, 6);
     r->timeout_s = sqlite3_column_int(s, 7);
     r->pid = (long)sqlite3_column_int64(s, 8);
     r->lease_until = sqlite3_column_int64(s, 9);
     r->started_at = sqlite3_column_int64(s, 10);
-    copy_col(r->failure_reason, sizeof(r->failure_reason), s, 11);
+    store_col_copy(r->failure_reason, sizeof(r->failure_reason), s, 11);
+}
+
+/* store_row_fn: run_read() into (struct store_run *)ctx. */
+static void run_fill(sqlite3_stmt *s, void *ctx)
+{
+    run_read(s, ctx);
 }
 
 int store_run_get(store *st, const char *id, struct store_run *out)
 {
     static const char sql[] = "SELECT " RUN_COLS " FROM runs WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int found;
+    int rc = store_get_row(st, "run", run_fill, out, &found, sql, STORE_ARGS(STORE_TEXT(id)));
 
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW: run_read(s, out); break;
-    case SQLITE_DONE: rc = err_set(ERR_NOTFOUND, "run %s: not found", id); break;
-    default: rc = store_err(st, "run");
-    }
-    store_done(s);
+    if (rc == 0 && !found)
+        rc = err_set(ERR_NOTFOUND, "run %s: not found", id);
     return rc;
 }
 
@@ -477,16 +384,8 @@ int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void
 int store_run_renew_lease(store *st, const char *run_id, int64_t lease_until)
 {
     static const char sql[] = "UPDATE runs SET lease_until = ? WHERE id = ? AND status = 'running'";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, lease_until);
-    store_bind_text(s, 2, run_id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "lease");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "lease", NULL, sql,
+                           STORE_ARGS(STORE_I64(lease_until), STORE_TEXT(run_id)));
 }
 
 int store_run_live_status(store *st, const char *run_id, char run_status[16],
@@ -495,15 +394,14 @@ int store_run_live_status(store *st, const char *run_id, char run_status[16],
     static const char sql[] = "SELECT r.status, g.status FROM runs r JOIN goals g"
                               " ON g.id = r.goal_id WHERE r.id = ?";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(run_id)));
 
     run_status[0] = goal_status[0] = '\0';
     if (rc)
         return rc;
-    store_bind_text(s, 1, run_id);
     if (sqlite3_step(s) == SQLITE_ROW) {
-        copy_col(run_status, 16, s, 0);
-        copy_col(goal_status, 16, s, 1);
+        store_col_copy(run_status, 16, s, 0);
+        store_col_copy(goal_status, 16, s, 1);
     }
     store_done(s);
     return 0;
@@ -515,19 +413,13 @@ int store_run_mark_started(store *st, const char *run_id, long pid, int64_t leas
     static const char sql[] =
         "UPDATE runs SET pid = ?, lease_until = ?, started_at = ifnull(started_at, ?)"
         " WHERE id = ? AND status = 'running'";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    int n = 0;
+    int rc = store_exec_args(st, "run", &n, sql,
+                             STORE_ARGS(STORE_I64((int64_t)pid), STORE_I64(lease_until),
+                                        STORE_I64(now_ms), STORE_TEXT(run_id)));
 
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, (int64_t)pid);
-    sqlite3_bind_int64(s, 2, lease_until);
-    sqlite3_bind_int64(s, 3, now_ms);
-    store_bind_text(s, 4, run_id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "run");
-    if (rc == 0 && sqlite3_changes(store_db(st)) != 1) /* cancelled meanwhile */
+    if (rc == 0 && n != 1) /* cancelled meanwhile */
         rc = err_set(ERR_TRANSITION, "run %s is no longer running", run_id);
-    store_done(s);
     return rc;
 }
 
@@ -536,21 +428,11 @@ int store_run_write_end(store *st, const char *run_id, const struct store_run_en
     static const char sql[] = "UPDATE runs SET turns = ?, model_index = ?, summary = ?,"
                               " error_class = ?, error_signature = ?, failure_reason = ?"
                               " WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    if (rc)
-        return rc;
-    sqlite3_bind_int(s, 1, e->turns);
-    sqlite3_bind_int(s, 2, e->model_index);
-    store_bind_text(s, 3, e->summary);
-    store_bind_text(s, 4, e->error_class);
-    store_bind_text(s, 5, e->error_signature);
-    store_bind_text(s, 6, e->failure_reason);
-    store_bind_text(s, 7, run_id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "run");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "run", NULL, sql,
+                           STORE_ARGS(STORE_I64(e->turns), STORE_I64(e->model_index),
+                                      STORE_TEXT(e->summary), STORE_TEXT(e->error_class),
+                                      STORE_TEXT(e->error_signature),
+                                      STORE_TEXT(e->failure_reason), STORE_TEXT(run_id)));
 }
 
 int store_run_item_failures_each(store *st, const char *item_id,
@@ -562,11 +444,10 @@ int store_run_item_failures_each(store *st, const char *item_id,
         " FROM runs WHERE item_id = ? AND status IN ('failed','timeout','aborted')"
         " ORDER BY created_at DESC, rowid DESC LIMIT 3";
     sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q_fail);
+    int rc = store_prepare_args(st, &s, q_fail, STORE_ARGS(STORE_TEXT(item_id)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, item_id);
     while (sqlite3_step(s) == SQLITE_ROW) {
         struct store_run_failure f;
         f.error_class = (const char *)sqlite3_column_text(s, 0);
@@ -583,26 +464,9 @@ int store_run_status_get(store *st, const char *id, int *found, char status[32],
                          char goal_id[ID_SIZE], char item_id[ID_SIZE])
 {
     static const char sql[] = "SELECT status, goal_id, item_id, id FROM runs WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    const struct store_text_col cols[] = {{status, 32}, {goal_id, ID_SIZE}, {item_id, ID_SIZE}};
 
-    *found = 0;
-    status[0] = goal_id[0] = item_id[0] = '\0';
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, id);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW:
-        *found = 1;
-        copy_col(status, 32, s, 0);
-        copy_col(goal_id, ID_SIZE, s, 1);
-        copy_col(item_id, ID_SIZE, s, 2);
-        break;
-    case SQLITE_DONE: break;
-    default: rc = store_err(st, "run");
-    }
-    store_done(s);
-    return rc;
+    return store_get_texts(st, "run", cols, 3, found, sql, STORE_ARGS(STORE_TEXT(id)));
 }
 
 int store_run_status_set(store *st, const char *id, const char *from, const char *to,
@@ -610,23 +474,7 @@ int store_run_status_set(store *st, const char *id, const char *from, const char
 {
     static const char sql[] = "UPDATE runs SET status = ?1, ended_at = CASE WHEN ?3 THEN ?2"
                               " ELSE ended_at END WHERE id = ?4 AND status = ?5";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    *changed = 0;
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, to);
-    sqlite3_bind_int64(s, 2, now_ms);
-    sqlite3_bind_int(s, 3, terminal);
-    store_bind_text(s, 4, id);
-    store_bind_text(s, 5, from);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_err(st, "status");
-    else
-        *changed = sqlite3_changes(store_db(st)) == 1;
-    store_done(s);
-    return rc;
+    return store_status_set(st, sql, id, from, to, terminal, now_ms, changed);
 }
 
 int store_run_facts_get(store *st, const char *id, struct store_run_facts *out)
@@ -637,9 +485,8 @@ int store_run_facts_get(store *st, const char *id, struct store_run_facts *out)
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(id)))) != 0)
         return rc;
-    store_bind_text(s, 1, id);
     if (sqlite3_step(s) != SQLITE_ROW) {
         store_done(s);
         return err_set(ERR_NOTFOUND, "run %s: not found", id);
@@ -661,18 +508,9 @@ int store_run_set_failure_if_running(store *st, const char *id, const char *cls,
 {
     static const char upd[] = "UPDATE runs SET error_class = ?, error_signature = ?,"
                               " failure_reason = ? WHERE id = ? AND status = 'running'";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, upd)) != 0)
-        return rc;
-    store_bind_text(s, 1, cls);
-    store_bind_text(s, 2, signature);
-    store_bind_text(s, 3, reason);
-    store_bind_text(s, 4, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "abort");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "abort", NULL, upd,
+                           STORE_ARGS(STORE_TEXT(cls), STORE_TEXT(signature), STORE_TEXT(reason),
+                                      STORE_TEXT(id)));
 }
 
 int store_run_running_of_goal(store *st, const char *goal_id, struct store_run_live **out,
@@ -686,9 +524,8 @@ int store_run_running_of_goal(store *st, const char *goal_id, struct store_run_l
 
     *out = NULL;
     *n = 0;
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(goal_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, goal_id);
     while (sqlite3_step(s) == SQLITE_ROW) {
         if (*n == cap) {
             cap = cap ? cap * 2 : 4;
@@ -706,13 +543,5 @@ int store_run_set_cancelled(store *st, const char *id)
 {
     static const char upd[] = "UPDATE runs SET error_class = 'cancelled', failure_reason ="
                               " 'cancelled' WHERE id = ? AND status = 'running'";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, upd)) != 0)
-        return rc;
-    store_bind_text(s, 1, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "cancel");
-    store_done(s);
-    return rc;
+    return store_exec_id(st, upd, id, "cancel");
 }

@@ -414,14 +414,7 @@ int store_ids(store *st, const char *sql, const char *arg, char (**out)[37], siz
     if (rc)
         return rc;
     store_bind_text(s, 1, arg);
-    for (;;) {
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = store_err(st, "ids");
-            break;
-        }
+    while (store_next_row(st, s, "ids", &rc)) {
         if (cnt == alloc) {
             alloc = alloc ? alloc * 2 : 16;
             ids = xrealloc(ids, alloc * sizeof(*ids));

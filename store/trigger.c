@@ -37,21 +37,10 @@ int store_trigger_insert(store *st, const char *id, const char *goal_id, const c
     static const char ins[] =
         "INSERT INTO triggers(id, goal_id, schedule, timezone, enabled, next_fire_at,"
         " created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?)";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, ins)) != 0)
-        return rc;
-    store_bind_text(s, 1, id);
-    store_bind_text(s, 2, goal_id);
-    store_bind_text(s, 3, schedule);
-    store_bind_text(s, 4, timezone);
-    sqlite3_bind_int64(s, 5, next_fire_at);
-    sqlite3_bind_int64(s, 6, now_ms);
-    sqlite3_bind_int64(s, 7, now_ms);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "trigger");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "trigger", NULL, ins,
+                           STORE_ARGS(STORE_TEXT(id), STORE_TEXT(goal_id), STORE_TEXT(schedule),
+                                      STORE_TEXT(timezone), STORE_I64(next_fire_at),
+                                      STORE_I64(now_ms), STORE_I64(now_ms)));
 }
 
 int store_trigger_next_fire_of_goal(store *st, const char *goal_id, int64_t *at, int *found)
@@ -62,9 +51,8 @@ int store_trigger_next_fire_of_goal(store *st, const char *goal_id, int64_t *at,
     int rc;
 
     *found = 0;
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(goal_id)))) != 0)
         return rc;
-    store_bind_text(s, 1, goal_id);
     if (sqlite3_step(s) == SQLITE_ROW) {
         *at = sqlite3_column_int64(s, 0);
         *found = 1;
@@ -84,9 +72,8 @@ int store_trigger_list_due(store *st, int64_t now_ms, struct store_trigger_due *
     int rc;
 
     *n = 0;
-    if ((rc = store_prepare(st, &s, q)) != 0)
+    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_I64(now_ms)))) != 0)
         return rc;
-    sqlite3_bind_int64(s, 1, now_ms);
     while (*n < max && sqlite3_step(s) == SQLITE_ROW) {
         struct store_trigger_due *r = &rows[*n];
         snprintf(r->id, sizeof(r->id), "%s", sqlite3_column_text(s, 0));
@@ -103,16 +90,7 @@ int store_trigger_set_fired(store *st, const char *id, int64_t next, int64_t now
 {
     static const char upd[] = "UPDATE triggers SET next_fire_at = ?, last_fire_at = ?,"
                               " updated_at = ? WHERE id = ?";
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, upd)) != 0)
-        return rc;
-    sqlite3_bind_int64(s, 1, next);
-    sqlite3_bind_int64(s, 2, now_ms);
-    sqlite3_bind_int64(s, 3, now_ms);
-    store_bind_text(s, 4, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "trigger");
-    store_done(s);
-    return rc;
+    return store_exec_args(st, "trigger", NULL, upd,
+                           STORE_ARGS(STORE_I64(next), STORE_I64(now_ms), STORE_I64(now_ms),
+                                      STORE_TEXT(id)));
 }

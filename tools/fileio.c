@@ -19,25 +19,34 @@ int tool_fail_special(struct tool_result *res, const char *rel, mode_t mode)
                      "%s: %s: the tools open regular files and folders only", rel, what);
 }
 
+int tool_read_chunk(int fd, char *buf, size_t n, size_t *got, const char *name)
+{
+    ssize_t r;
+
+    while ((r = read(fd, buf, n)) < 0) {
+        if (errno != EINTR)
+            return err_set(errno == EISDIR ? ERR_INVALID : ERR_IO, "%s: %s", name,
+                           errno == EISDIR ? "is a folder" : strerror(errno));
+    }
+    *got = (size_t)r;
+    return 0;
+}
+
 int tool_read_fd(strbuf *out, int fd, size_t cap, const char *name)
 {
     char chunk[65536];
-    size_t total = 0;
+    size_t total = 0, got;
+    int rc;
 
     for (;;) {
-        ssize_t got = read(fd, chunk, sizeof(chunk));
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            return err_set(errno == EISDIR ? ERR_INVALID : ERR_IO, "%s: %s", name,
-                           errno == EISDIR ? "is a folder" : strerror(errno));
-        }
+        if ((rc = tool_read_chunk(fd, chunk, sizeof(chunk), &got, name)) != 0)
+            return rc;
         if (got == 0)
             return 0;
-        total += (size_t)got;
+        total += got;
         if (total > cap)
             return err_set(ERR_TOOBIG, "%s: larger than %zu bytes", name, cap);
-        if (strbuf_add(out, chunk, (size_t)got) != 0)
+        if (strbuf_add(out, chunk, got) != 0)
             return err_set(ERR_TOOBIG, "%s: larger than %zu bytes", name, cap);
     }
 }

@@ -84,32 +84,15 @@ static size_t find_lines(char ***lines, char *all)
 static int find_report(struct tool_result *res, const strbuf *list, size_t n, int limited,
                        int64_t limit)
 {
-    struct trunc t;
-    char sz[32];
-    int rc;
+    char note[160];
 
-    truncate_head(&t, strbuf_cstr(list), list->len, (size_t)-1, tool_max_bytes());
-    rc = strbuf_add(&res->output, list->buf,
-                    t.len && list->buf[t.len - 1] == '\n' ? t.len - 1 : t.len);
     res->total_lines = (int64_t)n;
-    res->total_bytes = (int64_t)list->len;
-    if (!limited && !t.truncated)
-        return rc;
-    res->truncated = 1;
-    res->truncated_by = t.truncated ? "bytes" : "limit";
-    if (!rc)
-        rc = strbuf_adds(&res->output, "\n\n[");
-    if (!rc && limited)
-        rc = strbuf_addf(&res->output,
-                         "%lld results limit reached. Use limit=%lld for more, or "
-                         "refine pattern",
-                         (long long)limit, (long long)limit * 2);
-    if (!rc && limited && t.truncated)
-        rc = strbuf_adds(&res->output, ". ");
-    if (!rc && t.truncated)
-        rc = strbuf_addf(&res->output, "%s limit reached: showing %zu results",
-                         format_size(sz, sizeof(sz), tool_max_bytes()), t.lines);
-    return rc ? rc : strbuf_adds(&res->output, "]");
+    if (limited)
+        snprintf(note, sizeof(note),
+                 "%lld results limit reached. Use limit=%lld for more, or "
+                 "refine pattern",
+                 (long long)limit, (long long)limit * 2);
+    return tool_list_report(res, list, limited ? note : NULL, "results");
 }
 
 static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)

@@ -27,6 +27,11 @@ int tool_fail_err(struct tool_result *res, int rc);
  * on failure res is filled and non-zero returned. */
 int tool_path(struct tool_ctx *ctx, struct tool_result *res, const char *path, char *rel, size_t n);
 
+/* One read(2) of at most n bytes from fd into buf, EINTR retried: 0 with
+ * *got (0 at the end of the file), or ERR_IO naming name (ERR_INVALID
+ * "is a folder" for a folder). */
+int tool_read_chunk(int fd, char *buf, size_t n, size_t *got, const char *name);
+
 /* Read a whole file opened at fd (at most cap bytes, else ERR_TOOBIG). */
 int tool_read_fd(strbuf *out, int fd, size_t cap, const char *name);
 
@@ -43,6 +48,13 @@ size_t tool_max_lines(void);
 size_t tool_max_bytes(void);
 /* tools.max_file_mb in bytes: the largest file write and edit make. */
 size_t tool_max_file_bytes(void);
+
+/* A listing tool's output into res: list cut to the byte limit, then,
+ * when it was cut or limit_note is not NULL (the tool stopped at its
+ * limit), a "[...]" notice with limit_note and "showing N <what>".
+ * Sets total_bytes and the truncated fields of res. */
+int tool_list_report(struct tool_result *res, const strbuf *list, const char *limit_note,
+                     const char *what);
 
 /* The folder for spill files (sandbox_spill_prepare() for ctx), into out. */
 int tool_spill_dir(struct tool_ctx *ctx, char *out, size_t n);

@@ -76,31 +76,14 @@ static size_t ls_names(char ***names, DIR *d)
 static int ls_report(struct tool_result *res, const strbuf *list, size_t n, int limited,
                      int64_t limit)
 {
-    struct trunc t;
-    char sz[32];
-    int rc;
+    char note[160];
 
-    truncate_head(&t, strbuf_cstr(list), list->len, (size_t)-1, tool_max_bytes());
-    rc = strbuf_add(&res->output, list->buf,
-                    t.len && list->buf[t.len - 1] == '\n' ? t.len - 1 : t.len);
-    res->total_bytes = (int64_t)list->len;
-    if (!limited && !t.truncated)
-        return rc;
-    res->truncated = 1;
-    res->truncated_by = t.truncated ? "bytes" : "limit";
-    if (!rc)
-        rc = strbuf_adds(&res->output, "\n\n[");
-    if (!rc && limited)
-        rc = strbuf_addf(&res->output,
-                         "%lld entries limit reached (%zu in all). Use limit=%lld "
-                         "for more",
-                         (long long)limit, n, (long long)limit * 2);
-    if (!rc && limited && t.truncated)
-        rc = strbuf_adds(&res->output, ". ");
-    if (!rc && t.truncated)
-        rc = strbuf_addf(&res->output, "%s limit reached: showing %zu entries",
-                         format_size(sz, sizeof(sz), tool_max_bytes()), t.lines);
-    return rc ? rc : strbuf_adds(&res->output, "]");
+    if (limited)
+        snprintf(note, sizeof(note),
+                 "%lld entries limit reached (%zu in all). Use limit=%lld "
+                 "for more",
+                 (long long)limit, n, (long long)limit * 2);
+    return tool_list_report(res, list, limited ? note : NULL, "entries");
 }
 
 static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)

@@ -115,12 +115,9 @@ static int read_scan(struct tool_result *res, struct scan *sc, int fd, const cha
     int rc;
 
     for (;;) {
-        ssize_t got = read(fd, chunk, sizeof(chunk));
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            return err_set(ERR_IO, "%s: %s", shown, strerror(errno));
-        }
+        size_t got;
+        if ((rc = tool_read_chunk(fd, chunk, sizeof(chunk), &got, shown)) != 0)
+            return rc;
         if (got == 0)
             break;
         if (sc->bytes < 8192 && memchr(chunk, '\0', (size_t)got < 8192 - sc->bytes

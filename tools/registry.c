@@ -685,3 +685,30 @@ int tool_call_json(struct tool_ctx *ctx, const char *name, const cJSON *args,
     cJSON_Delete(obj);
     return rc;
 }
+
+int tool_list_report(struct tool_result *res, const strbuf *list, const char *limit_note,
+                     const char *what)
+{
+    struct trunc t;
+    char sz[32];
+    int rc;
+
+    truncate_head(&t, strbuf_cstr(list), list->len, (size_t)-1, tool_max_bytes());
+    rc = strbuf_add(&res->output, list->buf,
+                    t.len && list->buf[t.len - 1] == '\n' ? t.len - 1 : t.len);
+    res->total_bytes = (int64_t)list->len;
+    if (!limit_note && !t.truncated)
+        return rc;
+    res->truncated = 1;
+    res->truncated_by = t.truncated ? "bytes" : "limit";
+    if (!rc)
+        rc = strbuf_adds(&res->output, "\n\n[");
+    if (!rc && limit_note)
+        rc = strbuf_adds(&res->output, limit_note);
+    if (!rc && limit_note && t.truncated)
+        rc = strbuf_adds(&res->output, ". ");
+    if (!rc && t.truncated)
+        rc = strbuf_addf(&res->output, "%s limit reached: showing %zu %s",
+                         format_size(sz, sizeof(sz), tool_max_bytes()), t.lines, what);
+    return rc ? rc : strbuf_adds(&res->output, "]");
+}

@@ -42,12 +42,9 @@ static int fill(void *arg, int fd, const char *label)
 
     if (f->old_fd >= 0) {
         for (;;) {
-            ssize_t got = read(f->old_fd, chunk, sizeof(chunk));
-            if (got < 0) {
-                if (errno == EINTR)
-                    continue;
-                return err_set(ERR_IO, "%s: %s", label, strerror(errno));
-            }
+            size_t got;
+            if ((rc = tool_read_chunk(f->old_fd, chunk, sizeof(chunk), &got, label)) != 0)
+                return rc;
             if (got == 0)
                 break;
             if ((uint64_t)got > f->old_left) /* it grew since: never past the cap */
