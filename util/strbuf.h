@@ -15,18 +15,6 @@
 
 #include "util/err.h"
 
-/* Functions whose result must be checked.  Empty unless the build defines
- * GOALD_STRICT_RESULTS (a scratch build that lists the unchecked calls
- * still left; GCC warns even for a (void) cast, so a result is checked by
- * using it). */
-#ifndef GOALD_MUST_CHECK
-#if defined(GOALD_STRICT_RESULTS) && defined(__GNUC__)
-#define GOALD_MUST_CHECK __attribute__((warn_unused_result))
-#else
-#define GOALD_MUST_CHECK
-#endif
-#endif
-
 #define STRBUF_DEFAULT_CAP ((size_t)64 << 20) /* 64 MiB */
 
 typedef struct strbuf {
