@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "util/err.h"
 #include "util/id.h"
 #include "util/timeutil.h"
 
@@ -104,7 +105,10 @@ static void fill_items(const char *db, const char *goal_id, int n, int64_t base)
         sqlite3_reset(s);
     }
     sqlite3_finalize(s);
-    store_tx_commit(st);
+    if (store_tx_commit(st) != 0) {
+        fprintf(stderr, "bench: commit failed: %s\n", err_last());
+        exit(1);
+    }
     store_close(st);
 }
 

@@ -20,8 +20,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/err.h"
 #include "util/strbuf.h"
 
+/* A bench script or request that outgrows its buffer is a broken bench. */
+static void must_fit(int rc)
+{
+    if (rc) {
+        fprintf(stderr, "bench: %s\n", err_last());
+        exit(1);
+    }
+}
 static char *request_text(const cJSON *body)
 {
     strbuf sb = STRBUF_INIT;
@@ -30,15 +39,15 @@ static char *request_text(const cJSON *body)
 
     strbuf_init(&sb, (size_t)1 << 30);
     t = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(body, "tools"));
-    strbuf_adds(&sb, t ? t : "");
+    must_fit(strbuf_adds(&sb, t ? t : ""));
     cJSON_free(t);
     t = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(body, "system"));
-    strbuf_adds(&sb, t ? t : "");
+    must_fit(strbuf_adds(&sb, t ? t : ""));
     cJSON_free(t);
     cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(body, "messages"))
     {
         t = cJSON_PrintUnformatted(m);
-        strbuf_adds(&sb, t ? t : "");
+        must_fit(strbuf_adds(&sb, t ? t : ""));
         cJSON_free(t);
     }
     return strbuf_detach(&sb, NULL);

@@ -48,8 +48,7 @@ static void report(const char *name, int64_t *t, int n, int64_t base)
 
 static size_t sink(char *p, size_t s, size_t n, void *ud)
 {
-    strbuf_add(ud, p, s * n);
-    return s * n;
+    return strbuf_add(ud, p, s * n) == 0 ? s * n : 0; /* 0: curl stops with an error */
 }
 
 int main(int argc, char **argv)

@@ -45,6 +45,14 @@
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
+/* A bench script or request that outgrows its buffer is a broken bench. */
+static void must_fit(int rc)
+{
+    if (rc) {
+        fprintf(stderr, "bench: %s\n", err_last());
+        exit(1);
+    }
+}
 static const char *goald_bin;
 
 static void die(const char *what)
@@ -157,16 +165,17 @@ static void run_case(store *st, const char *goald, const char *repo, int i, stru
 
 static void script_case(strbuf *sb, long long bytes)
 {
-    strbuf_addf(sb,
-                "{\"content\":\"writing\",\"tool_calls\":[{\"name\":\"write\",\"arguments\":"
-                "{\"path\":\"big.txt\"},\"content_bytes\":%lld,\"content_style\":\"code\"}],"
-                "\"usage\":{\"input\":1500,"
-                "\"output\":40}}\n",
-                bytes);
-    strbuf_adds(sb, "{\"tool_calls\":[{\"name\":\"complete\",\"arguments\":{\"summary\":"
-                    "\"wrote big.txt\"}}],\"usage\":{\"input\":4000,\"output\":20}}\n");
-    strbuf_adds(sb, "{\"content\":{\"verdict\":\"pass\",\"findings\":[]},"
-                    "\"usage\":{\"input\":900,\"output\":30}}\n");
+    must_fit(
+        strbuf_addf(sb,
+                    "{\"content\":\"writing\",\"tool_calls\":[{\"name\":\"write\",\"arguments\":"
+                    "{\"path\":\"big.txt\"},\"content_bytes\":%lld,\"content_style\":\"code\"}],"
+                    "\"usage\":{\"input\":1500,"
+                    "\"output\":40}}\n",
+                    bytes));
+    must_fit(strbuf_adds(sb, "{\"tool_calls\":[{\"name\":\"complete\",\"arguments\":{\"summary\":"
+                             "\"wrote big.txt\"}}],\"usage\":{\"input\":4000,\"output\":20}}\n"));
+    must_fit(strbuf_adds(sb, "{\"content\":{\"verdict\":\"pass\",\"findings\":[]},"
+                             "\"usage\":{\"input\":900,\"output\":30}}\n"));
 }
 
 static int cmp_long(const void *a, const void *b)
@@ -209,10 +218,11 @@ static void bench_mode(const char *mode, const char *fake, const char *dir, stor
         script_case(&sb, (long long)cap_mb << 20);
     }
     /* the 1 GiB request: served to every retry of the one call */
-    strbuf_addf(&sb,
-                "{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"path\":\"big.txt\"},"
-                "\"content_bytes\":%lld,\"content_style\":\"code\"}],\"repeat\":0}\n",
-                1LL << 30);
+    must_fit(
+        strbuf_addf(&sb,
+                    "{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"path\":\"big.txt\"},"
+                    "\"content_bytes\":%lld,\"content_style\":\"code\"}],\"repeat\":0}\n",
+                    1LL << 30));
     if (fs_write_atomic(script, sb.buf, sb.len, 0600) != 0)
         die("script");
     strbuf_release(&sb);

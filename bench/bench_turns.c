@@ -44,6 +44,14 @@
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
+/* A bench script or request that outgrows its buffer is a broken bench. */
+static void must_fit(int rc)
+{
+    if (rc) {
+        fprintf(stderr, "bench: %s\n", err_last());
+        exit(1);
+    }
+}
 static int cmp64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -52,8 +60,7 @@ static int cmp64(const void *a, const void *b)
 
 static size_t sink(char *p, size_t s, size_t n, void *ud)
 {
-    strbuf_add(ud, p, s * n);
-    return s * n;
+    return strbuf_add(ud, p, s * n) == 0 ? s * n : 0; /* 0: curl stops with an error */
 }
 
 static void die(const char *what)
@@ -110,21 +117,22 @@ static void write_script(const char *path, int probes, int nruns, int turns)
 
     strbuf_init(&sb, 64 << 20);
     for (int i = 0; i < probes; i++)
-        strbuf_adds(&sb, "{\"content\":\"ok\",\"usage\":{\"input\":10,\"output\":1}}\n");
+        must_fit(strbuf_adds(&sb, "{\"content\":\"ok\",\"usage\":{\"input\":10,\"output\":1}}\n"));
     for (int r = 0; r < nruns; r++) {
-        strbuf_adds(&sb, "{\"content\":\"writing\",\"tool_calls\":[{\"name\":\"write\","
-                         "\"arguments\":{\"path\":\"out.txt\",\"content\":\"bench\\n\"}}],"
-                         "\"usage\":{\"input\":1500,\"output\":40}}\n");
+        must_fit(strbuf_adds(&sb, "{\"content\":\"writing\",\"tool_calls\":[{\"name\":\"write\","
+                                  "\"arguments\":{\"path\":\"out.txt\",\"content\":\"bench\\n\"}}],"
+                                  "\"usage\":{\"input\":1500,\"output\":40}}\n"));
         for (int k = 2; k < turns; k++)
-            strbuf_addf(&sb,
-                        "{\"content\":\"reading\",\"tool_calls\":[{\"name\":\"read\","
-                        "\"arguments\":{\"path\":\"README\",\"offset\":1,\"limit\":%d}}],"
-                        "\"usage\":{\"input\":%d,\"output\":30}}\n",
-                        k, 1500 + 200 * k);
-        strbuf_adds(&sb, "{\"tool_calls\":[{\"name\":\"complete\",\"arguments\":{\"summary\":"
-                         "\"wrote out.txt\"}}],\"usage\":{\"input\":4000,\"output\":20}}\n");
-        strbuf_adds(&sb, "{\"content\":{\"verdict\":\"pass\",\"findings\":[]},"
-                         "\"usage\":{\"input\":900,\"output\":30}}\n");
+            must_fit(strbuf_addf(&sb,
+                                 "{\"content\":\"reading\",\"tool_calls\":[{\"name\":\"read\","
+                                 "\"arguments\":{\"path\":\"README\",\"offset\":1,\"limit\":%d}}],"
+                                 "\"usage\":{\"input\":%d,\"output\":30}}\n",
+                                 k, 1500 + 200 * k));
+        must_fit(strbuf_adds(&sb,
+                             "{\"tool_calls\":[{\"name\":\"complete\",\"arguments\":{\"summary\":"
+                             "\"wrote out.txt\"}}],\"usage\":{\"input\":4000,\"output\":20}}\n"));
+        must_fit(strbuf_adds(&sb, "{\"content\":{\"verdict\":\"pass\",\"findings\":[]},"
+                                  "\"usage\":{\"input\":900,\"output\":30}}\n"));
     }
     if (fs_write_atomic(path, sb.buf, sb.len, 0600) != 0)
         die("script");

@@ -154,13 +154,14 @@ static void print_cmd_help(FILE *f, const struct cli_command *cmd)
     char head[128];
     strbuf u = STRBUF_INIT;
 
-    /* every line fits 80 columns: the synopsis and the texts wrap */
+    /* every line fits 80 columns: the synopsis and the texts wrap (a help
+     * text: cut at its cap) */
     strbuf_init(&u, 1 << 14);
     for (int i = 0; o && o[i].name; i++)
-        strbuf_addf(&u, "%s[--%s%s%s]", i ? " " : "", o[i].name, o[i].arg ? "\xc2\xa0" : "",
-                    o[i].arg ? o[i].arg : "");
+        strbuf_addf_cut(&u, "%s[--%s%s%s]", i ? " " : "", o[i].name, o[i].arg ? "\xc2\xa0" : "",
+                        o[i].arg ? o[i].arg : "");
     if (cmd->args && *cmd->args)
-        strbuf_addf(&u, "%s%s", u.len ? " " : "", cmd->args);
+        strbuf_addf_cut(&u, "%s%s", u.len ? " " : "", cmd->args);
     snprintf(head, sizeof(head), "usage: goald [--db PATH] [--config PATH] %s ", cmd->name);
     fputs(head, f);
     /* a no-break space (U+00A0) keeps "--opt ARG" together; shown as a space */
@@ -169,10 +170,10 @@ static void print_cmd_help(FILE *f, const struct cli_command *cmd)
         strbuf_init(&w, 1 << 14);
         for (size_t i = 0; i < u.len; i++) {
             if ((unsigned char)u.buf[i] == 0xc2 && (unsigned char)u.buf[i + 1] == 0xa0) {
-                strbuf_addc(&w, '\x01');
+                strbuf_addc_cut(&w, '\x01');
                 i++;
             } else {
-                strbuf_addc(&w, u.buf[i]);
+                strbuf_addc_cut(&w, u.buf[i]);
             }
         }
         {

@@ -97,8 +97,7 @@ static const char *daemon_state(store *st)
 /* Append one line of at most width columns (text escaped and cut). */
 static void add_line(struct view *v, const char *text)
 {
-    strbuf_adds(&v->frame, term_fit(text, v->width));
-    strbuf_addc(&v->frame, '\n');
+    strbuf_addf_cut(&v->frame, "%s\n", term_fit(text, v->width)); /* a screen: cut */
 }
 
 static void add_linef(struct view *v, const char *fmt, ...) GOALD_PRINTF(2, 3);
@@ -224,7 +223,7 @@ static int goal_frame(struct view *v, store *st, struct watched *w)
             strbuf_init(&esc, 1 << 16);
             for (const char *q = strbuf_cstr(&v->frame); *q;) {
                 const char *nl = strchr(q, '\n');
-                strbuf_addf(&esc, "%.8s%.*s\n", g->id, (int)(nl - q), q);
+                strbuf_addf_cut(&esc, "%.8s%.*s\n", g->id, (int)(nl - q), q);
                 q = nl + 1;
             }
             strbuf_setlen(&esc, esc.len - 1);

@@ -689,7 +689,8 @@ static void daemon_start(struct daemon *d)
 {
     log_event(LOG_INFO, "daemon.started", "db", d->o->db_path, "mode",
               d->o->once ? "once" : "service", NULL);
-    store_event_add(d->st, NULL, NULL, NULL, "daemon.started", NULL, NULL);
+    if (store_event_add(d->st, NULL, NULL, NULL, "daemon.started", NULL, NULL) != 0)
+        log_warn("event daemon.started not written: %s", err_last());
     /* `status` says running from the moment the lock is held, not after
      * recovery and the first claims (which take seconds on a loaded host) */
     heartbeat(d);
@@ -777,7 +778,8 @@ static int daemon_finish(struct daemon *d)
     for (int i = 0; i < d->nkids; i++)
         if (!d->kids[i].foreign)
             lifecycle_abort_run(d->st, d->kids[i].run_id, "aborted", "the daemon shut down");
-    store_event_add(d->st, NULL, NULL, NULL, "daemon.stopped", NULL, NULL);
+    if (store_event_add(d->st, NULL, NULL, NULL, "daemon.stopped", NULL, NULL) != 0)
+        log_warn("event daemon.stopped not written: %s", err_last());
     if (store_heartbeat_delete(d->st) != 0)
         log_warn("heartbeat: %s", err_last());
     log_event(LOG_INFO, "daemon.stopped", NULL);

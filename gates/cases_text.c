@@ -537,8 +537,8 @@ int cases_parse_go(struct test_cases *out, const char *s, size_t len)
         if (cJSON_IsString(act) && cJSON_IsString(test) && *test->valuestring) {
             strbuf_reset(&id);
             if (cJSON_IsString(pkg) && *pkg->valuestring)
-                strbuf_addf(&id, "%.1024s::", pkg->valuestring);
-            strbuf_addf(&id, "%.1024s", test->valuestring);
+                strbuf_addf_cut(&id, "%.1024s::", pkg->valuestring);
+            strbuf_addf_cut(&id, "%.1024s", test->valuestring); /* cut as cb_add cuts it */
             if (!strcmp(act->valuestring, "run")) {
                 rc = cb_add(&rb, id.buf, id.len, TEST_PASS, NULL, 0);
             } else if (!strcmp(act->valuestring, "pass") || !strcmp(act->valuestring, "fail") ||

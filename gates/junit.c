@@ -86,8 +86,8 @@ static void XMLCALL on_end(void *ud, const XML_Char *el)
         strbuf_init(&id, CASE_ID_MAX * 2 + 4);
         if (j->name) {
             if (j->classname && *j->classname)
-                strbuf_addf(&id, "%s::", j->classname);
-            strbuf_adds(&id, j->name);
+                strbuf_addf_cut(&id, "%s::", j->classname);
+            strbuf_adds_cut(&id, j->name); /* an id: cut as cb_add cuts it */
             if (cb_add(&j->b, strbuf_cstr(&id), id.len, st, j->file,
                        j->file ? strlen(j->file) : 0) == ERR_NOMEM) {
                 j->oom = 1;

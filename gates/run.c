@@ -13,6 +13,7 @@
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/log.h"
 #include "util/redact.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
@@ -179,7 +180,10 @@ static void gate_event(const struct gates_ctx *ctx, const struct gate_spec *g,
     }
     if (out->note[0])
         cJSON_AddStringToObject(p, "note", out->note);
-    store_event_add(ctx->st, ctx->goal_id, ctx->item_id, ctx->run_id, "gate.completed", p, NULL);
+    /* the gate's row is its record (gate_results); the event may be lost */
+    if (store_event_add(ctx->st, ctx->goal_id, ctx->item_id, ctx->run_id, "gate.completed", p,
+                        NULL) != 0)
+        log_warn("gate %s: event gate.completed not written: %s", out->name, err_last());
     cJSON_Delete(p);
 }
 
@@ -211,7 +215,7 @@ int gates_run_at(const struct gates_ctx *ctx, const struct gate_spec *g, const c
     strbuf_init(&full, GATE_SPILL_MAX + 1);
     if (!res.spilled || fs_read_file(&full, spill, GATE_SPILL_MAX) != 0) {
         strbuf_reset(&full);
-        strbuf_add(&full, res.out.data ? res.out.data : "", res.out.len);
+        strbuf_add_cut(&full, res.out.data ? res.out.data : "", res.out.len); /* a tail */
     }
     unlink(spill);
     strbuf_init(&red, GATE_SPILL_MAX * 2);

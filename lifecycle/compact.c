@@ -104,10 +104,10 @@ static void call_gist(strbuf *sb, const struct llm_tool_call *c)
         if (cJSON_IsString(v))
             what = v->valuestring;
     }
-    strbuf_addf(sb, "%s", c && c->name ? c->name : "tool");
+    strbuf_addf_cut(sb, "%s", c && c->name ? c->name : "tool");
     if (what) {
         size_t n = strlen(what), cut = utf8_cut_back(what, n > 100 ? 100 : n);
-        strbuf_addf(sb, " %.*s%s", (int)cut, what, cut < n ? "..." : "");
+        strbuf_addf_cut(sb, " %.*s%s", (int)cut, what, cut < n ? "..." : "");
     }
     cJSON_Delete(a);
 }
@@ -162,9 +162,9 @@ static int stub_range(struct llm_message *m, size_t from, size_t to, int *change
             strncmp(m[i].content, STUB_PREFIX, strlen(STUB_PREFIX)) != 0) {
             size_t len = strlen(m[i].content);
             strbuf_reset(&sb);
-            strbuf_adds(&sb, STUB_PREFIX);
+            strbuf_adds_cut(&sb, STUB_PREFIX);
             call_gist(&sb, call_of(m, i));
-            strbuf_addf(&sb, " -> %zu bytes%s]", len, m[i].is_error ? ", an error" : "");
+            strbuf_addf_cut(&sb, " -> %zu bytes%s]", len, m[i].is_error ? ", an error" : "");
             if (sb.len < len) {
                 set_content(&m[i], &sb);
                 stubbed++;
@@ -176,8 +176,8 @@ static int stub_range(struct llm_message *m, size_t from, size_t to, int *change
             if (m[i].content && strlen(m[i].content) > LONG_TEXT) {
                 size_t len = strlen(m[i].content), cut = utf8_cut_back(m[i].content, LONG_TEXT);
                 strbuf_reset(&sb);
-                strbuf_addf(&sb, "%.*s " STUB_PREFIX "%zu more bytes]", (int)cut, m[i].content,
-                            len - cut);
+                strbuf_addf_cut(&sb, "%.*s " STUB_PREFIX "%zu more bytes]", (int)cut, m[i].content,
+                                len - cut);
                 set_content(&m[i], &sb);
                 *changed = 1;
             }
@@ -193,10 +193,10 @@ static void add_cut(strbuf *sb, const char *s, size_t max)
 {
     size_t n = s ? strlen(s) : 0, cut = s ? utf8_cut_back(s, n > max ? max : n) : 0;
 
-    strbuf_add(sb, s ? s : "", cut);
+    strbuf_add_cut(sb, s ? s : "", cut);
     if (cut < n)
-        strbuf_addf(sb, " [... %zu more bytes]", n - cut);
-    strbuf_adds(sb, "\n");
+        strbuf_addf_cut(sb, " [... %zu more bytes]", n - cut);
+    strbuf_adds_cut(sb, "\n");
 }
 
 /* The condense stage: the old turns as text to the model; *summary the
@@ -210,25 +210,25 @@ static int condense_call(struct job_ctx *j, const struct llm_message *m, size_t 
     int rc;
 
     *summary = NULL;
-    strbuf_init(&text, max_bytes + 4096);
+    strbuf_init(&text, max_bytes + 4096); /* the old turns, cut at the cap */
     if (old_summary)
-        strbuf_addf(&text, "The summary of the turns before these:\n%s\n\n", old_summary);
-    strbuf_adds(&text, "The turns to summarise:\n");
+        strbuf_addf_cut(&text, "The summary of the turns before these:\n%s\n\n", old_summary);
+    strbuf_adds_cut(&text, "The turns to summarise:\n");
     for (size_t i = from; i < to; i++) {
         if (m[i].role == LLM_ASSISTANT) {
             if (m[i].content && *m[i].content) {
-                strbuf_adds(&text, "assistant: ");
+                strbuf_adds_cut(&text, "assistant: ");
                 add_cut(&text, m[i].content, 1000);
             }
             for (size_t k = 0; k < m[i].ncalls; k++) {
-                strbuf_addf(&text, "call %s: ", m[i].calls[k].name ? m[i].calls[k].name : "");
+                strbuf_addf_cut(&text, "call %s: ", m[i].calls[k].name ? m[i].calls[k].name : "");
                 add_cut(&text, m[i].calls[k].arguments, 300);
             }
         } else if (m[i].role == LLM_TOOL) {
-            strbuf_adds(&text, m[i].is_error ? "tool error: " : "tool result: ");
+            strbuf_adds_cut(&text, m[i].is_error ? "tool error: " : "tool result: ");
             add_cut(&text, m[i].content, 800);
         } else {
-            strbuf_adds(&text, "user: ");
+            strbuf_adds_cut(&text, "user: ");
             add_cut(&text, m[i].content, 800);
         }
     }
@@ -319,16 +319,16 @@ static void condense_old(struct job_ctx *j, struct llm_message *m, size_t *n,
 
     if (condense_call(j, m, sh->head_end, old_end, sh->summary_at ? m[sh->summary_at].content : NULL,
                       (size_t)window * 2, &summary) == 0) {
-        strbuf_addf(&sb, SUMMARY_PREFIX "%s", summary);
+        strbuf_addf_cut(&sb, SUMMARY_PREFIX "%s", summary);
         *how = "condense";
     } else {
         *cond_error = xstrdup(err_last());
         log_warn("%s: %s", j->item ? j->item->key : "run", *cond_error);
-        strbuf_addf(&sb,
-                    SUMMARY_PREFIX STUB_PREFIX
-                    "%zu earlier turns were dropped to fit the "
-                    "context window; what they changed is in the worktree]",
-                    dropped_turns);
+        strbuf_addf_cut(&sb,
+                        SUMMARY_PREFIX STUB_PREFIX
+                        "%zu earlier turns were dropped to fit the "
+                        "context window; what they changed is in the worktree]",
+                        dropped_turns);
         *how = "drop";
     }
     /* messages [from, old_end) become one: the summary at from */

@@ -138,12 +138,12 @@ static void list_root(strbuf *sb, const char *repo)
         struct dirent *e;
         if (!d)
             return;
-        strbuf_adds(sb, "\nRepository top level:");
+        strbuf_adds_cut(sb, "\nRepository top level:");
         while ((e = readdir(d)) && n < 100) {
             if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, ".git"))
                 continue;
             snprintf(line, sizeof(line), " %s%s", e->d_name, e->d_type == DT_DIR ? "/" : "");
-            strbuf_adds(sb, line);
+            strbuf_adds_cut(sb, line);
             n++;
         }
         closedir(d);
@@ -187,7 +187,7 @@ static int nothing_to_do(struct job_ctx *j, const cJSON *answer)
         (rc = transition_apply(j->st, ENTITY_GOAL, g->id, "completed", "active", p)))
         goto fail;
     rc = store_tx_commit(j->st);
-    strbuf_addf(&j->summary, "nothing to do: %s", reason);
+    strbuf_addf_cut(&j->summary, "nothing to do: %s", reason);
     goto out;
 fail:
     store_tx_rollback(j->st);
@@ -204,14 +204,14 @@ out:
  * top-level files. */
 static void build_request(strbuf *user, const struct goal *g)
 {
-    strbuf_addf(user, "Goal: %s\n", g->title);
+    strbuf_addf_cut(user, "Goal: %s\n", g->title);
     if (g->description && *g->description)
-        strbuf_addf(user, "Description: %s\n", g->description);
-    strbuf_addf(user, "Success criteria given: %s\n", g->success_criteria);
+        strbuf_addf_cut(user, "Description: %s\n", g->description);
+    strbuf_addf_cut(user, "Success criteria given: %s\n", g->success_criteria);
     if (g->verification)
-        strbuf_addf(user, "Verification given: %s\n", g->verification);
+        strbuf_addf_cut(user, "Verification given: %s\n", g->verification);
     if (g->allowed_actions)
-        strbuf_addf(user, "Allowed actions given: %s\n", g->allowed_actions);
+        strbuf_addf_cut(user, "Allowed actions given: %s\n", g->allowed_actions);
     list_root(user, g->repo);
 }
 
@@ -353,8 +353,8 @@ static int store_elaboration(struct job_ctx *j, const cJSON *answer, const cJSON
         (rc = transition_apply(j->st, ENTITY_GOAL, g->id, "active", "queued", NULL)))
         goto fail;
     rc = store_tx_commit(j->st);
-    strbuf_addf(&j->summary, "%d criteria, %d gates (%s)", cJSON_GetArraySize(criteria),
-                cJSON_GetArraySize(gates), source);
+    strbuf_addf_cut(&j->summary, "%d criteria, %d gates (%s)", cJSON_GetArraySize(criteria),
+                    cJSON_GetArraySize(gates), source);
     goto out;
 fail:
     store_tx_rollback(j->st);
@@ -378,7 +378,7 @@ int stage_elaborate(struct job_ctx *j)
     char why[256];
     int rc;
 
-    strbuf_init(&user, 1 << 20);
+    strbuf_init(&user, 1 << 20); /* the prompt: cut at its cap */
     build_request(&user, g);
     rc = job_ask_json(j, "elaborate", prompt_elaborate, strbuf_cstr(&user), schema_elaborate,
                       &answer);

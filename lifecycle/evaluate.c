@@ -31,6 +31,7 @@
 #include "util/err.h"
 #include "util/fault.h"
 #include "util/fsutil.h"
+#include "util/xalloc.h"
 #include "vcs/commit.h"
 #include "vcs/diff.h"
 
@@ -177,25 +178,28 @@ static int criterion_evidence(struct job_ctx *j, const struct verify_state *vs, 
 
 /* ---- the commit ---- */
 
-/* The commit's artifacts: the commit itself and each file it changed. */
-static void commit_artifacts(struct job_ctx *j, const struct vcs_commit_result *cr,
-                             const char *gates_line)
+/* The commit's artifacts: the commit itself and each file it changed.
+ * They are the record of the commit: 0, or the store's error. */
+static int commit_artifacts(struct job_ctx *j, const struct vcs_commit_result *cr,
+                            const char *gates_line)
 {
-    cJSON *meta = cJSON_CreateObject();
+    cJSON *meta = xcheck(cJSON_CreateObject());
+    int rc;
 
     cJSON_AddBoolToObject(meta, "created", cr->created);
     cJSON_AddStringToObject(meta, "gates", gates_line);
-    verify_artifact(j, "commit", j->goal->branch, NULL, cr->sha, NULL, meta);
+    rc = verify_artifact(j, "commit", j->goal->branch, NULL, cr->sha, NULL, meta);
     cJSON_Delete(meta);
-    for (size_t i = 0; i < cr->nfiles; i++) {
-        cJSON *fm = cJSON_CreateObject();
+    for (size_t i = 0; rc == 0 && i < cr->nfiles; i++) {
+        cJSON *fm = xcheck(cJSON_CreateObject());
         char st[2] = {cr->files[i].status, '\0'};
         cJSON_AddStringToObject(fm, "status", st);
         cJSON_AddStringToObject(fm, "commit", cr->sha);
-        verify_artifact(j, "file", NULL, cr->files[i].path,
-                        cr->files[i].sha256[0] ? cr->files[i].sha256 : NULL, NULL, fm);
+        rc = verify_artifact(j, "file", NULL, cr->files[i].path,
+                             cr->files[i].sha256[0] ? cr->files[i].sha256 : NULL, NULL, fm);
         cJSON_Delete(fm);
     }
+    return rc;
 }
 
 /* The item's commit (idempotent: found by its Work-Item-Id trailer) and
@@ -211,9 +215,14 @@ static int item_commit(struct job_ctx *j, struct workspace *ws, const char *summ
     if (!ws->wt)
         return 0;
     strbuf_init(&body, 1 << 20);
-    strbuf_addf(&body, "%s\n\nEvidence: %s%s", summary ? summary : "",
-                gates_line[0] ? gates_line : "no deterministic gate",
-                verified == 0 ? " (UNVERIFIED)" : "");
+    /* a commit message is not cut: too long a summary is refused as the
+     * commit itself refuses too big a change */
+    if (strbuf_addf(&body, "%s\n\nEvidence: %s%s", summary ? summary : "",
+                    gates_line[0] ? gates_line : "no deterministic gate",
+                    verified == 0 ? " (UNVERIFIED)" : "") != 0) {
+        strbuf_release(&body);
+        return job_fail(j, "policy", "%s: commit message: %s", j->item->key, err_last());
+    }
     memset(&msg, 0, sizeof(msg));
     msg.title = j->item->title;
     msg.body = strbuf_cstr(&body);
@@ -226,29 +235,33 @@ static int item_commit(struct job_ctx *j, struct workspace *ws, const char *summ
         return rc == ERR_TOOBIG || rc == ERR_POLICY
                    ? job_fail(j, "policy", "%s: %s", j->item->key, err_last())
                    : job_fail(j, "vcs", "commit: %s", err_last());
-    if (cr->sha[0])
-        commit_artifacts(j, cr, gates_line);
+    if (cr->sha[0] && commit_artifacts(j, cr, gates_line) != 0)
+        return job_fail(j, "internal", "commit artifact: %s", err_last());
     return 0;
 }
 
-/* A test_results artifact per gate whose output held test counts. */
-static void test_artifacts(struct job_ctx *j, const struct verify_state *vs)
+/* A test_results artifact per gate whose output held test counts: 0, or
+ * the store's error. */
+static int test_artifacts(struct job_ctx *j, const struct verify_state *vs)
 {
-    for (size_t i = 0; i < vs->plan.n; i++) {
+    int rc = 0;
+
+    for (size_t i = 0; rc == 0 && i < vs->plan.n; i++) {
         const struct gate_result *r = &vs->ev[i].r;
         cJSON *m;
         if (!r->counts.format)
             continue;
-        m = cJSON_CreateObject();
+        m = xcheck(cJSON_CreateObject());
         cJSON_AddStringToObject(m, "gate", r->name);
         cJSON_AddStringToObject(m, "format", r->counts.format);
         cJSON_AddNumberToObject(m, "passed", r->counts.passed);
         cJSON_AddNumberToObject(m, "failed", r->counts.failed);
         cJSON_AddNumberToObject(m, "skipped", r->counts.skipped);
         cJSON_AddNumberToObject(m, "total", r->counts.total);
-        verify_artifact(j, "test_results", r->name, NULL, r->output_hash, NULL, m);
+        rc = verify_artifact(j, "test_results", r->name, NULL, r->output_hash, NULL, m);
         cJSON_Delete(m);
     }
+    return rc;
 }
 
 /* verify -> done, in one transaction with its evidence flags; the items
@@ -300,7 +313,10 @@ int evaluate_item(struct job_ctx *j, struct workspace *ws, const char *summary,
     if ((rc = item_commit(j, ws, summary, vs->gates_line, verified, &cr)) != 0)
         goto out;
     fault_point("verify.after_commit");
-    test_artifacts(j, vs);
+    if ((rc = test_artifacts(j, vs)) != 0) {
+        rc = job_fail(j, "internal", "test results artifact: %s", err_last());
+        goto out;
+    }
     if ((rc = item_done(j, verified, vs->gates_line, cr.sha[0] ? cr.sha : NULL)) != 0)
         rc = job_fail(j, "internal", "verification: %s", err_last());
     /* publishing the goal, once every item is finished, is a unit of its

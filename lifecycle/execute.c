@@ -41,9 +41,9 @@ static void add_list(strbuf *sb, const char *title, const char *json)
     const cJSON *it;
 
     if (cJSON_GetArraySize(arr) > 0) {
-        strbuf_addf(sb, "%s:\n", title);
+        strbuf_addf_cut(sb, "%s:\n", title);
         cJSON_ArrayForEach(it, arr) if (cJSON_IsString(it))
-            strbuf_addf(sb, "- %s\n", it->valuestring);
+            strbuf_addf_cut(sb, "- %s\n", it->valuestring);
     }
     cJSON_Delete(arr);
 }
@@ -55,8 +55,8 @@ static int add_failed_gate(const char *name, int exit_code, const char *tail, vo
     size_t n = tail ? strlen(tail) : 0;
     size_t from = tail ? utf8_cut_forward(tail, n > 6000 ? n - 6000 : 0, n) : 0;
 
-    strbuf_addf(arg, "\nGate %s failed (exit %d) after the last attempt. Its output:\n%s\n", name,
-                exit_code, tail ? tail + from : "");
+    strbuf_addf_cut(arg, "\nGate %s failed (exit %d) after the last attempt. Its output:\n%s\n",
+                    name, exit_code, tail ? tail + from : "");
     return 0;
 }
 
@@ -67,7 +67,7 @@ static void add_feedback(strbuf *sb, struct job_ctx *j)
     char *cls = NULL, *reason = NULL;
 
     if (store_run_last_failure(j->st, j->item->id, j->claim.run_id, &cls, &reason) == 0 && reason)
-        strbuf_addf(sb, "\nThe previous attempt failed (%s): %s\n", cls ? cls : "", reason);
+        strbuf_addf_cut(sb, "\nThe previous attempt failed (%s): %s\n", cls ? cls : "", reason);
     free(cls);
     free(reason);
     store_gate_result_failed_last_run_each(j->st, j->item->id, add_failed_gate, sb);
@@ -79,24 +79,25 @@ static void build_user(strbuf *sb, struct job_ctx *j)
     const struct work_item *wi = j->item;
     char *pack = NULL;
 
-    strbuf_addf(sb, "Goal: %s\n", g->title);
+    strbuf_addf_cut(sb, "Goal: %s\n", g->title);
     if (g->description && *g->description)
-        strbuf_addf(sb, "%s\n", g->description);
+        strbuf_addf_cut(sb, "%s\n", g->description);
     add_list(sb, "\nSuccess criteria", g->success_criteria);
-    strbuf_addf(sb, "\nYour work item %s: %s (%s, effort %s)\n", wi->key, wi->title, wi->type,
-                wi->effort);
+    strbuf_addf_cut(sb, "\nYour work item %s: %s (%s, effort %s)\n", wi->key, wi->title, wi->type,
+                    wi->effort);
     if (wi->description && *wi->description)
-        strbuf_addf(sb, "%s\n", wi->description);
+        strbuf_addf_cut(sb, "%s\n", wi->description);
     if (g->verification && strcmp(g->verification, "[]") != 0)
-        strbuf_addf(sb, "\nVerification gates (run_gates runs them): %s\n", g->verification);
+        strbuf_addf_cut(sb, "\nVerification gates (run_gates runs them): %s\n", g->verification);
     else
-        strbuf_adds(sb, "\nThis goal has no deterministic gate: check your work with bash.\n");
+        strbuf_adds_cut(sb, "\nThis goal has no deterministic gate: check your work with bash.\n");
     if (wi->strategy)
-        strbuf_addf(sb, "\nStrategy to follow (earlier ones failed): %s\n", wi->strategy);
+        strbuf_addf_cut(sb, "\nStrategy to follow (earlier ones failed): %s\n", wi->strategy);
     if (wi->human_input)
-        strbuf_addf(sb, "\nA human answered: %s\n", wi->human_input);
+        strbuf_addf_cut(sb, "\nA human answered: %s\n", wi->human_input);
     if (context_pack_latest(j->st, wi->id, &pack) == 0 && pack)
-        strbuf_addf(sb, "\nWhere earlier runs of this item left off (context pack):\n%s\n", pack);
+        strbuf_addf_cut(sb, "\nWhere earlier runs of this item left off (context pack):\n%s\n",
+                        pack);
     free(pack);
     add_feedback(sb, j);
 }
@@ -140,14 +141,14 @@ int stage_execute(struct job_ctx *j)
 
     if (workspace_open(&ws, j) != 0)
         return job_fail(j, "workspace", "%s", err_last());
-    strbuf_init(&user, 4 << 20);
+    strbuf_init(&user, 4 << 20); /* the task: cut at its cap */
     build_user(&user, j);
     rc = react_run(&x, j, &ws, strbuf_cstr(&user));
     if (x.completed) {
-        strbuf_adds(&j->summary, x.summary);
+        strbuf_adds_cut(&j->summary, x.summary);
         rc = verify_item(j, &ws, x.summary);
     } else if (x.blocked) {
-        strbuf_addf(&j->summary, "asked a human: %s", x.question);
+        strbuf_addf_cut(&j->summary, "asked a human: %s", x.question);
         if ((rc = finish_blocked(j, x.question)) != 0)
             rc = job_fail(j, "internal", "%s", err_last());
     }

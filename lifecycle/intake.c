@@ -80,8 +80,7 @@ static int collect(struct ctx *c)
     if (c->nerr++ == 0)
         snprintf(c->first, sizeof(c->first), "%s", err_last());
     if (c->errs) {
-        strbuf_adds(c->errs, err_last());
-        strbuf_addc(c->errs, '\n');
+        strbuf_addf_cut(c->errs, "%s\n", err_last()); /* shown to the user: cut at its cap */
     }
     return ERR_INVALID;
 }
@@ -598,9 +597,10 @@ int intake_parse_all(struct goal **out, const char *text, size_t len, const char
      * it at once, as for any goal past its deadline) and warned about */
     if (warnings && g->deadline_at >= 0 && g->deadline_at < time_now_ms()) {
         char t[TIME_RFC3339_MAX];
-        strbuf_addf(warnings, "%s: deadline: %s is in the past: the goal will be escalated "
-                              "as overdue at once\n",
-                    fname, time_format_rfc3339(t, sizeof(t), g->deadline_at));
+        strbuf_addf_cut(warnings,
+                        "%s: deadline: %s is in the past: the goal will be escalated "
+                        "as overdue at once\n",
+                        fname, time_format_rfc3339(t, sizeof(t), g->deadline_at));
     }
     g->spec = print_json(root);
     g->status = xstrdup("queued");

@@ -34,15 +34,22 @@ int job_fail(struct job_ctx *j, const char *cls, const char *fmt, ...)
     snprintf(j->error_class, sizeof(j->error_class), "%s", cls);
     strbuf_reset(&j->failure);
     va_start(ap, fmt);
-    strbuf_vaddf(&j->failure, fmt, ap);
+    strbuf_vaddf_cut(&j->failure, fmt, ap); /* a reason: cut at its cap */
     va_end(ap);
     if (j->llm) {
         red = llm_redact(j->llm, strbuf_cstr(&j->failure));
         strbuf_reset(&j->failure);
-        strbuf_adds(&j->failure, red);
+        strbuf_adds_cut(&j->failure, red);
         free(red);
     }
     return ERR_FAIL;
+}
+
+void job_event_or_warn(struct job_ctx *j, const char *type, const struct cJSON *payload)
+{
+    if (store_event_add(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id, type,
+                        payload, NULL) != 0)
+        log_warn("run %.8s: event %s not written: %s", j->claim.run_id, type, err_last());
 }
 
 void job_error_signature(char out[65], const char *cls, const char *text)
@@ -52,23 +59,23 @@ void job_error_signature(char out[65], const char *cls, const char *text)
 
     /* strip what varies between identical failures: numbers, hex ids,
      * paths; collapse whitespace */
-    strbuf_init(&sb, 1 << 20);
-    strbuf_addf(&sb, "%s:", cls ? cls : "");
+    strbuf_init(&sb, 1 << 20); /* what is hashed: cut at 1 MiB */
+    strbuf_addf_cut(&sb, "%s:", cls ? cls : "");
     while (*p) {
         if (*p == '/' || (*p == '.' && p[1] == '/')) {
             while (*p && !isspace((unsigned char)*p) && *p != ':' && *p != '\'' && *p != '"')
                 p++;
-            strbuf_adds(&sb, "<path>");
+            strbuf_adds_cut(&sb, "<path>");
         } else if (isdigit((unsigned char)*p)) {
             while (isxdigit((unsigned char)*p) || *p == '.' || *p == 'x')
                 p++;
-            strbuf_addc(&sb, '#');
+            strbuf_addc_cut(&sb, '#');
         } else if (isspace((unsigned char)*p)) {
             while (isspace((unsigned char)*p))
                 p++;
-            strbuf_addc(&sb, ' ');
+            strbuf_addc_cut(&sb, ' ');
         } else {
-            strbuf_addc(&sb, (char)tolower((unsigned char)*p));
+            strbuf_addc_cut(&sb, (char)tolower((unsigned char)*p));
             p++;
         }
     }

@@ -59,6 +59,11 @@ int job_run(store *st, const char *run_id, struct job_outcome *out);
  * returns ERR_FAIL. */
 int job_fail(struct job_ctx *j, const char *cls, const char *fmt, ...) GOALD_PRINTF(3, 4);
 
+/* For stages: an event of j's goal (and of its item and run when it has
+ * them) that the job can go on without; payload (may be NULL) is
+ * borrowed.  A failed write is logged with the event type. */
+void job_event_or_warn(struct job_ctx *j, const char *type, const struct cJSON *payload);
+
 /* For stages: one model call that answers a JSON object (stage S with its
  * system prompt and schema, the user text), with the run limits and the
  * goal budget checked first.  *answer is the parsed object (cJSON_Delete).

@@ -93,8 +93,8 @@ static int dfs(const struct plan *p, int u, int *color, int *stack, int depth, s
             while (stack[start] != v)
                 start++;
             for (int k = start; k <= depth; k++)
-                strbuf_addf(path, "%s -> ", p->items[stack[k]].key);
-            strbuf_adds(path, p->items[v].key);
+                strbuf_addf_cut(path, "%s -> ", p->items[stack[k]].key);
+            strbuf_adds_cut(path, p->items[v].key);
             return 1;
         }
         if (color[v] == 0 && dfs(p, v, color, stack, depth + 1, path))
@@ -208,7 +208,7 @@ static int check_cycles(const struct plan *p)
     strbuf path;
     int rc = 0;
 
-    strbuf_init(&path, 8192);
+    strbuf_init(&path, 8192); /* named in the error: cut at its cap */
     for (size_t u = 0; u < p->n && !rc; u++)
         if (color[u] == 0 && dfs(p, (int)u, color, stack, 0, &path))
             rc = err_set(ERR_INVALID, "cycle: %s", strbuf_cstr(&path));
@@ -340,13 +340,13 @@ out:
 
 static void plan_prompt(strbuf *sb, const struct goal *g)
 {
-    strbuf_addf(sb, "Goal: %s\n", g->title);
+    strbuf_addf_cut(sb, "Goal: %s\n", g->title);
     if (g->description && *g->description)
-        strbuf_addf(sb, "Description: %s\n", g->description);
-    strbuf_addf(sb, "Success criteria: %s\n", g->success_criteria);
+        strbuf_addf_cut(sb, "Description: %s\n", g->description);
+    strbuf_addf_cut(sb, "Success criteria: %s\n", g->success_criteria);
     if (g->elaboration)
-        strbuf_addf(sb, "Elaboration: %s\n", g->elaboration);
-    strbuf_addf(sb, "At most %lld work items.\n", (long long)config_int(CFG_PLAN_MAX_ITEMS));
+        strbuf_addf_cut(sb, "Elaboration: %s\n", g->elaboration);
+    strbuf_addf_cut(sb, "At most %lld work items.\n", (long long)config_int(CFG_PLAN_MAX_ITEMS));
 }
 
 int stage_plan(struct job_ctx *j)
@@ -357,20 +357,21 @@ int stage_plan(struct job_ctx *j)
     int max = (int)config_int(CFG_PLAN_MAX_ITEMS);
     int rc;
 
-    strbuf_init(&user, 1 << 20);
+    strbuf_init(&user, 1 << 20); /* the prompt: cut at its cap */
     plan_prompt(&user, j->goal);
     if ((rc = job_ask_json(j, "plan", prompt_plan, strbuf_cstr(&user), schema_plan, &answer)))
         goto out;
     if (plan_parse(&p, answer, max) != 0) {
         /* one repair request carrying the error, then the run fails */
         char *prev = cJSON_PrintUnformatted(answer);
-        cJSON *p2 = cJSON_CreateObject();
+        cJSON *p2 = xcheck(cJSON_CreateObject());
         cJSON_AddStringToObject(p2, "error", err_last());
-        store_event_add(j->st, j->goal->id, NULL, j->claim.run_id, "plan.refused", p2, NULL);
+        job_event_or_warn(j, "plan.refused", p2);
         cJSON_Delete(p2);
-        strbuf_addf(&user, "\nYour previous plan was:\n%s\nIt was refused: %s\n"
-                           "Answer again with a corrected plan.",
-                    prev ? prev : "", err_last());
+        strbuf_addf_cut(&user,
+                        "\nYour previous plan was:\n%s\nIt was refused: %s\n"
+                        "Answer again with a corrected plan.",
+                        prev ? prev : "", err_last());
         cJSON_free(prev);
         cJSON_Delete(answer);
         answer = NULL;
@@ -387,7 +388,7 @@ int stage_plan(struct job_ctx *j)
         rc = job_fail(j, "internal", "plan not stored: %s", err_last());
         goto out;
     }
-    strbuf_addf(&j->summary, "%zu work items", p.n);
+    strbuf_addf_cut(&j->summary, "%zu work items", p.n);
 out:
     plan_release(&p);
     cJSON_Delete(answer);

@@ -46,16 +46,20 @@
 #include "vcs/push.h"
 #include "vcs/worktree.h"
 
-/* One line of a markdown table cell: no newlines, no pipes. */
+/* One line of a markdown table cell: no newlines, no pipes.  The body is
+ * a display text under its cap: every append here may cut it. */
 static void cell(strbuf *sb, const char *s)
 {
-    for (const char *p = s ? s : ""; *p; p++) {
+    for (const char *p = s ? s : ""; *p;) {
+        size_t run = strcspn(p, "\n\r|");
+        strbuf_add_cut(sb, p, run);
+        p += run;
         if (*p == '\n' || *p == '\r')
-            strbuf_addc(sb, ' ');
+            strbuf_adds_cut(sb, " ");
         else if (*p == '|')
-            strbuf_adds(sb, "\\|");
-        else
-            strbuf_addc(sb, *p);
+            strbuf_adds_cut(sb, "\\|");
+        if (*p)
+            p++;
     }
 }
 
@@ -70,28 +74,28 @@ static int body_partial(strbuf *sb, store *st, const char *goal_id)
     if (rc)
         return rc;
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "partial"))) {
-        strbuf_adds(sb, "**Partial**: completed by a human with what was done.\n\n");
+        strbuf_adds_cut(sb, "**Partial**: completed by a human with what was done.\n\n");
         cJSON_Delete(d);
         return 0;
     }
-    strbuf_adds(sb, "**Partial**: must-pass gates still fail on the final tree, only with "
-                    "failures that were there when the goal started and that it did not "
-                    "set out to fix:\n\n");
+    strbuf_adds_cut(sb, "**Partial**: must-pass gates still fail on the final tree, only with "
+                        "failures that were there when the goal started and that it did not "
+                        "set out to fix:\n\n");
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(d, "partial_failures"))
     {
         const cJSON *t;
         int k = 0;
-        strbuf_adds(sb, "- gate `");
+        strbuf_adds_cut(sb, "- gate `");
         cell(sb, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "gate")));
-        strbuf_adds(sb, "`");
+        strbuf_adds_cut(sb, "`");
         cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(f, "tests"))
         {
-            strbuf_adds(sb, k++ ? ", " : ": ");
+            strbuf_adds_cut(sb, k++ ? ", " : ": ");
             cell(sb, cJSON_GetStringValue(t));
         }
-        strbuf_adds(sb, "\n");
+        strbuf_adds_cut(sb, "\n");
     }
-    strbuf_adds(sb, "\n");
+    strbuf_adds_cut(sb, "\n");
     cJSON_Delete(d);
     return 0;
 }
@@ -114,10 +118,10 @@ static void evidence_gates(strbuf *sb, const cJSON *d, int *any)
         cJSON_ArrayForEach(t, backed) if (name && !strcmp(cJSON_GetStringValue(t), name)) backs = 1;
         if (backed && !backs)
             continue;
-        strbuf_addf(sb, "%sgate `%s` exit %d, output sha256 `%.12s`, tree `%.12s`",
-                    *any ? "; " : "", name ? name : "",
-                    (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(g, "exit_code")),
-                    h ? h : "", tr ? tr : "");
+        strbuf_addf_cut(sb, "%sgate `%s` exit %d, output sha256 `%.12s`, tree `%.12s`",
+                        *any ? "; " : "", name ? name : "",
+                        (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(g, "exit_code")),
+                        h ? h : "", tr ? tr : "");
         *any = 1;
     }
 }
@@ -130,21 +134,21 @@ static int evidence_row_cb(const struct store_decision *dec, void *ctx)
     const cJSON *t;
     int any = 0, ngates = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "gates"));
 
-    strbuf_adds(sb, "| ");
+    strbuf_adds_cut(sb, "| ");
     cell(sb, dec->note);
-    strbuf_adds(sb, " | ");
+    strbuf_adds_cut(sb, " | ");
     cell(sb, dec->item_key);
-    strbuf_adds(sb, " | ");
+    strbuf_adds_cut(sb, " | ");
     evidence_gates(sb, d, &any);
     cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(d, "tests"))
     {
-        strbuf_adds(sb, any++ ? "; test `" : "test `");
+        strbuf_adds_cut(sb, any++ ? "; test `" : "test `");
         cell(sb, cJSON_GetStringValue(t));
-        strbuf_adds(sb, "` passed");
+        strbuf_adds_cut(sb, "` passed");
     }
     if (!any)
-        strbuf_adds(sb, ngates ? "none" : "none: **UNVERIFIED**, no deterministic gate");
-    strbuf_adds(sb, " |\n");
+        strbuf_adds_cut(sb, ngates ? "none" : "none: **UNVERIFIED**, no deterministic gate");
+    strbuf_adds_cut(sb, " |\n");
     cJSON_Delete(d);
     return 0;
 }
@@ -163,18 +167,18 @@ static int inputs_row_cb(const struct store_decision *dec, void *ctx)
     int k = 0;
 
     if (!ic->any++)
-        strbuf_adds(ic->sb, "\n## Gate inputs changed\n\nThese items changed files the gates "
-                            "read; their gates were also run with those files as they were "
-                            "before the item.\n\n");
-    strbuf_adds(ic->sb, "- ");
+        strbuf_adds_cut(ic->sb, "\n## Gate inputs changed\n\nThese items changed files the gates "
+                                "read; their gates were also run with those files as they were "
+                                "before the item.\n\n");
+    strbuf_adds_cut(ic->sb, "- ");
     cell(ic->sb, dec->item_key);
     cJSON_ArrayForEach(t, a)
     {
-        strbuf_adds(ic->sb, k++ ? ", `" : ": `");
+        strbuf_adds_cut(ic->sb, k++ ? ", `" : ": `");
         cell(ic->sb, cJSON_GetStringValue(t));
-        strbuf_adds(ic->sb, "`");
+        strbuf_adds_cut(ic->sb, "`");
     }
-    strbuf_adds(ic->sb, "\n");
+    strbuf_adds_cut(ic->sb, "\n");
     cJSON_Delete(a);
     return 0;
 }
@@ -183,15 +187,15 @@ static int item_row_cb(const struct work_item *wi, void *ctx)
 {
     strbuf *sb = ctx;
 
-    strbuf_adds(sb, "| ");
+    strbuf_adds_cut(sb, "| ");
     cell(sb, wi->key);
-    strbuf_adds(sb, " | ");
+    strbuf_adds_cut(sb, " | ");
     cell(sb, wi->title);
-    strbuf_addf(sb, " | %s | %s | %.12s |\n", wi->status,
-                wi->verified < 0 ? "-"
-                : wi->verified   ? "yes"
-                                 : "**UNVERIFIED**",
-                wi->commit_sha ? wi->commit_sha : "");
+    strbuf_addf_cut(sb, " | %s | %s | %.12s |\n", wi->status,
+                    wi->verified < 0 ? "-"
+                    : wi->verified   ? "yes"
+                                     : "**UNVERIFIED**",
+                    wi->commit_sha ? wi->commit_sha : "");
     return 0;
 }
 
@@ -203,12 +207,12 @@ static int gate_row_cb(const struct store_gate_result *g, void *ctx)
     if (g->counted)
         snprintf(tests, sizeof(tests), "%d passed, %d failed", g->tests_passed,
                  g->tests_failed);
-    strbuf_adds(sb, "| ");
+    strbuf_adds_cut(sb, "| ");
     cell(sb, g->item_key);
-    strbuf_adds(sb, " | ");
+    strbuf_adds_cut(sb, " | ");
     cell(sb, g->name);
-    strbuf_addf(sb, " | %s (exit %d) | %s | %s |\n", g->passed ? "pass" : "fail", g->exit_code,
-                *g->classification ? g->classification : "-", tests);
+    strbuf_addf_cut(sb, " | %s (exit %d) | %s | %s |\n", g->passed ? "pass" : "fail", g->exit_code,
+                    *g->classification ? g->classification : "-", tests);
     return 0;
 }
 
@@ -223,13 +227,13 @@ static int review_row_cb(const struct store_decision *d, void *ctx)
 
     rc->any = 1;
     if (!strcmp(d->kind, "review_verdict")) {
-        strbuf_addf(rc->sb, "- %s: verdict **%s**\n", d->item_key, d->note);
+        strbuf_addf_cut(rc->sb, "- %s: verdict **%s**\n", d->item_key, d->note);
     } else if (!strcmp(d->kind, "review_unavailable")) {
-        strbuf_addf(rc->sb, "- %s: no review (the model could not be asked)\n", d->item_key);
+        strbuf_addf_cut(rc->sb, "- %s: no review (the model could not be asked)\n", d->item_key);
     } else {
-        strbuf_addf(rc->sb, "  - [%s] %s: ", d->severity, d->aspect);
+        strbuf_addf_cut(rc->sb, "  - [%s] %s: ", d->severity, d->aspect);
         cell(rc->sb, d->note);
-        strbuf_adds(rc->sb, "\n");
+        strbuf_adds_cut(rc->sb, "\n");
     }
     return 0;
 }
@@ -242,24 +246,24 @@ static int body_tables(strbuf *sb, store *st, const char *goal_id)
     struct review_ctx rv = {sb, 0};
     int rc;
 
-    strbuf_adds(sb, "## Success criteria and evidence\n\n| criterion | item | evidence |\n"
-                    "|---|---|---|\n");
+    strbuf_adds_cut(sb, "## Success criteria and evidence\n\n| criterion | item | evidence |\n"
+                        "|---|---|---|\n");
     if ((rc = store_decision_each_evidence(st, goal_id, evidence_row_cb, sb)) != 0 ||
         (rc = store_decision_each_gate_inputs_changed(st, goal_id, inputs_row_cb, &ic)) != 0)
         return rc;
-    strbuf_adds(sb, "\n## Work items\n\n| item | title | status | verified | commit |\n"
-                    "|---|---|---|---|---|\n");
+    strbuf_adds_cut(sb, "\n## Work items\n\n| item | title | status | verified | commit |\n"
+                        "|---|---|---|---|---|\n");
     if ((rc = store_item_each(st, goal_id, item_row_cb, sb)) != 0)
         return rc;
-    strbuf_adds(sb, "\n## Gates\n\n| item | gate | result | failure | tests |\n"
-                    "|---|---|---|---|---|\n");
+    strbuf_adds_cut(sb, "\n## Gates\n\n| item | gate | result | failure | tests |\n"
+                        "|---|---|---|---|---|\n");
     if ((rc = store_gate_result_each_latest_of_goal(st, goal_id, gate_row_cb, sb)) != 0)
         return rc;
-    strbuf_adds(sb, "\n## Review (advisory)\n\n");
+    strbuf_adds_cut(sb, "\n## Review (advisory)\n\n");
     if ((rc = store_decision_each_review(st, goal_id, review_row_cb, &rv)) != 0)
         return rc;
     if (!rv.any)
-        strbuf_adds(sb, "No review.\n");
+        strbuf_adds_cut(sb, "No review.\n");
     return 0;
 }
 
@@ -275,9 +279,9 @@ int publish_body(strbuf *sb, store *st, const char *goal_id)
     if (rc)
         return rc;
     if (g) {
-        strbuf_addf(sb, "## Goal\n\n**%s**\n\n", g->title);
+        strbuf_addf_cut(sb, "## Goal\n\n**%s**\n\n", g->title);
         if (g->description && *g->description)
-            strbuf_addf(sb, "%s\n\n", g->description);
+            strbuf_addf_cut(sb, "%s\n\n", g->description);
         /* partial by the completion rule: the failures are listed */
         if (g->partial && (rc = body_partial(sb, st, goal_id)) != 0)
             goto out;
@@ -285,8 +289,8 @@ int publish_body(strbuf *sb, store *st, const char *goal_id)
     if ((rc = body_tables(sb, st, goal_id)) != 0)
         goto out;
     if (g)
-        strbuf_addf(sb, "\n## Cost\n\n%lld tokens, $%.4f\n\n_Published by goald._\n",
-                    (long long)g->spent_tokens, g->spent_cost_usd);
+        strbuf_addf_cut(sb, "\n## Cost\n\n%lld tokens, $%.4f\n\n_Published by goald._\n",
+                        (long long)g->spent_tokens, g->spent_cost_usd);
 out:
     store_goal_free(g);
     return rc;
@@ -343,17 +347,22 @@ static int push_branch(struct job_ctx *j, const char *remote, const char *head,
 {
     const struct goal *g = j->goal;
     cJSON *m;
+    int rc = 0;
 
     if (vcs_push(g->repo, remote, g->branch) != 0)
         return job_fail(j, "push", "%s", err_last());
     m = xcheck(cJSON_CreateObject());
     vcs_remote_url(remote_url, n, g->repo, remote);
     cJSON_AddStringToObject(m, "remote", remote);
-    verify_artifact(j, "branch", g->branch, NULL, head[0] ? head : NULL,
-                    remote_url[0] ? remote_url : NULL, m);
-    store_event_add(j->st, g->id, NULL, j->claim.run_id, "goal.pushed", m, NULL);
+    /* the branch artifact and goal.pushed are the record of the push: a
+     * write that fails fails the step (a retry pushes again, changing
+     * nothing, and records them) */
+    if (verify_artifact(j, "branch", g->branch, NULL, head[0] ? head : NULL,
+                        remote_url[0] ? remote_url : NULL, m) != 0 ||
+        store_event_add(j->st, g->id, NULL, j->claim.run_id, "goal.pushed", m, NULL) != 0)
+        rc = job_fail(j, "internal", "%s", err_last());
     cJSON_Delete(m);
-    return 0;
+    return rc;
 }
 
 /* 4. Open (or find) the pull request of the pushed branch; *pr filled on
@@ -373,7 +382,10 @@ static int open_pull_request(struct job_ctx *j, const char *remote_url, int part
     int rc;
 
     strbuf_init(&body, 1 << 20);
-    publish_body(&body, j->st, g->id);
+    if ((rc = publish_body(&body, j->st, g->id)) != 0) {
+        strbuf_release(&body);
+        return job_fail(j, "internal", "%s", err_last());
+    }
     snprintf(title, sizeof(title), "%s%s", partial ? "[partial] " : "", g->title);
     rc = vcs_forge_from_config(&f, remote_url[0] ? remote_url : NULL);
     if (rc == 0)
@@ -392,10 +404,13 @@ static int open_pull_request(struct job_ctx *j, const char *remote_url, int part
     snprintf(ref, sizeof(ref), "#%ld", pr->number);
     cJSON_AddNumberToObject(m, "number", (double)pr->number);
     cJSON_AddBoolToObject(m, "created", pr->created);
-    verify_artifact(j, "pull_request", ref, NULL, NULL, pr->url, m);
-    store_event_add(j->st, g->id, NULL, j->claim.run_id, "goal.pull_request", m, NULL);
+    /* the record of the pull request: a failed write fails the step (a
+     * retry finds the pull request and records it) */
+    if (verify_artifact(j, "pull_request", ref, NULL, NULL, pr->url, m) != 0 ||
+        store_event_add(j->st, g->id, NULL, j->claim.run_id, "goal.pull_request", m, NULL) != 0)
+        rc = job_fail(j, "internal", "%s", err_last());
     cJSON_Delete(m);
-    return 0;
+    return rc;
 }
 
 /* 6. An event always (goal.completed, written with the transition), a
@@ -414,10 +429,12 @@ static void notify(struct job_ctx *j, cJSON *p)
     if (vcs_webhook_post(&sent, config_str(CFG_NOTIFY_WEBHOOK_URL), text) != 0) {
         cJSON *e = xcheck(cJSON_CreateObject());
         cJSON_AddStringToObject(e, "error", err_last());
-        store_event_add(j->st, g->id, NULL, j->claim.run_id, "notify.failed", e, NULL);
+        if (store_event_add(j->st, g->id, NULL, j->claim.run_id, "notify.failed", e, NULL) != 0)
+            log_warn("goal %.8s: event notify.failed not written: %s", g->id, err_last());
         cJSON_Delete(e);
-    } else {
-        store_event_add(j->st, g->id, NULL, j->claim.run_id, "notify.sent", NULL, NULL);
+    } else if (store_event_add(j->st, g->id, NULL, j->claim.run_id, "notify.sent", NULL, NULL) !=
+               0) {
+        log_warn("goal %.8s: event notify.sent not written: %s", g->id, err_last());
     }
     cJSON_free(text);
 }
@@ -479,7 +496,7 @@ int stage_publish(struct job_ctx *j)
         rc = job_fail(j, "internal", "%s", err_last());
         goto out;
     }
-    strbuf_addf(&j->summary, "goal completed%s%s", pr.url ? ": " : "", pr.url ? pr.url : "");
+    strbuf_addf_cut(&j->summary, "goal completed%s%s", pr.url ? ": " : "", pr.url ? pr.url : "");
     notify(j, p);
     /* 7. the worktree goes; the branch stays */
     if (g->repo && g->worktree && vcs_worktree_remove(g->repo, g->worktree) != 0)

@@ -14,7 +14,8 @@ struct job_ctx;
 int stage_publish(struct job_ctx *j);
 
 /* The pull request body: success criteria -> evidence, items, gates with
- * their failure classes, review findings, tokens and cost (markdown). */
+ * their failure classes, review findings, tokens and cost (markdown),
+ * cut at sb's cap.  A store error is returned (sb then holds part). */
 int publish_body(strbuf *sb, store *st, const char *goal_id);
 
 #endif

@@ -73,14 +73,15 @@ static int gate_reported(void *arg, size_t i, struct gate_result *r)
     (void)i;
     if (!r->passed && r->must_pass)
         gr->all = 0;
-    strbuf_addf(gr->out, "gate %s (%s): %s, exit %d%s, %lld ms\n", r->name, r->command,
-                r->passed ? "PASS" : "FAIL", r->exit_code, r->timed_out ? " (timed out)" : "",
-                (long long)r->duration_ms);
+    /* a tool result for the model: cut at its cap like any other */
+    strbuf_addf_cut(gr->out, "gate %s (%s): %s, exit %d%s, %lld ms\n", r->name, r->command,
+                    r->passed ? "PASS" : "FAIL", r->exit_code, r->timed_out ? " (timed out)" : "",
+                    (long long)r->duration_ms);
     if (!r->passed) {
         size_t n = strlen(r->output_tail);
         size_t from = utf8_cut_forward(r->output_tail, n > 4000 ? n - 4000 : 0, n);
-        strbuf_addf(gr->out, "--- output (last %zu bytes) ---\n%s\n---\n", n - from,
-                    r->output_tail + from);
+        strbuf_addf_cut(gr->out, "--- output (last %zu bytes) ---\n%s\n---\n", n - from,
+                        r->output_tail + from);
     }
     gate_result_release(r);
     return 0;
@@ -97,7 +98,7 @@ static int run_gates(struct exec_state *x, struct tool_result *res)
     if (verify_plan(x->j, &plan) != 0)
         return tool_fail(res, TOOL_VALIDATION, "run_gates: %s", err_last());
     if (plan.n == 0)
-        strbuf_adds(&res->output, "This goal has no verification gates.\n");
+        strbuf_adds_cut(&res->output, "This goal has no verification gates.\n");
     if (verify_gates_each(x->j, x->ws, &plan, tree, gate_reported, &gr) != 0) {
         gates_plan_release(&plan);
         return tool_fail(res, TOOL_POLICY, "run_gates: %s", err_last());
@@ -122,7 +123,7 @@ static int hook_record(struct tool_result *res, const cJSON *args, const char *t
     *field = xstrdup(v);
     *flag = 1;
     res->ok = 1;
-    strbuf_adds(&res->output, reply);
+    strbuf_adds_cut(&res->output, reply);
     return 0;
 }
 
@@ -255,7 +256,7 @@ static void turn_event(struct job_ctx *j, const char *type, int turn, const stru
         cJSON_AddNumberToObject(p, "latency_ms", (double)r->latency_ms);
         cJSON_AddNumberToObject(p, "tool_calls", (double)calls);
     }
-    store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id, type, p, NULL);
+    job_event_or_warn(j, type, p);
     cJSON_Delete(p);
 }
 
@@ -371,7 +372,7 @@ static void turn_tools(struct tool_ctx *tctx, struct history *h, const struct ex
         h->m[ai].calls[i].arguments = NULL;
         if (!args)
             args = xstrdup("{}");
-        strbuf_addf(sig, "%s:%.4096s:%zu;", name, args, strlen(args));
+        strbuf_addf_cut(sig, "%s:%.4096s:%zu;", name, args, strlen(args)); /* hashed */
         tool_call_take(tctx, name, &args, &res);
         /* the history holds it again (the compact copy for a big one) */
         h->m[ai].calls[i].arguments = args;
@@ -413,7 +414,7 @@ static int turn_progress(struct exec_state *x, struct progress_detector *pd, con
     cJSON_AddStringToObject(p, "fingerprint", fp);
     cJSON_AddNumberToObject(p, "repeats", pd->same);
     cJSON_AddNumberToObject(p, "threshold", pd->k);
-    store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id, "progress.stalled", p, NULL);
+    job_event_or_warn(j, "progress.stalled", p);
     cJSON_Delete(p);
     return job_fail(j, "stalled", "no progress: %d identical turns in a row", pd->same);
 }

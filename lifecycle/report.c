@@ -614,9 +614,9 @@ static void text_evidence(FILE *f, const cJSON *ev)
         strbuf by = STRBUF_INIT;
         strbuf_init(&by, 1 << 16);
         cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(it, "backed_by"))
-            strbuf_addf(&by, "%sgate %s", k++ ? ", " : "", cJSON_GetStringValue(b));
+            strbuf_addf_cut(&by, "%sgate %s", k++ ? ", " : "", cJSON_GetStringValue(b));
         cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(it, "tests"))
-            strbuf_addf(&by, "%stest %s", k++ ? ", " : "", cJSON_GetStringValue(b));
+            strbuf_addf_cut(&by, "%stest %s", k++ ? ", " : "", cJSON_GetStringValue(b));
         /* 80 columns: criterion and evidence cut with an ellipsis */
         fprintf(f, "  %-8s  %-30s  %s\n", term_fit(jstr(it, "item"), 8),
                 term_fit(jstr(it, "criterion"), 30),

@@ -22,8 +22,10 @@
 #include "lifecycle/workspace.h"
 #include "store/event.h"
 #include "util/err.h"
+#include "util/log.h"
 #include "util/redact.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 #include "vcs/diff.h"
 
 #define REVIEW_DIFF_MAX (200 * 1024)
@@ -33,15 +35,26 @@ static void review_task(strbuf *user, struct job_ctx *j, struct workspace *ws, c
 {
     strbuf diff;
     char *red; /* the diff holds what the model wrote: redacted like any tool result */
+    int cut;
 
     strbuf_init(&diff, REVIEW_DIFF_MAX);
-    if (ws->wt && vcs_diff_text(&diff, ws->wt) == ERR_TOOBIG)
-        strbuf_adds(&diff, "\n[diff cut at 200 KiB]\n");
+    /* the note follows the diff in the task: the full diff buffer has no
+     * room left for it */
+    cut = ws->wt && vcs_diff_text(&diff, ws->wt) == ERR_TOOBIG;
     red = redact_str(diff.len ? strbuf_cstr(&diff) : "(no git diff)", NULL);
-    strbuf_addf(user, "Work item: %s\nSummary: %s\nDiff:\n%s\n", j->item->title,
-                summary ? summary : "", red);
+    /* the task is a prompt under its cap: cut, not refused */
+    strbuf_addf_cut(user, "Work item: %s\nSummary: %s\nDiff:\n%s%s\n", j->item->title,
+                    summary ? summary : "", red, cut ? "\n[diff cut at 200 KiB]\n" : "");
     free(red);
     strbuf_release(&diff);
+}
+
+/* A decision of the (advisory) review: a failed write is logged. */
+static void review_decision(struct job_ctx *j, const char *kind, const char *aspect,
+                            const char *severity, const char *note, const cJSON *data)
+{
+    if (verify_decision(j, kind, aspect, severity, note, data) != 0)
+        log_warn("%s: decision %s not written: %s", j->item->key, kind, err_last());
 }
 
 /* The answer's verdict and findings as decisions, and the event. */
@@ -50,22 +63,22 @@ static void review_record(struct job_ctx *j, const cJSON *answer)
     const cJSON *f;
     cJSON *p;
 
-    verify_decision(j, "review_verdict", NULL, NULL,
+    review_decision(j, "review_verdict", NULL, NULL,
                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, "verdict")),
                     answer);
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(answer, "findings"))
     {
-        verify_decision(j, "review_finding",
+        review_decision(j, "review_finding",
                         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "aspect")),
                         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "severity")),
                         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "note")), f);
     }
-    p = cJSON_CreateObject();
+    p = xcheck(cJSON_CreateObject());
     cJSON_AddStringToObject(
         p, "verdict", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, "verdict")));
     cJSON_AddNumberToObject(
         p, "findings", cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(answer, "findings")));
-    store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id, "review.completed", p, NULL);
+    job_event_or_warn(j, "review.completed", p);
     cJSON_Delete(p);
 }
 
@@ -84,9 +97,9 @@ void review_item(struct job_ctx *j, struct workspace *ws, const char *summary)
     rc = job_ask_json(j, "review", prompt_review, strbuf_cstr(&user), schema_review, &answer);
     j->usage.turns += turns;
     if (rc != 0) {
-        cJSON *d = cJSON_CreateObject();
+        cJSON *d = xcheck(cJSON_CreateObject());
         cJSON_AddStringToObject(d, "error_class", j->error_class);
-        verify_decision(j, "review_unavailable", NULL, NULL, strbuf_cstr(&j->failure), d);
+        review_decision(j, "review_unavailable", NULL, NULL, strbuf_cstr(&j->failure), d);
         cJSON_Delete(d);
         j->error_class[0] = '\0';
         strbuf_reset(&j->failure);

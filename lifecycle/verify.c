@@ -298,8 +298,7 @@ static int baseline_record(struct job_ctx *j, const struct gate_spec *g, const c
     cJSON_AddBoolToObject(p, "passed", r->passed);
     cJSON_AddNumberToObject(p, "exit_code", r->exit_code);
     cJSON_AddNumberToObject(p, "cases", (double)r->cases.n);
-    store_event_add(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
-                    "gate.baseline", p, NULL);
+    job_event_or_warn(j, "gate.baseline", p);
     cJSON_Delete(p);
     cj = cases_to_json(&r->cases);
     if (!r->timed_out) {
@@ -384,9 +383,9 @@ static int case_targeted(const struct goal *g, const cJSON *crit, const char *id
 static void list_add(strbuf *sb, char **v, size_t n, size_t max)
 {
     for (size_t i = 0; i < n && i < max; i++)
-        strbuf_addf(sb, "%s%s", i ? ", " : "", v[i]);
+        strbuf_addf_cut(sb, "%s%s", i ? ", " : "", v[i]);
     if (n > max)
-        strbuf_addf(sb, " and %zu more", n - max);
+        strbuf_addf_cut(sb, " and %zu more", n - max);
 }
 
 static cJSON *list_json(char **v, size_t n)
@@ -488,23 +487,24 @@ static void blame_introduced(struct gate_eval *e, const char *base, int lost)
 {
     snprintf(e->r.classification, sizeof(e->r.classification), "introduced");
     e->blame = 1;
-    strbuf_addf(&e->why, "gate %s failed (exit %d%s)", e->r.name, e->r.exit_code,
-                e->r.timed_out ? ", timed out" : "");
+    strbuf_addf_cut(&e->why, "gate %s failed (exit %d%s)", e->r.name, e->r.exit_code,
+                    e->r.timed_out ? ", timed out" : "");
     if (e->diff.n_introduced) {
-        strbuf_addf(&e->why, "; tests that passed at the baseline %.12s fail now: ", base);
+        strbuf_addf_cut(&e->why, "; tests that passed at the baseline %.12s fail now: ", base);
         list_add(&e->why, e->diff.introduced, e->diff.n_introduced, 50);
     }
     if (e->diff.n_new_failing) {
-        strbuf_adds(&e->why, "; new tests that fail: ");
+        strbuf_adds_cut(&e->why, "; new tests that fail: ");
         list_add(&e->why, e->diff.new_failing, e->diff.n_new_failing, 50);
     }
     if (e->base_known && e->base_passed)
-        strbuf_addf(&e->why, "; the gate passed at the baseline %.12s", base);
+        strbuf_addf_cut(&e->why, "; the gate passed at the baseline %.12s", base);
     else if (lost)
-        strbuf_addf(&e->why, "; its test cases at the baseline %.12s are not in its "
-                             "output now (the runner crashed, or the output is not its own)",
-                    base);
-    strbuf_adds(&e->why, ":\n");
+        strbuf_addf_cut(&e->why,
+                        "; its test cases at the baseline %.12s are not in its "
+                        "output now (the runner crashed, or the output is not its own)",
+                        base);
+    strbuf_adds_cut(&e->why, ":\n");
 }
 
 /* The failing tests (or the gate) of a pre-existing failure that the goal
@@ -558,12 +558,13 @@ static void judge_pre_existing(struct job_ctx *j, const struct gate_plan *plan,
     if (cJSON_GetArraySize(e->targeted) == 0)
         return;
     e->blame = 1;
-    strbuf_addf(&e->why, "gate %s failed (exit %d): the failing test the goal is about still "
-                         "fails: ",
-                e->r.name, e->r.exit_code);
-    cJSON_ArrayForEach(t, e->targeted) strbuf_addf(&e->why, "%s%s", k++ ? ", " : "",
-                                                   t->valuestring);
-    strbuf_adds(&e->why, ":\n");
+    strbuf_addf_cut(&e->why,
+                    "gate %s failed (exit %d): the failing test the goal is about still "
+                    "fails: ",
+                    e->r.name, e->r.exit_code);
+    cJSON_ArrayForEach(t, e->targeted)
+        strbuf_addf_cut(&e->why, "%s%s", k++ ? ", " : "", t->valuestring);
+    strbuf_adds_cut(&e->why, ":\n");
 }
 
 /* Judge gs's run r (moved into e) on tree: a must-pass failure re-run
@@ -578,7 +579,7 @@ static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate
     int rc, lost = 0, git = ws->wt && j->goal->repo && tree && tree[0];
 
     memset(e, 0, sizeof(*e));
-    strbuf_init(&e->why, 1 << 20);
+    strbuf_init(&e->why, 1 << 20); /* a reason: cut at its cap */
     e->r = *r;
     memset(r, 0, sizeof(*r));
     if (!e->r.passed && e->r.must_pass)
@@ -649,7 +650,7 @@ static void why_tail(strbuf *sb, const struct gate_eval *e)
     size_t len = strlen(e->r.output_tail ? e->r.output_tail : "");
     size_t from = len ? utf8_cut_forward(e->r.output_tail, len > 3000 ? len - 3000 : 0, len) : 0;
 
-    strbuf_addf(sb, "%s%s\n", strbuf_cstr(&e->why), len ? e->r.output_tail + from : "");
+    strbuf_addf_cut(sb, "%s%s\n", strbuf_cstr(&e->why), len ? e->r.output_tail + from : "");
 }
 
 /* A path the gates read: named by a gate command, pointed at by a parsed
@@ -975,9 +976,9 @@ static int restored_pass(struct verify_state *vs, struct job_ctx *j, struct work
     cJSON *p;
     int rc;
 
-    strbuf_init(&files, 8192);
+    strbuf_init(&files, 8192); /* named in the blame: cut at its cap */
     for (size_t i = 0; i < nrestore; i++)
-        strbuf_addf(&files, "%s%s", i ? ", " : "", restore[i]);
+        strbuf_addf_cut(&files, "%s%s", i ? ", " : "", restore[i]);
     if (vcs_tree_restore(vs->restored, j->goal->repo, vs->tree, vs->base, restore, nrestore) !=
         0) {
         rc = job_fail(j, "vcs", "restoring the gate inputs: %s", err_last());
@@ -990,16 +991,16 @@ static int restored_pass(struct verify_state *vs, struct job_ctx *j, struct work
         if (!vs->wev[i].blame)
             continue;
         if (!(*weakened)++)
-            strbuf_addf(blame, "tests weakened: %s: with these files as they were at "
-                               "the baseline %.12s the gates fail:\n",
-                        strbuf_cstr(&files), vs->base);
+            strbuf_addf_cut(blame,
+                            "tests weakened: %s: with these files as they were at "
+                            "the baseline %.12s the gates fail:\n",
+                            strbuf_cstr(&files), vs->base);
         why_tail(blame, &vs->wev[i]);
     }
     p = cJSON_CreateObject();
     cJSON_AddItemToObject(p, "gate_inputs_changed", cJSON_Duplicate(vs->inputs, 1));
     cJSON_AddBoolToObject(p, "tests_weakened", *weakened > 0);
-    store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id, "gate_inputs.checked", p,
-                    NULL);
+    job_event_or_warn(j, "gate_inputs.checked", p);
     cJSON_Delete(p);
 out:
     strbuf_release(&files);
@@ -1015,14 +1016,14 @@ static void tests_removed(const struct verify_state *vs, strbuf *blame, int *wea
         if (!e->r.must_pass || !e->diff.n_removed)
             continue;
         if (!(*weakened)++)
-            strbuf_adds(blame, "tests removed: ");
+            strbuf_adds_cut(blame, "tests removed: ");
         else
-            strbuf_adds(blame, "; ");
-        strbuf_addf(blame, "gate %s: ", e->r.name);
+            strbuf_adds_cut(blame, "; ");
+        strbuf_addf_cut(blame, "gate %s: ", e->r.name);
         list_add(blame, e->diff.removed, e->diff.n_removed, 50);
     }
     if (*weakened && strncmp(strbuf_cstr(blame), "tests removed: ", 15) == 0)
-        strbuf_addf(blame, " passed at the baseline %.12s and no longer run\n", vs->base);
+        strbuf_addf_cut(blame, " passed at the baseline %.12s and no longer run\n", vs->base);
 }
 
 /* Stage 5 for the item: its gates, judged on its tree and, when it
@@ -1038,7 +1039,7 @@ static int verify_gates(struct verify_state *vs, struct job_ctx *j, struct works
     strbuf blame;
     int rc, blamed, weakened = 0;
 
-    strbuf_init(&blame, 1 << 20);
+    strbuf_init(&blame, 1 << 20); /* the reason of a failure: cut at its cap */
     vs->inputs = cJSON_CreateArray();
     if ((rc = item_tree(vs, j, ws, &ch, &nch)) != 0)
         goto out;
@@ -1166,23 +1167,22 @@ static int final_judge(struct job_ctx *j, struct workspace *ws, const struct gat
     cJSON_AddStringToObject(gj, "granularity", diff.granularity);
     if (introduced || targeted) {
         *blocked = 1;
-        strbuf_addf(blame, "gate %s fails on the final branch head %.12s%s (exit %d)%s", r.name,
-                    head, restored ? " with the gate inputs as they were when the goal started"
-                                   : "",
-                    r.exit_code,
-                    introduced ? ", and it did not fail like this when the goal started"
-                               : ": the goal set out to fix it");
+        strbuf_addf_cut(
+            blame, "gate %s fails on the final branch head %.12s%s (exit %d)%s", r.name, head,
+            restored ? " with the gate inputs as they were when the goal started" : "", r.exit_code,
+            introduced ? ", and it did not fail like this when the goal started"
+                       : ": the goal set out to fix it");
         if (diff.n_introduced || diff.n_new_failing) {
-            strbuf_adds(blame, "; failing now: ");
+            strbuf_adds_cut(blame, "; failing now: ");
             list_add(blame, diff.introduced, diff.n_introduced, 50);
             if (diff.n_introduced && diff.n_new_failing)
-                strbuf_adds(blame, ", ");
+                strbuf_adds_cut(blame, ", ");
             list_add(blame, diff.new_failing, diff.n_new_failing, 50);
         } else if (diff.n_pre_existing) {
-            strbuf_adds(blame, "; still failing: ");
+            strbuf_adds_cut(blame, "; still failing: ");
             list_add(blame, diff.pre_existing, diff.n_pre_existing, 50);
         }
-        strbuf_adds(blame, "\n");
+        strbuf_adds_cut(blame, "\n");
     } else if (!restored) {
         /* a failure the goal did not set out to fix: completed as partial
          * (on the restored tree it was counted on the head already) */
@@ -1238,7 +1238,7 @@ int verify_goal_final(struct job_ctx *j, int *partial)
     int rc = 0, blocked = 0;
 
     *partial = 0;
-    strbuf_init(&blame, 1 << 20);
+    strbuf_init(&blame, 1 << 20); /* the reason of a failure: cut at its cap */
     memset(&ws, 0, sizeof(ws));
     if (!g->repo || !g->branch)
         goto out; /* no repository: the items' own verification stands */

@@ -63,12 +63,12 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary);
 /* Record an artifact of j's goal (and item, when j has one) once: a second
  * call with the same type, item, hash and path changes nothing. */
 int verify_artifact(struct job_ctx *j, const char *type, const char *ref, const char *path,
-                    const char *hash, const char *url, const struct cJSON *meta);
+                    const char *hash, const char *url, const struct cJSON *meta) GOALD_MUST_CHECK;
 
 /* Record a decision of j's goal (item and run when j has them); aspect,
  * severity and note may be NULL; data (may be NULL) is borrowed. */
-int verify_decision(struct job_ctx *j, const char *kind, const char *aspect,
-                    const char *severity, const char *note, const struct cJSON *data);
+int verify_decision(struct job_ctx *j, const char *kind, const char *aspect, const char *severity,
+                    const char *note, const struct cJSON *data) GOALD_MUST_CHECK;
 
 /* needle appears in hay as a whole word (case-insensitive); 0 when either
  * is NULL or empty. */

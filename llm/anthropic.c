@@ -91,15 +91,17 @@ static cJSON *tool_result_json(const struct llm_message *mm)
 /* The history as messages; system messages go to *system instead. */
 static cJSON *messages_json(const struct llm_request *req, strbuf *system)
 {
-    cJSON *msgs = cJSON_CreateArray();
+    cJSON *msgs = xcheck(cJSON_CreateArray());
 
     for (size_t i = 0; i < req->nmessages; i++) {
         const struct llm_message *mm = &req->messages[i];
         switch (mm->role) {
         case LLM_SYSTEM:
-            if (system->len)
-                strbuf_adds(system, "\n\n");
-            strbuf_adds(system, mm->content ? mm->content : "");
+            if ((system->len && strbuf_adds(system, "\n\n") != 0) ||
+                strbuf_adds(system, mm->content ? mm->content : "") != 0) {
+                cJSON_Delete(msgs);
+                return NULL;
+            }
             break;
         case LLM_USER:
             if (mm->content && *mm->content)
@@ -155,13 +157,17 @@ int llm_anthropic_build(strbuf *out, const struct llm_model *m, const struct llm
     xcheck(root);
     cJSON_AddStringToObject(root, "model", m->model);
     cJSON_AddNumberToObject(root, "max_tokens", max_tokens > 0 ? max_tokens : 4096);
-    msgs = messages_json(req, &system);
-    if (req->response_schema) {
-        if (system.len)
-            strbuf_adds(&system, "\n\n");
-        strbuf_adds(&system, "Answer with exactly one JSON object and nothing else. It must "
-                             "match this JSON schema:\n");
-        strbuf_adds(&system, req->response_schema);
+    if (!(msgs = messages_json(req, &system))) {
+        rc = ERR_TOOBIG;
+        goto out;
+    }
+    if (req->response_schema &&
+        ((system.len && (rc = strbuf_adds(&system, "\n\n")) != 0) ||
+         (rc = strbuf_adds(&system, "Answer with exactly one JSON object and nothing else. It "
+                                    "must match this JSON schema:\n")) != 0 ||
+         (rc = strbuf_adds(&system, req->response_schema)) != 0)) {
+        cJSON_Delete(msgs);
+        goto out;
     }
     /* prompt caching: breakpoints on the system block (tools and system,
      * the same every turn) and on the last block of the last message (the
@@ -240,7 +246,11 @@ static int blocks_take(llm_client *c, struct jsonbig *jb, const cJSON *content, 
                                "content[%zu].text: expected a string", i);
                 return ERR_FAIL;
             }
-            strbuf_adds(text, t->valuestring);
+            if (strbuf_adds(text, t->valuestring) != 0) {
+                llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "content[%zu].text: %s", i,
+                               err_last());
+                return ERR_FAIL;
+            }
         } else if (!strcmp(type->valuestring, "tool_use") &&
                    tool_use_take(c, jb, block, i, resp, err) != 0) {
             return ERR_FAIL;
@@ -341,11 +351,13 @@ int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_requ
         &body, m, req, llm_output_tokens(c, m, req));
     if (rc)
         goto out;
-    strbuf_addf(&version, "anthropic-version: %s",
-                c->anthropic_version ? c->anthropic_version : "2023-06-01");
+    if ((rc = strbuf_addf(&version, "anthropic-version: %s",
+                          c->anthropic_version ? c->anthropic_version : "2023-06-01")) != 0)
+        goto out;
     extra[0] = strbuf_cstr(&version);
     if (key) {
-        strbuf_addf(&h, "x-api-key: %s", key);
+        if ((rc = strbuf_addf(&h, "x-api-key: %s", key)) != 0)
+            goto out;
         extra[1] = strbuf_cstr(&h);
     }
     rc = llm_http_post(c, url, req, extra, strbuf_cstr(&body), &res, err);

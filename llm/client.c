@@ -326,21 +326,21 @@ static void config_fingerprint_compute(char out[65])
     static const char *const key_vars[] = {"GOALD_LLM_API_KEY", "OPENAI_API_KEY",
                                            "ANTHROPIC_API_KEY", NULL};
     const cJSON *models = config_json(CFG_LLM_MODELS), *m;
-    strbuf sb = STRBUF_INIT;
+    strbuf sb = STRBUF_INIT; /* what is hashed: cut at its cap */
 
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         const char *v = keys[i] == CFG_LLM_MODELS ? NULL : config_str(keys[i]);
-        strbuf_addf(&sb, "%d=%s\x1f", (int)keys[i], v ? v : "");
+        strbuf_addf_cut(&sb, "%d=%s\x1f", (int)keys[i], v ? v : "");
     }
     if (models) {
         char *t = cJSON_PrintUnformatted(models);
-        strbuf_adds(&sb, t ? t : "");
+        strbuf_adds_cut(&sb, t ? t : "");
         cJSON_free(t);
     }
     /* a key is represented by its length only: never stored, not even hashed */
     for (int i = 0; key_vars[i]; i++) {
         const char *v = secret_get(key_vars[i]);
-        strbuf_addf(&sb, "\x1f%s:%zu", key_vars[i], v ? strlen(v) : 0);
+        strbuf_addf_cut(&sb, "\x1f%s:%zu", key_vars[i], v ? strlen(v) : 0);
     }
     const cJSON *chain = cJSON_IsArray(models) ? models : NULL;
     cJSON_ArrayForEach(m, chain)
@@ -348,7 +348,7 @@ static void config_fingerprint_compute(char out[65])
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(m, "api_key_env");
         const char *v = cJSON_IsString(e) ? secret_get(e->valuestring) : NULL;
         if (cJSON_IsString(e))
-            strbuf_addf(&sb, "\x1f%s:%zu", e->valuestring, v ? strlen(v) : 0);
+            strbuf_addf_cut(&sb, "\x1f%s:%zu", e->valuestring, v ? strlen(v) : 0);
     }
     hash_sha256_hex(out, sb.buf ? sb.buf : "", sb.len);
     strbuf_release(&sb);

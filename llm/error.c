@@ -58,32 +58,41 @@ static int is_tok(char ch)
     return isalnum((unsigned char)ch) || ch == '-' || ch == '_' || ch == '.';
 }
 
-/* Replace every occurrence of needle in *s. */
-static void redact_value(strbuf *s, const char *needle)
+/* Replace every occurrence of needle in *s.  Over the cap, an error (*s
+ * unchanged): a redaction is never cut, since a cut could end inside a
+ * secret that then goes unmatched. */
+static int redact_value(strbuf *s, const char *needle)
 {
     size_t n = needle ? strlen(needle) : 0;
     strbuf out = STRBUF_INIT;
     const char *p, *hit;
+    int rc = 0;
 
     if (n < 6 || !strstr(strbuf_cstr(s), needle))
-        return;
-    for (p = strbuf_cstr(s); (hit = strstr(p, needle)); p = hit + n) {
-        strbuf_add(&out, p, (size_t)(hit - p));
-        strbuf_adds(&out, REDACTED);
+        return 0;
+    for (p = strbuf_cstr(s); rc == 0 && (hit = strstr(p, needle)); p = hit + n)
+        if ((rc = strbuf_add(&out, p, (size_t)(hit - p))) == 0)
+            rc = strbuf_adds(&out, REDACTED);
+    if (rc == 0)
+        rc = strbuf_adds(&out, p);
+    if (rc) {
+        strbuf_release(&out);
+        return rc;
     }
-    strbuf_adds(&out, p);
     strbuf_release(s);
     *s = out;
+    return 0;
 }
 
 /* Tokens shaped like keys: "sk-..." (OpenAI, Anthropic "sk-ant-...") and
  * whatever follows "Bearer ". */
-static void redact_shapes(strbuf *s)
+static int redact_shapes(strbuf *s)
 {
     strbuf out = STRBUF_INIT;
     const char *p = strbuf_cstr(s);
+    int rc = 0;
 
-    while (*p) {
+    while (rc == 0 && *p) {
         size_t skip = 0;
         if (!strncmp(p, "sk-", 3) && (p == strbuf_cstr(s) || !is_tok(p[-1]))) {
             size_t k = 3;
@@ -96,32 +105,44 @@ static void redact_shapes(strbuf *s)
             while (is_tok(p[k]))
                 k++;
             if (k > 7) {
-                strbuf_add(&out, p, 7);
+                rc = strbuf_add(&out, p, 7);
                 p += 7;
                 skip = k - 7;
             }
         }
-        if (skip) {
-            strbuf_adds(&out, REDACTED);
+        if (rc) {
+            break;
+        } else if (skip) {
+            rc = strbuf_adds(&out, REDACTED);
             p += skip;
         } else {
-            strbuf_addc(&out, *p++);
+            rc = strbuf_addc(&out, *p++);
         }
+    }
+    if (rc) {
+        strbuf_release(&out);
+        return rc;
     }
     strbuf_release(s);
     *s = out;
+    return 0;
 }
 
 char *llm_redact(const llm_client *c, const char *s)
 {
     strbuf sb = STRBUF_INIT;
 
-    strbuf_adds(&sb, s ? s : "");
-    for (size_t i = 0; c && i < c->nmodels; i++)
-        redact_value(&sb, llm_model_key(&c->models[i]));
-    for (int i = 0; usual_key_vars[i]; i++)
-        redact_value(&sb, secret_get(usual_key_vars[i]));
-    redact_shapes(&sb);
+    int rc = strbuf_adds(&sb, s ? s : "");
+
+    for (size_t i = 0; rc == 0 && c && i < c->nmodels; i++)
+        rc = redact_value(&sb, llm_model_key(&c->models[i]));
+    for (int i = 0; rc == 0 && usual_key_vars[i]; i++)
+        rc = redact_value(&sb, secret_get(usual_key_vars[i]));
+    if (rc == 0)
+        rc = redact_shapes(&sb);
+    /* a text over the cap comes back empty, never cut (nor unredacted) */
+    if (rc)
+        strbuf_reset(&sb);
     return strbuf_detach(&sb, NULL);
 }
 

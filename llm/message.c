@@ -180,8 +180,12 @@ int llm_messages_from_json(struct llm_message **out, size_t *n, const cJSON *arr
             cJSON_ArrayForEach(part, content)
             {
                 const cJSON *t = cJSON_GetObjectItemCaseSensitive(part, "text");
-                if (cJSON_IsString(t))
-                    strbuf_adds(&sb, t->valuestring);
+                if (cJSON_IsString(t) && (rc = strbuf_adds(&sb, t->valuestring)) != 0)
+                    break;
+            }
+            if (rc) {
+                strbuf_release(&sb);
+                goto out;
             }
             msgs[i].content = strbuf_detach(&sb, NULL);
         } else if (content && !cJSON_IsNull(content)) {

@@ -32,20 +32,21 @@ static cJSON *parse_schema(const char *text, const char *what)
 
 /* The text sent for a tool result: errors are marked, since the Chat
  * Completions API has no field for it. */
-static void tool_content(strbuf *sb, const struct llm_message *m)
+static int tool_content(strbuf *sb, const struct llm_message *m)
 {
-    if (m->is_error)
-        strbuf_adds(sb, "[tool error] ");
-    strbuf_adds(sb, m->content && *m->content ? m->content : "(no output)");
+    int rc = m->is_error ? strbuf_adds(sb, "[tool error] ") : 0;
+
+    return rc ? rc : strbuf_adds(sb, m->content && *m->content ? m->content : "(no output)");
 }
 
 /* When the endpoint refused response_format, the schema goes into the
  * prompt and the answer is extracted from the text. */
-static void schema_instruction(strbuf *sb, const char *schema)
+static int schema_instruction(strbuf *sb, const char *schema)
 {
-    strbuf_adds(sb, "Answer with exactly one JSON object and nothing else. It must match "
-                    "this JSON schema:\n");
-    strbuf_adds(sb, schema);
+    int rc = strbuf_adds(sb, "Answer with exactly one JSON object and nothing else. It must "
+                             "match this JSON schema:\n");
+
+    return rc ? rc : strbuf_adds(sb, schema);
 }
 
 /* The assistant's tool calls of mm, on its message object o. */
@@ -66,28 +67,26 @@ static void message_calls(cJSON *o, const struct llm_message *mm)
 }
 
 /* One message of the history as Chat Completions wants it; sys_extra (may
- * be NULL) joins the first message's text. */
+ * be NULL) joins the first message's text.  NULL (the error in the slot)
+ * when a text outgrows its buffer's cap. */
 static cJSON *message_json(const struct llm_message *mm, int first, const char *sys_extra)
 {
     static const char *const roles[] = {"system", "user", "assistant", "tool"};
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = xcheck(cJSON_CreateObject());
+    strbuf sb = STRBUF_INIT;
+    int rc = 0;
 
     cJSON_AddStringToObject(o, "role", roles[mm->role]);
     if (mm->role == LLM_TOOL) {
-        strbuf sb = STRBUF_INIT;
-        tool_content(&sb, mm);
+        rc = tool_content(&sb, mm);
         cJSON_AddStringToObject(o, "tool_call_id", mm->tool_call_id ? mm->tool_call_id : "");
         cJSON_AddStringToObject(o, "content", strbuf_cstr(&sb));
-        strbuf_release(&sb);
     } else if (mm->content && first && sys_extra) {
         /* the JSON instruction joins the first system message: chat
          * templates (Qwen's) refuse a system message that is not first */
-        strbuf sb = STRBUF_INIT;
-        strbuf_adds(&sb, mm->content);
-        strbuf_adds(&sb, "\n\n");
-        strbuf_adds(&sb, sys_extra);
+        if ((rc = strbuf_adds(&sb, mm->content)) == 0 && (rc = strbuf_adds(&sb, "\n\n")) == 0)
+            rc = strbuf_adds(&sb, sys_extra);
         cJSON_AddStringToObject(o, "content", strbuf_cstr(&sb));
-        strbuf_release(&sb);
     } else if (mm->content) {
         cJSON_AddStringToObject(o, "content", mm->content);
     } else if (mm->role == LLM_ASSISTANT && mm->ncalls) {
@@ -99,19 +98,26 @@ static cJSON *message_json(const struct llm_message *mm, int first, const char *
     }
     if (mm->role == LLM_ASSISTANT && mm->ncalls)
         message_calls(o, mm);
+    strbuf_release(&sb);
+    if (rc) {
+        cJSON_Delete(o);
+        return NULL;
+    }
     return o;
 }
 
 /* "messages": when the endpoint refused response_format, the schema's
  * instruction joins the first system message, or comes first as one. */
-static void messages_json(cJSON *root, const struct llm_request *req, int with_response_format,
-                          strbuf *instr)
+static int messages_json(cJSON *root, const struct llm_request *req, int with_response_format,
+                         strbuf *instr)
 {
     cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
     const char *sys_extra = NULL;
+    int rc;
 
     if (req->response_schema && !with_response_format) {
-        schema_instruction(instr, req->response_schema);
+        if ((rc = schema_instruction(instr, req->response_schema)) != 0)
+            return rc;
         if (req->nmessages && req->messages[0].role == LLM_SYSTEM && req->messages[0].content)
             sys_extra = strbuf_cstr(instr);
         else { /* no system message to join: one, first */
@@ -121,8 +127,13 @@ static void messages_json(cJSON *root, const struct llm_request *req, int with_r
             cJSON_AddItemToArray(msgs, o);
         }
     }
-    for (size_t i = 0; i < req->nmessages; i++)
-        cJSON_AddItemToArray(msgs, message_json(&req->messages[i], i == 0, sys_extra));
+    for (size_t i = 0; i < req->nmessages; i++) {
+        cJSON *o = message_json(&req->messages[i], i == 0, sys_extra);
+        if (!o)
+            return ERR_TOOBIG;
+        cJSON_AddItemToArray(msgs, o);
+    }
+    return 0;
 }
 
 /* "tools": each tool as a function.  ERR_INVALID for a tool whose
@@ -188,8 +199,8 @@ int llm_openai_build(strbuf *out, const struct llm_model *m, const struct llm_re
 
     xcheck(root);
     cJSON_AddStringToObject(root, "model", m->model);
-    messages_json(root, req, with_response_format, &instr);
-    if ((rc = tools_json(root, req)) != 0)
+    if ((rc = messages_json(root, req, with_response_format, &instr)) != 0 ||
+        (rc = tools_json(root, req)) != 0)
         goto out;
     if (req->response_schema && with_response_format &&
         (rc = response_format_json(root, req)) != 0)
@@ -719,7 +730,8 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
 
     snprintf(url, sizeof(url), "%s/chat/completions", m->base_url);
     if (key) {
-        strbuf_addf(&auth, "Authorization: Bearer %s", key);
+        if ((rc = strbuf_addf(&auth, "Authorization: Bearer %s", key)) != 0)
+            goto out;
         extra[0] = strbuf_cstr(&auth);
     }
     /* a parameter the endpoint refuses (response_format, max_tokens) is

@@ -32,12 +32,12 @@ struct cJSON;
  * path, hash, url may be NULL; meta NULL is stored as {}. */
 int store_artifact_add_once(store *st, const char *goal_id, const char *item_id, const char *run_id,
                             const char *type, const char *ref, const char *path, const char *hash,
-                            const char *url, const struct cJSON *meta);
+                            const char *url, const struct cJSON *meta) GOALD_MUST_CHECK;
 
 /* Record a saved patch file of a run (item_id may be NULL; meta is JSON
  * text). */
 int store_artifact_insert_patch(store *st, const char *goal_id, const char *item_id,
                                 const char *run_id, const char *path, const char *hash,
-                                const char *meta_json, int64_t now_ms);
+                                const char *meta_json, int64_t now_ms) GOALD_MUST_CHECK;
 
 #endif

@@ -13,7 +13,8 @@
 
 /* Store a pack (JSON text) of an item after run_id. */
 int store_context_pack_insert(store *st, const char *goal_id, const char *item_id,
-                              const char *run_id, const char *pack_json, int64_t now_ms);
+                              const char *run_id, const char *pack_json,
+                              int64_t now_ms) GOALD_MUST_CHECK;
 
 /* The latest pack of an item (caller frees), *out NULL when none. */
 int store_context_pack_latest(store *st, const char *item_id, char **out);

@@ -109,7 +109,7 @@ struct cJSON;
  * severity and note may be NULL; data NULL is stored as {}. */
 int store_decision_add(store *st, const char *goal_id, const char *item_id, const char *run_id,
                        const char *kind, const char *aspect, const char *severity, const char *note,
-                       const struct cJSON *data);
+                       const struct cJSON *data) GOALD_MUST_CHECK;
 
 /* The baseline of goal_id's first "verification" decision that has one
  * (the goal's starting commit) into out (n bytes), or "" when there is

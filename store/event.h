@@ -18,12 +18,13 @@ struct cJSON;
 /* Append an event.  Any id may be NULL.  payload may be NULL ({}); it is
  * borrowed.  *seq_out (may be NULL) receives the event id. */
 int store_event_add(store *st, const char *goal_id, const char *item_id, const char *run_id,
-                    const char *type, const struct cJSON *payload, int64_t *seq_out);
+                    const char *type, const struct cJSON *payload,
+                    int64_t *seq_out) GOALD_MUST_CHECK;
 
 /* Same with a payload already serialised as JSON text (NULL = {}). */
 int store_event_add_raw(store *st, const char *goal_id, const char *item_id,
                         const char *run_id, const char *type, const char *payload_json,
-                        int64_t *seq_out);
+                        int64_t *seq_out) GOALD_MUST_CHECK;
 
 struct store_event {
     int64_t id;

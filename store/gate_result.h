@@ -56,7 +56,8 @@ struct store_gate_row {
 
 /* Insert r (created_at is now).  *id_out (may be NULL) receives the row
  * id.  Runs in the caller's transaction, if any. */
-int store_gate_result_insert(store *st, const struct store_gate_row *r, int64_t *id_out);
+int store_gate_result_insert(store *st, const struct store_gate_row *r,
+                             int64_t *id_out) GOALD_MUST_CHECK;
 
 /* Replace the note of gate_results row id. */
 int store_gate_result_set_note(store *st, int64_t id, const char *note);
@@ -64,7 +65,7 @@ int store_gate_result_set_note(store *st, int64_t id, const char *note);
 /* One test case of gate_results row gate_result_id; status is "pass",
  * "fail" or "skip"; file may be NULL. */
 int store_gate_case_insert(store *st, int64_t gate_result_id, const char *name, const char *status,
-                           const char *file);
+                           const char *file) GOALD_MUST_CHECK;
 
 /* The tests_format of gate_results row id: *format_out is a malloc'd
  * copy (free() it) or NULL.  ERR_NOTFOUND "gate result ID: not found". */

@@ -50,7 +50,7 @@ struct goal {
 
 /* Insert g (its id, title, spec and status must be set; created_at and
  * updated_at are set here).  Runs in the caller's transaction. */
-int store_goal_insert(store *st, struct goal *g);
+int store_goal_insert(store *st, struct goal *g) GOALD_MUST_CHECK;
 
 /* Read a goal by full id.  ERR_NOTFOUND when absent. */
 int store_goal_get(store *st, const char *id, struct goal **out);

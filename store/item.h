@@ -44,7 +44,7 @@ struct work_item {
 
 /* Insert wi (id, goal_id, key, title and status must be set; timestamps
  * are set here).  Runs in the caller's transaction. */
-int store_item_insert(store *st, struct work_item *wi);
+int store_item_insert(store *st, struct work_item *wi) GOALD_MUST_CHECK;
 
 /* Add the edge item_id -> depends_on_id with a condition (NULL:
  * "done_or_skipped"). */

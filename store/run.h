@@ -108,7 +108,7 @@ struct store_run_new {
     int attempt, tier, model_index, timeout_s;
     int64_t lease_until, now_ms; /* created_at and started_at are now_ms */
 };
-int store_run_insert(store *st, const struct store_run_new *r);
+int store_run_insert(store *st, const struct store_run_new *r) GOALD_MUST_CHECK;
 
 /* The timeout_s of the last run of (goal, kind) when that run timed out
  * with a timeout set; else *out is 0. */
@@ -165,7 +165,8 @@ struct store_run_end {
     int turns, model_index;
     const char *summary, *error_class, *error_signature, *failure_reason;
 };
-int store_run_write_end(store *st, const char *run_id, const struct store_run_end *e);
+int store_run_write_end(store *st, const char *run_id,
+                        const struct store_run_end *e) GOALD_MUST_CHECK;
 
 /* The last (at most 3) failed, timed-out or aborted runs of an item, newest
  * first: class, signature and reason ("" when not set). */

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/err.h" /* GOALD_MUST_CHECK */
+
 typedef struct store store;
 
 struct store_migration {
@@ -55,7 +57,7 @@ int store_schema_latest(void);
 int store_migrate(store *st, int *applied);
 
 int store_tx_begin(store *st);
-int store_tx_commit(store *st);
+int store_tx_commit(store *st) GOALD_MUST_CHECK;
 void store_tx_rollback(store *st);
 
 /* Convert the connection's last error once, here: sets the error slot to

@@ -34,6 +34,18 @@ enum {
 #define GOALD_PRINTF(a, b)
 #endif
 
+/* Functions whose result must be checked.  Empty unless the build defines
+ * GOALD_STRICT_RESULTS (a scratch build that lists the unchecked calls
+ * still left; GCC warns even for a (void) cast, so a result is checked by
+ * using it). */
+#ifndef GOALD_MUST_CHECK
+#if defined(GOALD_STRICT_RESULTS) && defined(__GNUC__)
+#define GOALD_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define GOALD_MUST_CHECK
+#endif
+#endif
+
 /* Set the slot to a formatted message; returns code so that callers can
  * write `return err_set(ERR_INVALID, "...")`. */
 int err_set(int code, const char *fmt, ...) GOALD_PRINTF(2, 3);

@@ -117,8 +117,9 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
         curl_off_t cl = -1;
         s->sized = 1;
         if (curl_easy_getinfo(s->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
-            cl > 0 && (uint64_t)cl <= (uint64_t)s->res->body.cap)
-            (void)strbuf_grow(&s->res->body, (size_t)cl);
+            cl > 0 && (uint64_t)cl <= (uint64_t)s->res->body.cap &&
+            strbuf_grow(&s->res->body, (size_t)cl) != 0)
+            err_clear(); /* only a hint: the append below enforces the cap */
     }
     if (strbuf_add(&s->res->body, ptr, n) != 0) {
         s->toobig = 1;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 void strbuf_init(strbuf *sb, size_t cap)
@@ -127,4 +128,65 @@ void strbuf_setlen(strbuf *sb, size_t len)
         return;
     sb->len = len;
     sb->buf[len] = '\0';
+}
+
+/* The bytes an append may still add below the cap. */
+static size_t strbuf_room(const strbuf *sb)
+{
+    size_t cap = sb->cap ? sb->cap : STRBUF_DEFAULT_CAP;
+
+    return sb->len < cap ? cap - sb->len : 0;
+}
+
+int strbuf_add_cut(strbuf *sb, const void *data, size_t n)
+{
+    size_t room = strbuf_room(sb);
+    size_t take = n <= room ? n : utf8_cut_back(data, room);
+
+    if (take && strbuf_add(sb, data, take) != 0)
+        abort(); /* impossible: take fits below the cap */
+    return take < n;
+}
+
+int strbuf_adds_cut(strbuf *sb, const char *s)
+{
+    return strbuf_add_cut(sb, s, strlen(s));
+}
+
+int strbuf_addc_cut(strbuf *sb, char c)
+{
+    if (!strbuf_room(sb))
+        return 1;
+    return strbuf_add_cut(sb, &c, 1);
+}
+
+int strbuf_vaddf_cut(strbuf *sb, const char *fmt, va_list ap)
+{
+    va_list cp;
+    char *tmp;
+    int n, cut;
+
+    va_copy(cp, ap);
+    n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    if (n < 0)
+        return 1;
+    if ((size_t)n <= strbuf_room(sb))
+        return strbuf_vaddf(sb, fmt, ap) != 0; /* fits: 0 */
+    tmp = xmalloc((size_t)n + 1);
+    vsnprintf(tmp, (size_t)n + 1, fmt, ap);
+    cut = strbuf_add_cut(sb, tmp, (size_t)n);
+    free(tmp);
+    return cut;
+}
+
+int strbuf_addf_cut(strbuf *sb, const char *fmt, ...)
+{
+    va_list ap;
+    int cut;
+
+    va_start(ap, fmt);
+    cut = strbuf_vaddf_cut(sb, fmt, ap);
+    va_end(ap);
+    return cut;
 }

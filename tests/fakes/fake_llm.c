@@ -515,7 +515,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         return MHD_YES;
     }
     if (*upload_size) {
-        strbuf_add(&c->body, upload, *upload_size);
+        if (strbuf_add(&c->body, upload, *upload_size) != 0)
+            return MHD_NO; /* over the fake's 64 MiB: the connection is dropped */
         *upload_size = 0;
         return MHD_YES;
     }
@@ -610,13 +611,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         cJSON *o = cJSON_CreateObject();
         cJSON *er = cJSON_AddObjectToObject(o, "error");
         strbuf m = STRBUF_INIT;
-        strbuf_addf(&m, "Incorrect API key provided: %s. Header was: %s",
-                    xkey                                     ? xkey
-                    : (auth && !strncmp(auth, "Bearer ", 7)) ? auth + 7
-                                                             : "(none)",
-                    auth   ? auth
-                    : xkey ? xkey
-                           : "(none)");
+        strbuf_addf_cut(&m, "Incorrect API key provided: %s. Header was: %s",
+                        xkey                                     ? xkey
+                        : (auth && !strncmp(auth, "Bearer ", 7)) ? auth + 7
+                                                                 : "(none)",
+                        auth   ? auth
+                        : xkey ? xkey
+                               : "(none)");
         cJSON_AddStringToObject(er, "message", strbuf_cstr(&m));
         cJSON_AddStringToObject(er, "type",
                                 anthropic_mode ? "authentication_error" : "invalid_request_error");

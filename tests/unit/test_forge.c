@@ -542,10 +542,12 @@ static void lookup_among(const char *suffix)
                       "{\"head\":\"goald/fix-1\",\"base\":\"develop\"},"
                       "{\"head\":\"goald/fix-1\",\"base\":\"main\",\"head_owner\":\"mallory\"},"
                       "{\"head\":\"goald/fix-1\",\"base\":\"main\",\"title\":\"ours\"}]}");
-    strbuf_adds(&many, "{\"repo\":\"acme/widgets\",\"prs\":[");
+    assert_int_equal(strbuf_adds(&many, "{\"repo\":\"acme/widgets\",\"prs\":["), 0);
     for (int i = 0; i < 60; i++)
-        strbuf_addf(&many, "%s{\"head\":\"feature/n%d\",\"base\":\"main\"}", i ? "," : "", i);
-    strbuf_adds(&many, "]}");
+        assert_int_equal(
+            strbuf_addf(&many, "%s{\"head\":\"feature/n%d\",\"base\":\"main\"}", i ? "," : "", i),
+            0);
+    assert_int_equal(strbuf_adds(&many, "]}"), 0);
     fake_post("seed", strbuf_cstr(&many));
     strbuf_release(&many);
     assert_int_equal(vcs_forge_from_config(&f, "https://example.com/acme/widgets.git"), 0);

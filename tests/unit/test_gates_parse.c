@@ -393,14 +393,16 @@ static void test_junit_entities_refused(void **state)
     (void)state;
 
     strbuf_init(&sb, 0);
-    strbuf_adds(&sb, "<?xml version=\"1.0\"?>\n<!DOCTYPE lolz [\n <!ENTITY lol \"lol\">\n");
+    assert_int_equal(
+        strbuf_adds(&sb, "<?xml version=\"1.0\"?>\n<!DOCTYPE lolz [\n <!ENTITY lol \"lol\">\n"), 0);
     for (int i = 1; i < 10; i++) {
-        strbuf_addf(&sb, " <!ENTITY lol%d \"", i);
+        assert_int_equal(strbuf_addf(&sb, " <!ENTITY lol%d \"", i), 0);
         for (int k = 0; k < 10; k++)
-            strbuf_addf(&sb, "&lol%.0d;", i - 1);
-        strbuf_adds(&sb, "\">\n");
+            assert_int_equal(strbuf_addf(&sb, "&lol%.0d;", i - 1), 0);
+        assert_int_equal(strbuf_adds(&sb, "\">\n"), 0);
     }
-    strbuf_adds(&sb, "]>\n<testsuite><testcase name=\"&lol9;\"/></testsuite>\n");
+    assert_int_equal(strbuf_adds(&sb, "]>\n<testsuite><testcase name=\"&lol9;\"/></testsuite>\n"),
+                     0);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     assert_int_equal(gates_parse_junit(&c, sb.buf, sb.len), ERR_INVALID);
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -414,10 +416,12 @@ static void test_junit_entities_refused(void **state)
     testutil_tmp_path(root, sizeof(root), "wt-xxe");
     assert_int_equal(fs_mkdir_p(root, 0700), 0);
     strbuf_reset(&sb);
-    strbuf_addf(&sb,
-                "<?xml version=\"1.0\"?>\n<!DOCTYPE t [<!ENTITY x SYSTEM \"file://%s\">]>\n"
-                "<testsuite><testcase name=\"&x;\"/></testsuite>\n",
-                secret);
+    assert_int_equal(
+        strbuf_addf(&sb,
+                    "<?xml version=\"1.0\"?>\n<!DOCTYPE t [<!ENTITY x SYSTEM \"file://%s\">]>\n"
+                    "<testsuite><testcase name=\"&x;\"/></testsuite>\n",
+                    secret),
+        0);
     snprintf(path, sizeof(path), "%s/r.xml", root);
     assert_int_equal(fs_write_atomic(path, sb.buf, sb.len, 0644), 0);
     assert_int_equal(gates_parse_cases(&c, "", 0, root, "r.xml", note, sizeof(note)), 0);
@@ -427,7 +431,8 @@ static void test_junit_entities_refused(void **state)
     test_cases_release(&c);
     /* a parameter entity (no general entity declared) is refused as well */
     strbuf_reset(&sb);
-    strbuf_addf(&sb, "<!DOCTYPE t [<!ENTITY %% p SYSTEM \"file://%s\"> %%p;]><t/>", secret);
+    assert_int_equal(
+        strbuf_addf(&sb, "<!DOCTYPE t [<!ENTITY %% p SYSTEM \"file://%s\"> %%p;]><t/>", secret), 0);
     assert_int_equal(gates_parse_junit(&c, sb.buf, sb.len), ERR_INVALID);
     strbuf_release(&sb);
 }
@@ -549,8 +554,9 @@ static struct test_cases make(const char *format, const char *spec)
 
     strbuf_init(&tap, 0);
     for (char *t = strtok_r(text, ",", &save); t; t = strtok_r(NULL, ",", &save))
-        strbuf_addf(&tap, "%s %s%s\n", t[0] == 'F' ? "not ok -" : "ok -", t + 2,
-                    t[0] == 'S' ? " # SKIP" : "");
+        assert_int_equal(strbuf_addf(&tap, "%s %s%s\n", t[0] == 'F' ? "not ok -" : "ok -", t + 2,
+                                     t[0] == 'S' ? " # SKIP" : ""),
+                         0);
     free(text);
     assert_int_equal(gates_parse_cases(&c, strbuf_cstr(&tap), tap.len, NULL, NULL, NULL, 0), 0);
     strbuf_release(&tap);
@@ -635,7 +641,7 @@ static void test_truncated(void **state)
 
     strbuf_init(&out, 0);
     for (int i = 0; i <= GATES_CASES_MAX; i++)
-        strbuf_addf(&out, "ok %d - t%d\n", i + 1, i);
+        assert_int_equal(strbuf_addf(&out, "ok %d - t%d\n", i + 1, i), 0);
     assert_int_equal(gates_parse_cases(&big, out.buf, out.len, NULL, NULL, NULL, 0), 0);
     assert_int_equal(big.n, GATES_CASES_MAX);
     assert_int_equal(big.truncated, 1);
@@ -680,9 +686,10 @@ static void test_store_roundtrip(void **state)
     /* GATES_CASES_STORED + 5 cases, the failing ones last in the output */
     strbuf_init(&out, 0);
     for (int i = 0; i < GATES_CASES_STORED; i++)
-        strbuf_addf(&out, "ok %d - pass %d\n", i + 1, i);
+        assert_int_equal(strbuf_addf(&out, "ok %d - pass %d\n", i + 1, i), 0);
     for (int i = 0; i < 5; i++)
-        strbuf_addf(&out, "not ok %d - fail %d\n", GATES_CASES_STORED + i + 1, i);
+        assert_int_equal(strbuf_addf(&out, "not ok %d - fail %d\n", GATES_CASES_STORED + i + 1, i),
+                         0);
     memset(&r, 0, sizeof(r));
     snprintf(r.name, sizeof(r.name), "tests");
     snprintf(r.type, sizeof(r.type), "test");

@@ -36,7 +36,7 @@ static char *cjson_decode(const char *body, int *ok)
     cJSON *j;
     char *out = NULL;
 
-    strbuf_addf(&sb, "\"%s\"", body);
+    assert_int_equal(strbuf_addf(&sb, "\"%s\"", body), 0);
     j = cJSON_Parse(sb.buf);
     *ok = cJSON_IsString(j);
     if (*ok)
@@ -214,12 +214,15 @@ static void add_content(strbuf *sb, int esc)
                                                 : *p == '\t'                ? "\\t"
                                                                             : NULL;
             if (!e) {
-                strbuf_addc(sb, *p);
+                assert_int_equal(strbuf_addc(sb, *p), 0);
             } else if (esc == 1) {
-                strbuf_adds(sb, e);
+                assert_int_equal(strbuf_adds(sb, e), 0);
             } else { /* the escape, escaped */
-                strbuf_adds(sb, "\\\\");
-                strbuf_adds(sb, e[1] == '"' ? "\\\"" : e[1] == '\\' ? "\\\\" : e + 1);
+                assert_int_equal(strbuf_adds(sb, "\\\\"), 0);
+                assert_int_equal(strbuf_adds(sb, e[1] == '"'    ? "\\\""
+                                                 : e[1] == '\\' ? "\\\\"
+                                                                : e + 1),
+                                 0);
             }
         }
     }
@@ -248,12 +251,18 @@ static void test_openai_no_copy(void **state)
     memset(&r, 0, sizeof(r));
     memset(&e, 0, sizeof(e));
     strbuf_init(&body, (size_t)16 << 20);
-    strbuf_adds(&body, "{\"model\":\"m\",\"choices\":[{\"finish_reason\":\"tool_calls\",\"message\":"
-                       "{\"content\":null,\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\","
-                       "\"function\":{\"name\":\"write\",\"arguments\":\"{\\\"path\\\":\\\"big.c\\\","
-                       "\\\"content\\\":\\\"");
+    assert_int_equal(
+        strbuf_adds(&body,
+                    "{\"model\":\"m\",\"choices\":[{\"finish_reason\":\"tool_calls\",\"message\":"
+                    "{\"content\":null,\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\","
+                    "\"function\":{\"name\":\"write\",\"arguments\":\"{\\\"path\\\":\\\"big.c\\\","
+                    "\\\"content\\\":\\\""),
+        0);
     add_content(&body, 2);
-    strbuf_adds(&body, "\\\"}\"}}]}}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":7}}");
+    assert_int_equal(
+        strbuf_adds(&body,
+                    "\\\"}\"}}]}}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":7}}"),
+        0);
     b = strbuf_detach(&body, &len);
     hooks_on();
     assert_int_equal(llm_openai_parse_take(NULL, b, len, &r, &e), 0);
@@ -281,12 +290,17 @@ static void test_anthropic_no_copy(void **state)
     memset(&r, 0, sizeof(r));
     memset(&e, 0, sizeof(e));
     strbuf_init(&body, (size_t)16 << 20);
-    strbuf_adds(&body, "{\"id\":\"msg\",\"type\":\"message\",\"model\":\"m\",\"content\":[{\"type\":"
-                       "\"text\",\"text\":\"writing\"},{\"type\":\"tool_use\",\"id\":\"t1\","
-                       "\"name\":\"write\",\"input\":{\"path\":\"big.c\",\"content\":\"");
+    assert_int_equal(
+        strbuf_adds(&body,
+                    "{\"id\":\"msg\",\"type\":\"message\",\"model\":\"m\",\"content\":[{\"type\":"
+                    "\"text\",\"text\":\"writing\"},{\"type\":\"tool_use\",\"id\":\"t1\","
+                    "\"name\":\"write\",\"input\":{\"path\":\"big.c\",\"content\":\""),
+        0);
     add_content(&body, 1);
-    strbuf_adds(&body, "\"}}],\"stop_reason\":\"tool_use\",\"usage\":{\"input_tokens\":5,"
-                       "\"output_tokens\":7}}");
+    assert_int_equal(strbuf_adds(&body,
+                                 "\"}}],\"stop_reason\":\"tool_use\",\"usage\":{\"input_tokens\":5,"
+                                 "\"output_tokens\":7}}"),
+                     0);
     b = strbuf_detach(&body, &len);
     hooks_on();
     assert_int_equal(llm_anthropic_parse_take(NULL, b, len, &r, &e), 0);
@@ -313,9 +327,9 @@ static void test_tool_take_no_copy(void **state)
     testutil_tmp_path(root, sizeof(root), "wt");
     assert_int_equal(fs_mkdir_p(root, 0700), 0);
     strbuf_init(&args, (size_t)16 << 20);
-    strbuf_adds(&args, "{\"path\":\"big.c\",\"content\":\"");
+    assert_int_equal(strbuf_adds(&args, "{\"path\":\"big.c\",\"content\":\""), 0);
     add_content(&args, 1);
-    strbuf_adds(&args, "\"}");
+    assert_int_equal(strbuf_adds(&args, "\"}"), 0);
     a = strbuf_detach(&args, NULL);
     memset(&c, 0, sizeof(c));
     c.root = root;

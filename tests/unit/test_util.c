@@ -19,6 +19,28 @@
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
+/* The cut family appends what fits, never splits a character, and says
+ * whether it cut. */
+static void test_strbuf_cut(void **state)
+{
+    strbuf sb;
+
+    (void)state;
+    strbuf_init(&sb, 8);
+    assert_int_equal(strbuf_adds_cut(&sb, "abc"), 0);
+    assert_int_equal(strbuf_addf_cut(&sb, "%d", 12), 0);
+    assert_string_equal(strbuf_cstr(&sb), "abc12");
+    /* 2 bytes of room; the euro sign (3 bytes) is not split */
+    assert_int_equal(strbuf_adds_cut(&sb, "d\xe2\x82\xac"), 1);
+    assert_string_equal(strbuf_cstr(&sb), "abc12d");
+    assert_int_equal(strbuf_addf_cut(&sb, "%s", "xyz"), 1);
+    assert_string_equal(strbuf_cstr(&sb), "abc12dxy");
+    assert_int_equal(strbuf_adds_cut(&sb, "z"), 1);
+    assert_int_equal(strbuf_adds_cut(&sb, ""), 0);
+    assert_int_equal((int)sb.len, 8);
+    strbuf_release(&sb);
+}
+
 static void test_strbuf_cap(void **state)
 {
     strbuf sb;
@@ -188,6 +210,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strbuf_cap),
+        cmocka_unit_test(test_strbuf_cut),
         cmocka_unit_test(test_utf8_cuts),
         cmocka_unit_test(test_xalloc),
         cmocka_unit_test(test_rfc3339),
