@@ -316,7 +316,7 @@ void progress_fingerprint(char out[HASH_HEX_SIZE], const char *diff_hash, const 
     strbuf sb;
 
     strbuf_init(&sb, 1 << 20);
-    strbuf_addf(&sb, "%s\x1f%s\x1f%s\x1f%s", diff_hash ? diff_hash : "", tool_sig ? tool_sig : "",
+    strbuf_addf_cut(&sb, "%s\x1f%s\x1f%s\x1f%s", diff_hash ? diff_hash : "", tool_sig ? tool_sig : "",
                 error_class ? error_class : "", reply_hash ? reply_hash : "");
     hash_sha256_hex(out, sb.buf, sb.len);
     strbuf_release(&sb);

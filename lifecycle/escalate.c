@@ -147,32 +147,32 @@ static void fallback_question(strbuf *q, const struct escalate_facts *f, const c
 
     if (!strcmp(type, "ask_human") && f->item && f->item->question) {
         /* the agent's own question, verbatim */
-        strbuf_adds(q, f->item->question);
+        strbuf_adds_cut(q, f->item->question);
     } else if (!strcmp(type, "budget")) {
-        strbuf_addf(q, "%s: raise the budget%s, or pause?", cause,
+        strbuf_addf_cut(q, "%s: raise the budget%s, or pause?", cause,
                     !strcmp(scope, "item") ? ", complete with what is done" : "");
     } else if (!strcmp(type, "auth") && strcmp(scope, "publish")) {
-        strbuf_addf(q, "%s. Fix the key, then retry (a restart of the daemon retries too: it "
+        strbuf_addf_cut(q, "%s. Fix the key, then retry (a restart of the daemon retries too: it "
                        "reads the environment again)?",
                     cause);
     } else if (!strcmp(type, "config") && strcmp(scope, "publish")) {
-        strbuf_addf(q, "%s. Fix it, then retry (a changed configuration retries by itself: "
+        strbuf_addf_cut(q, "%s. Fix it, then retry (a changed configuration retries by itself: "
                        "SIGHUP after editing the file, or a restart with other settings)?",
                     cause);
     } else if (!strcmp(type, "deadline")) {
-        strbuf_addf(q, "%s: carry on, or complete with what is done?", cause);
+        strbuf_addf_cut(q, "%s: carry on, or complete with what is done?", cause);
     } else if (!strcmp(scope, "publish")) {
-        strbuf_addf(q, "Publishing failed: %s. Fix it and retry, or complete without "
+        strbuf_addf_cut(q, "Publishing failed: %s. Fix it and retry, or complete without "
                        "publishing (skip)?",
                     cause);
     } else if (!strcmp(scope, "goal") && control_provider_down(type)) {
-        strbuf_addf(q, "%s (%s stage): the provider is not answering. goald closes this and "
+        strbuf_addf_cut(q, "%s (%s stage): the provider is not answering. goald closes this and "
                        "goes on once a model call succeeds again; retry now?",
                     cause, stage);
     } else if (!strcmp(scope, "goal")) {
-        strbuf_addf(q, "%s (%s stage). Retry?", cause, stage);
+        strbuf_addf_cut(q, "%s (%s stage). Retry?", cause, stage);
     } else {
-        strbuf_addf(q, "%s. What should the agent do differently for this item?", cause);
+        strbuf_addf_cut(q, "%s. What should the agent do differently for this item?", cause);
     }
 }
 
@@ -232,13 +232,13 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *attempts)
     /* keep the failure being escalated if this call fails too */
     snprintf(saved_cls, sizeof(saved_cls), "%s", j->error_class);
     strbuf_init(&saved, 16384);
-    strbuf_adds(&saved, strbuf_cstr(&j->failure));
+    strbuf_adds_cut(&saved, strbuf_cstr(&j->failure));
     strbuf_init(&user, 1 << 20);
-    strbuf_addf(&user, "Goal: %s\n", j->goal->title);
+    strbuf_addf_cut(&user, "Goal: %s\n", j->goal->title);
     if (j->item)
-        strbuf_addf(&user, "Work item: %s\n%s\n", j->item->title,
+        strbuf_addf_cut(&user, "Work item: %s\n%s\n", j->item->title,
                     j->item->description ? j->item->description : "");
-    strbuf_addf(&user, "Attempts: %s\n", t ? t : "[]");
+    strbuf_addf_cut(&user, "Attempts: %s\n", t ? t : "[]");
     cJSON_free(t);
     /* its own account, like Plan B: not refused by the failed run's limits;
      * its call still adds to the run's totals (ask_human escalates before
@@ -262,7 +262,7 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *attempts)
     j->usage.started_ms = saved_usage.started_ms;
     snprintf(j->error_class, sizeof(j->error_class), "%s", saved_cls);
     strbuf_reset(&j->failure);
-    strbuf_adds(&j->failure, strbuf_cstr(&saved));
+    strbuf_adds_cut(&j->failure, strbuf_cstr(&saved));
     strbuf_release(&saved);
     strbuf_release(&user);
     return answer;

@@ -17,6 +17,7 @@
 #include "store/item.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/log.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -111,11 +112,11 @@ static int ask_plan_b(struct job_ctx *j, const struct goal *goal, const struct w
 
     *strategy = NULL;
     strbuf_init(&user, 1 << 20);
-    strbuf_addf(&user, "Goal: %s\nWork item: %s\n%s\n", goal->title, item->title,
+    strbuf_addf_cut(&user, "Goal: %s\nWork item: %s\n%s\n", goal->title, item->title,
                 item->description ? item->description : "");
     if (item->strategy)
-        strbuf_addf(&user, "Strategy so far: %s\n", item->strategy);
-    strbuf_addf(&user, "It failed (%s): %s\n", cls, failure);
+        strbuf_addf_cut(&user, "Strategy so far: %s\n", item->strategy);
+    strbuf_addf_cut(&user, "It failed (%s): %s\n", cls, failure);
     /* the stage asks on its own account: the run's limits do not apply
      * (a run stopped by max_tokens or max_wall_time must still get its
      * Plan B); the run's totals are already written */
@@ -178,8 +179,9 @@ static int recover_goal(store *st, const struct recover_input *in, struct job_ct
             rc = store_event_add(st, in->goal->id, NULL, in->run_id, "retry.scheduled", p, NULL);
         snprintf(next, next_n, "retry");
     } else {
-        if (!needs_human(in->error_class))
-            store_event_add(st, in->goal->id, NULL, in->run_id, "retry.exhausted", p, NULL);
+        if (!needs_human(in->error_class) &&
+            store_event_add(st, in->goal->id, NULL, in->run_id, "retry.exhausted", p, NULL) != 0)
+            log_warn("event retry.exhausted not recorded: %s", err_last());
         rc = escalate_run(st, in, model, in->error_class);
         snprintf(next, next_n, "escalated");
     }

@@ -59,9 +59,10 @@ static void event_put(llm_client *c, const struct call_ids *ids, const char *typ
     if (c->st) {
         if (store_tx_begin(c->st) == 0) {
             if (store_event_add(c->st, ids->goal_id[0] ? ids->goal_id : NULL, ids->item_id,
-                                ids->run_id, type, p, NULL) == 0)
-                store_tx_commit(c->st);
-            else {
+                                ids->run_id, type, p, NULL) == 0) {
+                if (store_tx_commit(c->st) != 0)
+                    log_warn("llm: %s event: %s", type, err_last());
+            } else {
                 log_warn("llm: %s event: %s", type, err_last());
                 store_tx_rollback(c->st);
             }

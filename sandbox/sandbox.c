@@ -268,16 +268,20 @@ static int build_env(struct strv *env, const struct sandbox_spec *spec, const ch
     int rc = 0;
 
     strbuf_init(&sb, 1 << 20);
-    strbuf_addf(&sb, "PATH=%s", config_str(CFG_SANDBOX_PATH));
+    if ((rc = strbuf_addf(&sb, "PATH=%s", config_str(CFG_SANDBOX_PATH))) != 0)
+        goto out;
     strv_push(env, strbuf_cstr(&sb));
     strbuf_reset(&sb);
-    strbuf_addf(&sb, "HOME=%s", home);
+    if ((rc = strbuf_addf(&sb, "HOME=%s", home)) != 0)
+        goto out;
     strv_push(env, strbuf_cstr(&sb));
     strbuf_reset(&sb);
-    strbuf_addf(&sb, "LANG=%s", lang && *lang ? lang : "C.UTF-8");
+    if ((rc = strbuf_addf(&sb, "LANG=%s", lang && *lang ? lang : "C.UTF-8")) != 0)
+        goto out;
     strv_push(env, strbuf_cstr(&sb));
     strbuf_reset(&sb);
-    strbuf_addf(&sb, "TERM=%s", term && *term ? term : "dumb");
+    if ((rc = strbuf_addf(&sb, "TERM=%s", term && *term ? term : "dumb")) != 0)
+        goto out;
     strv_push(env, strbuf_cstr(&sb));
     strv_push(env, "TMPDIR=/tmp");
     if (allow && !cJSON_IsArray(allow)) {
@@ -294,7 +298,8 @@ static int build_env(struct strv *env, const struct sandbox_spec *spec, const ch
         if ((v = getenv(it->valuestring)) == NULL)
             continue;
         strbuf_reset(&sb);
-        strbuf_addf(&sb, "%s=%s", it->valuestring, v);
+        if ((rc = strbuf_addf(&sb, "%s=%s", it->valuestring, v)) != 0)
+            goto out;
         strv_push(env, strbuf_cstr(&sb));
     }
     for (size_t i = 0; spec->env && spec->env[i]; i++) {

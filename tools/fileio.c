@@ -35,7 +35,7 @@ int tool_read_chunk(int fd, char *buf, size_t n, size_t *got, const char *name)
 int tool_read_fd(strbuf *out, int fd, size_t cap, const char *name)
 {
     char chunk[65536];
-    size_t total = 0, got;
+    size_t total = 0, got = 0;
     int rc;
 
     for (;;) {

@@ -193,12 +193,17 @@ static char *expand(const uint8_t *data, size_t size)
     if (!text)
         return NULL;
     for (p = text; (at = strstr(p, "@ROOT@")) != NULL; p = at + 6) {
-        strbuf_add(&sb, p, (size_t)(at - p));
-        strbuf_adds(&sb, root);
+        if (strbuf_add(&sb, p, (size_t)(at - p)) != 0 || strbuf_adds(&sb, root) != 0)
+            goto cut;
     }
-    strbuf_adds(&sb, p);
+    if (strbuf_adds(&sb, p) != 0)
+        goto cut;
     free(text);
     return strbuf_detach(&sb, NULL);
+cut: /* over the buffer's cap: not an input worth a run */
+    free(text);
+    strbuf_release(&sb);
+    return NULL;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
