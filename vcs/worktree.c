@@ -14,6 +14,7 @@
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/id.h"
 #include "vcs/internal.h"
 #include "vcs/repo.h"
 
@@ -314,7 +315,7 @@ static int gitlink_changed(const char *abs, const char *admin, char *why, size_t
     return 0;
 }
 
-enum { RECORD_OK = 0, RECORD_NONE = 1, RECORD_CHANGED = 2 };
+enum { RECORD_OK = 0, RECORD_NONE = 1, RECORD_CHANGED = 2, RECORD_UNREGISTERED = 3 };
 
 /* Open the worktree at abs through goald's records only: the admin folder
  * <common>/worktrees/<basename of abs> of the main repository, checked to
@@ -341,7 +342,7 @@ static int open_recorded(git_repository **out, char common[PATH_MAX], char admin
     if (git_worktree_lookup(&gwt, main, name) < 0) {
         git_error_clear();
         snprintf(why, n, "no worktree \"%s\" is registered in %s", name, common);
-        return RECORD_NONE;
+        return RECORD_UNREGISTERED;
     }
     if (abs_path(rp, sizeof(rp), git_worktree_path(gwt)) != 0 || strcmp(rp, abs) != 0) {
         err_clear();
@@ -390,7 +391,7 @@ int vcs_worktree_open(vcs_worktree **out, const char *repo_path, const char *wt_
     if ((rc = open_main(&main, repo_path)) != 0)
         return rc;
     rc = open_recorded(&repo, common, admin, main, abs, why, sizeof(why));
-    if (rc == RECORD_NONE)
+    if (rc == RECORD_NONE || rc == RECORD_UNREGISTERED)
         rc = err_set(ERR_NOTFOUND, "%s: not a worktree of %s: %s", abs, repo_path, why);
     else if (rc == RECORD_CHANGED)
         rc = err_set(ERR_INVALID, "worktree %s was tampered with: %s", abs, why);
@@ -440,6 +441,24 @@ int vcs_worktree_store_tree(char out[VCS_OID_HEX], vcs_worktree *wt)
     return 0;
 }
 
+/* 1 when abs is a folder directly inside goald's worktree root (named by
+ * a goal id: goald made it, nobody else has reason to). */
+static int own_folder(const char *abs)
+{
+    char root[PATH_MAX], rr[PATH_MAX], parent[PATH_MAX], rp[PATH_MAX];
+    const char *slash = strrchr(abs, '/');
+
+    if (vcs_worktree_root(root, sizeof(root)) != 0 || !realpath(root, rr) || !slash ||
+        (size_t)(slash - abs) >= sizeof(parent)) {
+        err_clear();
+        return 0;
+    }
+    memcpy(parent, abs, (size_t)(slash - abs));
+    parent[slash - abs] = '\0';
+    return realpath(parent, rp) && strcmp(rp, rr) == 0 && strlen(slash + 1) == ID_LEN &&
+           id_prefix_valid(slash + 1);
+}
+
 /* wt_path exists and is not an empty folder.  A worktree of main that
  * goald's records name is reused (0, *out set) when it is intact and on
  * branch; when it was tampered with (its .git rewritten, a forged git
@@ -455,7 +474,17 @@ static int reuse_existing(vcs_worktree **out, git_repository *main, const char *
     int rc;
 
     rc = open_recorded(&repo, common, admin, main, abs, why, sizeof(why));
-    if (rc == RECORD_NONE)
+    /* a folder of goald's own worktree root that no worktree is registered
+     * for was left half-made by a job killed in git_worktree_add (the
+     * model cannot unregister one: the common folder is read-only in the
+     * sandbox): made again, like a tampered one */
+    if (rc == RECORD_UNREGISTERED && own_folder(abs)) {
+        snprintf(rebuilt, rn, "%s: left half-made", why);
+        if ((rc = fs_remove_tree(abs)) != 0)
+            return err_wrap(rc, "removing the half-made worktree %s", abs);
+        return 1;
+    }
+    if (rc == RECORD_NONE || rc == RECORD_UNREGISTERED)
         return err_set(ERR_INVALID, "%s exists and is not a worktree of %s (%s)", abs,
                        git_repository_workdir(main), why);
     if (rc == RECORD_CHANGED) {

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# A job killed inside git_worktree_add leaves the goal's worktree folder
+# with no worktree registered for it.  The next run must make it again
+# (worktree.rebuilt, "left half-made") instead of failing "exists and is
+# not a worktree" on every retry until the goal is blocked.  A folder
+# outside goald's worktree root in the same state is still refused.
+. "$(dirname "$0")/lib.sh"
+
+R="$T/repo"
+make_repo "$R"
+S="$T/s.jsonl"
+cat >"$S" <<'EOF'
+{"stage": "elaborate", "content": {"components": [], "implicit_requirements": [], "success_criteria": ["notes.txt exists"], "allowed_actions": ["read", "write"], "verification": [{"name": "ok", "type": "custom", "command": "test -f notes.txt", "must_pass": true}]}}
+{"stage": "plan", "content": {"work_items": [{"key": "wi-1", "title": "notes", "description": "", "type": "doc", "priority": 50, "effort": "S", "critical": true, "depends_on": []}]}}
+{"stage": "execute", "tool_calls": [{"name": "write", "arguments": {"path": "notes.txt", "content": "done\n"}}, {"name": "complete", "arguments": {"summary": "wrote notes.txt"}}]}
+{"stage": "review", "content": {"verdict": "pass", "findings": []}}
+EOF
+export GOALD_LLM_SCRIPT="$S"
+printf '{"title":"notes","repo":"%s","base_branch":"main"}' "$R" >"$T/goal.json"
+run "$G" submit "$T/goal.json"
+expect_rc 0
+GID=$OUT
+for k in elaborate plan; do
+    run "$G" claim --lane plan --json
+    expect_rc 0 "claim $k"
+    run "$G" job "$(jqo .run_id)" --json
+    expect_eq "$(jqo .status)" success "$k"
+done
+# what a job killed in git_worktree_add leaves: the folder, its gitlink and
+# a file, no registration
+WT="$XDG_STATE_HOME/goald/worktrees/$GID"
+mkdir -p "$WT"
+printf 'gitdir: %s/.git/worktrees/%s\n' "$R" "$GID" >"$WT/.git"
+echo half >"$WT/README"
+[ ! -e "$R/.git/worktrees/$GID" ] || fail "the fixture is registered"
+ok
+run "$G" claim --lane work --json
+expect_rc 0 "claim execute"
+RUN=$(jqo .run_id)
+run "$G" job "$RUN" --json
+expect_rc 0 "job"
+expect_eq "$(jqo .status)" success "the execute run over a half-made worktree"
+expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'worktree.rebuilt' AND json_extract(payload, '\$.why') LIKE '%left half-made'")" 1 \
+    "worktree.rebuilt event"
+expect_eq "$(git -C "$WT" rev-parse --abbrev-ref HEAD)" "$(sql "SELECT branch FROM goals")" "the worktree is on the goal's branch"
+
+# the same state outside goald's worktree root is not goald's to remove
+mkdir -p "$T/elsewhere"
+echo mine >"$T/elsewhere/keep.txt"
+printf '{"title":"x","repo":"%s","base_branch":"main"}' "$R" >"$T/goal2.json"
+run "$G" submit "$T/goal2.json"
+GID2=$OUT
+sql "UPDATE goals SET worktree = '$T/elsewhere' WHERE id = '$GID2'" >/dev/null
+printf '%s\n' "$(head -4 "$S")" >>"$S"
+for k in elaborate plan; do
+    run "$G" claim --lane plan --json
+    run "$G" job "$(jqo .run_id)" --json
+done
+run "$G" claim --lane work --json
+run "$G" job "$(jqo .run_id)" --json
+expect_eq "$(cat "$T/elsewhere/keep.txt")" mine "a folder outside the worktree root is left alone"
+done_tests
