@@ -479,7 +479,7 @@ static int reuse_existing(vcs_worktree **out, git_repository *main, const char *
      * model cannot unregister one: the common folder is read-only in the
      * sandbox): made again, like a tampered one */
     if (rc == RECORD_UNREGISTERED && own_folder(abs)) {
-        snprintf(rebuilt, rn, "%s: left half-made", why);
+        snprintf(rebuilt, rn, "%.400s: left half-made", why);
         if ((rc = fs_remove_tree(abs)) != 0)
             return err_wrap(rc, "removing the half-made worktree %s", abs);
         return 1;
