@@ -87,12 +87,13 @@ void http_route(struct http_req *r, struct http_answer *ans);
  * itself has happened. */
 void http_event_write(struct http_req *r, const char *goal_id, const char *what);
 
-/* sse.c: GET /v1/events as Server-Sent Events. */
+/* sse.c: GET /v1/events as Server-Sent Events (routed, method and scope
+ * checked, by http_route). */
 void http_sse_events(struct http_req *r, struct http_answer *ans);
 
-/* openapi.c: /v1/openapi.json, and the static pages (/ and /static/...)
+/* openapi.c: /v1/openapi.json (routed by http_route), and the static pages (/ and /static/...)
  * that need no token. */
-void http_openapi(struct http_req *r, struct http_answer *ans);
+void http_openapi(struct http_answer *ans);
 /* 1 when url is a static page (answered into ans without a token). */
 int http_static(const char *url, struct http_answer *ans);
 

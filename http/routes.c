@@ -349,6 +349,20 @@ out:
 
 /* ---- the table ---- */
 
+/* the description and the event stream take no path segments */
+static void get_openapi(struct http_req *r, char seg[][256], struct http_answer *ans)
+{
+    (void)r;
+    (void)seg;
+    http_openapi(ans);
+}
+
+static void get_events(struct http_req *r, char seg[][256], struct http_answer *ans)
+{
+    (void)seg;
+    http_sse_events(r, ans);
+}
+
 static const struct route {
     const char *method, *path;
     int scope;
@@ -362,6 +376,8 @@ static const struct route {
     {"POST", "/v1/goals/{}/cancel", SCOPE_SUBMIT, post_cancel},
     {"GET", "/v1/escalations", SCOPE_READ, get_escalations},
     {"POST", "/v1/escalations/{}/resolve", SCOPE_RESOLVE, post_resolve},
+    {"GET", "/v1/events", SCOPE_READ, get_events},
+    {"GET", "/v1/openapi.json", SCOPE_READ, get_openapi},
 };
 
 /* Does url match pattern?  The {} segments go to seg, in order. */

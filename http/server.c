@@ -221,12 +221,7 @@ static void answer_v1(struct http_req *r, struct http_answer *ans)
     }
     if (http_auth_check(r, ans))
         return;
-    if (!strcmp(r->url, "/v1/openapi.json"))
-        http_openapi(r, ans);
-    else if (!strcmp(r->url, "/v1/events"))
-        http_sse_events(r, ans);
-    else
-        http_route(r, ans);
+    http_route(r, ans);
 }
 
 /* Every request once gathered: refusals first (too large, traversal),
