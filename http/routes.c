@@ -141,34 +141,32 @@ static void get_goals(struct http_req *r, char seg[][256], struct http_answer *a
     http_answer_json(ans, 200, pc.arr);
 }
 
-static void get_goal(struct http_req *r, char seg[][256], struct http_answer *ans)
+/* The report of goal seg[0] (item_key NULL), or of one of its items, as
+ * `report --json` and `report --item KEY --json` write it. */
+static void answer_report(struct http_req *r, const char *goal, const char *item_key,
+                          struct http_answer *ans)
 {
     char id[ID_SIZE], *buf = NULL;
     size_t len = 0;
     FILE *f;
     int rc;
 
-    if (resolve_id(r, "goals", seg[0], id, ans))
+    if (resolve_id(r, "goals", goal, id, ans))
         return;
     f = xcheck(open_memstream(&buf, &len));
-    rc = report_write_json(r->st, id, f);
+    rc = item_key ? report_write_item(r->st, id, item_key, 1, f) : report_write_json(r->st, id, f);
     fclose(f);
     answer_written(ans, rc, buf, len);
 }
 
+static void get_goal(struct http_req *r, char seg[][256], struct http_answer *ans)
+{
+    answer_report(r, seg[0], NULL, ans);
+}
+
 static void get_item(struct http_req *r, char seg[][256], struct http_answer *ans)
 {
-    char id[ID_SIZE], *buf = NULL;
-    size_t len = 0;
-    FILE *f;
-    int rc;
-
-    if (resolve_id(r, "goals", seg[0], id, ans))
-        return;
-    f = xcheck(open_memstream(&buf, &len));
-    rc = report_write_item(r->st, id, seg[1], 1, f);
-    fclose(f);
-    answer_written(ans, rc, buf, len);
+    answer_report(r, seg[0], seg[1], ans);
 }
 
 /* Every error of intake_parse_all (one a line, "body: FIELD: message")
