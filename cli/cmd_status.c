@@ -96,6 +96,9 @@ const struct cli_command cmd_status = {
     .summary = "daemon heartbeat, running jobs and what they do, queues, last error",
     .details = "Each running job is named by its goal and item, with its turn and last\n"
                "tool call; the last failed run or tool call of any goal is shown.\n"
+               "The queues count what the daemon could claim now, by the claim rule\n"
+               "itself: a retry not yet due, or a goal with a job running, is not\n"
+               "counted (the work queue counts items and publish units).\n"
                "Exit 0 when the daemon is running, 3 when it is not (or stale),\n"
                "as an init script's status does; the output is printed either way.",
     .opts = (const struct cli_opt[]){{"json", NULL, "print JSON"}, {NULL, NULL, NULL}},
