@@ -203,6 +203,14 @@ int store_tx_commit(store *st)
     return rc;
 }
 
+int store_tx_end(store *st, int rc)
+{
+    if (rc == 0)
+        return store_tx_commit(st);
+    store_tx_rollback(st);
+    return rc;
+}
+
 void store_tx_rollback(store *st)
 {
     if (st->tx_depth <= 0)

@@ -59,6 +59,10 @@ int store_migrate(store *st, int *applied);
 int store_tx_begin(store *st);
 int store_tx_commit(store *st) GOALD_MUST_CHECK;
 void store_tx_rollback(store *st);
+/* End the transaction store_tx_begin() opened by how the work went: rc 0
+ * commits (and returns the commit's result), any other rc rolls back and
+ * is returned unchanged.  For `out: rc = store_tx_end(st, rc);`. */
+int store_tx_end(store *st, int rc) GOALD_MUST_CHECK;
 
 /* Convert the connection's last error once, here: sets the error slot to
  * "WHAT: sqlite message" and returns ERR_DB (ERR_BUSY when locked). */
