@@ -30,6 +30,13 @@ struct store_migration {
 /* Generated at build time from migrations/ (see cmake/embed_migrations.cmake). */
 extern const struct store_migration store_migrations[];
 extern const size_t store_migrations_count;
+/* The same schema in PostgreSQL's dialect (migrations/pg/). */
+extern const struct store_migration store_migrations_pg[];
+extern const size_t store_migrations_pg_count;
+
+/* 1 when target is a PostgreSQL URL (postgres:// or postgresql://), which
+ * store_open() connects to instead of opening a file. */
+int store_is_url(const char *target);
 
 /* Open (creating) the database at path.  On success *out is set; free with
  * store_close().  Errors: ERR_IO (folder, file), ERR_DB, ERR_VERSION (the

@@ -1,0 +1,2 @@
+-- placeholder (h-pgs writes the baseline)
+SELECT 1;
