@@ -488,7 +488,7 @@ int store_escalation_packet_tool_calls(store *st, const char *run_id, cJSON *arr
         "SELECT tool, args FROM (SELECT id, json_extract(payload, '$.tool') AS tool,"
         " substr(coalesce(json_extract(payload, '$.arguments'), ''), 1, 300) AS args FROM events"
         " WHERE run_id = ? AND type = 'tool_call.started'"
-        " AND json_extract(payload, '$.tool') <> 'ask_human' ORDER BY id DESC LIMIT 5)"
+        " AND json_extract(payload, '$.tool') <> 'ask_human' ORDER BY id DESC LIMIT 5) AS last"
         " ORDER BY id";
     store_stmt *s;
     int rc;
@@ -588,7 +588,7 @@ int store_escalation_ids_system_closable(store *st, const char *goal_id, const c
      * model's to fix); goal_only: not an item's either */
     static const char q[] =
         "SELECT e.id FROM escalations e LEFT JOIN runs r ON r.id = e.run_id"
-        " WHERE e.status = 'open' AND (?1 IS NULL OR e.goal_id = ?1) AND e.type = ?2"
+        " WHERE e.status = 'open' AND (CAST(?1 AS TEXT) IS NULL OR e.goal_id = ?1) AND e.type = ?2"
         " AND coalesce(r.kind, '') <> 'publish'"
         " AND coalesce(json_extract(e.packet, '$.scope'), '') <> 'publish'"
         " AND (?3 = 0 OR e.item_id IS NULL) ORDER BY e.created_at, e.id";

@@ -96,7 +96,7 @@ int store_event_last_tool_call(store *st, const char *run_id, char *tool, size_t
         " json_extract(a, '$.summary'), json_extract(a, '$.question'), a) ELSE a END"
         " FROM (SELECT coalesce(json_extract(payload, '$.tool'), '') AS tool,"
         " coalesce(json_extract(payload, '$.arguments'), '') AS a FROM events"
-        " WHERE run_id = ? AND type = 'tool_call.started' ORDER BY id DESC LIMIT 1)";
+        " WHERE run_id = ? AND type = 'tool_call.started' ORDER BY id DESC LIMIT 1) AS last";
     const struct store_text_col cols[] = {{tool, tool_n}, {arg, arg_n}};
     int found;
 

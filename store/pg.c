@@ -28,10 +28,11 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-/* pg_advisory_xact_lock / pg_advisory_lock keys: "goald" in ASCII, and
+/* pg_advisory_xact_lock / pg_advisory_lock keys: "goald" in ASCII as a
+ * number (0x676f616c64), and
  * that plus one for migrations. */
-#define PG_WRITE_LOCK "0x676f616c64"
-#define PG_MIGRATE_LOCK "0x676f616c65"
+#define PG_WRITE_LOCK "444250287204"
+#define PG_MIGRATE_LOCK "444250287205"
 #define PG_MAX_PARAMS 64
 
 struct pg_conn {

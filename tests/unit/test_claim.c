@@ -313,7 +313,7 @@ int main(void)
     int rc;
 
     testutil_setup("claim");
-    testutil_tmp_path(path, sizeof(path), "c.db");
+    testutil_db(path, sizeof(path), "c.db");
     if (store_open(&st, path) != 0)
         return 1;
     rc = cmocka_run_group_tests(tests, NULL, NULL);

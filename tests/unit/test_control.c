@@ -292,7 +292,7 @@ int main(void)
     int rc;
 
     testutil_setup("control");
-    testutil_tmp_path(dbpath, sizeof(dbpath), "c.db");
+    testutil_db(dbpath, sizeof(dbpath), "c.db");
     if (store_open(&st, dbpath) != 0)
         return 1;
     rc = cmocka_run_group_tests(tests, NULL, NULL);

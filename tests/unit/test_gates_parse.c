@@ -669,7 +669,7 @@ static void test_store_roundtrip(void **state)
     strbuf out;
     (void)state;
 
-    testutil_tmp_path(path, sizeof(path), "cases.db");
+    testutil_db(path, sizeof(path), "cases.db");
     assert_int_equal(store_open(&st, path), 0);
     assert_int_equal(store_prepare_uncached(st, &s,
                                             "INSERT INTO goals(id, title, spec, created_at, "

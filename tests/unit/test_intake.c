@@ -250,7 +250,7 @@ static void test_report_progress(void **state)
     struct report_progress pr;
     (void)state;
 
-    testutil_tmp_path(path, sizeof(path), "report.db");
+    testutil_db(path, sizeof(path), "report.db");
     assert_int_equal(store_open(&st, path), 0);
     assert_int_equal(intake_parse(&g, "{\"title\":\"t\"}", 13, "g.json"), 0);
     assert_int_equal(intake_submit(st, g, id), 0);
@@ -307,7 +307,7 @@ static void test_id_prefixes(void **state)
                                 "bbbbbbbb-0000-4000-8000-000000000003"};
     (void)state;
 
-    testutil_tmp_path(path, sizeof(path), "prefix.db");
+    testutil_db(path, sizeof(path), "prefix.db");
     assert_int_equal(store_open(&st, path), 0);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(store_prepare_uncached(st, &s,

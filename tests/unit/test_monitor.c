@@ -87,7 +87,7 @@ static void test_recurring_goal(void **state)
     assert_int_equal(next_fire(tmpl), at("2026-11-22T12:00:00Z"));
     assert_int_equal(
         q_int("SELECT count(*) FROM events WHERE goal_id = ? AND type = 'trigger.fired'"
-              " AND json_extract(payload, '$.fires') = 1",
+              " AND CAST(json_extract(payload, '$.fires') AS BIGINT) = 1",
               tmpl),
         1);
     /* the same moment again: nothing more */
@@ -275,21 +275,22 @@ static void test_sweep(void **state)
     assert_int_equal(q_int("SELECT count(*) FROM events WHERE type = 'recent.one'", NULL), 1);
     assert_int_equal(sw.packs_deleted, 2);
     assert_int_equal(q_int("SELECT count(*) FROM context_packs WHERE item_id = ? AND"
-                           " json_extract(pack, '$.n') = 2",
+                           " CAST(json_extract(pack, '$.n') AS BIGINT) = 2",
                            item_a),
                      1);
     assert_int_equal(q_int("SELECT count(*) FROM context_packs WHERE item_id = ? AND"
-                           " json_extract(pack, '$.n') = 4",
+                           " CAST(json_extract(pack, '$.n') AS BIGINT) = 4",
                            item_b),
                      1);
     assert_int_equal(q_int("SELECT count(*) FROM context_packs WHERE goal_id = ?", g), 2);
-    assert_int_equal(q_int("SELECT count(*) FROM events WHERE type = 'monitor.sweep'"
-                           " AND json_extract(payload, '$.events_deleted') = 2"
-                           " AND json_extract(payload, '$.context_packs_deleted') = 2"
-                           " AND json_extract(payload, '$.budget_escalations') = 1"
-                           " AND json_extract(payload, '$.runs_aborted') = 3",
-                           NULL),
-                     1);
+    assert_int_equal(
+        q_int("SELECT count(*) FROM events WHERE type = 'monitor.sweep'"
+              " AND CAST(json_extract(payload, '$.events_deleted') AS BIGINT) = 2"
+              " AND CAST(json_extract(payload, '$.context_packs_deleted') AS BIGINT) = 2"
+              " AND CAST(json_extract(payload, '$.budget_escalations') AS BIGINT) = 1"
+              " AND CAST(json_extract(payload, '$.runs_aborted') AS BIGINT) = 3",
+              NULL),
+        1);
 
     /* again: the open budget escalation is not repeated, nothing to delete */
     assert_int_equal(monitor_sweep(st, now + 1000, 0, &sw), 0);
@@ -320,7 +321,7 @@ int main(void)
     int rc;
 
     testutil_setup("monitor");
-    testutil_tmp_path(path, sizeof(path), "m.db");
+    testutil_db(path, sizeof(path), "m.db");
     if (store_open(&st, path) != 0)
         return 1;
     rc = cmocka_run_group_tests(tests, NULL, NULL);

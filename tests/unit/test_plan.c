@@ -98,40 +98,36 @@ static void new_goal(char id[ID_SIZE], const char *title, int priority)
     assert_int_equal(transition_apply(st, ENTITY_GOAL, id, "active", NULL, NULL), 0);
 }
 
-static char *edges(const char *goal_id)
+/* The rows of sql (one text column, goal_id bound) joined by spaces. */
+static char *joined(const char *sql, const char *goal_id)
 {
     static char buf[1024];
+    size_t len = 0;
     store_stmt *s;
 
-    assert_int_equal(
-        store_prepare_uncached(st, &s,
-                               "SELECT group_concat(e, ' ') FROM (SELECT a.key || '>' || b.key AS e"
-                               " FROM work_item_deps d JOIN work_items a ON a.id = d.depends_on_id"
-                               " JOIN work_items b ON b.id = d.item_id WHERE a.goal_id = ?"
-                               " ORDER BY e)"),
-        0);
+    buf[0] = '\0';
+    assert_int_equal(store_prepare_uncached(st, &s, sql), 0);
     store_bind_text(s, 1, goal_id);
-    assert_int_equal(store_step(s), STORE_ROW);
-    snprintf(buf, sizeof(buf), "%s", store_col_raw(s, 0) ? store_col_raw(s, 0) : "");
+    while (store_step(s) == STORE_ROW)
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? " " : "",
+                                store_col_text(s, 0));
     store_finalize(s);
+    assert_true(len < sizeof(buf));
     return buf;
+}
+
+static char *edges(const char *goal_id)
+{
+    return joined("SELECT a.key || '>' || b.key AS e"
+                  " FROM work_item_deps d JOIN work_items a ON a.id = d.depends_on_id"
+                  " JOIN work_items b ON b.id = d.item_id WHERE a.goal_id = ? ORDER BY e",
+                  goal_id);
 }
 
 static char *statuses(const char *goal_id)
 {
-    static char buf[1024];
-    store_stmt *s;
-
-    assert_int_equal(store_prepare_uncached(st, &s,
-                                            "SELECT group_concat(key || '=' || status, ' ') FROM"
-                                            " (SELECT key, status FROM work_items WHERE goal_id = ?"
-                                            " ORDER BY key)"),
-                     0);
-    store_bind_text(s, 1, goal_id);
-    assert_int_equal(store_step(s), STORE_ROW);
-    snprintf(buf, sizeof(buf), "%s", store_col_raw(s, 0));
-    store_finalize(s);
-    return buf;
+    return joined("SELECT key || '=' || status FROM work_items WHERE goal_id = ? ORDER BY key",
+                  goal_id);
 }
 
 static void set_status(const char *goal_id, const char *key, const char *status)
@@ -257,7 +253,7 @@ int main(void)
     int rc;
 
     testutil_setup("plan");
-    testutil_tmp_path(path, sizeof(path), "p.db");
+    testutil_db(path, sizeof(path), "p.db");
     if (store_open(&st, path) != 0)
         return 1;
     rc = cmocka_run_group_tests(tests, NULL, NULL);

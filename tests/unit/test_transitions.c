@@ -218,7 +218,7 @@ int main(void)
     int rc;
 
     testutil_setup("transitions");
-    testutil_tmp_path(path, sizeof(path), "t.db");
+    testutil_db(path, sizeof(path), "t.db");
     if (store_open(&st, path) != 0) {
         fprintf(stderr, "%s\n", err_last());
         return 1;
