@@ -358,12 +358,14 @@ int store_goal_attempts_reset(store *st, const char *id)
 
 int store_goal_spend_run_wall(store *st, const char *goal_id, const char *run_id, int64_t now_ms)
 {
-    static const char wall[] = "UPDATE goals SET spent_wall_ms = spent_wall_ms + max(0, ? -"
-                               " coalesce((SELECT started_at FROM runs WHERE id = ?), ?))"
-                               " WHERE id = ?";
-    return store_exec_args(
-        st, "run", NULL, wall,
-        STORE_ARGS(STORE_I64(now_ms), STORE_TEXT(run_id), STORE_I64(now_ms), STORE_TEXT(goal_id)));
+    /* the run's wall time, never negative (no two-argument max() in
+     * PostgreSQL) */
+    static const char wall[] =
+        "UPDATE goals SET spent_wall_ms = spent_wall_ms + (SELECT CASE WHEN d > 0 THEN d ELSE 0"
+        " END FROM (SELECT ?1 - coalesce((SELECT started_at FROM runs WHERE id = ?2), ?1) AS d)"
+        " AS x) WHERE id = ?3";
+    return store_exec_args(st, "run", NULL, wall,
+                           STORE_ARGS(STORE_I64(now_ms), STORE_TEXT(run_id), STORE_TEXT(goal_id)));
 }
 
 int store_goal_status_get(store *st, const char *id, int *found, char status[32])

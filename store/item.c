@@ -236,7 +236,8 @@ static int item_counts(store *st, const char *sql, const char *goal_id, int *a, 
 int store_item_count_finished(store *st, const char *goal_id, int *total, int *finished)
 {
     static const char sql[] =
-        "SELECT count(*), sum(status IN ('done', 'skipped')) FROM work_items WHERE goal_id = ?";
+        "SELECT count(*), sum(CASE WHEN status IN ('done', 'skipped') THEN 1 ELSE 0 END)"
+        " FROM work_items WHERE goal_id = ?";
 
     return item_counts(st, sql, goal_id, total, finished);
 }

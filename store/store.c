@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/config.h"
 #include "util/err.h"
+#include "util/fsutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -19,20 +21,46 @@ int store_err(store *st, const char *what)
     return st->be->error(st, what);
 }
 
-int store_default_path(char *out, size_t n)
+/* $XDG_STATE_HOME/goald/NAME, else ~/.local/state/goald/NAME. */
+static int state_path(char *out, size_t n, const char *name)
 {
     const char *xdg = getenv("XDG_STATE_HOME");
     const char *home = getenv("HOME");
     int w;
 
     if (xdg && *xdg)
-        w = snprintf(out, n, "%s/goald/goald.db", xdg);
+        w = snprintf(out, n, "%s/goald%s", xdg, name);
     else if (home && *home)
-        w = snprintf(out, n, "%s/.local/state/goald/goald.db", home);
+        w = snprintf(out, n, "%s/.local/state/goald%s", home, name);
     else
         return err_set(ERR_INVALID, "neither XDG_STATE_HOME nor HOME is set: use --db");
     if (w < 0 || (size_t)w >= n)
-        return err_set(ERR_INVALID, "database path too long");
+        return err_set(ERR_INVALID, "state path too long");
+    return 0;
+}
+
+int store_default_path(char *out, size_t n)
+{
+    const char *url = config_str(CFG_STORE_URL);
+
+    if (url && *url) {
+        if ((size_t)snprintf(out, n, "%s", url) >= n)
+            return err_set(ERR_INVALID, "store.url too long");
+        return 0;
+    }
+    return state_path(out, n, "/goald.db");
+}
+
+int store_local_dir(char *out, size_t n, const char *target)
+{
+    const char *dir = config_str(CFG_NODE_STATE_DIR);
+
+    if (!store_is_url(target))
+        return fs_dirname(out, n, target);
+    if (!dir || !*dir)
+        return state_path(out, n, "");
+    if ((size_t)snprintf(out, n, "%s", dir) >= n)
+        return err_set(ERR_INVALID, "node.state_dir too long");
     return 0;
 }
 

@@ -50,9 +50,16 @@ void store_close(store *st);
 
 const char *store_path(const store *st);
 
-/* The default database path: $XDG_STATE_HOME/goald/goald.db, else
- * ~/.local/state/goald/goald.db.  0 or ERR_INVALID (no HOME). */
+/* The default database: config store.url when set, else the file
+ * $XDG_STATE_HOME/goald/goald.db, else ~/.local/state/goald/goald.db.
+ * 0 or ERR_INVALID (no HOME). */
 int store_default_path(char *out, size_t n);
+
+/* The folder of this node's own files for the database target (the
+ * daemon's lock and wake socket, spill files): the SQLite file's folder;
+ * for a PostgreSQL URL, config node.state_dir, else $XDG_STATE_HOME/goald,
+ * else ~/.local/state/goald.  0 or ERR_INVALID. */
+int store_local_dir(char *out, size_t n, const char *target);
 
 /* Schema version: the highest applied migration; and the newest this
  * binary knows. */
