@@ -54,38 +54,32 @@ def strip_comments(sql):
     return "".join(out)
 
 
-def balanced(sql, start):
-    """The text inside the parenthesis that opens at sql[start]."""
+def depths(text, start=0):
+    """(index, char, depth) of each char outside quotes, depth counting the
+    parentheses open after it."""
     depth, quote = 0, False
-    for i in range(start, len(sql)):
-        c = sql[i]
+    for i in range(start, len(text)):
+        c = text[i]
         if c == "'":
             quote = not quote
-        elif not quote and c == "(":
-            depth += 1
-        elif not quote and c == ")":
-            depth -= 1
-            if depth == 0:
-                return sql[start + 1:i], i
+        elif not quote:
+            depth += {"(": 1, ")": -1}.get(c, 0)
+            yield i, c, depth
+
+
+def balanced(sql, start):
+    """The text inside the parenthesis that opens at sql[start], and where it closes."""
+    for i, c, depth in depths(sql, start):
+        if c == ")" and depth == 0:
+            return sql[start + 1:i], i
     raise ValueError("unbalanced parentheses: " + sql[start:start + 80])
 
 
 def split_top(text):
-    parts, depth, quote, cur = [], 0, False, []
-    for c in text:
-        if c == "'":
-            quote = not quote
-        if not quote and c == "(":
-            depth += 1
-        if not quote and c == ")":
-            depth -= 1
-        if not quote and depth == 0 and c == ",":
-            parts.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(c)
-    parts.append("".join(cur).strip())
-    return parts
+    """text split at its commas outside parentheses and quotes."""
+    cuts = [i for i, c, depth in depths(text) if c == "," and depth == 0]
+    bounds = zip([-1] + cuts, cuts + [len(text)])
+    return [text[x + 1:y].strip() for x, y in bounds]
 
 
 def index_key(cols, where):
