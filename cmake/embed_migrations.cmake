@@ -1,6 +1,7 @@
-# Generate a C file holding every migrations/NNNN_*.sql as a string.
-# Called at build time: cmake -DSRC_DIR=... -DOUT=... -P embed_migrations.cmake
-# -DSYMBOL=name (default store_migrations): the table and name_count.
+# Generate a C file holding every SRC_DIR/NNNN_*.sql (not those of its
+# subfolders) as a string, in a table named SYMBOL (default store_migrations;
+# SYMBOL_count holds its length).  Called at build time:
+#   cmake -DSRC_DIR=... -DOUT=... [-DSYMBOL=...] -P embed_migrations.cmake
 if(NOT SYMBOL)
   set(SYMBOL store_migrations)
 endif()
@@ -15,8 +16,8 @@ foreach(f IN LISTS files)
   math(EXPR version "${num}")
   file(READ "${f}" hex HEX)
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
-  string(APPEND body "static const char ${SYMBOL}_${num}[] = {${bytes}0x00};\n")
-  string(APPEND table "    {${version}, \"${name}\", ${SYMBOL}_${num}},\n")
+  string(APPEND body "static const char m_${num}[] = {${bytes}0x00};\n")
+  string(APPEND table "    {${version}, \"${name}\", m_${num}},\n")
   math(EXPR count "${count} + 1")
 endforeach()
 string(APPEND table "};\nconst size_t ${SYMBOL}_count = ${count};\n")

@@ -30,7 +30,7 @@ struct store_migration {
 /* Generated at build time from migrations/ (see cmake/embed_migrations.cmake). */
 extern const struct store_migration store_migrations[];
 extern const size_t store_migrations_count;
-/* The same schema in PostgreSQL's dialect (migrations/pg/). */
+/* The same for PostgreSQL, from migrations/pg/ (0012_baseline, then 0013...). */
 extern const struct store_migration store_migrations_pg[];
 extern const size_t store_migrations_pg_count;
 

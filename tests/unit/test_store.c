@@ -96,6 +96,24 @@ static void test_reopen_applies_nothing(void **state)
     store_close(st);
 }
 
+/* migrations/pg/ is embedded apart from the SQLite ones (the glob of
+ * migrations/ does not reach into pg/): it starts at the baseline 0012 and
+ * reaches the same newest version. */
+static void test_pg_migrations_embedded(void **state)
+{
+    (void)state;
+    assert_true(store_migrations_pg_count >= 1);
+    assert_int_equal(store_migrations_pg[0].version, 12);
+    assert_string_equal(store_migrations_pg[0].name, "0012_baseline");
+    assert_non_null(strstr(store_migrations_pg[0].sql, "GENERATED ALWAYS AS IDENTITY"));
+    for (size_t i = 1; i < store_migrations_pg_count; i++)
+        assert_true(store_migrations_pg[i].version > store_migrations_pg[i - 1].version);
+    assert_int_equal(store_migrations_pg[store_migrations_pg_count - 1].version,
+                     store_schema_latest());
+    for (size_t i = 0; i < store_migrations_count; i++)
+        assert_null(strstr(store_migrations[i].sql, "IDENTITY"));
+}
+
 static void test_newer_database_refused(void **state)
 {
     char path[512];
@@ -152,6 +170,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fresh_database),
         cmocka_unit_test(test_reopen_applies_nothing),
+        cmocka_unit_test(test_pg_migrations_embedded),
         cmocka_unit_test(test_newer_database_refused),
         cmocka_unit_test(test_nested_transactions),
     };
