@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "store/internal.h"
 #include "util/err.h"
 #include "util/id.h"
 #include "util/timeutil.h"
@@ -73,7 +74,7 @@ static void read_line(const char *path, char *out, size_t n)
 static void fill_items(const char *db, const char *goal_id, int n, int64_t base)
 {
     store *st;
-    sqlite3_stmt *s;
+    store_stmt *s;
     static const char *effort[] = {"S", "M", "L", "XL"};
     static const char *status[] = {"done", "queued", "ready", "skipped", "in_progress"};
 
@@ -82,29 +83,28 @@ static void fill_items(const char *db, const char *goal_id, int n, int64_t base)
         exit(1);
     }
     store_tx_begin(st);
-    sqlite3_prepare_v2(store_db(st),
-                       "INSERT INTO work_items(id, goal_id, key, title, effort, status,"
-                       " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                       -1, &s, NULL);
+    store_prepare_uncached(st, &s,
+                           "INSERT INTO work_items(id, goal_id, key, title, effort, status,"
+                           " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     for (int i = 0; i < n; i++) {
         char id[ID_SIZE], key[32];
         id_new(id);
         snprintf(key, sizeof(key), "wi-%d", i + 1);
-        sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(s, 2, goal_id, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(s, 3, key, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(s, 4, "a work item of the benchmark", -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 5, effort[i % 4], -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 6, status[i % 5], -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 7, base + i);
-        sqlite3_bind_int64(s, 8, base + i);
-        if (sqlite3_step(s) != SQLITE_DONE) {
+        store_bind_text(s, 1, id);
+        store_bind_text(s, 2, goal_id);
+        store_bind_text(s, 3, key);
+        store_bind_text(s, 4, "a work item of the benchmark");
+        store_bind_text(s, 5, effort[i % 4]);
+        store_bind_text(s, 6, status[i % 5]);
+        store_bind_i64(s, 7, base + i);
+        store_bind_i64(s, 8, base + i);
+        if (store_step(s) != STORE_DONE) {
             fprintf(stderr, "bench: insert failed\n");
             exit(1);
         }
-        sqlite3_reset(s);
+        store_done(s);
     }
-    sqlite3_finalize(s);
+    store_finalize(s);
     if (store_tx_commit(st) != 0) {
         fprintf(stderr, "bench: commit failed: %s\n", err_last());
         exit(1);

@@ -39,6 +39,7 @@
 #include "lifecycle/plan.h"
 #include "lifecycle/transitions.h"
 #include "store/store.h"
+#include "store/internal.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
@@ -103,7 +104,7 @@ static void run_case(store *st, const char *goald, const char *repo, int i, stru
     struct claim c;
     struct rusage ru;
     char path[1024];
-    sqlite3_stmt *s;
+    store_stmt *s;
     int64_t t0;
     int wst;
     pid_t pid;
@@ -129,23 +130,24 @@ static void run_case(store *st, const char *goald, const char *repo, int i, stru
         die("wait4");
     o->seconds = (double)(time_mono_ms() - t0) / 1000.0;
     o->maxrss_kb = ru.ru_maxrss;
-    if (store_prepare(st, &s, "SELECT status, ifnull(error_class, '') FROM runs WHERE id = ?") ==
-        0) {
+    if (store_prepare_uncached(
+            st, &s, "SELECT status, ifnull(error_class, '') FROM runs WHERE id = ?") == 0) {
         store_bind_text(s, 1, c.run_id);
-        if (sqlite3_step(s) == SQLITE_ROW) {
-            snprintf(o->status, sizeof(o->status), "%s", sqlite3_column_text(s, 0));
-            snprintf(o->error_class, sizeof(o->error_class), "%s", sqlite3_column_text(s, 1));
+        if (store_step(s) == STORE_ROW) {
+            snprintf(o->status, sizeof(o->status), "%s", store_col_raw(s, 0));
+            snprintf(o->error_class, sizeof(o->error_class), "%s", store_col_raw(s, 1));
         }
-        store_done(s);
+        store_finalize(s);
     }
     /* the file on the goal's branch, if it got there */
     {
         char branch[256] = "none";
-        if (store_prepare(st, &s, "SELECT ifnull(branch, 'none') FROM goals WHERE id = ?") == 0) {
+        if (store_prepare_uncached(st, &s,
+                                   "SELECT ifnull(branch, 'none') FROM goals WHERE id = ?") == 0) {
             store_bind_text(s, 1, c.goal_id);
-            if (sqlite3_step(s) == SQLITE_ROW)
-                snprintf(branch, sizeof(branch), "%s", sqlite3_column_text(s, 0));
-            store_done(s);
+            if (store_step(s) == STORE_ROW)
+                snprintf(branch, sizeof(branch), "%s", store_col_raw(s, 0));
+            store_finalize(s);
         }
         snprintf(path, sizeof(path),
                  "git -C %s cat-file -s 'refs/heads/%s:big.txt' 2>/dev/null || echo -1", repo,
@@ -196,8 +198,7 @@ static long median_kb(struct outcome *o, int n)
 static void row(const char *what, const struct outcome *o, long cap_mb)
 {
     printf("  %-34s %-9s %-18s %12lld %14.1f %9.2f %7.1f\n", what, o->status, o->error_class,
-           o->file_size, o->maxrss_kb / 1024.0, o->maxrss_kb / 1024.0 / (double)cap_mb,
-           o->seconds);
+           o->file_size, o->maxrss_kb / 1024.0, o->maxrss_kb / 1024.0 / (double)cap_mb, o->seconds);
 }
 
 /* One provider: its fake, runs x (baseline, at the cap), then the 1 GiB
@@ -303,8 +304,8 @@ int main(int argc, char **argv)
     if (!fake) { /* beside the binary: BUILD/goald, BUILD/tests/fake_llm */
         snprintf(fakebuf, sizeof(fakebuf), "%s", goald_bin);
         char *slash = strrchr(fakebuf, '/');
-        snprintf(slash ? slash + 1 : fakebuf, sizeof(fakebuf) - (size_t)(slash ? slash + 1 - fakebuf : 0),
-                 "tests/fake_llm");
+        snprintf(slash ? slash + 1 : fakebuf,
+                 sizeof(fakebuf) - (size_t)(slash ? slash + 1 - fakebuf : 0), "tests/fake_llm");
         fake = fakebuf;
     }
     snprintf(db, sizeof(db), "%s/state/goald.db", dir);

@@ -38,6 +38,7 @@
 #include "lifecycle/plan.h"
 #include "lifecycle/transitions.h"
 #include "store/store.h"
+#include "store/internal.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
@@ -260,13 +261,13 @@ int main(int argc, char **argv)
         }
         /* every turn and the review really went to the fake */
         {
-            sqlite3_stmt *s;
+            store_stmt *s;
             int calls = -1;
-            if (store_prepare(st, &s, "SELECT turns FROM runs WHERE id = ?") == 0) {
+            if (store_prepare_uncached(st, &s, "SELECT turns FROM runs WHERE id = ?") == 0) {
                 store_bind_text(s, 1, c.run_id);
-                if (sqlite3_step(s) == SQLITE_ROW)
-                    calls = sqlite3_column_int(s, 0);
-                store_done(s);
+                if (store_step(s) == STORE_ROW)
+                    calls = store_col_int(s, 0);
+                store_finalize(s);
             }
             if (calls != turns + 1) {
                 fprintf(stderr, "bench_turns: run %d made %d model calls, not %d\n", r, calls,

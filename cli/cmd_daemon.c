@@ -88,7 +88,7 @@ static int run(struct cli_ctx *c)
     else if (store_default_path(path, sizeof(path)) != 0)
         return cli_fail(EXIT_FAIL, "%s", err_last());
     /* jobs run in other folders' processes: give them absolute paths */
-    if (path[0] != '/') {
+    if (path[0] != '/' && !store_is_url(path)) {
         char abs[PATH_MAX];
         if (!getcwd(abs, sizeof(abs)) ||
             snprintf(abs + strlen(abs), sizeof(abs) - strlen(abs), "/%s", path) >= PATH_MAX)

@@ -85,9 +85,27 @@ static void on_signal(int sig)
     errno = saved;
 }
 
+/* The file the daemon locks: the SQLite database itself; with a
+ * PostgreSQL store, daemon.lock in this node's state folder (one daemon
+ * per node; the nodes share the queue). */
+static void daemon_lock_path(const char *db_path, char *out, size_t n)
+{
+    char dir[PATH_MAX];
+
+    if (!store_is_url(db_path) || store_local_dir(dir, sizeof(dir), db_path) != 0)
+        snprintf(out, n, "%s", db_path);
+    else
+        snprintf(out, n, "%s/daemon.lock", dir);
+}
+
 void daemon_sock_path(const char *db_path, char *sock, size_t sock_n)
 {
-    snprintf(sock, sock_n, "%s.sock", db_path);
+    char dir[PATH_MAX];
+
+    if (store_is_url(db_path) && store_local_dir(dir, sizeof(dir), db_path) == 0)
+        snprintf(sock, sock_n, "%s/daemon.sock", dir);
+    else
+        snprintf(sock, sock_n, "%s.sock", db_path);
 }
 
 void daemon_wake(const char *db_path)
@@ -153,13 +171,15 @@ static long lock_holder(const struct stat *st)
 static int take_lock(struct daemon *d)
 {
     struct stat st;
-    int fd = open(d->o->db_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    char path[PATH_MAX];
+    int fd;
 
-    if (fd < 0)
-        return err_set(ERR_IO, "%s: %s", d->o->db_path, strerror(errno));
+    daemon_lock_path(d->o->db_path, path, sizeof(path));
+    if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+        return err_set(ERR_IO, "%s: %s", path, strerror(errno));
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return err_set(ERR_IO, "%s: not a regular file", d->o->db_path);
+        return err_set(ERR_IO, "%s: not a regular file", path);
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         long pid = lock_holder(&st);
@@ -672,7 +692,8 @@ static int daemon_open(struct daemon *d)
     log_set_level(log_level_named(config_str(CFG_LOG_LEVEL), (enum log_level)o->log_level));
     if (o->log_file && (rc = log_open_file(o->log_file)) != 0)
         return rc;
-    if ((rc = fs_dirname(dir, sizeof(dir), o->db_path)) != 0 || (rc = fs_mkdir_p(dir, 0700)) != 0)
+    if ((rc = store_local_dir(dir, sizeof(dir), o->db_path)) != 0 ||
+        (rc = fs_mkdir_p(dir, 0700)) != 0)
         return rc;
     if ((rc = take_lock(d)) != 0)
         return rc;

@@ -18,7 +18,7 @@
 int workspace_goal_dir(char *out, size_t n, struct job_ctx *j)
 {
     char dir[4096];
-    int rc = fs_dirname(dir, sizeof(dir), store_path(j->st));
+    int rc = store_local_dir(dir, sizeof(dir), store_path(j->st));
 
     if (rc)
         return rc;

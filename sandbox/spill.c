@@ -112,7 +112,7 @@ int sandbox_spill_prepare(store *st, const char *dir_override, uint64_t want, ch
             snprintf(db, sizeof(db), "%s", store_path(st));
         else if ((rc = store_default_path(db, sizeof(db))) != 0)
             return rc;
-        if (fs_dirname(parent, sizeof(parent), db) != 0)
+        if (store_local_dir(parent, sizeof(parent), db) != 0)
             return err_set(ERR_INVALID, "%s: path too long", db);
         if (!fs_is_dir(parent) && fs_mkdir_p(parent, 0700) != 0)
             return err_wrap(ERR_IO, "the spill folder");

@@ -14,7 +14,7 @@ int store_artifact_each(store *st, const char *goal_id, const char *type,
                                   " FROM artifacts WHERE goal_id = ? ORDER BY id";
     static const char sql_type[] = "SELECT type, ref, path, hash, url, item_id, created_at"
                                    " FROM artifacts WHERE goal_id = ? AND type = ? ORDER BY id";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, type ? sql_type : sql_all, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
@@ -23,13 +23,13 @@ int store_artifact_each(store *st, const char *goal_id, const char *type,
         store_bind_text(s, 2, type);
     while (store_next_row(st, s, "artifacts", &rc)) {
         struct store_artifact a;
-        a.type = (const char *)sqlite3_column_text(s, 0);
-        a.ref = (const char *)sqlite3_column_text(s, 1);
-        a.path = (const char *)sqlite3_column_text(s, 2);
-        a.hash = (const char *)sqlite3_column_text(s, 3);
-        a.url = (const char *)sqlite3_column_text(s, 4);
-        a.item_id = (const char *)sqlite3_column_text(s, 5);
-        a.created_at = sqlite3_column_int64(s, 6);
+        a.type = store_col_raw(s, 0);
+        a.ref = store_col_raw(s, 1);
+        a.path = store_col_raw(s, 2);
+        a.hash = store_col_raw(s, 3);
+        a.url = store_col_raw(s, 4);
+        a.item_id = store_col_raw(s, 5);
+        a.created_at = store_col_i64(s, 6);
         if ((rc = fn(&a, ctx)) != 0)
             break;
     }
@@ -42,12 +42,12 @@ int store_artifact_add_once(store *st, const char *goal_id, const char *item_id,
                             const char *url, const struct cJSON *meta)
 {
     static const char exists[] =
-        "SELECT 1 FROM artifacts WHERE goal_id = ? AND type = ? AND ifnull(item_id, '') = ?"
-        " AND ifnull(hash, '') = ifnull(?, '') AND ifnull(path, '') = ifnull(?, '')";
+        "SELECT 1 FROM artifacts WHERE goal_id = ? AND type = ? AND coalesce(item_id, '') = ?"
+        " AND coalesce(hash, '') = coalesce(?, '') AND coalesce(path, '') = coalesce(?, '')";
     static const char ins[] =
         "INSERT INTO artifacts(goal_id, item_id, run_id, type, ref, path, hash, url, meta,"
         " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    sqlite3_stmt *s;
+    store_stmt *s;
     char *mt = meta ? cJSON_PrintUnformatted(meta) : NULL;
     int rc, found = 0;
 
@@ -59,7 +59,7 @@ int store_artifact_add_once(store *st, const char *goal_id, const char *item_id,
     store_bind_text(s, 3, item_id ? item_id : "");
     store_bind_text(s, 4, hash);
     store_bind_text(s, 5, path);
-    found = sqlite3_step(s) == SQLITE_ROW;
+    found = store_step(s) == STORE_ROW;
     store_done(s);
     if (found)
         goto out;

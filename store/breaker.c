@@ -10,17 +10,18 @@ int store_breaker_not_closed_each(store *st,
                                   int (*fn)(const struct store_breaker_state *b, void *ctx),
                                   void *ctx)
 {
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, "SELECT error_class, state, failures FROM breakers WHERE state <>"
-                                   " 'closed' ORDER BY error_class");
+    store_stmt *s;
+    int rc = store_prepare(st, &s,
+                           "SELECT error_class, state, failures FROM breakers WHERE state <>"
+                           " 'closed' ORDER BY error_class");
 
     if (rc)
         return rc;
-    while (sqlite3_step(s) == SQLITE_ROW) {
+    while (store_step(s) == STORE_ROW) {
         struct store_breaker_state b;
-        b.error_class = (const char *)sqlite3_column_text(s, 0);
-        b.state = (const char *)sqlite3_column_text(s, 1);
-        b.failures = sqlite3_column_int(s, 2);
+        b.error_class = store_col_raw(s, 0);
+        b.state = store_col_raw(s, 1);
+        b.failures = store_col_int(s, 2);
         if ((rc = fn(&b, ctx)) != 0)
             break;
     }
@@ -34,19 +35,19 @@ int store_breaker_list_not_closed(store *st, struct store_breaker *rows, int max
         "SELECT error_class, state, failures, opened_at, probe_run_id,"
         " (SELECT status FROM runs WHERE id = breakers.probe_run_id), config_fp FROM breakers"
         " WHERE state <> 'closed' ORDER BY error_class";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc;
 
     *n = 0;
     if ((rc = store_prepare(st, &s, sel)) != 0)
         return rc;
-    while (*n < max && sqlite3_step(s) == SQLITE_ROW) {
+    while (*n < max && store_step(s) == STORE_ROW) {
         struct store_breaker *b = &rows[*n];
         store_col_copy(b->error_class, sizeof(b->error_class), s, 0);
         store_col_copy(b->state, sizeof(b->state), s, 1);
-        b->failures = sqlite3_column_int(s, 2);
-        b->opened_at = sqlite3_column_int64(s, 3);
-        b->has_probe = sqlite3_column_type(s, 4) != SQLITE_NULL;
+        b->failures = store_col_int(s, 2);
+        b->opened_at = store_col_i64(s, 3);
+        b->has_probe = !store_col_null(s, 4);
         store_col_copy(b->probe_status, sizeof(b->probe_status), s, 5);
         store_col_copy(b->config_fp, sizeof(b->config_fp), s, 6);
         (*n)++;
@@ -55,8 +56,7 @@ int store_breaker_list_not_closed(store *st, struct store_breaker *rows, int max
     return 0;
 }
 
-int store_breaker_set_probe(store *st, const char *cls, const char *probe_run_id,
-                            int64_t now_ms)
+int store_breaker_set_probe(store *st, const char *cls, const char *probe_run_id, int64_t now_ms)
 {
     static const char upd[] = "UPDATE breakers SET state = ?, probe_run_id = ?, updated_at = ?"
                               " WHERE error_class = ?";
@@ -67,8 +67,8 @@ int store_breaker_set_probe(store *st, const char *cls, const char *probe_run_id
 
 int store_breaker_ensure(store *st, const char *cls, int64_t now_ms)
 {
-    static const char ins[] = "INSERT OR IGNORE INTO breakers(error_class, state, failures,"
-                              " updated_at) VALUES (?, 'closed', 0, ?)";
+    static const char ins[] = "INSERT INTO breakers(error_class, state, failures,"
+                              " updated_at) VALUES (?, 'closed', 0, ?) ON CONFLICT DO NOTHING";
     return store_exec_args(st, "breaker", NULL, ins,
                            STORE_ARGS(STORE_TEXT(cls), STORE_I64(now_ms)));
 }
@@ -77,17 +77,17 @@ int store_breaker_get(store *st, const char *cls, struct store_breaker *out)
 {
     static const char sel[] =
         "SELECT state, failures, probe_run_id FROM breakers WHERE error_class = ?";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc;
 
     memset(out, 0, sizeof(*out));
     if ((rc = store_prepare_args(st, &s, sel, STORE_ARGS(STORE_TEXT(cls)))) != 0)
         return rc;
-    if (sqlite3_step(s) == SQLITE_ROW) {
+    if (store_step(s) == STORE_ROW) {
         snprintf(out->error_class, sizeof(out->error_class), "%s", cls);
         store_col_copy(out->state, sizeof(out->state), s, 0);
-        out->failures = sqlite3_column_int(s, 1);
-        out->has_probe = sqlite3_column_type(s, 2) != SQLITE_NULL;
+        out->failures = store_col_int(s, 1);
+        out->has_probe = !store_col_null(s, 2);
     } else {
         rc = err_set(ERR_NOTFOUND, "breaker %s: not found", cls);
     }
@@ -95,15 +95,15 @@ int store_breaker_get(store *st, const char *cls, struct store_breaker *out)
     return rc;
 }
 
-int store_breaker_open_config(store *st, const char *cls, const char *config_fp,
-                              const char *reason, int64_t now_ms)
+int store_breaker_open_config(store *st, const char *cls, const char *config_fp, const char *reason,
+                              int64_t now_ms)
 {
     static const char upd[] = "UPDATE breakers SET state = 'open', failures = failures + 1,"
                               " opened_at = ?1, probe_run_id = NULL, config_fp = ?2, reason = ?3,"
                               " updated_at = ?1 WHERE error_class = ?4";
-    return store_exec_args(st, "breaker", NULL, upd,
-                           STORE_ARGS(STORE_I64(now_ms), STORE_TEXT(config_fp), STORE_TEXT(reason),
-                                      STORE_TEXT(cls)));
+    return store_exec_args(
+        st, "breaker", NULL, upd,
+        STORE_ARGS(STORE_I64(now_ms), STORE_TEXT(config_fp), STORE_TEXT(reason), STORE_TEXT(cls)));
 }
 
 int store_breaker_close_config(store *st, const char *cls, int64_t now_ms, int *changed)
@@ -115,8 +115,7 @@ int store_breaker_close_config(store *st, const char *cls, int64_t now_ms, int *
                            STORE_ARGS(STORE_I64(now_ms), STORE_TEXT(cls)));
 }
 
-int store_breaker_config_stale(store *st, const char *config_fp, char (*cls)[64], int max,
-                               int *n)
+int store_breaker_config_stale(store *st, const char *config_fp, char (*cls)[64], int max, int *n)
 {
     static const char q[] = "SELECT error_class FROM breakers WHERE config_fp IS NOT NULL"
                             " AND config_fp <> ? AND state <> 'closed' LIMIT 16";

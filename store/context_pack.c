@@ -18,13 +18,13 @@ int store_context_pack_latest(store *st, const char *item_id, char **out)
 {
     static const char sql[] =
         "SELECT pack FROM context_packs WHERE item_id = ? ORDER BY id DESC LIMIT 1";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(item_id)));
 
     *out = NULL;
     if (rc)
         return rc;
-    if (sqlite3_step(s) == SQLITE_ROW)
+    if (store_step(s) == STORE_ROW)
         *out = store_col_strdup(s, 0);
     store_done(s);
     return 0;
@@ -32,9 +32,7 @@ int store_context_pack_latest(store *st, const char *item_id, char **out)
 
 int store_context_pack_delete_before(store *st, int64_t cutoff_ms, int *deleted)
 {
-    static const char del_packs[] =
-        "DELETE FROM context_packs WHERE created_at < ? AND id NOT IN"
-        " (SELECT max(id) FROM context_packs GROUP BY item_id)";
-    return store_exec_args(st, "retention", deleted, del_packs,
-                           STORE_ARGS(STORE_I64(cutoff_ms)));
+    static const char del_packs[] = "DELETE FROM context_packs WHERE created_at < ? AND id NOT IN"
+                                    " (SELECT max(id) FROM context_packs GROUP BY item_id)";
+    return store_exec_args(st, "retention", deleted, del_packs, STORE_ARGS(STORE_I64(cutoff_ms)));
 }

@@ -11,12 +11,12 @@
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
-#define TXT(s, i) ((const char *)sqlite3_column_text((s), (i)))
+#define TXT(s, i) (store_col_raw((s), (i)))
 
 /* Step s to its end: each row filled into a struct by fill, handed to fn.
  * The statement is done here. */
-static int escalation_rows(store *st, sqlite3_stmt *s,
-                           void (*fill)(struct store_escalation *e, sqlite3_stmt *s),
+static int escalation_rows(store *st, store_stmt *s,
+                           void (*fill)(struct store_escalation *e, store_stmt *s),
                            int (*fn)(const struct store_escalation *e, void *ctx), void *ctx)
 {
     int rc = 0;
@@ -44,7 +44,7 @@ int store_escalation_count_open(store *st, const char *goal_id, int *out)
     return rc;
 }
 
-static void fill_open_of_goal(struct store_escalation *e, sqlite3_stmt *s)
+static void fill_open_of_goal(struct store_escalation *e, store_stmt *s)
 {
     e->id = TXT(s, 0);
     e->item_id = TXT(s, 1);
@@ -52,7 +52,7 @@ static void fill_open_of_goal(struct store_escalation *e, sqlite3_stmt *s)
     e->severity = TXT(s, 3);
     e->urgency = TXT(s, 4);
     e->status = TXT(s, 5);
-    e->created_at = sqlite3_column_int64(s, 6);
+    e->created_at = store_col_i64(s, 6);
     e->question = TXT(s, 7);
     e->item_key = TXT(s, 8);
     e->item_title = TXT(s, 9);
@@ -68,7 +68,7 @@ int store_escalation_each_open_of_goal(store *st, const char *goal_id,
         " json_extract(packet, '$.minimal_question'), json_extract(packet, '$.work_item.key'),"
         " json_extract(packet, '$.work_item.title'), json_extract(packet, '$.last_tool_calls')"
         " FROM escalations WHERE goal_id = ? AND status = 'open' ORDER BY created_at, id";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
@@ -76,7 +76,7 @@ int store_escalation_each_open_of_goal(store *st, const char *goal_id,
     return escalation_rows(st, s, fill_open_of_goal, fn, ctx);
 }
 
-static void fill_listed(struct store_escalation *e, sqlite3_stmt *s)
+static void fill_listed(struct store_escalation *e, store_stmt *s)
 {
     e->id = TXT(s, 0);
     e->goal_id = TXT(s, 1);
@@ -87,27 +87,26 @@ static void fill_listed(struct store_escalation *e, sqlite3_stmt *s)
     e->status = TXT(s, 6);
     e->resolution = TXT(s, 7);
     e->packet = TXT(s, 8);
-    e->created_at = sqlite3_column_int64(s, 9);
+    e->created_at = store_col_i64(s, 9);
     e->goal_title = TXT(s, 10);
     e->item_key = TXT(s, 11);
 }
 
 int store_escalation_each_listed(store *st, int all,
-                                 int (*fn)(const struct store_escalation *e, void *ctx),
-                                 void *ctx)
+                                 int (*fn)(const struct store_escalation *e, void *ctx), void *ctx)
 {
     static const char q_open[] =
-        "SELECT e.id, e.goal_id, ifnull(e.item_id, ''), e.type, e.severity, e.urgency, e.status,"
-        " ifnull(e.resolution, ''), e.packet, e.created_at, g.title, ifnull(w.key, '')"
+        "SELECT e.id, e.goal_id, coalesce(e.item_id, ''), e.type, e.severity, e.urgency, e.status,"
+        " coalesce(e.resolution, ''), e.packet, e.created_at, g.title, coalesce(w.key, '')"
         " FROM escalations e JOIN goals g ON g.id = e.goal_id"
         " LEFT JOIN work_items w ON w.id = e.item_id WHERE e.status = 'open'"
         " ORDER BY e.created_at, e.id";
     static const char q_all[] =
-        "SELECT e.id, e.goal_id, ifnull(e.item_id, ''), e.type, e.severity, e.urgency, e.status,"
-        " ifnull(e.resolution, ''), e.packet, e.created_at, g.title, ifnull(w.key, '')"
+        "SELECT e.id, e.goal_id, coalesce(e.item_id, ''), e.type, e.severity, e.urgency, e.status,"
+        " coalesce(e.resolution, ''), e.packet, e.created_at, g.title, coalesce(w.key, '')"
         " FROM escalations e JOIN goals g ON g.id = e.goal_id"
         " LEFT JOIN work_items w ON w.id = e.item_id ORDER BY e.created_at, e.id";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare(st, &s, all ? q_all : q_open);
 
     if (rc)
@@ -115,7 +114,7 @@ int store_escalation_each_listed(store *st, int all,
     return escalation_rows(st, s, fill_listed, fn, ctx);
 }
 
-static void fill_open_question(struct store_escalation *e, sqlite3_stmt *s)
+static void fill_open_question(struct store_escalation *e, store_stmt *s)
 {
     e->type = TXT(s, 0);
     e->item_key = TXT(s, 1);
@@ -127,10 +126,10 @@ int store_escalation_each_open_question(store *st, const char *goal_id, int limi
                                         void *ctx)
 {
     static const char q[] =
-        "SELECT e.type, ifnull(w.key, ''), coalesce(json_extract(e.packet, '$.minimal_question'),"
+        "SELECT e.type, coalesce(w.key, ''), coalesce(json_extract(e.packet, '$.minimal_question'),"
         " w.question, '') FROM escalations e LEFT JOIN work_items w ON w.id = e.item_id"
         " WHERE e.goal_id = ? AND e.status = 'open' ORDER BY e.created_at, e.id LIMIT ?";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(goal_id), STORE_I64(limit)));
 
     if (rc)
@@ -140,9 +139,9 @@ int store_escalation_each_open_question(store *st, const char *goal_id, int limi
 
 /* The first column of sql's first row (arg bound as ?1), parsed as JSON:
  * *out NULL when there is no row, the column is NULL or not JSON. */
-static void json_fill(sqlite3_stmt *s, void *ctx)
+static void json_fill(store_stmt *s, void *ctx)
 {
-    if (sqlite3_column_text(s, 0))
+    if (store_col_raw(s, 0))
         *(cJSON **)ctx = cJSON_Parse(TXT(s, 0));
 }
 
@@ -151,8 +150,7 @@ static int decision_json(store *st, const char *sql, const char *arg, cJSON **ou
     int found;
 
     *out = NULL;
-    return store_get_row(st, "decisions", json_fill, out, &found, sql,
-                         STORE_ARGS(STORE_TEXT(arg)));
+    return store_get_row(st, "decisions", json_fill, out, &found, sql, STORE_ARGS(STORE_TEXT(arg)));
 }
 
 int store_decision_latest_verification(store *st, const char *item_id, cJSON **out)
@@ -167,7 +165,8 @@ int store_decision_partial_failures(store *st, const char *goal_id, cJSON **out)
 {
     static const char q[] = "SELECT json_extract(data, '$.partial_failures') FROM decisions"
                             " WHERE goal_id = ? AND kind = 'final_check'"
-                            " AND json_extract(data, '$.partial') ORDER BY id DESC LIMIT 1";
+                            " AND CAST(coalesce(json_extract(data, '$.partial'), '0') AS BIGINT)"
+                            " <> 0 ORDER BY id DESC LIMIT 1";
 
     return decision_json(st, q, goal_id, out);
 }
@@ -183,24 +182,37 @@ int store_decision_latest_final_check(store *st, const char *goal_id, cJSON **ou
 
 int store_decision_evidence_rows(store *st, const char *goal_id, cJSON **out)
 {
-    static const char q[] =
+    /* one JSON array of the latest evidence per (criterion, item) of the
+     * done items; the dialects build JSON with their own functions */
+#define EVIDENCE_FROM                                                                              \
+    " FROM decisions d JOIN work_items w ON w.id = d.item_id"                                      \
+    " WHERE d.goal_id = ?1 AND d.kind = 'evidence' AND w.status = 'done' AND d.id IN"              \
+    " (SELECT max(id) FROM decisions WHERE goal_id = ?1 AND kind = 'evidence'"                     \
+    "  GROUP BY item_id, note)"
+    static const char q_lite[] =
         "SELECT json_group_array(json_object('criterion', d.note, 'item', w.key,"
-        " 'evidence', ifnull(json_extract(d.data, '$.evidence'),"
+        " 'evidence', coalesce(json_extract(d.data, '$.evidence'),"
         "   CASE WHEN json_extract(d.data, '$.unverified') THEN 'none' ELSE 'gates' END),"
-        " 'backed_by', json(ifnull(json_extract(d.data, '$.backed_by'), '[]')),"
-        " 'tests', json(ifnull(json_extract(d.data, '$.tests'), '[]'))))"
-        " FROM decisions d JOIN work_items w ON w.id = d.item_id"
-        " WHERE d.goal_id = ?1 AND d.kind = 'evidence' AND w.status = 'done' AND d.id IN"
-        " (SELECT max(id) FROM decisions WHERE goal_id = ?1 AND kind = 'evidence'"
-        "  GROUP BY item_id, note) ORDER BY w.created_at, w.rowid, d.id";
+        " 'backed_by', json(coalesce(json_extract(d.data, '$.backed_by'), '[]')),"
+        " 'tests', json(coalesce(json_extract(d.data, '$.tests'), '[]'))))" EVIDENCE_FROM
+        " ORDER BY w.created_at, w.rowid, d.id";
+    static const char q_pg[] =
+        "SELECT coalesce(json_agg(json_build_object('criterion', d.note, 'item', w.key,"
+        " 'evidence', coalesce(d.data::jsonb ->> 'evidence',"
+        "   CASE WHEN coalesce(json_extract(d.data, '$.unverified'), '0') NOT IN ('0', '')"
+        "   THEN 'none' ELSE 'gates' END),"
+        " 'backed_by', coalesce(d.data::jsonb -> 'backed_by', '[]'::jsonb),"
+        " 'tests', coalesce(d.data::jsonb -> 'tests', '[]'::jsonb))"
+        " ORDER BY w.created_at, w.rowid, d.id), '[]'::json)" EVIDENCE_FROM;
+#undef EVIDENCE_FROM
 
-    return decision_json(st, q, goal_id, out);
+    return decision_json(st, store_sql(st, q_lite, q_pg), goal_id, out);
 }
 
 /* Step s (goal_id bound as ?1 and ?2 by the caller when it has them) to
  * its end: each row filled by fill, handed to fn; s is done here. */
-static int decision_rows(store *st, sqlite3_stmt *s,
-                         void (*fill)(struct store_decision *d, sqlite3_stmt *s),
+static int decision_rows(store *st, store_stmt *s,
+                         void (*fill)(struct store_decision *d, store_stmt *s),
                          int (*fn)(const struct store_decision *d, void *ctx), void *ctx)
 {
     int rc = 0;
@@ -216,7 +228,7 @@ static int decision_rows(store *st, sqlite3_stmt *s,
     return rc;
 }
 
-static void fill_evidence(struct store_decision *d, sqlite3_stmt *s)
+static void fill_evidence(struct store_decision *d, store_stmt *s)
 {
     d->note = TXT(s, 0);
     d->data = TXT(s, 1);
@@ -232,16 +244,16 @@ int store_decision_each_evidence(store *st, const char *goal_id,
         " WHERE d.goal_id = ? AND d.kind = 'evidence' AND w.status = 'done' AND d.id IN"
         " (SELECT max(id) FROM decisions WHERE goal_id = ? AND kind = 'evidence'"
         " GROUP BY item_id, note) ORDER BY w.created_at, w.rowid, d.id";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, q_evidence,
-                               STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(goal_id)));
+                                STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
     return decision_rows(st, s, fill_evidence, fn, ctx);
 }
 
-static void fill_inputs(struct store_decision *d, sqlite3_stmt *s)
+static void fill_inputs(struct store_decision *d, store_stmt *s)
 {
     d->item_key = TXT(s, 0);
     d->data = TXT(s, 1);
@@ -258,16 +270,16 @@ int store_decision_each_gate_inputs_changed(store *st, const char *goal_id,
         " '$.gate_inputs_changed')) > 0 AND d.id IN (SELECT max(id) FROM decisions"
         " WHERE goal_id = ? AND kind = 'verification' GROUP BY item_id)"
         " ORDER BY w.created_at, w.rowid";
-    sqlite3_stmt *s;
-    int rc = store_prepare_args(st, &s, q_inputs,
-                               STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(goal_id)));
+    store_stmt *s;
+    int rc =
+        store_prepare_args(st, &s, q_inputs, STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
     return decision_rows(st, s, fill_inputs, fn, ctx);
 }
 
-static void fill_review(struct store_decision *d, sqlite3_stmt *s)
+static void fill_review(struct store_decision *d, store_stmt *s)
 {
     d->item_key = TXT(s, 0);
     d->kind = TXT(s, 1);
@@ -280,10 +292,11 @@ int store_decision_each_review(store *st, const char *goal_id,
                                int (*fn)(const struct store_decision *d, void *ctx), void *ctx)
 {
     static const char q_review[] =
-        "SELECT w.key, d.kind, ifnull(d.aspect, ''), ifnull(d.severity, ''), ifnull(d.note, '')"
+        "SELECT w.key, d.kind, coalesce(d.aspect, ''), coalesce(d.severity, ''), coalesce(d.note, "
+        "'')"
         " FROM decisions d JOIN work_items w ON w.id = d.item_id WHERE d.goal_id = ?"
         " AND d.kind IN ('review_verdict', 'review_finding', 'review_unavailable') ORDER BY d.id";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, q_review, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
@@ -333,22 +346,22 @@ int store_escalation_close_by_system(store *st, const char *goal_id, const char 
                               " AND status = 'open' ORDER BY created_at, id";
     static const char upd[] = "UPDATE escalations SET status = 'resolved', resolution = 'system',"
                               " resolution_input = ?, resolved_at = ? WHERE id = ?";
-    sqlite3_stmt *s, *u;
+    store_stmt *s, *u;
     int rc = store_prepare_args(st, &s, sel, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
-        const char *id = (const char *)sqlite3_column_text(s, 0);
+    while (rc == 0 && store_step(s) == STORE_ROW) {
+        const char *id = store_col_raw(s, 0);
         if ((rc = store_prepare(st, &u, upd)) == 0) {
             store_bind_text(u, 1, reason);
-            sqlite3_bind_int64(u, 2, now_ms);
+            store_bind_i64(u, 2, now_ms);
             store_bind_text(u, 3, id);
-            rc = sqlite3_step(u) == SQLITE_DONE ? 0 : store_err(st, "escalation");
+            rc = store_step(u) == STORE_DONE ? 0 : store_err(st, "escalation");
             store_done(u);
         }
         if (rc == 0)
-            rc = fn(id, (const char *)sqlite3_column_text(s, 1), ctx);
+            rc = fn(id, store_col_raw(s, 1), ctx);
     }
     store_done(s);
     return rc;
@@ -357,8 +370,9 @@ int store_escalation_close_by_system(store *st, const char *goal_id, const char 
 int store_escalation_insert(store *st, const struct store_escalation_new *e, int *inserted)
 {
     static const char ins[] =
-        "INSERT OR IGNORE INTO escalations(id, goal_id, item_id, run_id, type, severity, urgency,"
-        " status, packet, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)";
+        "INSERT INTO escalations(id, goal_id, item_id, run_id, type, severity, urgency,"
+        " status, packet, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)"
+        " ON CONFLICT DO NOTHING";
     int n = 0;
     int rc = store_exec_args(
         st, "escalation", &n, ins,
@@ -377,41 +391,41 @@ int store_escalation_packet_attempts(store *st, const char *goal_id, const char 
      * the item before the run was claimed - or, for a Plan B a dead run
      * left owed, the one its next run asked for (asked_in_run) */
     static const char q_item[] =
-        "SELECT id, kind, attempt, tier, model_index, ifnull(model, ''), status,"
-        " ifnull(summary, ''), ifnull(failure_reason, ''), ifnull(error_class, ''),"
-        " ifnull(error_signature, ''),"
+        "SELECT id, kind, attempt, tier, model_index, coalesce(model, ''), status,"
+        " coalesce(summary, ''), coalesce(failure_reason, ''), coalesce(error_class, ''),"
+        " coalesce(error_signature, ''),"
         " (SELECT CASE e.type WHEN 'recovery.plan_b' THEN json_extract(e.payload, '$.strategy')"
         "  ELSE json_extract(e.payload, '$.input') END FROM events e WHERE e.item_id = r.item_id"
         "  AND (e.type = 'recovery.plan_b' OR (e.type = 'escalation.resolved'"
         "  AND json_extract(e.payload, '$.action') = 'alternative'))"
         "  AND (e.id < (SELECT min(c.id) FROM events c WHERE c.run_id = r.id)"
-        "  OR (e.run_id = r.id AND json_extract(e.payload, '$.asked_in_run') = 1))"
+        "  OR (e.run_id = r.id AND CAST(coalesce(json_extract(e.payload, '$.asked_in_run'), '0') "
+        "AS BIGINT) = 1))"
         "  ORDER BY e.id DESC LIMIT 1)"
         " FROM runs r WHERE item_id = ? ORDER BY created_at, rowid";
     static const char q_goal[] =
-        "SELECT id, kind, attempt, tier, model_index, ifnull(model, ''), status,"
-        " ifnull(summary, ''), ifnull(failure_reason, ''), ifnull(error_class, ''),"
-        " ifnull(error_signature, ''), NULL FROM runs WHERE goal_id = ? AND item_id IS NULL"
+        "SELECT id, kind, attempt, tier, model_index, coalesce(model, ''), status,"
+        " coalesce(summary, ''), coalesce(failure_reason, ''), coalesce(error_class, ''),"
+        " coalesce(error_signature, ''), NULL FROM runs WHERE goal_id = ? AND item_id IS NULL"
         " ORDER BY created_at, rowid";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc;
 
     if ((rc = store_prepare(st, &s, item_id ? q_item : q_goal)) != 0)
         return rc;
     store_bind_text(s, 1, item_id ? item_id : goal_id);
-    while (sqlite3_step(s) == SQLITE_ROW) {
+    while (store_step(s) == STORE_ROW) {
         cJSON *o = cJSON_CreateObject();
         xcheck(o);
         cJSON_AddStringToObject(o, "run_id", store_col_text(s, 0));
         cJSON_AddStringToObject(o, "kind", store_col_text(s, 1));
-        cJSON_AddNumberToObject(o, "attempt", sqlite3_column_int(s, 2));
-        cJSON_AddNumberToObject(o, "tier", sqlite3_column_int(s, 3));
-        cJSON_AddNumberToObject(o, "model_index", sqlite3_column_int(s, 4));
+        cJSON_AddNumberToObject(o, "attempt", store_col_int(s, 2));
+        cJSON_AddNumberToObject(o, "tier", store_col_int(s, 3));
+        cJSON_AddNumberToObject(o, "model_index", store_col_int(s, 4));
         cJSON_AddStringToObject(o, "model", store_col_text(s, 5));
         cJSON_AddStringToObject(o, "status", store_col_text(s, 6));
-        cJSON_AddStringToObject(o, "strategy", sqlite3_column_type(s, 11) == SQLITE_NULL
-                                                   ? "as planned"
-                                                   : store_col_text(s, 11));
+        cJSON_AddStringToObject(o, "strategy",
+                                store_col_null(s, 11) ? "as planned" : store_col_text(s, 11));
         cJSON_AddStringToObject(o, "tried", store_col_text(s, 7));
         cJSON_AddStringToObject(o, "why_failed", store_col_text(s, 8));
         cJSON_AddStringToObject(o, "error_class", store_col_text(s, 9));
@@ -422,25 +436,24 @@ int store_escalation_packet_attempts(store *st, const char *goal_id, const char 
     return 0;
 }
 
-int store_escalation_packet_gates(store *st, const char *item_id, cJSON *passing,
-                                  cJSON *failing)
+int store_escalation_packet_gates(store *st, const char *item_id, cJSON *passing, cJSON *failing)
 {
     static const char q_gates[] =
-        "SELECT name, passed, ifnull(exit_code, -1), ifnull(classification, '')"
+        "SELECT name, passed, coalesce(exit_code, -1), coalesce(classification, '')"
         " FROM gate_results WHERE id IN (SELECT max(id) FROM gate_results WHERE item_id = ?"
         " GROUP BY name) ORDER BY name";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc;
 
     if ((rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(item_id)))) != 0)
         return rc;
-    while (sqlite3_step(s) == SQLITE_ROW) {
+    while (store_step(s) == STORE_ROW) {
         cJSON *g = cJSON_CreateObject();
         xcheck(g);
         cJSON_AddStringToObject(g, "name", store_col_text(s, 0));
-        cJSON_AddNumberToObject(g, "exit_code", sqlite3_column_int(s, 2));
+        cJSON_AddNumberToObject(g, "exit_code", store_col_int(s, 2));
         cJSON_AddStringToObject(g, "classification", store_col_text(s, 3));
-        cJSON_AddItemToArray(sqlite3_column_int(s, 1) ? passing : failing, g);
+        cJSON_AddItemToArray(store_col_int(s, 1) ? passing : failing, g);
     }
     store_done(s);
     return 0;
@@ -449,14 +462,14 @@ int store_escalation_packet_gates(store *st, const char *item_id, cJSON *passing
 int store_escalation_packet_artifacts(store *st, const char *goal_id, cJSON *arr)
 {
     static const char q_art[] =
-        "SELECT type, ifnull(ref, ''), ifnull(path, ''), ifnull(hash, '') FROM artifacts"
+        "SELECT type, coalesce(ref, ''), coalesce(path, ''), coalesce(hash, '') FROM artifacts"
         " WHERE goal_id = ? ORDER BY id";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc;
 
     if ((rc = store_prepare_args(st, &s, q_art, STORE_ARGS(STORE_TEXT(goal_id)))) != 0)
         return rc;
-    while (sqlite3_step(s) == SQLITE_ROW) {
+    while (store_step(s) == STORE_ROW) {
         cJSON *a = cJSON_CreateObject();
         xcheck(a);
         cJSON_AddStringToObject(a, "type", store_col_text(s, 0));
@@ -473,16 +486,16 @@ int store_escalation_packet_tool_calls(store *st, const char *run_id, cJSON *arr
 {
     static const char q[] =
         "SELECT tool, args FROM (SELECT id, json_extract(payload, '$.tool') AS tool,"
-        " substr(ifnull(json_extract(payload, '$.arguments'), ''), 1, 300) AS args FROM events"
+        " substr(coalesce(json_extract(payload, '$.arguments'), ''), 1, 300) AS args FROM events"
         " WHERE run_id = ? AND type = 'tool_call.started'"
-        " AND json_extract(payload, '$.tool') <> 'ask_human' ORDER BY id DESC LIMIT 5)"
+        " AND json_extract(payload, '$.tool') <> 'ask_human' ORDER BY id DESC LIMIT 5) AS last"
         " ORDER BY id";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc;
 
     if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(run_id)))) != 0)
         return rc;
-    while (sqlite3_step(s) == SQLITE_ROW) {
+    while (store_step(s) == STORE_ROW) {
         cJSON *o = cJSON_CreateObject();
         xcheck(o);
         cJSON_AddStringToObject(o, "tool", store_col_text(s, 0));
@@ -496,17 +509,17 @@ int store_escalation_packet_tool_calls(store *st, const char *run_id, cJSON *arr
 int store_escalation_ref_get(store *st, const char *id, struct store_escalation_ref *e)
 {
     static const char sql[] =
-        "SELECT e.goal_id, ifnull(e.item_id, ''), e.type, e.status, ifnull(w.status, ''),"
-        " ifnull(r.kind, '') FROM escalations e LEFT JOIN work_items w ON w.id = e.item_id"
+        "SELECT e.goal_id, coalesce(e.item_id, ''), e.type, e.status, coalesce(w.status, ''),"
+        " coalesce(r.kind, '') FROM escalations e LEFT JOIN work_items w ON w.id = e.item_id"
         " LEFT JOIN runs r ON r.id = e.run_id WHERE e.id = ?";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare(st, &s, sql);
 
     if (rc)
         return rc;
     memset(e, 0, sizeof(*e));
     store_bind_text(s, 1, id);
-    if (sqlite3_step(s) == SQLITE_ROW) {
+    if (store_step(s) == STORE_ROW) {
         snprintf(e->id, sizeof(e->id), "%s", id);
         store_col_copy(e->goal_id, sizeof(e->goal_id), s, 0);
         store_col_copy(e->item_id, sizeof(e->item_id), s, 1);
@@ -528,26 +541,26 @@ int store_escalation_set_paused(store *st, const char *id, const char *input)
     return store_exec_args(st, "resolve", NULL, sql, STORE_ARGS(STORE_TEXT(input), STORE_TEXT(id)));
 }
 
-int store_escalation_resolve(store *st, const char *id, const char *resolution,
-                             const char *input, int64_t now_ms)
+int store_escalation_resolve(store *st, const char *id, const char *resolution, const char *input,
+                             int64_t now_ms)
 {
     static const char sql[] =
         "UPDATE escalations SET status = 'resolved', resolution = ?, resolution_input = ?,"
         " resolved_at = ? WHERE id = ?";
-    return store_exec_args(st, "resolve", NULL, sql,
-                           STORE_ARGS(STORE_TEXT(resolution), STORE_TEXT(input), STORE_I64(now_ms),
-                                      STORE_TEXT(id)));
+    return store_exec_args(
+        st, "resolve", NULL, sql,
+        STORE_ARGS(STORE_TEXT(resolution), STORE_TEXT(input), STORE_I64(now_ms), STORE_TEXT(id)));
 }
 
-int store_escalation_resolve_others_partial(store *st, const char *goal_id,
-                                            const char *except_id, int64_t now_ms)
+int store_escalation_resolve_others_partial(store *st, const char *goal_id, const char *except_id,
+                                            int64_t now_ms)
 {
     static const char sql[] = "UPDATE escalations SET status = 'resolved', resolution ="
                               " 'complete_partial', resolved_at = ?3 WHERE goal_id = ?1"
                               " AND status = 'open' AND id <> ?2";
-    return store_exec_args(st, "resolve", NULL, sql,
-                           STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(except_id),
-                                      STORE_I64(now_ms)));
+    return store_exec_args(
+        st, "resolve", NULL, sql,
+        STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(except_id), STORE_I64(now_ms)));
 }
 
 int store_escalation_goal_held(store *st, const char *goal_id, int *yes)
@@ -558,12 +571,12 @@ int store_escalation_goal_held(store *st, const char *goal_id, int *yes)
         "        AND (e.item_id IS NULL OR w.critical = 1))"
         " + (SELECT count(*) FROM work_items WHERE goal_id = ?1 AND critical = 1"
         "        AND status IN ('blocked', 'escalated'))";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    *yes = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) > 0;
+    *yes = store_step(s) == STORE_ROW && store_col_int(s, 0) > 0;
     store_done(s);
     return 0;
 }
@@ -575,21 +588,21 @@ int store_escalation_ids_system_closable(store *st, const char *goal_id, const c
      * model's to fix); goal_only: not an item's either */
     static const char q[] =
         "SELECT e.id FROM escalations e LEFT JOIN runs r ON r.id = e.run_id"
-        " WHERE e.status = 'open' AND (?1 IS NULL OR e.goal_id = ?1) AND e.type = ?2"
-        " AND ifnull(r.kind, '') <> 'publish'"
-        " AND ifnull(json_extract(e.packet, '$.scope'), '') <> 'publish'"
+        " WHERE e.status = 'open' AND (CAST(?1 AS TEXT) IS NULL OR e.goal_id = ?1) AND e.type = ?2"
+        " AND coalesce(r.kind, '') <> 'publish'"
+        " AND coalesce(json_extract(e.packet, '$.scope'), '') <> 'publish'"
         " AND (?3 = 0 OR e.item_id IS NULL) ORDER BY e.created_at, e.id";
     size_t cap = 0;
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc;
 
     *out = NULL;
     *n = 0;
-    if ((rc = store_prepare_args(st, &s, q,
-                                STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(type),
-                                           STORE_I64(goal_only)))) != 0)
+    if ((rc = store_prepare_args(
+             st, &s, q, STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(type), STORE_I64(goal_only)))) !=
+        0)
         return rc;
-    while (sqlite3_step(s) == SQLITE_ROW) {
+    while (store_step(s) == STORE_ROW) {
         if (*n == cap) {
             cap = cap ? cap * 2 : 8;
             *out = xrealloc(*out, cap * sizeof(**out));
@@ -600,8 +613,8 @@ int store_escalation_ids_system_closable(store *st, const char *goal_id, const c
     return 0;
 }
 
-int store_escalation_goals_past_deadline(store *st, int64_t now_ms, char (*ids)[ID_SIZE],
-                                         int max, int *n)
+int store_escalation_goals_past_deadline(store *st, int64_t now_ms, char (*ids)[ID_SIZE], int max,
+                                         int *n)
 {
     static const char q[] =
         "SELECT id FROM goals g WHERE is_template = 0 AND deadline_at IS NOT NULL"
@@ -621,6 +634,5 @@ int store_escalation_goals_budget_spent(store *st, char (*ids)[ID_SIZE], int max
         " (budget_max_hours IS NOT NULL AND spent_wall_ms >= budget_max_hours * 3600000))"
         " AND NOT EXISTS (SELECT 1 FROM escalations e WHERE e.goal_id = g.id"
         " AND e.type = 'budget' AND e.status = 'open')";
-    return store_select_rows_copy(st, ids[0], sizeof(ids[0]), max, n, q_budget,
-                                  NULL, 0);
+    return store_select_rows_copy(st, ids[0], sizeof(ids[0]), max, n, q_budget, NULL, 0);
 }

@@ -10,12 +10,11 @@
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
-int store_event_add_raw(store *st, const char *goal_id, const char *item_id,
-                        const char *run_id, const char *type, const char *payload_json,
-                        int64_t *seq_out)
+int store_event_add_raw(store *st, const char *goal_id, const char *item_id, const char *run_id,
+                        const char *type, const char *payload_json, int64_t *seq_out)
 {
     static const char sql[] = "INSERT INTO events(ts, goal_id, item_id, run_id, type, payload)"
-                              " VALUES (?, ?, ?, ?, ?, ?)";
+                              " VALUES (?, ?, ?, ?, ?, ?) RETURNING id";
     return store_exec_insert(st, "event", seq_out, sql,
                              STORE_ARGS(STORE_I64(time_now_ms()), STORE_TEXT(goal_id),
                                         STORE_TEXT(item_id), STORE_TEXT(run_id), STORE_TEXT(type),
@@ -45,7 +44,7 @@ int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit
     static const char sql_goal[] =
         "SELECT id, ts, goal_id, item_id, run_id, type, payload FROM events"
         " WHERE goal_id = ? AND id > ? ORDER BY id LIMIT ?";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare(st, &s, goal_id ? sql_goal : sql_all);
     int i = 1;
 
@@ -53,17 +52,17 @@ int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit
         return rc;
     if (goal_id)
         store_bind_text(s, i++, goal_id);
-    sqlite3_bind_int64(s, i++, after_id);
-    sqlite3_bind_int64(s, i++, limit > 0 ? limit : -1);
+    store_bind_i64(s, i++, after_id);
+    store_bind_i64(s, i++, limit > 0 ? limit : -1);
     while (store_next_row(st, s, "events", &rc)) {
         struct store_event ev;
-        ev.id = sqlite3_column_int64(s, 0);
-        ev.ts = sqlite3_column_int64(s, 1);
-        ev.goal_id = (const char *)sqlite3_column_text(s, 2);
-        ev.item_id = (const char *)sqlite3_column_text(s, 3);
-        ev.run_id = (const char *)sqlite3_column_text(s, 4);
-        ev.type = (const char *)sqlite3_column_text(s, 5);
-        ev.payload = (const char *)sqlite3_column_text(s, 6);
+        ev.id = store_col_i64(s, 0);
+        ev.ts = store_col_i64(s, 1);
+        ev.goal_id = store_col_raw(s, 2);
+        ev.item_id = store_col_raw(s, 3);
+        ev.run_id = store_col_raw(s, 4);
+        ev.type = store_col_raw(s, 5);
+        ev.payload = store_col_raw(s, 6);
         rc = fn(&ev, ctx);
         if (rc)
             break;
@@ -74,41 +73,41 @@ int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit
 
 int store_event_id_before(store *st, int64_t ts, int64_t *out)
 {
-    static const char q[] = "SELECT ifnull(max(id), 0) FROM events WHERE ts < ?";
-    sqlite3_stmt *s;
+    static const char q[] = "SELECT coalesce(max(id), 0) FROM events WHERE ts < ?";
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_I64(ts)));
 
     if (rc)
         return rc;
-    rc = sqlite3_step(s) == SQLITE_ROW ? 0 : store_err(st, "events");
+    rc = store_step(s) == STORE_ROW ? 0 : store_err(st, "events");
     if (rc == 0)
-        *out = sqlite3_column_int64(s, 0);
+        *out = store_col_i64(s, 0);
     store_done(s);
     return rc;
 }
 
-int store_event_last_tool_call(store *st, const char *run_id, char *tool, size_t tool_n,
-                               char *arg, size_t arg_n)
+int store_event_last_tool_call(store *st, const char *run_id, char *tool, size_t tool_n, char *arg,
+                               size_t arg_n)
 {
     /* the arguments are kept as JSON text, maybe cut (tools/registry.c) */
     static const char q_tool[] =
         "SELECT tool, CASE WHEN json_valid(a) THEN coalesce(json_extract(a, '$.path'),"
         " json_extract(a, '$.command'), json_extract(a, '$.pattern'),"
         " json_extract(a, '$.summary'), json_extract(a, '$.question'), a) ELSE a END"
-        " FROM (SELECT ifnull(json_extract(payload, '$.tool'), '') AS tool,"
-        " ifnull(json_extract(payload, '$.arguments'), '') AS a FROM events"
-        " WHERE run_id = ? AND type = 'tool_call.started' ORDER BY id DESC LIMIT 1)";
+        " FROM (SELECT coalesce(json_extract(payload, '$.tool'), '') AS tool,"
+        " coalesce(json_extract(payload, '$.arguments'), '') AS a FROM events"
+        " WHERE run_id = ? AND type = 'tool_call.started' ORDER BY id DESC LIMIT 1) AS last";
     const struct store_text_col cols[] = {{tool, tool_n}, {arg, arg_n}};
     int found;
 
     return store_get_texts(st, "events", cols, 2, &found, q_tool, STORE_ARGS(STORE_TEXT(run_id)));
 }
 
-static void failure_fill(sqlite3_stmt *s, void *ctx)
+static void failure_fill(store_stmt *s, void *ctx)
 {
     struct store_event_failure *out = ctx;
 
-    out->ts = sqlite3_column_int64(s, 0);
+    out->ts = store_col_i64(s, 0);
     store_col_copy(out->type, sizeof(out->type), s, 1);
     store_col_copy(out->why, sizeof(out->why), s, 2);
     store_col_copy(out->tool, sizeof(out->tool), s, 3);
@@ -120,7 +119,7 @@ int store_event_last_failure(store *st, const char *goal_id, struct store_event_
     static const char q_err[] =
         "SELECT ts, type, coalesce(json_extract(payload, '$.reason'),"
         " json_extract(payload, '$.error'), json_extract(payload, '$.tool'), ''),"
-        " ifnull(json_extract(payload, '$.tool'), '') FROM events"
+        " coalesce(json_extract(payload, '$.tool'), '') FROM events"
         " WHERE goal_id = ? AND type IN ('run.failed', 'run.timeout', 'run.aborted',"
         " 'tool_call.failed') ORDER BY id DESC LIMIT 1";
 
@@ -141,18 +140,18 @@ int store_event_last_failure_goal(store *st, char out[ID_SIZE])
 int store_event_last_llm_usage(store *st, const char *goal_id, int64_t *tokens, double *cost_usd)
 {
     static const char sql[] =
-        "SELECT ifnull(json_extract(payload, '$.tokens_in'), 0) +"
-        " ifnull(json_extract(payload, '$.tokens_out'), 0),"
-        " ifnull(json_extract(payload, '$.cost_usd'), 0) FROM events"
+        "SELECT CAST(coalesce(json_extract(payload, '$.tokens_in'), '0') AS BIGINT) +"
+        " CAST(coalesce(json_extract(payload, '$.tokens_out'), '0') AS BIGINT),"
+        " CAST(coalesce(json_extract(payload, '$.cost_usd'), '0') AS DOUBLE PRECISION) FROM events"
         " WHERE goal_id = ? AND type = 'llm.response' ORDER BY id DESC LIMIT 1";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        *tokens = sqlite3_column_int64(s, 0);
-        *cost_usd = sqlite3_column_double(s, 1);
+    if (store_step(s) == STORE_ROW) {
+        *tokens = store_col_i64(s, 0);
+        *cost_usd = store_col_double(s, 1);
         rc = 0;
     } else {
         rc = ERR_NOTFOUND;
@@ -168,14 +167,13 @@ int store_event_item_tool_calls_each(store *st, const char *item_id,
     static const char sql[] =
         "SELECT type, payload FROM events WHERE item_id = ? AND type IN"
         " ('tool_call.started', 'tool_call.completed', 'tool_call.failed') ORDER BY id";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(item_id)));
 
     if (rc)
         return rc;
-    while (sqlite3_step(s) == SQLITE_ROW)
-        if ((rc = fn((const char *)sqlite3_column_text(s, 0),
-                     (const char *)sqlite3_column_text(s, 1), ctx)) != 0)
+    while (store_step(s) == STORE_ROW)
+        if ((rc = fn(store_col_raw(s, 0), store_col_raw(s, 1), ctx)) != 0)
             break;
     store_done(s);
     return rc;
@@ -184,6 +182,5 @@ int store_event_item_tool_calls_each(store *st, const char *item_id,
 int store_event_delete_before(store *st, int64_t cutoff_ms, int *deleted)
 {
     static const char del_events[] = "DELETE FROM events WHERE ts < ?";
-    return store_exec_args(st, "retention", deleted, del_events,
-                           STORE_ARGS(STORE_I64(cutoff_ms)));
+    return store_exec_args(st, "retention", deleted, del_events, STORE_ARGS(STORE_I64(cutoff_ms)));
 }

@@ -8,12 +8,12 @@
 #include "util/err.h"
 #include "util/timeutil.h"
 
-#define TXT(s, i) ((const char *)sqlite3_column_text((s), (i)))
+#define TXT(s, i) (store_col_raw((s), (i)))
 
 /* Step s to its end, each row filled by fill and handed to fn; s is done
  * here. */
-static int gate_result_rows(store *st, sqlite3_stmt *s,
-                            void (*fill)(struct store_gate_result *g, sqlite3_stmt *s),
+static int gate_result_rows(store *st, store_stmt *s,
+                            void (*fill)(struct store_gate_result *g, store_stmt *s),
                             int (*fn)(const struct store_gate_result *g, void *ctx), void *ctx)
 {
     int rc = 0;
@@ -29,15 +29,15 @@ static int gate_result_rows(store *st, sqlite3_stmt *s,
     return rc;
 }
 
-static void fill_of_item(struct store_gate_result *g, sqlite3_stmt *s)
+static void fill_of_item(struct store_gate_result *g, store_stmt *s)
 {
     g->name = TXT(s, 0);
-    g->passed = sqlite3_column_int(s, 1);
-    g->exit_code = sqlite3_column_int(s, 2);
+    g->passed = store_col_int(s, 1);
+    g->exit_code = store_col_int(s, 2);
     g->classification = TXT(s, 3);
-    g->counted = sqlite3_column_type(s, 4) != SQLITE_NULL;
-    g->tests_passed = sqlite3_column_int(s, 4);
-    g->tests_failed = sqlite3_column_int(s, 5);
+    g->counted = !store_col_null(s, 4);
+    g->tests_passed = store_col_int(s, 4);
+    g->tests_failed = store_col_int(s, 5);
     g->output_tail = TXT(s, 6);
     g->output_hash = TXT(s, 7);
     g->tree_id = TXT(s, 8);
@@ -45,17 +45,17 @@ static void fill_of_item(struct store_gate_result *g, sqlite3_stmt *s)
 }
 
 int store_gate_result_each_latest_of_item(store *st, const char *item_id,
-                                          int (*fn)(const struct store_gate_result *g,
-                                                    void *ctx),
+                                          int (*fn)(const struct store_gate_result *g, void *ctx),
                                           void *ctx)
 {
     static const char q_gates[] =
-        "SELECT name, passed, ifnull(exit_code, -1), ifnull(classification, ''), tests_passed,"
-        " tests_failed, ifnull(output_tail, ''), ifnull(output_hash, ''), ifnull(tree_id, ''),"
+        "SELECT name, passed, coalesce(exit_code, -1), coalesce(classification, ''), tests_passed,"
+        " tests_failed, coalesce(output_tail, ''), coalesce(output_hash, ''), coalesce(tree_id, "
+        "''),"
         " run_id FROM gate_results WHERE id IN (SELECT max(id) FROM gate_results"
         " WHERE item_id = ?1 AND run_id = (SELECT run_id FROM gate_results WHERE item_id = ?1"
         " ORDER BY id DESC LIMIT 1) GROUP BY name, tree_id) ORDER BY id";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(item_id)));
 
     if (rc)
@@ -63,30 +63,29 @@ int store_gate_result_each_latest_of_item(store *st, const char *item_id,
     return gate_result_rows(st, s, fill_of_item, fn, ctx);
 }
 
-static void fill_of_goal(struct store_gate_result *g, sqlite3_stmt *s)
+static void fill_of_goal(struct store_gate_result *g, store_stmt *s)
 {
     g->item_key = TXT(s, 0);
     g->name = TXT(s, 1);
-    g->passed = sqlite3_column_int(s, 2);
-    g->exit_code = sqlite3_column_int(s, 3);
+    g->passed = store_col_int(s, 2);
+    g->exit_code = store_col_int(s, 3);
     g->classification = TXT(s, 4);
-    g->counted = sqlite3_column_type(s, 5) != SQLITE_NULL;
-    g->tests_passed = sqlite3_column_int(s, 5);
-    g->tests_failed = sqlite3_column_int(s, 6);
+    g->counted = !store_col_null(s, 5);
+    g->tests_passed = store_col_int(s, 5);
+    g->tests_failed = store_col_int(s, 6);
     g->output_hash = TXT(s, 7);
 }
 
 int store_gate_result_each_latest_of_goal(store *st, const char *goal_id,
-                                          int (*fn)(const struct store_gate_result *g,
-                                                    void *ctx),
+                                          int (*fn)(const struct store_gate_result *g, void *ctx),
                                           void *ctx)
 {
     static const char q_gates[] =
-        "SELECT w.key, g.name, g.passed, ifnull(g.exit_code, -1), ifnull(g.classification, ''),"
+        "SELECT w.key, g.name, g.passed, coalesce(g.exit_code, -1), coalesce(g.classification, ''),"
         " g.tests_passed, g.tests_failed, g.output_hash FROM gate_results g"
         " JOIN work_items w ON w.id = g.item_id WHERE g.id IN (SELECT max(id) FROM gate_results"
         " WHERE goal_id = ? GROUP BY item_id, name) ORDER BY w.created_at, g.name";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
@@ -106,18 +105,17 @@ int store_gate_result_insert(store *st, const struct store_gate_row *r, int64_t 
         "INSERT INTO gate_results(goal_id, item_id, run_id, name, type, command, must_pass,"
         " passed, exit_code, duration_ms, output_tail, output_hash, tree_id, classification,"
         " tests_passed, tests_failed, tests_skipped, tests_total, created_at, tests_format, note)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id";
     return store_exec_insert(
         st, "gate result", id_out, sql,
-        STORE_ARGS(STORE_TEXT(r->goal_id), STORE_TEXT(r->item_id), STORE_TEXT(r->run_id),
-                   STORE_TEXT(r->name), STORE_TEXT(r->type), STORE_TEXT(r->command),
-                   STORE_I64(r->must_pass), STORE_I64(r->passed), STORE_I64(r->exit_code),
-                   STORE_I64(r->duration_ms), STORE_TEXT(r->output_tail),
-                   STORE_TEXT(r->output_hash), STORE_TEXT(r->tree_id),
-                   STORE_TEXT(r->classification), count_arg(r->tests_passed),
-                   count_arg(r->tests_failed), count_arg(r->tests_skipped),
-                   count_arg(r->tests_total), STORE_I64(time_now_ms()),
-                   STORE_TEXT(r->tests_format), STORE_TEXT(r->note)));
+        STORE_ARGS(
+            STORE_TEXT(r->goal_id), STORE_TEXT(r->item_id), STORE_TEXT(r->run_id),
+            STORE_TEXT(r->name), STORE_TEXT(r->type), STORE_TEXT(r->command),
+            STORE_I64(r->must_pass), STORE_I64(r->passed), STORE_I64(r->exit_code),
+            STORE_I64(r->duration_ms), STORE_TEXT(r->output_tail), STORE_TEXT(r->output_hash),
+            STORE_TEXT(r->tree_id), STORE_TEXT(r->classification), count_arg(r->tests_passed),
+            count_arg(r->tests_failed), count_arg(r->tests_skipped), count_arg(r->tests_total),
+            STORE_I64(time_now_ms()), STORE_TEXT(r->tests_format), STORE_TEXT(r->note)));
 }
 
 int store_gate_result_set_note(store *st, int64_t id, const char *note)
@@ -140,16 +138,16 @@ int store_gate_case_insert(store *st, int64_t gate_result_id, const char *name, 
 int store_gate_result_format(store *st, int64_t id, char **format_out)
 {
     static const char sql[] = "SELECT tests_format FROM gate_results WHERE id = ?";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc, step;
 
     *format_out = NULL;
     if ((rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(id)))) != 0)
         return rc;
-    step = sqlite3_step(s);
-    if (step == SQLITE_ROW)
+    step = store_step(s);
+    if (step == STORE_ROW)
         *format_out = store_col_strdup(s, 0);
-    else if (step == SQLITE_DONE)
+    else if (step == STORE_DONE)
         rc = err_set(ERR_NOTFOUND, "gate result %lld: not found", (long long)id);
     else
         rc = store_err(st, "gate result");
@@ -164,15 +162,14 @@ int store_gate_cases_each(store *st, int64_t gate_result_id,
 {
     static const char sql[] =
         "SELECT name, status, file FROM gate_cases WHERE gate_result_id = ? ORDER BY rowid";
-    sqlite3_stmt *s;
-    int rc, step = SQLITE_DONE;
+    store_stmt *s;
+    int rc, step = STORE_DONE;
 
     if ((rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(gate_result_id)))) != 0)
         return rc;
-    while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW)
-        rc = fn((const char *)sqlite3_column_text(s, 0), (const char *)sqlite3_column_text(s, 1),
-                (const char *)sqlite3_column_text(s, 2), ctx);
-    if (!rc && step != SQLITE_DONE)
+    while (!rc && (step = store_step(s)) == STORE_ROW)
+        rc = fn(store_col_raw(s, 0), store_col_raw(s, 1), store_col_raw(s, 2), ctx);
+    if (!rc && step != STORE_DONE)
         rc = store_err(st, "gate cases");
     store_done(s);
     return rc;
@@ -185,17 +182,16 @@ int store_gate_result_failed_last_run_each(store *st, const char *item_id,
 {
     static const char sql[] =
         "SELECT name, exit_code, output_tail FROM gate_results WHERE item_id = ? AND passed = 0"
-        " AND ifnull(classification, 'introduced') = 'introduced' AND run_id = (SELECT run_id"
+        " AND coalesce(classification, 'introduced') = 'introduced' AND run_id = (SELECT run_id"
         " FROM gate_results WHERE item_id = ? ORDER BY id DESC LIMIT 1) ORDER BY id";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc;
 
     if ((rc = store_prepare_args(st, &s, sql,
-                                STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(item_id)))) != 0)
+                                 STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(item_id)))) != 0)
         return rc;
-    while (!rc && sqlite3_step(s) == SQLITE_ROW)
-        rc = fn((const char *)sqlite3_column_text(s, 0), sqlite3_column_int(s, 1),
-                (const char *)sqlite3_column_text(s, 2), ctx);
+    while (!rc && store_step(s) == STORE_ROW)
+        rc = fn(store_col_raw(s, 0), store_col_int(s, 1), store_col_raw(s, 2), ctx);
     store_done(s);
     return rc;
 }
@@ -206,18 +202,18 @@ int store_gate_baseline_get(store *st, const char *goal_id, const char *gate, co
 {
     static const char q[] = "SELECT passed, format, cases FROM gate_baselines WHERE goal_id = ?"
                             " AND gate = ? AND command = ? AND baseline = ?";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc;
 
     *found = 0;
     *format = *cases = NULL;
     if ((rc = store_prepare_args(st, &s, q,
-                                STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(gate),
-                                           STORE_TEXT(command), STORE_TEXT(baseline)))) != 0)
+                                 STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(gate),
+                                            STORE_TEXT(command), STORE_TEXT(baseline)))) != 0)
         return rc;
-    if (sqlite3_step(s) == SQLITE_ROW) {
+    if (store_step(s) == STORE_ROW) {
         *found = 1;
-        *passed = sqlite3_column_int(s, 0);
+        *passed = store_col_int(s, 0);
         *format = store_col_strdup(s, 1);
         *cases = store_col_strdup(s, 2);
     }
@@ -228,8 +224,11 @@ int store_gate_baseline_get(store *st, const char *goal_id, const char *gate, co
 int store_gate_baseline_put(store *st, const struct store_gate_baseline *b)
 {
     static const char ins[] =
-        "INSERT OR REPLACE INTO gate_baselines(goal_id, gate, command, baseline, passed,"
-        " exit_code, format, cases, output_hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)";
+        "INSERT INTO gate_baselines(goal_id, gate, command, baseline, passed,"
+        " exit_code, format, cases, output_hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)"
+        " ON CONFLICT (goal_id, gate, command, baseline) DO UPDATE SET passed = excluded.passed,"
+        " exit_code = excluded.exit_code, format = excluded.format, cases = excluded.cases,"
+        " output_hash = excluded.output_hash, created_at = excluded.created_at";
     return store_exec_args(st, "gate baseline", NULL, ins,
                            STORE_ARGS(STORE_TEXT(b->goal_id), STORE_TEXT(b->gate),
                                       STORE_TEXT(b->command), STORE_TEXT(b->baseline),
@@ -243,15 +242,15 @@ int store_gate_result_latest_by_item_each(store *st, const char *item_id,
                                           void *ctx)
 {
     static const char q_gates[] =
-        "SELECT name, passed, ifnull(exit_code, -1) FROM gate_results WHERE id IN"
+        "SELECT name, passed, coalesce(exit_code, -1) FROM gate_results WHERE id IN"
         " (SELECT max(id) FROM gate_results WHERE item_id = ? GROUP BY name) ORDER BY name";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(item_id)));
 
     if (rc)
         return rc;
-    while (sqlite3_step(s) == SQLITE_ROW)
-        if ((rc = fn((const char *)sqlite3_column_text(s, 0), sqlite3_column_int(s, 1), ctx)) != 0)
+    while (store_step(s) == STORE_ROW)
+        if ((rc = fn(store_col_raw(s, 0), store_col_int(s, 1), ctx)) != 0)
             break;
     store_done(s);
     return rc;

@@ -9,34 +9,34 @@
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
-#define GOAL_COLS                                                                              \
-    "id, parent_id, title, description, status, priority, is_template, schedule, repo,"       \
-    " base_branch, branch, worktree, deadline_at, budget_max_tokens, budget_max_cost_usd,"    \
-    " budget_max_hours, spent_tokens, spent_cost_usd, spent_wall_ms, success_criteria,"       \
-    " allowed_actions, verification, publish, elaboration, spec, partial, blocked_reason,"    \
+#define GOAL_COLS                                                                                  \
+    "id, parent_id, title, description, status, priority, is_template, schedule, repo,"            \
+    " base_branch, branch, worktree, deadline_at, budget_max_tokens, budget_max_cost_usd,"         \
+    " budget_max_hours, spent_tokens, spent_cost_usd, spent_wall_ms, success_criteria,"            \
+    " allowed_actions, verification, publish, elaboration, spec, partial, blocked_reason,"         \
     " created_at, updated_at, started_at, ended_at, outcome, outcome_reason"
 
-static void bind_opt_i64(sqlite3_stmt *s, int i, int64_t v)
+static void bind_opt_i64(store_stmt *s, int i, int64_t v)
 {
     if (v < 0)
-        sqlite3_bind_null(s, i);
+        store_bind_null(s, i);
     else
-        sqlite3_bind_int64(s, i, v);
+        store_bind_i64(s, i, v);
 }
 
-static void bind_opt_double(sqlite3_stmt *s, int i, double v)
+static void bind_opt_double(store_stmt *s, int i, double v)
 {
     if (v < 0)
-        sqlite3_bind_null(s, i);
+        store_bind_null(s, i);
     else
-        sqlite3_bind_double(s, i, v);
+        store_bind_double(s, i, v);
 }
 
 int store_goal_insert(store *st, struct goal *g)
 {
     static const char sql[] = "INSERT INTO goals(" GOAL_COLS ") VALUES (?,?,?,?,?,?,?,?,?,?,"
                               "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare(st, &s, sql);
     int64_t now = time_now_ms();
 
@@ -48,8 +48,8 @@ int store_goal_insert(store *st, struct goal *g)
     store_bind_text(s, 3, g->title);
     store_bind_text(s, 4, g->description ? g->description : "");
     store_bind_text(s, 5, g->status ? g->status : "queued");
-    sqlite3_bind_int(s, 6, g->priority);
-    sqlite3_bind_int(s, 7, g->is_template);
+    store_bind_i64(s, 6, g->priority);
+    store_bind_i64(s, 7, g->is_template);
     store_bind_text(s, 8, g->schedule);
     store_bind_text(s, 9, g->repo);
     store_bind_text(s, 10, g->base_branch);
@@ -59,19 +59,19 @@ int store_goal_insert(store *st, struct goal *g)
     bind_opt_i64(s, 14, g->budget_max_tokens);
     bind_opt_double(s, 15, g->budget_max_cost_usd);
     bind_opt_double(s, 16, g->budget_max_hours);
-    sqlite3_bind_int64(s, 17, g->spent_tokens);
-    sqlite3_bind_double(s, 18, g->spent_cost_usd);
-    sqlite3_bind_int64(s, 19, g->spent_wall_ms);
+    store_bind_i64(s, 17, g->spent_tokens);
+    store_bind_double(s, 18, g->spent_cost_usd);
+    store_bind_i64(s, 19, g->spent_wall_ms);
     store_bind_text(s, 20, g->success_criteria ? g->success_criteria : "[]");
     store_bind_text(s, 21, g->allowed_actions);
     store_bind_text(s, 22, g->verification);
     store_bind_text(s, 23, g->publish);
     store_bind_text(s, 24, g->elaboration);
     store_bind_text(s, 25, g->spec);
-    sqlite3_bind_int(s, 26, g->partial);
+    store_bind_i64(s, 26, g->partial);
     store_bind_text(s, 27, g->blocked_reason);
-    sqlite3_bind_int64(s, 28, now);
-    sqlite3_bind_int64(s, 29, now);
+    store_bind_i64(s, 28, now);
+    store_bind_i64(s, 29, now);
     bind_opt_i64(s, 30, g->started_at);
     bind_opt_i64(s, 31, g->ended_at);
     store_bind_text(s, 32, g->outcome);
@@ -79,22 +79,22 @@ int store_goal_insert(store *st, struct goal *g)
     return store_step_done(st, s, "insert goal");
 }
 
-static int64_t col_opt_i64(sqlite3_stmt *s, int i)
+static int64_t col_opt_i64(store_stmt *s, int i)
 {
-    return sqlite3_column_type(s, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, i);
+    return store_col_null(s, i) ? -1 : store_col_i64(s, i);
 }
 
-static double col_opt_double(sqlite3_stmt *s, int i)
+static double col_opt_double(store_stmt *s, int i)
 {
-    return sqlite3_column_type(s, i) == SQLITE_NULL ? -1.0 : sqlite3_column_double(s, i);
+    return store_col_null(s, i) ? -1.0 : store_col_double(s, i);
 }
 
 /* Fill g from the current row.  With copy, strings are malloc'd; without,
  * they point into the statement (valid until the next step). */
-static void goal_from_row(struct goal *g, sqlite3_stmt *s, int copy)
+static void goal_from_row(struct goal *g, store_stmt *s, int copy)
 {
-#define TXT(i) (copy ? store_col_strdup(s, i) : (char *)sqlite3_column_text(s, i))
-    const char *id = (const char *)sqlite3_column_text(s, 0);
+#define TXT(i) (copy ? store_col_strdup(s, i) : (char *)store_col_raw(s, i))
+    const char *id = store_col_raw(s, 0);
 
     memset(g, 0, sizeof(*g));
     if (id) {
@@ -105,8 +105,8 @@ static void goal_from_row(struct goal *g, sqlite3_stmt *s, int copy)
     g->title = TXT(2);
     g->description = TXT(3);
     g->status = TXT(4);
-    g->priority = sqlite3_column_int(s, 5);
-    g->is_template = sqlite3_column_int(s, 6);
+    g->priority = store_col_int(s, 5);
+    g->is_template = store_col_int(s, 6);
     g->schedule = TXT(7);
     g->repo = TXT(8);
     g->base_branch = TXT(9);
@@ -116,19 +116,19 @@ static void goal_from_row(struct goal *g, sqlite3_stmt *s, int copy)
     g->budget_max_tokens = col_opt_i64(s, 13);
     g->budget_max_cost_usd = col_opt_double(s, 14);
     g->budget_max_hours = col_opt_double(s, 15);
-    g->spent_tokens = sqlite3_column_int64(s, 16);
-    g->spent_cost_usd = sqlite3_column_double(s, 17);
-    g->spent_wall_ms = sqlite3_column_int64(s, 18);
+    g->spent_tokens = store_col_i64(s, 16);
+    g->spent_cost_usd = store_col_double(s, 17);
+    g->spent_wall_ms = store_col_i64(s, 18);
     g->success_criteria = TXT(19);
     g->allowed_actions = TXT(20);
     g->verification = TXT(21);
     g->publish = TXT(22);
     g->elaboration = TXT(23);
     g->spec = TXT(24);
-    g->partial = sqlite3_column_int(s, 25);
+    g->partial = store_col_int(s, 25);
     g->blocked_reason = TXT(26);
-    g->created_at = sqlite3_column_int64(s, 27);
-    g->updated_at = sqlite3_column_int64(s, 28);
+    g->created_at = store_col_i64(s, 27);
+    g->updated_at = store_col_i64(s, 28);
     g->started_at = col_opt_i64(s, 29);
     g->ended_at = col_opt_i64(s, 30);
     g->outcome = TXT(31);
@@ -137,7 +137,7 @@ static void goal_from_row(struct goal *g, sqlite3_stmt *s, int copy)
 }
 
 /* store_row_fn: a new goal (copied strings) into *(struct goal **)ctx. */
-static void goal_fill(sqlite3_stmt *s, void *ctx)
+static void goal_fill(store_stmt *s, void *ctx)
 {
     struct goal **out = ctx;
 
@@ -184,11 +184,10 @@ void store_goal_free(struct goal *g)
 int store_goal_each(store *st, const char *status, int (*fn)(const struct goal *g, void *ctx),
                     void *ctx)
 {
-    static const char sql_all[] =
-        "SELECT " GOAL_COLS " FROM goals ORDER BY created_at DESC, id";
+    static const char sql_all[] = "SELECT " GOAL_COLS " FROM goals ORDER BY created_at DESC, id";
     static const char sql_status[] =
         "SELECT " GOAL_COLS " FROM goals WHERE status = ? ORDER BY created_at DESC, id";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare(st, &s, status ? sql_status : sql_all);
 
     if (rc)
@@ -227,7 +226,7 @@ int store_resolve_id(store *st, const char *table, const char *prefix, char out[
     };
     const char *what = table;
     const char *sql = NULL;
-    sqlite3_stmt *s;
+    store_stmt *s;
     int n = 0, rc;
     char lower[ID_SIZE];
     size_t len = strlen(prefix);
@@ -250,8 +249,7 @@ int store_resolve_id(store *st, const char *table, const char *prefix, char out[
     for (size_t i = 0; i <= len; i++)
         lower[i] = (char)(prefix[i] >= 'A' && prefix[i] <= 'F' ? prefix[i] + 32 : prefix[i]);
     if (!id_prefix_valid(lower))
-        return err_set(ERR_INVALID, "%s id \"%s\": expected hexadecimal characters", what,
-                       prefix);
+        return err_set(ERR_INVALID, "%s id \"%s\": expected hexadecimal characters", what, prefix);
     if (len < ID_SHORT)
         return err_set(ERR_INVALID, "%s id \"%s\": give at least %d characters", what, prefix,
                        ID_SHORT);
@@ -259,7 +257,7 @@ int store_resolve_id(store *st, const char *table, const char *prefix, char out[
         return rc;
     while (store_next_row(st, s, "resolve id", &rc)) {
         if (n == 0) {
-            strncpy(out, (const char *)sqlite3_column_text(s, 0), ID_LEN);
+            strncpy(out, store_col_raw(s, 0), ID_LEN);
             out[ID_LEN] = '\0';
         }
         n++;
@@ -270,18 +268,17 @@ int store_resolve_id(store *st, const char *table, const char *prefix, char out[
     if (n == 0)
         return err_set(ERR_NOTFOUND, "%s %s: not found", what, prefix);
     if (n > 1)
-        return err_set(ERR_AMBIGUOUS, "%s id %s is ambiguous: give more characters", what,
-                       prefix);
+        return err_set(ERR_AMBIGUOUS, "%s id %s is ambiguous: give more characters", what, prefix);
     return 0;
 }
 
 int store_goal_add_spend(store *st, const char *goal_id, int64_t tokens, double cost_usd)
 {
-    return store_exec_args(st, "recording goal usage", NULL,
-                           "UPDATE goals SET spent_tokens = spent_tokens + ?, "
-                           "spent_cost_usd = spent_cost_usd + ? WHERE id = ?",
-                           STORE_ARGS(STORE_I64(tokens), STORE_DOUBLE(cost_usd),
-                                      STORE_TEXT(goal_id)));
+    return store_exec_args(
+        st, "recording goal usage", NULL,
+        "UPDATE goals SET spent_tokens = spent_tokens + ?, "
+        "spent_cost_usd = spent_cost_usd + ? WHERE id = ?",
+        STORE_ARGS(STORE_I64(tokens), STORE_DOUBLE(cost_usd), STORE_TEXT(goal_id)));
 }
 
 int store_goal_set_partial(store *st, const char *goal_id)
@@ -312,29 +309,34 @@ int store_goal_ended(store *st, const char *goal_id, int *ended)
 int store_goal_each_waiting(store *st, int (*fn)(const struct store_goal_waiting *w, void *ctx),
                             void *ctx)
 {
-    static const char q[] =
-        "SELECT g.id, g.title, e.id, e.packet,"
-        " (SELECT group_concat(b.error_class || ': ' || ifnull(b.reason, 'open'), '; ')"
-        "  FROM breakers b WHERE b.state <> 'closed'),"
-        " (SELECT x.id FROM escalations x JOIN breakers b ON b.error_class = x.type"
-        "  AND b.state <> 'closed' WHERE x.status = 'open' ORDER BY x.created_at LIMIT 1)"
-        " FROM goals g LEFT JOIN escalations e ON e.id = (SELECT id FROM escalations"
-        "  WHERE goal_id = g.id AND status = 'open' ORDER BY created_at, id LIMIT 1)"
-        " WHERE g.is_template = 0 AND g.status IN ('queued', 'active', 'blocked')"
-        " ORDER BY g.created_at, g.id";
-    sqlite3_stmt *s;
-    int rc = store_prepare(st, &s, q);
+    /* the open breakers joined into one text: the dialects name the
+     * aggregate differently */
+#define WAITING_SQL(JOIN)                                                                          \
+    "SELECT g.id, g.title, e.id, e.packet,"                                                        \
+    " (SELECT " JOIN "(b.error_class || ': ' || coalesce(b.reason, 'open'), '; ')"                 \
+    "  FROM breakers b WHERE b.state <> 'closed'),"                                                \
+    " (SELECT x.id FROM escalations x JOIN breakers b ON b.error_class = x.type"                   \
+    "  AND b.state <> 'closed' WHERE x.status = 'open' ORDER BY x.created_at LIMIT 1)"             \
+    " FROM goals g LEFT JOIN escalations e ON e.id = (SELECT id FROM escalations"                  \
+    "  WHERE goal_id = g.id AND status = 'open' ORDER BY created_at, id LIMIT 1)"                  \
+    " WHERE g.is_template = 0 AND g.status IN ('queued', 'active', 'blocked')"                     \
+    " ORDER BY g.created_at, g.id"
+    static const char q_lite[] = WAITING_SQL("group_concat");
+    static const char q_pg[] = WAITING_SQL("string_agg");
+#undef WAITING_SQL
+    store_stmt *s;
+    int rc = store_prepare(st, &s, store_sql(st, q_lite, q_pg));
 
     if (rc)
         return rc;
     while (store_next_row(st, s, "goals", &rc)) {
         struct store_goal_waiting w;
-        w.id = (const char *)sqlite3_column_text(s, 0);
-        w.title = (const char *)sqlite3_column_text(s, 1);
-        w.escalation_id = (const char *)sqlite3_column_text(s, 2);
-        w.packet = (const char *)sqlite3_column_text(s, 3);
-        w.breakers = (const char *)sqlite3_column_text(s, 4);
-        w.breaker_escalation_id = (const char *)sqlite3_column_text(s, 5);
+        w.id = store_col_raw(s, 0);
+        w.title = store_col_raw(s, 1);
+        w.escalation_id = store_col_raw(s, 2);
+        w.packet = store_col_raw(s, 3);
+        w.breakers = store_col_raw(s, 4);
+        w.breaker_escalation_id = store_col_raw(s, 5);
         if ((rc = fn(&w, ctx)) != 0)
             break;
     }
@@ -356,12 +358,14 @@ int store_goal_attempts_reset(store *st, const char *id)
 
 int store_goal_spend_run_wall(store *st, const char *goal_id, const char *run_id, int64_t now_ms)
 {
-    static const char wall[] = "UPDATE goals SET spent_wall_ms = spent_wall_ms + max(0, ? -"
-                               " ifnull((SELECT started_at FROM runs WHERE id = ?), ?))"
-                               " WHERE id = ?";
+    /* the run's wall time, never negative (no two-argument max() in
+     * PostgreSQL) */
+    static const char wall[] =
+        "UPDATE goals SET spent_wall_ms = spent_wall_ms + (SELECT CASE WHEN d > 0 THEN d ELSE 0"
+        " END FROM (SELECT ?1 - coalesce((SELECT started_at FROM runs WHERE id = ?2), ?1) AS d)"
+        " AS x) WHERE id = ?3";
     return store_exec_args(st, "run", NULL, wall,
-                           STORE_ARGS(STORE_I64(now_ms), STORE_TEXT(run_id), STORE_I64(now_ms),
-                                      STORE_TEXT(goal_id)));
+                           STORE_ARGS(STORE_I64(now_ms), STORE_TEXT(run_id), STORE_TEXT(goal_id)));
 }
 
 int store_goal_status_get(store *st, const char *id, int *found, char status[32])
@@ -370,12 +374,12 @@ int store_goal_status_get(store *st, const char *id, int *found, char status[32]
     return store_get_text(st, "goal", status, 32, found, sql, STORE_ARGS(STORE_TEXT(id)));
 }
 
-int store_goal_status_set(store *st, const char *id, const char *from, const char *to,
-                          int terminal, int64_t now_ms, int *changed)
+int store_goal_status_set(store *st, const char *id, const char *from, const char *to, int terminal,
+                          int64_t now_ms, int *changed)
 {
     static const char sql[] =
         "UPDATE goals SET status = ?1, updated_at = ?2,"
-        " started_at = CASE WHEN ?1 = 'active' THEN ifnull(started_at, ?2) ELSE started_at END,"
+        " started_at = CASE WHEN ?1 = 'active' THEN coalesce(started_at, ?2) ELSE started_at END,"
         " ended_at = CASE WHEN ?3 THEN ?2 ELSE ended_at END WHERE id = ?4 AND status = ?5";
     return store_status_set(st, sql, id, from, to, terminal, now_ms, changed);
 }
@@ -405,8 +409,7 @@ int store_goal_set_nothing_to_do(store *st, const char *id, const char *elaborat
     static const char sql[] = "UPDATE goals SET elaboration = ?, outcome = 'nothing_to_do',"
                               " outcome_reason = ?, branch = NULL WHERE id = ?";
     return store_exec_args(st, "elaboration", NULL, sql,
-                           STORE_ARGS(STORE_TEXT(elaboration), STORE_TEXT(reason),
-                                      STORE_TEXT(id)));
+                           STORE_ARGS(STORE_TEXT(elaboration), STORE_TEXT(reason), STORE_TEXT(id)));
 }
 
 int store_goal_budget_get(store *st, const char *id, struct budget_facts *out)
@@ -414,25 +417,25 @@ int store_goal_budget_get(store *st, const char *id, struct budget_facts *out)
     static const char sql[] =
         "SELECT budget_max_tokens, budget_max_cost_usd, budget_max_hours, spent_tokens,"
         " spent_cost_usd, spent_wall_ms FROM goals WHERE id = ?";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(id)));
 
     memset(out, 0, sizeof(*out));
     if (rc)
         return rc;
-    if (sqlite3_step(s) != SQLITE_ROW) {
+    if (store_step(s) != STORE_ROW) {
         store_done(s);
         return err_set(ERR_NOTFOUND, "goal %s: not found", id);
     }
-    out->has_max_tokens = sqlite3_column_type(s, 0) != SQLITE_NULL;
-    out->has_max_cost = sqlite3_column_type(s, 1) != SQLITE_NULL;
-    out->has_max_hours = sqlite3_column_type(s, 2) != SQLITE_NULL;
-    out->max_tokens = sqlite3_column_int64(s, 0);
-    out->max_cost_usd = sqlite3_column_double(s, 1);
-    out->max_hours = sqlite3_column_double(s, 2);
-    out->spent_tokens = sqlite3_column_int64(s, 3);
-    out->spent_cost_usd = sqlite3_column_double(s, 4);
-    out->spent_wall_ms = sqlite3_column_int64(s, 5);
+    out->has_max_tokens = !store_col_null(s, 0);
+    out->has_max_cost = !store_col_null(s, 1);
+    out->has_max_hours = !store_col_null(s, 2);
+    out->max_tokens = store_col_i64(s, 0);
+    out->max_cost_usd = store_col_double(s, 1);
+    out->max_hours = store_col_double(s, 2);
+    out->spent_tokens = store_col_i64(s, 3);
+    out->spent_cost_usd = store_col_double(s, 4);
+    out->spent_wall_ms = store_col_i64(s, 5);
     store_done(s);
     return 0;
 }
@@ -440,7 +443,7 @@ int store_goal_budget_get(store *st, const char *id, struct budget_facts *out)
 int store_goal_status_fresh(store *st, const char *id, char *status, size_t n,
                             int *never_elaborated)
 {
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc;
 
     status[0] = '\0';
@@ -449,10 +452,10 @@ int store_goal_status_fresh(store *st, const char *id, char *status, size_t n,
     if ((rc = store_prepare(st, &s, "SELECT status, elaboration IS NULL FROM goals WHERE id = ?")))
         return rc;
     store_bind_text(s, 1, id);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        snprintf(status, n, "%s", sqlite3_column_text(s, 0));
+    if (store_step(s) == STORE_ROW) {
+        snprintf(status, n, "%s", store_col_raw(s, 0));
         if (never_elaborated)
-            *never_elaborated = sqlite3_column_int(s, 1);
+            *never_elaborated = store_col_int(s, 1);
     }
     store_done(s);
     return 0;
@@ -473,30 +476,34 @@ int store_goal_budget_raise(store *st, const char *id, double max_tokens, double
 
 int store_goal_set_partial_rearm(store *st, const char *id)
 {
-    return store_exec_id(st, "UPDATE goals SET partial = 1, attempts = 0, next_attempt_at = 0"
-                            " WHERE id = ?1",
+    return store_exec_id(st,
+                         "UPDATE goals SET partial = 1, attempts = 0, next_attempt_at = 0"
+                         " WHERE id = ?1",
                          id, "resolve");
 }
 
 int store_goal_publish_skip_push(store *st, const char *id)
 {
-    return store_exec_id(st, "UPDATE goals SET publish = json_set(ifnull(publish, '{}'),"
-                            " '$.push', json('false'), '$.pull_request', json('false')),"
-                            " attempts = 0, next_attempt_at = 0 WHERE id = ?1",
-                         id, "resolve");
+    static const char q_lite[] = "UPDATE goals SET publish = json_set(coalesce(publish, '{}'),"
+                                 " '$.push', json('false'), '$.pull_request', json('false')),"
+                                 " attempts = 0, next_attempt_at = 0 WHERE id = ?1";
+    static const char q_pg[] = "UPDATE goals SET publish = (coalesce(publish, '{}')::jsonb"
+                               " || '{\"push\": false, \"pull_request\": false}'::jsonb)::text,"
+                               " attempts = 0, next_attempt_at = 0 WHERE id = ?1";
+
+    return store_exec_id(st, store_sql(st, q_lite, q_pg), id, "resolve");
 }
 
 int store_goal_attempts_rearm(store *st, const char *id)
 {
-    return store_exec_id(st, "UPDATE goals SET attempts = 0, next_attempt_at = 0 WHERE id = ?1",
-                         id, "resolve");
+    return store_exec_id(st, "UPDATE goals SET attempts = 0, next_attempt_at = 0 WHERE id = ?1", id,
+                         "resolve");
 }
 
 int store_goal_set_next_attempt(store *st, const char *id, int64_t at_ms)
 {
     static const char sql[] = "UPDATE goals SET next_attempt_at = ? WHERE id = ?";
-    return store_exec_args(st, "recover", NULL, sql,
-                           STORE_ARGS(STORE_I64(at_ms), STORE_TEXT(id)));
+    return store_exec_args(st, "recover", NULL, sql, STORE_ARGS(STORE_I64(at_ms), STORE_TEXT(id)));
 }
 
 int store_goal_open_instance(store *st, const char *template_id, char out[ID_SIZE])

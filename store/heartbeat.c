@@ -13,12 +13,12 @@ struct tick_out {
     int64_t *last_tick;
 };
 
-static void tick_fill(sqlite3_stmt *s, void *ctx)
+static void tick_fill(store_stmt *s, void *ctx)
 {
     const struct tick_out *t = ctx;
 
-    *t->pid = (long)sqlite3_column_int64(s, 0);
-    *t->last_tick = sqlite3_column_int64(s, 1);
+    *t->pid = (long)store_col_i64(s, 0);
+    *t->last_tick = store_col_i64(s, 1);
 }
 
 int store_heartbeat_tick(store *st, long *pid, int64_t *last_tick, int *found)
@@ -41,13 +41,13 @@ int store_heartbeat_write(store *st, long pid, int64_t started_at, int64_t last_
                                       STORE_I64(last_tick), STORE_TEXT(lanes_json)));
 }
 
-static void heartbeat_fill(sqlite3_stmt *s, void *ctx)
+static void heartbeat_fill(store_stmt *s, void *ctx)
 {
     struct store_heartbeat *out = ctx;
 
-    out->pid = (long)sqlite3_column_int64(s, 0);
-    out->started_at = sqlite3_column_int64(s, 1);
-    out->last_tick = sqlite3_column_int64(s, 2);
+    out->pid = (long)store_col_i64(s, 0);
+    out->started_at = store_col_i64(s, 1);
+    out->last_tick = store_col_i64(s, 2);
     out->lanes = store_col_strdup(s, 3);
 }
 

@@ -1,8 +1,14 @@
 /*
- * internal.h - what only store/ may use: the SQLite connection, its
- * statement cache and the bind/column helpers.  Nothing outside store/
- * includes this header (issue 18): callers use the typed functions of
- * store/<entity>.h, which say who frees what.
+ * internal.h - what only store/ may use: statements, their cache and the
+ * bind/column helpers, over either backend (store/backend.h).  Nothing
+ * outside store/ includes this header (issue 18): callers use the typed
+ * functions of store/<entity>.h, which say who frees what.
+ *
+ * SQL is written once for both backends where it can be: `?` and `?N`
+ * placeholders (PostgreSQL's driver numbers them $N), coalesce() rather
+ * than ifnull(), RETURNING for new ids, `rowid` (a column of that name in
+ * PostgreSQL's schema).  A query whose dialects differ names both:
+ * store_sql(st, sqlite_sql, pg_sql).
  */
 #ifndef GOALD_STORE_INTERNAL_H
 #define GOALD_STORE_INTERNAL_H
@@ -10,16 +16,34 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#include <sqlite3.h>
-
 #include "store/store.h"
 
-sqlite3 *store_db(store *st);
+typedef struct store_stmt store_stmt;
+
+enum store_dialect { STORE_SQLITE, STORE_PG };
+
+/* What store_step() returns: a row, the end, or a failure (the
+ * connection's error: store_err()). */
+#define STORE_ROW 100
+#define STORE_DONE 101
+#define STORE_FAIL 1
+
+enum store_dialect store_dialect_of(const store *st);
+/* sqlite_sql or pg_sql, by the backend of st (both are literals: the
+ * statement cache keys on them). */
+const char *store_sql(const store *st, const char *sqlite_sql, const char *pg_sql);
 
 /* Prepare sql (cached on the connection for its lifetime: callers must
- * sqlite3_reset() via store_done() and never finalize). */
-int store_prepare(store *st, sqlite3_stmt **out, const char *sql);
-void store_done(sqlite3_stmt *stmt); /* reset + clear bindings; accepts NULL */
+ * reset it via store_done() and never finalize it). */
+int store_prepare(store *st, store_stmt **out, const char *sql);
+void store_done(store_stmt *stmt); /* reset + clear bindings; accepts NULL */
+/* A statement outside the cache (sql need not outlive it: tests build
+ * theirs), finalised by store_finalize() (accepts NULL). */
+int store_prepare_uncached(store *st, store_stmt **out, const char *sql);
+void store_finalize(store_stmt *stmt);
+int store_step(store_stmt *s); /* STORE_ROW, STORE_DONE or STORE_FAIL */
+/* Rows the last step of s changed (INSERT, UPDATE, DELETE). */
+int store_changes(store_stmt *s);
 
 /* Execute one or more statements without results. */
 int store_exec(store *st, const char *sql);
@@ -29,9 +53,20 @@ int store_exec(store *st, const char *sql);
 int store_ids(store *st, const char *sql, const char *arg, char (**out)[37], size_t *n);
 
 /* Bind helpers: NULL text binds SQL NULL. */
-int store_bind_text(sqlite3_stmt *s, int i, const char *v);
+void store_bind_text(store_stmt *s, int i, const char *v);
+void store_bind_i64(store_stmt *s, int i, int64_t v);
+void store_bind_double(store_stmt *s, int i, double v);
+void store_bind_null(store_stmt *s, int i);
+
+/* Columns of the current row (i from 0). */
+int store_col_null(store_stmt *s, int i);
+int64_t store_col_i64(store_stmt *s, int i);
+int store_col_int(store_stmt *s, int i);
+double store_col_double(store_stmt *s, int i);
+/* Column text, NULL for SQL NULL (valid until the next step/done). */
+const char *store_col_raw(store_stmt *s, int i);
 /* Column text as a malloc'd copy (caller frees) or NULL. */
-char *store_col_strdup(sqlite3_stmt *s, int i);
+char *store_col_strdup(store_stmt *s, int i);
 
 /* Shared statement shapes (store/query.c), so each store/<entity>.c says
  * only its SQL, its values and its error wording (what). */
@@ -50,34 +85,34 @@ struct store_arg {
 #define STORE_I64(v) ((struct store_arg){.type = STORE_ARG_I64, .i64 = (v)})
 #define STORE_DOUBLE(v) ((struct store_arg){.type = STORE_ARG_DOUBLE, .d = (v)})
 #define STORE_NULL ((struct store_arg){.type = STORE_ARG_NULL})
-#define STORE_ARGS(...)                                                                        \
-    (const struct store_arg[]){__VA_ARGS__},                                                   \
+#define STORE_ARGS(...)                                                                            \
+    (const struct store_arg[]){__VA_ARGS__},                                                       \
         (int)(sizeof((const struct store_arg[]){__VA_ARGS__}) / sizeof(struct store_arg))
 
 /* Bind args[0..n) as ?1..?n. */
-void store_bind_args(sqlite3_stmt *s, const struct store_arg *args, int n);
+void store_bind_args(store_stmt *s, const struct store_arg *args, int n);
 
 /* store_prepare() then store_bind_args(): the statement is bound only when
  * the prepare succeeded (0). */
-int store_prepare_args(store *st, sqlite3_stmt **out, const char *sql,
-                       const struct store_arg *args, int n);
+int store_prepare_args(store *st, store_stmt **out, const char *sql, const struct store_arg *args,
+                       int n);
 
 /* Step s: 1 while it has a row; 0 at its end (*rc untouched) or on a
  * step error (*rc = store_err(st, what)).  For
  * `while (store_next_row(st, s, what, &rc)) { ... }`. */
-int store_next_row(store *st, sqlite3_stmt *s, const char *what, int *rc);
+int store_next_row(store *st, store_stmt *s, const char *what, int *rc);
 
 /* Step s, which returns no row, then store_done(s): 0, or store_err(st, what). */
-int store_step_done(store *st, sqlite3_stmt *s, const char *what);
+int store_step_done(store *st, store_stmt *s, const char *what);
 
 /* Prepare sql, bind args and step it to DONE: 0, or the store's error (what).
- * When changed is not NULL it gets sqlite3_changes() after the step (0 when
+ * When changed is not NULL it gets store_changes() after the step (0 when
  * the prepare fails). */
 int store_exec_args(store *st, const char *what, int *changed, const char *sql,
                     const struct store_arg *args, int n);
 
-/* store_exec_args() of an INSERT: *id_out (when not NULL) gets the new
- * row's id after a successful step. */
+/* store_exec_args() of an INSERT ending in RETURNING (its id: both
+ * dialects): *id_out (when not NULL) gets the new row's id. */
 int store_exec_insert(store *st, const char *what, int64_t *id_out, const char *sql,
                       const struct store_arg *args, int n);
 
@@ -85,13 +120,13 @@ int store_exec_insert(store *st, const char *what, int64_t *id_out, const char *
 int store_exec_id(store *st, const char *sql, const char *id, const char *what);
 
 /* Column i as text: "" for NULL (valid until the next step/done of s). */
-const char *store_col_text(sqlite3_stmt *s, int i);
+const char *store_col_text(store_stmt *s, int i);
 /* Copy column i into out (n bytes, cut; "" for NULL). */
-void store_col_copy(char *out, size_t n, sqlite3_stmt *s, int i);
+void store_col_copy(char *out, size_t n, store_stmt *s, int i);
 
 /* Column 0 of each row of s (at most max) into rows, each width bytes
  * (cut); *n rows; then store_done(s).  A step error ends the rows. */
-void store_rows_copy(char *rows, size_t width, int max, int *n, sqlite3_stmt *s);
+void store_rows_copy(char *rows, size_t width, int max, int *n, store_stmt *s);
 
 /* The first column of the first row sql selects with args bound, as an
  * int64: *found 1 and *out set on a row; *found 0 and *out untouched when
@@ -102,11 +137,11 @@ int store_get_int64(store *st, const char *what, int64_t *out, int *found, const
 /* A status transition: sql binds ?1 to, ?2 now_ms, ?3 terminal, ?4 id,
  * ?5 from (UPDATE ... WHERE id = ?4 AND status = ?5).  *changed is 1 when
  * exactly one row moved; a step error is store_err(st, "status"). */
-int store_status_set(store *st, const char *sql, const char *id, const char *from,
-                     const char *to, int terminal, int64_t now_ms, int *changed);
+int store_status_set(store *st, const char *sql, const char *id, const char *from, const char *to,
+                     int terminal, int64_t now_ms, int *changed);
 
 /* Fill an out-value from the current row of s (ctx: the caller's). */
-typedef void store_row_fn(sqlite3_stmt *s, void *ctx);
+typedef void store_row_fn(store_stmt *s, void *ctx);
 
 /* The first row sql selects with args bound: fill(s, ctx) and *found 1 on
  * a row; *found 0 when none; a step error is store_err(st, what). */
@@ -125,8 +160,8 @@ int store_get_texts(store *st, const char *what, const struct store_text_col *co
                     int *found, const char *sql, const struct store_arg *args, int nargs);
 
 /* store_get_texts() of one column. */
-int store_get_text(store *st, const char *what, char *out, size_t n, int *found,
-                   const char *sql, const struct store_arg *args, int nargs);
+int store_get_text(store *st, const char *what, char *out, size_t n, int *found, const char *sql,
+                   const struct store_arg *args, int nargs);
 
 /* The first column of the one row sql (args bound) selects, as an int64
  * (a count): a step error, or no row, is store_err(st, what). */
@@ -136,8 +171,8 @@ int store_count(store *st, const char *what, int64_t *out, const char *sql,
 /* Column 0 of the first row sql selects with args bound, copied into out
  * (n bytes, cut; "" for NULL or no row).  Only a prepare error is
  * returned: a step error reads as no row. */
-int store_peek_text(store *st, char *out, size_t n, const char *sql,
-                    const struct store_arg *args, int nargs);
+int store_peek_text(store *st, char *out, size_t n, const char *sql, const struct store_arg *args,
+                    int nargs);
 
 /* store_rows_copy() of sql with args bound (*n is 0 on a prepare error,
  * which is returned; a step error ends the rows). */

@@ -9,10 +9,10 @@
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
-#define ITEM_COLS                                                                              \
-    "id, goal_id, key, title, description, type, status, priority, effort, critical,"        \
-    " attempts, tier, max_retries, model_index, next_attempt_at, timeout_s, strategy,"       \
-    " human_input, question, summary, verified, commit_sha, created_at, updated_at,"         \
+#define ITEM_COLS                                                                                  \
+    "id, goal_id, key, title, description, type, status, priority, effort, critical,"              \
+    " attempts, tier, max_retries, model_index, next_attempt_at, timeout_s, strategy,"             \
+    " human_input, question, summary, verified, commit_sha, created_at, updated_at,"               \
     " started_at, ended_at"
 
 int item_effort_points(const char *effort)
@@ -34,7 +34,7 @@ int store_item_insert(store *st, struct work_item *wi)
 {
     static const char sql[] = "INSERT INTO work_items(" ITEM_COLS ") VALUES (?,?,?,?,?,?,?,?,?,"
                               "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int64_t now = time_now_ms();
     int rc = store_prepare(st, &s, sql);
 
@@ -48,31 +48,31 @@ int store_item_insert(store *st, struct work_item *wi)
     store_bind_text(s, 5, wi->description ? wi->description : "");
     store_bind_text(s, 6, wi->type ? wi->type : "code");
     store_bind_text(s, 7, wi->status ? wi->status : "queued");
-    sqlite3_bind_int(s, 8, wi->priority);
+    store_bind_i64(s, 8, wi->priority);
     store_bind_text(s, 9, wi->effort ? wi->effort : "M");
-    sqlite3_bind_int(s, 10, wi->critical);
-    sqlite3_bind_int(s, 11, wi->attempts);
-    sqlite3_bind_int(s, 12, wi->tier > 0 ? wi->tier : 1);
-    sqlite3_bind_int(s, 13, wi->max_retries > 0 ? wi->max_retries : 3);
-    sqlite3_bind_int(s, 14, wi->model_index);
-    sqlite3_bind_int64(s, 15, wi->next_attempt_at);
+    store_bind_i64(s, 10, wi->critical);
+    store_bind_i64(s, 11, wi->attempts);
+    store_bind_i64(s, 12, wi->tier > 0 ? wi->tier : 1);
+    store_bind_i64(s, 13, wi->max_retries > 0 ? wi->max_retries : 3);
+    store_bind_i64(s, 14, wi->model_index);
+    store_bind_i64(s, 15, wi->next_attempt_at);
     if (wi->timeout_s > 0)
-        sqlite3_bind_int(s, 16, wi->timeout_s);
+        store_bind_i64(s, 16, wi->timeout_s);
     else
-        sqlite3_bind_null(s, 16);
+        store_bind_null(s, 16);
     store_bind_text(s, 17, wi->strategy);
     store_bind_text(s, 18, wi->human_input);
     store_bind_text(s, 19, wi->question);
     store_bind_text(s, 20, wi->summary);
     if (wi->verified < 0)
-        sqlite3_bind_null(s, 21);
+        store_bind_null(s, 21);
     else
-        sqlite3_bind_int(s, 21, wi->verified);
+        store_bind_i64(s, 21, wi->verified);
     store_bind_text(s, 22, wi->commit_sha);
-    sqlite3_bind_int64(s, 23, now);
-    sqlite3_bind_int64(s, 24, now);
-    sqlite3_bind_null(s, 25);
-    sqlite3_bind_null(s, 26);
+    store_bind_i64(s, 23, now);
+    store_bind_i64(s, 24, now);
+    store_bind_null(s, 25);
+    store_bind_null(s, 26);
     return store_step_done(st, s, "insert work item");
 }
 
@@ -86,11 +86,11 @@ int store_item_dep_add(store *st, const char *item_id, const char *depends_on_id
                                       STORE_TEXT(condition ? condition : "done_or_skipped")));
 }
 
-static void item_from_row(struct work_item *wi, sqlite3_stmt *s, int copy)
+static void item_from_row(struct work_item *wi, store_stmt *s, int copy)
 {
-#define TXT(i) (copy ? store_col_strdup(s, i) : (char *)sqlite3_column_text(s, i))
-    const char *id = (const char *)sqlite3_column_text(s, 0);
-    const char *gid = (const char *)sqlite3_column_text(s, 1);
+#define TXT(i) (copy ? store_col_strdup(s, i) : (char *)store_col_raw(s, i))
+    const char *id = store_col_raw(s, 0);
+    const char *gid = store_col_raw(s, 1);
 
     memset(wi, 0, sizeof(*wi));
     strncpy(wi->id, id ? id : "", ID_LEN);
@@ -100,31 +100,30 @@ static void item_from_row(struct work_item *wi, sqlite3_stmt *s, int copy)
     wi->description = TXT(4);
     wi->type = TXT(5);
     wi->status = TXT(6);
-    wi->priority = sqlite3_column_int(s, 7);
+    wi->priority = store_col_int(s, 7);
     wi->effort = TXT(8);
-    wi->critical = sqlite3_column_int(s, 9);
-    wi->attempts = sqlite3_column_int(s, 10);
-    wi->tier = sqlite3_column_int(s, 11);
-    wi->max_retries = sqlite3_column_int(s, 12);
-    wi->model_index = sqlite3_column_int(s, 13);
-    wi->next_attempt_at = sqlite3_column_int64(s, 14);
-    wi->timeout_s = sqlite3_column_int(s, 15);
+    wi->critical = store_col_int(s, 9);
+    wi->attempts = store_col_int(s, 10);
+    wi->tier = store_col_int(s, 11);
+    wi->max_retries = store_col_int(s, 12);
+    wi->model_index = store_col_int(s, 13);
+    wi->next_attempt_at = store_col_i64(s, 14);
+    wi->timeout_s = store_col_int(s, 15);
     wi->strategy = TXT(16);
     wi->human_input = TXT(17);
     wi->question = TXT(18);
     wi->summary = TXT(19);
-    wi->verified = sqlite3_column_type(s, 20) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 20);
+    wi->verified = store_col_null(s, 20) ? -1 : store_col_int(s, 20);
     wi->commit_sha = TXT(21);
-    wi->created_at = sqlite3_column_int64(s, 22);
-    wi->updated_at = sqlite3_column_int64(s, 23);
-    wi->started_at =
-        sqlite3_column_type(s, 24) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 24);
-    wi->ended_at = sqlite3_column_type(s, 25) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 25);
+    wi->created_at = store_col_i64(s, 22);
+    wi->updated_at = store_col_i64(s, 23);
+    wi->started_at = store_col_null(s, 24) ? -1 : store_col_i64(s, 24);
+    wi->ended_at = store_col_null(s, 25) ? -1 : store_col_i64(s, 25);
 #undef TXT
 }
 
 /* store_row_fn: a new work item (copied strings) into *(struct work_item **)ctx. */
-static void item_fill(sqlite3_stmt *s, void *ctx)
+static void item_fill(store_stmt *s, void *ctx)
 {
     struct work_item **out = ctx;
 
@@ -136,8 +135,8 @@ int store_item_get(store *st, const char *id, struct work_item **out)
 {
     static const char sql[] = "SELECT " ITEM_COLS " FROM work_items WHERE id = ?";
     int found;
-    int rc = store_get_row(st, "work item", item_fill, out, &found, sql,
-                           STORE_ARGS(STORE_TEXT(id)));
+    int rc =
+        store_get_row(st, "work item", item_fill, out, &found, sql, STORE_ARGS(STORE_TEXT(id)));
 
     if (rc == 0 && !found)
         rc = err_set(ERR_NOTFOUND, "work item %s: not found", id);
@@ -167,7 +166,7 @@ int store_item_each(store *st, const char *goal_id,
 {
     static const char sql[] =
         "SELECT " ITEM_COLS " FROM work_items WHERE goal_id = ? ORDER BY created_at, rowid";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
@@ -183,21 +182,20 @@ int store_item_each(store *st, const char *goal_id,
 }
 
 int store_item_count_by_effort_status(store *st, const char *goal_id,
-                                      int (*fn)(const char *effort, const char *status,
-                                                int64_t n, void *ctx),
+                                      int (*fn)(const char *effort, const char *status, int64_t n,
+                                                void *ctx),
                                       void *ctx)
 {
     /* a handful of rows (efforts x statuses); points are mapped by the caller */
     static const char sql[] = "SELECT effort, status, count(*) FROM work_items"
                               " WHERE goal_id = ? GROUP BY effort, status";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
     while (store_next_row(st, s, "progress", &rc)) {
-        rc = fn((const char *)sqlite3_column_text(s, 0), (const char *)sqlite3_column_text(s, 1),
-                sqlite3_column_int64(s, 2), ctx);
+        rc = fn(store_col_raw(s, 0), store_col_raw(s, 1), store_col_i64(s, 2), ctx);
         if (rc)
             break;
     }
@@ -205,8 +203,7 @@ int store_item_count_by_effort_status(store *st, const char *goal_id,
     return rc;
 }
 
-int store_item_get_by_key(store *st, const char *goal_id, const char *key,
-                          struct work_item **out)
+int store_item_get_by_key(store *st, const char *goal_id, const char *key, struct work_item **out)
 {
     static const char sql[] = "SELECT " ITEM_COLS " FROM work_items WHERE goal_id = ? AND key = ?";
     int found;
@@ -221,14 +218,14 @@ int store_item_get_by_key(store *st, const char *goal_id, const char *key,
 /* The two counts sql selects for goal_id (NULL counts as 0). */
 static int item_counts(store *st, const char *sql, const char *goal_id, int *a, int *b)
 {
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (rc)
         return rc;
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        *a = sqlite3_column_int(s, 0);
-        *b = sqlite3_column_int(s, 1);
+    if (store_step(s) == STORE_ROW) {
+        *a = store_col_int(s, 0);
+        *b = store_col_int(s, 1);
     } else {
         rc = store_err(st, "count work items");
     }
@@ -239,7 +236,8 @@ static int item_counts(store *st, const char *sql, const char *goal_id, int *a, 
 int store_item_count_finished(store *st, const char *goal_id, int *total, int *finished)
 {
     static const char sql[] =
-        "SELECT count(*), sum(status IN ('done', 'skipped')) FROM work_items WHERE goal_id = ?";
+        "SELECT count(*), sum(CASE WHEN status IN ('done', 'skipped') THEN 1 ELSE 0 END)"
+        " FROM work_items WHERE goal_id = ?";
 
     return item_counts(st, sql, goal_id, total, finished);
 }
@@ -247,7 +245,7 @@ int store_item_count_finished(store *st, const char *goal_id, int *total, int *f
 int store_item_count_done_verified(store *st, const char *goal_id, int *total, int *verified)
 {
     static const char sql[] =
-        "SELECT count(*), sum(status = 'done' AND verified = 1)"
+        "SELECT count(*), sum(CASE WHEN status = 'done' AND verified = 1 THEN 1 ELSE 0 END)"
         " FROM work_items WHERE goal_id = ?";
 
     return item_counts(st, sql, goal_id, total, verified);
@@ -264,18 +262,18 @@ int store_item_set_verified(store *st, const char *id, int verified, const char 
 {
     static const char sql[] = "UPDATE work_items SET verified = ?, commit_sha = ?"
                               " WHERE id = ?";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc;
 
     if ((rc = store_prepare(st, &s, sql)) != 0)
         return rc;
     if (verified < 0)
-        sqlite3_bind_null(s, 1);
+        store_bind_null(s, 1);
     else
-        sqlite3_bind_int(s, 1, verified);
+        store_bind_i64(s, 1, verified);
     store_bind_text(s, 2, commit_sha);
     store_bind_text(s, 3, id);
-    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_err(st, "verified");
+    rc = store_step(s) == STORE_DONE ? 0 : store_err(st, "verified");
     store_done(s);
     return rc;
 }
@@ -283,25 +281,26 @@ int store_item_set_verified(store *st, const char *id, int verified, const char 
 int store_item_set_question(store *st, const char *id, const char *question)
 {
     static const char sql[] = "UPDATE work_items SET question = ?, updated_at = ? WHERE id = ?";
-    return store_exec_args(st, "ask_human", NULL, sql,
-                           STORE_ARGS(STORE_TEXT(question), STORE_I64(time_now_ms()),
-                                      STORE_TEXT(id)));
+    return store_exec_args(
+        st, "ask_human", NULL, sql,
+        STORE_ARGS(STORE_TEXT(question), STORE_I64(time_now_ms()), STORE_TEXT(id)));
 }
 
 int store_item_count_unfinished_others(store *st, const char *goal_id, const char *except_id,
                                        int *n)
 {
-    static const char q[] = "SELECT count(*) FROM work_items WHERE goal_id = ? AND id <> ?"
-                            " AND status IN ('queued', 'ready', 'in_progress', 'verify', 'blocked')";
-    sqlite3_stmt *s;
+    static const char q[] =
+        "SELECT count(*) FROM work_items WHERE goal_id = ? AND id <> ?"
+        " AND status IN ('queued', 'ready', 'in_progress', 'verify', 'blocked')";
+    store_stmt *s;
     int rc;
 
     *n = 0;
     if ((rc = store_prepare_args(st, &s, q,
-                                STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(except_id)))) != 0)
+                                 STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(except_id)))) != 0)
         return rc;
-    if (sqlite3_step(s) == SQLITE_ROW)
-        *n = sqlite3_column_int(s, 0);
+    if (store_step(s) == STORE_ROW)
+        *n = store_col_int(s, 0);
     store_done(s);
     return 0;
 }
@@ -321,12 +320,12 @@ int store_item_status_get(store *st, const char *id, int *found, char status[32]
     return store_get_texts(st, "work item", cols, 2, found, sql, STORE_ARGS(STORE_TEXT(id)));
 }
 
-int store_item_status_set(store *st, const char *id, const char *from, const char *to,
-                          int terminal, int64_t now_ms, int *changed)
+int store_item_status_set(store *st, const char *id, const char *from, const char *to, int terminal,
+                          int64_t now_ms, int *changed)
 {
     static const char sql[] =
         "UPDATE work_items SET status = ?1, updated_at = ?2,"
-        " started_at = CASE WHEN ?1 = 'in_progress' THEN ifnull(started_at, ?2)"
+        " started_at = CASE WHEN ?1 = 'in_progress' THEN coalesce(started_at, ?2)"
         " ELSE started_at END,"
         " ended_at = CASE WHEN ?3 THEN ?2 ELSE ended_at END WHERE id = ?4 AND status = ?5";
     return store_status_set(st, sql, id, from, to, terminal, now_ms, changed);
@@ -352,8 +351,7 @@ int store_item_ids_waiting(store *st, const char *goal_id, char (**out)[ID_SIZE]
     return store_ids(st, q, goal_id, out, n);
 }
 
-int store_item_ids_unfinished(store *st, const char *goal_id, char (**out)[ID_SIZE],
-                              size_t *n)
+int store_item_ids_unfinished(store *st, const char *goal_id, char (**out)[ID_SIZE], size_t *n)
 {
     static const char sql[] =
         "SELECT id FROM work_items WHERE goal_id = ? AND status IN"
@@ -368,7 +366,7 @@ int store_item_recovery_restart(store *st, const char *id, const char *input, in
     static const char sql[] =
         "UPDATE work_items SET tier = 1, recovery_epoch = ?3, next_attempt_at = 0,"
         " question = NULL, human_input = CASE WHEN ?4 = 'alternative' THEN human_input"
-        " ELSE ifnull(?1, human_input) END, strategy = CASE WHEN ?4 = 'alternative'"
+        " ELSE coalesce(?1, human_input) END, strategy = CASE WHEN ?4 = 'alternative'"
         " THEN ?1 ELSE strategy END WHERE id = ?2";
     return store_exec_args(st, "resolve", NULL, sql,
                            STORE_ARGS(STORE_TEXT(input), STORE_TEXT(id), STORE_I64(now_ms),
@@ -379,7 +377,7 @@ int store_item_set_recovery(store *st, const char *id, int tier, int model_index
                             int64_t next_attempt_at, const char *strategy)
 {
     static const char sql[] = "UPDATE work_items SET tier = ?, model_index = ?,"
-                              " next_attempt_at = ?, strategy = ifnull(?, strategy),"
+                              " next_attempt_at = ?, strategy = coalesce(?, strategy),"
                               " updated_at = ? WHERE id = ?";
     return store_exec_args(st, "recover", NULL, sql,
                            STORE_ARGS(STORE_I64(tier), STORE_I64(model_index),
@@ -394,25 +392,25 @@ int store_item_recovery_counts(store *st, const char *id, int tier, int *failure
                              " AND tier = ?2 AND status IN ('failed','timeout','aborted')"
                              " AND created_at >= (SELECT recovery_epoch FROM work_items"
                              " WHERE id = ?1)";
-    static const char q2[] = "SELECT ifnull(error_signature, '') FROM runs WHERE item_id = ?1"
+    static const char q2[] = "SELECT coalesce(error_signature, '') FROM runs WHERE item_id = ?1"
                              " AND kind = 'execute' AND status <> 'running'"
                              " AND created_at >= (SELECT recovery_epoch FROM work_items"
                              " WHERE id = ?1)"
                              " ORDER BY created_at DESC, rowid DESC LIMIT 10";
-    sqlite3_stmt *s;
+    store_stmt *s;
     char first[65] = "";
     int rc = store_prepare(st, &s, q1), n = 0;
 
     if (rc)
         return rc;
     store_bind_text(s, 1, id);
-    sqlite3_bind_int(s, 2, tier);
-    *failures = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 1;
+    store_bind_i64(s, 2, tier);
+    *failures = store_step(s) == STORE_ROW ? store_col_int(s, 0) : 1;
     store_done(s);
     if ((rc = store_prepare_args(st, &s, q2, STORE_ARGS(STORE_TEXT(id)))) != 0)
         return rc;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        const char *sig = (const char *)sqlite3_column_text(s, 0);
+    while (store_step(s) == STORE_ROW) {
+        const char *sig = store_col_raw(s, 0);
         if (n == 0)
             snprintf(first, sizeof(first), "%s", sig);
         if (!sig[0] || strcmp(sig, first) != 0)
@@ -435,12 +433,12 @@ int store_item_plan_b_owed(store *st, const char *id, int *owed, char *cls, size
                            char **cause)
 {
     static const char q[] =
-        "SELECT ifnull(json_extract(e.payload, '$.pending'), 0),"
-        " ifnull(json_extract(e.payload, '$.error_class'), ''),"
-        " ifnull(json_extract(e.payload, '$.cause'), '') FROM events e"
+        "SELECT CAST(coalesce(json_extract(e.payload, '$.pending'), '0') AS BIGINT),"
+        " coalesce(json_extract(e.payload, '$.error_class'), ''),"
+        " coalesce(json_extract(e.payload, '$.cause'), '') FROM events e"
         " JOIN work_items w ON w.id = e.item_id AND w.tier = 3"
         " WHERE e.item_id = ? AND e.type = 'recovery.plan_b' ORDER BY e.id DESC LIMIT 1";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc;
 
     *owed = 0;
@@ -448,10 +446,10 @@ int store_item_plan_b_owed(store *st, const char *id, int *owed, char *cls, size
         *cause = NULL;
     if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(id)))) != 0)
         return rc;
-    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == 1) {
+    if (store_step(s) == STORE_ROW && store_col_int(s, 0) == 1) {
         *owed = 1;
         if (cls && cls_n)
-            snprintf(cls, cls_n, "%s", sqlite3_column_text(s, 1));
+            snprintf(cls, cls_n, "%s", store_col_raw(s, 1));
         if (cause)
             *cause = store_col_strdup(s, 2);
     }

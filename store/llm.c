@@ -10,13 +10,13 @@
 #include "util/err.h"
 #include "util/timeutil.h"
 
-static void quirks_fill(sqlite3_stmt *s, void *ctx)
+static void quirks_fill(store_stmt *s, void *ctx)
 {
     struct store_llm_quirks *out = ctx;
 
-    out->use_max_completion = sqlite3_column_int(s, 0) != 0;
-    out->no_response_format = sqlite3_column_int(s, 1) != 0;
-    out->context_window = sqlite3_column_int64(s, 2);
+    out->use_max_completion = store_col_int(s, 0) != 0;
+    out->no_response_format = store_col_int(s, 1) != 0;
+    out->context_window = store_col_i64(s, 2);
 }
 
 int store_llm_quirks_get(store *st, const char *base_url, const char *model,
@@ -48,8 +48,8 @@ int store_llm_quirks_put(store *st, const char *base_url, const char *model,
                    STORE_I64(time_now_ms())));
 }
 
-int store_llm_script_cursor_get(store *st, const char *path, const char *sha256,
-                                const char *stage, int64_t *next_out)
+int store_llm_script_cursor_get(store *st, const char *path, const char *sha256, const char *stage,
+                                int64_t *next_out)
 {
     int found;
 
@@ -60,8 +60,8 @@ int store_llm_script_cursor_get(store *st, const char *path, const char *sha256,
                            STORE_ARGS(STORE_TEXT(path), STORE_TEXT(sha256), STORE_TEXT(stage)));
 }
 
-int store_llm_script_cursor_set(store *st, const char *path, const char *sha256,
-                                const char *stage, int64_t next)
+int store_llm_script_cursor_set(store *st, const char *path, const char *sha256, const char *stage,
+                                int64_t next)
 {
     return store_exec_args(st, "script cursor", NULL,
                            "INSERT INTO llm_script_cursors (path, sha256, stage, next_line, "

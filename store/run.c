@@ -29,14 +29,13 @@ int store_run_set_model(store *st, const char *run_id, const char *model, const 
 {
     return store_exec_args(st, "recording the run's model", NULL,
                            "UPDATE runs SET model = ?, provider = ? WHERE id = ?",
-                           STORE_ARGS(STORE_TEXT(model), STORE_TEXT(provider),
-                                      STORE_TEXT(run_id)));
+                           STORE_ARGS(STORE_TEXT(model), STORE_TEXT(provider), STORE_TEXT(run_id)));
 }
 
 int store_run_add_usage(store *st, const char *run_id, int64_t tokens_in, int64_t tokens_cached,
                         int64_t tokens_out, double cost_usd, char goal_id_out[ID_SIZE])
 {
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc, step;
 
     if (goal_id_out)
@@ -46,23 +45,23 @@ int store_run_add_usage(store *st, const char *run_id, int64_t tokens_in, int64_
                             "tokens_cached + ?, tokens_out = tokens_out + ?, cost_usd = "
                             "cost_usd + ? WHERE id = ? RETURNING goal_id")) != 0)
         return rc;
-    sqlite3_bind_int64(s, 1, tokens_in);
-    sqlite3_bind_int64(s, 2, tokens_cached);
-    sqlite3_bind_int64(s, 3, tokens_out);
-    sqlite3_bind_double(s, 4, cost_usd);
+    store_bind_i64(s, 1, tokens_in);
+    store_bind_i64(s, 2, tokens_cached);
+    store_bind_i64(s, 3, tokens_out);
+    store_bind_double(s, 4, cost_usd);
     store_bind_text(s, 5, run_id);
-    step = sqlite3_step(s);
-    if (step == SQLITE_ROW && goal_id_out)
+    step = store_step(s);
+    if (step == STORE_ROW && goal_id_out)
         store_col_copy(goal_id_out, ID_SIZE, s, 0);
-    else if (step != SQLITE_ROW && step != SQLITE_DONE)
+    else if (step != STORE_ROW && step != STORE_DONE)
         rc = store_err(st, "recording run usage");
-    while (step == SQLITE_ROW)
-        step = sqlite3_step(s);
+    while (step == STORE_ROW)
+        step = store_step(s);
     store_done(s);
     return rc;
 }
 
-static void running_fill(sqlite3_stmt *s, void *ctx)
+static void running_fill(store_stmt *s, void *ctx)
 {
     struct store_run_running *out = ctx;
 
@@ -70,15 +69,15 @@ static void running_fill(sqlite3_stmt *s, void *ctx)
     store_col_copy(out->kind, sizeof(out->kind), s, 1);
     store_col_copy(out->item_key, sizeof(out->item_key), s, 2);
     store_col_copy(out->item_title, sizeof(out->item_title), s, 3);
-    out->started_at = sqlite3_column_type(s, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 4);
-    out->turns_started = sqlite3_column_int(s, 5);
+    out->started_at = store_col_null(s, 4) ? -1 : store_col_i64(s, 4);
+    out->turns_started = store_col_int(s, 5);
 }
 
 int store_run_latest_running(store *st, const char *goal_id, struct store_run_running *out,
                              int *found)
 {
     static const char q_run[] =
-        "SELECT r.id, r.kind, ifnull(w.key, ''), ifnull(w.title, ''), r.started_at,"
+        "SELECT r.id, r.kind, coalesce(w.key, ''), coalesce(w.title, ''), r.started_at,"
         " (SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.type = 'turn.started')"
         " FROM runs r LEFT JOIN work_items w ON w.id = r.item_id"
         " WHERE r.goal_id = ? AND r.status = 'running' ORDER BY r.started_at DESC LIMIT 1";
@@ -96,14 +95,14 @@ int store_run_last_failure(store *st, const char *item_id, const char *except_ru
         "SELECT error_class, failure_reason FROM runs WHERE item_id = ? AND id <> ?"
         " AND status <> 'success' AND status <> 'running' ORDER BY created_at DESC, rowid DESC"
         " LIMIT 1";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc;
 
     *error_class = *reason = NULL;
     if ((rc = store_prepare_args(st, &s, q_run,
-                                STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(except_run_id)))) != 0)
+                                 STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(except_run_id)))) != 0)
         return rc;
-    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 1)) {
+    if (store_step(s) == STORE_ROW && store_col_raw(s, 1)) {
         *error_class = store_col_strdup(s, 0);
         *reason = store_col_strdup(s, 1);
     }
@@ -113,22 +112,22 @@ int store_run_last_failure(store *st, const char *item_id, const char *except_ru
 
 /* The claim rule, once: the FROM and WHERE of each lane's picks, with now
  * as ?1.  The picks select rows from them, the queue counts count them. */
-#define PLAN_RULE                                                                              \
-    " FROM goals g WHERE is_template = 0 AND next_attempt_at <= ?1"                             \
-    " AND (status = 'queued' OR (status = 'active' AND elaboration IS NOT NULL"                 \
-    "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)))"                \
+#define PLAN_RULE                                                                                  \
+    " FROM goals g WHERE is_template = 0 AND next_attempt_at <= ?1"                                \
+    " AND (status = 'queued' OR (status = 'active' AND elaboration IS NOT NULL"                    \
+    "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)))"                   \
     " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.goal_id = g.id AND r.status = 'running')"
-#define PUBLISH_RULE                                                                           \
-    " FROM goals g WHERE status = 'active'"                                                     \
-    " AND next_attempt_at <= ?1"                                                                \
-    " AND (partial = 1 OR (EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)"          \
-    "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id"                   \
-    "                      AND w.status NOT IN ('done', 'skipped'))))"                          \
+#define PUBLISH_RULE                                                                               \
+    " FROM goals g WHERE status = 'active'"                                                        \
+    " AND next_attempt_at <= ?1"                                                                   \
+    " AND (partial = 1 OR (EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)"             \
+    "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id"                      \
+    "                      AND w.status NOT IN ('done', 'skipped'))))"                             \
     " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.goal_id = g.id AND r.status = 'running')"
-#define EXECUTE_RULE                                                                           \
-    " FROM work_items w JOIN goals g ON g.id = w.goal_id"                                       \
-    " WHERE w.status = 'ready' AND g.status = 'active' AND w.next_attempt_at <= ?1"             \
-    " AND NOT EXISTS (SELECT 1 FROM work_items o WHERE o.goal_id = w.goal_id"                   \
+#define EXECUTE_RULE                                                                               \
+    " FROM work_items w JOIN goals g ON g.id = w.goal_id"                                          \
+    " WHERE w.status = 'ready' AND g.status = 'active' AND w.next_attempt_at <= ?1"                \
+    " AND NOT EXISTS (SELECT 1 FROM work_items o WHERE o.goal_id = w.goal_id"                      \
     " AND o.status IN ('in_progress', 'verify'))"
 
 static int is_busy(const char (*busy)[ID_SIZE], int n, const char *goal_id)
@@ -144,18 +143,18 @@ static int is_busy(const char (*busy)[ID_SIZE], int n, const char *goal_id)
 static int pick_goal(store *st, const char *sql, int64_t now, const char (*busy)[ID_SIZE],
                      int n_busy, struct store_run_pick *out)
 {
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare(st, &s, sql), found = 0;
 
     if (rc)
         return rc;
-    sqlite3_bind_int64(s, 1, now);
+    store_bind_i64(s, 1, now);
     while (!found && store_next_row(st, s, "claim", &rc)) {
-        if (is_busy(busy, n_busy, (const char *)sqlite3_column_text(s, 0)))
+        if (is_busy(busy, n_busy, store_col_raw(s, 0)))
             continue;
         store_col_copy(out->goal_id, sizeof(out->goal_id), s, 0);
         store_col_copy(out->kind, sizeof(out->kind), s, 1);
-        out->attempts = sqlite3_column_int(s, 2);
+        out->attempts = store_col_int(s, 2);
         found = 1;
     }
     store_done(s);
@@ -168,8 +167,8 @@ int store_run_pick_plan(store *st, int64_t now_ms, const char (*busy)[ID_SIZE], 
                         struct store_run_pick *out)
 {
     static const char sql[] =
-        "SELECT id, CASE status WHEN 'queued' THEN 'elaborate' ELSE 'plan' END, attempts"
-        PLAN_RULE " ORDER BY priority DESC, created_at, id";
+        "SELECT id, CASE status WHEN 'queued' THEN 'elaborate' ELSE 'plan' END, attempts" PLAN_RULE
+        " ORDER BY priority DESC, created_at, id";
 
     return pick_goal(st, sql, now_ms, busy, n_busy, out);
 }
@@ -191,7 +190,7 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms,
     static const char sql[] =
         "SELECT w.id, w.goal_id, w.priority, w.created_at, w.updated_at,"
         " (SELECT count(*) FROM work_item_deps d WHERE d.depends_on_id = w.id)" EXECUTE_RULE;
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(now_ms)));
 
     if (rc)
@@ -201,10 +200,10 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms,
         memset(&c, 0, sizeof(c));
         store_col_copy(c.id, sizeof(c.id), s, 0);
         store_col_copy(c.goal_id, sizeof(c.goal_id), s, 1);
-        c.priority = sqlite3_column_int(s, 2);
-        c.created_at = sqlite3_column_int64(s, 3);
-        c.updated_at = sqlite3_column_int64(s, 4);
-        c.dependents = sqlite3_column_int(s, 5);
+        c.priority = store_col_int(s, 2);
+        c.created_at = store_col_i64(s, 3);
+        c.updated_at = store_col_i64(s, 4);
+        c.dependents = store_col_int(s, 5);
         if ((rc = fn(&c, ctx)) != 0)
             break;
     }
@@ -217,16 +216,16 @@ int store_run_queue_counts(store *st, int64_t now_ms, struct store_run_queues *o
     static const char sql[] = "SELECT (SELECT count(*)" PLAN_RULE "),"
                               " (SELECT count(*)" PUBLISH_RULE ") + (SELECT count(*)" EXECUTE_RULE
                               "), (SELECT count(*) FROM work_items WHERE status = 'queued')";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(now_ms)));
 
     memset(out, 0, sizeof(*out));
     if (rc)
         return rc;
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        out->plan = sqlite3_column_int64(s, 0);
-        out->work = sqlite3_column_int64(s, 1);
-        out->waiting_on_dependencies = sqlite3_column_int64(s, 2);
+    if (store_step(s) == STORE_ROW) {
+        out->plan = store_col_i64(s, 0);
+        out->work = store_col_i64(s, 1);
+        out->waiting_on_dependencies = store_col_i64(s, 2);
     } else {
         rc = store_err(st, "queues");
     }
@@ -254,39 +253,37 @@ int store_run_insert(store *st, const struct store_run_new *r)
         "INSERT INTO runs(id, goal_id, item_id, kind, lane, status, attempt, tier, model_index,"
         " timeout_s, lease_until, created_at, started_at)"
         " VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)";
-    return store_exec_args(st, "insert run", NULL, sql,
-                           STORE_ARGS(STORE_TEXT(r->id), STORE_TEXT(r->goal_id),
-                                      STORE_TEXT(r->item_id), STORE_TEXT(r->kind),
-                                      STORE_TEXT(r->lane), STORE_I64(r->attempt),
-                                      STORE_I64(r->tier), STORE_I64(r->model_index),
-                                      STORE_I64(r->timeout_s), STORE_I64(r->lease_until),
-                                      STORE_I64(r->now_ms), STORE_I64(r->now_ms)));
+    return store_exec_args(
+        st, "insert run", NULL, sql,
+        STORE_ARGS(STORE_TEXT(r->id), STORE_TEXT(r->goal_id), STORE_TEXT(r->item_id),
+                   STORE_TEXT(r->kind), STORE_TEXT(r->lane), STORE_I64(r->attempt),
+                   STORE_I64(r->tier), STORE_I64(r->model_index), STORE_I64(r->timeout_s),
+                   STORE_I64(r->lease_until), STORE_I64(r->now_ms), STORE_I64(r->now_ms)));
 }
 
 int store_run_last_timeout_s(store *st, const char *goal_id, const char *kind, int *out)
 {
-    static const char q[] = "SELECT status, ifnull(timeout_s, 0) FROM runs WHERE goal_id = ?"
+    static const char q[] = "SELECT status, coalesce(timeout_s, 0) FROM runs WHERE goal_id = ?"
                             " AND kind = ? ORDER BY created_at DESC, rowid DESC LIMIT 1";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(kind)));
 
     *out = 0;
     if (rc)
         return rc;
-    if (sqlite3_step(s) == SQLITE_ROW &&
-        !strcmp((const char *)sqlite3_column_text(s, 0), "timeout") &&
-        sqlite3_column_int(s, 1) > 0)
-        *out = sqlite3_column_int(s, 1);
+    if (store_step(s) == STORE_ROW && !strcmp(store_col_raw(s, 0), "timeout") &&
+        store_col_int(s, 1) > 0)
+        *out = store_col_int(s, 1);
     store_done(s);
     return 0;
 }
 
-#define RUN_COLS                                                                               \
-    "id, goal_id, ifnull(item_id, ''), kind, lane, status, attempt, ifnull(timeout_s, -1),"     \
-    " ifnull(pid, 0), ifnull(lease_until, 0), ifnull(started_at, 0),"                           \
-    " ifnull(failure_reason, '')"
+#define RUN_COLS                                                                                   \
+    "id, goal_id, coalesce(item_id, ''), kind, lane, status, attempt, coalesce(timeout_s, -1),"    \
+    " coalesce(pid, 0), coalesce(lease_until, 0), coalesce(started_at, 0),"                        \
+    " coalesce(failure_reason, '')"
 
-static void run_read(sqlite3_stmt *s, struct store_run *r)
+static void run_read(store_stmt *s, struct store_run *r)
 {
     memset(r, 0, sizeof(*r));
     store_col_copy(r->id, sizeof(r->id), s, 0);
@@ -295,16 +292,16 @@ static void run_read(sqlite3_stmt *s, struct store_run *r)
     store_col_copy(r->kind, sizeof(r->kind), s, 3);
     store_col_copy(r->lane, sizeof(r->lane), s, 4);
     store_col_copy(r->status, sizeof(r->status), s, 5);
-    r->attempt = sqlite3_column_int(s, 6);
-    r->timeout_s = sqlite3_column_int(s, 7);
-    r->pid = (long)sqlite3_column_int64(s, 8);
-    r->lease_until = sqlite3_column_int64(s, 9);
-    r->started_at = sqlite3_column_int64(s, 10);
+    r->attempt = store_col_int(s, 6);
+    r->timeout_s = store_col_int(s, 7);
+    r->pid = (long)store_col_i64(s, 8);
+    r->lease_until = store_col_i64(s, 9);
+    r->started_at = store_col_i64(s, 10);
     store_col_copy(r->failure_reason, sizeof(r->failure_reason), s, 11);
 }
 
 /* store_row_fn: run_read() into (struct store_run *)ctx. */
-static void run_fill(sqlite3_stmt *s, void *ctx)
+static void run_fill(store_stmt *s, void *ctx)
 {
     run_read(s, ctx);
 }
@@ -325,21 +322,21 @@ int store_run_list_running(store *st, struct store_run **out, size_t *n)
     static const char sql[] = "SELECT " RUN_COLS " FROM runs WHERE status = 'running'";
     struct store_run *v = NULL;
     size_t cnt = 0, cap = 0;
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare(st, &s, sql), step;
 
     *out = NULL;
     *n = 0;
     if (rc)
         return rc;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+    while ((step = store_step(s)) == STORE_ROW) {
         if (cnt == cap) {
             cap = cap ? cap * 2 : 16;
             v = xrealloc(v, cap * sizeof(*v));
         }
         run_read(s, &v[cnt++]);
     }
-    if (step != SQLITE_DONE)
+    if (step != STORE_DONE)
         rc = store_err(st, "running runs");
     store_done(s);
     if (rc) {
@@ -353,27 +350,27 @@ int store_run_list_running(store *st, struct store_run **out, size_t *n)
 
 int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void *ctx), void *ctx)
 {
-    static const char sql[] = "SELECT r.id, r.goal_id, ifnull(r.item_id, ''), r.kind, r.lane,"
-                              " ifnull(r.pid, 0), r.started_at, g.title, ifnull(w.key, '')"
+    static const char sql[] = "SELECT r.id, r.goal_id, coalesce(r.item_id, ''), r.kind, r.lane,"
+                              " coalesce(r.pid, 0), r.started_at, g.title, coalesce(w.key, '')"
                               " FROM runs r JOIN goals g ON g.id = r.goal_id"
                               " LEFT JOIN work_items w ON w.id = r.item_id"
                               " WHERE r.status = 'running' ORDER BY r.started_at";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare(st, &s, sql);
 
     if (rc)
         return rc;
-    while (sqlite3_step(s) == SQLITE_ROW) {
+    while (store_step(s) == STORE_ROW) {
         struct store_run_job j;
-        j.run_id = (const char *)sqlite3_column_text(s, 0);
-        j.goal_id = (const char *)sqlite3_column_text(s, 1);
-        j.item_id = (const char *)sqlite3_column_text(s, 2);
-        j.kind = (const char *)sqlite3_column_text(s, 3);
-        j.lane = (const char *)sqlite3_column_text(s, 4);
-        j.pid = (long)sqlite3_column_int64(s, 5);
-        j.started_at = sqlite3_column_int64(s, 6);
-        j.goal_title = (const char *)sqlite3_column_text(s, 7);
-        j.item_key = (const char *)sqlite3_column_text(s, 8);
+        j.run_id = store_col_raw(s, 0);
+        j.goal_id = store_col_raw(s, 1);
+        j.item_id = store_col_raw(s, 2);
+        j.kind = store_col_raw(s, 3);
+        j.lane = store_col_raw(s, 4);
+        j.pid = (long)store_col_i64(s, 5);
+        j.started_at = store_col_i64(s, 6);
+        j.goal_title = store_col_raw(s, 7);
+        j.item_key = store_col_raw(s, 8);
         if ((rc = fn(&j, ctx)) != 0)
             break;
     }
@@ -388,18 +385,17 @@ int store_run_renew_lease(store *st, const char *run_id, int64_t lease_until)
                            STORE_ARGS(STORE_I64(lease_until), STORE_TEXT(run_id)));
 }
 
-int store_run_live_status(store *st, const char *run_id, char run_status[16],
-                          char goal_status[16])
+int store_run_live_status(store *st, const char *run_id, char run_status[16], char goal_status[16])
 {
     static const char sql[] = "SELECT r.status, g.status FROM runs r JOIN goals g"
                               " ON g.id = r.goal_id WHERE r.id = ?";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(run_id)));
 
     run_status[0] = goal_status[0] = '\0';
     if (rc)
         return rc;
-    if (sqlite3_step(s) == SQLITE_ROW) {
+    if (store_step(s) == STORE_ROW) {
         store_col_copy(run_status, 16, s, 0);
         store_col_copy(goal_status, 16, s, 1);
     }
@@ -411,7 +407,7 @@ int store_run_mark_started(store *st, const char *run_id, long pid, int64_t leas
                            int64_t now_ms)
 {
     static const char sql[] =
-        "UPDATE runs SET pid = ?, lease_until = ?, started_at = ifnull(started_at, ?)"
+        "UPDATE runs SET pid = ?, lease_until = ?, started_at = coalesce(started_at, ?)"
         " WHERE id = ? AND status = 'running'";
     int n = 0;
     int rc = store_exec_args(st, "run", &n, sql,
@@ -431,28 +427,28 @@ int store_run_write_end(store *st, const char *run_id, const struct store_run_en
     return store_exec_args(st, "run", NULL, sql,
                            STORE_ARGS(STORE_I64(e->turns), STORE_I64(e->model_index),
                                       STORE_TEXT(e->summary), STORE_TEXT(e->error_class),
-                                      STORE_TEXT(e->error_signature),
-                                      STORE_TEXT(e->failure_reason), STORE_TEXT(run_id)));
+                                      STORE_TEXT(e->error_signature), STORE_TEXT(e->failure_reason),
+                                      STORE_TEXT(run_id)));
 }
 
 int store_run_item_failures_each(store *st, const char *item_id,
-                                 int (*fn)(const struct store_run_failure *f, void *ctx),
-                                 void *ctx)
+                                 int (*fn)(const struct store_run_failure *f, void *ctx), void *ctx)
 {
     static const char q_fail[] =
-        "SELECT ifnull(error_class, ''), ifnull(error_signature, ''), ifnull(failure_reason, '')"
+        "SELECT coalesce(error_class, ''), coalesce(error_signature, ''), coalesce(failure_reason, "
+        "'')"
         " FROM runs WHERE item_id = ? AND status IN ('failed','timeout','aborted')"
         " ORDER BY created_at DESC, rowid DESC LIMIT 3";
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare_args(st, &s, q_fail, STORE_ARGS(STORE_TEXT(item_id)));
 
     if (rc)
         return rc;
-    while (sqlite3_step(s) == SQLITE_ROW) {
+    while (store_step(s) == STORE_ROW) {
         struct store_run_failure f;
-        f.error_class = (const char *)sqlite3_column_text(s, 0);
-        f.error_signature = (const char *)sqlite3_column_text(s, 1);
-        f.failure_reason = (const char *)sqlite3_column_text(s, 2);
+        f.error_class = store_col_raw(s, 0);
+        f.error_signature = store_col_raw(s, 1);
+        f.failure_reason = store_col_raw(s, 2);
         if ((rc = fn(&f, ctx)) != 0)
             break;
     }
@@ -469,8 +465,8 @@ int store_run_status_get(store *st, const char *id, int *found, char status[32],
     return store_get_texts(st, "run", cols, 3, found, sql, STORE_ARGS(STORE_TEXT(id)));
 }
 
-int store_run_status_set(store *st, const char *id, const char *from, const char *to,
-                         int terminal, int64_t now_ms, int *changed)
+int store_run_status_set(store *st, const char *id, const char *from, const char *to, int terminal,
+                         int64_t now_ms, int *changed)
 {
     static const char sql[] = "UPDATE runs SET status = ?1, ended_at = CASE WHEN ?3 THEN ?2"
                               " ELSE ended_at END WHERE id = ?4 AND status = ?5";
@@ -479,26 +475,26 @@ int store_run_status_set(store *st, const char *id, const char *from, const char
 
 int store_run_facts_get(store *st, const char *id, struct store_run_facts *out)
 {
-    static const char q[] = "SELECT goal_id, ifnull(item_id, ''), kind, lane, attempt,"
-                            " ifnull(timeout_s, 0), status, model_index FROM runs WHERE id = ?";
-    sqlite3_stmt *s;
+    static const char q[] = "SELECT goal_id, coalesce(item_id, ''), kind, lane, attempt,"
+                            " coalesce(timeout_s, 0), status, model_index FROM runs WHERE id = ?";
+    store_stmt *s;
     int rc;
 
     memset(out, 0, sizeof(*out));
     if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(id)))) != 0)
         return rc;
-    if (sqlite3_step(s) != SQLITE_ROW) {
+    if (store_step(s) != STORE_ROW) {
         store_done(s);
         return err_set(ERR_NOTFOUND, "run %s: not found", id);
     }
-    snprintf(out->goal_id, sizeof(out->goal_id), "%s", sqlite3_column_text(s, 0));
-    snprintf(out->item_id, sizeof(out->item_id), "%s", sqlite3_column_text(s, 1));
-    snprintf(out->kind, sizeof(out->kind), "%s", sqlite3_column_text(s, 2));
-    snprintf(out->lane, sizeof(out->lane), "%s", sqlite3_column_text(s, 3));
-    out->attempt = sqlite3_column_int(s, 4);
-    out->timeout_s = sqlite3_column_int(s, 5);
-    snprintf(out->status, sizeof(out->status), "%s", sqlite3_column_text(s, 6));
-    out->model_index = sqlite3_column_int(s, 7);
+    snprintf(out->goal_id, sizeof(out->goal_id), "%s", store_col_raw(s, 0));
+    snprintf(out->item_id, sizeof(out->item_id), "%s", store_col_raw(s, 1));
+    snprintf(out->kind, sizeof(out->kind), "%s", store_col_raw(s, 2));
+    snprintf(out->lane, sizeof(out->lane), "%s", store_col_raw(s, 3));
+    out->attempt = store_col_int(s, 4);
+    out->timeout_s = store_col_int(s, 5);
+    snprintf(out->status, sizeof(out->status), "%s", store_col_raw(s, 6));
+    out->model_index = store_col_int(s, 7);
     store_done(s);
     return 0;
 }
@@ -508,31 +504,31 @@ int store_run_set_failure_if_running(store *st, const char *id, const char *cls,
 {
     static const char upd[] = "UPDATE runs SET error_class = ?, error_signature = ?,"
                               " failure_reason = ? WHERE id = ? AND status = 'running'";
-    return store_exec_args(st, "abort", NULL, upd,
-                           STORE_ARGS(STORE_TEXT(cls), STORE_TEXT(signature), STORE_TEXT(reason),
-                                      STORE_TEXT(id)));
+    return store_exec_args(
+        st, "abort", NULL, upd,
+        STORE_ARGS(STORE_TEXT(cls), STORE_TEXT(signature), STORE_TEXT(reason), STORE_TEXT(id)));
 }
 
 int store_run_running_of_goal(store *st, const char *goal_id, struct store_run_live **out,
                               size_t *n)
 {
-    static const char q[] = "SELECT id, ifnull(pid, 0) FROM runs WHERE goal_id = ?"
+    static const char q[] = "SELECT id, coalesce(pid, 0) FROM runs WHERE goal_id = ?"
                             " AND status = 'running' ORDER BY created_at, rowid";
     size_t cap = 0;
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc;
 
     *out = NULL;
     *n = 0;
     if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(goal_id)))) != 0)
         return rc;
-    while (sqlite3_step(s) == SQLITE_ROW) {
+    while (store_step(s) == STORE_ROW) {
         if (*n == cap) {
             cap = cap ? cap * 2 : 4;
             *out = xrealloc(*out, cap * sizeof(**out));
         }
-        snprintf((*out)[*n].id, ID_SIZE, "%s", sqlite3_column_text(s, 0));
-        (*out)[*n].pid = (long)sqlite3_column_int64(s, 1);
+        snprintf((*out)[*n].id, ID_SIZE, "%s", store_col_raw(s, 0));
+        (*out)[*n].pid = (long)store_col_i64(s, 1);
         (*n)++;
     }
     store_done(s);

@@ -1,14 +1,14 @@
+/*
+ * store.c - a store over either backend (store/backend.h): open by path or
+ * URL, the statement cache, transactions, migrations.
+ */
 #include "store/store.h"
+#include "store/backend.h"
 #include "store/internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "util/config.h"
 #include "util/err.h"
@@ -16,87 +16,52 @@
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
-#define STMT_CACHE 64
-
-struct stmt_slot {
-    const char *sql; /* the caller's literal: compared by address, then text */
-    sqlite3_stmt *stmt;
-};
-
-struct store {
-    sqlite3 *db;
-    char *path;
-    int tx_depth;
-    struct stmt_slot cache[STMT_CACHE];
-    int ncache;
-};
-
-/* Set once any SQLite call of this process met a full disk or database:
- * SQLITE_FULL, or an I/O error whose cause was ENOSPC (SQLite reports
- * creating the WAL's shared memory on a full disk as "disk I/O error").
- * SQLite's error log sees every such failure, whichever caller ignored the
- * result (a heartbeat, a best-effort event). */
-static volatile int disk_full;
-static pthread_once_t log_once = PTHREAD_ONCE_INIT;
-
-static void sqlite_log(void *arg, int code, const char *msg)
-{
-    (void)arg;
-    if ((code & 0xff) == SQLITE_FULL ||
-        ((code & 0xff) == SQLITE_IOERR && msg && strstr(msg, ": (28) ")))
-        disk_full = 1;
-}
-
-static void install_log(void)
-{
-    /* before SQLite initialises (the first open); a no-op after */
-    sqlite3_config(SQLITE_CONFIG_LOG, sqlite_log, NULL);
-}
-
-static int is_full(sqlite3 *db)
-{
-    int code = db ? sqlite3_errcode(db) : 0;
-
-    if (code == SQLITE_FULL || (code == SQLITE_IOERR && sqlite3_system_errno(db) == ENOSPC))
-        disk_full = 1;
-    return code == SQLITE_FULL || disk_full;
-}
-
-int store_disk_full(void)
-{
-    return disk_full;
-}
-
 int store_err(store *st, const char *what)
 {
-    int code = sqlite3_errcode(st->db);
-    int rc = (code == SQLITE_BUSY || code == SQLITE_LOCKED) ? ERR_BUSY : ERR_DB;
-
-    if (code == SQLITE_FULL && is_full(st->db))
-        return err_set(ERR_IO, "%s: database or disk is full: %s", what, st->path);
-    return err_set(rc, "%s: %s", what, sqlite3_errmsg(st->db));
+    return st->be->error(st, what);
 }
 
-int store_default_path(char *out, size_t n)
+/* $XDG_STATE_HOME/goald/NAME, else ~/.local/state/goald/NAME. */
+static int state_path(char *out, size_t n, const char *name)
 {
     const char *xdg = getenv("XDG_STATE_HOME");
     const char *home = getenv("HOME");
     int w;
 
     if (xdg && *xdg)
-        w = snprintf(out, n, "%s/goald/goald.db", xdg);
+        w = snprintf(out, n, "%s/goald%s", xdg, name);
     else if (home && *home)
-        w = snprintf(out, n, "%s/.local/state/goald/goald.db", home);
+        w = snprintf(out, n, "%s/.local/state/goald%s", home, name);
     else
         return err_set(ERR_INVALID, "neither XDG_STATE_HOME nor HOME is set: use --db");
     if (w < 0 || (size_t)w >= n)
-        return err_set(ERR_INVALID, "database path too long");
+        return err_set(ERR_INVALID, "state path too long");
     return 0;
 }
 
-sqlite3 *store_db(store *st)
+int store_default_path(char *out, size_t n)
 {
-    return st->db;
+    const char *url = config_str(CFG_STORE_URL);
+
+    if (url && *url) {
+        if ((size_t)snprintf(out, n, "%s", url) >= n)
+            return err_set(ERR_INVALID, "store.url too long");
+        return 0;
+    }
+    return state_path(out, n, "/goald.db");
+}
+
+int store_local_dir(char *out, size_t n, const char *target)
+{
+    const char *dir = config_str(CFG_NODE_STATE_DIR);
+
+    if (!store_is_url(target))
+        return fs_dirname(out, n, target);
+    if (!dir || !*dir)
+        return state_path(out, n, "");
+    if ((size_t)snprintf(out, n, "%s", dir) >= n)
+        return err_set(ERR_INVALID, "node.state_dir too long");
+    return 0;
 }
 
 const char *store_path(const store *st)
@@ -104,25 +69,30 @@ const char *store_path(const store *st)
     return st->path;
 }
 
-int store_exec(store *st, const char *sql)
+enum store_dialect store_dialect_of(const store *st)
 {
-    char *msg = NULL;
-
-    if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        int code = sqlite3_errcode(st->db);
-        int rc = code == SQLITE_FULL && is_full(st->db)
-                     ? err_set(ERR_IO, "database or disk is full: %s", st->path)
-                     : err_set(code == SQLITE_BUSY ? ERR_BUSY : ERR_DB, "database: %s",
-                               msg ? msg : sqlite3_errmsg(st->db));
-        sqlite3_free(msg);
-        return rc;
-    }
-    return 0;
+    return st->be->dialect;
 }
 
-int store_prepare(store *st, sqlite3_stmt **out, const char *sql)
+const char *store_sql(const store *st, const char *sqlite_sql, const char *pg_sql)
 {
-    sqlite3_stmt *s = NULL;
+    return st->be->dialect == STORE_PG ? pg_sql : sqlite_sql;
+}
+
+int store_is_url(const char *target)
+{
+    return !strncmp(target, "postgres://", 11) || !strncmp(target, "postgresql://", 13);
+}
+
+int store_exec(store *st, const char *sql)
+{
+    return st->be->exec(st, sql);
+}
+
+int store_prepare(store *st, store_stmt **out, const char *sql)
+{
+    store_stmt *s = NULL;
+    int rc;
 
     for (int i = 0; i < st->ncache; i++) {
         if (st->cache[i].sql == sql || strcmp(st->cache[i].sql, sql) == 0) {
@@ -130,47 +100,98 @@ int store_prepare(store *st, sqlite3_stmt **out, const char *sql)
             return 0;
         }
     }
-    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
-        return store_err(st, "prepare");
-    if (st->ncache < STMT_CACHE) {
-        st->cache[st->ncache].sql = sql;
-        st->cache[st->ncache].stmt = s;
-        st->ncache++;
-    } else {
+    if ((rc = st->be->prepare(st, sql, &s)) != 0)
+        return rc;
+    if (st->ncache == STORE_STMT_CACHE) {
         /* full: evict the oldest, keeping the cache bounded */
-        sqlite3_finalize(st->cache[0].stmt);
-        memmove(&st->cache[0], &st->cache[1], sizeof(st->cache[0]) * (STMT_CACHE - 1));
-        st->cache[STMT_CACHE - 1].sql = sql;
-        st->cache[STMT_CACHE - 1].stmt = s;
+        st->be->finalize(st->cache[0].stmt);
+        memmove(&st->cache[0], &st->cache[1], sizeof(st->cache[0]) * (STORE_STMT_CACHE - 1));
+        st->ncache--;
     }
+    st->cache[st->ncache].sql = sql;
+    st->cache[st->ncache].stmt = s;
+    st->ncache++;
     *out = s;
     return 0;
 }
 
-void store_done(sqlite3_stmt *stmt)
+int store_prepare_uncached(store *st, store_stmt **out, const char *sql)
 {
-    if (!stmt)
-        return;
-    sqlite3_reset(stmt);
-    sqlite3_clear_bindings(stmt);
+    return st->be->prepare(st, sql, out);
 }
 
-int store_bind_text(sqlite3_stmt *s, int i, const char *v)
+void store_finalize(store_stmt *s)
 {
-    if (!v)
-        return sqlite3_bind_null(s, i);
-    return sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+    if (s)
+        s->st->be->finalize(s);
 }
 
-char *store_col_strdup(sqlite3_stmt *s, int i)
+void store_done(store_stmt *s)
 {
-    const unsigned char *t = sqlite3_column_text(s, i);
-    char *p;
+    if (s)
+        s->st->be->reset(s);
+}
 
-    if (!t)
-        return NULL;
-    p = xstrdup((const char *)t);
-    return p;
+int store_step(store_stmt *s)
+{
+    return s->st->be->step(s);
+}
+
+int store_changes(store_stmt *s)
+{
+    return s->st->be->changes(s);
+}
+
+void store_bind_text(store_stmt *s, int i, const char *v)
+{
+    s->st->be->bind(s, i, &STORE_TEXT(v));
+}
+
+void store_bind_i64(store_stmt *s, int i, int64_t v)
+{
+    s->st->be->bind(s, i, &STORE_I64(v));
+}
+
+void store_bind_double(store_stmt *s, int i, double v)
+{
+    s->st->be->bind(s, i, &STORE_DOUBLE(v));
+}
+
+void store_bind_null(store_stmt *s, int i)
+{
+    s->st->be->bind(s, i, &STORE_NULL);
+}
+
+int store_col_null(store_stmt *s, int i)
+{
+    return s->st->be->col_null(s, i);
+}
+
+int64_t store_col_i64(store_stmt *s, int i)
+{
+    return s->st->be->col_i64(s, i);
+}
+
+int store_col_int(store_stmt *s, int i)
+{
+    return (int)s->st->be->col_i64(s, i);
+}
+
+double store_col_double(store_stmt *s, int i)
+{
+    return s->st->be->col_double(s, i);
+}
+
+const char *store_col_raw(store_stmt *s, int i)
+{
+    return s->st->be->col_text(s, i);
+}
+
+char *store_col_strdup(store_stmt *s, int i)
+{
+    const char *t = store_col_raw(s, i);
+
+    return t ? xstrdup(t) : NULL;
 }
 
 int store_tx_begin(store *st)
@@ -178,7 +199,7 @@ int store_tx_begin(store *st)
     int rc;
 
     if (st->tx_depth == 0)
-        rc = store_exec(st, "BEGIN IMMEDIATE");
+        rc = store_exec(st, st->be->begin_write);
     else
         rc = store_exec(st, "SAVEPOINT goald_sp");
     if (rc == 0)
@@ -216,10 +237,10 @@ void store_tx_rollback(store *st)
     if (st->tx_depth <= 0)
         return;
     if (st->tx_depth == 1) {
-        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        (void)st->be->exec(st, "ROLLBACK");
     } else {
-        sqlite3_exec(st->db, "ROLLBACK TO goald_sp", NULL, NULL, NULL);
-        sqlite3_exec(st->db, "RELEASE goald_sp", NULL, NULL, NULL);
+        (void)st->be->exec(st, "ROLLBACK TO goald_sp");
+        (void)st->be->exec(st, "RELEASE goald_sp");
     }
     st->tx_depth--;
 }
@@ -236,50 +257,53 @@ int store_schema_latest(void)
 
 int store_schema_version(store *st, int *out)
 {
-    sqlite3_stmt *s = NULL;
-    int rc = 0;
+    int64_t v = 0;
+    int rc = store_count(st, "schema version", &v,
+                         "SELECT coalesce(max(version), 0) FROM schema_migrations", NULL, 0);
 
-    if (sqlite3_prepare_v2(st->db, "SELECT ifnull(max(version),0) FROM schema_migrations", -1,
-                           &s, NULL) != SQLITE_OK)
-        return store_err(st, "schema version");
-    if (sqlite3_step(s) == SQLITE_ROW)
-        *out = sqlite3_column_int(s, 0);
-    else
-        rc = store_err(st, "schema version");
-    sqlite3_finalize(s);
+    if (rc == 0)
+        *out = (int)v;
     return rc;
 }
 
-static int migration_applied(store *st, int version, int *yes)
+/* Apply migration m unless another process did while this one waited. */
+static int migrate_one(store *st, const struct store_migration *m, int *applied)
 {
-    sqlite3_stmt *s = NULL;
-    int rc = 0;
+    int64_t found = 0;
+    int rc;
 
-    if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM schema_migrations WHERE version = ?", -1, &s,
-                           NULL) != SQLITE_OK)
-        return store_err(st, "migrations");
-    sqlite3_bind_int(s, 1, version);
-    switch (sqlite3_step(s)) {
-    case SQLITE_ROW: *yes = 1; break;
-    case SQLITE_DONE: *yes = 0; break;
-    default: rc = store_err(st, "migrations");
+    if ((rc = store_tx_begin(st)) != 0)
+        return rc;
+    rc = store_count(st, "migrations", &found,
+                     "SELECT count(*) FROM schema_migrations WHERE version = ?",
+                     STORE_ARGS(STORE_I64(m->version)));
+    if (rc || found)
+        goto out;
+    if ((rc = store_exec(st, m->sql)) != 0) {
+        err_wrap(rc, "migration %s", m->name);
+        goto out;
     }
-    sqlite3_finalize(s);
-    return rc;
+    rc = store_exec_args(
+        st, "migrations", NULL,
+        "INSERT INTO schema_migrations(version, name, applied_at)"
+        " VALUES (?, ?, ?)",
+        STORE_ARGS(STORE_I64(m->version), STORE_TEXT(m->name), STORE_I64(time_now_ms())));
+    if (rc == 0)
+        (*applied)++;
+out:
+    return store_tx_end(st, rc);
 }
 
-int store_migrate(store *st, int *applied)
+static int migrate_locked(store *st, int *applied)
 {
     int cur = 0, latest = store_schema_latest();
-    int n = 0;
     int rc;
 
     rc = store_exec(st, "CREATE TABLE IF NOT EXISTS schema_migrations ("
                         " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-                        " applied_at INTEGER NOT NULL)");
-    if (rc)
-        return rc;
-    rc = store_schema_version(st, &cur);
+                        " applied_at BIGINT NOT NULL)");
+    if (rc == 0)
+        rc = store_schema_version(st, &cur);
     if (rc)
         return rc;
     if (cur > latest)
@@ -287,103 +311,43 @@ int store_migrate(store *st, int *applied)
                        "%s: database schema version %d is newer than this goald (which knows "
                        "up to version %d): upgrade goald",
                        st->path, cur, latest);
-    for (size_t i = 0; i < store_migrations_count; i++) {
-        const struct store_migration *m = &store_migrations[i];
-        sqlite3_stmt *s = NULL;
-        int yes = 0;
-
-        if (m->version <= cur)
-            continue;
-        if ((rc = store_tx_begin(st)) != 0)
-            return rc;
-        /* another process may have applied it while we waited for the lock */
-        if ((rc = migration_applied(st, m->version, &yes)) != 0)
-            goto fail;
-        if (yes) {
-            store_tx_rollback(st);
-            continue;
-        }
-        if ((rc = store_exec(st, m->sql)) != 0) {
-            err_wrap(rc, "migration %s", m->name);
-            goto fail;
-        }
-        if (sqlite3_prepare_v2(st->db,
-                               "INSERT INTO schema_migrations(version, name, applied_at)"
-                               " VALUES (?, ?, ?)",
-                               -1, &s, NULL) != SQLITE_OK) {
-            rc = store_err(st, "migrations");
-            goto fail;
-        }
-        sqlite3_bind_int(s, 1, m->version);
-        sqlite3_bind_text(s, 2, m->name, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 3, time_now_ms());
-        if (sqlite3_step(s) != SQLITE_DONE) {
-            rc = store_err(st, "migrations");
-            sqlite3_finalize(s);
-            goto fail;
-        }
-        sqlite3_finalize(s);
-        if ((rc = store_tx_commit(st)) != 0)
-            return rc;
-        n++;
-    }
-    if (applied)
-        *applied = n;
-    return 0;
-fail:
-    store_tx_rollback(st);
+    for (size_t i = 0; i < *st->be->migrations_count && rc == 0; i++)
+        if (st->be->migrations[i].version > cur)
+            rc = migrate_one(st, &st->be->migrations[i], applied);
     return rc;
 }
 
-/* Open the database at path; create: make its folder and file first. */
-static int open_db(store **out, const char *path, int create)
+int store_migrate(store *st, int *applied)
 {
-    char dir[4096];
-    char pragmas[256];
-    store *st = NULL;
-    int fd;
-    int rc = 0;
+    int n = 0;
+    int rc;
 
-    if (create) {
-        if ((rc = fs_dirname(dir, sizeof(dir), path)) != 0)
-            return rc;
-        if ((rc = fs_mkdir_p(dir, 0700)) != 0)
-            return rc;
-    }
-    pthread_once(&log_once, install_log);
-    /* create the file ourselves so that it is 0600 from the first byte */
-    fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
-    if (fd < 0 && !create && errno == ENOENT)
-        return err_set(ERR_NOTFOUND, "no database at %s", path);
-    if (fd < 0 && errno == ENOSPC)
-        return err_set(ERR_IO, "database or disk is full: %s", path);
-    if (fd < 0)
-        return err_set(ERR_IO, "%s: cannot open database: %s", path, strerror(errno));
-    close(fd);
+    if ((rc = st->be->migrate_lock(st, 1)) != 0)
+        return rc;
+    rc = migrate_locked(st, &n);
+    (void)st->be->migrate_lock(st, 0);
+    if (rc == 0 && applied)
+        *applied = n;
+    return rc;
+}
 
-    st = xcalloc(1, sizeof(*st));
-    st->path = xstrdup(path);
-    if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
-        rc = err_set(ERR_DB, "%s: %s", path,
-                     st->db ? sqlite3_errmsg(st->db) : "cannot open database");
+/* Open target (a path, or a postgres:// URL); create: the SQLite file and
+ * its folder may be made. */
+static int open_db(store **out, const char *target, int create)
+{
+    store *st = xcalloc(1, sizeof(*st));
+    int rc;
+
+    st->be = store_is_url(target) ? &store_backend_pg : &store_backend_sqlite;
+    if ((rc = st->be->open(st, target, create)) != 0)
         goto out;
-    }
-    sqlite3_extended_result_codes(st->db, 0);
-    sqlite3_busy_timeout(st->db, (int)config_int(CFG_STORE_BUSY_TIMEOUT_MS));
-    snprintf(pragmas, sizeof(pragmas),
-             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
-    if ((rc = store_exec(st, pragmas)) != 0) {
-        err_wrap(rc, "%s", path);
-        goto out;
-    }
     if ((rc = store_migrate(st, NULL)) != 0)
         goto out;
     *out = st;
     st = NULL;
 out:
-    if (rc && st && is_full(st->db))
-        rc = err_set(ERR_IO, "database or disk is full: %s", path);
+    if (rc && store_disk_full())
+        rc = err_set(ERR_IO, "database or disk is full: %s", st->path ? st->path : target);
     store_close(st);
     return rc;
 }
@@ -403,9 +367,9 @@ void store_close(store *st)
     if (!st)
         return;
     for (int i = 0; i < st->ncache; i++)
-        sqlite3_finalize(st->cache[i].stmt);
-    if (st->db)
-        sqlite3_close(st->db);
+        st->be->finalize(st->cache[i].stmt);
+    if (st->conn)
+        st->be->close(st);
     free(st->path);
     free(st);
 }
@@ -414,7 +378,7 @@ int store_ids(store *st, const char *sql, const char *arg, char (**out)[37], siz
 {
     char(*ids)[37] = NULL;
     size_t cnt = 0, alloc = 0;
-    sqlite3_stmt *s;
+    store_stmt *s;
     int rc = store_prepare(st, &s, sql);
 
     *out = NULL;
@@ -427,7 +391,7 @@ int store_ids(store *st, const char *sql, const char *arg, char (**out)[37], siz
             alloc = alloc ? alloc * 2 : 16;
             ids = xrealloc(ids, alloc * sizeof(*ids));
         }
-        snprintf(ids[cnt++], sizeof(ids[0]), "%.36s", (const char *)sqlite3_column_text(s, 0));
+        snprintf(ids[cnt++], sizeof(ids[0]), "%.36s", store_col_text(s, 0));
     }
     store_done(s);
     if (rc) {
@@ -441,15 +405,15 @@ int store_ids(store *st, const char *sql, const char *arg, char (**out)[37], siz
 
 int store_read_begin(store *st)
 {
-    return store_exec(st, "BEGIN");
+    return store_exec(st, st->be->begin_read);
 }
 
 void store_read_end(store *st)
 {
-    store_exec(st, "COMMIT");
+    (void)store_exec(st, "COMMIT");
 }
 
 int store_query_only(store *st)
 {
-    return store_exec(st, "PRAGMA query_only = 1");
+    return store_exec(st, st->be->query_only);
 }

@@ -34,6 +34,10 @@ extern const size_t store_migrations_count;
 extern const struct store_migration store_migrations_pg[];
 extern const size_t store_migrations_pg_count;
 
+/* 1 when target is a PostgreSQL URL (postgres:// or postgresql://), which
+ * store_open() connects to instead of opening a file. */
+int store_is_url(const char *target);
+
 /* Open (creating) the database at path.  On success *out is set; free with
  * store_close().  Errors: ERR_IO (folder, file), ERR_DB, ERR_VERSION (the
  * database is newer than this binary: nothing is changed). */
@@ -46,9 +50,16 @@ void store_close(store *st);
 
 const char *store_path(const store *st);
 
-/* The default database path: $XDG_STATE_HOME/goald/goald.db, else
- * ~/.local/state/goald/goald.db.  0 or ERR_INVALID (no HOME). */
+/* The default database: config store.url when set, else the file
+ * $XDG_STATE_HOME/goald/goald.db, else ~/.local/state/goald/goald.db.
+ * 0 or ERR_INVALID (no HOME). */
 int store_default_path(char *out, size_t n);
+
+/* The folder of this node's own files for the database target (the
+ * daemon's lock and wake socket, spill files): the SQLite file's folder;
+ * for a PostgreSQL URL, config node.state_dir, else $XDG_STATE_HOME/goald,
+ * else ~/.local/state/goald.  0 or ERR_INVALID. */
+int store_local_dir(char *out, size_t n, const char *target);
 
 /* Schema version: the highest applied migration; and the newest this
  * binary knows. */

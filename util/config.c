@@ -22,6 +22,15 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                        "stderr log level: error, warn, info or debug"},
     [CFG_STORE_BUSY_TIMEOUT_MS] = {"store.busy_timeout_ms", CFG_INT, "10000", NULL, 0, 600000,
                                    "how long a database write waits for a lock (ms)"},
+    [CFG_STORE_URL] = {"store.url", CFG_STRING, NULL, NULL, NOB,
+                       "a PostgreSQL URL (postgres://USER@HOST/DB) to use instead of the "
+                       "SQLite file; its password goes in PGPASSFILE or ~/.pgpass, never here"},
+    [CFG_NODE_ID] = {"node.id", CFG_STRING, NULL, NULL, NOB,
+                     "this daemon's name among the nodes sharing a PostgreSQL queue (unset: "
+                     "HOST:STATE_DIR)"},
+    [CFG_NODE_STATE_DIR] = {"node.state_dir", CFG_STRING, NULL, NULL, NOB,
+                            "this node's own files with a PostgreSQL store: the daemon's lock "
+                            "and socket, spill files (unset: $XDG_STATE_HOME/goald)"},
     [CFG_INTAKE_MAX_TITLE] = {"intake.max_title", CFG_INT, "200", NULL, 1, 10000,
                               "the longest goal title accepted (characters)"},
     [CFG_PLAN_MAX_ITEMS] = {"plan.max_items", CFG_INT, "50", NULL, 1, 1000,

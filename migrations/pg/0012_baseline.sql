@@ -360,3 +360,27 @@ CREATE TABLE api_tokens (
     revoked_at  BIGINT,
     rowid       BIGINT GENERATED ALWAYS AS IDENTITY
 );
+
+-- SQLite's JSON functions that goald's queries call, with SQLite's meaning,
+-- so that store/ writes those queries once for both backends (the rest of
+-- its SQL is portable, or names both dialects with store_sql()):
+--  - json_extract(doc, path): path '$', '$.a.b' or '$[0].c'; the value as
+--    text: a string bare, true/false as 1/0 (SQLite answers integers),
+--    JSON null as NULL, a number, object or array as its JSON text.
+--  - json_valid(doc), json_array_length(doc) on text.
+CREATE FUNCTION json_extract(doc TEXT, path TEXT) RETURNS TEXT
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+SELECT CASE jsonb_typeof(v)
+           WHEN 'boolean' THEN CASE WHEN v = 'true'::jsonb THEN '1' ELSE '0' END
+           WHEN 'string' THEN v #>> '{}'
+           WHEN 'null' THEN NULL
+           ELSE v::text END
+  FROM (SELECT doc::jsonb #> string_to_array(substr(regexp_replace(path, '\[(\d+)\]', '.\1',
+                                                                   'g'), 3), '.') AS v) AS x
+$$;
+
+CREATE FUNCTION json_valid(doc TEXT) RETURNS BOOLEAN
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT coalesce(goald_json_valid(doc), FALSE) $$;
+
+CREATE FUNCTION json_array_length(doc TEXT) RETURNS INTEGER
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT json_array_length(doc::json) $$;

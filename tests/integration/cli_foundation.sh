@@ -177,7 +177,7 @@ run "$G" cancel "${id:0:8}"
 expect_rc 0 cancel
 expect_out "(3 work items)"
 expect_eq "$(sql "SELECT status FROM goals WHERE id='$id'")" cancelled "cancelled goal"
-expect_eq "$(sql "SELECT group_concat(status, ',') FROM (SELECT status FROM work_items WHERE goal_id='$id' ORDER BY key)")" \
+expect_eq "$(sql "SELECT group_concat(status, ',') FROM (SELECT status FROM work_items WHERE goal_id='$id' ORDER BY key) AS q1")" \
     "done,done,cancelled,cancelled,cancelled" "items after cancel"
 run "$G" cancel "$id"
 expect_rc 1 "cancel twice"

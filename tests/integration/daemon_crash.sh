@@ -60,7 +60,7 @@ expect_out "run.aborted"
 
 # --- B ------------------------------------------------------------------------
 # a 5 s tick: a notice within 1 s cannot come from the tick
-export GOALD_DB="$T/b.db" GOALD_LLM_SCRIPT="$T/b.jsonl" GOALD_DAEMON_TICK_MS=5000
+db_use b; export GOALD_LLM_SCRIPT="$T/b.jsonl" GOALD_DAEMON_TICK_MS=5000
 script_generic 1 3000 1 >"$GOALD_LLM_SCRIPT"
 make_project "$T/rb"
 goal_json "$T/rb" "goal b" >"$T/gb.json"

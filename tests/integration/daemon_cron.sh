@@ -80,7 +80,7 @@ wait "$DPID"
 expect_eq "$?" 0 "daemon exit"
 
 # --- B: a deadline ------------------------------------------------------------------
-export GOALD_DB="$T/b.db" GOALD_LLM_SCRIPT="$T/b.jsonl"
+db_use b; export GOALD_LLM_SCRIPT="$T/b.jsonl"
 script_generic 1 1500 1 >"$GOALD_LLM_SCRIPT"
 make_project "$T/rb"
 goal_json "$T/rb" "late" | jq '. + {deadline: "2020-01-01T00:00:00Z"}' >"$T/late.json"
@@ -104,7 +104,7 @@ kill -TERM "$DPID"
 wait "$DPID"
 
 # a run that fails (its gate does not pass) is logged with its reason
-export GOALD_DB="$T/b2.db" GOALD_LLM_SCRIPT="$T/b2.jsonl"
+db_use b2; export GOALD_LLM_SCRIPT="$T/b2.jsonl"
 script_generic 1 0 1 >"$GOALD_LLM_SCRIPT"
 make_project "$T/rb2"
 goal_json "$T/rb2" "failing gate" '{"push": false, "pull_request": false}' 'test "$(wc -l <work.log)" -lt 2' >"$T/fail.json"
@@ -117,7 +117,7 @@ expect_eq "$(jq -r --arg r "$frun" 'select(.run == $r and .event == "job.finishe
     "warn|failed|$(sql "SELECT failure_reason FROM runs WHERE id = '$frun'")" "the failed run's log line"
 
 # --- C: SIGHUP reloads the configuration -----------------------------------------------
-export GOALD_DB="$T/c.db" GOALD_MONITOR_SWEEP_INTERVAL_S=1
+db_use c; export GOALD_MONITOR_SWEEP_INTERVAL_S=1
 unset GOALD_LLM_SCRIPT
 echo '{"daemon": {"work_cap": 3}}' >"$T/cfg.json"
 "$G" --config "$T/cfg.json" daemon --log-file "$T/c.log" 2>"$T/c.err" &

@@ -32,7 +32,7 @@ expect_eq "$(sql "SELECT count(*) FROM runs WHERE kind = 'execute'")" 9 "execute
 peak() {
     sql "SELECT ifnull(max(c), 0) FROM (SELECT (SELECT count(*) FROM runs s WHERE s.lane = r.lane
            AND s.started_at <= r.started_at AND r.started_at < s.ended_at) AS c
-         FROM runs r WHERE r.lane = '$1')"
+         FROM runs r WHERE r.lane = '$1') AS q1"
 }
 expect_eq "$(peak work)" 3 "peak of the work lane (cap 3, reached)"
 expect_eq "$(peak plan)" 1 "peak of the plan lane (cap 1)"

@@ -15,7 +15,7 @@ HEAD_LINES='{"stage": "elaborate", "content": {"components": [], "implicit_requi
 # elaborated and planned; sets GID and ITEM.
 new_goal() {
     local name=$1 budget=$2 r
-    export GOALD_DB="$T/$name.db"
+    db_use "$name"
     r="$T/$name-repo"
     make_repo "$r"
     { echo "$HEAD_LINES"; cat; } >"$T/$name.jsonl"

@@ -66,6 +66,48 @@ json_ok() { printf '%s' "$OUT" | jq -e . >/dev/null 2>&1 || fail "${1:-output} i
 # jqo FILTER: apply jq to $OUT
 jqo() { printf '%s' "$OUT" | jq -r "$1"; }
 sql() { sqlite3 -cmd ".timeout 10000" "$GOALD_DB" "$1"; }
+# db_use NAME: from now on the test's database is a fresh one named NAME
+# (a file $T/NAME.db; with GOALD_TEST_PG, a schema of that PostgreSQL
+# database).  db_reset: the current one, emptied.
+db_use() { export GOALD_DB="$T/$1.db"; }
+db_reset() { rm -f "$GOALD_DB" "$GOALD_DB-wal" "$GOALD_DB-shm"; }
+# GOALD_TEST_PG (a URL, or @FILE holding one: the pg fixture's): the test
+# runs on fresh schemas of that PostgreSQL database instead of files, and
+# sql() asks psql (rows as sqlite3 prints them: fields joined by |).
+if [ -n "${GOALD_TEST_PG:-}" ]; then
+    PG_BASE=$GOALD_TEST_PG
+    case "$PG_BASE" in @*) PG_BASE=$(cat "${PG_BASE#@}") ;; esac
+    PG_PREFIX="t_$(basename "$T" | tr -c 'a-zA-Z0-9\n' _ | tr 'A-Z' 'a-z')"
+    # pg_schema NAME: a fresh schema, with group_concat, ifnull and printf
+    # for the tests' own queries, which are SQLite's (goald's SQL needs none)
+    pg_schema() {
+        psql -qX -v ON_ERROR_STOP=1 "$PG_BASE" >/dev/null <<EOSQL || fail "cannot make schema $1"
+DROP SCHEMA IF EXISTS $1 CASCADE;
+CREATE SCHEMA $1;
+CREATE FUNCTION $1.gc_step(acc text, v anyelement, sep text) RETURNS text
+  LANGUAGE sql IMMUTABLE AS \$\$ SELECT CASE WHEN v IS NULL THEN acc WHEN acc IS NULL THEN v::text
+  ELSE acc || sep || v::text END \$\$;
+CREATE FUNCTION $1.gc_step(acc text, v anyelement) RETURNS text
+  LANGUAGE sql IMMUTABLE AS \$\$ SELECT $1.gc_step(acc, v, ',') \$\$;
+CREATE AGGREGATE $1.group_concat(anyelement, text) (SFUNC = $1.gc_step, STYPE = text);
+CREATE AGGREGATE $1.group_concat(anyelement) (SFUNC = $1.gc_step, STYPE = text);
+CREATE FUNCTION $1.printf(fmt text, v double precision) RETURNS text
+  LANGUAGE sql IMMUTABLE AS \$\$ SELECT to_char(v, 'FM999999999990.' ||
+  repeat('0', substring(fmt from '%\\.([0-9]+)f')::int)) \$\$;
+CREATE FUNCTION $1.ifnull(a anyelement, b anyelement) RETURNS anyelement
+  LANGUAGE sql IMMUTABLE AS \$\$ SELECT coalesce(a, b) \$\$;
+EOSQL
+    }
+    db_use() {
+        PG_SCHEMA="${PG_PREFIX}_$1"
+        pg_schema "$PG_SCHEMA"
+        case "$PG_BASE" in *\?*) GOALD_DB="$PG_BASE&" ;; *) GOALD_DB="$PG_BASE?" ;; esac
+        export GOALD_DB="${GOALD_DB}options=-csearch_path%3D$PG_SCHEMA"
+    }
+    db_reset() { pg_schema "$PG_SCHEMA"; }
+    db_use main
+    sql() { psql -qXAt -F '|' -v ON_ERROR_STOP=1 "$GOALD_DB" -c "$1"; }
+fi
 
 # make_repo DIR: a git repository with one commit on main.
 make_repo() {

@@ -15,7 +15,7 @@ scenario() {
     cat >"$T/$1.jsonl"
     start_fake_llm "$1" openai "$T/$1.jsonl"
     export GOALD_LLM_BASE_URL="$FAKE_URL"
-    rm -f "$GOALD_DB" "$GOALD_DB-wal" "$GOALD_DB-shm"
+    db_reset
 }
 chat() { run "$G" llm chat --json "$@" <"$T/req.json"; }
 ev_count() { sql "SELECT count(*) FROM events WHERE type = '$1'"; }

@@ -16,7 +16,7 @@ scenario() {
     cat >"$T/$1.jsonl"
     start_fake_llm "$1" "${2:-openai}" "$T/$1.jsonl"
     export GOALD_LLM_BASE_URL="$FAKE_URL"
-    rm -f "$GOALD_DB" "$GOALD_DB-wal" "$GOALD_DB-shm"
+    db_reset
 }
 body() { jq -r "select(.n == $1) | .body | $2" "$FAKE_LOG"; }
 SCHEMA='"response_schema":{"type":"object","properties":{"ok":{"type":"boolean"}}}'

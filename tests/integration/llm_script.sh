@@ -46,7 +46,7 @@ expect_err "script exhausted"
 expect_eq "$(sql "SELECT count(*) FROM events WHERE type='llm.request' AND json_extract(payload,'\$.stage')='execute'")" 5 "exhaustion is not retried"
 chat --stage plan
 expect_rc 1 "plan exhausted too"; expect_err "script exhausted"
-expect_eq "$(sql "SELECT group_concat(stage || '=' || next_line, ',') FROM (SELECT * FROM llm_script_cursors ORDER BY stage)")" "*=8,plan=3,review=9"
+expect_eq "$(sql "SELECT group_concat(stage || '=' || next_line, ',') FROM (SELECT * FROM llm_script_cursors ORDER BY stage) AS q1")" "*=8,plan=3,review=9"
 
 # an edited script starts over (new hash)
 echo '{"content":"fresh"}' >>"$GOALD_LLM_SCRIPT"

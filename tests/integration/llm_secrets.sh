@@ -15,7 +15,7 @@ submit_goal() {
 }
 
 for mode in openai anthropic; do
-    rm -f "$GOALD_DB" "$GOALD_DB-wal" "$GOALD_DB-shm"
+    db_reset
     cat >"$T/$mode.jsonl" <<'S'
 {"status":401,"echo_key":true,"repeat":0}
 S

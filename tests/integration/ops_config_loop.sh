@@ -45,7 +45,7 @@ expect_rc 3 "daemon --once again"
 expect_eq "$(sql "SELECT count(*) FROM runs")" 1 "jobs after a second --once"
 
 # --- as a service: no more than one job over 10 s ------------------------------
-rm -f "$GOALD_DB"*
+db_reset
 submit_goal "$T/g.json"
 "$G" daemon >"$T/svc.log" 2>&1 &
 dpid=$!
@@ -70,7 +70,7 @@ expect_eq "$(sql "SELECT state FROM breakers WHERE error_class = 'config'")" clo
 unset GOALD_LLM_SCRIPT
 
 # --- a 401 from the provider: class auth, one job, resolve lets one through ------
-rm -f "$GOALD_DB"*
+db_reset
 cat >"$T/auth.jsonl" <<'JSON'
 {"status": 401, "body": {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}, "repeat": 0}
 JSON

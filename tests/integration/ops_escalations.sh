@@ -71,7 +71,7 @@ run "$G" escalations
 expect_out "no open escalations" "nothing left open"
 
 # a goal past its deadline completes: the deadline escalation closes with it
-rm -f "$GOALD_DB"*
+db_reset
 script_generic 1 >"$T/s.jsonl"
 export GOALD_LLM_SCRIPT="$T/s.jsonl"
 goal_json "$T/repo" "a late goal" >"$T/g.json"

@@ -32,7 +32,7 @@ expect_eq "$(grep -c . "$T/follow.out")" "$total" "every event of the goal, once
 
 # --tail N
 run "$G" events --tail 2 --json; expect_rc 0
-expect_eq "$(jqo 'map(.seq) | join(",")')" "$(sql "SELECT group_concat(id) FROM (SELECT id FROM (SELECT id FROM events ORDER BY id DESC LIMIT 2) ORDER BY id)" | tr '|' ',')" "the last two"
+expect_eq "$(jqo 'map(.seq) | join(",")')" "$(sql "SELECT group_concat(id) FROM (SELECT id FROM (SELECT id FROM events ORDER BY id DESC LIMIT 2) AS q0 ORDER BY id) AS q1" | tr '|' ',')" "the last two"
 expect_eq "$(jqo 'length')" 2
 run "$G" events --tail 0 --json; expect_eq "$(jqo length)" 0 "--tail 0"
 # --type: exact, comma list, prefix

@@ -17,7 +17,7 @@ expect_rc 0 "daemon --once, all finished"
 expect_eq "$(sql "SELECT status FROM goals")" completed "goal"
 
 # --- 3: an agent's question waits on a human ------------------------------------
-rm -f "$GOALD_DB"*
+db_reset
 cat >"$T/ask.jsonl" <<'JSON'
 {"stage":"elaborate","content":{"components":["x"],"implicit_requirements":[],"success_criteria":["done"],"allowed_actions":["ls","read","bash","ask_human"],"verification":[]}}
 {"stage":"plan","content":{"work_items":[{"key":"wi-1","title":"decide the colour","description":"ask which colour","type":"code","effort":"S","critical":true,"depends_on":[]}]}}

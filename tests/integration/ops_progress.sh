@@ -20,7 +20,7 @@ echo '{"title": "write notes"}' >"$T/goal.json"
 run "$G" submit "$T/goal.json"; expect_rc 0 submit
 GID=$OUT
 run "$G" daemon --once; expect_rc 3 "daemon --once (wi-2 waits on a human)"
-expect_eq "$(sql "SELECT group_concat(key || ':' || status, ' ') FROM (SELECT * FROM work_items ORDER BY key)")" \
+expect_eq "$(sql "SELECT group_concat(key || ':' || status, ' ') FROM (SELECT * FROM work_items ORDER BY key) AS q1")" \
     "wi-1:done wi-2:blocked" "items"
 
 NR="unverified — no repository"

@@ -42,7 +42,7 @@ run "$G" submit "$T/g.json"
 expect_rc 0 "submit without a pull request"
 
 # --- a publish escalation: what each offered action does ------------------------
-rm -f "$GOALD_DB"*
+db_reset
 export GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_BACKOFF_MAX_MS=1 GOALD_CONTROL_MAX_RETRIES=0
 export GOALD_LLM_SCRIPT="$T/s.jsonl"
 script_generic 2 >"$GOALD_LLM_SCRIPT"

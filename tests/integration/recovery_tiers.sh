@@ -92,7 +92,7 @@ case "$(prompts "$LOG_B" | sed -n 1p)" in *STRATEGY-XYZ*) fail "the strategy cam
 work; expect_eq "$(jqo .next)" escalated "attempt 5 (Plan B) failed"
 case "$(prompts "$LOG_B" | sed -n 2p)" in *"Strategy to follow (earlier ones failed): STRATEGY-XYZ"*) ok ;;
     *) fail "the Plan B strategy is not in the next prompt" ;; esac
-expect_eq "$(sql "SELECT group_concat(tier||':'||model_index||':'||ifnull(model,''), ' ') FROM (SELECT * FROM runs WHERE item_id='$W1' ORDER BY created_at, rowid)")" \
+expect_eq "$(sql "SELECT group_concat(tier||':'||model_index||':'||ifnull(model,''), ' ') FROM (SELECT * FROM runs WHERE item_id='$W1' ORDER BY created_at, rowid) AS q1")" \
     "1:0:ma 1:0:ma 1:0:ma 2:1:mb 3:1:mb" "tiers and models of the attempts in order"
 expect_eq "$(item status)" escalated
 expect_eq "$(sql "SELECT status FROM goals")" blocked "a critical item escalated blocks its goal"
@@ -176,7 +176,7 @@ expect_rc 1 "a resolved escalation stays resolved"
 expect_err "already resolved"
 
 # ===== budget escalations: pause, increase_budget, complete_partial ====================
-export GOALD_DB="$T/budget.db"
+db_use budget
 unset GOALD_LLM_MODELS
 R2="$T/repo2"
 make_repo "$R2"
@@ -229,7 +229,7 @@ ESC=$(sql "SELECT id FROM escalations WHERE status='open'")
 run "$G" resolve "$ESC" --action complete_partial
 expect_rc 0 "resolve complete_partial"
 expect_eq "$(sql "SELECT partial||' '||status FROM goals")" "1 active"
-expect_eq "$(sql "SELECT group_concat(key||'='||status, ' ') FROM (SELECT * FROM work_items ORDER BY key)")" "wi-1=done wi-2=cancelled"
+expect_eq "$(sql "SELECT group_concat(key||'='||status, ' ') FROM (SELECT * FROM work_items ORDER BY key) AS q2")" "wi-1=done wi-2=cancelled"
 run "$G" report "$GID" --json
 expect_rc 0
 expect_eq "$(jqo .goal.partial)" true "report says partial"
@@ -238,7 +238,7 @@ run "$G" claim --lane work --json
 expect_rc 0; expect_eq "$(jqo .kind)" publish "a partial goal goes to publishing"
 
 # ===== a non-critical item that exhausts recovery is skipped ===========================
-export GOALD_DB="$T/skip.db" GOALD_CONTROL_MAX_RETRIES=0
+db_use skip; export GOALD_CONTROL_MAX_RETRIES=0
 R3="$T/repo3"
 make_repo "$R3"
 cat >"$T/skip.jsonl" <<'EOF'
@@ -266,7 +266,7 @@ expect_eq "$(sql "SELECT status FROM goals")" active
 # ===== Plan B after a run stopped by max_tokens; ask_human ===========================
 # Plan B and the escalate analysis ask on their own account: the limit that
 # stopped the run does not refuse them
-export GOALD_DB="$T/pb.db" GOALD_CONTROL_MAX_RETRIES=0
+db_use pb; export GOALD_CONTROL_MAX_RETRIES=0
 R4="$T/repo4"
 make_repo "$R4"
 cat >"$T/pb.jsonl" <<'EOF'

@@ -52,7 +52,7 @@ step() {
 
 # submit_goal NAME REPO [EXTRA_JSON]: a fresh database and a goal on REPO
 submit_goal() {
-    export GOALD_DB="$T/$1.db"
+    db_use "$1"
     printf '{"title":"%s","repo":"%s","base_branch":"main"%s}' "$1" "$2" "${3:-}" >"$T/$1.json"
     run "$G" submit "$T/$1.json"; expect_rc 0 "submit $1"; GID=$OUT
 }

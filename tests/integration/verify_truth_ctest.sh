@@ -65,7 +65,7 @@ expect_eq "$(printf '%s\n' "$rows" | cut -d'|' -f2,3 | tr -s ' ' | tr '\n' ';')"
 case "$(printf '%s\n' "$rows" | sed -n 1p)" in *"| wi-1 | test \`test_add\` passed |") ok ;; *) fail "row 1: $rows" ;; esac
 case "$(printf '%s\n' "$rows" | sed -n 2p)" in *"| wi-1 | none |") ok ;; *) fail "row 2 should say none: $rows" ;; esac
 case "$(printf '%s\n' "$rows" | sed -n 4p)" in *"| wi-2 | gate \`ctest\` exit 0, output sha256"*"test \`test_mul\` passed |") ok ;; *) fail "row 4: $rows" ;; esac
-expect_eq "$(sql "SELECT group_concat(s, ' ') FROM (SELECT key||'='||status||'/'||ifnull(verified, 'NULL') AS s FROM work_items ORDER BY key)")" \
+expect_eq "$(sql "SELECT group_concat(s, ' ') FROM (SELECT key||'='||status||'/'||ifnull(verified, 'NULL') AS s FROM work_items ORDER BY key) AS q1")" \
     "wi-1=done/NULL wi-2=done/1" "the items"
 expect_eq "$(sql "SELECT json_extract(data,'\$.fixed')||' '||json_extract(data,'\$.pre_existing') FROM decisions d JOIN work_items w ON w.id=d.item_id WHERE d.kind='verification' AND w.key='wi-1'")" \
     '["test_add"] ["test_mul"]' "item 1: fixed and pre-existing test cases"

@@ -55,7 +55,7 @@ step() {
 
 # submit NAME REPO EXTRA_JSON: a fresh database and a goal on REPO
 submit() {
-    export GOALD_DB="$T/$1.db"
+    db_use "$1"
     printf '{"title":"%s","repo":"%s","base_branch":"main"%s}' "$1" "$2" "${3:-}" >"$T/$1.json"
     run "$G" submit "$T/$1.json"; expect_rc 0 "submit $1"; GID=$OUT
 }
@@ -126,7 +126,7 @@ step work; expect_eq "$(jqo .status)" success "item 2's retry"
 retry=$(jq -c 'select(.headers["x-goald-stage"] == "execute") | .body.messages[1].content' "$FAKE_LOG" | tail -n1)
 case "$retry" in *"tests that passed at the baseline ${c1:0:12} fail now: add 2 3, add 10 4"*) ok ;;
     *) fail "the retry's prompt lacks the failing test cases: $retry" ;; esac
-expect_eq "$(sql "SELECT group_concat(status, ' ') FROM (SELECT status FROM work_items ORDER BY key)")" "done done"
+expect_eq "$(sql "SELECT group_concat(status, ' ') FROM (SELECT status FROM work_items ORDER BY key) AS q1")" "done done"
 unset GOALD_LLM_PROVIDER GOALD_LLM_BASE_URL GOALD_LLM_MODEL
 export GOALD_CONTROL_MAX_RETRIES=0
 
@@ -146,7 +146,7 @@ reason=$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")
 case "$reason" in "tests weakened: test.sh"*) ok ;; *) fail "failure reason: $reason" ;; esac
 expect_eq "$(sql "SELECT json_extract(data,'\$.gate_inputs_changed') FROM decisions WHERE kind='verification'")" '["test.sh"]'
 expect_eq "$(sql "SELECT json_extract(data,'\$.tests_weakened') FROM decisions WHERE kind='verification'")" 1
-expect_eq "$(sql "SELECT group_concat(passed, ' ') FROM (SELECT passed FROM gate_results ORDER BY id)")" "1 0" \
+expect_eq "$(sql "SELECT group_concat(passed, ' ') FROM (SELECT passed FROM gate_results ORDER BY id) AS q2")" "1 0" \
     "the gate passes with the new test.sh, fails with the old one"
 run "$G" report "$GID" --json
 expect_eq "$(jqo '.work_items[0].gate_inputs_changed | join(",")')" test.sh "report: gate_inputs_changed"

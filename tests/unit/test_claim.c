@@ -36,14 +36,13 @@ static void submit(char id[ID_SIZE], const char *json)
 
 static int runs_running(void)
 {
-    sqlite3_stmt *s;
+    store_stmt *s;
     int n;
 
-    sqlite3_prepare_v2(store_db(st), "SELECT count(*) FROM runs WHERE status='running'", -1, &s,
-                       NULL);
-    sqlite3_step(s);
-    n = sqlite3_column_int(s, 0);
-    sqlite3_finalize(s);
+    store_prepare_uncached(st, &s, "SELECT count(*) FROM runs WHERE status='running'");
+    store_step(s);
+    n = store_col_int(s, 0);
+    store_finalize(s);
     return n;
 }
 
@@ -118,8 +117,10 @@ static void test_work_lane_and_breaker(void **state)
      * within one millisecond (a tie would go to the smaller, random, id) */
     {
         char sql[256];
-        snprintf(sql, sizeof(sql), "UPDATE work_items SET updated_at = updated_at - 1000"
-                 " WHERE goal_id = '%s' AND id <> '%s'", g, c.item_id);
+        snprintf(sql, sizeof(sql),
+                 "UPDATE work_items SET updated_at = updated_at - 1000"
+                 " WHERE goal_id = '%s' AND id <> '%s'",
+                 g, c.item_id);
         assert_int_equal(store_exec(st, sql), 0);
     }
     for (int i = 0; i < 5; i++)
@@ -145,8 +146,7 @@ static void test_work_lane_and_breaker(void **state)
 
 /* A goal for the fixture: submitted, then put in status with extra SQL
  * run on it (?1 in extra is not bound: the id is spliced, it is ours). */
-static void fixture_goal(char id[ID_SIZE], const char *title, const char *status,
-                         const char *set)
+static void fixture_goal(char id[ID_SIZE], const char *title, const char *status, const char *set)
 {
     char json[256], sql[512];
 
@@ -175,8 +175,10 @@ static void fixture_items(const char *g, int n, const char *const *statuses)
     plan_release(&p);
     for (int i = 0; i < n; i++) {
         char sql[256];
-        snprintf(sql, sizeof(sql), "UPDATE work_items SET status = %s WHERE goal_id = '%s' AND"
-                 " key = '%s'", statuses[i], g, keys[i]);
+        snprintf(sql, sizeof(sql),
+                 "UPDATE work_items SET status = %s WHERE goal_id = '%s' AND"
+                 " key = '%s'",
+                 statuses[i], g, keys[i]);
         assert_int_equal(store_exec(st, sql), 0);
     }
 }
@@ -257,33 +259,35 @@ static void test_status_counts_are_the_claim_rule(void **state)
                                     "UPDATE runs SET status = 'aborted'; DELETE FROM breakers"),
                      0);
     /* the plan lane */
-    fixture_goal(id, "p queued", "queued", NULL);                                 /* yes */
-    fixture_goal(id, "p retry later", "queued", "next_attempt_at = 9e15");         /* no */
-    fixture_goal(id, "p planned", "active", "elaboration = '{}'");                 /* yes */
-    fixture_goal(id, "p not elaborated", "active", NULL);                          /* no */
-    fixture_goal(id, "p blocked", "blocked", NULL);                                /* no */
-    fixture_goal(id, "p template", "queued", "is_template = 1");                   /* no */
-    fixture_goal(id, "p running", "queued", NULL);                                 /* no */
+    fixture_goal(id, "p queued", "queued", NULL);                          /* yes */
+    fixture_goal(id, "p retry later", "queued", "next_attempt_at = 9e15"); /* no */
+    fixture_goal(id, "p planned", "active", "elaboration = '{}'");         /* yes */
+    fixture_goal(id, "p not elaborated", "active", NULL);                  /* no */
+    fixture_goal(id, "p blocked", "blocked", NULL);                        /* no */
+    fixture_goal(id, "p template", "queued", "is_template = 1");           /* no */
+    fixture_goal(id, "p running", "queued", NULL);                         /* no */
     assert_int_equal(id_new(run), 0);
-    snprintf(sql, sizeof(sql), "INSERT INTO runs(id, goal_id, kind, lane, status, created_at)"
-             " VALUES ('%s', '%s', 'elaborate', 'plan', 'running', 1)", run, id);
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO runs(id, goal_id, kind, lane, status, created_at)"
+             " VALUES ('%s', '%s', 'elaborate', 'plan', 'running', 1)",
+             run, id);
     assert_int_equal(store_exec(st, sql), 0);
     /* the work lane */
     fixture_goal(id, "w ready", "active", "elaboration = '{}'");
-    fixture_items(id, 1, ready);                                                   /* yes */
+    fixture_items(id, 1, ready); /* yes */
     fixture_goal(id, "w retry later", "active", "elaboration = '{}'");
-    fixture_items(id, 1, later);                                                   /* no */
+    fixture_items(id, 1, later); /* no */
     snprintf(sql, sizeof(sql), "UPDATE work_items SET next_attempt_at = 9e15 WHERE goal_id = '%s'",
              id);
     assert_int_equal(store_exec(st, sql), 0);
     fixture_goal(id, "w sibling busy", "active", "elaboration = '{}'");
-    fixture_items(id, 2, busy);                                                    /* no */
+    fixture_items(id, 2, busy); /* no */
     fixture_goal(id, "w publish", "active", "elaboration = '{}'");
-    fixture_items(id, 2, done);                                                    /* yes */
+    fixture_items(id, 2, done); /* yes */
     fixture_goal(id, "w deps", "active", "elaboration = '{}'");
-    fixture_items(id, 3, deps);                                          /* a yes, 2 waiting */
+    fixture_items(id, 3, deps); /* a yes, 2 waiting */
     fixture_goal(id, "w blocked", "blocked", "elaboration = '{}'");
-    fixture_items(id, 1, ready);                                                   /* no */
+    fixture_items(id, 1, ready); /* no */
 
     status_queues(&plan, &work, &waiting);
     assert_int_equal((int)waiting, 2);
@@ -309,7 +313,7 @@ int main(void)
     int rc;
 
     testutil_setup("claim");
-    testutil_tmp_path(path, sizeof(path), "c.db");
+    testutil_db(path, sizeof(path), "c.db");
     if (store_open(&st, path) != 0)
         return 1;
     rc = cmocka_run_group_tests(tests, NULL, NULL);

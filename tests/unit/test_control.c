@@ -26,33 +26,32 @@ static store *st;
 static char *last_event(const char *type)
 {
     static char buf[2048];
-    sqlite3_stmt *s;
+    store_stmt *s;
 
-    assert_int_equal(sqlite3_prepare_v2(store_db(st),
-                                        "SELECT payload FROM events WHERE type = ?"
-                                        " ORDER BY id DESC LIMIT 1",
-                                        -1, &s, NULL),
+    assert_int_equal(store_prepare_uncached(st, &s,
+                                            "SELECT payload FROM events WHERE type = ?"
+                                            " ORDER BY id DESC LIMIT 1"),
                      0);
-    sqlite3_bind_text(s, 1, type, -1, SQLITE_STATIC);
-    if (sqlite3_step(s) != SQLITE_ROW) {
-        sqlite3_finalize(s);
+    store_bind_text(s, 1, type);
+    if (store_step(s) != STORE_ROW) {
+        store_finalize(s);
         return NULL;
     }
-    snprintf(buf, sizeof(buf), "%s", sqlite3_column_text(s, 0));
-    sqlite3_finalize(s);
+    snprintf(buf, sizeof(buf), "%s", store_col_raw(s, 0));
+    store_finalize(s);
     return buf;
 }
 
 static int count_events(const char *type)
 {
-    sqlite3_stmt *s;
+    store_stmt *s;
     int n;
 
-    sqlite3_prepare_v2(store_db(st), "SELECT count(*) FROM events WHERE type = ?", -1, &s, NULL);
-    sqlite3_bind_text(s, 1, type, -1, SQLITE_STATIC);
-    sqlite3_step(s);
-    n = sqlite3_column_int(s, 0);
-    sqlite3_finalize(s);
+    store_prepare_uncached(st, &s, "SELECT count(*) FROM events WHERE type = ?");
+    store_bind_text(s, 1, type);
+    store_step(s);
+    n = store_col_int(s, 0);
+    store_finalize(s);
     return n;
 }
 
@@ -184,14 +183,12 @@ static int child_gate(const char *run_id, int64_t now)
 static char *breaker_state(const char *cls)
 {
     static char buf[32];
-    sqlite3_stmt *s;
+    store_stmt *s;
 
-    sqlite3_prepare_v2(store_db(st), "SELECT state FROM breakers WHERE error_class = ?", -1, &s,
-                       NULL);
-    sqlite3_bind_text(s, 1, cls, -1, SQLITE_STATIC);
-    snprintf(buf, sizeof(buf), "%s",
-             sqlite3_step(s) == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : "none");
-    sqlite3_finalize(s);
+    store_prepare_uncached(st, &s, "SELECT state FROM breakers WHERE error_class = ?");
+    store_bind_text(s, 1, cls);
+    snprintf(buf, sizeof(buf), "%s", store_step(s) == STORE_ROW ? store_col_raw(s, 0) : "none");
+    store_finalize(s);
     return buf;
 }
 
@@ -295,7 +292,7 @@ int main(void)
     int rc;
 
     testutil_setup("control");
-    testutil_tmp_path(dbpath, sizeof(dbpath), "c.db");
+    testutil_db(dbpath, sizeof(dbpath), "c.db");
     if (store_open(&st, dbpath) != 0)
         return 1;
     rc = cmocka_run_group_tests(tests, NULL, NULL);

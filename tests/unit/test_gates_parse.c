@@ -9,7 +9,6 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -664,22 +663,21 @@ static void test_store_roundtrip(void **state)
     struct gate_result r;
     struct test_cases back;
     char path[600];
-    sqlite3_stmt *s;
+    store_stmt *s;
     store *st;
     int64_t id;
     strbuf out;
     (void)state;
 
-    testutil_tmp_path(path, sizeof(path), "cases.db");
+    testutil_db(path, sizeof(path), "cases.db");
     assert_int_equal(store_open(&st, path), 0);
-    assert_int_equal(sqlite3_prepare_v2(store_db(st),
-                                        "INSERT INTO goals(id, title, spec, created_at, "
-                                        "updated_at) VALUES (?, 't', '{}', 0, 0)",
-                                        -1, &s, NULL),
+    assert_int_equal(store_prepare_uncached(st, &s,
+                                            "INSERT INTO goals(id, title, spec, created_at, "
+                                            "updated_at) VALUES (?, 't', '{}', 0, 0)"),
                      0);
-    sqlite3_bind_text(s, 1, gid, -1, SQLITE_STATIC);
-    assert_int_equal(sqlite3_step(s), SQLITE_DONE);
-    sqlite3_finalize(s);
+    store_bind_text(s, 1, gid);
+    assert_int_equal(store_step(s), STORE_DONE);
+    store_finalize(s);
     ctx.st = st;
     ctx.goal_id = gid;
 
@@ -700,22 +698,20 @@ static void test_store_roundtrip(void **state)
     gates_counts_from_cases(&r.counts, &r.cases);
     assert_int_equal(gates_store(&ctx, &r, "tree", &id), 0);
     assert_int_equal(
-        sqlite3_prepare_v2(store_db(st),
-                           "SELECT (SELECT count(*) FROM gate_cases WHERE "
-                           "gate_result_id = ?1), (SELECT count(*) FROM gate_cases "
-                           "WHERE gate_result_id = ?1 AND status = 'fail'), note, "
-                           "tests_format, tests_failed FROM gate_results WHERE id = ?1",
-                           -1, &s, NULL),
+        store_prepare_uncached(st, &s,
+                               "SELECT (SELECT count(*) FROM gate_cases WHERE "
+                               "gate_result_id = ?1), (SELECT count(*) FROM gate_cases "
+                               "WHERE gate_result_id = ?1 AND status = 'fail'), note, "
+                               "tests_format, tests_failed FROM gate_results WHERE id = ?1"),
         0);
-    sqlite3_bind_int64(s, 1, id);
-    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(s, 0), GATES_CASES_STORED);
-    assert_int_equal(sqlite3_column_int(s, 1), 5); /* failures kept first */
-    assert_string_equal((const char *)sqlite3_column_text(s, 2),
-                        "20000 of 20005 test cases stored (failures first)");
-    assert_string_equal((const char *)sqlite3_column_text(s, 3), "tap");
-    assert_int_equal(sqlite3_column_int(s, 4), 5);
-    sqlite3_finalize(s);
+    store_bind_i64(s, 1, id);
+    assert_int_equal(store_step(s), STORE_ROW);
+    assert_int_equal(store_col_int(s, 0), GATES_CASES_STORED);
+    assert_int_equal(store_col_int(s, 1), 5); /* failures kept first */
+    assert_string_equal(store_col_raw(s, 2), "20000 of 20005 test cases stored (failures first)");
+    assert_string_equal(store_col_raw(s, 3), "tap");
+    assert_int_equal(store_col_int(s, 4), 5);
+    store_finalize(s);
     assert_int_equal(gates_cases_load(st, id, &back), 0);
     assert_string_equal(back.format, "tap");
     assert_int_equal(back.n, GATES_CASES_STORED);
@@ -723,12 +719,11 @@ static void test_store_roundtrip(void **state)
     assert_int_equal(back.v[0].status, TEST_FAIL);
     test_cases_release(&back);
     /* deleting the result deletes its cases */
-    assert_int_equal(sqlite3_exec(store_db(st), "DELETE FROM gate_results", NULL, NULL, NULL), 0);
-    assert_int_equal(
-        sqlite3_prepare_v2(store_db(st), "SELECT count(*) FROM gate_cases", -1, &s, NULL), 0);
-    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(s, 0), 0);
-    sqlite3_finalize(s);
+    assert_int_equal(store_exec(st, "DELETE FROM gate_results"), 0);
+    assert_int_equal(store_prepare_uncached(st, &s, "SELECT count(*) FROM gate_cases"), 0);
+    assert_int_equal(store_step(s), STORE_ROW);
+    assert_int_equal(store_col_int(s, 0), 0);
+    store_finalize(s);
     gate_result_release(&r);
     strbuf_release(&out);
     store_close(st);

@@ -120,8 +120,8 @@ static void test_rules_with_exact_messages(void **state)
 
     snprintf(json_repo, sizeof(json_repo),
              "{\"title\": \"a\", \"repo\": \"%s\", \"base_branch\": \"nope\"}", repo);
-    snprintf(want_branch, sizeof(want_branch),
-             "g.json: base_branch: no branch \"nope\" in %s", repo);
+    snprintf(want_branch, sizeof(want_branch), "g.json: base_branch: no branch \"nope\" in %s",
+             repo);
     snprintf(json_branch, sizeof(json_branch), "{\"title\": \"a\", \"repo\": 3}");
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -250,7 +250,7 @@ static void test_report_progress(void **state)
     struct report_progress pr;
     (void)state;
 
-    testutil_tmp_path(path, sizeof(path), "report.db");
+    testutil_db(path, sizeof(path), "report.db");
     assert_int_equal(store_open(&st, path), 0);
     assert_int_equal(intake_parse(&g, "{\"title\":\"t\"}", 13, "g.json"), 0);
     assert_int_equal(intake_submit(st, g, id), 0);
@@ -287,7 +287,8 @@ static void test_report_progress(void **state)
         assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r, "work_items")), 6);
         assert_string_equal(
             cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "work_items"), 5),
-                                "effort")->valuestring,
+                                "effort")
+                ->valuestring,
             "XL");
         cJSON_Delete(r);
     }
@@ -300,23 +301,22 @@ static void test_id_prefixes(void **state)
 {
     char path[512], out[ID_SIZE];
     store *st = NULL;
-    sqlite3_stmt *s;
+    store_stmt *s;
     static const char *ids[] = {"aaaaaaaa-1111-4000-8000-000000000001",
                                 "aaaaaaaa-1112-4000-8000-000000000002",
                                 "bbbbbbbb-0000-4000-8000-000000000003"};
     (void)state;
 
-    testutil_tmp_path(path, sizeof(path), "prefix.db");
+    testutil_db(path, sizeof(path), "prefix.db");
     assert_int_equal(store_open(&st, path), 0);
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(sqlite3_prepare_v2(store_db(st),
-                                            "INSERT INTO goals(id, title, spec, created_at, "
-                                            "updated_at) VALUES (?, 't', '{}', 0, 0)",
-                                            -1, &s, NULL),
+        assert_int_equal(store_prepare_uncached(st, &s,
+                                                "INSERT INTO goals(id, title, spec, created_at, "
+                                                "updated_at) VALUES (?, 't', '{}', 0, 0)"),
                          0);
-        sqlite3_bind_text(s, 1, ids[i], -1, SQLITE_STATIC);
-        assert_int_equal(sqlite3_step(s), SQLITE_DONE);
-        sqlite3_finalize(s);
+        store_bind_text(s, 1, ids[i]);
+        assert_int_equal(store_step(s), STORE_DONE);
+        store_finalize(s);
     }
     assert_int_equal(store_resolve_id(st, "goals", "bbbbbbbb", out), 0);
     assert_string_equal(out, ids[2]);

@@ -33,15 +33,15 @@ static int64_t at(const char *rfc3339)
 /* One integer from a query with one text parameter (or none). */
 static int64_t q_int(const char *sql, const char *arg)
 {
-    sqlite3_stmt *s;
+    store_stmt *s;
     int64_t v = -1;
 
-    assert_int_equal(sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(store_prepare_uncached(st, &s, sql), 0);
     if (arg)
-        sqlite3_bind_text(s, 1, arg, -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
+        store_bind_text(s, 1, arg);
+    if (store_step(s) == STORE_ROW)
+        v = store_col_i64(s, 0);
+    store_finalize(s);
     return v;
 }
 
@@ -85,10 +85,11 @@ static void test_recurring_goal(void **state)
                            tmpl),
                      1);
     assert_int_equal(next_fire(tmpl), at("2026-11-22T12:00:00Z"));
-    assert_int_equal(q_int("SELECT count(*) FROM events WHERE goal_id = ? AND type = 'trigger.fired'"
-                           " AND json_extract(payload, '$.fires') = 1",
-                           tmpl),
-                     1);
+    assert_int_equal(
+        q_int("SELECT count(*) FROM events WHERE goal_id = ? AND type = 'trigger.fired'"
+              " AND CAST(json_extract(payload, '$.fires') AS BIGINT) = 1",
+              tmpl),
+        1);
     /* the same moment again: nothing more */
     assert_int_equal(monitor_fire_triggers(st, at("2026-11-22T11:00:06Z"), &fired), 0);
     assert_int_equal(fired, 0);
@@ -98,21 +99,23 @@ static void test_recurring_goal(void **state)
     assert_int_equal(monitor_fire_triggers(st, at("2026-11-22T12:00:01Z"), &fired), 0);
     assert_int_equal(fired, 0);
     assert_int_equal(instances(tmpl), 1);
-    assert_int_equal(q_int("SELECT count(*) FROM events WHERE goal_id = ? AND type = 'trigger.skipped'"
-                           " AND json_extract(payload, '$.open_instance') IS NOT NULL",
-                           tmpl),
-                     1);
+    assert_int_equal(
+        q_int("SELECT count(*) FROM events WHERE goal_id = ? AND type = 'trigger.skipped'"
+              " AND json_extract(payload, '$.open_instance') IS NOT NULL",
+              tmpl),
+        1);
     assert_int_equal(next_fire(tmpl), at("2026-11-22T13:00:00Z"));
     /* an active (not only queued) instance blocks too */
-    assert_int_equal(store_exec(st, "UPDATE goals SET status = 'active' WHERE parent_id IS NOT NULL"), 0);
+    assert_int_equal(
+        store_exec(st, "UPDATE goals SET status = 'active' WHERE parent_id IS NOT NULL"), 0);
     assert_int_equal(monitor_fire_triggers(st, at("2026-11-22T13:00:00Z"), &fired), 0);
     assert_int_equal(fired, 0);
     assert_int_equal(instances(tmpl), 1);
 
     /* the instance completes; the daemon is down from 13:00 to 17:30: the
      * fires of 14, 15, 16 and 17 h coalesce into one instance */
-    assert_int_equal(store_exec(st, "UPDATE goals SET status = 'completed' WHERE parent_id IS NOT NULL"),
-                     0);
+    assert_int_equal(
+        store_exec(st, "UPDATE goals SET status = 'completed' WHERE parent_id IS NOT NULL"), 0);
     assert_int_equal(monitor_fire_triggers(st, at("2026-11-22T17:30:00Z"), &fired), 0);
     assert_int_equal(fired, 1);
     assert_int_equal(instances(tmpl), 2);
@@ -143,7 +146,8 @@ static void test_cancelled_template(void **state)
     store_goal_free(g);
     assert_int_equal(monitor_fire_triggers(st, at("2030-01-01T00:30:00Z"), &fired), 0);
     assert_int_equal(next_fire(tmpl), at("2030-01-01T01:00:00Z"));
-    assert_int_equal(store_exec(st, "UPDATE goals SET status = 'cancelled' WHERE title = 'hourly'"), 0);
+    assert_int_equal(store_exec(st, "UPDATE goals SET status = 'cancelled' WHERE title = 'hourly'"),
+                     0);
     assert_int_equal(monitor_fire_triggers(st, at("2030-01-01T05:00:00Z"), &fired), 0);
     assert_int_equal(fired, 0);
     assert_int_equal(instances(tmpl), 0);
@@ -189,12 +193,14 @@ static void test_deadlines(void **state)
     assert_int_equal(monitor_check_deadlines(st, at("2031-01-01T00:00:01Z"), &raised), 0);
     assert_int_equal(raised, 2);
     assert_int_equal(q_int("SELECT count(*) FROM escalations WHERE type = 'deadline'", NULL), 2);
-    assert_int_equal(q_int("SELECT count(*) FROM escalations WHERE type = 'deadline' AND goal_id = ?"
-                           " AND status = 'open'",
-                           late),
-                     1);
+    assert_int_equal(
+        q_int("SELECT count(*) FROM escalations WHERE type = 'deadline' AND goal_id = ?"
+              " AND status = 'open'",
+              late),
+        1);
     assert_int_equal(q_int("SELECT count(*) FROM escalations WHERE goal_id = ?", active), 1);
-    assert_int_equal(q_int("SELECT count(*) FROM goals WHERE id = ? AND status = 'queued'", late), 1);
+    assert_int_equal(q_int("SELECT count(*) FROM goals WHERE id = ? AND status = 'queued'", late),
+                     1);
     assert_int_equal(q_int("SELECT count(*) FROM goals WHERE id = ? AND status = 'active'", active),
                      1);
     assert_int_equal(q_int("SELECT count(*) FROM escalations WHERE goal_id IN (SELECT id FROM goals"
@@ -249,8 +255,8 @@ static void test_sweep(void **state)
              "INSERT INTO context_packs(goal_id, item_id, pack, created_at) VALUES"
              " ('%s', '%s', '{\"n\":1}', %lld), ('%s', '%s', '{\"n\":2}', %lld),"
              " ('%s', '%s', '{\"n\":3}', %lld), ('%s', '%s', '{\"n\":4}', %lld)",
-             g, item_a, (long long)old - 1000, g, item_a, (long long)old, g, item_b,
-             (long long)old, g, item_b, (long long)recent);
+             g, item_a, (long long)old - 1000, g, item_a, (long long)old, g, item_b, (long long)old,
+             g, item_b, (long long)recent);
     assert_int_equal(store_exec(st, sql), 0);
     snprintf(sql, sizeof(sql),
              "INSERT INTO events(ts, goal_id, type) VALUES (%lld, '%s', 'old.one'),"
@@ -261,30 +267,30 @@ static void test_sweep(void **state)
     assert_int_equal(monitor_sweep(st, now, 3, &sw), 0);
     assert_int_equal(sw.budget_escalations, 1);
     assert_int_equal(sw.runs_aborted, 3); /* the daemon's count, recorded */
-    assert_int_equal(q_int("SELECT count(*) FROM escalations WHERE type = 'budget' AND goal_id = ?",
-                           g),
-                     1);
+    assert_int_equal(
+        q_int("SELECT count(*) FROM escalations WHERE type = 'budget' AND goal_id = ?", g), 1);
     assert_int_equal(q_int("SELECT count(*) FROM escalations WHERE type = 'budget'", NULL), 1);
     assert_int_equal(sw.events_deleted, 2);
     assert_int_equal(q_int("SELECT count(*) FROM events WHERE type LIKE 'old.%'", NULL), 0);
     assert_int_equal(q_int("SELECT count(*) FROM events WHERE type = 'recent.one'", NULL), 1);
     assert_int_equal(sw.packs_deleted, 2);
     assert_int_equal(q_int("SELECT count(*) FROM context_packs WHERE item_id = ? AND"
-                           " json_extract(pack, '$.n') = 2",
+                           " CAST(json_extract(pack, '$.n') AS BIGINT) = 2",
                            item_a),
                      1);
     assert_int_equal(q_int("SELECT count(*) FROM context_packs WHERE item_id = ? AND"
-                           " json_extract(pack, '$.n') = 4",
+                           " CAST(json_extract(pack, '$.n') AS BIGINT) = 4",
                            item_b),
                      1);
     assert_int_equal(q_int("SELECT count(*) FROM context_packs WHERE goal_id = ?", g), 2);
-    assert_int_equal(q_int("SELECT count(*) FROM events WHERE type = 'monitor.sweep'"
-                           " AND json_extract(payload, '$.events_deleted') = 2"
-                           " AND json_extract(payload, '$.context_packs_deleted') = 2"
-                           " AND json_extract(payload, '$.budget_escalations') = 1"
-                           " AND json_extract(payload, '$.runs_aborted') = 3",
-                           NULL),
-                     1);
+    assert_int_equal(
+        q_int("SELECT count(*) FROM events WHERE type = 'monitor.sweep'"
+              " AND CAST(json_extract(payload, '$.events_deleted') AS BIGINT) = 2"
+              " AND CAST(json_extract(payload, '$.context_packs_deleted') AS BIGINT) = 2"
+              " AND CAST(json_extract(payload, '$.budget_escalations') AS BIGINT) = 1"
+              " AND CAST(json_extract(payload, '$.runs_aborted') AS BIGINT) = 3",
+              NULL),
+        1);
 
     /* again: the open budget escalation is not repeated, nothing to delete */
     assert_int_equal(monitor_sweep(st, now + 1000, 0, &sw), 0);
@@ -315,7 +321,7 @@ int main(void)
     int rc;
 
     testutil_setup("monitor");
-    testutil_tmp_path(path, sizeof(path), "m.db");
+    testutil_db(path, sizeof(path), "m.db");
     if (store_open(&st, path) != 0)
         return 1;
     rc = cmocka_run_group_tests(tests, NULL, NULL);

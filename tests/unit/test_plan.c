@@ -31,7 +31,9 @@ static int parse(const char *json, struct plan *p, int max)
     return rc;
 }
 
-#define ITEM(k, deps) "{\"key\":\"" k "\",\"title\":\"t " k "\",\"type\":\"code\",\"effort\":\"S\",\"depends_on\":[" deps "]}"
+#define ITEM(k, deps)                                                                              \
+    "{\"key\":\"" k "\",\"title\":\"t " k                                                          \
+    "\",\"type\":\"code\",\"effort\":\"S\",\"depends_on\":[" deps "]}"
 
 static void test_validation_cases(void **state)
 {
@@ -68,8 +70,7 @@ static void test_validation_cases(void **state)
         {"{\"work_items\":[" ITEM("wi-1", "\"wi-3\"") "," ITEM("wi-2", "\"wi-1\"") "," ITEM(
              "wi-3", "\"wi-2\"") "]}",
          "cycle: wi-1 -> wi-3 -> wi-2 -> wi-1"},
-        {"{\"work_items\":[" ITEM("x", "") "," ITEM("a", "\"x\",\"b\"") "," ITEM(
-             "b", "\"a\"") "]}",
+        {"{\"work_items\":[" ITEM("x", "") "," ITEM("a", "\"x\",\"b\"") "," ITEM("b", "\"a\"") "]}",
          "cycle: a -> b -> a"},
     };
     (void)state;
@@ -97,59 +98,51 @@ static void new_goal(char id[ID_SIZE], const char *title, int priority)
     assert_int_equal(transition_apply(st, ENTITY_GOAL, id, "active", NULL, NULL), 0);
 }
 
-static char *edges(const char *goal_id)
+/* The rows of sql (one text column, goal_id bound) joined by spaces. */
+static char *joined(const char *sql, const char *goal_id)
 {
     static char buf[1024];
-    sqlite3_stmt *s;
+    size_t len = 0;
+    store_stmt *s;
 
-    assert_int_equal(
-        sqlite3_prepare_v2(store_db(st),
-                           "SELECT group_concat(e, ' ') FROM (SELECT a.key || '>' || b.key AS e"
-                           " FROM work_item_deps d JOIN work_items a ON a.id = d.depends_on_id"
-                           " JOIN work_items b ON b.id = d.item_id WHERE a.goal_id = ?"
-                           " ORDER BY e)",
-                           -1, &s, NULL),
-        0);
-    sqlite3_bind_text(s, 1, goal_id, -1, SQLITE_STATIC);
-    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    snprintf(buf, sizeof(buf), "%s",
-             sqlite3_column_text(s, 0) ? (const char *)sqlite3_column_text(s, 0) : "");
-    sqlite3_finalize(s);
+    buf[0] = '\0';
+    assert_int_equal(store_prepare_uncached(st, &s, sql), 0);
+    store_bind_text(s, 1, goal_id);
+    while (store_step(s) == STORE_ROW)
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? " " : "",
+                                store_col_text(s, 0));
+    store_finalize(s);
+    assert_true(len < sizeof(buf));
     return buf;
+}
+
+static char *edges(const char *goal_id)
+{
+    return joined("SELECT a.key || '>' || b.key AS e"
+                  " FROM work_item_deps d JOIN work_items a ON a.id = d.depends_on_id"
+                  " JOIN work_items b ON b.id = d.item_id WHERE a.goal_id = ? ORDER BY e",
+                  goal_id);
 }
 
 static char *statuses(const char *goal_id)
 {
-    static char buf[1024];
-    sqlite3_stmt *s;
-
-    assert_int_equal(sqlite3_prepare_v2(store_db(st),
-                                        "SELECT group_concat(key || '=' || status, ' ') FROM"
-                                        " (SELECT key, status FROM work_items WHERE goal_id = ?"
-                                        " ORDER BY key)",
-                                        -1, &s, NULL),
-                     0);
-    sqlite3_bind_text(s, 1, goal_id, -1, SQLITE_STATIC);
-    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    snprintf(buf, sizeof(buf), "%s", (const char *)sqlite3_column_text(s, 0));
-    sqlite3_finalize(s);
-    return buf;
+    return joined("SELECT key || '=' || status FROM work_items WHERE goal_id = ? ORDER BY key",
+                  goal_id);
 }
 
 static void set_status(const char *goal_id, const char *key, const char *status)
 {
-    sqlite3_stmt *s;
+    store_stmt *s;
 
-    assert_int_equal(sqlite3_prepare_v2(store_db(st),
-                                        "UPDATE work_items SET status = ? WHERE goal_id = ?"
-                                        " AND key = ?",
-                                        -1, &s, NULL),
+    assert_int_equal(store_prepare_uncached(st, &s,
+                                            "UPDATE work_items SET status = ? WHERE goal_id = ?"
+                                            " AND key = ?"),
                      0);
-    sqlite3_bind_text(s, 1, status, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, goal_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 3, key, -1, SQLITE_STATIC);
-    assert_int_equal(sqlite3_step(s), SQLITE_DONE);
-    sqlite3_finalize(s);
+    store_bind_text(s, 1, status);
+    store_bind_text(s, 2, goal_id);
+    store_bind_text(s, 3, key);
+    assert_int_equal(store_step(s), STORE_DONE);
+    store_finalize(s);
 }
 
 /* A->B->C, C->D, C->E, D+E->F: exactly those edges, readiness follows. */
@@ -160,10 +153,14 @@ static void test_fan_out_fan_in(void **state)
     int n = -1;
     (void)state;
 
-    assert_int_equal(parse("{\"work_items\":[" ITEM("A", "") "," ITEM("B", "\"A\"") "," ITEM(
-                               "C", "\"B\"") "," ITEM("D", "\"C\"") "," ITEM("E", "\"C\"") "," ITEM("F", "\"D\",\"E\"") "]}",
-                           &p, 50),
-                     0);
+    assert_int_equal(
+        parse(
+            "{\"work_items\":[" ITEM("A", "") "," ITEM("B", "\"A\"") "," ITEM(
+                "C", "\"B\"") "," ITEM("D", "\"C\"") "," ITEM("E",
+                                                              "\"C\"") "," ITEM("F",
+                                                                                "\"D\",\"E\"") "]}",
+            &p, 50),
+        0);
     assert_int_equal(p.n, 6);
     new_goal(gid, "fan", 50);
     assert_int_equal(plan_store(st, gid, &p), 0);
@@ -256,7 +253,7 @@ int main(void)
     int rc;
 
     testutil_setup("plan");
-    testutil_tmp_path(path, sizeof(path), "p.db");
+    testutil_db(path, sizeof(path), "p.db");
     if (store_open(&st, path) != 0)
         return 1;
     rc = cmocka_run_group_tests(tests, NULL, NULL);

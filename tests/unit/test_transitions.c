@@ -19,29 +19,29 @@ static store *st;
 
 static int count(const char *sql_text, const char *arg)
 {
-    sqlite3_stmt *s;
+    store_stmt *s;
     int n;
 
-    assert_int_equal(sqlite3_prepare_v2(store_db(st), sql_text, -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(store_prepare_uncached(st, &s, sql_text), 0);
     if (arg)
-        sqlite3_bind_text(s, 1, arg, -1, SQLITE_STATIC);
-    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    n = sqlite3_column_int(s, 0);
-    sqlite3_finalize(s);
+        store_bind_text(s, 1, arg);
+    assert_int_equal(store_step(s), STORE_ROW);
+    n = store_col_int(s, 0);
+    store_finalize(s);
     return n;
 }
 
 static void status_of(const char *table, const char *id, char *out, size_t n)
 {
     char q[128];
-    sqlite3_stmt *s;
+    store_stmt *s;
 
     snprintf(q, sizeof(q), "SELECT status FROM %s WHERE id = ?", table);
-    assert_int_equal(sqlite3_prepare_v2(store_db(st), q, -1, &s, NULL), SQLITE_OK);
-    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    snprintf(out, n, "%s", (const char *)sqlite3_column_text(s, 0));
-    sqlite3_finalize(s);
+    assert_int_equal(store_prepare_uncached(st, &s, q), 0);
+    store_bind_text(s, 1, id);
+    assert_int_equal(store_step(s), STORE_ROW);
+    snprintf(out, n, "%s", store_col_raw(s, 0));
+    store_finalize(s);
 }
 
 static void new_goal(char id[ID_SIZE], const char *status)
@@ -78,19 +78,18 @@ static void new_item(char id[ID_SIZE], const char *goal_id, const char *status, 
 
 static void new_run(char id[ID_SIZE], const char *goal_id, const char *status)
 {
-    sqlite3_stmt *s;
+    store_stmt *s;
 
     assert_int_equal(id_new(id), 0);
-    assert_int_equal(sqlite3_prepare_v2(store_db(st),
-                                        "INSERT INTO runs(id, goal_id, kind, lane, status,"
-                                        " created_at) VALUES (?, ?, 'plan', 'plan', ?, 0)",
-                                        -1, &s, NULL),
-                     SQLITE_OK);
-    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, goal_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 3, status, -1, SQLITE_STATIC);
-    assert_int_equal(sqlite3_step(s), SQLITE_DONE);
-    sqlite3_finalize(s);
+    assert_int_equal(store_prepare_uncached(st, &s,
+                                            "INSERT INTO runs(id, goal_id, kind, lane, status,"
+                                            " created_at) VALUES (?, ?, 'plan', 'plan', ?, 0)"),
+                     0);
+    store_bind_text(s, 1, id);
+    store_bind_text(s, 2, goal_id);
+    store_bind_text(s, 3, status);
+    assert_int_equal(store_step(s), STORE_DONE);
+    store_finalize(s);
 }
 
 /* Every row of the table is applied on a fresh entity in its from-state,
@@ -102,7 +101,7 @@ static void test_every_allowed_transition(void **state)
 
     for (int i = 0; i < transitions_count; i++) {
         const struct transition *t = &transitions[i];
-        const char *table = t->kind == ENTITY_GOAL ? "goals"
+        const char *table = t->kind == ENTITY_GOAL   ? "goals"
                             : t->kind == ENTITY_ITEM ? "work_items"
                                                      : "runs";
         char type[64];
@@ -149,7 +148,7 @@ static void test_forbidden_transitions_write_nothing(void **state)
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         const struct transition *t = &bad[i];
-        const char *table = t->kind == ENTITY_GOAL ? "goals"
+        const char *table = t->kind == ENTITY_GOAL   ? "goals"
                             : t->kind == ENTITY_ITEM ? "work_items"
                                                      : "runs";
         int before;
@@ -184,8 +183,7 @@ static void test_expect_from_and_unknown(void **state)
     assert_int_equal(transition_apply(st, ENTITY_GOAL, id, "active", "blocked", NULL),
                      ERR_TRANSITION);
     assert_non_null(strstr(err_last(), "is queued, not blocked"));
-    assert_int_equal(transition_apply(st, ENTITY_GOAL, id, "flying", NULL, NULL),
-                     ERR_TRANSITION);
+    assert_int_equal(transition_apply(st, ENTITY_GOAL, id, "flying", NULL, NULL), ERR_TRANSITION);
     assert_int_equal(transition_apply(st, ENTITY_GOAL, "00000000-0000-4000-8000-000000000000",
                                       "active", NULL, NULL),
                      ERR_NOTFOUND);
@@ -220,7 +218,7 @@ int main(void)
     int rc;
 
     testutil_setup("transitions");
-    testutil_tmp_path(path, sizeof(path), "t.db");
+    testutil_db(path, sizeof(path), "t.db");
     if (store_open(&st, path) != 0) {
         fprintf(stderr, "%s\n", err_last());
         return 1;

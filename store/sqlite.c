@@ -1,0 +1,264 @@
+/*
+ * sqlite.c - the SQLite backend (store/backend.h): one database file on
+ * one machine, the default.  The file is made 0600 before SQLite opens it;
+ * the connection runs in WAL mode with foreign keys on, NORMAL sync and
+ * the configured busy timeout.  A full disk is remembered process-wide
+ * (store_disk_full()).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/backend.h"
+#include "util/config.h"
+#include "util/err.h"
+#include "util/fsutil.h"
+#include "util/xalloc.h"
+
+struct lite_stmt {
+    struct store_stmt base;
+    sqlite3_stmt *s;
+};
+
+#define LITE(s) (((struct lite_stmt *)(s))->s)
+#define DB(st) ((sqlite3 *)(st)->conn)
+
+/* Set once any SQLite call of this process met a full disk or database:
+ * SQLITE_FULL, or an I/O error whose cause was ENOSPC (SQLite reports
+ * creating the WAL's shared memory on a full disk as "disk I/O error").
+ * SQLite's error log sees every such failure, whichever caller ignored the
+ * result (a heartbeat, a best-effort event). */
+static volatile int disk_full;
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+
+static void sqlite_log(void *arg, int code, const char *msg)
+{
+    (void)arg;
+    if ((code & 0xff) == SQLITE_FULL ||
+        ((code & 0xff) == SQLITE_IOERR && msg && strstr(msg, ": (28) ")))
+        disk_full = 1;
+}
+
+static void install_log(void)
+{
+    /* before SQLite initialises (the first open); a no-op after */
+    sqlite3_config(SQLITE_CONFIG_LOG, sqlite_log, NULL);
+}
+
+static int is_full(sqlite3 *db)
+{
+    int code = db ? sqlite3_errcode(db) : 0;
+
+    if (code == SQLITE_FULL || (code == SQLITE_IOERR && sqlite3_system_errno(db) == ENOSPC))
+        disk_full = 1;
+    return code == SQLITE_FULL || disk_full;
+}
+
+int store_disk_full(void)
+{
+    return disk_full;
+}
+
+static int lite_error(store *st, const char *what)
+{
+    int code = sqlite3_errcode(DB(st));
+    int rc = (code == SQLITE_BUSY || code == SQLITE_LOCKED) ? ERR_BUSY : ERR_DB;
+
+    if (code == SQLITE_FULL && is_full(DB(st)))
+        return err_set(ERR_IO, "%s: database or disk is full: %s", what, st->path);
+    return err_set(rc, "%s: %s", what, sqlite3_errmsg(DB(st)));
+}
+
+static int lite_exec(store *st, const char *sql)
+{
+    char *msg = NULL;
+    int code, rc;
+
+    if (sqlite3_exec(DB(st), sql, NULL, NULL, &msg) == SQLITE_OK)
+        return 0;
+    code = sqlite3_errcode(DB(st));
+    rc = code == SQLITE_FULL && is_full(DB(st))
+             ? err_set(ERR_IO, "database or disk is full: %s", st->path)
+             : err_set(code == SQLITE_BUSY ? ERR_BUSY : ERR_DB, "database: %s",
+                       msg ? msg : sqlite3_errmsg(DB(st)));
+    sqlite3_free(msg);
+    return rc;
+}
+
+/* Make the file (0600 from its first byte) and, create, its folder. */
+static int make_file(const char *path, int create)
+{
+    char dir[4096];
+    int fd, rc;
+
+    if (create) {
+        if ((rc = fs_dirname(dir, sizeof(dir), path)) != 0)
+            return rc;
+        if ((rc = fs_mkdir_p(dir, 0700)) != 0)
+            return rc;
+    }
+    fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+    if (fd < 0 && !create && errno == ENOENT)
+        return err_set(ERR_NOTFOUND, "no database at %s", path);
+    if (fd < 0 && errno == ENOSPC)
+        return err_set(ERR_IO, "database or disk is full: %s", path);
+    if (fd < 0)
+        return err_set(ERR_IO, "%s: cannot open database: %s", path, strerror(errno));
+    close(fd);
+    return 0;
+}
+
+static int lite_open(store *st, const char *path, int create)
+{
+    sqlite3 *db = NULL;
+    int rc;
+
+    pthread_once(&log_once, install_log);
+    if ((rc = make_file(path, create)) != 0)
+        return rc;
+    st->path = xstrdup(path);
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        rc = err_set(ERR_DB, "%s: %s", path, db ? sqlite3_errmsg(db) : "cannot open database");
+        sqlite3_close(db);
+        return rc;
+    }
+    st->conn = db;
+    sqlite3_extended_result_codes(db, 0);
+    sqlite3_busy_timeout(db, (int)config_int(CFG_STORE_BUSY_TIMEOUT_MS));
+    rc = lite_exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                       " PRAGMA foreign_keys=ON;");
+    if (rc && is_full(db))
+        return err_set(ERR_IO, "database or disk is full: %s", path);
+    if (rc)
+        err_wrap(rc, "%s", path);
+    return rc;
+}
+
+static void lite_close(store *st)
+{
+    sqlite3_close(DB(st));
+}
+
+static int lite_prepare(store *st, const char *sql, store_stmt **out)
+{
+    sqlite3_stmt *s = NULL;
+    struct lite_stmt *ls;
+
+    if (sqlite3_prepare_v2(DB(st), sql, -1, &s, NULL) != SQLITE_OK)
+        return lite_error(st, "prepare");
+    ls = xcalloc(1, sizeof(*ls));
+    ls->base.st = st;
+    ls->s = s;
+    *out = &ls->base;
+    return 0;
+}
+
+static void lite_finalize(store_stmt *s)
+{
+    sqlite3_finalize(LITE(s));
+    free(s);
+}
+
+static void lite_bind(store_stmt *s, int i, const struct store_arg *a)
+{
+    switch (a->type) {
+    case STORE_ARG_TEXT:
+        if (a->text)
+            sqlite3_bind_text(LITE(s), i, a->text, -1, SQLITE_TRANSIENT);
+        else
+            sqlite3_bind_null(LITE(s), i);
+        break;
+    case STORE_ARG_I64:
+        sqlite3_bind_int64(LITE(s), i, a->i64);
+        break;
+    case STORE_ARG_DOUBLE:
+        sqlite3_bind_double(LITE(s), i, a->d);
+        break;
+    case STORE_ARG_NULL:
+        sqlite3_bind_null(LITE(s), i);
+        break;
+    }
+}
+
+static int lite_step(store_stmt *s)
+{
+    switch (sqlite3_step(LITE(s))) {
+    case SQLITE_ROW:
+        return STORE_ROW;
+    case SQLITE_DONE:
+        return STORE_DONE;
+    default:
+        return STORE_FAIL;
+    }
+}
+
+static void lite_reset(store_stmt *s)
+{
+    sqlite3_reset(LITE(s));
+    sqlite3_clear_bindings(LITE(s));
+}
+
+static int lite_changes(store_stmt *s)
+{
+    return sqlite3_changes(DB(s->st));
+}
+
+static int lite_col_null(store_stmt *s, int i)
+{
+    return sqlite3_column_type(LITE(s), i) == SQLITE_NULL;
+}
+
+static int64_t lite_col_i64(store_stmt *s, int i)
+{
+    return sqlite3_column_int64(LITE(s), i);
+}
+
+static double lite_col_double(store_stmt *s, int i)
+{
+    return sqlite3_column_double(LITE(s), i);
+}
+
+static const char *lite_col_text(store_stmt *s, int i)
+{
+    return (const char *)sqlite3_column_text(LITE(s), i);
+}
+
+/* SQLite's write lock is the file's: BEGIN IMMEDIATE already orders two
+ * processes migrating together (the second re-checks what is applied). */
+static int lite_migrate_lock(store *st, int lock)
+{
+    (void)st;
+    (void)lock;
+    return 0;
+}
+
+const struct store_backend store_backend_sqlite = {
+    .dialect = STORE_SQLITE,
+    .name = "sqlite",
+    .open = lite_open,
+    .close = lite_close,
+    .exec = lite_exec,
+    .prepare = lite_prepare,
+    .finalize = lite_finalize,
+    .bind = lite_bind,
+    .step = lite_step,
+    .reset = lite_reset,
+    .changes = lite_changes,
+    .col_null = lite_col_null,
+    .col_i64 = lite_col_i64,
+    .col_double = lite_col_double,
+    .col_text = lite_col_text,
+    .error = lite_error,
+    .begin_write = "BEGIN IMMEDIATE",
+    .begin_read = "BEGIN",
+    .query_only = "PRAGMA query_only = 1",
+    .migrate_lock = lite_migrate_lock,
+    .migrations = store_migrations,
+    .migrations_count = &store_migrations_count,
+};
