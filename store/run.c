@@ -460,6 +460,45 @@ int store_run_item_failures_each(store *st, const char *item_id,
     return rc;
 }
 
+int store_run_item_attempts_each(store *st, const char *item_id,
+                                 int (*fn)(const struct store_run_attempt *a, void *ctx),
+                                 void *ctx)
+{
+    static const char q_att[] =
+        "SELECT r.id, r.kind, r.status, ifnull(r.model, ''), ifnull(r.error_class, ''),"
+        " ifnull(r.failure_reason, ''), ifnull(r.summary, ''),"
+        " (SELECT d.data FROM decisions d WHERE d.run_id = r.id AND d.kind = 'verification'"
+        "  ORDER BY d.id DESC LIMIT 1), r.attempt, r.tier, r.turns,"
+        " ifnull(r.started_at, -1), ifnull(r.ended_at, -1)"
+        " FROM runs r WHERE r.item_id = ? AND r.kind IN ('execute', 'plan_b')"
+        " ORDER BY r.created_at, r.rowid";
+    sqlite3_stmt *s;
+    int rc = store_prepare_args(st, &s, q_att, STORE_ARGS(STORE_TEXT(item_id)));
+
+    if (rc)
+        return rc;
+    while (store_next_row(st, s, "attempts", &rc)) {
+        struct store_run_attempt a;
+        a.run_id = (const char *)sqlite3_column_text(s, 0);
+        a.kind = (const char *)sqlite3_column_text(s, 1);
+        a.status = (const char *)sqlite3_column_text(s, 2);
+        a.model = (const char *)sqlite3_column_text(s, 3);
+        a.error_class = (const char *)sqlite3_column_text(s, 4);
+        a.failure_reason = (const char *)sqlite3_column_text(s, 5);
+        a.summary = (const char *)sqlite3_column_text(s, 6);
+        a.verification = (const char *)sqlite3_column_text(s, 7);
+        a.attempt = sqlite3_column_int(s, 8);
+        a.tier = sqlite3_column_int(s, 9);
+        a.turns = sqlite3_column_int(s, 10);
+        a.started_at = sqlite3_column_int64(s, 11);
+        a.ended_at = sqlite3_column_int64(s, 12);
+        if ((rc = fn(&a, ctx)) != 0)
+            break;
+    }
+    store_done(s);
+    return rc;
+}
+
 int store_run_status_get(store *st, const char *id, int *found, char status[32],
                          char goal_id[ID_SIZE], char item_id[ID_SIZE])
 {
