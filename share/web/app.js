@@ -567,10 +567,15 @@
     var list = el('ul', {class: 'list', id: 'escalations'});
     var status = el('p', {class: 'error'});
     append(main, [el('h1', {text: 'Open escalations'}), status, list]);
+    var shown = null; /* the ids listed: a card being answered is not redrawn */
     function load() {
       api('GET', '/v1/escalations').then(function (r) {
         if (signal.aborted) return;
         if (r.status !== 200) { status.textContent = errorText(r.body, r.status); return; }
+        status.textContent = '';
+        var ids = r.body.map(function (e) { return e.id; }).join(' ');
+        if (ids === shown) return;
+        shown = ids;
         clear(list);
         if (!r.body.length) list.appendChild(el('li', {class: 'muted', id: 'no-escalations',
                                                         text: 'No open escalations.'}));
