@@ -3,7 +3,7 @@
  *
  * A request is answered in three steps: server.c gathers it (headers,
  * body up to http.max_body_kb), auth.c checks its token, scope and rate,
- * routes.c (or sse.c, openapi.c) fills a struct http_answer, and server.c
+ * routes.c (or sse.c, static.c) fills a struct http_answer, and server.c
  * sends it with the security headers.  Error bodies are
  * {"error": {"class", "message", "field"?}}.
  */
@@ -91,8 +91,8 @@ void http_event_write(struct http_req *r, const char *goal_id, const char *what)
  * checked, by http_route). */
 void http_sse_events(struct http_req *r, struct http_answer *ans);
 
-/* openapi.c: /v1/openapi.json (routed by http_route), and the static pages (/ and /static/...)
- * that need no token. */
+/* static.c: /v1/openapi.json (routed by http_route), and the dashboard's
+ * pages (/ and /static/NAME) that need no token. */
 void http_openapi(struct http_answer *ans);
 /* 1 when url is a static page (answered into ans without a token). */
 int http_static(const char *url, struct http_answer *ans);

@@ -21,10 +21,13 @@
 #include "util/log.h"
 #include "util/xalloc.h"
 
-/* No inline script or style, nothing from elsewhere, never framed. */
+/* No inline script or style, nothing from elsewhere, never framed; and
+ * no HTML from strings (Trusted Types: innerHTML and the like throw, the
+ * dashboard builds its DOM with createElement and textContent). */
 #define CSP                                                                                \
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "          \
-    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'; "  \
+    "require-trusted-types-for 'script'"
 
 void http_answer_json(struct http_answer *ans, unsigned status, cJSON *v)
 {
@@ -346,11 +349,24 @@ static void set_url(struct http_server *s, const struct sockaddr_storage *addr)
              v6 ? "[" : "", host, v6 ? "]" : "", di ? (unsigned)di->port : 0u);
 }
 
+/* Decode %XX in a path or query, except that a path holding %00 stays
+ * as it came: decoded, the NUL would end the C string early and
+ * "/static/app.js%00.db" would pass for "/static/app.js" (exact-name
+ * lookups see the name whole, or not at all). */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *uri)
+{
+    (void)cls;
+    (void)c;
+    if (strstr(uri, "%00"))
+        return strlen(uri);
+    return MHD_http_unescape(uri);
+}
+
 static struct MHD_Daemon *start_mhd(struct http_server *s, struct sockaddr_storage *addr)
 {
     unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
-    struct MHD_OptionItem opts[8];
+    struct MHD_OptionItem opts[10];
     struct MHD_Daemon *d;
     sigset_t all, old;
     int n = 0;
@@ -363,6 +379,7 @@ static struct MHD_Daemon *start_mhd(struct http_server *s, struct sockaddr_stora
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
                                         (intptr_t)config_int(CFG_HTTP_MAX_CONNECTIONS), NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, 60, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL};
     if (s->tls_cert) {
         flags |= MHD_USE_TLS;
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert};

@@ -144,6 +144,24 @@ int report_progress(store *st, const char *goal_id, struct report_progress *out)
     return rc;
 }
 
+cJSON *report_progress_json(const struct report_progress *p)
+{
+    cJSON *o = xcheck(cJSON_CreateObject());
+
+    cJSON_AddNumberToObject(o, "done_points", (double)p->done_points);
+    cJSON_AddNumberToObject(o, "total_points", (double)p->total_points);
+    cJSON_AddNumberToObject(o, "percent", p->percent);
+    cJSON_AddNumberToObject(o, "items_total", p->items_total);
+    cJSON_AddNumberToObject(o, "items_done", p->items_done);
+    cJSON_AddNumberToObject(o, "items_skipped", p->items_skipped);
+    cJSON_AddNumberToObject(o, "items_blocked", p->items_blocked);
+    cJSON_AddNumberToObject(o, "items_running", p->items_running);
+    cJSON_AddNumberToObject(o, "items_cancelled", p->items_cancelled);
+    cJSON_AddNumberToObject(o, "skipped_points", (double)p->skipped_points);
+    cJSON_AddNumberToObject(o, "blocked_points", (double)p->blocked_points);
+    return o;
+}
+
 const char *report_unverified_reason(const struct goal *g)
 {
     return g->repo && *g->repo ? NULL : "no repository";
@@ -421,11 +439,18 @@ static void write_list(struct jsonw *w, const char *key, const cJSON *d)
         jsonw_raw(w, "[]");
 }
 
+static int dep_key_cb(const char *key, void *w)
+{
+    jsonw_string(w, key);
+    return 0;
+}
+
 static int item_json_cb(const struct work_item *wi, void *varg)
 {
     struct item_cb *cb = varg;
     struct jsonw *w = cb->w;
     cJSON *v = item_verification(cb->st, wi->id);
+    int rc;
 
     jsonw_object_begin(w);
     jsonw_key(w, "id");
@@ -458,6 +483,10 @@ static int item_json_cb(const struct work_item *wi, void *varg)
     jsonw_string(w, wi->commit_sha);
     jsonw_key(w, "question");
     jsonw_string(w, wi->question);
+    jsonw_key(w, "depends_on");
+    jsonw_array_begin(w);
+    rc = store_item_dep_keys_each(cb->st, wi->id, dep_key_cb, w);
+    jsonw_array_end(w);
     /* issue 15: what the item was verified against (docs/report-json.md) */
     jsonw_key(w, "baseline");
     jsonw_string(w, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "baseline")));
@@ -471,6 +500,8 @@ static int item_json_cb(const struct work_item *wi, void *varg)
     jsonw_bool(w, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "tests_weakened")));
     jsonw_object_end(w);
     cJSON_Delete(v);
+    if (rc)
+        return rc;
     return ferror(w->f) ? err_set(ERR_IO, "write error") : 0;
 }
 
@@ -490,30 +521,9 @@ int report_write_json(store *st, const char *goal_id, FILE *out)
     write_raw_cjson(&w, gj);
     cJSON_Delete(gj);
     jsonw_key(&w, "progress");
-    jsonw_object_begin(&w);
-    jsonw_key(&w, "done_points");
-    jsonw_int(&w, p.progress.done_points);
-    jsonw_key(&w, "total_points");
-    jsonw_int(&w, p.progress.total_points);
-    jsonw_key(&w, "percent");
-    jsonw_double(&w, p.progress.percent);
-    jsonw_key(&w, "items_total");
-    jsonw_int(&w, p.progress.items_total);
-    jsonw_key(&w, "items_done");
-    jsonw_int(&w, p.progress.items_done);
-    jsonw_key(&w, "items_skipped");
-    jsonw_int(&w, p.progress.items_skipped);
-    jsonw_key(&w, "items_blocked");
-    jsonw_int(&w, p.progress.items_blocked);
-    jsonw_key(&w, "items_running");
-    jsonw_int(&w, p.progress.items_running);
-    jsonw_key(&w, "items_cancelled");
-    jsonw_int(&w, p.progress.items_cancelled);
-    jsonw_key(&w, "skipped_points");
-    jsonw_int(&w, p.progress.skipped_points);
-    jsonw_key(&w, "blocked_points");
-    jsonw_int(&w, p.progress.blocked_points);
-    jsonw_object_end(&w);
+    gj = report_progress_json(&p.progress);
+    write_raw_cjson(&w, gj);
+    cJSON_Delete(gj);
     jsonw_key(&w, "work_items");
     jsonw_array_begin(&w);
     {
@@ -734,8 +744,9 @@ struct item_gates {
     cJSON *gates;
 };
 
-/* The failing test cases of gate name, from the verification record:
- * the restored-inputs run's when restored, else the item's own. */
+/* The failing test cases of gate name (NULL: of every gate), from the
+ * verification record: the restored-inputs run's when restored, else the
+ * item's own. */
 static cJSON *failing_tests(const cJSON *v, const char *name, int restored)
 {
     static const char *kinds[] = {"introduced", "new_failing", "pre_existing"};
@@ -745,7 +756,7 @@ static cJSON *failing_tests(const cJSON *v, const char *name, int restored)
     cJSON_ArrayForEach(ge, cJSON_GetObjectItemCaseSensitive(
                                v, restored ? "restored_inputs_gates" : "gates"))
     {
-        if (strcmp(jstr(ge, "gate"), name) != 0)
+        if (name && strcmp(jstr(ge, "gate"), name) != 0)
             continue;
         for (size_t k = 0; k < 3; k++) {
             const cJSON *t;
@@ -783,6 +794,31 @@ static int item_gate_cb(const struct store_gate_result *r, void *varg)
     return 0;
 }
 
+/* One attempt at the item: its run, how it ended, and the test cases
+ * that failed in it (from its own verification record). */
+static int item_attempt_cb(const struct store_run_attempt *a, void *arr)
+{
+    cJSON *o = xcheck(cJSON_CreateObject());
+    cJSON *v = a->verification ? cJSON_Parse(a->verification) : NULL;
+
+    cJSON_AddStringToObject(o, "run_id", a->run_id);
+    cJSON_AddStringToObject(o, "kind", a->kind);
+    cJSON_AddNumberToObject(o, "attempt", a->attempt);
+    cJSON_AddNumberToObject(o, "tier", a->tier);
+    cJSON_AddStringToObject(o, "status", a->status);
+    cJSON_AddStringToObject(o, "model", a->model);
+    cJSON_AddNumberToObject(o, "turns", a->turns);
+    add_str_or_null(o, "error_class", *a->error_class ? a->error_class : NULL);
+    add_str_or_null(o, "failure_reason", *a->failure_reason ? a->failure_reason : NULL);
+    add_str_or_null(o, "summary", *a->summary ? a->summary : NULL);
+    add_time(o, "started_at", a->started_at);
+    add_time(o, "ended_at", a->ended_at);
+    cJSON_AddItemToObject(o, "failing_tests", failing_tests(v, NULL, 0));
+    cJSON_Delete(v);
+    cJSON_AddItemToArray(arr, o);
+    return 0;
+}
+
 /* The `report --item` object of wi (by key) into *out (cJSON_Delete). */
 static int item_report_json(store *st, const struct work_item *wi, const char *key, cJSON **out)
 {
@@ -811,6 +847,9 @@ static int item_report_json(store *st, const struct work_item *wi, const char *k
                           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "tests_weakened")));
     ig.gates = cJSON_AddArrayToObject(o, "gates");
     rc = store_gate_result_each_latest_of_item(st, wi->id, item_gate_cb, &ig);
+    if (rc == 0)
+        rc = store_run_item_attempts_each(st, wi->id, item_attempt_cb,
+                                          cJSON_AddArrayToObject(o, "attempts"));
     cJSON_Delete(v);
     if (rc)
         cJSON_Delete(o);

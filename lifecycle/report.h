@@ -27,6 +27,10 @@ struct report_progress {
     int items_cancelled;
 };
 
+/* p as the "progress" object of `report --json` (and of each goal of
+ * `goals --json`); cJSON_Delete it. */
+struct cJSON *report_progress_json(const struct report_progress *p);
+
 /* "no repository" when the goal has nothing to verify its work against
  * (no repo: no gates, no branch, no commit, no pull request), else NULL.
  * Shown as "unverified — no repository" wherever the goal is shown. */

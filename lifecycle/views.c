@@ -243,6 +243,14 @@ cJSON *view_goal_listed(store *st, const struct goal *g, int64_t now)
     cJSON *o = xcheck(report_goal_json(g));
     char t[TIME_RFC3339_MAX];
     int64_t next = -1;
+    struct report_progress p;
+
+    /* the list shows each goal's progress bar: the report's counts */
+    if (report_progress(st, g->id, &p) != 0) {
+        memset(&p, 0, sizeof(p));
+        err_clear();
+    }
+    cJSON_AddItemToObject(o, "progress", report_progress_json(&p));
 
     if (g->is_template && monitor_next_fire_at(st, g, now, &next) != 0) {
         next = -1;

@@ -23,8 +23,9 @@ struct cJSON;
  * jobs with their activity, breakers, open escalations, last error. */
 struct cJSON *view_status(store *st, int64_t now);
 
-/* One goal of `goald goals --json`: report_goal_json() and next_fire_at
- * (the template's next fire time, else null). */
+/* One goal of `goald goals --json`: report_goal_json(), its progress
+ * (report_progress_json()) and next_fire_at (the template's next fire
+ * time, else null). */
 struct cJSON *view_goal_listed(store *st, const struct goal *g, int64_t now);
 
 /* The shown status of g ("scheduled" for a live template) matches want

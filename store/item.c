@@ -86,6 +86,24 @@ int store_item_dep_add(store *st, const char *item_id, const char *depends_on_id
                                       STORE_TEXT(condition ? condition : "done_or_skipped")));
 }
 
+int store_item_dep_keys_each(store *st, const char *item_id,
+                             int (*fn)(const char *key, void *ctx), void *ctx)
+{
+    static const char q_deps[] =
+        "SELECT w.key FROM work_item_deps d JOIN work_items w ON w.id = d.depends_on_id"
+        " WHERE d.item_id = ? ORDER BY w.created_at, w.rowid";
+    store_stmt *s;
+    int rc = store_prepare_args(st, &s, q_deps, STORE_ARGS(STORE_TEXT(item_id)));
+
+    if (rc)
+        return rc;
+    while (store_next_row(st, s, "dependencies", &rc))
+        if ((rc = fn(store_col_raw(s, 0), ctx)) != 0)
+            break;
+    store_done(s);
+    return rc;
+}
+
 static void item_from_row(struct work_item *wi, store_stmt *s, int copy)
 {
 #define TXT(i) (copy ? store_col_strdup(s, i) : (char *)store_col_raw(s, i))

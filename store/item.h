@@ -51,6 +51,11 @@ int store_item_insert(store *st, struct work_item *wi) GOALD_MUST_CHECK;
 int store_item_dep_add(store *st, const char *item_id, const char *depends_on_id,
                        const char *condition);
 
+/* Call fn with the key of each item item_id depends on, by key; fn
+ * returns non-zero to stop (that value is returned). */
+int store_item_dep_keys_each(store *st, const char *item_id,
+                             int (*fn)(const char *key, void *ctx), void *ctx);
+
 int store_item_get(store *st, const char *id, struct work_item **out);
 void store_item_free(struct work_item *wi);
 

@@ -456,6 +456,45 @@ int store_run_item_failures_each(store *st, const char *item_id,
     return rc;
 }
 
+int store_run_item_attempts_each(store *st, const char *item_id,
+                                 int (*fn)(const struct store_run_attempt *a, void *ctx),
+                                 void *ctx)
+{
+    static const char q_att[] =
+        "SELECT r.id, r.kind, r.status, coalesce(r.model, ''), coalesce(r.error_class, ''),"
+        " coalesce(r.failure_reason, ''), coalesce(r.summary, ''),"
+        " (SELECT d.data FROM decisions d WHERE d.run_id = r.id AND d.kind = 'verification'"
+        "  ORDER BY d.id DESC LIMIT 1), r.attempt, r.tier, r.turns,"
+        " coalesce(r.started_at, -1), coalesce(r.ended_at, -1)"
+        " FROM runs r WHERE r.item_id = ? AND r.kind IN ('execute', 'plan_b')"
+        " ORDER BY r.created_at, r.rowid";
+    store_stmt *s;
+    int rc = store_prepare_args(st, &s, q_att, STORE_ARGS(STORE_TEXT(item_id)));
+
+    if (rc)
+        return rc;
+    while (store_next_row(st, s, "attempts", &rc)) {
+        struct store_run_attempt a;
+        a.run_id = store_col_raw(s, 0);
+        a.kind = store_col_raw(s, 1);
+        a.status = store_col_raw(s, 2);
+        a.model = store_col_raw(s, 3);
+        a.error_class = store_col_raw(s, 4);
+        a.failure_reason = store_col_raw(s, 5);
+        a.summary = store_col_raw(s, 6);
+        a.verification = store_col_raw(s, 7);
+        a.attempt = store_col_int(s, 8);
+        a.tier = store_col_int(s, 9);
+        a.turns = store_col_int(s, 10);
+        a.started_at = store_col_i64(s, 11);
+        a.ended_at = store_col_i64(s, 12);
+        if ((rc = fn(&a, ctx)) != 0)
+            break;
+    }
+    store_done(s);
+    return rc;
+}
+
 int store_run_status_get(store *st, const char *id, int *found, char status[32],
                          char goal_id[ID_SIZE], char item_id[ID_SIZE])
 {

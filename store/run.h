@@ -177,6 +177,23 @@ int store_run_item_failures_each(store *st, const char *item_id,
                                  int (*fn)(const struct store_run_failure *f, void *ctx),
                                  void *ctx);
 
+/* One attempt at an item (an execute or plan_b run), for `report --item`:
+ * strings are "" when the column is NULL, except verification (the data
+ * of the run's "verification" decision, JSON text) which is NULL when the
+ * run was not verified; times are -1 when not yet. */
+struct store_run_attempt {
+    const char *run_id, *kind, *status, *model, *error_class, *failure_reason, *summary;
+    const char *verification;
+    int attempt, tier, turns;
+    int64_t started_at, ended_at;
+};
+/* Call fn for each attempt at item_id, oldest first; fn returns non-zero
+ * to stop (that value is returned).  Borrowed strings, valid during the
+ * call only. */
+int store_run_item_attempts_each(store *st, const char *item_id,
+                                 int (*fn)(const struct store_run_attempt *a, void *ctx),
+                                 void *ctx);
+
 /* A run's status and its goal and item ids, for transitions: *found is 0
  * when the run is absent.  item_id is "" when none. */
 int store_run_status_get(store *st, const char *id, int *found, char status[32],

@@ -15,7 +15,10 @@ struct embedded_file {
 /* The demo: the project (demo-project/...) and the script (demo.jsonl). */
 extern const struct embedded_file embedded_demo[];
 
-/* docs/openapi.json, the HTTP API's description (http/openapi.c). */
+/* docs/openapi.json, the HTTP API's description (http/static.c). */
 extern const struct embedded_file embedded_openapi[];
+
+/* The web dashboard, share/web/NAME by NAME (http/static.c). */
+extern const struct embedded_file embedded_web[];
 
 #endif

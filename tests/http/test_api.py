@@ -6,6 +6,7 @@ Every answer is checked against docs/openapi.json (jsonschema, Draft
 """
 import json
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -255,22 +256,48 @@ def test_auth_and_limits(srv):
     validate("/v1/goals", "POST", st, h, b)
 
 
+def raw_get(srv, path):
+    """GET path exactly as written (no client-side normalising)."""
+    s = socket.create_connection(srv.url.split("//")[1].split(":"))
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+    data = b""
+    while chunk := s.recv(65536):
+        data += chunk
+    s.close()
+    return int(data.split()[1]), data
+
+
 def test_static_and_traversal(srv):
+    # the dashboard: its script from /static only, no inline script or handler
     st, h, b = request(srv.url + "/")
-    assert st == 200 and b"not there yet" in b and b"<script" not in b
+    assert st == 200 and h["Content-Type"].startswith("text/html")
+    assert b'<script src="/static/app.js" defer></script>' in b
+    assert re.findall(rb"<script[^>]*>", b) == [b'<script src="/static/app.js" defer>']
+    assert not re.search(rb"\son[a-z]+\s*=", b) and b"style=" not in b
     security_headers(h)
-    assert request(srv.url + "/static/goald.css")[0] == 200
+    assert "require-trusted-types-for 'script'" in h["Content-Security-Policy"]
+    for name, ctype in (("app.js", "text/javascript"), ("app.css", "text/css"),
+                        ("index.html", "text/html"), ("icon.svg", "image/svg+xml")):
+        st, h, b = request(srv.url + "/static/" + name)
+        assert st == 200 and h["Content-Type"].startswith(ctype), (name, st, h["Content-Type"])
+        with open(os.path.join(SRC, "share", "web", name), "rb") as f:
+            assert b == f.read(), name
+        security_headers(h)
+    js = request(srv.url + "/static/app.js")[2]
+    assert b"innerHTML" not in js.replace(b"never innerHTML", b"") and b"eval(" not in js
+    assert b"new Function" not in js and b"EventSource(" not in js
+    # traversal and names not in the table: 400 or 404, never a file's bytes
+    with open(srv.env["GOALD_DB"], "rb") as f:
+        db_head = f.read(16)
     for path in ("/static/../../etc/passwd", "/static/%2e%2e/%2e%2e/etc/passwd",
-                 "/static/..%2f..%2fetc%2fpasswd", "/../etc/passwd"):
-        s = socket.create_connection(srv.url.split("//")[1].split(":"))
-        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
-        data = b""
-        while chunk := s.recv(65536):
-            data += chunk
-        s.close()
-        status = int(data.split()[1])
+                 "/static/..%2f..%2fetc%2fpasswd", "/../etc/passwd", "/static/../goald.db",
+                 "/static/%2e%2e/goald.db", "/static/%2E%2E/goald.db", "//etc/passwd",
+                 "/static//etc/passwd", "/static/goald.db", "/static/nothing.js",
+                 "/static/app.js/", "/static/", "/static", "/goald.db", "/static/app.js%00.db",
+                 "/static/../share/web/app.js"):
+        status, data = raw_get(srv, path)
         assert status in (400, 404), (path, data[:200])
-        assert b"root:" not in data
+        assert b"root:" not in data and db_head not in data, path
         assert b"X-Content-Type-Options: nosniff" in data
 
 
