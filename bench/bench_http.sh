@@ -93,7 +93,9 @@ for _ in $(seq 1 200); do grep -qs "^goald: serving " "$W/serve.out" && break; s
 URL=$(awk '/^goald: serving / {print $3; exit}' "$W/serve.out")
 [ -n "$URL" ] || { echo "bench_http: goald serve did not start: $(cat "$W/serve.err")" >&2; exit 1; }
 TOK=$("$G" token create --scope read --name bench 2>/dev/null)
-ID=$(sed -n "$(((GOALS + 1) / 2))p" "$W/ids") # a goal in the middle: queued, then worked
+# the first goal, once planned: a report with its work item, while it is worked
+ID=$(head -n1 "$W/ids")
+for _ in $(seq 1 600); do [ "$(sql "SELECT count(*) FROM work_items WHERE goal_id = '$ID'")" -gt 0 ] && break; sleep 0.1; done
 echo "daemon working $GOALS goals (plan_cap 8, work_cap 8; the model answers after 5-10 s); $(working)"
 
 check_answers() { # a few answers by hand: 200 and this goal's report
@@ -113,11 +115,14 @@ to_ms() { # wrk's "12.34ms" / "567.00us" / "1.02s" in ms
 
 # 1. GET /v1/goals/{id} under wrk
 check_answers
-echo "report size: $(wc -c <"$W/answer.json") bytes"
+echo "goal $ID: $(jq -r '.goal.status' "$W/answer.json"), $(jq '.work_items | length' "$W/answer.json") work item(s); report $(wc -c <"$W/answer.json") bytes"
 : >"$W/wrk.results"
 for run in $(seq 1 "$RUNS"); do
+    # a token per run: the rate limit counts per token and minute, and its
+    # largest setting (1000000) is under three fast runs in one minute
+    RTOK=$("$G" token create --scope read --name "bench$run" 2>/dev/null)
     s0=$(ticks "$SPID")
-    wrk -t2 -c32 -d"${WRK_SECONDS}s" --latency -H "Authorization: Bearer $TOK" "$URL/v1/goals/$ID" >"$W/wrk$run.out"
+    wrk -t2 -c32 -d"${WRK_SECONDS}s" --latency -H "Authorization: Bearer $RTOK" "$URL/v1/goals/$ID" >"$W/wrk$run.out"
     s1=$(ticks "$SPID")
     rps=$(awk '/^Requests\/sec:/ {print $2}' "$W/wrk$run.out")
     p50=$(to_ms "$(awk '$1 == "50%" {print $2}' "$W/wrk$run.out")")
