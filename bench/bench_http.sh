@@ -65,27 +65,12 @@ jq -n '{http: {max_connections: 256, rate_limit_per_min: 1000000},
         echo '{"stage":"review","sleep_ms":5000,"content":{"verdict":"pass","findings":[]}}'
     done
 } >"$GOALD_LLM_SCRIPT"
-for i in $(seq 1 "$GOALS"); do
-    r="$W/repo$i"
-    mkdir -p "$r"
-    git -C "$r" init -q -b main
-    printf '#!/bin/sh\necho $(($1 - $2))\n' >"$r/add.sh"
-    git -C "$r" add add.sh
-    git -C "$r" -c user.email=b@example.com -c user.name=b commit -q -m init
-    jq -n --arg repo "$r" --arg t "bench goal $i" '{title: $t, repo: $repo, base_branch: "main",
-        success_criteria: ["the gate passes"],
-        verification: [{name: "true", type: "test", command: "true", must_pass: true}],
-        publish: {push: false, pull_request: false}}' >"$W/goal$i.json"
-done
+. "$(dirname "$0")/lib.sh"
+for i in $(seq 1 "$GOALS"); do bench_make_goal "$W" "$i"; done
 
 echo "machine: $(nproc) CPUs, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$G" migrate >/dev/null
-"$G" daemon 2>"$W/daemon.err" &
-DPID=$!
-for _ in $(seq 1 200); do
-    [ "$("$G" status --json 2>/dev/null | jq -r .daemon.state)" = running ] && break
-    sleep 0.05
-done
+bench_start_daemon "$G"
 for i in $(seq 1 "$GOALS"); do "$G" submit "$W/goal$i.json" | tail -n1 >>"$W/ids"; done
 "$G" serve --listen 127.0.0.1:0 >"$W/serve.out" 2>"$W/serve.err" &
 SPID=$!
@@ -162,4 +147,5 @@ echo "CPU during the fan-out (% of one CPU over its $((t1 - t0)) ms, connecting 
     "server $(pct $((s1 - s0)))%, daemon $(pct $((d1 - d0)))%, its jobs (ended) $(pct $((j1 - j0)))%; $(working)"
 [ "$(v connected)" = "$SSE_CLIENTS" ] && [ "$(v stayed)" = "$SSE_CLIENTS" ] && [ "$(v lost)" = 0 ] &&
     [ "$(v repeated)" = 0 ] || { echo "bench_http: the fan-out lost clients or events (above)" >&2; exit 1; }
+[ "$(v fanout_n)" -gt 0 ] || { echo "bench_http: no event reached the clients while they listened: nothing measured" >&2; exit 1; }
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
