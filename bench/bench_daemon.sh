@@ -36,27 +36,12 @@ median() { sort -n | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; e
     done
 } >"$GOALD_LLM_SCRIPT"
 
-make_goal() { # I: a fresh repository and its goal file
-    local r="$W/repo$1"
-    mkdir -p "$r"
-    git -C "$r" init -q -b main
-    printf '#!/bin/sh\necho $(($1 - $2))\n' >"$r/add.sh"
-    git -C "$r" add add.sh
-    git -C "$r" -c user.email=b@example.com -c user.name=b commit -q -m init
-    jq -n --arg repo "$r" --arg t "bench goal $1" '{title: $t, repo: $repo, base_branch: "main",
-        success_criteria: ["the gate passes"],
-        verification: [{name: "true", type: "test", command: "true", must_pass: true}],
-        publish: {push: false, pull_request: false}}' >"$W/goal$1.json"
-}
+. "$(dirname "$0")/lib.sh"
+make_goal() { bench_make_goal "$W" "$1"; }
 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 "$G" migrate >/dev/null 2>&1 || true
-"$G" daemon 2>"$W/daemon.err" &
-DPID=$!
-for _ in $(seq 1 200); do
-    [ "$("$G" status --json 2>/dev/null | jq -r .daemon.state)" = running ] && break
-    sleep 0.05
-done
+bench_start_daemon "$G"
 sleep 2
 
 # 1. idle

@@ -42,7 +42,8 @@ struct http_req {
     int answered;          /* an early answer (413) was queued */
     struct store_token tok; /* the caller (after auth) */
     int scopes;            /* its scopes (enum http_scope bits) */
-    store *st;             /* opened for this request */
+    store *st;             /* this request's: the connection's kept one, else opened
+                              for it; on_completed gives it back to the connection */
 };
 
 /* What to send back: a JSON or text body, or a stream (SSE). */

@@ -213,12 +213,33 @@ static int preflight(struct http_req *r, struct http_answer *ans)
     return 1;
 }
 
-/* The /v1 part: a store of its own, the token, then the route. */
+/* Where a connection keeps its store between requests (libmicrohttpd's
+ * socket context), or NULL.  Opening a store per request cost two thirds
+ * of the server's CPU under load (SQLite reads the schema anew each time:
+ * bench/RESULTS.md, "HTTP API"); a connection's requests come one after
+ * another on its one thread, so the store is never shared.  The slot is
+ * made and its store closed with the connection (on_connection). */
+static store **kept_store(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return ci ? (store **)ci->socket_context : NULL;
+}
+
+/* The /v1 part: the connection's store (opened at its first request), the
+ * token, then the route. */
 static void answer_v1(struct http_req *r, struct http_answer *ans)
 {
-    int rc;
+    store **kept = kept_store(r->conn);
+    int rc = 0;
 
-    if ((rc = store_open_existing(&r->st, r->srv->db_path)) != 0) {
+    if (kept && *kept) {
+        r->st = *kept;
+        *kept = NULL;
+    } else
+        rc = store_open_existing(&r->st, r->srv->db_path);
+    if (rc != 0) {
         http_answer_error(ans, 503, "unavailable", NULL, "%s", err_last());
         return;
     }
@@ -305,20 +326,42 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return send_answer(conn, &ans);
 }
 
+/* A request's end: its store goes back to the connection for the next
+ * one (an event stream took its own: r->st is NULL then). */
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     struct http_req *r = *con_cls;
+    store **kept;
+
+    (void)cls;
+    if (!r)
+        return;
+    kept = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? kept_store(conn) : NULL;
+    if (r->st && kept && !*kept)
+        *kept = r->st;
+    else
+        store_close(r->st);
+    strbuf_release(&r->body);
+    free(r);
+    *con_cls = NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    store **kept = *socket_context;
 
     (void)cls;
     (void)conn;
-    (void)toe;
-    if (!r)
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_context = xcalloc(1, sizeof(store *));
         return;
-    strbuf_release(&r->body);
-    store_close(r->st);
-    free(r);
-    *con_cls = NULL;
+    }
+    if (kept)
+        store_close(*kept);
+    free(kept);
+    *socket_context = NULL;
 }
 
 /* ---- start and stop ---- */
@@ -366,7 +409,7 @@ static struct MHD_Daemon *start_mhd(struct http_server *s, struct sockaddr_stora
 {
     unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
-    struct MHD_OptionItem opts[10];
+    struct MHD_OptionItem opts[11];
     struct MHD_Daemon *d;
     sigset_t all, old;
     int n = 0;
@@ -375,6 +418,8 @@ static struct MHD_Daemon *start_mhd(struct http_server *s, struct sockaddr_stora
         flags |= MHD_USE_IPv6;
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, addr};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed,
+                                        NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection,
                                         NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
                                         (intptr_t)config_int(CFG_HTTP_MAX_CONNECTIONS), NULL};
