@@ -85,27 +85,31 @@ static void on_signal(int sig)
     errno = saved;
 }
 
-/* The file the daemon locks: the SQLite database itself; with a
- * PostgreSQL store, daemon.lock in this node's state folder (one daemon
- * per node; the nodes share the queue). */
-static void daemon_lock_path(const char *db_path, char *out, size_t n)
+/* A file of this node's: with SQLite, beside the database (its path and
+ * suffix; "" is the database itself, which the daemon locks); with a
+ * PostgreSQL store, name in the node's state folder (the nodes share the
+ * queue, not these files).  0, or ERR_INVALID (too long). */
+static int node_file(char *out, size_t n, const char *db_path, const char *suffix,
+                     const char *name)
 {
     char dir[PATH_MAX];
+    int rc, w;
 
-    if (!store_is_url(db_path) || store_local_dir(dir, sizeof(dir), db_path) != 0)
-        snprintf(out, n, "%s", db_path);
+    if (!store_is_url(db_path))
+        w = snprintf(out, n, "%s%s", db_path, suffix);
+    else if ((rc = store_local_dir(dir, sizeof(dir), db_path)) != 0)
+        return rc;
     else
-        snprintf(out, n, "%s/daemon.lock", dir);
+        w = snprintf(out, n, "%s/%s", dir, name);
+    if (w < 0 || (size_t)w >= n)
+        return err_set(ERR_INVALID, "the daemon's %s: path too long", name);
+    return 0;
 }
 
 void daemon_sock_path(const char *db_path, char *sock, size_t sock_n)
 {
-    char dir[PATH_MAX];
-
-    if (store_is_url(db_path) && store_local_dir(dir, sizeof(dir), db_path) == 0)
-        snprintf(sock, sock_n, "%s/daemon.sock", dir);
-    else
-        snprintf(sock, sock_n, "%s.sock", db_path);
+    if (node_file(sock, sock_n, db_path, ".sock", "daemon.sock") != 0)
+        sock[0] = '\0'; /* no socket: binding it fails and says so */
 }
 
 void daemon_wake(const char *db_path)
@@ -172,9 +176,10 @@ static int take_lock(struct daemon *d)
 {
     struct stat st;
     char path[PATH_MAX];
-    int fd;
+    int fd, rc;
 
-    daemon_lock_path(d->o->db_path, path, sizeof(path));
+    if ((rc = node_file(path, sizeof(path), d->o->db_path, "", "daemon.lock")) != 0)
+        return rc;
     if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
         return err_set(ERR_IO, "%s: %s", path, strerror(errno));
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -200,7 +205,7 @@ static int open_wake_socket(struct daemon *d)
     size_t n = strlen(d->sock_path);
 
     d->wake_fd = -1;
-    if (n >= sizeof(a.sun_path)) {
+    if (n == 0 || n >= sizeof(a.sun_path)) {
         log_warn("%s: path too long for a socket; the daemon wakes on its tick only",
                  d->sock_path);
         return 0;
