@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "util/termesc.h"
 #include "util/config.h"
+#include "util/jsonobj.h"
 
 static const char *type_name(enum cfg_type t)
 {
@@ -60,10 +61,7 @@ static int show(struct cli_ctx *c)
             else
                 cJSON_AddStringToObject(o, "value", v);
             cJSON_AddStringToObject(o, "source", config_source((enum cfg_key)k));
-            if (d->dflt)
-                cJSON_AddStringToObject(o, "default", d->dflt);
-            else
-                cJSON_AddNullToObject(o, "default");
+            jsonobj_add_str_or_null(o, "default", d->dflt);
             cJSON_AddStringToObject(o, "env", env);
             cJSON_AddStringToObject(o, "help", d->help);
             cJSON_AddItemToArray(l.arr, o);

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "http/http.h"
 #include "store/token.h"
+#include "util/jsonobj.h"
 #include "util/termesc.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -57,10 +58,7 @@ static int list_each(const struct store_token *t, void *ctx)
         cJSON_AddStringToObject(o, "name", t->name);
         cJSON_AddStringToObject(o, "scopes", t->scopes);
         cJSON_AddStringToObject(o, "created_at", created);
-        if (t->revoked_at)
-            cJSON_AddStringToObject(o, "revoked_at", revoked);
-        else
-            cJSON_AddNullToObject(o, "revoked_at");
+        jsonobj_add_str_or_null(o, "revoked_at", t->revoked_at ? revoked : NULL);
         cJSON_AddItemToArray(lc->arr, o);
         return 0;
     }
