@@ -114,6 +114,24 @@ int cli_print_json(const cJSON *v)
     return 0;
 }
 
+int cli_list_begin(struct cli_list *l, const struct cli_ctx *c)
+{
+    memset(l, 0, sizeof(*l));
+    l->json = cli_flag(c, "json");
+    if (l->json)
+        l->arr = xcheck(cJSON_CreateArray());
+    return l->json;
+}
+
+int cli_list_end(struct cli_list *l, int rc)
+{
+    if (rc == 0 && l->json)
+        cli_print_json(l->arr);
+    cJSON_Delete(l->arr);
+    l->arr = NULL;
+    return rc ? cli_fail_err(rc) : EXIT_OK;
+}
+
 /* Print text from column col, wrapped at 80 columns on spaces (a newline
  * in text starts a new line); continuation lines start at column indent. */
 static void wrap(FILE *f, int col, int indent, const char *text)

@@ -85,4 +85,21 @@ int cli_resolve(struct cli_ctx *c, const char *table, const char *prefix, char o
 struct cJSON;
 int cli_print_json(const struct cJSON *v);
 
+/* A list a command prints as text rows, or with --json as one JSON array
+ * of its rows (token list, escalations, goals, config show). */
+struct cli_list {
+    int json;          /* --json was given */
+    struct cJSON *arr; /* with --json: the array the rows go into; cli_list_end() frees it */
+    int n;             /* rows shown, for the caller to count */
+};
+
+/* Start a list by --json: an empty array, or none (the caller prints its
+ * text header).  Returns l->json. */
+int cli_list_begin(struct cli_list *l, const struct cli_ctx *c);
+
+/* End a list whose rows were read with result rc: on failure prints the
+ * error (cli_fail_err) and prints no array; with --json prints the array.
+ * Frees the array either way; returns the exit code. */
+int cli_list_end(struct cli_list *l, int rc);
+
 #endif

@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "util/termesc.h"
 #include "util/config.h"
+#include "util/jsonobj.h"
 
 static const char *type_name(enum cfg_type t)
 {
@@ -34,10 +35,9 @@ static void value_text(char *out, size_t n, enum cfg_key k)
 
 static int show(struct cli_ctx *c)
 {
-    int json = cli_flag(c, "json");
-    cJSON *arr = json ? cJSON_CreateArray() : NULL;
+    struct cli_list l;
 
-    if (!json)
+    if (!cli_list_begin(&l, c))
         printf("config file: %s\n\n", config_path() ? config_path() : "(none)");
     for (int k = 0; k < CFG__COUNT; k++) {
         const struct cfg_def *d = &config_defs[k];
@@ -45,7 +45,7 @@ static int show(struct cli_ctx *c)
         /* keys never live in the config; values are shown as set */
         value_text(v, sizeof(v), (enum cfg_key)k);
         config_env_name((enum cfg_key)k, env, sizeof(env));
-        if (json) {
+        if (l.json) {
             cJSON *o = cJSON_CreateObject(), *parsed;
             cJSON_AddStringToObject(o, "name", d->name);
             cJSON_AddStringToObject(o, "type", type_name(d->type));
@@ -61,13 +61,10 @@ static int show(struct cli_ctx *c)
             else
                 cJSON_AddStringToObject(o, "value", v);
             cJSON_AddStringToObject(o, "source", config_source((enum cfg_key)k));
-            if (d->dflt)
-                cJSON_AddStringToObject(o, "default", d->dflt);
-            else
-                cJSON_AddNullToObject(o, "default");
+            jsonobj_add_str_or_null(o, "default", d->dflt);
             cJSON_AddStringToObject(o, "env", env);
             cJSON_AddStringToObject(o, "help", d->help);
-            cJSON_AddItemToArray(arr, o);
+            cJSON_AddItemToArray(l.arr, o);
         } else {
             /* 80 columns: a long value is cut with an ellipsis (--json has
              * it whole; the variables are in `goald config reference`) */
@@ -75,11 +72,7 @@ static int show(struct cli_ctx *c)
                    config_source((enum cfg_key)k));
         }
     }
-    if (json) {
-        cli_print_json(arr);
-        cJSON_Delete(arr);
-    }
-    return EXIT_OK;
+    return cli_list_end(&l, 0);
 }
 
 const struct cli_command cmd_config_show = {

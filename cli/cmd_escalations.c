@@ -12,12 +12,6 @@
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
-struct list_ctx {
-    int json;
-    cJSON *arr; /* --json */
-    int n;
-};
-
 /* An agent's question: what it is about and what it did last, and the
  * cause when the question does not already say it. */
 static void print_context(const cJSON *packet, const char *q)
@@ -89,7 +83,7 @@ static void print_escalation(const struct store_escalation *e, const cJSON *pack
 
 static int list_cb(const struct store_escalation *e, void *ctx)
 {
-    struct list_ctx *lc = ctx;
+    struct cli_list *lc = ctx;
     cJSON *packet;
 
     lc->n++;
@@ -105,26 +99,17 @@ static int list_cb(const struct store_escalation *e, void *ctx)
 
 static int list(struct cli_ctx *c)
 {
-    struct list_ctx lc = {0};
+    struct cli_list lc;
     store *st;
     int rc;
 
     if ((rc = cli_store(c, &st)) != 0)
         return rc;
-    lc.json = cli_flag(c, "json");
-    if (lc.json)
-        lc.arr = xcheck(cJSON_CreateArray());
-    if ((rc = store_escalation_each_listed(st, cli_flag(c, "all"), list_cb, &lc)) != 0) {
-        cJSON_Delete(lc.arr);
-        return cli_fail_err(rc);
-    }
-    if (lc.json) {
-        cli_print_json(lc.arr);
-        cJSON_Delete(lc.arr);
-    } else if (lc.n == 0) {
+    cli_list_begin(&lc, c);
+    rc = cli_list_end(&lc, store_escalation_each_listed(st, cli_flag(c, "all"), list_cb, &lc));
+    if (rc == EXIT_OK && !lc.json && lc.n == 0)
         printf("no %sescalations\n", cli_flag(c, "all") ? "" : "open ");
-    }
-    return EXIT_OK;
+    return rc;
 }
 
 const struct cli_command cmd_escalations = {

@@ -14,12 +14,10 @@
 #include "util/xalloc.h"
 
 struct list_ctx {
+    struct cli_list l;
     store *st;
-    int json;
     const char *want; /* the status asked for (a shown one: "scheduled" too), or NULL */
     int64_t now;
-    cJSON *arr;
-    int n;
 };
 
 /* The second line under a template or an instance: what it is, its
@@ -65,9 +63,9 @@ static int each(const struct goal *g, void *vctx)
 
     if (!view_goal_status_matches(g, lc->want))
         return 0;
-    lc->n++;
-    if (lc->json) {
-        cJSON_AddItemToArray(lc->arr, view_goal_listed(lc->st, g, lc->now));
+    lc->l.n++;
+    if (lc->l.json) {
+        cJSON_AddItemToArray(lc->l.arr, view_goal_listed(lc->st, g, lc->now));
         return 0;
     }
     if (g->is_template && monitor_next_fire_at(lc->st, g, lc->now, &next) != 0)
@@ -85,7 +83,7 @@ static int each(const struct goal *g, void *vctx)
 static int run(struct cli_ctx *c)
 {
     const char *status = cli_opt(c, "status");
-    struct list_ctx lc = {0};
+    struct list_ctx lc;
     store *st;
     int rc;
 
@@ -97,22 +95,10 @@ static int run(struct cli_ctx *c)
     lc.st = st;
     lc.want = status;
     lc.now = time_now_ms();
-    lc.json = cli_flag(c, "json");
-    if (lc.json)
-        lc.arr = xcheck(cJSON_CreateArray());
-    else
+    if (!cli_list_begin(&lc.l, c))
         printf("%-8s  %-9s  %3s  %-20s  %s\n", "ID", "STATUS", "PRI", "CREATED", "TITLE");
     /* a template is stored queued and shown scheduled */
-    rc = store_goal_each(st, view_goal_status_stored(status), each, &lc);
-    if (rc) {
-        cJSON_Delete(lc.arr);
-        return cli_fail_err(rc);
-    }
-    if (lc.json) {
-        cli_print_json(lc.arr);
-        cJSON_Delete(lc.arr);
-    }
-    return EXIT_OK;
+    return cli_list_end(&lc.l, store_goal_each(st, view_goal_status_stored(status), each, &lc));
 }
 
 const struct cli_command cmd_goals = {

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "http/http.h"
 #include "store/token.h"
+#include "util/jsonobj.h"
 #include "util/termesc.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -43,14 +44,9 @@ const struct cli_command cmd_token_create = {
     .run = create,
 };
 
-struct list_ctx {
-    int json;
-    cJSON *arr;
-};
-
 static int list_each(const struct store_token *t, void *ctx)
 {
-    struct list_ctx *lc = ctx;
+    struct cli_list *lc = ctx;
     char created[TIME_RFC3339_MAX], revoked[TIME_RFC3339_MAX];
 
     time_format_rfc3339(created, sizeof(created), t->created_at);
@@ -62,10 +58,7 @@ static int list_each(const struct store_token *t, void *ctx)
         cJSON_AddStringToObject(o, "name", t->name);
         cJSON_AddStringToObject(o, "scopes", t->scopes);
         cJSON_AddStringToObject(o, "created_at", created);
-        if (t->revoked_at)
-            cJSON_AddStringToObject(o, "revoked_at", revoked);
-        else
-            cJSON_AddNullToObject(o, "revoked_at");
+        jsonobj_add_str_or_null(o, "revoked_at", t->revoked_at ? revoked : NULL);
         cJSON_AddItemToArray(lc->arr, o);
         return 0;
     }
@@ -76,26 +69,15 @@ static int list_each(const struct store_token *t, void *ctx)
 
 static int list(struct cli_ctx *c)
 {
-    struct list_ctx lc = {0};
+    struct cli_list lc;
     store *st;
     int rc;
 
     if ((rc = cli_store(c, &st)) != 0)
         return rc;
-    lc.json = cli_flag(c, "json");
-    if (lc.json)
-        lc.arr = xcheck(cJSON_CreateArray());
-    else
+    if (!cli_list_begin(&lc, c))
         printf("%-8s  %-19s  %-24s  %-8s  %s\n", "ID", "SCOPES", "CREATED", "STATE", "NAME");
-    if ((rc = store_token_each(st, list_each, &lc)) != 0) {
-        cJSON_Delete(lc.arr);
-        return cli_fail_err(rc);
-    }
-    if (lc.json) {
-        cli_print_json(lc.arr);
-        cJSON_Delete(lc.arr);
-    }
-    return EXIT_OK;
+    return cli_list_end(&lc, store_token_each(st, list_each, &lc));
 }
 
 const struct cli_command cmd_token_list = {

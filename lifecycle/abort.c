@@ -43,30 +43,27 @@ static int record_end(store *st, const char *run_id, const struct store_run_fact
                       struct work_item *item, const char *status, const char *cls,
                       const char *sig, const char *reason)
 {
-    cJSON *p = cJSON_CreateObject();
+    cJSON *p;
     int rc;
 
-    xcheck(p);
     if ((rc = store_tx_begin(st)) != 0)
-        goto out;
+        return rc;
+    p = xcheck(cJSON_CreateObject());
     if ((rc = store_run_set_failure_if_running(st, run_id, cls, sig, reason)) != 0)
-        goto fail;
+        goto out;
     cJSON_AddStringToObject(p, "reason", reason);
     cJSON_AddStringToObject(p, "kind", r->kind);
     if ((rc = transition_apply(st, ENTITY_RUN, run_id, status, "running", p)) != 0)
-        goto fail;
+        goto out;
     if (!strcmp(status, "timeout") && item) {
         /* the retry gets twice the time */
         int doubled = (r->timeout_s > 0 ? r->timeout_s : 600) * 2;
         if ((rc = store_item_set_timeout(st, item->id, doubled)) != 0)
-            goto fail;
+            goto out;
         item->timeout_s = doubled;
     }
-    rc = store_tx_commit(st);
-    goto out;
-fail:
-    store_tx_rollback(st);
 out:
+    rc = store_tx_end(st, rc);
     cJSON_Delete(p);
     return rc;
 }

@@ -35,13 +35,11 @@ int breaker_close_config(store *st, const char *cls, const char *why, int64_t no
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
     if ((rc = store_breaker_close_config(st, cls, now_ms, &closed)) != 0)
-        goto fail;
+        goto out;
     if (closed && (rc = breaker_event_write(st, "circuit.closed", cls, 0, NULL, why)) != 0)
-        goto fail;
+        goto out;
     if (changed)
         *changed = closed;
-    return store_tx_commit(st);
-fail:
-    store_tx_rollback(st);
-    return rc;
+out:
+    return store_tx_end(st, rc);
 }

@@ -86,6 +86,28 @@ static int stop_jobs(const struct store_run_live *runs, size_t n)
     return stopped;
 }
 
+/* The goal and its unfinished items to cancelled and its runs aborted, in
+ * one transaction; *ids (n) and *runs (nruns) are the caller's to free(),
+ * even on failure. */
+static int cancel_rows(store *st, const char *goal_id, char (**ids)[ID_SIZE], size_t *n,
+                       struct store_run_live **runs, size_t *nruns)
+{
+    int rc;
+
+    if ((rc = store_tx_begin(st)) != 0)
+        return rc;
+    if ((rc = transition_apply(st, ENTITY_GOAL, goal_id, "cancelled", NULL, NULL)) != 0)
+        goto out;
+    if ((rc = store_item_ids_unfinished(st, goal_id, ids, n)) != 0)
+        goto out;
+    for (size_t i = 0; i < *n; i++)
+        if ((rc = transition_apply(st, ENTITY_ITEM, (*ids)[i], "cancelled", NULL, NULL)) != 0)
+            goto out;
+    rc = abort_runs(st, goal_id, runs, nruns);
+out:
+    return store_tx_end(st, rc);
+}
+
 int lifecycle_goal_cancel(store *st, const char *goal_id, int *n_items, int *n_jobs)
 {
     char (*ids)[ID_SIZE] = NULL;
@@ -93,18 +115,7 @@ int lifecycle_goal_cancel(store *st, const char *goal_id, int *n_items, int *n_j
     size_t n = 0, nruns = 0;
     int rc;
 
-    if ((rc = store_tx_begin(st)) != 0)
-        return rc;
-    if ((rc = transition_apply(st, ENTITY_GOAL, goal_id, "cancelled", NULL, NULL)) != 0)
-        goto fail;
-    if ((rc = store_item_ids_unfinished(st, goal_id, &ids, &n)) != 0)
-        goto fail;
-    for (size_t i = 0; i < n; i++)
-        if ((rc = transition_apply(st, ENTITY_ITEM, ids[i], "cancelled", NULL, NULL)) != 0)
-            goto fail;
-    if ((rc = abort_runs(st, goal_id, &runs, &nruns)) != 0)
-        goto fail;
-    if ((rc = store_tx_commit(st)) != 0)
+    if ((rc = cancel_rows(st, goal_id, &ids, &n, &runs, &nruns)) != 0)
         goto out;
     if (n_items)
         *n_items = (int)n;
@@ -123,9 +134,6 @@ int lifecycle_goal_cancel(store *st, const char *goal_id, int *n_items, int *n_j
             log_warn("goal %.8s: worktree %s not removed: %s", goal_id, g->worktree, err_last());
         store_goal_free(g);
     }
-    goto out;
-fail:
-    store_tx_rollback(st);
 out:
     free(ids);
     free(runs);

@@ -144,24 +144,20 @@ int claim_next(store *st, const char *lane, int64_t now_ms, const char (*busy_go
     else
         rc = pick_work_unit(st, now_ms, busy_goals, n_busy, &c, &tier, &model_index);
     if (rc)
-        goto fail;
+        goto out;
     /* a unit that calls a model waits while a breaker is open */
     if (strcmp(c.kind, "publish") != 0 &&
         (rc = breaker_gate(st, now_ms, c.run_id, &allowed, blocked_by, blocked_n)) != 0)
-        goto fail;
+        goto out;
     if (!allowed) {
         rc = err_set(ERR_NOTFOUND, "claims paused: the %s breaker is open",
                      blocked_by ? blocked_by : "a");
-        goto fail;
+        goto out;
     }
-    if ((rc = record_claim(st, &c, tier, model_index, now_ms)) != 0)
-        goto fail;
-    if ((rc = store_tx_commit(st)) != 0)
-        return rc;
-    *out = c;
-    return 0;
-fail:
-    store_tx_rollback(st);
+    rc = record_claim(st, &c, tier, model_index, now_ms);
+out:
+    if ((rc = store_tx_end(st, rc)) == 0)
+        *out = c;
     return rc;
 }
 

@@ -153,17 +153,15 @@ int breaker_gate(store *st, int64_t now_ms, const char *probe_run_id, int *allow
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
     if ((rc = store_breaker_list_not_closed(st, rows, 32, &n)) != 0)
-        goto fail;
+        goto out;
     for (int i = 0; i < n && *allowed; i++) {
         if ((rc = gate_one(st, &rows[i], fp_now, now_ms, probe_run_id, allowed)) != 0)
-            goto fail;
+            goto out;
         if (!*allowed && blocking && blocking_n)
             snprintf(blocking, blocking_n, "%s", rows[i].error_class);
     }
-    return store_tx_commit(st);
-fail:
-    store_tx_rollback(st);
-    return rc;
+out:
+    return store_tx_end(st, rc);
 }
 
 int breaker_trip(store *st, const char *cls, const char *run_id, const char *reason,
@@ -177,18 +175,16 @@ int breaker_trip(store *st, const char *cls, const char *run_id, const char *rea
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
     if ((rc = store_breaker_ensure(st, cls, now_ms)) != 0)
-        goto fail;
+        goto out;
     if (store_breaker_get(st, cls, &was) != 0)
         was.state[0] = '\0';
     if ((rc = store_breaker_open_config(st, cls, fp, reason, now_ms)) != 0)
-        goto fail;
+        goto out;
     if (strcmp(was.state, "open") != 0 &&
         (rc = breaker_event_write(st, "circuit.opened", cls, 1, run_id, reason)) != 0)
-        goto fail;
-    return store_tx_commit(st);
-fail:
-    store_tx_rollback(st);
-    return rc;
+        goto out;
+out:
+    return store_tx_end(st, rc);
 }
 
 int breaker_close_sticky(store *st, const char *cls, const char *why, int64_t now_ms)
@@ -198,17 +194,15 @@ int breaker_close_sticky(store *st, const char *cls, const char *why, int64_t no
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
     if ((rc = breaker_close_config(st, cls, why, now_ms, &changed)) != 0)
-        goto fail;
+        goto out;
     /* a configuration change: the escalations it caused are the system's
      * to close (their goals and items go on, and fail again - once - if
      * the new configuration is no better) */
     if (changed && strcmp(why, "escalation resolved") != 0 &&
         (rc = resolve_by_system(st, NULL, cls, 0, why)) != 0)
-        goto fail;
-    return store_tx_commit(st);
-fail:
-    store_tx_rollback(st);
-    return rc;
+        goto out;
+out:
+    return store_tx_end(st, rc);
 }
 
 int breaker_config_sweep(store *st, int64_t now_ms)
@@ -297,11 +291,7 @@ int breaker_record(store *st, const char *cls, const char *run_id, int64_t now_m
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
     rc = cls ? record_failure(st, cls, run_id, now_ms) : record_success(st, run_id, now_ms);
-    if (rc) {
-        store_tx_rollback(st);
-        return rc;
-    }
-    return store_tx_commit(st);
+    return store_tx_end(st, rc);
 }
 
 void progress_init(struct progress_detector *d, int k)

@@ -417,10 +417,7 @@ int escalate_open_facts(store *st, const struct escalate_facts *f, struct job_ct
             st, &facts, type, id, urgency,
             cJSON_GetObjectItemCaseSensitive(packet, "minimal_question")->valuestring, critical);
     /* not inserted: already open, nothing more (idempotent) */
-    if (rc)
-        store_tx_rollback(st);
-    else
-        rc = store_tx_commit(st);
+    rc = store_tx_end(st, rc);
 out:
     cJSON_free(text);
     cJSON_Delete(packet);

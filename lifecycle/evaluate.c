@@ -281,10 +281,7 @@ static int item_done(struct job_ctx *j, int verified, const char *gates_line, co
             rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "done", "verify", p);
         if (rc == 0)
             rc = plan_promote_ready(j->st, j->goal->id, NULL);
-        if (rc == 0)
-            rc = store_tx_commit(j->st);
-        else
-            store_tx_rollback(j->st);
+        rc = store_tx_end(j->st, rc);
     }
     cJSON_Delete(p);
     return rc;

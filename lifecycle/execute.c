@@ -114,13 +114,9 @@ static int finish_blocked(struct job_ctx *j, const char *question)
     cJSON_AddStringToObject(p, "question", question);
     if ((rc = store_tx_begin(j->st)) != 0)
         goto out;
-    if ((rc = store_item_set_question(j->st, j->item->id, question)) != 0 ||
-        (rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "blocked", "in_progress", p)) !=
-            0) {
-        store_tx_rollback(j->st);
-        goto out;
-    }
-    if ((rc = store_tx_commit(j->st)) != 0)
+    if ((rc = store_item_set_question(j->st, j->item->id, question)) == 0)
+        rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "blocked", "in_progress", p);
+    if ((rc = store_tx_end(j->st, rc)) != 0)
         goto out;
     free(j->item->question);
     j->item->question = xstrdup(question);

@@ -628,9 +628,8 @@ int intake_submit(store *st, struct goal *g, char id_out[ID_SIZE])
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
     if ((rc = store_goal_insert(st, g)) != 0)
-        goto fail;
-    payload = cJSON_CreateObject();
-    xcheck(payload);
+        goto out;
+    payload = xcheck(cJSON_CreateObject());
     cJSON_AddStringToObject(payload, "title", g->title);
     cJSON_AddNumberToObject(payload, "priority", g->priority);
     if (g->schedule)
@@ -639,14 +638,9 @@ int intake_submit(store *st, struct goal *g, char id_out[ID_SIZE])
         cJSON_AddStringToObject(payload, "repo", g->repo);
     rc = store_event_add(st, g->id, NULL, NULL, "goal.submitted", payload, NULL);
     cJSON_Delete(payload);
-    if (rc)
-        goto fail;
-    if ((rc = store_tx_commit(st)) != 0)
-        return rc;
-    memcpy(id_out, g->id, ID_SIZE);
-    return 0;
-fail:
-    store_tx_rollback(st);
+out:
+    if ((rc = store_tx_end(st, rc)) == 0)
+        memcpy(id_out, g->id, ID_SIZE);
     return rc;
 }
 

@@ -266,21 +266,21 @@ static int run_finish(struct job_ctx *j, int ok, const char *signature)
         .error_signature = ok ? NULL : signature,
         .failure_reason = ok ? NULL : strbuf_cstr(&j->failure),
     };
-    cJSON *p = cJSON_CreateObject();
+    cJSON *p;
     int rc;
 
-    xcheck(p);
     if ((rc = store_tx_begin(j->st)) != 0)
-        goto out;
+        return rc;
+    p = xcheck(cJSON_CreateObject());
     /* the run's wall time counts against the goal's max_hours */
     if ((rc = store_run_write_end(j->st, j->claim.run_id, &e)) != 0 ||
         (rc = store_goal_spend_run_wall(j->st, j->claim.goal_id, j->claim.run_id,
                                         time_now_ms())) != 0)
-        goto fail;
+        goto out;
     /* a goal-level stage (elaborate, plan, publish) is done: the next one
      * starts with its own retries, not with what is left of these */
     if (ok && !j->item && (rc = store_goal_attempts_reset(j->st, j->claim.goal_id)) != 0)
-        goto fail;
+        goto out;
     cJSON_AddNumberToObject(p, "turns", j->usage.turns);
     cJSON_AddNumberToObject(p, "tokens", (double)j->usage.tokens);
     if (!ok) {
@@ -290,14 +290,10 @@ static int run_finish(struct job_ctx *j, int ok, const char *signature)
     } else if (j->summary.len) {
         cJSON_AddStringToObject(p, "summary", strbuf_cstr(&j->summary));
     }
-    if ((rc = transition_apply(j->st, ENTITY_RUN, j->claim.run_id, ok ? "success" : "failed",
-                               "running", p)) != 0)
-        goto fail;
-    rc = store_tx_commit(j->st);
-    goto out;
-fail:
-    store_tx_rollback(j->st);
+    rc = transition_apply(j->st, ENTITY_RUN, j->claim.run_id, ok ? "success" : "failed",
+                          "running", p);
 out:
+    rc = store_tx_end(j->st, rc);
     cJSON_Delete(p);
     return rc;
 }

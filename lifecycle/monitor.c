@@ -136,9 +136,8 @@ static int fire(store *st, const struct store_trigger_due *t, int64_t now, int *
     char open_id[ID_SIZE] = "", inst[ID_SIZE] = "";
     int64_t next = 0, at = t->next_fire_at;
     int missed = 0, rc;
-    cJSON *p = cJSON_CreateObject();
+    cJSON *p;
 
-    xcheck(p);
     /* how many fire times passed (for the record; they coalesce into one) */
     while (at <= now && missed < 10000) {
         missed++;
@@ -148,31 +147,28 @@ static int fire(store *st, const struct store_trigger_due *t, int64_t now, int *
     if ((rc = next_fire(t->schedule, now, &next)) != 0)
         next = INT64_MAX / 2; /* never again */
     if ((rc = store_tx_begin(st)) != 0)
-        goto out;
+        return rc;
+    p = xcheck(cJSON_CreateObject());
     if ((rc = store_goal_open_instance(st, t->goal_id, open_id)) != 0)
-        goto fail;
+        goto out;
     cJSON_AddStringToObject(p, "trigger_id", t->id);
     cJSON_AddNumberToObject(p, "fires", missed);
     if (open_id[0]) {
         cJSON_AddStringToObject(p, "reason", "the previous instance is still open");
         cJSON_AddStringToObject(p, "open_instance", open_id);
         if ((rc = store_event_add(st, t->goal_id, NULL, NULL, "trigger.skipped", p, NULL)))
-            goto fail;
+            goto out;
     } else {
         if ((rc = submit_instance(st, t->goal_id, inst)) != 0)
-            goto fail;
+            goto out;
         cJSON_AddStringToObject(p, "instance", inst);
         if ((rc = store_event_add(st, t->goal_id, NULL, NULL, "trigger.fired", p, NULL)))
-            goto fail;
+            goto out;
         (*fired)++;
     }
-    if ((rc = store_trigger_set_fired(st, t->id, next, now)) != 0)
-        goto fail;
-    rc = store_tx_commit(st);
-    goto out;
-fail:
-    store_tx_rollback(st);
+    rc = store_trigger_set_fired(st, t->id, next, now);
 out:
+    rc = store_tx_end(st, rc);
     cJSON_Delete(p);
     return rc;
 }

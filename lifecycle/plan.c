@@ -261,19 +261,20 @@ fail:
 
 int plan_store(store *st, const char *goal_id, const struct plan *p)
 {
-    char (*ids)[ID_SIZE] = xcalloc(p->n, ID_SIZE);
+    char (*ids)[ID_SIZE];
     cJSON *payload = NULL, *keys;
     int rc;
 
     if ((rc = store_tx_begin(st)) != 0)
-        goto out;
+        return rc;
+    ids = xcalloc(p->n, ID_SIZE);
     for (size_t i = 0; i < p->n; i++) {
         const struct plan_item *it = &p->items[i];
         struct work_item wi;
 
         memset(&wi, 0, sizeof(wi));
         if ((rc = id_new(ids[i])) != 0)
-            goto fail;
+            goto out;
         memcpy(wi.id, ids[i], ID_SIZE);
         snprintf(wi.goal_id, sizeof(wi.goal_id), "%s", goal_id);
         wi.key = it->key;
@@ -286,26 +287,22 @@ int plan_store(store *st, const char *goal_id, const struct plan *p)
         wi.status = it->ndeps ? "queued" : "ready";
         wi.verified = -1;
         if ((rc = store_item_insert(st, &wi)) != 0)
-            goto fail;
+            goto out;
     }
     /* every item exists: now the edges, by id */
     for (size_t i = 0; i < p->n; i++)
         for (size_t j = 0; j < p->items[i].ndeps; j++)
             if ((rc = store_item_dep_add(st, ids[i], ids[find_key(p, p->items[i].deps[j])],
                                          NULL)) != 0)
-                goto fail;
+                goto out;
     payload = cJSON_CreateObject();
     cJSON_AddNumberToObject(payload, "items", (double)p->n);
     keys = cJSON_AddArrayToObject(payload, "keys");
     for (size_t i = 0; i < p->n; i++)
         cJSON_AddItemToArray(keys, cJSON_CreateString(p->items[i].key));
-    if ((rc = store_event_add(st, goal_id, NULL, NULL, "plan.created", payload, NULL)) != 0)
-        goto fail;
-    rc = store_tx_commit(st);
-    goto out;
-fail:
-    store_tx_rollback(st);
+    rc = store_event_add(st, goal_id, NULL, NULL, "plan.created", payload, NULL);
 out:
+    rc = store_tx_end(st, rc);
     cJSON_Delete(payload);
     free(ids);
     return rc;
@@ -320,18 +317,14 @@ int plan_promote_ready(store *st, const char *goal_id, int *n)
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
     if ((rc = store_item_ids_promotable(st, goal_id, &ids, &cnt)) != 0)
-        goto fail;
+        goto out;
     for (size_t i = 0; i < cnt; i++)
         if ((rc = transition_apply(st, ENTITY_ITEM, ids[i], "ready", "queued", NULL)) != 0)
-            goto fail;
-    if ((rc = store_tx_commit(st)) != 0)
-        goto out;
-    if (n)
-        *n = (int)cnt;
-    goto out;
-fail:
-    store_tx_rollback(st);
+            goto out;
 out:
+    rc = store_tx_end(st, rc);
+    if (rc == 0 && n)
+        *n = (int)cnt;
     free(ids);
     return rc;
 }

@@ -153,7 +153,8 @@ static int evidence_row_cb(const struct store_decision *dec, void *ctx)
     return 0;
 }
 
-struct inputs_ctx {
+/* A section of the body: its text, and whether a row of it came yet. */
+struct section_ctx {
     strbuf *sb;
     int any;
 };
@@ -161,7 +162,7 @@ struct inputs_ctx {
 /* One item whose changes touched files the gates read, with those files. */
 static int inputs_row_cb(const struct store_decision *dec, void *ctx)
 {
-    struct inputs_ctx *ic = ctx;
+    struct section_ctx *ic = ctx;
     cJSON *a = cJSON_Parse(dec->data);
     const cJSON *t;
     int k = 0;
@@ -216,14 +217,9 @@ static int gate_row_cb(const struct store_gate_result *g, void *ctx)
     return 0;
 }
 
-struct review_ctx {
-    strbuf *sb;
-    int any;
-};
-
 static int review_row_cb(const struct store_decision *d, void *ctx)
 {
-    struct review_ctx *rc = ctx;
+    struct section_ctx *rc = ctx;
 
     rc->any = 1;
     if (!strcmp(d->kind, "review_verdict")) {
@@ -242,8 +238,8 @@ static int review_row_cb(const struct store_decision *d, void *ctx)
  * gates and review. */
 static int body_tables(strbuf *sb, store *st, const char *goal_id)
 {
-    struct inputs_ctx ic = {sb, 0};
-    struct review_ctx rv = {sb, 0};
+    struct section_ctx ic = {sb, 0};
+    struct section_ctx rv = {sb, 0};
     int rc;
 
     strbuf_adds_cut(sb, "## Success criteria and evidence\n\n| criterion | item | evidence |\n"

@@ -289,12 +289,9 @@ int recover_run(store *st, const struct recover_input *in, struct job_ctx *model
     }
     if ((rc = store_tx_begin(st)) != 0)
         goto out;
-    if ((rc = transition_apply(st, ENTITY_ITEM, in->item->id, "failed", NULL, NULL)) != 0 ||
-        (rc = apply_decision(st, in, &d, strategy, p)) != 0) {
-        store_tx_rollback(st);
-        goto out;
-    }
-    if ((rc = store_tx_commit(st)) != 0)
+    if ((rc = transition_apply(st, ENTITY_ITEM, in->item->id, "failed", NULL, NULL)) == 0)
+        rc = apply_decision(st, in, &d, strategy, p);
+    if ((rc = store_tx_end(st, rc)) != 0)
         goto out;
     if (d.action == RECOVER_ESCALATE)
         rc = escalate_run(st, in, model,
@@ -364,13 +361,10 @@ int recover_plan_b_owed(struct job_ctx *j)
     if ((rc = store_tx_begin(j->st)) != 0)
         goto out;
     if ((rc = store_item_set_recovery(j->st, wi->id, wi->tier, wi->model_index,
-                                      wi->next_attempt_at, strategy)) != 0 ||
-        (rc = store_event_add(j->st, j->goal->id, wi->id, j->claim.run_id, "recovery.plan_b", p,
-                              NULL)) != 0) {
-        store_tx_rollback(j->st);
-        goto out;
-    }
-    if ((rc = store_tx_commit(j->st)) != 0)
+                                      wi->next_attempt_at, strategy)) == 0)
+        rc = store_event_add(j->st, j->goal->id, wi->id, j->claim.run_id, "recovery.plan_b", p,
+                             NULL);
+    if ((rc = store_tx_end(j->st, rc)) != 0)
         goto out;
     free(j->item->strategy);
     j->item->strategy = strategy;

@@ -24,6 +24,7 @@
 #include "store/item.h"
 #include "store/run.h"
 #include "util/err.h"
+#include "util/jsonobj.h"
 #include "util/jsonw.h"
 #include "util/termesc.h"
 #include "util/timeutil.h"
@@ -35,14 +36,6 @@ double report_percent(long long done_points, long long total_points)
     if (total_points <= 0)
         return 0.0;
     return round(1000.0 * (double)done_points / (double)total_points) / 10.0;
-}
-
-static void add_str_or_null(cJSON *o, const char *k, const char *v)
-{
-    if (v)
-        cJSON_AddStringToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
 }
 
 static void add_time(cJSON *o, const char *k, int64_t ms)
@@ -85,21 +78,21 @@ cJSON *report_goal_json(const struct goal *g)
     cJSON_AddBoolToObject(o, "partial", g->partial);
     cJSON_AddStringToObject(o, "description", g->description ? g->description : "");
     cJSON_AddNumberToObject(o, "priority", g->priority);
-    add_str_or_null(o, "repo", g->repo);
-    add_str_or_null(o, "base_branch", g->base_branch);
-    add_str_or_null(o, "parent_id", g->parent_id);
-    add_str_or_null(o, "schedule", g->schedule);
+    jsonobj_add_str_or_null(o, "repo", g->repo);
+    jsonobj_add_str_or_null(o, "base_branch", g->base_branch);
+    jsonobj_add_str_or_null(o, "parent_id", g->parent_id);
+    jsonobj_add_str_or_null(o, "schedule", g->schedule);
     cJSON_AddBoolToObject(o, "template", g->is_template);
-    add_str_or_null(o, "outcome", g->outcome);
-    add_str_or_null(o, "outcome_reason", g->outcome_reason);
+    jsonobj_add_str_or_null(o, "outcome", g->outcome);
+    jsonobj_add_str_or_null(o, "outcome_reason", g->outcome_reason);
     add_time(o, "deadline", g->deadline_at);
     add_json_text(o, "success_criteria", g->success_criteria);
     add_json_text(o, "verification", g->verification);
     add_json_text(o, "allowed_actions", g->allowed_actions);
     add_json_text(o, "publish", g->publish);
-    add_str_or_null(o, "blocked_reason", g->blocked_reason);
+    jsonobj_add_str_or_null(o, "blocked_reason", g->blocked_reason);
     /* issue 16: a goal without a repository is never verified */
-    add_str_or_null(o, "unverified_reason", report_unverified_reason(g));
+    jsonobj_add_str_or_null(o, "unverified_reason", report_unverified_reason(g));
     add_time(o, "created_at", g->created_at);
     add_time(o, "updated_at", g->updated_at);
     add_time(o, "started_at", g->started_at);
@@ -265,20 +258,20 @@ static int escalation_json_cb(const struct store_escalation *e, void *ctx)
     cJSON *o = xcheck(cJSON_CreateObject());
 
     cJSON_AddStringToObject(o, "id", e->id);
-    add_str_or_null(o, "item_id", e->item_id);
+    jsonobj_add_str_or_null(o, "item_id", e->item_id);
     cJSON_AddStringToObject(o, "type", e->type);
     cJSON_AddStringToObject(o, "severity", e->severity);
     cJSON_AddStringToObject(o, "urgency", e->urgency);
     cJSON_AddStringToObject(o, "status", e->status);
     add_time(o, "created_at", e->created_at);
-    add_str_or_null(o, "question", e->question);
+    jsonobj_add_str_or_null(o, "question", e->question);
     if (e->item_key) {
         /* what the question is about: the item and, for an agent's
          * question, its last tool calls */
         cJSON *cx = cJSON_AddObjectToObject(o, "context");
         cJSON *calls = e->last_tool_calls ? cJSON_Parse(e->last_tool_calls) : NULL;
         cJSON_AddStringToObject(cx, "item_key", e->item_key);
-        add_str_or_null(cx, "item_title", e->item_title);
+        jsonobj_add_str_or_null(cx, "item_title", e->item_title);
         cJSON_AddItemToObject(cx, "last_tool_calls",
                               cJSON_IsArray(calls) ? calls : cJSON_CreateArray());
         if (calls && !cJSON_IsArray(calls))
@@ -306,11 +299,11 @@ static int artifact_json_cb(const struct store_artifact *a, void *ctx)
     cJSON *o = xcheck(cJSON_CreateObject());
 
     cJSON_AddStringToObject(o, "type", a->type);
-    add_str_or_null(o, "ref", a->ref);
-    add_str_or_null(o, "path", a->path);
-    add_str_or_null(o, "hash", a->hash);
-    add_str_or_null(o, "url", a->url);
-    add_str_or_null(o, "item_id", a->item_id);
+    jsonobj_add_str_or_null(o, "ref", a->ref);
+    jsonobj_add_str_or_null(o, "path", a->path);
+    jsonobj_add_str_or_null(o, "hash", a->hash);
+    jsonobj_add_str_or_null(o, "url", a->url);
+    jsonobj_add_str_or_null(o, "item_id", a->item_id);
     add_time(o, "created_at", a->created_at);
     cJSON_AddItemToArray(ctx, o);
     return 0;
@@ -834,9 +827,9 @@ static int item_report_json(store *st, const struct work_item *wi, const char *k
     cJSON_AddStringToObject(o, "id", wi->id);
     cJSON_AddStringToObject(o, "title", title);
     cJSON_AddStringToObject(o, "status", status);
-    add_str_or_null(o, "baseline",
+    jsonobj_add_str_or_null(o, "baseline",
                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "baseline")));
-    add_str_or_null(o, "granularity",
+    jsonobj_add_str_or_null(o, "granularity",
                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "granularity")));
     for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(v, lists[i]);

@@ -288,11 +288,8 @@ int lifecycle_resolve(store *st, const char *esc_id, const char *action, const c
                        esc_id);
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
-    if ((rc = apply(st, &e, action, input, NULL, out)) != 0) {
-        store_tx_rollback(st);
-        return rc;
-    }
-    return store_tx_commit(st);
+    rc = apply(st, &e, action, input, NULL, out);
+    return store_tx_end(st, rc);
 }
 
 int resolve_by_system(store *st, const char *goal_id, const char *type, int goal_only,
@@ -312,10 +309,7 @@ int resolve_by_system(store *st, const char *goal_id, const char *type, int goal
         if ((rc = store_escalation_ref_get(st, ids[i], &e)) == 0)
             rc = apply(st, &e, "retry", NULL, reason, &r);
     }
-    if (rc)
-        store_tx_rollback(st);
-    else
-        rc = store_tx_commit(st);
+    rc = store_tx_end(st, rc);
 out:
     free(ids);
     return rc;

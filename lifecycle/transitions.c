@@ -213,25 +213,22 @@ int transition_apply(store *st, enum entity_kind kind, const char *id, const cha
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
     if ((rc = row_read(st, kind, id, &r)) != 0)
-        goto fail;
+        goto out;
     if (expect_from && strcmp(r.from, expect_from) != 0) {
         rc = err_set(ERR_TRANSITION, "%s %s is %s, not %s", entity_name(kind), id, r.from,
                      expect_from);
-        goto fail;
+        goto out;
     }
     if (!transition_allowed(kind, r.from, to)) {
         rc = err_set(ERR_TRANSITION, "%s %s: cannot go from %s to %s", entity_name(kind), id,
                      r.from, to);
-        goto fail;
+        goto out;
     }
     if ((rc = row_write(st, kind, id, r.from, to, now)) != 0 ||
         (rc = row_event(st, kind, &r, to, extra)) != 0)
-        goto fail;
-    if (kind == ENTITY_GOAL && is_terminal(kind, to) &&
-        (rc = close_escalations(st, id, to, now)) != 0)
-        goto fail;
-    return store_tx_commit(st);
-fail:
-    store_tx_rollback(st);
-    return rc;
+        goto out;
+    if (kind == ENTITY_GOAL && is_terminal(kind, to))
+        rc = close_escalations(st, id, to, now);
+out:
+    return store_tx_end(st, rc);
 }

@@ -881,10 +881,7 @@ static int item_to_verify(struct job_ctx *j, const char *summary)
         goto out;
     if ((rc = store_item_set_summary(j->st, j->item->id, summary)) == 0)
         rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "verify", "in_progress", p);
-    if (rc)
-        store_tx_rollback(j->st);
-    else
-        rc = store_tx_commit(j->st);
+    rc = store_tx_end(j->st, rc);
 out:
     cJSON_Delete(p);
     return rc;

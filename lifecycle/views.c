@@ -15,6 +15,7 @@
 #include "store/run.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/jsonobj.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -195,18 +196,9 @@ cJSON *view_event(const struct store_event *ev)
     cJSON_AddNumberToObject(o, "seq", (double)ev->id);
     cJSON_AddStringToObject(o, "time", time_format_rfc3339_ms(t, sizeof(t), ev->ts));
     cJSON_AddStringToObject(o, "type", ev->type);
-    if (ev->goal_id)
-        cJSON_AddStringToObject(o, "goal_id", ev->goal_id);
-    else
-        cJSON_AddNullToObject(o, "goal_id");
-    if (ev->item_id)
-        cJSON_AddStringToObject(o, "item_id", ev->item_id);
-    else
-        cJSON_AddNullToObject(o, "item_id");
-    if (ev->run_id)
-        cJSON_AddStringToObject(o, "run_id", ev->run_id);
-    else
-        cJSON_AddNullToObject(o, "run_id");
+    jsonobj_add_str_or_null(o, "goal_id", ev->goal_id);
+    jsonobj_add_str_or_null(o, "item_id", ev->item_id);
+    jsonobj_add_str_or_null(o, "run_id", ev->run_id);
     cJSON_AddItemToObject(o, "payload", p ? p : cJSON_CreateObject());
     return o;
 }

@@ -118,33 +118,6 @@ static cJSON *messages_json(const struct llm_request *req, strbuf *system)
     return msgs;
 }
 
-/* "tools", each with its input_schema.  ERR_INVALID for parameters that
- * are not a JSON object. */
-static int tools_json(cJSON *root, const struct llm_request *req)
-{
-    cJSON *tools;
-
-    if (!req->ntools)
-        return 0;
-    tools = cJSON_AddArrayToObject(root, "tools");
-    for (size_t i = 0; i < req->ntools; i++) {
-        cJSON *t = cJSON_CreateObject();
-        cJSON *schema = cJSON_Parse(req->tools[i].parameters_json
-                                        ? req->tools[i].parameters_json
-                                        : "{\"type\":\"object\",\"properties\":{}}");
-        cJSON_AddItemToArray(tools, t);
-        if (!cJSON_IsObject(schema)) {
-            cJSON_Delete(schema);
-            return err_set(ERR_INVALID, "%s: parameters: not a JSON object", req->tools[i].name);
-        }
-        cJSON_AddStringToObject(t, "name", req->tools[i].name);
-        if (req->tools[i].description)
-            cJSON_AddStringToObject(t, "description", req->tools[i].description);
-        cJSON_AddItemToObject(t, "input_schema", schema);
-    }
-    return 0;
-}
-
 int llm_anthropic_build(strbuf *out, const struct llm_model *m, const struct llm_request *req,
                         int max_tokens)
 {
@@ -183,7 +156,7 @@ int llm_anthropic_build(strbuf *out, const struct llm_model *m, const struct llm
         cache_mark(cJSON_GetArrayItem(content, cJSON_GetArraySize(content) - 1));
     }
     cJSON_AddItemToObject(root, "messages", msgs);
-    if ((rc = tools_json(root, req)) != 0)
+    if ((rc = llm_tools_json(root, req, LLM_KIND_ANTHROPIC)) != 0)
         goto out;
     text = cJSON_PrintUnformatted(root);
     rc = strbuf_adds(out, xcheck(text));

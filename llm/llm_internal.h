@@ -74,6 +74,23 @@ int llm_http_check(llm_client *c, enum llm_kind kind, const char *url,
 void llm_classify_http(llm_client *c, enum llm_kind kind, int status, const char *body,
                        int64_t retry_after_ms, struct llm_error *err);
 
+/* A JSON schema the request carries (a tool's parameters, the response
+ * schema), parsed: text, or for NULL a schema of an empty object.  NULL
+ * when text is not a JSON object, with ERR_INVALID "WHAT: not a JSON
+ * object" in the error slot.  The caller frees it with cJSON_Delete(). */
+struct cJSON *llm_schema_parse(const char *text, const char *what);
+
+/* The request's tools as root's "tools" array (none without tools): for
+ * Anthropic each {"name", "description", "input_schema"}, for the Chat
+ * Completions shape each {"function": {"name", "description",
+ * "parameters"}, "type": "function"}.  ERR_INVALID (in the error slot)
+ * for parameters that are not a JSON object. */
+int llm_tools_json(struct cJSON *root, const struct llm_request *req, enum llm_kind kind);
+
+/* m's tool calls as the "tool_calls" array of the Chat Completions shape
+ * (id, type "function", function name and arguments), added to o. */
+void llm_message_calls_json(struct cJSON *o, const struct llm_message *m);
+
 /* A 2xx reply's body parsed in place into jb (jsonbig_parse(), which takes
  * *body; release jb in every case): 0 when its root is a JSON object,
  * else ERR_FAIL with err an invalid_response. */

@@ -241,6 +241,77 @@ out:
     return rc;
 }
 
+cJSON *llm_schema_parse(const char *text, const char *what)
+{
+    cJSON *j;
+
+    if (!text)
+        return cJSON_Parse("{\"type\":\"object\",\"properties\":{}}");
+    j = cJSON_Parse(text);
+    if (!j || !cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        err_set(ERR_INVALID, "%s: not a JSON object", what);
+        return NULL;
+    }
+    return j;
+}
+
+/* One tool: {"name", "description" (when it has one), SCHEMA_KEY: its
+ * parameters}; NULL (ERR_INVALID) when they are not a JSON object. */
+static cJSON *tool_json(const struct llm_tool_def *t, const char *schema_key)
+{
+    cJSON *schema = llm_schema_parse(t->parameters_json, t->name), *o;
+
+    if (!schema)
+        return NULL;
+    o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", t->name);
+    if (t->description)
+        cJSON_AddStringToObject(o, "description", t->description);
+    cJSON_AddItemToObject(o, schema_key, schema);
+    return o;
+}
+
+int llm_tools_json(cJSON *root, const struct llm_request *req, enum llm_kind kind)
+{
+    cJSON *tools;
+
+    if (!req->ntools)
+        return 0;
+    tools = cJSON_AddArrayToObject(root, "tools");
+    for (size_t i = 0; i < req->ntools; i++) {
+        cJSON *fn, *t;
+        if (kind == LLM_KIND_ANTHROPIC) {
+            if (!(t = tool_json(&req->tools[i], "input_schema")))
+                return ERR_INVALID;
+        } else {
+            if (!(fn = tool_json(&req->tools[i], "parameters")))
+                return ERR_INVALID;
+            t = cJSON_CreateObject();
+            cJSON_AddItemToObject(t, "function", fn);
+            cJSON_AddStringToObject(t, "type", "function");
+        }
+        cJSON_AddItemToArray(tools, t);
+    }
+    return 0;
+}
+
+void llm_message_calls_json(cJSON *o, const struct llm_message *m)
+{
+    cJSON *calls = cJSON_AddArrayToObject(o, "tool_calls");
+
+    for (size_t k = 0; k < m->ncalls; k++) {
+        cJSON *call = cJSON_CreateObject();
+        cJSON *fn;
+        cJSON_AddStringToObject(call, "id", m->calls[k].id);
+        cJSON_AddStringToObject(call, "type", "function");
+        fn = cJSON_AddObjectToObject(call, "function");
+        cJSON_AddStringToObject(fn, "name", m->calls[k].name);
+        cJSON_AddStringToObject(fn, "arguments", m->calls[k].arguments);
+        cJSON_AddItemToArray(calls, call);
+    }
+}
+
 cJSON *llm_message_to_json(const struct llm_message *m)
 {
     cJSON *o = cJSON_CreateObject();
@@ -250,19 +321,8 @@ cJSON *llm_message_to_json(const struct llm_message *m)
         cJSON_AddStringToObject(o, "content", m->content);
     else
         cJSON_AddNullToObject(o, "content");
-    if (m->ncalls) {
-        cJSON *arr = cJSON_AddArrayToObject(o, "tool_calls");
-        for (size_t i = 0; i < m->ncalls; i++) {
-            cJSON *c = cJSON_CreateObject();
-            cJSON *fn;
-            cJSON_AddStringToObject(c, "id", m->calls[i].id);
-            cJSON_AddStringToObject(c, "type", "function");
-            fn = cJSON_AddObjectToObject(c, "function");
-            cJSON_AddStringToObject(fn, "name", m->calls[i].name);
-            cJSON_AddStringToObject(fn, "arguments", m->calls[i].arguments);
-            cJSON_AddItemToArray(arr, c);
-        }
-    }
+    if (m->ncalls)
+        llm_message_calls_json(o, m);
     if (m->tool_call_id)
         cJSON_AddStringToObject(o, "tool_call_id", m->tool_call_id);
     if (m->is_error)

@@ -15,21 +15,6 @@
 #include "util/log.h"
 #include "util/xalloc.h"
 
-static cJSON *parse_schema(const char *text, const char *what)
-{
-    cJSON *j;
-
-    if (!text)
-        return cJSON_Parse("{\"type\":\"object\",\"properties\":{}}");
-    j = cJSON_Parse(text);
-    if (!j || !cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        err_set(ERR_INVALID, "%s: not a JSON object", what);
-        return NULL;
-    }
-    return j;
-}
-
 /* The text sent for a tool result: errors are marked, since the Chat
  * Completions API has no field for it. */
 static int tool_content(strbuf *sb, const struct llm_message *m)
@@ -47,23 +32,6 @@ static int schema_instruction(strbuf *sb, const char *schema)
                              "match this JSON schema:\n");
 
     return rc ? rc : strbuf_adds(sb, schema);
-}
-
-/* The assistant's tool calls of mm, on its message object o. */
-static void message_calls(cJSON *o, const struct llm_message *mm)
-{
-    cJSON *calls = cJSON_AddArrayToObject(o, "tool_calls");
-
-    for (size_t k = 0; k < mm->ncalls; k++) {
-        cJSON *call = cJSON_CreateObject();
-        cJSON *fn;
-        cJSON_AddStringToObject(call, "id", mm->calls[k].id);
-        cJSON_AddStringToObject(call, "type", "function");
-        fn = cJSON_AddObjectToObject(call, "function");
-        cJSON_AddStringToObject(fn, "name", mm->calls[k].name);
-        cJSON_AddStringToObject(fn, "arguments", mm->calls[k].arguments);
-        cJSON_AddItemToArray(calls, call);
-    }
 }
 
 /* One message of the history as Chat Completions wants it; sys_extra (may
@@ -97,7 +65,7 @@ static cJSON *message_json(const struct llm_message *mm, int first, const char *
         cJSON_AddStringToObject(o, "content", "");
     }
     if (mm->role == LLM_ASSISTANT && mm->ncalls)
-        message_calls(o, mm);
+        llm_message_calls_json(o, mm);
     strbuf_release(&sb);
     if (rc) {
         cJSON_Delete(o);
@@ -136,39 +104,12 @@ static int messages_json(cJSON *root, const struct llm_request *req, int with_re
     return 0;
 }
 
-/* "tools": each tool as a function.  ERR_INVALID for a tool whose
- * parameters are not a JSON object. */
-static int tools_json(cJSON *root, const struct llm_request *req)
-{
-    cJSON *tools;
-
-    if (!req->ntools)
-        return 0;
-    tools = cJSON_AddArrayToObject(root, "tools");
-    for (size_t i = 0; i < req->ntools; i++) {
-        cJSON *t = cJSON_CreateObject();
-        cJSON *fn = cJSON_AddObjectToObject(t, "function");
-        cJSON *params = parse_schema(req->tools[i].parameters_json, req->tools[i].name);
-        if (!params) {
-            cJSON_Delete(t);
-            return ERR_INVALID;
-        }
-        cJSON_AddStringToObject(t, "type", "function");
-        cJSON_AddStringToObject(fn, "name", req->tools[i].name);
-        if (req->tools[i].description)
-            cJSON_AddStringToObject(fn, "description", req->tools[i].description);
-        cJSON_AddItemToObject(fn, "parameters", params);
-        cJSON_AddItemToArray(tools, t);
-    }
-    return 0;
-}
-
 /* "response_format": a json_schema named for the stage.  ERR_INVALID for
  * a schema that is not a JSON object. */
 static int response_format_json(cJSON *root, const struct llm_request *req)
 {
     cJSON *rf, *js;
-    cJSON *schema = parse_schema(req->response_schema, "response_schema");
+    cJSON *schema = llm_schema_parse(req->response_schema, "response_schema");
     char name[64];
     size_t k = 0;
 
@@ -200,7 +141,7 @@ int llm_openai_build(strbuf *out, const struct llm_model *m, const struct llm_re
     xcheck(root);
     cJSON_AddStringToObject(root, "model", m->model);
     if ((rc = messages_json(root, req, with_response_format, &instr)) != 0 ||
-        (rc = tools_json(root, req)) != 0)
+        (rc = llm_tools_json(root, req, LLM_KIND_OPENAI)) != 0)
         goto out;
     if (req->response_schema && with_response_format &&
         (rc = response_format_json(root, req)) != 0)

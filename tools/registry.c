@@ -24,6 +24,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/jsonbig.h"
+#include "util/jsonobj.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -218,20 +219,14 @@ cJSON *tool_result_json(const struct tool_result *r)
     cJSON_AddNumberToObject(o, "exit_code", r->exit_code);
     cJSON_AddStringToObject(o, "output", strbuf_cstr(&r->output));
     cJSON_AddBoolToObject(o, "truncated", r->truncated);
-    if (r->truncated_by)
-        cJSON_AddStringToObject(o, "truncated_by", r->truncated_by);
-    else
-        cJSON_AddNullToObject(o, "truncated_by");
+    jsonobj_add_str_or_null(o, "truncated_by", r->truncated_by);
     cJSON_AddNumberToObject(o, "total_lines", (double)r->total_lines);
     cJSON_AddNumberToObject(o, "total_bytes", (double)r->total_bytes);
     if (r->next_offset > 0)
         cJSON_AddNumberToObject(o, "next_offset", (double)r->next_offset);
     else
         cJSON_AddNullToObject(o, "next_offset");
-    if (r->spill_path)
-        cJSON_AddStringToObject(o, "spill_path", r->spill_path);
-    else
-        cJSON_AddNullToObject(o, "spill_path");
+    jsonobj_add_str_or_null(o, "spill_path", r->spill_path);
     cJSON_AddItemToObject(o, "meta", r->meta ? cJSON_Duplicate(r->meta, 1) : cJSON_CreateObject());
     if (!r->ok)
         cJSON_AddStringToObject(o, "error_class", tool_class_name(r->error_class));

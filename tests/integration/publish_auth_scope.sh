@@ -11,19 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$GOALD_SOURCE_DIR/tests/fixtures/daemon.sh"
 
-export GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_BACKOFF_MAX_MS=1
-forge_start --require-token right-token
-export GOALD_FORGE_BASE_URL="$FORGE_URL" GOALD_FORGE_OWNER=acme GOALD_FORGE_REPO=widgets
-export GOALD_FORGE_TOKEN=wrong-token
-export GOALD_LLM_SCRIPT="$T/demo.jsonl"
-cp "$GOALD_SOURCE_DIR/share/demo.jsonl" "$GOALD_LLM_SCRIPT"
-make_project "$T/repo"
-git init -q --bare "$T/origin.git"
-git -C "$T/repo" remote add origin "file://$T/origin.git"
-goal_json "$T/repo" "Fix add.sh so that the tests pass" \
-    '{"push": true, "remote": "origin", "pull_request": true}' "sh test.sh" |
-    jq '.success_criteria = ["sh test.sh exits 0"]' >"$T/goal.json"
-submit_goal "$T/goal.json"
+submit_goal_forge_refuses
 G1=$GOAL_ID
 
 run timeout 120 "$G" daemon --once

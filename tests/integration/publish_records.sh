@@ -16,19 +16,24 @@ refuse() { # TYPE: the next artifact row of TYPE is refused
          BEGIN SELECT RAISE(ABORT, 'injected: no $1 artifact'); END" >/dev/null
 }
 
+fail_with_refused() { # GOAL_FILE TYPE KIND: submit the goal (GOAL_ID), refuse its TYPE
+    # artifact and run the daemon once: its KIND run fails with class internal
+    submit_goal "$1"
+    refuse "$2"
+    run timeout 120 "$G" daemon --once
+    expect_eq "$(sql "SELECT status || ' ' || error_class FROM runs WHERE goal_id = '$GOAL_ID' AND kind = '$3'")" \
+        "failed internal" "the $3 run"
+}
+
 # --- the branch artifact of the push --------------------------------------------
 script_generic 2 >"$GOALD_LLM_SCRIPT"
 make_project "$T/r1"
 git init -q --bare "$T/o1.git"
 git -C "$T/r1" remote add origin "file://$T/o1.git"
 goal_json "$T/r1" "push with its record" '{"push": true, "remote": "origin", "pull_request": false}' >"$T/g1.json"
-submit_goal "$T/g1.json"
+fail_with_refused "$T/g1.json" branch publish
 g1=$GOAL_ID
-refuse branch
-run timeout 120 "$G" daemon --once
 expect_eq "$(sql "SELECT status FROM goals WHERE id = '$g1'")" blocked "goal after a lost branch record (escalated)"
-expect_eq "$(sql "SELECT status || ' ' || error_class FROM runs WHERE goal_id = '$g1' AND kind = 'publish'")" \
-    "failed internal" "the publish run"
 case "$(sql "SELECT failure_reason FROM runs WHERE goal_id = '$g1' AND kind = 'publish'")" in
 *"injected: no branch artifact"*) ok ;;
 *) fail "the publish run's reason does not name the lost record" ;;
@@ -50,13 +55,9 @@ expect_eq "$(sql "SELECT count(*) FROM artifacts WHERE goal_id = '$g1' AND type 
 script_generic 2 >"$GOALD_LLM_SCRIPT"
 make_project "$T/r2"
 goal_json "$T/r2" "commit with its record" >"$T/g2.json"
-submit_goal "$T/g2.json"
+fail_with_refused "$T/g2.json" commit execute
 g2=$GOAL_ID
-refuse commit
-run timeout 120 "$G" daemon --once
 expect_eq "$(sql "SELECT status FROM work_items WHERE goal_id = '$g2'")" escalated "item after a lost commit record"
-expect_eq "$(sql "SELECT status || ' ' || error_class FROM runs WHERE goal_id = '$g2' AND kind = 'execute'")" \
-    "failed internal" "the execute run"
 expect_eq "$(sql "SELECT count(*) FROM artifacts WHERE goal_id = '$g2' AND type = 'commit'")" 0 \
     "commit artifacts"
 expect_eq "$(sql "SELECT count(*) FROM goals WHERE id = '$g2' AND status = 'completed'")" 0 \

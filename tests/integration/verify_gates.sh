@@ -12,6 +12,7 @@
 #     this case runs unconfined);
 #   - a goal with no gate: its item is `unverified` in `report --json`.
 . "$(dirname "$0")/lib.sh"
+. "$GOALD_SOURCE_DIR/tests/fixtures/units.sh"
 
 export GOALD_CONTROL_BACKOFF_BASE_MS=1
 
@@ -43,20 +44,6 @@ ELAB='{"components": ["mul.sh"], "implicit_requirements": [], "success_criteria"
 PLAN='{"work_items": [{"key": "wi-1", "title": "Add mul.sh", "description": "multiply two numbers", "type": "code", "priority": 80, "effort": "S", "critical": true, "depends_on": []}]}'
 REVIEW='{"verdict": "concerns", "findings": [{"aspect": "code_smell", "severity": "warning", "note": "no argument check"}]}'
 
-# step LANE: claim the lane and run the unit; sets RUN and the job's $OUT
-step() {
-    run "$G" claim --lane "$1" --json; expect_rc 0 "claim $1"
-    RUN=$(jqo .run_id)
-    run "$G" job "$RUN" --json; expect_rc 0 "job $RUN"
-}
-
-# submit_goal NAME REPO [EXTRA_JSON]: a fresh database and a goal on REPO
-submit_goal() {
-    db_use "$1"
-    printf '{"title":"%s","repo":"%s","base_branch":"main"%s}' "$1" "$2" "${3:-}" >"$T/$1.json"
-    run "$G" submit "$T/$1.json"; expect_rc 0 "submit $1"; GID=$OUT
-}
-
 # ===== 1. introduced -> retry with the failure output -> fixed -> done =========
 R="$T/intro"
 mkproj "$R"
@@ -71,7 +58,7 @@ cat >"$T/intro.jsonl" <<EOF
 EOF
 start_fake_llm intro openai "$T/intro.jsonl"
 export GOALD_LLM_PROVIDER=openai GOALD_LLM_BASE_URL="$FAKE_URL" GOALD_LLM_MODEL=m1
-submit_goal intro "$R" ', "verification": [{"name": "tests", "type": "test", "command": "sh test.sh", "must_pass": true}]'
+submit_fresh intro "$R" ', "verification": [{"name": "tests", "type": "test", "command": "sh test.sh", "must_pass": true}]'
 step plan; step plan
 ITEM=$(sql "SELECT id FROM work_items")
 
@@ -139,7 +126,7 @@ cat >"$T/pre.jsonl" <<EOF
 {"stage": "review", "content": {"verdict": "pass", "findings": []}}
 EOF
 export GOALD_LLM_SCRIPT="$T/pre.jsonl"
-submit_goal pre "$R" ', "verification": [{"name": "tests", "type": "test", "command": "sh test.sh", "must_pass": true}, {"name": "mul", "type": "test", "command": "sh tests/mul_test.sh", "must_pass": true}]'
+submit_fresh pre "$R" ', "verification": [{"name": "tests", "type": "test", "command": "sh test.sh", "must_pass": true}, {"name": "mul", "type": "test", "command": "sh tests/mul_test.sh", "must_pass": true}]'
 step plan; step plan; step work
 expect_eq "$(jqo .status)" success "a pre-existing failure is not blamed on the item"
 expect_eq "$(sql "SELECT passed||' '||exit_code||' '||classification FROM gate_results WHERE name='tests'")" "0 1 pre-existing"
@@ -176,7 +163,7 @@ cat >"$T/flaky.jsonl" <<EOF
 {"stage": "review", "content": {"verdict": "pass", "findings": []}}
 EOF
 export GOALD_LLM_SCRIPT="$T/flaky.jsonl"
-submit_goal flaky "$R" ', "verification": [{"name": "flaky", "type": "test", "command": "sh flaky.sh", "must_pass": true}]'
+submit_fresh flaky "$R" ', "verification": [{"name": "flaky", "type": "test", "command": "sh flaky.sh", "must_pass": true}]'
 step plan; step plan
 GOALD_SANDBOX=none step work
 expect_eq "$(jqo .status)" success "a flaky failure is not blamed on the item"
@@ -197,7 +184,7 @@ cat >"$T/nogate.jsonl" <<EOF
 {"stage": "review", "content": {"verdict": "pass", "findings": []}}
 EOF
 export GOALD_LLM_SCRIPT="$T/nogate.jsonl"
-submit_goal nogate "$R"
+submit_fresh nogate "$R"
 step plan
 expect_eq "$(sql "SELECT verification FROM goals")" "[]" "no gate: none given, none from the model, none detected"
 step plan; step work

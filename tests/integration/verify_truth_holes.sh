@@ -20,26 +20,16 @@
 #   8. a gate's report committed by the item (the runner crashes before it
 #      writes its own) is never read: the copy's report goes before the gate.
 . "$(dirname "$0")/lib.sh"
+. "$GOALD_SOURCE_DIR/tests/fixtures/units.sh"
 
 export GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_MAX_RETRIES=0
 /usr/bin/python3 -c 'import pytest' 2>/dev/null || fail "python3-pytest is not installed (scripts/install-deps)"
 
-step() {
-    run "$G" claim --lane "$1" --json; expect_rc 0 "claim $1"
-    RUN=$(jqo .run_id)
-    run "$G" job "$RUN" --json; expect_rc 0 "job $RUN"
-}
-submit() { # NAME REPO EXTRA_JSON
-    db_use "$1"
-    printf '{"title":"%s","repo":"%s","base_branch":"main"%s}' "$1" "$2" "${3:-}" >"$T/$1.json"
-    run "$G" submit "$T/$1.json"; expect_rc 0 "submit $1"; GID=$OUT
-}
 write() { jq -nc --arg p "$1" --arg c "$2" '{name: "write", arguments: {path: $p, content: $c}}'; }
 bash_call() { jq -nc --arg c "$1" '{name: "bash", arguments: {command: $c}}'; }
 complete() { jq -nc --arg s "$1" '{name: "complete", arguments: {summary: $s}}'; }
 ELAB='{"components": [], "implicit_requirements": [], "success_criteria": [], "allowed_actions": ["read", "write", "edit", "bash"], "verification": []}'
 REVIEW='{"verdict": "pass", "findings": []}'
-plan1() { printf '{"work_items": [{"key": "wi-1", "title": "%s", "type": "code", "effort": "S", "critical": true, "depends_on": []}]}' "$1"; }
 
 # pyproj DIR: calc.py with a wrong half(); test_half fails, the rest pass
 pyproj() {
@@ -96,7 +86,7 @@ cat >"$T/conf.jsonl" <<EOF
 {"stage": "review", "content": $REVIEW}
 EOF
 export GOALD_LLM_SCRIPT="$T/conf.jsonl"
-submit conf "$R" "$PYGATE"', "success_criteria": ["test_half passes"]'
+submit_fresh conf "$R" "$PYGATE"', "success_criteria": ["test_half passes"]'
 step plan; step plan; step work
 expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "a conftest.py deselecting the target fails the item"
 reason=$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")
@@ -131,7 +121,7 @@ cat >"$T/gone.jsonl" <<EOF
 {"stage": "review", "content": $REVIEW}
 EOF
 export GOALD_LLM_SCRIPT="$T/gone.jsonl"
-submit gone "$R" ', "verification": [{"name": "tests", "type": "test", "command": "sh test.sh", "must_pass": true}]'
+submit_fresh gone "$R" ', "verification": [{"name": "tests", "type": "test", "command": "sh test.sh", "must_pass": true}]'
 step plan; step plan; step work
 expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "a vanished test fails the item"
 reason=$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")
@@ -147,7 +137,7 @@ cat >"$T/early.jsonl" <<EOF
 {"stage": "review", "content": $REVIEW}
 EOF
 export GOALD_LLM_SCRIPT="$T/early.jsonl"
-submit early "$R" "$SHGATE"', "success_criteria": ["the check add 2 3 passes"]'
+submit_fresh early "$R" "$SHGATE"', "success_criteria": ["the check add 2 3 passes"]'
 step plan; step plan; step work
 expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "a test rewritten to pass is not pardoned for a later item"
 reason=$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")
@@ -169,7 +159,7 @@ echo $(($1 * $2))
 {"stage": "review", "content": $REVIEW}
 EOF
 export GOALD_LLM_SCRIPT="$T/late.jsonl"
-submit late "$R" "$SHGATE"', "success_criteria": ["the check add 2 3 passes"]'
+submit_fresh late "$R" "$SHGATE"', "success_criteria": ["the check add 2 3 passes"]'
 step plan; step plan
 step work; expect_eq "$(jqo .status)" success "item 1: the target fails before and after, item 2 is left"
 step work; expect_eq "$(jqo .status)" success "item 2 passes the weakened test"
@@ -196,7 +186,7 @@ def half(a): return a / 3
 {"stage": "review", "content": $REVIEW}
 EOF
 export GOALD_LLM_SCRIPT="$T/crash.jsonl"
-submit crash "$R" ', "verification": [{"name": "pytest", "type": "test", "command": "python3 -m pytest -rA -q -p no:cacheprovider tests", "must_pass": true}, {"name": "compile", "type": "build", "command": "python3 -m compileall -q calc.py", "must_pass": true}]'
+submit_fresh crash "$R" ', "verification": [{"name": "pytest", "type": "test", "command": "python3 -m pytest -rA -q -p no:cacheprovider tests", "must_pass": true}, {"name": "compile", "type": "build", "command": "python3 -m compileall -q calc.py", "must_pass": true}]'
 step plan; step plan; step work
 expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "a runner that crashed is not a pre-existing failure"
 expect_eq "$(sql "SELECT classification FROM gate_results WHERE run_id='$RUN' AND name='pytest'")" introduced
@@ -210,7 +200,7 @@ cat >"$T/once.jsonl" <<EOF
 {"stage": "elaborate", "content": {"nothing_to_do": true, "reason": "all is well"}}
 EOF
 export GOALD_LLM_SCRIPT="$T/once.jsonl"
-submit once "$R" "$SHGATE"
+submit_fresh once "$R" "$SHGATE"
 step plan
 expect_eq "$(jqo .status)/$(jqo .error_class)" failed/invalid_response "nothing_to_do for a one-off goal"
 reason=$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")
@@ -233,7 +223,7 @@ echo $(($1 - $2))
 {"stage": "review", "content": $REVIEW}
 EOF
 export GOALD_LLM_SCRIPT="$T/det.jsonl"
-submit det "$R"
+submit_fresh det "$R"
 step plan
 expect_eq "$(sql "SELECT json_extract(elaboration,'\$.verification_source')||' '||(SELECT group_concat(json_extract(value,'\$.name'), ',') FROM json_each(verification)) FROM goals")" \
     "detected+model make test,tests" "the detected gate first, the model's added"
@@ -266,7 +256,7 @@ exit 7
 {"stage": "review", "content": $REVIEW}
 EOF
 export GOALD_LLM_SCRIPT="$T/forged.jsonl"
-submit forged "$R" ', "verification": [{"name": "checks", "type": "test", "command": "sh run.sh", "report": "report.xml", "must_pass": true}, {"name": "syntax", "type": "lint", "command": "sh -n add.sh", "must_pass": true}]'
+submit_fresh forged "$R" ', "verification": [{"name": "checks", "type": "test", "command": "sh run.sh", "report": "report.xml", "must_pass": true}, {"name": "syntax", "type": "lint", "command": "sh -n add.sh", "must_pass": true}]'
 step plan; step plan; step work
 expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "a forged report does not excuse a crashed runner"
 expect_eq "$(sql "SELECT classification FROM gate_results WHERE run_id='$RUN' AND name='checks'")" introduced

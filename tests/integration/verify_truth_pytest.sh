@@ -10,6 +10,7 @@
 #     final check on the branch head completes the goal with partial: true
 #     and that failure listed in the report.
 . "$(dirname "$0")/lib.sh"
+. "$GOALD_SOURCE_DIR/tests/fixtures/units.sh"
 
 export GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_MAX_RETRIES=2
 /usr/bin/python3 -c 'import pytest' 2>/dev/null || fail "python3-pytest is not installed (scripts/install-deps)"
@@ -63,11 +64,6 @@ jq -n --arg repo "$R" '{title: "Reformat calc.py", description: "one function pe
       {name: "compile", type: "build", command: "python3 -m compileall -q .", must_pass: true}]}' >"$T/goal.json"
 run "$G" submit "$T/goal.json"; expect_rc 0 submit; GID=$OUT
 
-step() {
-    run "$G" claim --lane "$1" --json; expect_rc 0 "claim $1"
-    RUN=$(jqo .run_id)
-    run "$G" job "$RUN" --json; expect_rc 0 "job $RUN"
-}
 step plan; step plan
 
 # attempt 1: 1 failure -> 9: the 8 new ones are introduced

@@ -17,6 +17,7 @@
 #      change made with bash is refused at commit (the item fails, policy);
 #      intake names the field of a bad glob.
 . "$(dirname "$0")/lib.sh"
+. "$GOALD_SOURCE_DIR/tests/fixtures/units.sh"
 
 export GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_MAX_RETRIES=0
 
@@ -46,26 +47,11 @@ EOF
     git -C "$1" commit -q -m "add.sh subtracts"
 }
 
-# step LANE: claim the lane and run the unit; sets RUN and the job's $OUT
-step() {
-    run "$G" claim --lane "$1" --json; expect_rc 0 "claim $1"
-    RUN=$(jqo .run_id)
-    run "$G" job "$RUN" --json; expect_rc 0 "job $RUN"
-}
-
-# submit NAME REPO EXTRA_JSON: a fresh database and a goal on REPO
-submit() {
-    db_use "$1"
-    printf '{"title":"%s","repo":"%s","base_branch":"main"%s}' "$1" "$2" "${3:-}" >"$T/$1.json"
-    run "$G" submit "$T/$1.json"; expect_rc 0 "submit $1"; GID=$OUT
-}
-
 write() { # PATH CONTENT (already JSON-escaped)
     printf '{"name": "write", "arguments": {"path": "%s", "content": "%s"}}' "$1" "$2"
 }
 complete() { printf '{"name": "complete", "arguments": {"summary": "%s"}}' "$1"; }
 ELAB='{"components": ["add.sh"], "implicit_requirements": [], "success_criteria": [], "allowed_actions": ["read", "write", "edit", "bash", "run_gates"], "verification": []}'
-plan1() { printf '{"work_items": [{"key": "wi-1", "title": "%s", "type": "code", "effort": "S", "critical": true, "depends_on": []}]}' "$1"; }
 REVIEW='{"verdict": "pass", "findings": []}'
 GATES=', "verification": [{"name": "tests", "type": "test", "command": "sh test.sh", "must_pass": true}]'
 
@@ -78,7 +64,7 @@ cat >"$T/wrong.jsonl" <<EOF
 {"stage": "review", "content": $REVIEW}
 EOF
 export GOALD_LLM_SCRIPT="$T/wrong.jsonl"
-submit wrong "$R" "$GATES"', "success_criteria": ["the tests gate passes: sh add.sh adds"]'
+submit_fresh wrong "$R" "$GATES"', "success_criteria": ["the tests gate passes: sh add.sh adds"]'
 step plan; step plan; step work
 expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "a wrong fix fails the item"
 reason=$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")
@@ -111,7 +97,7 @@ R="$T/regress"; mkproj "$R"
 } >"$T/regress.jsonl"
 start_fake_llm regress openai "$T/regress.jsonl"
 export GOALD_LLM_PROVIDER=openai GOALD_LLM_BASE_URL="$FAKE_URL" GOALD_LLM_MODEL=m1 GOALD_CONTROL_MAX_RETRIES=2
-submit regress "$R" "$GATES"
+submit_fresh regress "$R" "$GATES"
 step plan; step plan
 step work; expect_eq "$(jqo .status)" success "item 1 fixes add.sh"
 c1=$(sql "SELECT commit_sha FROM work_items WHERE key='wi-1'")
@@ -139,7 +125,7 @@ cat >"$T/weak.jsonl" <<EOF
 {"stage": "review", "content": $REVIEW}
 EOF
 export GOALD_LLM_SCRIPT="$T/weak.jsonl"
-submit weak "$R" "$GATES"', "success_criteria": ["sh test.sh exits 0"]'
+submit_fresh weak "$R" "$GATES"', "success_criteria": ["sh test.sh exits 0"]'
 step plan; step plan; step work
 expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "a weakened test fails the item"
 reason=$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")
@@ -173,7 +159,7 @@ cat >"$T/writes.jsonl" <<EOF
 {"stage": "review", "content": $REVIEW}
 EOF
 export GOALD_LLM_SCRIPT="$T/writes.jsonl"
-submit writes "$R" ', "verification": [{"name": "tests", "type": "test", "command": "sh test.sh && echo junk > gate-was-here && rm -f sub.sh README", "must_pass": true}]'
+submit_fresh writes "$R" ', "verification": [{"name": "tests", "type": "test", "command": "sh test.sh && echo junk > gate-was-here && rm -f sub.sh README", "must_pass": true}]'
 step plan; step plan; step work
 expect_eq "$(jqo .status)" success "the item"
 br=$(sql "SELECT branch FROM goals"); wt=$(sql "SELECT worktree FROM goals")
@@ -193,7 +179,7 @@ cat >"$T/ro.jsonl" <<EOF
 {"stage": "review", "content": $REVIEW}
 EOF
 export GOALD_LLM_SCRIPT="$T/ro.jsonl"
-submit ro "$R" ', "allowed_actions": ["read"]'
+submit_fresh ro "$R" ', "allowed_actions": ["read"]'
 step plan
 expect_eq "$(sql "SELECT verification||' '||json_extract(elaboration,'\$.verification_source') FROM goals")" "[] none" \
     "a read-only goal takes no gate from the model"
@@ -216,7 +202,7 @@ cat >"$T/prot.jsonl" <<EOF
 {"stage": "review", "content": $REVIEW}
 EOF
 export GOALD_LLM_SCRIPT="$T/prot.jsonl"
-submit prot "$R" "$GATES"', "protected_paths": ["test.sh", "tests/"]'
+submit_fresh prot "$R" "$GATES"', "protected_paths": ["test.sh", "tests/"]'
 step plan; step plan; step work
 expect_eq "$(jqo .status)/$(jqo .error_class)" failed/policy "a protected file changed with bash"
 case "$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")" in
