@@ -801,9 +801,9 @@ static int item_attempt_cb(const struct store_run_attempt *a, void *arr)
     cJSON_AddStringToObject(o, "status", a->status);
     cJSON_AddStringToObject(o, "model", a->model);
     cJSON_AddNumberToObject(o, "turns", a->turns);
-    add_str_or_null(o, "error_class", *a->error_class ? a->error_class : NULL);
-    add_str_or_null(o, "failure_reason", *a->failure_reason ? a->failure_reason : NULL);
-    add_str_or_null(o, "summary", *a->summary ? a->summary : NULL);
+    jsonobj_add_str_or_null(o, "error_class", *a->error_class ? a->error_class : NULL);
+    jsonobj_add_str_or_null(o, "failure_reason", *a->failure_reason ? a->failure_reason : NULL);
+    jsonobj_add_str_or_null(o, "summary", *a->summary ? a->summary : NULL);
     add_time(o, "started_at", a->started_at);
     add_time(o, "ended_at", a->ended_at);
     cJSON_AddItemToObject(o, "failing_tests", failing_tests(v, NULL, 0));
