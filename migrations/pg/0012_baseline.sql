@@ -366,17 +366,18 @@ CREATE TABLE api_tokens (
 -- its SQL is portable, or names both dialects with store_sql()):
 --  - json_extract(doc, path): path '$', '$.a.b' or '$[0].c'; the value as
 --    text: a string bare, true/false as 1/0 (SQLite answers integers),
---    JSON null as NULL, a number, object or array as its JSON text.
+--    JSON null as NULL, a number, object or array as its JSON text as the
+--    document spells it (json, not jsonb, keeps goald's compact text).
 --  - json_valid(doc), json_array_length(doc) on text.
 CREATE FUNCTION json_extract(doc TEXT, path TEXT) RETURNS TEXT
     LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT CASE jsonb_typeof(v)
-           WHEN 'boolean' THEN CASE WHEN v = 'true'::jsonb THEN '1' ELSE '0' END
+SELECT CASE json_typeof(v)
+           WHEN 'boolean' THEN CASE WHEN v::text = 'true' THEN '1' ELSE '0' END
            WHEN 'string' THEN v #>> '{}'
            WHEN 'null' THEN NULL
            ELSE v::text END
-  FROM (SELECT doc::jsonb #> string_to_array(substr(regexp_replace(path, '\[(\d+)\]', '.\1',
-                                                                   'g'), 3), '.') AS v) AS x
+  FROM (SELECT doc::json #> string_to_array(substr(regexp_replace(path, '\[(\d+)\]', '.\1',
+                                                                  'g'), 3), '.') AS v) AS x
 $$;
 
 CREATE FUNCTION json_valid(doc TEXT) RETURNS BOOLEAN
