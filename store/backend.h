@@ -61,6 +61,11 @@ struct store_backend {
     int64_t (*col_i64)(store_stmt *s, int i);
     double (*col_double)(store_stmt *s, int i);
     const char *(*col_text)(store_stmt *s, int i); /* NULL for SQL NULL */
+    /* the result's columns: how many, each one's name and the storage
+     * class of its value in the current row (STORE_ARG_*) */
+    int (*col_count)(store_stmt *s);
+    const char *(*col_name)(store_stmt *s, int i);
+    enum store_arg_type (*col_type)(store_stmt *s, int i);
     /* err_set() the connection's last error as "WHAT: message"; returns
      * ERR_BUSY (lock, serialisation), ERR_IO (disk full) or ERR_DB. */
     int (*error)(store *st, const char *what);

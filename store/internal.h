@@ -20,6 +20,15 @@
 
 typedef struct store_stmt store_stmt;
 
+/* The type of a value to bind, or of a column's value (store_col_type). */
+enum store_arg_type { STORE_ARG_TEXT, STORE_ARG_I64, STORE_ARG_DOUBLE, STORE_ARG_NULL };
+struct store_arg {
+    enum store_arg_type type;
+    const char *text;
+    int64_t i64;
+    double d;
+};
+
 enum store_dialect { STORE_SQLITE, STORE_PG };
 
 /* What store_step() returns: a row, the end, or a failure (the
@@ -65,6 +74,11 @@ int store_col_int(store_stmt *s, int i);
 double store_col_double(store_stmt *s, int i);
 /* Column text, NULL for SQL NULL (valid until the next step/done). */
 const char *store_col_raw(store_stmt *s, int i);
+/* The result's columns (after a step): how many, the name of column i,
+ * and the storage class of its value in the current row. */
+int store_col_count(store_stmt *s);
+const char *store_col_name(store_stmt *s, int i);
+enum store_arg_type store_col_type(store_stmt *s, int i);
 /* Column text as a malloc'd copy (caller frees) or NULL. */
 char *store_col_strdup(store_stmt *s, int i);
 
@@ -74,13 +88,6 @@ char *store_col_strdup(store_stmt *s, int i);
 /* A value to bind as ?1, ?2, ...: STORE_TEXT(v) (NULL binds SQL NULL),
  * STORE_I64(v), STORE_DOUBLE(v), STORE_NULL.  STORE_ARGS(a, b, ...) passes an array
  * and its length as two arguments. */
-enum store_arg_type { STORE_ARG_TEXT, STORE_ARG_I64, STORE_ARG_DOUBLE, STORE_ARG_NULL };
-struct store_arg {
-    enum store_arg_type type;
-    const char *text;
-    int64_t i64;
-    double d;
-};
 #define STORE_TEXT(v) ((struct store_arg){.type = STORE_ARG_TEXT, .text = (v)})
 #define STORE_I64(v) ((struct store_arg){.type = STORE_ARG_I64, .i64 = (v)})
 #define STORE_DOUBLE(v) ((struct store_arg){.type = STORE_ARG_DOUBLE, .d = (v)})

@@ -419,6 +419,34 @@ static double pg_col_double(store_stmt *s, int i)
     return t ? strtod(t, NULL) : 0.0;
 }
 
+static int pg_col_count(store_stmt *s)
+{
+    struct pg_stmt *ps = PGS(s);
+
+    return ps->res ? PQnfields(ps->res) : 0;
+}
+
+static const char *pg_col_name(store_stmt *s, int i)
+{
+    struct pg_stmt *ps = PGS(s);
+
+    return ps->res ? PQfname(ps->res, i) : NULL;
+}
+
+/* By the column's type (oids of pg_type: int2/4/8, float4/8, numeric). */
+static enum store_arg_type pg_col_type(store_stmt *s, int i)
+{
+    struct pg_stmt *ps = PGS(s);
+
+    if (pg_col_null(s, i))
+        return STORE_ARG_NULL;
+    switch (PQftype(ps->res, i)) {
+    case 20: case 21: case 23: return STORE_ARG_I64;
+    case 700: case 701: case 1700: return STORE_ARG_DOUBLE;
+    default: return STORE_ARG_TEXT;
+    }
+}
+
 static int pg_migrate_lock(store *st, int lock)
 {
     return pg_exec(st, lock ? "SELECT pg_advisory_lock(" PG_MIGRATE_LOCK ")"
@@ -441,6 +469,9 @@ const struct store_backend store_backend_pg = {
     .col_i64 = pg_col_i64,
     .col_double = pg_col_double,
     .col_text = pg_col_text,
+    .col_count = pg_col_count,
+    .col_name = pg_col_name,
+    .col_type = pg_col_type,
     .error = pg_error,
     .begin_write = "BEGIN; SELECT pg_advisory_xact_lock(" PG_WRITE_LOCK ")",
     .begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",

@@ -229,6 +229,26 @@ static const char *lite_col_text(store_stmt *s, int i)
     return (const char *)sqlite3_column_text(LITE(s), i);
 }
 
+static int lite_col_count(store_stmt *s)
+{
+    return sqlite3_column_count(LITE(s));
+}
+
+static const char *lite_col_name(store_stmt *s, int i)
+{
+    return sqlite3_column_name(LITE(s), i);
+}
+
+static enum store_arg_type lite_col_type(store_stmt *s, int i)
+{
+    switch (sqlite3_column_type(LITE(s), i)) {
+    case SQLITE_INTEGER: return STORE_ARG_I64;
+    case SQLITE_FLOAT: return STORE_ARG_DOUBLE;
+    case SQLITE_NULL: return STORE_ARG_NULL;
+    default: return STORE_ARG_TEXT; /* goald stores no blobs */
+    }
+}
+
 /* SQLite's write lock is the file's: BEGIN IMMEDIATE already orders two
  * processes migrating together (the second re-checks what is applied). */
 static int lite_migrate_lock(store *st, int lock)
@@ -254,6 +274,9 @@ const struct store_backend store_backend_sqlite = {
     .col_i64 = lite_col_i64,
     .col_double = lite_col_double,
     .col_text = lite_col_text,
+    .col_count = lite_col_count,
+    .col_name = lite_col_name,
+    .col_type = lite_col_type,
     .error = lite_error,
     .begin_write = "BEGIN IMMEDIATE",
     .begin_read = "BEGIN",

@@ -187,6 +187,21 @@ const char *store_col_raw(store_stmt *s, int i)
     return s->st->be->col_text(s, i);
 }
 
+int store_col_count(store_stmt *s)
+{
+    return s->st->be->col_count(s);
+}
+
+const char *store_col_name(store_stmt *s, int i)
+{
+    return s->st->be->col_name(s, i);
+}
+
+enum store_arg_type store_col_type(store_stmt *s, int i)
+{
+    return s->st->be->col_type(s, i);
+}
+
 char *store_col_strdup(store_stmt *s, int i)
 {
     const char *t = store_col_raw(s, i);
