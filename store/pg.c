@@ -120,6 +120,14 @@ static int pg_exec(store *st, const char *sql)
     ok = PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK;
     if (!ok)
         pg_note_error(pc, res);
+    /* COMMIT of a transaction an earlier error aborted answers success with
+     * the tag ROLLBACK: nothing was written, and the caller must know */
+    if (ok && !strcmp(PQcmdStatus(res), "ROLLBACK") && strncmp(sql, "ROLLBACK", 8) != 0) {
+        ok = 0;
+        snprintf(pc->err, sizeof(pc->err),
+                 "the transaction was rolled back: an earlier statement in it failed");
+        pc->state[0] = '\0';
+    }
     PQclear(res);
     return ok ? 0 : pg_error(st, "database");
 }

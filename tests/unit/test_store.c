@@ -165,6 +165,39 @@ static void test_nested_transactions(void **state)
     store_close(st);
 }
 
+/* A statement that fails inside a transaction: SQLite goes on with the
+ * transaction, PostgreSQL aborts it - and its COMMIT then answers success
+ * with the tag ROLLBACK, which the store must report as the failure it is. */
+static void test_commit_after_failed_statement(void **state)
+{
+    char path[512];
+    store *st = NULL;
+    store_stmt *s;
+    int rc;
+
+    (void)state;
+    testutil_db(path, sizeof(path), "failed.db");
+    assert_int_equal(store_open(&st, path), 0);
+    assert_int_equal(store_tx_begin(st), 0);
+    assert_int_equal(
+        store_exec(st, "INSERT INTO breakers(error_class, updated_at) VALUES ('a', 0)"), 0);
+    assert_int_not_equal(
+        store_exec(st, "INSERT INTO breakers(error_class, updated_at) VALUES ('a', 0)"), 0);
+    rc = store_tx_commit(st);
+    assert_int_equal(store_prepare_uncached(st, &s, "SELECT count(*) FROM breakers"), 0);
+    assert_int_equal(store_step(s), STORE_ROW);
+    if (store_dialect_of(st) == STORE_PG) {
+        assert_int_not_equal(rc, 0);
+        assert_non_null(strstr(err_last(), "rolled back"));
+        assert_int_equal(store_col_int(s, 0), 0);
+    } else {
+        assert_int_equal(rc, 0);
+        assert_int_equal(store_col_int(s, 0), 1);
+    }
+    store_finalize(s);
+    store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -173,6 +206,7 @@ int main(void)
         cmocka_unit_test(test_pg_migrations_embedded),
         cmocka_unit_test(test_newer_database_refused),
         cmocka_unit_test(test_nested_transactions),
+        cmocka_unit_test(test_commit_after_failed_statement),
     };
     testutil_setup("store");
     return cmocka_run_group_tests(tests, NULL, NULL);
