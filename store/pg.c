@@ -449,9 +449,16 @@ static enum store_arg_type pg_col_type(store_stmt *s, int i)
     if (pg_col_null(s, i))
         return STORE_ARG_NULL;
     switch (PQftype(ps->res, i)) {
-    case 20: case 21: case 23: return STORE_ARG_I64;
-    case 700: case 701: case 1700: return STORE_ARG_DOUBLE;
-    default: return STORE_ARG_TEXT;
+    case 20:
+    case 21:
+    case 23:
+        return STORE_ARG_I64;
+    case 700:
+    case 701:
+    case 1700:
+        return STORE_ARG_DOUBLE;
+    default:
+        return STORE_ARG_TEXT;
     }
 }
 
