@@ -102,7 +102,7 @@ int main(int argc, char **argv)
         struct claim c;
 
         t0 = time_mono_us();
-        rc = claim_next(st, "work", time_now_ms(), NULL, 0, &c, NULL, 0);
+        rc = claim_next(st, "work", time_now_ms(), NULL, &c, NULL, 0);
         t[n] = time_mono_us() - t0;
         if (rc)
             goto fail;

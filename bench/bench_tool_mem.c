@@ -112,7 +112,7 @@ static void run_case(store *st, const char *goald, const char *repo, int i, stru
     memset(o, 0, sizeof(*o));
     o->file_size = -1;
     new_goal(st, repo, i);
-    if (claim_next(st, "work", time_now_ms(), NULL, 0, &c, NULL, 0) != 0)
+    if (claim_next(st, "work", time_now_ms(), NULL, &c, NULL, 0) != 0)
         die("claim");
     t0 = time_mono_ms();
     pid = fork();

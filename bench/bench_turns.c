@@ -250,7 +250,7 @@ int main(int argc, char **argv)
         int64_t t0;
 
         new_goal(st, repo, r + warmup);
-        if (claim_next(st, "work", time_now_ms(), NULL, 0, &c, NULL, 0) != 0)
+        if (claim_next(st, "work", time_now_ms(), NULL, &c, NULL, 0) != 0)
             die("claim");
         t0 = time_mono_us();
         if (job_run(st, c.run_id, &o) != 0)

@@ -21,7 +21,7 @@ static int run(struct cli_ctx *c)
     printf("cancelled goal %s (%d work item%s)\n", id, n, n == 1 ? "" : "s");
     if (jobs)
         printf("stopped %d running job%s\n", jobs, jobs == 1 ? "" : "s");
-    daemon_wake(store_path(st)); /* it reaps the stopped jobs at once */
+    daemon_wake(st); /* it reaps the stopped jobs at once */
     return EXIT_OK;
 }
 

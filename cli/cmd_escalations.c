@@ -148,7 +148,7 @@ static int resolve(struct cli_ctx *c)
     if ((rc = lifecycle_resolve(st, id, action, cli_opt(c, "input"), &r)) != 0)
         return cli_fail(rc == ERR_INVALID ? EXIT_USAGE : EXIT_FAIL, "%s", err_last());
     printf("escalation %s: %s; goal %.8s is %s\n", id, action, r.goal_id, r.goal_status);
-    daemon_wake(store_path(st));
+    daemon_wake(st);
     return EXIT_OK;
 }
 

@@ -51,8 +51,8 @@ const struct cli_command cmd_job = {
     .summary = "run one claimed unit of work (elaborate, plan, execute, publish) in this process",
     .details = "The daemon starts one `goald job` process per claimed run; `goald claim` claims "
                "one by hand.\nExit 0 when the run reached a terminal state, failed or not.",
-    .opts = (const struct cli_opt[]){{"json", NULL, "print the outcome as JSON"},
-                                     {NULL, NULL, NULL}},
+    .opts =
+        (const struct cli_opt[]){{"json", NULL, "print the outcome as JSON"}, {NULL, NULL, NULL}},
     .min_pos = 1,
     .max_pos = 1,
     .run = run_job,
@@ -63,7 +63,8 @@ static int run_claim(struct cli_ctx *c)
 {
     const char *lane = cli_opt(c, "lane");
     struct claim cl;
-    char blocked[64];
+    struct claim_scope scope = {0};
+    char blocked[64], node[STORE_NODE_ID_MAX];
     store *st;
     int rc;
 
@@ -75,7 +76,11 @@ static int run_claim(struct cli_ctx *c)
      * closes when the configuration changed (breaker_gate() only reads) */
     if ((rc = breaker_config_sweep(st, time_now_ms())) < 0)
         return cli_fail_err(rc);
-    rc = claim_next(st, lane, time_now_ms(), NULL, 0, &cl, blocked, sizeof(blocked));
+    /* the run is this node's: its daemon recovers it by its pid */
+    if ((rc = store_node_id(node, sizeof(node), store_path(st))) != 0)
+        return cli_fail_err(rc);
+    scope.node_id = node;
+    rc = claim_next(st, lane, time_now_ms(), &scope, &cl, blocked, sizeof(blocked));
     if (rc == ERR_NOTFOUND) {
         if (blocked[0])
             fprintf(stderr, "goald: claims paused: the %s breaker is open\n", blocked);

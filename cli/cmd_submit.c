@@ -70,7 +70,7 @@ static int run(struct cli_ctx *c)
         goto out;
     }
     printf("%s\n", id);
-    daemon_wake(store_path(st));
+    daemon_wake(st);
 out:
     store_goal_free(g);
     strbuf_release(&text);

@@ -48,8 +48,8 @@ struct watched {
     char *last_line;  /* plain mode: the last state line printed */
     char *last_error; /* ... the last error line */
     char *last_esc;   /* ... the escalation lines */
-    int ended;       /* completed or cancelled */
-    int waiting;     /* waits on a human */
+    int ended;        /* completed or cancelled */
+    int waiting;      /* waits on a human */
 };
 
 struct view {
@@ -76,14 +76,20 @@ static int open_goals(store *st, struct view *v)
     return 0;
 }
 
-/* "running", "not running" or "stale": the daemon's heartbeat. */
+/* "running", "not running" or "stale": the daemon's heartbeat (with
+ * PostgreSQL, this node's). */
 static const char *daemon_state(store *st)
 {
+    char node[STORE_NODE_ID_MAX];
     long pid = 0;
     int64_t tick = 0, age;
-    int found = 0;
+    int found = 0, shared = store_is_url(store_path(st));
 
-    if (store_heartbeat_tick(st, &pid, &tick, &found) != 0) {
+    if (shared && store_node_id(node, sizeof(node), store_path(st)) != 0) {
+        err_clear();
+        return "unknown";
+    }
+    if (store_heartbeat_tick(st, shared ? node : NULL, &pid, &tick, &found) != 0) {
         err_clear();
         return "unknown";
     }
@@ -135,9 +141,9 @@ static void doing(char *out, size_t n, const struct report_activity *a)
         snprintf(out, n, "idle");
         return;
     }
-    snprintf(out, n, "%s%s%s%s%s, turn %d%s%s%s%s", a->kind, a->item_key[0] ? " " : "",
-             a->item_key, a->item_title[0] ? " " : "", a->item_title, a->turn,
-             a->tool[0] ? ", " : "", a->tool, a->tool_arg[0] ? ": " : "", a->tool_arg);
+    snprintf(out, n, "%s%s%s%s%s, turn %d%s%s%s%s", a->kind, a->item_key[0] ? " " : "", a->item_key,
+             a->item_title[0] ? " " : "", a->item_title, a->turn, a->tool[0] ? ", " : "", a->tool,
+             a->tool_arg[0] ? ": " : "", a->tool_arg);
 }
 
 /* Plain mode: print text (lines, each cut to the width after "HH:MM:SS ")
@@ -179,10 +185,10 @@ static int goal_frame(struct view *v, store *st, struct watched *w)
     {
         int pending = p.items_total - p.items_done - p.items_skipped - p.items_blocked -
                       p.items_running - p.items_cancelled;
-        w->waiting = !w->ended && !a.kind[0] &&
-                     (!strcmp(g->status, "blocked") ||
-                      (a.open_escalations > 0 && p.items_total > 0 && pending == 0 &&
-                       p.items_running == 0));
+        w->waiting =
+            !w->ended && !a.kind[0] &&
+            (!strcmp(g->status, "blocked") ||
+             (a.open_escalations > 0 && p.items_total > 0 && pending == 0 && p.items_running == 0));
     }
     report_counts(counts, sizeof(counts), &p);
     doing(now, sizeof(now), &a);
@@ -208,8 +214,8 @@ static int goal_frame(struct view *v, store *st, struct watched *w)
     report_bar(bar, 10, &p);
     {
         char line[2048];
-        snprintf(line, sizeof(line), "%.8s %s [%s] %.1f%% %s; %s", g->id, g->status, bar,
-                 p.percent, counts, w->ended ? g->title : now);
+        snprintf(line, sizeof(line), "%.8s %s [%s] %.1f%% %s; %s", g->id, g->status, bar, p.percent,
+                 counts, w->ended ? g->title : now);
         emit_if_changed(v, &w->last_line, line);
         if (a.last_error[0]) {
             snprintf(line, sizeof(line), "%.8s last error: %s", g->id, a.last_error);
@@ -303,8 +309,9 @@ static int run(struct cli_ctx *c)
         char *end;
         interval = strtol(iv, &end, 10);
         if (*end || end == iv || interval < 50 || interval > 60000)
-            return cli_fail(EXIT_USAGE, "watch: --interval: expected milliseconds from 50 to "
-                                        "60000, got \"%s\"",
+            return cli_fail(EXIT_USAGE,
+                            "watch: --interval: expected milliseconds from 50 to "
+                            "60000, got \"%s\"",
                             iv);
     }
     for (int i = 0; i < c->npos; i++) {
@@ -354,8 +361,8 @@ static int run(struct cli_ctx *c)
             char line[1024];
             if (store_goal_get(st, v.g[i].id, &g) != 0)
                 continue;
-            snprintf(line, sizeof(line), "goal %.8s %s%s: %s",
-                     g->id, v.g[i].waiting ? "waits on a human" : g->status,
+            snprintf(line, sizeof(line), "goal %.8s %s%s: %s", g->id,
+                     v.g[i].waiting ? "waits on a human" : g->status,
                      g->partial ? " (partial)" : "", g->title);
             printf("%s\n", term_fit(line, v.width));
             store_goal_free(g);

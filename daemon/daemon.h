@@ -2,16 +2,22 @@
  * daemon.h - the supervisor: one per database.
  *
  * A tick loop (daemon.tick_ms, woken at once by `submit` and `resolve`
- * through a datagram socket beside the database) that claims units of
- * work in SQLite and runs each as a child `goald job RUN_ID` in its own
- * process group, within the lane caps (daemon.plan_cap, daemon.work_cap;
- * one item per goal at a time).  It reaps its children, kills a job that
- * runs past its timeout (SIGTERM, then SIGKILL to the whole group) and
- * records it as `timeout`, and runs the cron lane in-process (triggers,
+ * through a datagram socket beside the database, and with PostgreSQL by
+ * a NOTIFY from any node) that claims units of work and runs each as a child `goald job RUN_ID` in
+ * its own process group, within the lane caps (daemon.plan_cap, daemon.work_cap; one item per goal
+ * at a time).  It reaps its children, kills a job that runs past its timeout (SIGTERM, then SIGKILL
+ * to the whole group) and records it as `timeout`, and runs the cron lane in-process (triggers,
  * deadlines, the periodic sweep).  It never calls a model itself.
  *
- * Restart: runs left `running` whose process is gone, or whose lease
- * expired, become `aborted` and go through recovery.  Signals: SIGTERM and
+ * Nodes: each daemon is a node (store_node_id) with its own heartbeat
+ * row; a run records the node that claimed it.  Lane caps are per node,
+ * daemon.global_*_cap over every node (in the claim's transaction).
+ *
+ * Restart: runs of this node left `running` whose process is gone, or
+ * whose lease expired, become `aborted` and go through recovery.  The runs
+ * of another node are recovered only when that node stopped beating
+ * (node.dead_after_s) or their lease expired: its processes are never
+ * signalled from here.  Signals: SIGTERM and
  * SIGINT stop claiming, let running jobs finish within
  * daemon.shutdown_grace_s, then kill and abort them; SIGHUP reloads the
  * configuration; SIGUSR1 reopens the log file.
@@ -20,6 +26,8 @@
 #define GOALD_DAEMON_DAEMON_H
 
 #include <stddef.h>
+
+#include "store/store.h"
 
 struct daemon_opts {
     const char *db_path;     /* required */
@@ -36,9 +44,11 @@ struct daemon_opts {
  * itself failed. */
 int daemon_run(const struct daemon_opts *o);
 
-/* Wake the daemon of db_path, if one is listening (submit, resolve).
- * Never fails: no daemon is fine. */
-void daemon_wake(const char *db_path);
+/* Wake the daemon of st's database, if one is listening (submit,
+ * resolve, cancel): this node's through its socket, and with a PostgreSQL
+ * store every node's (store_wake_nodes).  Never fails: no daemon is
+ * fine. */
+void daemon_wake(store *st);
 
 /* The wake socket's path beside the database (DB.sock).  The daemon's lock
  * is a flock() on the database file itself. */

@@ -40,14 +40,14 @@
 
 struct kid {
     pid_t pid;
-    int foreign;    /* a job of an earlier daemon, still alive: watched, not reaped */
+    int foreign; /* a job of an earlier daemon, still alive: watched, not reaped */
     char run_id[ID_SIZE];
     char goal_id[ID_SIZE];
     char lane[8];
     char kind[16];
-    int64_t started;   /* monotonic ms */
-    int64_t timeout;   /* ms */
-    int64_t term_at;   /* when SIGTERM was sent for the timeout, 0 if not */
+    int64_t started; /* monotonic ms */
+    int64_t timeout; /* ms */
+    int64_t term_at; /* when SIGTERM was sent for the timeout, 0 if not */
     int timed_out;
 };
 
@@ -60,9 +60,13 @@ struct daemon {
     struct kid kids[MAX_KIDS];
     int nkids;
     int64_t started_wall;
-    int64_t last_sweep;   /* monotonic */
-    int64_t stop_at;      /* monotonic; 0 while running */
-    int disk_full;        /* a write met a full disk or database: stopping, exit non-zero */
+    int64_t last_sweep;      /* monotonic */
+    int64_t stop_at;         /* monotonic; 0 while running */
+    int disk_full;           /* a write met a full disk or database: stopping, exit non-zero */
+    int shared;              /* a PostgreSQL store: other nodes may share the queue */
+    int64_t last_node_check; /* monotonic: the last look at other nodes' runs */
+    char node_id[STORE_NODE_ID_MAX];
+    char host[256];
 };
 
 static int sig_pipe[2] = {-1, -1};
@@ -89,8 +93,7 @@ static void on_signal(int sig)
  * suffix; "" is the database itself, which the daemon locks); with a
  * PostgreSQL store, name in the node's state folder (the nodes share the
  * queue, not these files).  0, or ERR_INVALID (too long). */
-static int node_file(char *out, size_t n, const char *db_path, const char *suffix,
-                     const char *name)
+static int node_file(char *out, size_t n, const char *db_path, const char *suffix, const char *name)
 {
     char dir[PATH_MAX];
     int rc, w;
@@ -112,13 +115,16 @@ void daemon_sock_path(const char *db_path, char *sock, size_t sock_n)
         sock[0] = '\0'; /* no socket: binding it fails and says so */
 }
 
-void daemon_wake(const char *db_path)
+void daemon_wake(store *st)
 {
     struct sockaddr_un a;
     char path[PATH_MAX];
     int fd;
 
-    daemon_sock_path(db_path, path, sizeof(path));
+    /* every node's daemon (PostgreSQL), at once or at the commit */
+    if (store_wake_nodes(st) != 0)
+        err_clear();
+    daemon_sock_path(store_path(st), path, sizeof(path));
     if (strlen(path) >= sizeof(a.sun_path))
         return;
     fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -192,8 +198,7 @@ static int take_lock(struct daemon *d)
         close(fd);
         if (pid > 0)
             snprintf(who, sizeof(who), "%ld", pid);
-        return err_set(ERR_BUSY, "a daemon is already running for %s (pid %s)", d->o->db_path,
-                       who);
+        return err_set(ERR_BUSY, "a daemon is already running for %s (pid %s)", d->o->db_path, who);
     }
     d->lock_fd = fd;
     return 0;
@@ -206,8 +211,7 @@ static int open_wake_socket(struct daemon *d)
 
     d->wake_fd = -1;
     if (n == 0 || n >= sizeof(a.sun_path)) {
-        log_warn("%s: path too long for a socket; the daemon wakes on its tick only",
-                 d->sock_path);
+        log_warn("%s: path too long for a socket; the daemon wakes on its tick only", d->sock_path);
         return 0;
     }
     unlink(d->sock_path); /* ours: we hold the lock */
@@ -296,8 +300,9 @@ static void job_ended(struct daemon *d, struct kid *k, int status)
         snprintf(reason, sizeof(reason), "the job process was killed by signal %d",
                  WTERMSIG(status));
     else
-        snprintf(reason, sizeof(reason), "the job process exited with status %d without "
-                                         "finishing its run",
+        snprintf(reason, sizeof(reason),
+                 "the job process exited with status %d without "
+                 "finishing its run",
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     rc = lifecycle_abort_run(d->st, k->run_id, k->timed_out ? "timeout" : "aborted", reason);
     snprintf(durs, sizeof(durs), "%lld", (long long)dur);
@@ -309,9 +314,9 @@ static void job_ended(struct daemon *d, struct kid *k, int status)
     } else if (rc == ERR_TRANSITION) {
         int ok = !strcmp(e.status, "success");
         log_event(ok ? LOG_INFO : LOG_WARN, "job.finished", "run", k->run_id, "goal", k->goal_id,
-                  "item", e.item[0] ? e.item : NULL, "kind", k->kind, "status", e.status,
-                  "attempt", e.attempt, "duration_ms", durs, "failure",
-                  !ok && e.failure[0] ? e.failure : NULL, NULL);
+                  "item", e.item[0] ? e.item : NULL, "kind", k->kind, "status", e.status, "attempt",
+                  e.attempt, "duration_ms", durs, "failure", !ok && e.failure[0] ? e.failure : NULL,
+                  NULL);
     } else {
         log_error("run %.8s: cannot record its end: %s", k->run_id, err_last());
     }
@@ -465,8 +470,8 @@ static int claim_all(struct daemon *d)
             int nb = 0, rc;
             for (int i = 0; i < d->nkids; i++)
                 memcpy(busy[nb++], d->kids[i].goal_id, ID_SIZE);
-            rc = claim_next(d->st, lanes[l].lane, time_now_ms(), (const char(*)[ID_SIZE])busy, nb,
-                            &c, NULL, 0);
+            struct claim_scope scope = {d->node_id, (const char(*)[ID_SIZE])busy, nb};
+            rc = claim_next(d->st, lanes[l].lane, time_now_ms(), &scope, &c, NULL, 0);
             if (rc == ERR_NOTFOUND)
                 break;
             if (rc) {
@@ -530,23 +535,95 @@ static int recover_orphan(struct daemon *d, const struct store_run *o, int start
                                        : "its process is gone") == 0;
 }
 
-/* Runs left `running` by an earlier daemon: adopt the live ones, abort the
- * dead ones (and those whose lease expired).  Returns how many it
+/* Is the run this node's?  With SQLite every run is (one daemon per
+ * file, whatever its node id was when it claimed); a run claimed before
+ * nodes existed has none. */
+static int is_local(const struct daemon *d, const struct store_run *o)
+{
+    return !d->shared || !o->node_id[0] || !strcmp(o->node_id, d->node_id);
+}
+
+/* The other nodes' heartbeats, for remote_orphan(). */
+struct node_ticks {
+    char (*id)[STORE_NODE_ID_MAX];
+    int64_t *tick;
+    int n, cap;
+};
+
+static int note_tick(const struct store_heartbeat *hb, void *ctx)
+{
+    struct node_ticks *t = ctx;
+
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 8;
+        t->id = xrealloc(t->id, (size_t)t->cap * sizeof(*t->id));
+        t->tick = xrealloc(t->tick, (size_t)t->cap * sizeof(*t->tick));
+    }
+    snprintf(t->id[t->n], sizeof(t->id[t->n]), "%s", hb->node_id);
+    t->tick[t->n++] = hb->last_tick;
+    return 0;
+}
+
+/* A running run of another node: aborted when that node stopped beating
+ * (no heartbeat, or one older than node.dead_after_s) or the run's lease
+ * expired.  Its process is on that node: never signalled from here (the
+ * job sees its run aborted at its next check and stops).  1 when it was
  * aborted. */
-static int recover_orphans(struct daemon *d, int startup)
+static int remote_orphan(struct daemon *d, const struct store_run *o, const struct node_ticks *t,
+                         int64_t now)
+{
+    int64_t dead_ms = config_int(CFG_NODE_DEAD_AFTER_S) * 1000, last = -1;
+    char why[STORE_NODE_ID_MAX + 96];
+
+    for (int i = 0; i < t->n; i++)
+        if (!strcmp(t->id[i], o->node_id))
+            last = t->tick[i];
+    if (last >= 0 && now - last <= dead_ms) {
+        if (!o->lease_until || o->lease_until >= now)
+            return 0;
+        snprintf(why, sizeof(why), "its lease expired (node %s)", o->node_id);
+    } else if (last < 0) {
+        snprintf(why, sizeof(why), "its node %s has no heartbeat (stopped)", o->node_id);
+    } else {
+        snprintf(why, sizeof(why), "its node %s stopped beating %lld s ago", o->node_id,
+                 (long long)((now - last) / 1000));
+    }
+    if (lifecycle_abort_run(d->st, o->id, "aborted", why) != 0) {
+        err_clear(); /* its node finished it meanwhile, or another node took it */
+        return 0;
+    }
+    log_event(LOG_WARN, "node.run_aborted", "run", o->id, "goal", o->goal_id, "from_node",
+              o->node_id, "why", why, NULL);
+    return 1;
+}
+
+/* Runs left `running` by an earlier daemon of this node: adopt the live
+ * ones, abort the dead ones (and those whose lease expired).  With
+ * remote, also the runs of other nodes (remote_orphan).  Returns how many
+ * it aborted. */
+static int recover_orphans(struct daemon *d, int startup, int remote)
 {
     struct store_run *o = NULL;
+    struct node_ticks t = {0};
     size_t n = 0;
     int64_t now = time_now_ms();
     int aborted = 0;
 
-    if (store_run_list_running(d->st, &o, &n) != 0) {
+    if (store_run_list_running(d->st, &o, &n) != 0 ||
+        (remote && d->shared && store_heartbeat_each(d->st, note_tick, &t) != 0)) {
         err_clear();
-        return 0;
+        n = 0;
     }
-    for (size_t i = 0; i < n; i++)
-        if (!is_ours(d, o[i].id))
+    for (size_t i = 0; i < n; i++) {
+        if (is_ours(d, o[i].id))
+            continue;
+        if (is_local(d, &o[i]))
             aborted += recover_orphan(d, &o[i], startup, now);
+        else if (remote)
+            aborted += remote_orphan(d, &o[i], &t, now);
+    }
+    free(t.id);
+    free(t.tick);
     free(o);
     return aborted;
 }
@@ -577,8 +654,16 @@ static void heartbeat(struct daemon *d)
     }
     text = cJSON_PrintUnformatted(lanes);
     xcheck(text);
-    if (store_heartbeat_write(d->st, (long)getpid(), d->started_wall, time_now_ms(), text) != 0)
-        log_warn("%s", err_last());
+    {
+        struct store_heartbeat hb = {.node_id = d->node_id,
+                                     .host = d->host,
+                                     .pid = (long)getpid(),
+                                     .started_at = d->started_wall,
+                                     .last_tick = time_now_ms(),
+                                     .lanes = text};
+        if (store_heartbeat_write(d->st, &hb) != 0)
+            log_warn("%s", err_last());
+    }
     cJSON_free(text);
     cJSON_Delete(lanes);
 }
@@ -599,10 +684,19 @@ static void cron_lane(struct daemon *d)
     else if (n)
         log_info("cron: %d goal%s past %s deadline escalated", n, n == 1 ? "" : "s",
                  n == 1 ? "its" : "their");
+    /* other nodes' runs: looked at four times per node.dead_after_s, so a
+     * dead node's work moves on within about 1.25 times that */
+    if (d->shared &&
+        time_mono_ms() - d->last_node_check >= (config_int(CFG_NODE_DEAD_AFTER_S) * 1000) / 4) {
+        d->last_node_check = time_mono_ms();
+        n = recover_orphans(d, 0, 1);
+        if (n)
+            log_info("nodes: %d run%s of a dead node aborted and recovered", n, n == 1 ? "" : "s");
+    }
     if (!d->last_sweep ||
         time_mono_ms() - d->last_sweep >= config_int(CFG_MONITOR_SWEEP_INTERVAL_S) * 1000) {
         struct monitor_sweep sw;
-        int stale = recover_orphans(d, 0); /* stale leases */
+        int stale = recover_orphans(d, 0, 1); /* stale leases, dead nodes */
         if (monitor_sweep(d->st, now, stale, &sw) != 0)
             log_warn("sweep: %s", err_last());
         else
@@ -627,8 +721,8 @@ static int pending_retries(struct daemon *d)
 
 static void wait_for_events(struct daemon *d, int64_t timeout_ms)
 {
-    struct pollfd p[2];
-    int n = 0;
+    struct pollfd p[3];
+    int n = 0, db_fd = d->shared ? store_wake_fd(d->st) : -1;
     char buf[64];
 
     p[n].fd = sig_pipe[0];
@@ -637,12 +731,22 @@ static void wait_for_events(struct daemon *d, int64_t timeout_ms)
         p[n].fd = d->wake_fd;
         p[n++].events = POLLIN;
     }
+    /* a NOTIFY from any node (its descriptor may change when the
+     * connection is made again: asked for at every wait) */
+    if (db_fd >= 0) {
+        p[n].fd = db_fd;
+        p[n++].events = POLLIN;
+    }
     if (poll(p, (nfds_t)n, (int)timeout_ms) > 0) {
         while (read(sig_pipe[0], buf, sizeof(buf)) > 0)
             ;
         if (d->wake_fd >= 0)
             while (recv(d->wake_fd, buf, sizeof(buf), 0) > 0)
                 ;
+        /* a broken connection (-1) is made again at the next statement;
+         * until then the descriptor is not polled */
+        if (db_fd >= 0 && store_wake_drain(d->st) < 0)
+            log_warn("the database connection broke: reconnecting at the next tick");
     }
 }
 
@@ -659,7 +763,8 @@ static void shutdown_jobs(struct daemon *d)
         if (!d->kids[i].term_at) {
             d->kids[i].term_at = time_mono_ms();
             kill(-d->kids[i].pid, SIGTERM);
-        } else if (time_mono_ms() - d->kids[i].term_at > config_int(CFG_DAEMON_KILL_GRACE_S) * 1000) {
+        } else if (time_mono_ms() - d->kids[i].term_at >
+                   config_int(CFG_DAEMON_KILL_GRACE_S) * 1000) {
             kill(-d->kids[i].pid, SIGKILL);
         }
     }
@@ -704,6 +809,14 @@ static int daemon_open(struct daemon *d)
         return rc;
     if ((rc = store_open(&d->st, o->db_path)) != 0)
         return rc;
+    if ((rc = store_node_id(d->node_id, sizeof(d->node_id), o->db_path)) != 0)
+        return rc;
+    if (gethostname(d->host, sizeof(d->host) - 1) != 0)
+        snprintf(d->host, sizeof(d->host), "localhost");
+    /* with PostgreSQL, submit and resolve on any node wake this one */
+    d->shared = store_is_url(o->db_path);
+    if (d->shared && (rc = store_wake_listen(d->st)) != 0)
+        return rc;
     if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         return err_set(ERR_IO, "pipe: %s", strerror(errno));
     install_signals();
@@ -714,13 +827,13 @@ static int daemon_open(struct daemon *d)
 static void daemon_start(struct daemon *d)
 {
     log_event(LOG_INFO, "daemon.started", "db", d->o->db_path, "mode",
-              d->o->once ? "once" : "service", NULL);
+              d->o->once ? "once" : "service", "node", d->node_id, NULL);
     if (store_event_add(d->st, NULL, NULL, NULL, "daemon.started", NULL, NULL) != 0)
         log_warn("event daemon.started not written: %s", err_last());
     /* `status` says running from the moment the lock is held, not after
      * recovery and the first claims (which take seconds on a loaded host) */
     heartbeat(d);
-    recover_orphans(d, 1);
+    recover_orphans(d, 1, 1);
     sandbox_cgroup_sweep(); /* left by jobs of an earlier daemon */
     /* a start is the only way new environment variables (a rotated key)
      * arrive, and the configuration's fingerprint cannot tell a key from
@@ -806,7 +919,7 @@ static int daemon_finish(struct daemon *d)
             lifecycle_abort_run(d->st, d->kids[i].run_id, "aborted", "the daemon shut down");
     if (store_event_add(d->st, NULL, NULL, NULL, "daemon.stopped", NULL, NULL) != 0)
         log_warn("event daemon.stopped not written: %s", err_last());
-    if (store_heartbeat_delete(d->st) != 0)
+    if (store_heartbeat_delete(d->st, d->node_id) != 0)
         log_warn("heartbeat: %s", err_last());
     log_event(LOG_INFO, "daemon.stopped", NULL);
     return d->disk_full || store_disk_full()

@@ -24,9 +24,10 @@ struct http_opts {
     const char *db_path; /* required; must exist (store_open_existing) */
     const char *listen;  /* HOST:PORT or [V6]:PORT; NULL: config http.listen, else
                             HTTP_DEFAULT_LISTEN.  Port 0: any free port */
-    /* called after a write (submit, cancel, resolve) with db_path, to wake
-     * the daemon (daemon_wake, which lives above this layer); may be NULL */
-    void (*wake)(const char *db_path);
+    /* called after a write (submit, cancel, resolve) with the request's
+     * store, to wake the daemons (daemon_wake, which lives above this
+     * layer); may be NULL */
+    void (*wake)(store *st);
 };
 
 typedef struct http_server http_server;
@@ -52,8 +53,8 @@ void http_server_stop(http_server *s);
  * once; id its id.  Both write an event (token.created, token.revoked)
  * naming the token's id and name. */
 #define HTTP_TOKEN_SIZE 69 /* "gld_" + 64 hex + NUL */
-int http_token_create(store *st, const char *scopes, const char *name,
-                      char secret[HTTP_TOKEN_SIZE], char id[ID_SIZE]);
+int http_token_create(store *st, const char *scopes, const char *name, char secret[HTTP_TOKEN_SIZE],
+                      char id[ID_SIZE]);
 /* Revoke the token whose id begins with prefix: ERR_NOTFOUND,
  * ERR_AMBIGUOUS, ERR_TRANSITION (already revoked).  id receives its id. */
 int http_token_revoke(store *st, const char *prefix, char id[ID_SIZE]);

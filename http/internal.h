@@ -26,7 +26,7 @@ enum http_scope { SCOPE_NONE = 0, SCOPE_READ = 1, SCOPE_SUBMIT = 2, SCOPE_RESOLV
 struct http_server {
     struct MHD_Daemon *mhd;
     char db_path[4096];
-    void (*wake)(const char *db_path);
+    void (*wake)(store *st);
     atomic_int stopping;   /* event streams end when set */
     char url[300];
     char *tls_cert, *tls_key; /* PEM text, NULL without TLS */

@@ -246,7 +246,7 @@ static void post_goal(struct http_req *r, char seg[][256], struct http_answer *a
     }
     http_event_write(r, id, "submit");
     if (r->srv->wake)
-        r->srv->wake(r->srv->db_path);
+        r->srv->wake(r->st);
     o = xcheck(cJSON_CreateObject());
     cJSON_AddStringToObject(o, "id", id);
     cJSON_AddItemToObject(o, "warnings", submit_errors(strbuf_cstr(&warns), &(const char *){0}));
@@ -272,7 +272,7 @@ static void post_cancel(struct http_req *r, char seg[][256], struct http_answer 
     }
     http_event_write(r, id, "cancel");
     if (r->srv->wake)
-        r->srv->wake(r->srv->db_path);
+        r->srv->wake(r->st);
     o = xcheck(cJSON_CreateObject());
     cJSON_AddStringToObject(o, "id", id);
     cJSON_AddStringToObject(o, "status", "cancelled");
@@ -334,7 +334,7 @@ static void post_resolve(struct http_req *r, char seg[][256], struct http_answer
     }
     http_event_write(r, res.goal_id, "resolve");
     if (r->srv->wake)
-        r->srv->wake(r->srv->db_path);
+        r->srv->wake(r->st);
     o = xcheck(cJSON_CreateObject());
     cJSON_AddStringToObject(o, "id", id);
     cJSON_AddStringToObject(o, "action", action);

@@ -81,7 +81,8 @@ static int pick_work_unit(store *st, int64_t now, const char (*busy_goals)[ID_SI
 
 /* Write the claim: the run row, the item in progress (or the goal's
  * attempt), the run.claimed event.  In the caller's transaction. */
-static int record_claim(store *st, const struct claim *c, int tier, int model_index, int64_t now)
+static int record_claim(store *st, const struct claim *c, const char *node_id, int tier,
+                        int model_index, int64_t now)
 {
     struct store_run_new r = {
         .id = c->run_id,
@@ -96,6 +97,7 @@ static int record_claim(store *st, const struct claim *c, int tier, int model_in
         /* the job renews its lease; until it starts, the lease covers the timeout */
         .lease_until = now + (int64_t)c->timeout_s * 1000 + 30000,
         .now_ms = now,
+        .node_id = node_id,
     };
     cJSON *p = NULL;
     int rc;
@@ -123,11 +125,31 @@ out:
     return rc;
 }
 
-int claim_next(store *st, const char *lane, int64_t now_ms, const char (*busy_goals)[ID_SIZE],
-               int n_busy, struct claim *out, char *blocked_by, size_t blocked_n)
+/* 0 when lane is under its global cap; ERR_NOTFOUND when it is not. */
+static int global_cap(store *st, const char *lane)
 {
+    int64_t cap = config_int(!strcmp(lane, "plan") ? CFG_DAEMON_GLOBAL_PLAN_CAP
+                                                   : CFG_DAEMON_GLOBAL_WORK_CAP),
+            running = 0;
+    int rc;
+
+    if (cap <= 0)
+        return 0;
+    if ((rc = store_run_count_running(st, lane, &running)) != 0)
+        return rc;
+    if (running >= cap)
+        return err_set(ERR_NOTFOUND, "the %s lane's global cap (%lld) is reached", lane,
+                       (long long)cap);
+    return 0;
+}
+
+int claim_next(store *st, const char *lane, int64_t now_ms, const struct claim_scope *scope,
+               struct claim *out, char *blocked_by, size_t blocked_n)
+{
+    static const struct claim_scope none;
+    const char(*busy_goals)[ID_SIZE];
     struct claim c;
-    int allowed = 1, rc, tier = 1, model_index = 0;
+    int allowed = 1, rc, tier = 1, model_index = 0, n_busy;
 
     memset(&c, 0, sizeof(c));
     if (blocked_by && blocked_n)
@@ -137,8 +159,14 @@ int claim_next(store *st, const char *lane, int64_t now_ms, const char (*busy_go
     snprintf(c.lane, sizeof(c.lane), "%s", lane);
     if ((rc = id_new(c.run_id)) != 0)
         return rc;
+    if (!scope)
+        scope = &none;
+    busy_goals = scope->busy_goals;
+    n_busy = scope->n_busy;
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
+    if ((rc = global_cap(st, lane)) != 0)
+        goto out;
     if (!strcmp(lane, "plan"))
         rc = pick_plan_unit(st, now_ms, busy_goals, n_busy, &c);
     else
@@ -154,7 +182,7 @@ int claim_next(store *st, const char *lane, int64_t now_ms, const char (*busy_go
                      blocked_by ? blocked_by : "a");
         goto out;
     }
-    rc = record_claim(st, &c, tier, model_index, now_ms);
+    rc = record_claim(st, &c, scope->node_id, tier, model_index, now_ms);
 out:
     if ((rc = store_tx_end(st, rc)) == 0)
         *out = c;

@@ -4,9 +4,10 @@
  * A unit is one run: `elaborate` (a queued goal), `plan` (an active,
  * elaborated goal without items) in the plan lane; `execute` (the best
  * ready item, see select.h) in the work lane.  Claiming writes the run row
- * (status running, attempt, tier, model index, lease) and moves the item to
- * in_progress, with events, in one transaction, so two claimers never get
- * the same unit.  Nothing is claimed while a circuit breaker is open.
+ * (status running, attempt, tier, model index, the claiming node and its
+ * lease) and moves the item to in_progress, with events, in one
+ * transaction, so two claimers - two lanes, or two nodes sharing a
+ * PostgreSQL queue - never get the same unit.  Nothing is claimed while a circuit breaker is open.
  */
 #ifndef GOALD_LIFECYCLE_CLAIM_H
 #define GOALD_LIFECYCLE_CLAIM_H
@@ -26,11 +27,20 @@ struct claim {
     int timeout_s;
 };
 
-/* Claim the next unit of lane ("plan" or "work") at now_ms, skipping goals
- * in busy_goals (n_busy of them).  ERR_NOTFOUND when nothing is runnable
- * (or a breaker blocks; *blocked_by, may be NULL, names its class). */
-int claim_next(store *st, const char *lane, int64_t now_ms, const char (*busy_goals)[ID_SIZE],
-               int n_busy, struct claim *out, char *blocked_by, size_t blocked_n);
+/* Who claims and what it runs already (NULL: nobody in particular). */
+struct claim_scope {
+    const char *node_id;               /* written on the run (store_node_id) */
+    const char (*busy_goals)[ID_SIZE]; /* goals the claimer runs now: skipped */
+    int n_busy;
+};
+
+/* Claim the next unit of lane ("plan" or "work") at now_ms for scope.
+ * ERR_NOTFOUND when nothing is runnable, when the lane's global cap
+ * (daemon.global_plan_cap, daemon.global_work_cap: running runs of every
+ * node, counted in the claim's transaction) is reached, or when a breaker
+ * blocks (*blocked_by, may be NULL, names its class). */
+int claim_next(store *st, const char *lane, int64_t now_ms, const struct claim_scope *scope,
+               struct claim *out, char *blocked_by, size_t blocked_n);
 
 /* Read a run's claim back (for `goald job RUN_ID`). */
 int claim_load(store *st, const char *run_id, struct claim *out);

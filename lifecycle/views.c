@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lifecycle/monitor.h"
 #include "lifecycle/report.h"
@@ -19,30 +20,75 @@
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
-/* The daemon's heartbeat: running (fresh and its pid alive), stale, or
- * not running; and the lanes it last reported (NULL when none). */
+/* A node's heartbeat as JSON into d: state running (fresh, and its pid
+ * alive when it runs on this host), else stale; pid, host, times. */
+static void node_fill(cJSON *d, const struct store_heartbeat *hb, int64_t now)
+{
+    char t[TIME_RFC3339_MAX], host[256] = "";
+    int64_t age = now - hb->last_tick;
+    int alive = age <= config_int(CFG_DAEMON_STALE_S) * 1000;
+
+    if (gethostname(host, sizeof(host) - 1) == 0 && hb->host && !strcmp(hb->host, host))
+        alive = alive && kill((pid_t)hb->pid, 0) == 0;
+    cJSON_AddStringToObject(d, "state", alive ? "running" : "stale");
+    cJSON_AddStringToObject(d, "node_id", hb->node_id ? hb->node_id : "");
+    cJSON_AddStringToObject(d, "host", hb->host ? hb->host : "");
+    cJSON_AddNumberToObject(d, "pid", (double)hb->pid);
+    cJSON_AddStringToObject(d, "started_at", time_format_rfc3339_ms(t, sizeof(t), hb->started_at));
+    cJSON_AddStringToObject(d, "last_tick", time_format_rfc3339_ms(t, sizeof(t), hb->last_tick));
+    cJSON_AddNumberToObject(d, "tick_age_ms", (double)age);
+}
+
+/* This node's daemon (with SQLite the one daemon of the file, whatever
+ * node id it has): running, stale, or not running; and the lanes it last
+ * reported (NULL when none). */
 static cJSON *daemon_state(store *st, int64_t now, cJSON **lanes)
 {
     cJSON *d = xcheck(cJSON_CreateObject());
     struct store_heartbeat hb;
-    int rc = store_heartbeat_read(st, &hb);
+    char node[STORE_NODE_ID_MAX];
+    int shared = store_is_url(store_path(st)), rc;
 
     *lanes = NULL;
+    if (shared && store_node_id(node, sizeof(node), store_path(st)) != 0) {
+        err_clear();
+        node[0] = '\0';
+    }
+    rc = store_heartbeat_read(st, shared ? node : NULL, &hb);
     if (rc == 0) {
-        char t[TIME_RFC3339_MAX];
-        int64_t age = now - hb.last_tick;
-        int alive = age <= config_int(CFG_DAEMON_STALE_S) * 1000 && kill((pid_t)hb.pid, 0) == 0;
-        cJSON_AddStringToObject(d, "state", alive ? "running" : "stale");
-        cJSON_AddNumberToObject(d, "pid", (double)hb.pid);
-        cJSON_AddStringToObject(d, "started_at", time_format_rfc3339_ms(t, sizeof(t), hb.started_at));
-        cJSON_AddStringToObject(d, "last_tick", time_format_rfc3339_ms(t, sizeof(t), hb.last_tick));
-        cJSON_AddNumberToObject(d, "tick_age_ms", (double)age);
+        node_fill(d, &hb, now);
         *lanes = cJSON_Parse(hb.lanes ? hb.lanes : "");
         store_heartbeat_release(&hb);
     } else if (rc == ERR_NOTFOUND) {
         cJSON_AddStringToObject(d, "state", "not running");
     }
     return d;
+}
+
+struct nodes_ctx {
+    cJSON *nodes;
+    int64_t now;
+};
+
+static int add_node(const struct store_heartbeat *hb, void *ctx)
+{
+    struct nodes_ctx *nc = ctx;
+    cJSON *n = xcheck(cJSON_CreateObject()), *lanes = cJSON_Parse(hb->lanes ? hb->lanes : "");
+
+    node_fill(n, hb, nc->now);
+    cJSON_AddItemToObject(n, "lanes", lanes ? lanes : cJSON_CreateObject());
+    cJSON_AddItemToArray(nc->nodes, n);
+    return 0;
+}
+
+/* Every node that has a heartbeat, the freshest first. */
+static cJSON *nodes_state(store *st, int64_t now)
+{
+    struct nodes_ctx nc = {xcheck(cJSON_CreateArray()), now};
+
+    if (store_heartbeat_each(st, add_node, &nc) != 0)
+        err_clear();
+    return nc.nodes;
 }
 
 /* The queues, by the claim rule itself (store_run_queue_counts). */
@@ -78,6 +124,7 @@ static int add_job(const struct store_run_job *r, void *ctx)
     cJSON_AddStringToObject(j, "kind", r->kind);
     cJSON_AddStringToObject(j, "lane", r->lane);
     cJSON_AddNumberToObject(j, "pid", (double)r->pid);
+    cJSON_AddStringToObject(j, "node_id", r->node_id);
     cJSON_AddNumberToObject(j, "age_s", (double)(jc->now - r->started_at) / 1000);
     cJSON_AddItemToArray(jc->jobs, j);
     return 0;
@@ -151,6 +198,7 @@ cJSON *view_status(store *st, int64_t now)
     add_queues(st, now, o);
     cJSON_AddItemToObject(o, "lanes", lanes ? lanes : cJSON_CreateObject());
     cJSON_AddItemToObject(o, "running", running_jobs(st, now));
+    cJSON_AddItemToObject(o, "nodes", nodes_state(st, now));
     add_last_error(st, o);
     br = cJSON_AddArrayToObject(o, "breakers");
     if (store_breaker_not_closed_each(st, add_breaker, br) != 0)
@@ -217,18 +265,26 @@ int view_parse_since(const char *s, int64_t now, int64_t *out)
     if (end == s || n < 0 || end[0] == '\0' || end[1] != '\0')
         return -1;
     switch (*end) {
-    case 's': unit = 1000; break;
-    case 'm': unit = 60000; break;
-    case 'h': unit = 3600000; break;
-    case 'd': unit = 86400000; break;
-    default: return -1;
+    case 's':
+        unit = 1000;
+        break;
+    case 'm':
+        unit = 60000;
+        break;
+    case 'h':
+        unit = 3600000;
+        break;
+    case 'd':
+        unit = 86400000;
+        break;
+    default:
+        return -1;
     }
     if (n > 3650LL * 86400000 / unit)
         return -1;
     *out = now - n * unit;
     return 0;
 }
-
 
 cJSON *view_goal_listed(store *st, const struct goal *g, int64_t now)
 {

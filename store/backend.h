@@ -75,6 +75,17 @@ struct store_backend {
     /* Hold (lock 1) or let go (0) of the lock that makes migrations of
      * two processes starting together run once. */
     int (*migrate_lock)(store *st, int lock);
+    /* Wakes between nodes (PostgreSQL's LISTEN/NOTIFY on one channel);
+     * NULL in a backend without them (SQLite: one node, woken by its
+     * socket).  listen: this connection receives wakes from now on (and
+     * again after a reset); notify: wake every listener (at the commit of
+     * the current transaction, at once outside one); fd: the descriptor to
+     * poll, -1 when the connection is down; drain: consume what arrived,
+     * the number of wakes or -1 (the connection broke). */
+    int (*wake_listen)(store *st);
+    int (*wake_notify)(store *st);
+    int (*wake_fd)(store *st);
+    int (*wake_drain)(store *st);
     const struct store_migration *migrations;
     const size_t *migrations_count;
 };

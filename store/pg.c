@@ -41,6 +41,7 @@ struct pg_conn {
     unsigned next_id; /* statement names g1, g2, ... */
     char err[512];    /* the last error, for error() */
     char state[6];    /* its SQLSTATE ("" when none) */
+    int listening;    /* LISTEN goald_wake: issued again after a reset */
 };
 
 struct pg_stmt {
@@ -88,6 +89,23 @@ static int pg_error(store *st, const char *what)
     return err_set(pg_state_busy(pc->state) ? ERR_BUSY : ERR_DB, "%s: %s", what, pc->err);
 }
 
+#define PG_SESSION "SET client_min_messages = warning; SET TIME ZONE 'UTC'"
+#define PG_WAKE_CHANNEL "goald_wake"
+
+/* What every session of ours starts with: the settings, and the LISTEN
+ * of a connection that listens (lost with the server's session). */
+static int pg_session(struct pg_conn *pc)
+{
+    const char *sql = pc->listening ? PG_SESSION "; LISTEN " PG_WAKE_CHANNEL : PG_SESSION;
+    PGresult *res = PQexec(pc->c, sql);
+    int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+
+    if (!ok)
+        pg_note_error(pc, res);
+    PQclear(res);
+    return ok ? 0 : -1;
+}
+
 /* A broken connection is reset while no transaction depends on it. */
 static int pg_ready(store *st)
 {
@@ -103,7 +121,7 @@ static int pg_ready(store *st)
     PQreset(pc->c);
     pc->gen++;
     if (PQstatus(pc->c) == CONNECTION_OK)
-        return 0;
+        return pg_session(pc);
     pg_note_error(pc, NULL);
     return -1;
 }
@@ -178,7 +196,40 @@ static int pg_open(store *st, const char *url, int create)
         return err_set(ERR_DB, "%s: %s", url, pc->err);
     }
     PQsetNoticeProcessor(pc->c, pg_quiet, NULL);
-    return pg_exec(st, "SET client_min_messages = warning; SET TIME ZONE 'UTC'");
+    return pg_session(pc) == 0 ? 0 : pg_error(st, "database");
+}
+
+static int pg_wake_listen(store *st)
+{
+    PGC(st)->listening = 1;
+    return pg_exec(st, "LISTEN " PG_WAKE_CHANNEL);
+}
+
+static int pg_wake_notify(store *st)
+{
+    return pg_exec(st, "NOTIFY " PG_WAKE_CHANNEL);
+}
+
+static int pg_wake_fd(store *st)
+{
+    struct pg_conn *pc = PGC(st);
+
+    return PQstatus(pc->c) == CONNECTION_OK ? PQsocket(pc->c) : -1;
+}
+
+static int pg_wake_drain(store *st)
+{
+    struct pg_conn *pc = PGC(st);
+    PGnotify *n;
+    int count = 0;
+
+    if (PQconsumeInput(pc->c) == 0)
+        return -1; /* the next statement resets the connection */
+    while ((n = PQnotifies(pc->c)) != NULL) {
+        count++;
+        PQfreemem(n);
+    }
+    return count;
 }
 
 static void pg_close(store *st)
@@ -492,6 +543,10 @@ const struct store_backend store_backend_pg = {
     .begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
     .query_only = "SET default_transaction_read_only = on",
     .migrate_lock = pg_migrate_lock,
+    .wake_listen = pg_wake_listen,
+    .wake_notify = pg_wake_notify,
+    .wake_fd = pg_wake_fd,
+    .wake_drain = pg_wake_drain,
     .migrations = store_migrations_pg,
     .migrations_count = &store_migrations_pg_count,
 };

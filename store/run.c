@@ -251,14 +251,15 @@ int store_run_insert(store *st, const struct store_run_new *r)
 {
     static const char sql[] =
         "INSERT INTO runs(id, goal_id, item_id, kind, lane, status, attempt, tier, model_index,"
-        " timeout_s, lease_until, created_at, started_at)"
-        " VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)";
+        " timeout_s, lease_until, created_at, started_at, node_id)"
+        " VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)";
     return store_exec_args(
         st, "insert run", NULL, sql,
         STORE_ARGS(STORE_TEXT(r->id), STORE_TEXT(r->goal_id), STORE_TEXT(r->item_id),
                    STORE_TEXT(r->kind), STORE_TEXT(r->lane), STORE_I64(r->attempt),
                    STORE_I64(r->tier), STORE_I64(r->model_index), STORE_I64(r->timeout_s),
-                   STORE_I64(r->lease_until), STORE_I64(r->now_ms), STORE_I64(r->now_ms)));
+                   STORE_I64(r->lease_until), STORE_I64(r->now_ms), STORE_I64(r->now_ms),
+                   STORE_TEXT(r->node_id)));
 }
 
 int store_run_last_timeout_s(store *st, const char *goal_id, const char *kind, int *out)
@@ -281,7 +282,7 @@ int store_run_last_timeout_s(store *st, const char *goal_id, const char *kind, i
 #define RUN_COLS                                                                                   \
     "id, goal_id, coalesce(item_id, ''), kind, lane, status, attempt, coalesce(timeout_s, -1),"    \
     " coalesce(pid, 0), coalesce(lease_until, 0), coalesce(started_at, 0),"                        \
-    " coalesce(failure_reason, '')"
+    " coalesce(failure_reason, ''), coalesce(node_id, '')"
 
 static void run_read(store_stmt *s, struct store_run *r)
 {
@@ -298,6 +299,7 @@ static void run_read(store_stmt *s, struct store_run *r)
     r->lease_until = store_col_i64(s, 9);
     r->started_at = store_col_i64(s, 10);
     store_col_copy(r->failure_reason, sizeof(r->failure_reason), s, 11);
+    store_col_copy(r->node_id, sizeof(r->node_id), s, 12);
 }
 
 /* store_row_fn: run_read() into (struct store_run *)ctx. */
@@ -348,10 +350,18 @@ int store_run_list_running(store *st, struct store_run **out, size_t *n)
     return 0;
 }
 
+int store_run_count_running(store *st, const char *lane, int64_t *out)
+{
+    static const char sql[] = "SELECT count(*) FROM runs WHERE status = 'running' AND lane = ?";
+
+    return store_count(st, "running runs", out, sql, STORE_ARGS(STORE_TEXT(lane)));
+}
+
 int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void *ctx), void *ctx)
 {
     static const char sql[] = "SELECT r.id, r.goal_id, coalesce(r.item_id, ''), r.kind, r.lane,"
-                              " coalesce(r.pid, 0), r.started_at, g.title, coalesce(w.key, '')"
+                              " coalesce(r.pid, 0), r.started_at, g.title, coalesce(w.key, ''),"
+                              " coalesce(r.node_id, '')"
                               " FROM runs r JOIN goals g ON g.id = r.goal_id"
                               " LEFT JOIN work_items w ON w.id = r.item_id"
                               " WHERE r.status = 'running' ORDER BY r.started_at";
@@ -371,6 +381,7 @@ int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void
         j.started_at = store_col_i64(s, 6);
         j.goal_title = store_col_raw(s, 7);
         j.item_key = store_col_raw(s, 8);
+        j.node_id = store_col_raw(s, 9);
         if ((rc = fn(&j, ctx)) != 0)
             break;
     }
@@ -457,8 +468,7 @@ int store_run_item_failures_each(store *st, const char *item_id,
 }
 
 int store_run_item_attempts_each(store *st, const char *item_id,
-                                 int (*fn)(const struct store_run_attempt *a, void *ctx),
-                                 void *ctx)
+                                 int (*fn)(const struct store_run_attempt *a, void *ctx), void *ctx)
 {
     static const char q_att[] =
         "SELECT r.id, r.kind, r.status, coalesce(r.model, ''), coalesce(r.error_class, ''),"

@@ -74,7 +74,7 @@ struct store_run_exec_candidate {
     char id[ID_SIZE];
     char goal_id[ID_SIZE];
     int priority;
-    int dependents;     /* items that depend on it */
+    int dependents; /* items that depend on it */
     int64_t created_at;
     int64_t updated_at; /* waiting since */
 };
@@ -107,6 +107,7 @@ struct store_run_new {
     const char *kind, *lane;
     int attempt, tier, model_index, timeout_s;
     int64_t lease_until, now_ms; /* created_at and started_at are now_ms */
+    const char *node_id;         /* the node that claimed it (store_node_id) */
 };
 int store_run_insert(store *st, const struct store_run_new *r) GOALD_MUST_CHECK;
 
@@ -123,11 +124,12 @@ struct store_run {
     char lane[8];
     char status[16];
     int attempt;
-    int timeout_s;         /* -1 when not set */
-    long pid;              /* 0 when not set */
-    int64_t lease_until;   /* 0 when not set */
+    int timeout_s;       /* -1 when not set */
+    long pid;            /* 0 when not set */
+    int64_t lease_until; /* 0 when not set */
     int64_t started_at;
-    char failure_reason[256]; /* "" when none; cut at 255 bytes */
+    char failure_reason[256];        /* "" when none; cut at 255 bytes */
+    char node_id[STORE_NODE_ID_MAX]; /* "" for a run claimed before nodes existed */
 };
 
 /* Read a run.  ERR_NOTFOUND ("run ID: not found") when absent. */
@@ -140,20 +142,22 @@ int store_run_list_running(store *st, struct store_run **out, size_t *n);
 /* A running run with what `status` shows of it. */
 struct store_run_job {
     const char *run_id, *goal_id, *item_id, *kind, *lane, *goal_title, *item_key;
+    const char *node_id; /* "" for a run claimed before nodes existed */
     long pid;
     int64_t started_at;
 };
 /* Call fn for each running run, oldest first (item_id and item_key are ""
  * for goal-level runs).  fn returns non-zero to stop. */
-int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void *ctx),
-                        void *ctx);
+int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void *ctx), void *ctx);
+
+/* How many runs of lane are running, on every node (the global lane cap). */
+int store_run_count_running(store *st, const char *lane, int64_t *out);
 
 /* Renew a running run's lease (no-op when it is no longer running). */
 int store_run_renew_lease(store *st, const char *run_id, int64_t lease_until);
 
 /* The run's status and its goal's ("" each when the run is absent). */
-int store_run_live_status(store *st, const char *run_id, char run_status[16],
-                          char goal_status[16]);
+int store_run_live_status(store *st, const char *run_id, char run_status[16], char goal_status[16]);
 
 /* The job took the run: pid, lease, started_at (kept when set).
  * ERR_TRANSITION when the run is no longer running. */
@@ -201,8 +205,8 @@ int store_run_status_get(store *st, const char *id, int *found, char status[32],
 
 /* Move a run from status `from` to `to` (ended_at = now when terminal);
  * *changed is 0 when it was no longer `from`. */
-int store_run_status_set(store *st, const char *id, const char *from, const char *to,
-                         int terminal, int64_t now_ms, int *changed);
+int store_run_status_set(store *st, const char *id, const char *from, const char *to, int terminal,
+                         int64_t now_ms, int *changed);
 
 /* What ending a run from outside (the daemon, cancel) needs to know. */
 struct store_run_facts {

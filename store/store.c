@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/config.h"
 #include "util/err.h"
@@ -62,6 +63,50 @@ int store_local_dir(char *out, size_t n, const char *target)
     if ((size_t)snprintf(out, n, "%s", dir) >= n)
         return err_set(ERR_INVALID, "node.state_dir too long");
     return 0;
+}
+
+int store_node_id(char *out, size_t n, const char *target)
+{
+    const char *id = config_str(CFG_NODE_ID);
+    char dir[4096], real[4096], host[256] = "";
+    int rc, w;
+
+    if (id && *id)
+        w = snprintf(out, n, "%s", id);
+    else if ((rc = store_local_dir(dir, sizeof(dir), target)) != 0)
+        return rc;
+    else {
+        /* the same folder by any path to it: the daemon and a CLI command
+         * started elsewhere name one node */
+        if (!realpath(dir, real))
+            snprintf(real, sizeof(real), "%s", dir);
+        if (gethostname(host, sizeof(host) - 1) != 0)
+            snprintf(host, sizeof(host), "localhost");
+        w = snprintf(out, n, "%s:%s", host, real);
+    }
+    if (w < 0 || (size_t)w >= n)
+        return err_set(ERR_INVALID, "node id too long (node.id)");
+    return 0;
+}
+
+int store_wake_listen(store *st)
+{
+    return st->be->wake_listen ? st->be->wake_listen(st) : 0;
+}
+
+int store_wake_nodes(store *st)
+{
+    return st->be->wake_notify ? st->be->wake_notify(st) : 0;
+}
+
+int store_wake_fd(store *st)
+{
+    return st->be->wake_fd ? st->be->wake_fd(st) : -1;
+}
+
+int store_wake_drain(store *st)
+{
+    return st->be->wake_drain ? st->be->wake_drain(st) : 0;
 }
 
 const char *store_path(const store *st)

@@ -61,6 +61,26 @@ int store_default_path(char *out, size_t n);
  * else ~/.local/state/goald.  0 or ERR_INVALID. */
 int store_local_dir(char *out, size_t n, const char *target);
 
+/* This node's id among the daemons sharing the queue, into out: config
+ * node.id, else "HOST:STATE_DIR" (the host name and the real path of
+ * store_local_dir(target)).  At most STORE_NODE_ID_MAX bytes with its NUL.
+ * 0 or ERR_INVALID. */
+#define STORE_NODE_ID_MAX 512
+int store_node_id(char *out, size_t n, const char *target);
+
+/* Wakes between the nodes sharing a queue (PostgreSQL's LISTEN/NOTIFY;
+ * with SQLite, one node, these do nothing and the daemon's socket wakes
+ * it).  store_wake_nodes(): wake every node's daemon (inside a
+ * transaction, at its commit).  store_wake_listen(): this connection
+ * receives them (the daemon's), also after a reconnection.
+ * store_wake_fd(): the descriptor to poll for them, -1 when there is none
+ * now.  store_wake_drain(): consume those that arrived: how many, or -1
+ * when the connection broke (the next statement reconnects). */
+int store_wake_nodes(store *st);
+int store_wake_listen(store *st);
+int store_wake_fd(store *st);
+int store_wake_drain(store *st);
+
 /* Schema version: the highest applied migration; and the newest this
  * binary knows. */
 int store_schema_version(store *st, int *out);

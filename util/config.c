@@ -31,6 +31,9 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_NODE_STATE_DIR] = {"node.state_dir", CFG_STRING, NULL, NULL, NOB,
                             "this node's own files with a PostgreSQL store: the daemon's lock "
                             "and socket, spill files (unset: $XDG_STATE_HOME/goald)"},
+    [CFG_NODE_DEAD_AFTER_S] = {"node.dead_after_s", CFG_INT, "60", NULL, 2, 86400,
+                               "with several nodes: a node whose heartbeat is older than this "
+                               "is dead, and another node recovers its runs"},
     [CFG_INTAKE_MAX_TITLE] = {"intake.max_title", CFG_INT, "200", NULL, 1, 10000,
                               "the longest goal title accepted (characters)"},
     [CFG_PLAN_MAX_ITEMS] = {"plan.max_items", CFG_INT, "50", NULL, 1, 1000,
@@ -45,16 +48,15 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                                  "tier-1 retries of a work item before failover"},
     [CFG_CONTROL_BACKOFF_BASE_MS] = {"control.backoff_base_ms", CFG_INT, "2000", NULL, 0, 3600000,
                                      "backoff after the first failure: min(base*2^(n-1), max)"},
-    [CFG_CONTROL_BACKOFF_MAX_MS] = {"control.backoff_max_ms", CFG_INT, "300000", NULL, 0,
-                                    86400000, "the longest backoff between attempts (ms)"},
+    [CFG_CONTROL_BACKOFF_MAX_MS] = {"control.backoff_max_ms", CFG_INT, "300000", NULL, 0, 86400000,
+                                    "the longest backoff between attempts (ms)"},
     [CFG_CONTROL_NO_PROGRESS_K] = {"control.no_progress_k", CFG_INT, "3", NULL, 2, 100,
                                    "identical turn fingerprints in a row that mean stalled"},
     [CFG_BREAKER_THRESHOLD] = {"breaker.threshold", CFG_INT, "5", NULL, 1, 1000,
                                "consecutive failures of one error class that open its breaker"},
     [CFG_BREAKER_COOLDOWN_S] = {"breaker.cooldown_s", CFG_INT, "60", NULL, 0, 86400,
                                 "seconds an open breaker waits before a half-open probe"},
-    [CFG_SELECT_FRESHNESS_FULL_S] = {"select.freshness_full_s", CFG_INT, "3600", NULL, 1,
-                                     31536000,
+    [CFG_SELECT_FRESHNESS_FULL_S] = {"select.freshness_full_s", CFG_INT, "3600", NULL, 1, 31536000,
                                      "age (s) at which a ready item's freshness score is 100"},
     [CFG_LANE_PLAN_TIMEOUT_S] = {"lane.plan_timeout_s", CFG_INT, "600", NULL, 1, 86400,
                                  "timeout of a plan-lane job (elaborate, plan, Plan B)"},
@@ -73,26 +75,24 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                           "shortcut chain: openai, anthropic or script"},
     [CFG_LLM_BASE_URL] = {"llm.base_url", CFG_STRING, NULL, NULL, NOB,
                           "shortcut chain: the endpoint base URL (default per provider)"},
-    [CFG_LLM_MODEL] = {"llm.model", CFG_STRING, NULL, NULL, NOB,
-                       "shortcut chain: the first model"},
+    [CFG_LLM_MODEL] = {"llm.model", CFG_STRING, NULL, NULL, NOB, "shortcut chain: the first model"},
     [CFG_LLM_FALLBACK_MODEL] = {"llm.fallback_model", CFG_STRING, NULL, NULL, NOB,
                                 "shortcut chain: a second model, same provider"},
     [CFG_LLM_SCRIPT] = {"llm.script", CFG_STRING, NULL, NULL, NOB,
                         "the JSONL file the script provider answers from"},
-    [CFG_LLM_CONNECT_TIMEOUT_MS] = {"llm.connect_timeout_ms", CFG_INT, "10000", NULL, 1,
-                                    600000, "connect timeout of one LLM request (ms)"},
+    [CFG_LLM_CONNECT_TIMEOUT_MS] = {"llm.connect_timeout_ms", CFG_INT, "10000", NULL, 1, 600000,
+                                    "connect timeout of one LLM request (ms)"},
     [CFG_LLM_TIMEOUT_MS] = {"llm.timeout_ms", CFG_INT, "300000", NULL, 1, 3600000,
                             "total timeout of one LLM request, body included (ms)"},
-    [CFG_LLM_MAX_RESPONSE_BYTES] = {"llm.max_response_bytes", CFG_INT, "0", NULL, 0,
-                                    1073741824,
+    [CFG_LLM_MAX_RESPONSE_BYTES] = {"llm.max_response_bytes", CFG_INT, "0", NULL, 0, 1073741824,
                                     "the largest LLM response body accepted (bytes); 0: twice "
                                     "tools.max_file_mb plus 1 MiB (129 MiB by default), room for "
                                     "a write at the file-size cap with its escapes. The job's "
                                     "memory peaks at about this plus 16 MiB"},
     [CFG_LLM_MAX_OUTPUT_TOKENS] = {"llm.max_output_tokens", CFG_INT, "8192", NULL, 1, 1000000,
                                    "output token limit sent when a request gives none"},
-    [CFG_LLM_ANTHROPIC_VERSION] = {"llm.anthropic_version", CFG_STRING, "2023-06-01", NULL,
-                                   NOB, "the anthropic-version header"},
+    [CFG_LLM_ANTHROPIC_VERSION] = {"llm.anthropic_version", CFG_STRING, "2023-06-01", NULL, NOB,
+                                   "the anthropic-version header"},
     [CFG_LLM_CONTEXT_WINDOW] = {"llm.context_window", CFG_INT, "0", NULL, 0, 100000000,
                                 "shortcut chain: the model's context window (tokens); 0: the "
                                 "default for its name (docs/llm.md), 32768 for an unknown one"},
@@ -197,8 +197,8 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                          "names of environment variables passed into the sandbox besides "
                          "PATH, HOME, LANG and TERM: [\"CC\", \"GOFLAGS\"]"},
     [CFG_SANDBOX_PATH] = {"sandbox.path", CFG_STRING,
-                          "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL,
-                          NOB, "PATH inside the sandbox (add the bin folders of sandbox.binds)"},
+                          "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL, NOB,
+                          "PATH inside the sandbox (add the bin folders of sandbox.binds)"},
     /* tools/: see docs/tools.md */
     [CFG_TOOLS_MAX_LINES] = {"tools.max_lines", CFG_INT, "2000", NULL, 1, 1000000,
                              "lines of tool output shown to the model"},
@@ -230,6 +230,12 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                              "plan-lane jobs (elaborate, plan) at once"},
     [CFG_DAEMON_WORK_CAP] = {"daemon.work_cap", CFG_INT, "3", NULL, 1, 256,
                              "work-lane jobs (execute and verify, publish) at once"},
+    [CFG_DAEMON_GLOBAL_PLAN_CAP] = {"daemon.global_plan_cap", CFG_INT, "0", NULL, 0, 100000,
+                                    "plan-lane jobs at once over every node sharing the queue "
+                                    "(0: only each node's daemon.plan_cap)"},
+    [CFG_DAEMON_GLOBAL_WORK_CAP] = {"daemon.global_work_cap", CFG_INT, "0", NULL, 0, 100000,
+                                    "work-lane jobs at once over every node sharing the queue "
+                                    "(0: only each node's daemon.work_cap)"},
     [CFG_DAEMON_KILL_GRACE_S] = {"daemon.kill_grace_s", CFG_INT, "5", NULL, 0, 3600,
                                  "seconds between SIGTERM and SIGKILL of a timed-out job"},
     [CFG_DAEMON_SHUTDOWN_GRACE_S] = {"daemon.shutdown_grace_s", CFG_INT, "30", NULL, 0, 86400,
@@ -260,12 +266,11 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                               "none"},
     [CFG_HTTP_MAX_BODY_KB] = {"http.max_body_kb", CFG_INT, "1024", NULL, 1, 65536,
                               "the largest request body accepted (KiB); larger ones get 413"},
-    [CFG_HTTP_RATE_LIMIT_PER_MIN] = {"http.rate_limit_per_min", CFG_INT, "600", NULL, 1,
-                                     1000000,
+    [CFG_HTTP_RATE_LIMIT_PER_MIN] = {"http.rate_limit_per_min", CFG_INT, "600", NULL, 1, 1000000,
                                      "requests per token and minute; more get 429 with "
                                      "Retry-After"},
     [CFG_HTTP_MAX_CONNECTIONS] = {"http.max_connections", CFG_INT, "64", NULL, 1, 4096,
-                          "connections served at once (one thread each)"},
+                                  "connections served at once (one thread each)"},
 };
 
 struct cfg_val {

@@ -56,16 +56,16 @@ static void test_plan_lane(void **state)
     submit(lo, "{\"title\":\"low\",\"priority\":10}");
     submit(hi, "{\"title\":\"high\",\"priority\":90}");
     submit(tmpl, "{\"title\":\"recurring\",\"priority\":100,\"schedule\":\"@daily\"}");
-    assert_int_equal(claim_next(st, "plan", now, NULL, 0, &c, NULL, 0), 0);
+    assert_int_equal(claim_next(st, "plan", now, NULL, &c, NULL, 0), 0);
     assert_string_equal(c.goal_id, hi); /* priority first; templates never */
     assert_string_equal(c.kind, "elaborate");
     assert_string_equal(c.lane, "plan");
     assert_int_equal(c.attempt, 1);
     assert_string_equal(c.item_id, "");
     /* the goal with a running run is not claimed twice */
-    assert_int_equal(claim_next(st, "plan", now, NULL, 0, &c2, NULL, 0), 0);
+    assert_int_equal(claim_next(st, "plan", now, NULL, &c2, NULL, 0), 0);
     assert_string_equal(c2.goal_id, lo);
-    assert_int_equal(claim_next(st, "plan", now, NULL, 0, &c2, NULL, 0), ERR_NOTFOUND);
+    assert_int_equal(claim_next(st, "plan", now, NULL, &c2, NULL, 0), ERR_NOTFOUND);
     assert_int_equal(runs_running(), 2);
     assert_int_equal(claim_load(st, c.run_id, &c2), 0);
     assert_string_equal(c2.kind, "elaborate");
@@ -75,7 +75,7 @@ static void test_plan_lane(void **state)
     assert_int_equal(claim_load(st, c.run_id, &c2), ERR_TRANSITION);
     assert_int_equal(transition_apply(st, ENTITY_GOAL, hi, "active", NULL, NULL), 0);
     assert_int_equal(store_exec(st, "UPDATE goals SET elaboration = '{}'"), 0);
-    assert_int_equal(claim_next(st, "plan", now, NULL, 0, &c, NULL, 0), 0);
+    assert_int_equal(claim_next(st, "plan", now, NULL, &c, NULL, 0), 0);
     assert_string_equal(c.kind, "plan");
     assert_string_equal(c.goal_id, hi);
     assert_int_equal(c.attempt, 2); /* the goal's second plan-lane unit */
@@ -103,13 +103,13 @@ static void test_work_lane_and_breaker(void **state)
     cJSON_Delete(j);
     assert_int_equal(plan_store(st, g, &p), 0);
     plan_release(&p);
-    assert_int_equal(claim_next(st, "work", now, NULL, 0, &c, NULL, 0), 0);
+    assert_int_equal(claim_next(st, "work", now, NULL, &c, NULL, 0), 0);
     assert_string_equal(c.kind, "execute");
     assert_string_equal(c.goal_id, g);
     assert_int_equal(c.attempt, 1);
     assert_true(c.item_id[0] != '\0');
     /* one item per goal at a time */
-    assert_int_equal(claim_next(st, "work", now, NULL, 0, &c2, NULL, 0), ERR_NOTFOUND);
+    assert_int_equal(claim_next(st, "work", now, NULL, &c2, NULL, 0), ERR_NOTFOUND);
     /* a breaker open stops claims */
     assert_int_equal(transition_apply(st, ENTITY_ITEM, c.item_id, "failed", NULL, NULL), 0);
     assert_int_equal(transition_apply(st, ENTITY_ITEM, c.item_id, "ready", NULL, NULL), 0);
@@ -125,22 +125,22 @@ static void test_work_lane_and_breaker(void **state)
     }
     for (int i = 0; i < 5; i++)
         assert_int_equal(breaker_record(st, "rate_limit", "r", now), 0);
-    assert_int_equal(claim_next(st, "work", now + 1, NULL, 0, &c2, blocked, sizeof(blocked)),
+    assert_int_equal(claim_next(st, "work", now + 1, NULL, &c2, blocked, sizeof(blocked)),
                      ERR_NOTFOUND);
     assert_string_equal(blocked, "rate_limit");
     /* after the cooldown, one probe claim goes through: b, which has waited
      * longer than a (freshness), on its first attempt */
-    assert_int_equal(claim_next(st, "work", now + 61000, NULL, 0, &c2, NULL, 0), 0);
+    assert_int_equal(claim_next(st, "work", now + 61000, NULL, &c2, NULL, 0), 0);
     assert_string_not_equal(c2.item_id, c.item_id);
     assert_int_equal(c2.attempt, 1);
     /* while the probe runs, nothing else is claimed */
     assert_int_equal(transition_apply(st, ENTITY_ITEM, c2.item_id, "cancelled", NULL, NULL), 0);
-    assert_int_equal(claim_next(st, "work", now + 61000, NULL, 0, &c, blocked, sizeof(blocked)),
+    assert_int_equal(claim_next(st, "work", now + 61000, NULL, &c, blocked, sizeof(blocked)),
                      ERR_NOTFOUND);
     assert_string_equal(blocked, "rate_limit");
     /* the probe's model call succeeds: closed; a's second claim counts its attempts */
     assert_int_equal(breaker_record(st, NULL, c2.run_id, now + 62000), 0);
-    assert_int_equal(claim_next(st, "work", now + 61000, NULL, 0, &c2, NULL, 0), 0);
+    assert_int_equal(claim_next(st, "work", now + 61000, NULL, &c2, NULL, 0), 0);
     assert_int_equal(c2.attempt, 2);
 }
 
@@ -232,7 +232,7 @@ static int claims_until_empty(const char *lane, int64_t now)
     struct claim c;
     int n = 0, rc;
 
-    while ((rc = claim_next(st, lane, now, NULL, 0, &c, NULL, 0)) == 0)
+    while ((rc = claim_next(st, lane, now, NULL, &c, NULL, 0)) == 0)
         n++;
     assert_int_equal(rc, ERR_NOTFOUND);
     return n;
