@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -19,7 +20,9 @@
 #include "lifecycle/plan.h"
 #include "lifecycle/transitions.h"
 #include "store/internal.h"
+#include "store/run.h"
 #include "tests/unit/testutil.h"
+#include "util/config.h"
 #include "util/err.h"
 #include "util/timeutil.h"
 
@@ -302,6 +305,48 @@ static void test_status_counts_are_the_claim_rule(void **state)
     assert_int_equal((int)work, 0);
 }
 
+/* Issue 20: a claim records the node that took the run, and the lane's
+ * global cap (running runs of every node, counted in the claim's
+ * transaction) holds whichever node claims; 0 means no global cap. */
+static void test_nodes_and_global_cap(void **state)
+{
+    static const char *const ready[] = {"'ready'"};
+    const struct claim_scope a = {"node-a", NULL, 0}, b = {"node-b", NULL, 0};
+    char id[ID_SIZE];
+    struct claim c;
+    struct store_run r;
+    int64_t now = time_now_ms();
+    (void)state;
+
+    assert_int_equal(store_exec(st, "UPDATE goals SET status = 'cancelled'; "
+                                    "UPDATE runs SET status = 'aborted'; DELETE FROM breakers"),
+                     0);
+    for (int i = 0; i < 3; i++) {
+        fixture_goal(id, "cap", "active", "elaboration = '{}'");
+        fixture_items(id, 1, ready);
+    }
+    setenv("GOALD_DAEMON_GLOBAL_WORK_CAP", "2", 1);
+    assert_int_equal(config_load(NULL), 0);
+    assert_int_equal(claim_next(st, "work", now, &a, &c, NULL, 0), 0);
+    assert_int_equal(store_run_get(st, c.run_id, &r), 0);
+    assert_string_equal(r.node_id, "node-a");
+    assert_int_equal(claim_next(st, "work", now, &b, &c, NULL, 0), 0);
+    assert_int_equal(store_run_get(st, c.run_id, &r), 0);
+    assert_string_equal(r.node_id, "node-b");
+    /* two running over the nodes: the third waits, for either node */
+    assert_int_equal(claim_next(st, "work", now, &a, &c, NULL, 0), ERR_NOTFOUND);
+    assert_non_null(strstr(err_last(), "global cap"));
+    assert_int_equal(claim_next(st, "work", now, &b, &c, NULL, 0), ERR_NOTFOUND);
+    assert_int_equal(runs_running(), 2);
+    /* 0: no global cap */
+    setenv("GOALD_DAEMON_GLOBAL_WORK_CAP", "0", 1);
+    assert_int_equal(config_load(NULL), 0);
+    assert_int_equal(claim_next(st, "work", now, &a, &c, NULL, 0), 0);
+    assert_int_equal(runs_running(), 3);
+    unsetenv("GOALD_DAEMON_GLOBAL_WORK_CAP");
+    assert_int_equal(config_load(NULL), 0);
+}
+
 int main(void)
 {
     char path[512];
@@ -309,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_plan_lane),
         cmocka_unit_test(test_work_lane_and_breaker),
         cmocka_unit_test(test_status_counts_are_the_claim_rule),
+        cmocka_unit_test(test_nodes_and_global_cap),
     };
     int rc;
 

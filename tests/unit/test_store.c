@@ -5,12 +5,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/heartbeat.h"
 #include "store/internal.h"
 #include "store/store.h"
 #include "tests/unit/testutil.h"
@@ -198,6 +200,87 @@ static void test_commit_after_failed_statement(void **state)
     store_close(st);
 }
 
+/* Issue 20: a heartbeat row per node; the freshest is the default. */
+static void test_heartbeat_per_node(void **state)
+{
+    char path[512];
+    store *st = NULL;
+    struct store_heartbeat hb;
+    struct store_heartbeat a = {.node_id = "a", .host = "h1", .pid = 11, .started_at = 1,
+                                .last_tick = 100, .lanes = "{}"};
+    struct store_heartbeat b = {.node_id = "b", .host = "h2", .pid = 22, .started_at = 2,
+                                .last_tick = 200, .lanes = "{\"plan\": {}}"};
+    long pid = 0;
+    int64_t tick = 0;
+    int found = 0;
+
+    (void)state;
+    testutil_db(path, sizeof(path), "nodes.db");
+    assert_int_equal(store_open(&st, path), 0);
+    assert_int_equal(store_heartbeat_read(st, NULL, &hb), ERR_NOTFOUND);
+    assert_int_equal(store_heartbeat_write(st, &a), 0);
+    assert_int_equal(store_heartbeat_write(st, &b), 0);
+    a.last_tick = 150; /* a's next tick: its row, replaced */
+    assert_int_equal(store_heartbeat_write(st, &a), 0);
+    assert_int_equal(store_heartbeat_read(st, NULL, &hb), 0);
+    assert_string_equal(hb.node_id, "b");
+    assert_string_equal(hb.lanes, "{\"plan\": {}}");
+    store_heartbeat_release(&hb);
+    assert_int_equal(store_heartbeat_read(st, "a", &hb), 0);
+    assert_string_equal(hb.host, "h1");
+    assert_int_equal(hb.pid, 11);
+    assert_int_equal(hb.last_tick, 150);
+    store_heartbeat_release(&hb);
+    assert_int_equal(store_heartbeat_tick(st, "a", &pid, &tick, &found), 0);
+    assert_int_equal(found, 1);
+    assert_int_equal(pid, 11);
+    assert_int_equal(store_heartbeat_delete(st, "b"), 0);
+    assert_int_equal(store_heartbeat_read(st, "b", &hb), ERR_NOTFOUND);
+    assert_int_equal(store_heartbeat_tick(st, NULL, &pid, &tick, &found), 0);
+    assert_int_equal(pid, 11);
+    store_close(st);
+}
+
+/* Issue 20: a wake from one connection reaches another that listens
+ * (PostgreSQL's NOTIFY); SQLite has none (one node, woken by its socket). */
+static void test_wake_between_connections(void **state)
+{
+    char path[512];
+    store *a = NULL, *b = NULL;
+    struct pollfd p;
+    int n = 0;
+
+    (void)state;
+    testutil_db(path, sizeof(path), "wake.db");
+    assert_int_equal(store_open(&a, path), 0);
+    assert_int_equal(store_open(&b, path), 0);
+    assert_int_equal(store_wake_listen(a), 0);
+    if (store_dialect_of(a) != STORE_PG) {
+        assert_int_equal(store_wake_fd(a), -1);
+        assert_int_equal(store_wake_nodes(b), 0);
+        goto out;
+    }
+    assert_true(store_wake_fd(a) >= 0);
+    assert_int_equal(store_wake_drain(a), 0);
+    /* inside a transaction: delivered at the commit, not before */
+    assert_int_equal(store_tx_begin(b), 0);
+    assert_int_equal(store_wake_nodes(b), 0);
+    p.fd = store_wake_fd(a);
+    p.events = POLLIN;
+    assert_int_equal(poll(&p, 1, 200), 0);
+    assert_int_equal(store_tx_commit(b), 0);
+    for (int i = 0; i < 50 && n == 0; i++) {
+        p.fd = store_wake_fd(a);
+        p.events = POLLIN;
+        if (poll(&p, 1, 100) > 0)
+            n = store_wake_drain(a);
+    }
+    assert_int_equal(n, 1);
+out:
+    store_close(b);
+    store_close(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +290,8 @@ int main(void)
         cmocka_unit_test(test_newer_database_refused),
         cmocka_unit_test(test_nested_transactions),
         cmocka_unit_test(test_commit_after_failed_statement),
+        cmocka_unit_test(test_heartbeat_per_node),
+        cmocka_unit_test(test_wake_between_connections),
     };
     testutil_setup("store");
     return cmocka_run_group_tests(tests, NULL, NULL);
