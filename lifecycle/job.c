@@ -16,6 +16,7 @@
 #include "lifecycle/recover.h"
 #include "lifecycle/stages.h"
 #include "lifecycle/transitions.h"
+#include "lifecycle/workspace.h"
 #include "llm/llm.h"
 #include "store/event.h"
 #include "store/goal.h"
@@ -311,7 +312,8 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
     strbuf_init(&j.summary, 16384);
     if ((rc = claim_load(st, run_id, &j.claim)) != 0)
         goto out;
-    if ((rc = store_goal_get(st, j.claim.goal_id, &j.goal)) != 0)
+    if ((rc = store_goal_get(st, j.claim.goal_id, &j.goal)) != 0 ||
+        (rc = workspace_locate(st, j.goal, &j.repo, &j.worktree, &j.clone)) != 0)
         goto out;
     if (j.claim.item_id[0]) {
         if ((rc = store_item_get(st, j.claim.item_id, &j.item)) != 0)
@@ -365,6 +367,8 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
 out:
     llm_client_free(j.llm);
     store_goal_free(j.goal);
+    free(j.repo);
+    free(j.worktree);
     store_item_free(j.item);
     strbuf_release(&j.failure);
     strbuf_release(&j.summary);
