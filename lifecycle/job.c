@@ -312,8 +312,7 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
     strbuf_init(&j.summary, 16384);
     if ((rc = claim_load(st, run_id, &j.claim)) != 0)
         goto out;
-    if ((rc = store_goal_get(st, j.claim.goal_id, &j.goal)) != 0 ||
-        (rc = workspace_locate(st, j.goal, &j.repo, &j.worktree, &j.clone)) != 0)
+    if ((rc = store_goal_get(st, j.claim.goal_id, &j.goal)) != 0)
         goto out;
     if (j.claim.item_id[0]) {
         if ((rc = store_item_get(st, j.claim.item_id, &j.item)) != 0)
@@ -325,7 +324,10 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
     seed_estimate(&j);
     j.usage.started_ms = time_mono_ms();
 
-    if (strcmp(j.claim.kind, "publish") != 0 && llm_client_open(&j.llm, st) != 0) {
+    if (workspace_locate(st, j.goal, &j.repo, &j.worktree, &j.clone) != 0) {
+        /* where this node keeps the goal's code cannot be told (no HOME) */
+        stage_rc = job_fail(&j, "config", "%s", err_last());
+    } else if (strcmp(j.claim.kind, "publish") != 0 && llm_client_open(&j.llm, st) != 0) {
         /* no model can be called with this configuration: every unit that
          * needs one waits (breaker) until it changes or a human answers */
         stage_rc = job_fail(&j, "config", "%s", err_last());

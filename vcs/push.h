@@ -1,5 +1,6 @@
 /*
- * push.h - pushing a goal's branch (libgit2, no git CLI).
+ * push.h - pushing a goal's branch, and a commit to a ref (clone mode's
+ * refs/goald/<goal-id>, vcs/clone.h) (libgit2, no git CLI).
  *
  * Authentication, asked for by the remote through libgit2's credential
  * callback:

@@ -182,12 +182,21 @@ expect_eq "$(sql "SELECT count(*) FROM events WHERE goal_id = '$GID' AND type = 
 expect_eq "$(sql "SELECT ifnull(head_commit, 'none') FROM goals WHERE id = '$GID'")" none "no head recorded"
 run git -C "$T/refused.git" rev-parse -q --verify "refs/goald/$GID"
 expect_rc 1 "nothing on the remote"
+# the commit stays on this node's goal branch, where the database never
+# took it from: the next run must not build on it
+X=$(sql "SELECT hash FROM artifacts WHERE run_id = '$RUN' AND type = 'commit'")
+[ ${#X} = 40 ] || fail "no commit artifact of the refused run: [$X]"
+ok
 # the remote takes pushes again: recovery's retry carries the goal through
 rm -f "$T/refused.git/refs/goald/$GID.lock"
 run "$G" daemon --once
 expect_rc 0 "daemon --once after the refusal"
 expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GID'")" completed "goal after the refusal"
 check_history "$T/refused.git" "$GID"
+run git -C "$T/refused.git" merge-base --is-ancestor "$X" "refs/goald/$GID"
+expect_rc 1 "the refused run's commit is not in the goal's history"
+expect_eq "$(sql "SELECT count(*) FROM events WHERE goal_id = '$GID' AND type = 'worktree.moved' AND json_extract(payload, '\$.from') = '$X' AND json_extract(payload, '\$.to') = '$BASE'")" 1 \
+    "the goal branch moved back to the database's head (the base)"
 
 # --- 5. intake ---------------------------------------------------------------
 db_use intake
