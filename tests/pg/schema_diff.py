@@ -242,8 +242,10 @@ def compare(lite, pg):
             (_n, dtype, _nn, _df, gen), pos = b["rowid"]
             if not want_rowid:
                 d(f"{t}: rowid in PostgreSQL, but SQLite's rowid is the INTEGER PRIMARY KEY")
-            elif (dtype, gen) != ("bigint", "ALWAYS") or pos != len(b["columns"]):
-                d(f"{t}.rowid: want the last column, BIGINT GENERATED ALWAYS AS IDENTITY;"
+            elif (dtype, gen) != ("bigint", "ALWAYS"):
+                # anywhere among the columns: a later ALTER TABLE ... ADD
+                # COLUMN puts its column after it
+                d(f"{t}.rowid: want BIGINT GENERATED ALWAYS AS IDENTITY;"
                   f" got {dtype} {gen or 'no identity'} at position {pos + 1}")
         for key, what in (("pk", "primary key"), ("fks", "foreign keys"),
                           ("uniques", "unique constraints"), ("checks", "CHECK constraints")):
