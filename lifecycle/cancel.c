@@ -10,6 +10,7 @@
 
 #include "lifecycle/job.h"
 #include "lifecycle/transitions.h"
+#include "lifecycle/workspace.h"
 #include "util/config.h"
 #include "util/timeutil.h"
 #include "store/goal.h"
@@ -129,9 +130,14 @@ int lifecycle_goal_cancel(store *st, const char *goal_id, int *n_items, int *n_j
     /* the worktree goes with the goal; its branch stays */
     {
         struct goal *g = NULL;
-        if (store_goal_get(st, goal_id, &g) == 0 && g->repo && g->worktree &&
-            vcs_worktree_remove(g->repo, g->worktree) != 0)
-            log_warn("goal %.8s: worktree %s not removed: %s", goal_id, g->worktree, err_last());
+        char *repo = NULL, *wt = NULL;
+        int clone = 0;
+        if (store_goal_get(st, goal_id, &g) == 0 &&
+            workspace_locate(st, g, &repo, &wt, &clone) == 0 && repo && wt &&
+            vcs_worktree_remove(repo, wt) != 0)
+            log_warn("goal %.8s: worktree %s not removed: %s", goal_id, wt, err_last());
+        free(repo);
+        free(wt);
         store_goal_free(g);
     }
 out:

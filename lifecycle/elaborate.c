@@ -34,6 +34,7 @@
 #include "util/err.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
+#include "vcs/clone.h"
 
 static const char *const gate_types[] = {"test", "build", "lint", "typecheck", "custom", NULL};
 
@@ -200,6 +201,14 @@ out:
     return rc;
 }
 
+/* The repository's work folder, for its top-level files and build files;
+ * NULL for a goal in clone mode (docs/scaling.md): its repo is a URL or a
+ * bare repository, whose files are in no folder before the first run. */
+static const char *local_root(const struct goal *g)
+{
+    return g->repo && !vcs_repo_is_shared(g->repo) ? g->repo : NULL;
+}
+
 /* What the model is told: the goal as submitted, and the repository's
  * top-level files. */
 static void build_request(strbuf *user, const struct goal *g)
@@ -212,7 +221,7 @@ static void build_request(strbuf *user, const struct goal *g)
         strbuf_addf_cut(user, "Verification given: %s\n", g->verification);
     if (g->allowed_actions)
         strbuf_addf_cut(user, "Allowed actions given: %s\n", g->allowed_actions);
-    list_root(user, g->repo);
+    list_root(user, local_root(g));
 }
 
 /* Criteria: the goal's first, then the model's new ones. */
@@ -274,7 +283,7 @@ static cJSON *detected_and_model_gates(const struct goal *g, const cJSON *answer
                                        const char **source)
 {
     const cJSON *it;
-    cJSON *gates = g->repo ? gates_detect(g->repo) : NULL;
+    cJSON *gates = local_root(g) ? gates_detect(local_root(g)) : NULL;
     int detected, model = 0;
 
     if (!gates)

@@ -10,9 +10,12 @@
  * way at the baseline), and each success criterion gets an evidence
  * decision naming the gates and test cases that back it.  The item is
  * committed on the goal branch (idempotent: found by its Work-Item-Id
- * trailer) with commit, file and test_results artifacts, and goes
- * verify -> done in one transaction with its evidence flags, promoting
- * the items that waited for it.
+ * trailer) with commit, file and test_results artifacts; in clone mode
+ * (docs/scaling.md) that commit is pushed, forced, to the goal's repo as
+ * refs/goald/<goal-id> before anything counts it as done (a failed push
+ * fails the run, class vcs).  The item goes verify -> done in one
+ * transaction with its evidence flags and the goal's new head
+ * (goals.head_commit), promoting the items that waited for it.
  */
 #include "lifecycle/evaluate.h"
 
@@ -27,6 +30,7 @@
 #include "lifecycle/transitions.h"
 #include "lifecycle/verify.h"
 #include "lifecycle/workspace.h"
+#include "store/goal.h"
 #include "store/item.h"
 #include "util/err.h"
 #include "util/fault.h"
@@ -34,6 +38,7 @@
 #include "util/xalloc.h"
 #include "vcs/commit.h"
 #include "vcs/diff.h"
+#include "vcs/push.h"
 
 /* ---- an artifact ---- */
 
@@ -240,6 +245,24 @@ static int item_commit(struct job_ctx *j, struct workspace *ws, const char *summ
     return 0;
 }
 
+/* Clone mode: the item's commit to the goal's repo as
+ * refs/goald/<goal-id>, forced (a run that died after its push may have
+ * left a commit there that the database never took: the database's head
+ * decides, and this push replaces it).  0, or ERR_FAIL after job_fail()
+ * (class vcs: recovery retries it; the item is not done). */
+static int item_push(struct job_ctx *j, const char *sha)
+{
+    char ref[128];
+
+    if (!j->clone || !sha || !sha[0])
+        return 0;
+    snprintf(ref, sizeof(ref), "refs/goald/%s", j->goal->id);
+    if (vcs_push_commit(j->repo, "origin", sha, ref, 1) != 0)
+        return job_fail(j, "vcs", "pushing %.12s to %s of %s: %s", sha, ref, j->goal->repo,
+                        err_last());
+    return 0;
+}
+
 /* A test_results artifact per gate whose output held test counts: 0, or
  * the store's error. */
 static int test_artifacts(struct job_ctx *j, const struct verify_state *vs)
@@ -264,7 +287,8 @@ static int test_artifacts(struct job_ctx *j, const struct verify_state *vs)
     return rc;
 }
 
-/* verify -> done, in one transaction with its evidence flags; the items
+/* verify -> done, in one transaction with its evidence flags and the
+ * goal's head (the item's commit, when it made or found one); the items
  * that waited for it become ready. */
 static int item_done(struct job_ctx *j, int verified, const char *gates_line, const char *sha)
 {
@@ -277,6 +301,8 @@ static int item_done(struct job_ctx *j, int verified, const char *gates_line, co
         cJSON_AddStringToObject(p, "commit", sha);
     if ((rc = store_tx_begin(j->st)) == 0) {
         rc = store_item_set_verified(j->st, j->item->id, verified, sha);
+        if (rc == 0 && sha)
+            rc = store_goal_set_head(j->st, j->goal->id, sha);
         if (rc == 0)
             rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "done", "verify", p);
         if (rc == 0)
@@ -310,6 +336,9 @@ int evaluate_item(struct job_ctx *j, struct workspace *ws, const char *summary,
     if ((rc = item_commit(j, ws, summary, vs->gates_line, verified, &cr)) != 0)
         goto out;
     fault_point("verify.after_commit");
+    if ((rc = item_push(j, cr.sha)) != 0)
+        goto out;
+    fault_point("verify.after_push");
     if ((rc = test_artifacts(j, vs)) != 0) {
         rc = job_fail(j, "internal", "test results artifact: %s", err_last());
         goto out;

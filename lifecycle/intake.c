@@ -28,6 +28,7 @@
 #include "util/timeutil.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
+#include "vcs/clone.h"
 #include "vcs/forge.h"
 #include "vcs/push.h"
 #include "vcs/repo.h"
@@ -317,9 +318,14 @@ static int check_publish_forge(const struct ctx *c, const struct goal *g, const 
         return fail(c, "publish.pull_request", NULL, "needs \"repo\"");
     if (!remote)
         remote = "origin";
-    /* no such remote (yet): the push will say so; nothing to judge here */
-    if (vcs_remote_url(url, sizeof(url), g->repo, remote) != 0)
+    if (vcs_repo_is_shared(g->repo)) {
+        /* clone mode: "origin" is the goal's repo itself; another name is
+         * not a remote of the node's clone, a URL stands for itself */
+        snprintf(url, sizeof(url), "%s", !strcmp(remote, "origin") ? g->repo : remote);
+    } else if (vcs_remote_url(url, sizeof(url), g->repo, remote) != 0) {
+        /* no such remote (yet): the push will say so; nothing to judge here */
         return 0;
+    }
     if (vcs_forge_can_pr(remote, url) != 0)
         return fail(c, "publish.pull_request", NULL, "%s", err_last());
     return 0;
@@ -460,7 +466,9 @@ static void field_base_branch(struct ctx *c, const cJSON *root, struct goal *g)
 }
 
 /* The repository: probed (it exists, the base branch is in it); its head
- * is the base branch when none is given. */
+ * is the base branch when none is given.  A git URL (clone mode,
+ * docs/scaling.md) is checked for its syntax only, and needs a base
+ * branch: what the remote holds shows at the first run. */
 static void field_repo(struct ctx *c, const cJSON *root, struct goal *g)
 {
     char abs[4096], head[256];
@@ -472,6 +480,12 @@ static void field_repo(struct ctx *c, const cJSON *root, struct goal *g)
     if (!s) {
         if (g->base_branch)
             fail(c, "base_branch", NULL, "needs \"repo\"");
+        return;
+    }
+    if (vcs_repo_is_url(s)) {
+        if (!g->base_branch && !cJSON_GetObjectItemCaseSensitive(root, "base_branch"))
+            fail(c, "base_branch", NULL, "required with a git URL as \"repo\"");
+        g->repo = xstrdup(s);
         return;
     }
     prc = vcs_repo_probe(s, g->base_branch, abs, sizeof(abs), head, sizeof(head));
@@ -553,11 +567,27 @@ static void field_schedule(struct ctx *c, const cJSON *root, struct goal *g)
     }
 }
 
+/* Clone mode publishes from the node's clone, whose only remote is
+ * "origin" (the goal's repo): another name is refused, a URL or a path
+ * stands for itself. */
+static int check_publish_clone(const struct ctx *c, const struct goal *g, const cJSON *pub)
+{
+    const char *remote = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pub, "remote"));
+
+    if (!remote || !g->repo || !strcmp(remote, "origin") || strchr(remote, '/') ||
+        strchr(remote, ':') || !vcs_repo_is_shared(g->repo))
+        return 0;
+    return fail(c, "publish.remote", NULL,
+                "a goal whose repo is a git URL or a bare repository publishes to \"origin\" "
+                "(that repo) or to a URL or path, not to the remote \"%s\"",
+                remote);
+}
+
 static void field_publish(struct ctx *c, const cJSON *root, struct goal *g)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "publish");
 
-    if (v && check_publish(c, v) == 0) {
+    if (v && check_publish(c, v) == 0 && check_publish_clone(c, g, v) == 0) {
         check_publish_forge(c, g, v);
         g->publish = print_json(v);
     }

@@ -16,6 +16,7 @@
 #include "lifecycle/recover.h"
 #include "lifecycle/stages.h"
 #include "lifecycle/transitions.h"
+#include "lifecycle/workspace.h"
 #include "llm/llm.h"
 #include "store/event.h"
 #include "store/goal.h"
@@ -323,7 +324,10 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
     seed_estimate(&j);
     j.usage.started_ms = time_mono_ms();
 
-    if (strcmp(j.claim.kind, "publish") != 0 && llm_client_open(&j.llm, st) != 0) {
+    if (workspace_locate(st, j.goal, &j.repo, &j.worktree, &j.clone) != 0) {
+        /* where this node keeps the goal's code cannot be told (no HOME) */
+        stage_rc = job_fail(&j, "config", "%s", err_last());
+    } else if (strcmp(j.claim.kind, "publish") != 0 && llm_client_open(&j.llm, st) != 0) {
         /* no model can be called with this configuration: every unit that
          * needs one waits (breaker) until it changes or a human answers */
         stage_rc = job_fail(&j, "config", "%s", err_last());
@@ -365,6 +369,8 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
 out:
     llm_client_free(j.llm);
     store_goal_free(j.goal);
+    free(j.repo);
+    free(j.worktree);
     store_item_free(j.item);
     strbuf_release(&j.failure);
     strbuf_release(&j.summary);

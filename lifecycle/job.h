@@ -30,7 +30,14 @@ struct job_ctx {
     struct claim claim;
     struct goal *goal;
     struct work_item *item; /* execute only */
-    int model_index;        /* chain position for the next call */
+    /* where the goal's code is on this node (workspace_locate()): the
+     * repository its worktrees are made from and the worktree folder
+     * (NULL without a repository; worktree NULL before the first run);
+     * clone is 1 in clone mode (docs/scaling.md).  Owned by job_run(). */
+    char *repo;
+    char *worktree;
+    int clone;
+    int model_index; /* chain position for the next call */
     struct run_usage usage;
     int64_t last_call_tokens; /* estimate of the next call, for budget checks */
     double last_call_cost;

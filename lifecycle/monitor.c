@@ -118,6 +118,8 @@ static int submit_instance(store *st, const char *template_id, char inst[ID_SIZE
         goto out;
     free(tmpl->worktree);
     tmpl->worktree = NULL;
+    free(tmpl->head_commit); /* an instance starts from its base (clone mode) */
+    tmpl->head_commit = NULL;
     free(tmpl->status);
     tmpl->status = xstrdup("queued");
     tmpl->is_template = 0;

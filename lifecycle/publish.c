@@ -7,7 +7,9 @@
  *   1. every item finished (or the goal completed partial by a human)
  *   2. the completion rule: the must-pass gates once more on the final
  *      branch head; pre-existing failures make the goal partial
- *   3. push the branch (publish.push), recorded as an artifact
+ *   3. push the branch (publish.push), recorded as an artifact; in clone
+ *      mode (docs/scaling.md) from this node's clone, fetched and set to
+ *      the goal's head first, and "origin" is the goal's repo
  *   4. the pull request (publish.pull_request), its body from
  *      publish_body(): criteria and evidence, items, gates, review, cost
  *   5. the goal completed, with its event, in one transaction
@@ -30,6 +32,7 @@
 #include "lifecycle/report.h"
 #include "lifecycle/transitions.h"
 #include "lifecycle/verify.h"
+#include "lifecycle/workspace.h"
 #include "store/escalation.h"
 #include "store/event.h"
 #include "store/gate_result.h"
@@ -324,13 +327,13 @@ static int final_check(struct job_ctx *j, int *partial)
 }
 
 /* The head commit of the goal's worktree into head ("" when unknown). */
-static void worktree_head(const struct goal *g, char head[VCS_OID_HEX])
+static void worktree_head(struct job_ctx *j, char head[VCS_OID_HEX])
 {
     vcs_worktree *wt = NULL;
 
-    if (!(g->repo && g->branch && g->worktree))
+    if (!(j->repo && j->goal->branch && j->worktree))
         return;
-    if (vcs_worktree_open(&wt, g->repo, g->worktree) == 0) {
+    if (vcs_worktree_open(&wt, j->repo, j->worktree) == 0) {
         vcs_worktree_head(head, wt);
         vcs_worktree_free(wt);
     }
@@ -345,10 +348,10 @@ static int push_branch(struct job_ctx *j, const char *remote, const char *head,
     cJSON *m;
     int rc = 0;
 
-    if (vcs_push(g->repo, remote, g->branch) != 0)
+    if (vcs_push(j->repo, remote, g->branch) != 0)
         return job_fail(j, "push", "%s", err_last());
     m = xcheck(cJSON_CreateObject());
-    vcs_remote_url(remote_url, n, g->repo, remote);
+    vcs_remote_url(remote_url, n, j->repo, remote);
     cJSON_AddStringToObject(m, "remote", remote);
     /* the branch artifact and goal.pushed are the record of the push: a
      * write that fails fails the step (a retry pushes again, changing
@@ -407,6 +410,21 @@ static int open_pull_request(struct job_ctx *j, const char *remote_url, int part
         rc = job_fail(j, "internal", "%s", err_last());
     cJSON_Delete(m);
     return rc;
+}
+
+/* Clone mode: this node's clone fetched and the goal branch at the goal's
+ * head (the database's), as before an item: the node that publishes may
+ * not be the one that ran the last item.  On failure job_fail(). */
+static int sync_clone(struct job_ctx *j)
+{
+    struct workspace ws;
+    int rc;
+
+    if (!j->clone)
+        return 0;
+    rc = workspace_open(&ws, j);
+    workspace_close(&ws);
+    return rc ? job_fail(j, "vcs", "%s", err_last()) : 0;
 }
 
 /* 6. An event always (goal.completed, written with the transition), a
@@ -468,10 +486,11 @@ int stage_publish(struct job_ctx *j)
 
     if (!remote)
         remote = "origin";
-    if ((rc = check_finished(j)) != 0 || (rc = final_check(j, &partial)) != 0)
+    if ((rc = check_finished(j)) != 0 || (rc = sync_clone(j)) != 0 ||
+        (rc = final_check(j, &partial)) != 0)
         goto out;
     partial = partial || g->partial;
-    worktree_head(g, head);
+    worktree_head(j, head);
     if (g->repo && g->branch && push &&
         (rc = push_branch(j, remote, head, remote_url, sizeof(remote_url))) != 0)
         goto out;
@@ -495,8 +514,8 @@ int stage_publish(struct job_ctx *j)
     strbuf_addf_cut(&j->summary, "goal completed%s%s", pr.url ? ": " : "", pr.url ? pr.url : "");
     notify(j, p);
     /* 7. the worktree goes; the branch stays */
-    if (g->repo && g->worktree && vcs_worktree_remove(g->repo, g->worktree) != 0)
-        log_warn("goal %.8s: worktree %s not removed: %s", g->id, g->worktree, err_last());
+    if (j->repo && j->worktree && vcs_worktree_remove(j->repo, j->worktree) != 0)
+        log_warn("goal %.8s: worktree %s not removed: %s", g->id, j->worktree, err_last());
 out:
     vcs_pr_release(&pr);
     cJSON_Delete(p);

@@ -121,7 +121,7 @@ static int run_on_tree(struct job_ctx *j, struct workspace *ws, const struct gat
         return rc;
     snprintf(copy, sizeof(copy), "%s/gate-%s-%u", dir, j->claim.run_id, seq++);
     fs_remove_tree(copy);
-    if ((rc = vcs_export(j->goal->repo, tree, copy)) == 0 && g->report)
+    if ((rc = vcs_export(j->repo, tree, copy)) == 0 && g->report)
         rc = drop_report(copy, g->report);
     if (rc == 0)
         rc = gates_run_at(gc, g, ws->root, copy, out);
@@ -137,7 +137,7 @@ int verify_gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_s
                            j->claim.run_id, ws->git_common, ws->git_dir};
     int rc;
 
-    if (!ws->wt || !j->goal->repo)
+    if (!ws->wt || !j->repo)
         return gates_run(&gc, g, ws->root, out); /* no git: no snapshot to copy */
     if (!tree[0] && (rc = workspace_store(ws, tree, VCS_OID_HEX)) != 0)
         return rc;
@@ -576,7 +576,7 @@ static int gate_judge(struct job_ctx *j, struct workspace *ws, const struct gate
                       struct gate_eval *e)
 {
     struct test_cases bc = {0};
-    int rc, lost = 0, git = ws->wt && j->goal->repo && tree && tree[0];
+    int rc, lost = 0, git = ws->wt && j->repo && tree && tree[0];
 
     memset(e, 0, sizeof(*e));
     strbuf_init(&e->why, 1 << 20); /* a reason: cut at its cap */
@@ -762,12 +762,12 @@ static void item_baseline(struct job_ctx *j, struct workspace *ws, char base[VCS
     char mine[VCS_OID_HEX], rev[VCS_OID_HEX + 2];
 
     base[0] = '\0';
-    if (!ws->wt || !j->goal->repo)
+    if (!ws->wt || !j->repo)
         return;
     if (vcs_commit_find_by_trailer(mine, ws->wt, j->goal->base_branch, VCS_TRAILER_ITEM,
                                    j->item->id) == 0) {
         snprintf(rev, sizeof(rev), "%s^", mine);
-        if (vcs_rev_commit(base, j->goal->repo, rev) != 0)
+        if (vcs_rev_commit(base, j->repo, rev) != 0)
             base[0] = '\0';
     } else if (vcs_worktree_head(base, ws->wt) != 0) {
         base[0] = '\0';
@@ -904,8 +904,7 @@ static int item_tree(struct verify_state *vs, struct job_ctx *j, struct workspac
                         j->item->key, err_last());
     item_baseline(j, ws, vs->base);
     vs->crit = cJSON_Parse(j->goal->success_criteria ? j->goal->success_criteria : "[]");
-    if (vs->base[0] && vs->tree[0] &&
-        vcs_tree_changes(ch, nch, j->goal->repo, vs->base, vs->tree) != 0)
+    if (vs->base[0] && vs->tree[0] && vcs_tree_changes(ch, nch, j->repo, vs->base, vs->tree) != 0)
         return job_fail(j, "vcs", "changes against the baseline %.12s: %s", vs->base,
                         err_last());
     spec = j->goal->spec ? cJSON_Parse(j->goal->spec) : NULL;
@@ -976,8 +975,7 @@ static int restored_pass(struct verify_state *vs, struct job_ctx *j, struct work
     strbuf_init(&files, 8192); /* named in the blame: cut at its cap */
     for (size_t i = 0; i < nrestore; i++)
         strbuf_addf_cut(&files, "%s%s", i ? ", " : "", restore[i]);
-    if (vcs_tree_restore(vs->restored, j->goal->repo, vs->tree, vs->base, restore, nrestore) !=
-        0) {
+    if (vcs_tree_restore(vs->restored, j->repo, vs->tree, vs->base, restore, nrestore) != 0) {
         rc = job_fail(j, "vcs", "restoring the gate inputs: %s", err_last());
         goto out;
     }
@@ -1210,14 +1208,14 @@ static int final_restored(struct job_ctx *j, const struct gate_plan *plan, const
     int rc;
 
     restored[0] = '\0';
-    if ((rc = vcs_tree_changes(&ch, &nch, j->goal->repo, start, head)) != 0)
+    if ((rc = vcs_tree_changes(&ch, &nch, j->repo, start, head)) != 0)
         return rc;
     paths = xcalloc(nch + 1, sizeof(*paths));
     for (size_t i = 0; i < nch; i++)
         if (gate_input(ch[i].path, plan, NULL) && (ch[i].status != 'A' || config_input(ch[i].path)))
             paths[n++] = ch[i].path;
     if (n)
-        rc = vcs_tree_restore(restored, j->goal->repo, head, start, paths, n);
+        rc = vcs_tree_restore(restored, j->repo, head, start, paths, n);
     free(paths);
     vcs_tree_changes_free(ch, nch);
     return rc;
@@ -1247,16 +1245,16 @@ int verify_goal_final(struct job_ctx *j, int *partial)
         goto out; /* no gate to run again */
     /* the gates run bound at the worktree's path, with the same git
      * folders as an item's (from goald's records): fail closed without it */
-    if (!g->worktree || vcs_worktree_open(&ws.wt, g->repo, g->worktree) != 0) {
-        rc = job_fail(j, "vcs", "final check: the goal's worktree %s: %s",
-                      g->worktree ? g->worktree : "(none)",
-                      g->worktree ? err_last() : "never made");
+    if (!j->worktree || vcs_worktree_open(&ws.wt, j->repo, j->worktree) != 0) {
+        rc =
+            job_fail(j, "vcs", "final check: the goal's worktree %s: %s",
+                     j->worktree ? j->worktree : "(none)", j->worktree ? err_last() : "never made");
         goto out;
     }
     snprintf(ws.root, sizeof(ws.root), "%s", vcs_worktree_path(ws.wt));
     ws.git_common = gc.git_common = vcs_worktree_git_common(ws.wt);
     ws.git_dir = gc.git_dir = vcs_worktree_git_dir(ws.wt);
-    if (vcs_rev_commit(head, g->repo, g->branch) != 0) {
+    if (vcs_rev_commit(head, j->repo, g->branch) != 0) {
         rc = job_fail(j, "vcs", "final check: %s", err_last());
         goto out;
     }

@@ -2,6 +2,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lifecycle/job.h"
@@ -12,7 +13,10 @@
 #include "util/fsutil.h"
 #include "util/hash.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
+#include "vcs/clone.h"
 #include "vcs/diff.h"
+#include "vcs/tree.h"
 #include "vcs/worktree.h"
 
 int workspace_goal_dir(char *out, size_t n, struct job_ctx *j)
@@ -64,6 +68,153 @@ static int save_and_reset(struct workspace *ws, struct job_ctx *j, const char *w
     return rc;
 }
 
+int workspace_locate(store *st, const struct goal *g, char **repo, char **worktree, int *clone)
+{
+    char dir[4096], path[4096];
+    int rc;
+
+    *repo = *worktree = NULL;
+    *clone = 0;
+    if (!g->repo)
+        return 0;
+    if (!vcs_repo_is_shared(g->repo)) {
+        *repo = xstrdup(g->repo);
+        *worktree = g->worktree ? xstrdup(g->worktree) : NULL;
+        return 0;
+    }
+    /* clone mode: this node's own clone and worktree, whatever path
+     * another node recorded on the goal */
+    if ((rc = store_local_dir(dir, sizeof(dir), store_path(st))) != 0 ||
+        (rc = vcs_clone_path(path, sizeof(path), dir, g->repo)) != 0)
+        return rc;
+    *repo = xstrdup(path);
+    if ((rc = vcs_worktree_root(dir, sizeof(dir))) != 0)
+        goto fail;
+    if (snprintf(path, sizeof(path), "%s/%s", dir, g->id) >= (int)sizeof(path)) {
+        rc = err_set(ERR_INVALID, "worktree path too long");
+        goto fail;
+    }
+    *worktree = xstrdup(path);
+    *clone = 1;
+    return 0;
+fail:
+    free(*repo);
+    *repo = NULL;
+    return rc;
+}
+
+/* Create (or reuse) the worktree at ws->root of repo on the goal branch,
+ * with its "worktree.rebuilt" event when it had been tampered with. */
+static int attach(struct workspace *ws, struct job_ctx *j, const char *repo)
+{
+    const struct goal *g = j->goal;
+    int rc;
+
+    if ((rc = vcs_worktree_create(&ws->wt, repo, g->base_branch, g->branch, ws->root)) != 0)
+        return err_wrap(rc, "worktree of %s", g->repo);
+    snprintf(ws->root, sizeof(ws->root), "%s", vcs_worktree_path(ws->wt));
+    ws->git_common = vcs_worktree_git_common(ws->wt);
+    ws->git_dir = vcs_worktree_git_dir(ws->wt);
+    if (vcs_worktree_rebuilt(ws->wt)) {
+        /* the worktree was tampered with between runs: made again */
+        cJSON *meta = cJSON_CreateObject();
+        cJSON_AddStringToObject(meta, "why", vcs_worktree_rebuilt(ws->wt));
+        rc = store_event_add(j->st, g->id, j->item ? j->item->id : NULL, j->claim.run_id,
+                             "worktree.rebuilt", meta, NULL);
+        cJSON_Delete(meta);
+    }
+    return rc;
+}
+
+/* Record this node's worktree path on the goal when it says another. */
+static int record_worktree(struct job_ctx *j, const char *root)
+{
+    int rc = 0;
+
+    if (!j->goal->worktree || strcmp(j->goal->worktree, root) != 0)
+        rc = store_goal_set_worktree(j->st, j->goal->id, root);
+    if (rc == 0 && (!j->worktree || strcmp(j->worktree, root) != 0)) {
+        free(j->worktree);
+        j->worktree = xstrdup(root);
+    }
+    return rc;
+}
+
+/* The goal's head in clone mode, into target: the commit of its last done
+ * item as the database records it, else the base branch as just fetched.
+ * The head must be in the clone now: the remote is not trusted to hold it,
+ * and nothing else is ever taken in its place. */
+static int clone_target(struct job_ctx *j, const char *ref, char target[VCS_OID_HEX])
+{
+    const struct goal *g = j->goal;
+    char rev[600];
+
+    if (g->head_commit) {
+        if (vcs_rev_commit(target, j->repo, g->head_commit) != 0 ||
+            strcmp(target, g->head_commit) != 0)
+            return err_set(ERR_NOTFOUND,
+                           "the goal's head %s (the commit of its last done item) is not in %s "
+                           "after fetching %s: the remote does not hold what the database says",
+                           g->head_commit, g->repo, ref);
+        return 0;
+    }
+    snprintf(rev, sizeof(rev), "refs/heads/%s", g->base_branch);
+    if (vcs_rev_commit(target, j->repo, rev) != 0)
+        return err_wrap(ERR_NOTFOUND, "base branch \"%s\" of %s", g->base_branch, g->repo);
+    return 0;
+}
+
+/* Clone mode (docs/scaling.md): this node's clone fetched, the goal branch
+ * at the goal's head, the worktree clean at it.  A dead run's leftovers
+ * are saved against the commit that run started from, then the branch is
+ * moved (forced) and the folder checked out again. */
+static int open_clone(struct workspace *ws, struct job_ctx *j)
+{
+    const struct goal *g = j->goal;
+    char ref[128], head[VCS_OID_HEX], target[VCS_OID_HEX], rev[600];
+    int empty = 1, rc;
+
+    if (!g->base_branch || !g->branch)
+        return err_set(ERR_INVALID, "goal %.8s: clone mode needs a base branch and a branch",
+                       g->id);
+    snprintf(ref, sizeof(ref), "refs/goald/%s", g->id);
+    snprintf(ws->root, sizeof(ws->root), "%s", j->worktree);
+    if ((rc = vcs_clone_fetch(j->repo, g->repo, g->base_branch, ref)) != 0 ||
+        (rc = clone_target(j, ref, target)) != 0)
+        return rc;
+    /* a branch this node never had starts at the head */
+    snprintf(rev, sizeof(rev), "refs/heads/%s", g->branch);
+    if (vcs_rev_commit(head, j->repo, rev) != 0) {
+        err_clear();
+        if ((rc = vcs_branch_set(j->repo, g->branch, target)) != 0)
+            return rc;
+    }
+    if ((rc = attach(ws, j, j->repo)) != 0 || (rc = record_worktree(j, ws->root)) != 0)
+        return rc;
+    if ((rc = vcs_diff_is_empty(&empty, ws->wt)) != 0)
+        return rc;
+    if (!empty && (rc = save_and_reset(ws, j, "left by an earlier run that did not finish")) != 0)
+        return rc;
+    if ((rc = vcs_worktree_head(head, ws->wt)) != 0)
+        return rc;
+    if (strcmp(head, target) == 0)
+        return 0;
+    /* the branch was elsewhere (another node went on, or a run died
+     * after its commit): the database's head decides */
+    if ((rc = vcs_branch_set(j->repo, g->branch, target)) != 0 ||
+        (rc = vcs_worktree_reset(NULL, ws->wt, NULL)) != 0)
+        return rc;
+    {
+        cJSON *meta = cJSON_CreateObject();
+        cJSON_AddStringToObject(meta, "from", head);
+        cJSON_AddStringToObject(meta, "to", target);
+        rc = store_event_add(j->st, g->id, j->item ? j->item->id : NULL, j->claim.run_id,
+                             "worktree.moved", meta, NULL);
+        cJSON_Delete(meta);
+    }
+    return rc;
+}
+
 int workspace_open(struct workspace *ws, struct job_ctx *j)
 {
     const struct goal *g = j->goal;
@@ -78,6 +229,8 @@ int workspace_open(struct workspace *ws, struct job_ctx *j)
             return err_set(ERR_INVALID, "workspace path too long");
         return fs_mkdir_p(ws->root, 0700);
     }
+    if (j->clone)
+        return open_clone(ws, j);
     if (g->worktree) {
         snprintf(ws->root, sizeof(ws->root), "%s", g->worktree);
     } else {
@@ -87,22 +240,9 @@ int workspace_open(struct workspace *ws, struct job_ctx *j)
         if (snprintf(ws->root, sizeof(ws->root), "%s/%s", base, g->id) >= (int)sizeof(ws->root))
             return err_set(ERR_INVALID, "worktree path too long");
     }
-    if ((rc = vcs_worktree_create(&ws->wt, g->repo, g->base_branch, g->branch, ws->root)) != 0)
-        return err_wrap(rc, "worktree of %s", g->repo);
-    snprintf(ws->root, sizeof(ws->root), "%s", vcs_worktree_path(ws->wt));
-    ws->git_common = vcs_worktree_git_common(ws->wt);
-    ws->git_dir = vcs_worktree_git_dir(ws->wt);
-    if (vcs_worktree_rebuilt(ws->wt)) {
-        /* the worktree was tampered with between runs: made again */
-        cJSON *meta = cJSON_CreateObject();
-        cJSON_AddStringToObject(meta, "why", vcs_worktree_rebuilt(ws->wt));
-        rc = store_event_add(j->st, g->id, j->item ? j->item->id : NULL, j->claim.run_id,
-                             "worktree.rebuilt", meta, NULL);
-        cJSON_Delete(meta);
-        if (rc)
-            return rc;
-    }
-    if (!g->worktree && (rc = store_goal_set_worktree(j->st, g->id, ws->root)) != 0)
+    if ((rc = attach(ws, j, g->repo)) != 0)
+        return rc;
+    if (!g->worktree && (rc = record_worktree(j, ws->root)) != 0)
         return rc;
     /* a run starts from the branch head: an earlier run's leftovers go */
     if ((rc = vcs_diff_is_empty(&empty, ws->wt)) != 0)

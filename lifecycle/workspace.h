@@ -6,11 +6,20 @@
  * the goal.  A run starts from the branch head: changes left by an earlier
  * run that died are saved as a patch artifact and reset first.  A goal
  * without a repository works in a plain folder beside the database.
+ *
+ * Clone mode (the goal's repo is a git URL or a bare repository,
+ * vcs/clone.h, docs/scaling.md): the worktree is one of this node's clone
+ * of the repo, fetched before every run, and the goal branch is set to the
+ * goal's head as the database records it (goals.head_commit; the base
+ * branch before the first done item), whatever the branch or the remote
+ * held.
  */
 #ifndef GOALD_LIFECYCLE_WORKSPACE_H
 #define GOALD_LIFECYCLE_WORKSPACE_H
 
 #include <stddef.h>
+
+#include "store/goal.h"
 
 struct job_ctx;
 struct vcs_worktree;
@@ -23,7 +32,18 @@ struct workspace {
     const char *git_common, *git_dir;
 };
 
-/* Open (creating) j's goal workspace, clean at the branch head. */
+/* Where goal g's code is on this node.  *repo: the repository its
+ * worktrees are made from (the goal's repo; in clone mode this node's
+ * clone, vcs_clone_path() under store_local_dir()).  *worktree: the
+ * worktree folder (the one recorded on the goal, NULL before its first
+ * run; in clone mode always vcs.worktree_root/<goal id>, whatever path
+ * another node recorded).  *clone: 1 in clone mode.  The strings are
+ * malloc'd (free()); both NULL for a goal without a repository.  Nothing
+ * is made or fetched here. */
+int workspace_locate(store *st, const struct goal *g, char **repo, char **worktree, int *clone);
+
+/* Open (creating) j's goal workspace, clean at the branch head (in clone
+ * mode: fetched, at the goal's head). */
 int workspace_open(struct workspace *ws, struct job_ctx *j);
 void workspace_close(struct workspace *ws);
 

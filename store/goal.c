@@ -14,7 +14,7 @@
     " base_branch, branch, worktree, deadline_at, budget_max_tokens, budget_max_cost_usd,"         \
     " budget_max_hours, spent_tokens, spent_cost_usd, spent_wall_ms, success_criteria,"            \
     " allowed_actions, verification, publish, elaboration, spec, partial, blocked_reason,"         \
-    " created_at, updated_at, started_at, ended_at, outcome, outcome_reason"
+    " created_at, updated_at, started_at, ended_at, outcome, outcome_reason, head_commit"
 
 static void bind_opt_i64(store_stmt *s, int i, int64_t v)
 {
@@ -35,7 +35,7 @@ static void bind_opt_double(store_stmt *s, int i, double v)
 int store_goal_insert(store *st, struct goal *g)
 {
     static const char sql[] = "INSERT INTO goals(" GOAL_COLS ") VALUES (?,?,?,?,?,?,?,?,?,?,"
-                              "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                              "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     store_stmt *s;
     int rc = store_prepare(st, &s, sql);
     int64_t now = time_now_ms();
@@ -76,6 +76,7 @@ int store_goal_insert(store *st, struct goal *g)
     bind_opt_i64(s, 31, g->ended_at);
     store_bind_text(s, 32, g->outcome);
     store_bind_text(s, 33, g->outcome_reason);
+    store_bind_text(s, 34, g->head_commit);
     return store_step_done(st, s, "insert goal");
 }
 
@@ -133,6 +134,7 @@ static void goal_from_row(struct goal *g, store_stmt *s, int copy)
     g->ended_at = col_opt_i64(s, 30);
     g->outcome = TXT(31);
     g->outcome_reason = TXT(32);
+    g->head_commit = TXT(33);
 #undef TXT
 }
 
@@ -178,6 +180,7 @@ void store_goal_free(struct goal *g)
     free(g->blocked_reason);
     free(g->outcome);
     free(g->outcome_reason);
+    free(g->head_commit);
     free(g);
 }
 
@@ -389,6 +392,12 @@ int store_goal_set_worktree(store *st, const char *id, const char *worktree)
     static const char sql[] = "UPDATE goals SET worktree = ? WHERE id = ?";
     return store_exec_args(st, "worktree", NULL, sql,
                            STORE_ARGS(STORE_TEXT(worktree), STORE_TEXT(id)));
+}
+
+int store_goal_set_head(store *st, const char *id, const char *sha)
+{
+    static const char sql[] = "UPDATE goals SET head_commit = ? WHERE id = ?";
+    return store_exec_args(st, "goal head", NULL, sql, STORE_ARGS(STORE_TEXT(sha), STORE_TEXT(id)));
 }
 
 int store_goal_set_elaboration(store *st, const char *id, const char *success_criteria,

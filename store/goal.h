@@ -46,6 +46,8 @@ struct goal {
     int64_t started_at, ended_at; /* -1: not yet */
     char *outcome;        /* NULL, or "nothing_to_do" (a completed goal) */
     char *outcome_reason; /* why, in the model's words; NULL without outcome */
+    char *head_commit;    /* the commit of the last item that reached done (40 hex),
+                           * NULL before: a clone-mode goal's head (docs/scaling.md) */
 };
 
 /* Insert g (its id, title, spec and status must be set; created_at and
@@ -123,6 +125,11 @@ int store_goal_status_set(store *st, const char *id, const char *from, const cha
 
 /* The worktree path of a goal (set by its first run). */
 int store_goal_set_worktree(store *st, const char *id, const char *worktree);
+
+/* Record sha (40 hex) as the goal's head: the commit of the item that
+ * reaches done in the caller's transaction.  The head of a goal in clone
+ * mode is this, never what a remote says. */
+int store_goal_set_head(store *st, const char *id, const char *sha) GOALD_MUST_CHECK;
 
 /* The elaboration's result (JSON texts; allowed_actions may be NULL). */
 int store_goal_set_elaboration(store *st, const char *id, const char *success_criteria,

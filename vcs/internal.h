@@ -53,4 +53,18 @@ int vcs_repo_open(git_repository **out, const char *path);
 /* The HEAD commit's tree into *tree_out (free with git_tree_free). */
 int vcs_head_tree(git_tree **tree_out, git_repository *repo);
 
+/* Credentials for a remote, as push.h describes them, for libgit2's
+ * credential callback (payload: a zeroed struct vcs_auth): push and fetch
+ * both use it.  A kind asked for twice was rejected: the callback gives
+ * up, with why set. */
+struct vcs_auth {
+    int tried_agent;
+    int tried_token;
+    int tried_user;
+    char why[512];      /* our reason when the callback gives up */
+    char rejected[512]; /* a ref the remote refused, and its status */
+};
+int vcs_auth_cb(git_credential **out, const char *url, const char *user_from_url,
+                unsigned int allowed, void *payload);
+
 #endif

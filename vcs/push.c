@@ -10,15 +10,6 @@
 #include "vcs/internal.h"
 #include "vcs/repo.h"
 
-struct push_ctx {
-    const char *remote;
-    int tried_agent;
-    int tried_token;
-    int tried_user;
-    char why[512];      /* our reason when the callback gives up */
-    char rejected[512]; /* a ref the remote refused, and its status */
-};
-
 /* The environment variable holding the https token: its NAME only. */
 static const char *token_env_name(void)
 {
@@ -32,10 +23,10 @@ static const char *token_env_name(void)
 /* libgit2 calls this each time the remote asks for credentials; a second
  * call for the same kind means the first was rejected, so give up rather
  * than loop. */
-static int cred_cb(git_credential **out, const char *url, const char *user_from_url,
-                   unsigned int allowed, void *payload)
+int vcs_auth_cb(git_credential **out, const char *url, const char *user_from_url,
+                unsigned int allowed, void *payload)
 {
-    struct push_ctx *c = payload;
+    struct vcs_auth *c = payload;
     const char *user = user_from_url && *user_from_url ? user_from_url : NULL;
 
     (void)url;
@@ -84,7 +75,7 @@ static int cred_cb(git_credential **out, const char *url, const char *user_from_
 
 static int update_ref_cb(const char *refname, const char *status, void *payload)
 {
-    struct push_ctx *c = payload;
+    struct vcs_auth *c = payload;
 
     if (status && !c->rejected[0])
         snprintf(c->rejected, sizeof(c->rejected), "%s rejected: %s", refname, status);
@@ -135,20 +126,47 @@ out:
     return rc;
 }
 
-int vcs_push(const char *repo_path, const char *remote, const char *branch)
+/* Push refspec spec of the open repo to remote (a configured remote's
+ * name, or a URL or path used anonymously).  Errors: ERR_NOTFOUND (no
+ * such remote), ERR_FAIL "push to REMOTE: ..." (libgit2's message, why the
+ * credentials gave up, or the ref the remote refused and its status). */
+static int push_spec(git_repository *repo, const char *remote, const char *spec)
 {
-    git_repository *repo = NULL;
     git_remote *r = NULL;
-    git_reference *ref = NULL;
     git_push_options po;
-    struct push_ctx c;
-    char spec[600];
-    char *specs[1] = {spec};
+    struct vcs_auth c;
+    char *specs[1] = {(char *)spec};
     git_strarray refspecs = {specs, 1};
     int rc;
 
     memset(&c, 0, sizeof(c));
-    c.remote = remote;
+    if ((rc = remote_get(&r, repo, remote)) != 0)
+        return err_wrap(rc, "push to %s", remote);
+    git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
+    po.callbacks.credentials = vcs_auth_cb;
+    po.callbacks.push_update_reference = update_ref_cb;
+    po.callbacks.payload = &c;
+    if (git_remote_push(r, &refspecs, &po) < 0) {
+        if (c.why[0]) {
+            git_error_clear();
+            rc = err_set(ERR_FAIL, "push to %s: %s", remote, c.why);
+        } else {
+            rc = vcs_git_err(ERR_FAIL, "push to %s", remote);
+        }
+    } else if (c.rejected[0]) {
+        rc = err_set(ERR_FAIL, "push to %s: %s", remote, c.rejected);
+    }
+    git_remote_free(r);
+    return rc;
+}
+
+int vcs_push(const char *repo_path, const char *remote, const char *branch)
+{
+    git_repository *repo = NULL;
+    git_reference *ref = NULL;
+    char spec[600];
+    int rc;
+
     if ((rc = vcs_init()) != 0)
         return rc;
     if (!remote || !*remote || !branch || !vcs_branch_name_valid(branch))
@@ -160,35 +178,55 @@ int vcs_push(const char *repo_path, const char *remote, const char *branch)
         rc = err_set(ERR_NOTFOUND, "push to %s: no branch \"%s\" in %s", remote, branch, repo_path);
         goto out;
     }
-    if ((rc = remote_get(&r, repo, remote)) != 0) {
-        err_wrap(rc, "push to %s", remote);
-        goto out;
-    }
     if (snprintf(spec, sizeof(spec), "refs/heads/%s:refs/heads/%s", branch, branch) >=
         (int)sizeof(spec)) {
         rc = err_set(ERR_INVALID, "push: branch name too long");
         goto out;
     }
-    git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
-    po.callbacks.credentials = cred_cb;
-    po.callbacks.push_update_reference = update_ref_cb;
-    po.callbacks.payload = &c;
-    if (git_remote_push(r, &refspecs, &po) < 0) {
-        if (c.why[0]) {
-            git_error_clear();
-            rc = err_set(ERR_FAIL, "push to %s: %s", remote, c.why);
-        } else {
-            rc = vcs_git_err(ERR_FAIL, "push to %s", remote);
-        }
-        goto out;
-    }
-    if (c.rejected[0]) {
-        rc = err_set(ERR_FAIL, "push to %s: %s", remote, c.rejected);
-        goto out;
-    }
+    rc = push_spec(repo, remote, spec);
 out:
     git_reference_free(ref);
-    git_remote_free(r);
+    git_repository_free(repo);
+    return rc;
+}
+
+int vcs_push_commit(const char *repo_path, const char *remote, const char *sha, const char *ref,
+                    int force)
+{
+    git_repository *repo = NULL;
+    git_reference *local = NULL;
+    git_commit *commit = NULL;
+    git_oid oid;
+    char spec[600];
+    int valid = 0, rc;
+
+    if ((rc = vcs_init()) != 0)
+        return rc;
+    if (!remote || !*remote || !sha || git_oid_fromstr(&oid, sha) < 0 || !ref ||
+        strncmp(ref, "refs/", 5) != 0 || git_reference_name_is_valid(&valid, ref) < 0 || !valid) {
+        git_error_clear();
+        return err_set(ERR_INVALID,
+                       "push: a remote, a commit id and a valid ref name are required");
+    }
+    if (snprintf(spec, sizeof(spec), "%s%s:%s", force ? "+" : "", ref, ref) >= (int)sizeof(spec))
+        return err_set(ERR_INVALID, "push: ref name too long");
+    if ((rc = vcs_repo_open(&repo, repo_path)) != 0)
+        return rc;
+    if (git_commit_lookup(&commit, repo, &oid) < 0) {
+        git_error_clear();
+        rc = err_set(ERR_NOTFOUND, "push to %s: no commit %s in %s", remote, sha, repo_path);
+        goto out;
+    }
+    /* libgit2 pushes references, not ids: the local ref of the same name
+     * names the commit first */
+    if (git_reference_create(&local, repo, ref, &oid, 1, "goald: push") < 0) {
+        rc = vcs_git_err(ERR_FAIL, "push to %s: %s", remote, ref);
+        goto out;
+    }
+    rc = push_spec(repo, remote, spec);
+out:
+    git_reference_free(local);
+    git_commit_free(commit);
     git_repository_free(repo);
     return rc;
 }

@@ -1,5 +1,6 @@
 /*
- * push.h - pushing a goal's branch (libgit2, no git CLI).
+ * push.h - pushing a goal's branch, and a commit to a ref (clone mode's
+ * refs/goald/<goal-id>, vcs/clone.h) (libgit2, no git CLI).
  *
  * Authentication, asked for by the remote through libgit2's credential
  * callback:
@@ -25,6 +26,15 @@
  * non-fast-forward is refused (no force).  Errors: ERR_NOTFOUND (no such
  * remote or branch), ERR_FAIL with "push to REMOTE: ..." otherwise. */
 int vcs_push(const char *repo_path, const char *remote, const char *branch);
+
+/* Point ref (a full name under refs/, e.g. "refs/goald/<goal-id>") of the
+ * repository at repo_path at commit sha, then push it to the same name on
+ * remote (as for vcs_push()).  force 1 replaces whatever the remote's ref
+ * holds (a "+" refspec); 0 refuses a non-fast-forward.  Errors:
+ * ERR_INVALID (bad arguments), ERR_NOTFOUND (no such commit or remote),
+ * ERR_FAIL "push to REMOTE: ..." (the remote refused or failed). */
+int vcs_push_commit(const char *repo_path, const char *remote, const char *sha, const char *ref,
+                    int force);
 
 /* The (push) URL of the named remote of the repository at repo_path into
  * out.  ERR_NOTFOUND when there is no such remote. */

@@ -17,11 +17,13 @@
 #include "util/config.h"
 #include "util/err.h"
 #include "util/hash.h"
+#include "vcs/clone.h"
 #include "vcs/commit.h"
 #include "vcs/diff.h"
 #include "vcs/internal.h"
 #include "vcs/push.h"
 #include "vcs/repo.h"
+#include "vcs/tree.h"
 #include "vcs/worktree.h"
 
 #define BR "goald/fix-tests-0123abcd"
@@ -677,6 +679,104 @@ static void test_reset_patch_holds_large_file(void **state)
     vcs_worktree_free(f.wt);
 }
 
+/* Clone mode's primitives: which repos are shared, the clone's folder,
+ * fetching the base and the goal's ref (absent at first), the goal branch
+ * set anywhere, and a forced push of a commit to refs/goald/<id>. */
+static void test_repo_is_url(void **state)
+{
+    char bare[600], plain[600];
+
+    (void)state;
+    assert_true(vcs_repo_is_url("https://example.com/acme/widgets.git"));
+    assert_true(vcs_repo_is_url("ssh://git@example.com:2222/acme/widgets.git"));
+    assert_true(vcs_repo_is_url("file:///srv/git/widgets.git"));
+    assert_true(vcs_repo_is_url("git+ssh://example.com/w"));
+    assert_true(vcs_repo_is_url("git@example.com:acme/widgets.git"));
+    assert_false(vcs_repo_is_url("/srv/git/widgets.git"));
+    assert_false(vcs_repo_is_url("widgets"));
+    assert_false(vcs_repo_is_url("https://"));
+    assert_false(vcs_repo_is_url("git@example.com:"));
+    assert_false(vcs_repo_is_url("@example.com:w"));
+    assert_false(vcs_repo_is_url("dir/git@host:path"));
+    assert_false(vcs_repo_is_url("https://example.com/a b"));
+    assert_false(vcs_repo_is_url("3ttp://example.com/w"));
+    assert_false(vcs_repo_is_url(""));
+    testutil_tmp_path(bare, sizeof(bare), "isurl/bare.git");
+    testutil_tmp_path(plain, sizeof(plain), "isurl/plain");
+    assert_int_equal(make_repo(plain), 0);
+    assert_int_equal(sh("git clone -q --bare '%s' '%s'", plain, bare), 0);
+    assert_true(vcs_repo_is_shared(bare));
+    assert_true(vcs_repo_is_shared("https://example.com/acme/widgets.git"));
+    assert_false(vcs_repo_is_shared(plain));
+    assert_false(vcs_repo_is_shared("/nonexistent/x"));
+}
+
+static void test_clone_fetch_push(void **state)
+{
+    char src[600], bare[600], dir[600], clone[700], wt[700], sha[VCS_OID_HEX], other[VCS_OID_HEX];
+    const char *ref = "refs/goald/0123abcd";
+    char hex[HASH_HEX_SIZE];
+    vcs_worktree *w = NULL;
+
+    (void)state;
+    testutil_tmp_path(src, sizeof(src), "clone/src");
+    testutil_tmp_path(bare, sizeof(bare), "clone/origin.git");
+    testutil_tmp_path(dir, sizeof(dir), "clone/node");
+    assert_int_equal(make_repo(src), 0);
+    assert_int_equal(sh("git clone -q --bare '%s' '%s'", src, bare), 0);
+    /* the folder's name is a hash of the repo string, never its text */
+    assert_int_equal(vcs_clone_path(clone, sizeof(clone), dir, bare), 0);
+    hash_sha256_hex(hex, bare, strlen(bare));
+    assert_true(strncmp(clone + strlen(dir), "/repos/", 7) == 0);
+    assert_int_equal(strlen(clone + strlen(dir) + 7), 16);
+    assert_true(strncmp(clone + strlen(dir) + 7, hex, 16) == 0);
+    /* a half-made folder there is made again */
+    assert_int_equal(sh("mkdir -p '%s/junk'", clone), 0);
+    /* the goal's ref is absent at first: not an error */
+    if (vcs_clone_fetch(clone, bare, "main", ref) != 0)
+        fail_msg("fetch: %s", err_last());
+    assert_string_equal(cap("git -C '%s' config remote.origin.url", clone), bare);
+    assert_string_equal(cap("git -C '%s' rev-parse main", clone),
+                        cap("git -C '%s' rev-parse main", bare));
+    assert_int_not_equal(access(cap("echo '%s/junk'", clone), F_OK), 0);
+    assert_int_equal(vcs_clone_fetch(clone, bare, "nope", ref), ERR_NOTFOUND);
+    assert_true(strstr(err_last(), "nope") != NULL);
+    /* the goal branch, then a commit on it pushed to the goal's ref */
+    assert_int_equal(vcs_rev_commit(sha, clone, "refs/heads/main"), 0);
+    assert_int_equal(vcs_branch_set(clone, BR, sha), 0);
+    testutil_tmp_path(wt, sizeof(wt), "clone/wts/g-0123abcd");
+    if (vcs_worktree_create(&w, clone, "main", BR, wt) != 0)
+        fail_msg("worktree: %s", err_last());
+    assert_int_equal(sh("cd '%s' && echo a >a.txt && git add a.txt && "
+                        "git -c user.email=t@e -c user.name=t commit -q -m a",
+                        wt),
+                     0);
+    assert_int_equal(vcs_worktree_head(sha, w), 0);
+    if (vcs_push_commit(clone, "origin", sha, ref, 1) != 0)
+        fail_msg("push: %s", err_last());
+    assert_string_equal(cap("git -C '%s' rev-parse %s", bare, ref), sha);
+    /* someone else's commit there: refused without force, replaced with */
+    assert_int_equal(vcs_rev_commit(other, clone, "refs/heads/main"), 0);
+    assert_int_equal(
+        sh("cd '%s' && git -c user.email=t@e -c user.name=t commit -q --amend -m b", wt), 0);
+    assert_int_equal(vcs_worktree_head(sha, w), 0);
+    assert_int_not_equal(vcs_push_commit(clone, "origin", sha, ref, 0), 0);
+    assert_true(strstr(err_last(), "push to origin") != NULL);
+    assert_int_equal(vcs_push_commit(clone, "origin", sha, ref, 1), 0);
+    assert_string_equal(cap("git -C '%s' rev-parse %s", bare, ref), sha);
+    /* the branch moves anywhere, even under its worktree; an unknown commit
+     * is refused */
+    assert_int_equal(vcs_branch_set(clone, BR, other), 0);
+    assert_string_equal(cap("git -C '%s' rev-parse " BR, clone), other);
+    assert_int_equal(vcs_branch_set(clone, BR, "0123456789012345678901234567890123456789"),
+                     ERR_NOTFOUND);
+    assert_int_equal(
+        vcs_push_commit(clone, "origin", "0123456789012345678901234567890123456789", ref, 1),
+        ERR_NOTFOUND);
+    assert_int_equal(vcs_push_commit(clone, "origin", sha, "goald/x", 1), ERR_INVALID);
+    vcs_worktree_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -692,6 +792,8 @@ int main(void)
         cmocka_unit_test(test_worktree_remove_keeps_branch),
         cmocka_unit_test(test_branch_name_for_goal),
         cmocka_unit_test(test_branch_name_valid),
+        cmocka_unit_test(test_repo_is_url),
+        cmocka_unit_test(test_clone_fetch_push),
     };
     char home[600];
 
