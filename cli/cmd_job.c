@@ -80,7 +80,7 @@ static int run_claim(struct cli_ctx *c)
     if ((rc = store_node_id(node, sizeof(node), store_path(st))) != 0)
         return cli_fail_err(rc);
     scope.node_id = node;
-    rc = claim_next(st, lane, time_now_ms(), &scope, &cl, blocked, sizeof(blocked));
+    rc = claim_next(st, lane, CLAIM_NOW, &scope, &cl, blocked, sizeof(blocked));
     if (rc == ERR_NOTFOUND) {
         if (blocked[0])
             fprintf(stderr, "goald: claims paused: the %s breaker is open\n", blocked);

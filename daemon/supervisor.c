@@ -471,7 +471,7 @@ static int claim_all(struct daemon *d)
             for (int i = 0; i < d->nkids; i++)
                 memcpy(busy[nb++], d->kids[i].goal_id, ID_SIZE);
             struct claim_scope scope = {d->node_id, (const char(*)[ID_SIZE])busy, nb};
-            rc = claim_next(d->st, lanes[l].lane, time_now_ms(), &scope, &c, NULL, 0);
+            rc = claim_next(d->st, lanes[l].lane, CLAIM_NOW, &scope, &c, NULL, 0);
             if (rc == ERR_NOTFOUND)
                 break;
             if (rc) {

@@ -12,6 +12,7 @@
 #include "store/item.h"
 #include "store/run.h"
 #include "util/config.h"
+#include "util/timeutil.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
@@ -165,6 +166,10 @@ int claim_next(store *st, const char *lane, int64_t now_ms, const struct claim_s
     n_busy = scope->n_busy;
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
+    /* the claim's moment is when it holds the write lock: a run another
+     * node ended while this one waited for it ended before this claim */
+    if (now_ms == CLAIM_NOW)
+        now_ms = time_now_ms();
     if ((rc = global_cap(st, lane)) != 0)
         goto out;
     if (!strcmp(lane, "plan"))

@@ -34,7 +34,12 @@ struct claim_scope {
     int n_busy;
 };
 
-/* Claim the next unit of lane ("plan" or "work") at now_ms for scope.
+/* now_ms for "the clock, read once the claim holds the write lock": the
+ * run's created_at then orders with the ends of the runs of every node. */
+#define CLAIM_NOW 0
+
+/* Claim the next unit of lane ("plan" or "work") at now_ms (or CLAIM_NOW)
+ * for scope.
  * ERR_NOTFOUND when nothing is runnable, when the lane's global cap
  * (daemon.global_plan_cap, daemon.global_work_cap: running runs of every
  * node, counted in the claim's transaction) is reached, or when a breaker
