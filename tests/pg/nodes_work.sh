@@ -5,7 +5,7 @@
 #
 #   NODES_KILLS=0 (pg.nodes_work): the two daemons work the queue.
 #   NODES_KILLS=N (pg.nodes_chaos): meanwhile N times a node dies - its
-#     daemon and its running jobs get SIGKILL - and comes back after 0 to 5
+#     daemon and its running jobs get SIGKILL - and comes back after 0 to 4
 #     s (so that sometimes the other node finds it dead first, sometimes it
 #     adopts its own orphans); halfway, the PostgreSQL server is restarted.
 #
@@ -42,8 +42,9 @@ sql() { psql -qXAt -F '|' -v ON_ERROR_STOP=1 "$GOALD_DB" -c "$1"; }
 export GOALD_LLM_SCRIPT="$T/s.jsonl" GOALD_DAEMON_TICK_MS=100 GOALD_DAEMON_PLAN_CAP=1 \
     GOALD_DAEMON_WORK_CAP=2 GOALD_DAEMON_GLOBAL_WORK_CAP=3 GOALD_NODE_DEAD_AFTER_S=5 \
     GOALD_CONTROL_MAX_RETRIES=40 GOALD_CONTROL_BACKOFF_BASE_MS=10 GOALD_CONTROL_BACKOFF_MAX_MS=200
-# answers for twice the goals: killed runs use some up
-script_generic $((GOALS * 2)) 200 3 >"$GOALD_LLM_SCRIPT"
+# answers for twice the goals (killed runs use some up); with kills, slow
+# items, so that the kills fall while work is under way
+script_generic $((GOALS * 2)) "$([ "$KILLS" = 0 ] && echo 200 || echo 2000)" 3 >"$GOALD_LLM_SCRIPT"
 
 for i in $(seq 1 "$GOALS"); do
     make_project "$T/w$i"
@@ -88,11 +89,11 @@ while [ "$kills" -lt "$KILLS" ] && ! all_done; do
         restarted=1
         echo "nodes: the server restarted after kill $kills"
     fi
-    sleep "$((RANDOM % 6)).$((RANDOM % 10))"
+    sleep "$((RANDOM % 4)).$((RANDOM % 10))"
     start_node "$n"
 done
 echo "nodes: $kills kills"
-[ "$KILLS" = 0 ] || [ "$restarted" = 1 ] || fail "every goal finished before the server restart ($kills kills)"
+[ "$kills" -ge "$KILLS" ] || fail "every goal finished after $kills of $KILLS kills"
 wait_until 600 all_done
 ok
 for n in A B; do kill -TERM "$(eval echo "\$PID_$n")"; done
