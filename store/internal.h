@@ -232,6 +232,11 @@ int store_json_rows(store *st, struct cJSON *arr, const struct store_json_col *c
 struct store_arg store_arg_opt_i64(int64_t v);
 struct store_arg store_arg_opt_double(double v);
 
+/* store_get_row() of column 0 as a malloc'd copy into *out (free() it;
+ * NULL for SQL NULL or no row). */
+int store_get_strdup(store *st, const char *what, char **out, int *found, const char *sql,
+                     const struct store_arg *args, int n);
+
 /* Where store_get_texts() copies column i: out, n bytes (cut). */
 struct store_text_col {
     char *out;

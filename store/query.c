@@ -313,6 +313,18 @@ int store_get_int64(store *st, const char *what, int64_t *out, int *found, const
     return store_get_row(st, what, fill_int64, out, found, sql, args, n);
 }
 
+static void fill_strdup(store_stmt *s, void *ctx)
+{
+    *(char **)ctx = store_col_strdup(s, 0);
+}
+
+int store_get_strdup(store *st, const char *what, char **out, int *found, const char *sql,
+                     const struct store_arg *args, int n)
+{
+    *out = NULL;
+    return store_get_row(st, what, fill_strdup, out, found, sql, args, n);
+}
+
 struct text_cols {
     const struct store_text_col *cols;
     int n;
