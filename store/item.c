@@ -17,16 +17,14 @@
 
 int item_effort_points(const char *effort)
 {
-    if (!effort)
-        return 0;
-    if (!strcmp(effort, "S"))
-        return 1;
-    if (!strcmp(effort, "M"))
-        return 3;
-    if (!strcmp(effort, "L"))
-        return 5;
-    if (!strcmp(effort, "XL"))
-        return 8;
+    static const struct {
+        const char *effort;
+        int points;
+    } points[] = {{"S", 1}, {"M", 3}, {"L", 5}, {"XL", 8}};
+
+    for (size_t i = 0; effort && i < sizeof(points) / sizeof(points[0]); i++)
+        if (!strcmp(effort, points[i].effort))
+            return points[i].points;
     return 0;
 }
 
