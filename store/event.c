@@ -145,11 +145,8 @@ int store_event_last_llm_usage(store *st, const char *goal_id, int64_t *tokens, 
         " CAST(coalesce(json_extract(payload, '$.cost_usd'), '0') AS DOUBLE PRECISION) FROM events"
         " WHERE goal_id = ? AND type = 'llm.response' ORDER BY id DESC LIMIT 1";
     struct usage_out out = {tokens, cost_usd};
-    int found;
-    int rc =
-        store_get_row(st, NULL, usage_fill, &out, &found, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
-    return rc == 0 && !found ? ERR_NOTFOUND : rc;
+    return store_get_one(st, NULL, usage_fill, &out, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 struct tool_call_each {

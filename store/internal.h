@@ -157,6 +157,11 @@ typedef void store_row_fn(store_stmt *s, void *ctx);
 int store_get_row(store *st, const char *what, store_row_fn *fill, void *ctx, int *found,
                   const char *sql, const struct store_arg *args, int n);
 
+/* store_get_row() of a row that may be missing: ERR_NOTFOUND (no message
+ * set: the caller's to say, or not) when there is none. */
+int store_get_one(store *st, const char *what, store_row_fn *fill, void *ctx, const char *sql,
+                  const struct store_arg *args, int n);
+
 /* A row handed to the caller of store_each_row(): nonzero ends the rows
  * and is what store_each_row() returns. */
 typedef int store_each_fn(store_stmt *s, void *ctx);

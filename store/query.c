@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "store/internal.h"
+#include "util/err.h"
 #include "util/xalloc.h"
 
 void store_bind_args(store_stmt *s, const struct store_arg *args, int n)
@@ -154,6 +155,15 @@ int store_get_row(store *st, const char *what, store_row_fn *fill, void *ctx, in
     }
     store_done(s);
     return rc;
+}
+
+int store_get_one(store *st, const char *what, store_row_fn *fill, void *ctx, const char *sql,
+                  const struct store_arg *args, int n)
+{
+    int found;
+    int rc = store_get_row(st, what, fill, ctx, &found, sql, args, n);
+
+    return rc == 0 && !found ? ERR_NOTFOUND : rc;
 }
 
 int store_each_row(store *st, const char *what, store_each_fn *fn, void *ctx, const char *sql,
