@@ -123,6 +123,15 @@ int cli_list_begin(struct cli_list *l, const struct cli_ctx *c)
     return l->json;
 }
 
+int cli_list_store(struct cli_list *l, struct cli_ctx *c, store **st)
+{
+    int rc = cli_store(c, st);
+
+    if (rc == 0)
+        cli_list_begin(l, c);
+    return rc;
+}
+
 int cli_list_end(struct cli_list *l, int rc)
 {
     if (rc == 0 && l->json)

@@ -97,6 +97,10 @@ struct cli_list {
  * text header).  Returns l->json. */
 int cli_list_begin(struct cli_list *l, const struct cli_ctx *c);
 
+/* cli_store() into *st, then cli_list_begin(): 0, or cli_store()'s exit
+ * code (the list not begun). */
+int cli_list_store(struct cli_list *l, struct cli_ctx *c, store **st);
+
 /* End a list whose rows were read with result rc: on failure prints the
  * error (cli_fail_err) and prints no array; with --json prints the array.
  * Frees the array either way; returns the exit code. */

@@ -101,11 +101,10 @@ static int list(struct cli_ctx *c)
 {
     struct cli_list lc;
     store *st;
-    int rc;
+    int rc = cli_list_store(&lc, c, &st);
 
-    if ((rc = cli_store(c, &st)) != 0)
+    if (rc)
         return rc;
-    cli_list_begin(&lc, c);
     rc = cli_list_end(&lc, store_escalation_each_listed(st, cli_flag(c, "all"), list_cb, &lc));
     if (rc == EXIT_OK && !lc.json && lc.n == 0)
         printf("no %sescalations\n", cli_flag(c, "all") ? "" : "open ");

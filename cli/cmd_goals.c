@@ -90,12 +90,12 @@ static int run(struct cli_ctx *c)
     if (status && !view_goal_status_valid(status))
         return cli_fail(EXIT_USAGE, "goals: --status: expected " VIEW_GOAL_STATUSES ", got \"%s\"",
                         status);
-    if ((rc = cli_store(c, &st)) != 0)
+    if ((rc = cli_list_store(&lc.l, c, &st)) != 0)
         return rc;
     lc.st = st;
     lc.want = status;
     lc.now = time_now_ms();
-    if (!cli_list_begin(&lc.l, c))
+    if (!lc.l.json)
         printf("%-8s  %-9s  %3s  %-20s  %s\n", "ID", "STATUS", "PRI", "CREATED", "TITLE");
     /* a template is stored queued and shown scheduled */
     return cli_list_end(&lc.l, store_goal_each(st, view_goal_status_stored(status), each, &lc));

@@ -71,11 +71,11 @@ static int list(struct cli_ctx *c)
 {
     struct cli_list lc;
     store *st;
-    int rc;
+    int rc = cli_list_store(&lc, c, &st);
 
-    if ((rc = cli_store(c, &st)) != 0)
+    if (rc)
         return rc;
-    if (!cli_list_begin(&lc, c))
+    if (!lc.json)
         printf("%-8s  %-19s  %-24s  %-8s  %s\n", "ID", "SCOPES", "CREATED", "STATE", "NAME");
     return cli_list_end(&lc, store_token_each(st, list_each, &lc));
 }

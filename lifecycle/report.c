@@ -628,14 +628,24 @@ static void text_evidence(FILE *f, const cJSON *ev)
     }
 }
 
+/* A section of the text report over the array items: its heading after
+ * a blank line, and 1; or nothing, and 0, when items is empty. */
+static int text_section(FILE *f, const cJSON *items, const char *heading)
+{
+    if (cJSON_GetArraySize(items) == 0)
+        return 0;
+    fprintf(f, "\n%s\n", heading);
+    return 1;
+}
+
 /* The must-pass gates a partial goal still fails, with their tests. */
 static void text_partial(FILE *f, const cJSON *pf)
 {
     const cJSON *it;
 
-    if (cJSON_GetArraySize(pf) == 0)
+    if (!text_section(f, pf,
+                      "partial: must-pass gates still failing (pre-existing, not the goal's aim)"))
         return;
-    fputs("\npartial: must-pass gates still failing (pre-existing, not the goal's aim)\n", f);
     cJSON_ArrayForEach(it, pf)
     {
         const cJSON *t;
@@ -661,9 +671,8 @@ static void text_escalations(FILE *f, const cJSON *escalations)
 {
     const cJSON *it;
 
-    if (cJSON_GetArraySize(escalations) == 0)
+    if (!text_section(f, escalations, "open escalations"))
         return;
-    fputs("\nopen escalations\n", f);
     cJSON_ArrayForEach(it, escalations)
     {
         const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(it, "context"), *call;
@@ -688,9 +697,8 @@ static void text_artifacts(FILE *f, const cJSON *artifacts)
 {
     const cJSON *it;
 
-    if (cJSON_GetArraySize(artifacts) == 0)
+    if (!text_section(f, artifacts, "artifacts"))
         return;
-    fputs("\nartifacts\n", f);
     cJSON_ArrayForEach(it, artifacts)
     {
         const char *what = *jstr(it, "url")   ? jstr(it, "url")

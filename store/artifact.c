@@ -7,6 +7,19 @@
 #include "util/err.h"
 #include "util/timeutil.h"
 
+static void artifact_fill(struct store_artifact *a, store_stmt *s)
+{
+    a->type = store_col_raw(s, 0);
+    a->ref = store_col_raw(s, 1);
+    a->path = store_col_raw(s, 2);
+    a->hash = store_col_raw(s, 3);
+    a->url = store_col_raw(s, 4);
+    a->item_id = store_col_raw(s, 5);
+    a->created_at = store_col_i64(s, 6);
+}
+
+STORE_EACH_TYPED(artifact_each, struct store_artifact)
+
 int store_artifact_each(store *st, const char *goal_id, const char *type,
                         int (*fn)(const struct store_artifact *a, void *ctx), void *ctx)
 {
@@ -14,27 +27,11 @@ int store_artifact_each(store *st, const char *goal_id, const char *type,
                                   " FROM artifacts WHERE goal_id = ? ORDER BY id";
     static const char sql_type[] = "SELECT type, ref, path, hash, url, item_id, created_at"
                                    " FROM artifacts WHERE goal_id = ? AND type = ? ORDER BY id";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, type ? sql_type : sql_all, STORE_ARGS(STORE_TEXT(goal_id)));
+    const struct store_arg args[] = {STORE_TEXT(goal_id), STORE_TEXT(type)};
+    struct artifact_each h = {artifact_fill, fn, ctx};
 
-    if (rc)
-        return rc;
-    if (type)
-        store_bind_text(s, 2, type);
-    while (store_next_row(st, s, "artifacts", &rc)) {
-        struct store_artifact a;
-        a.type = store_col_raw(s, 0);
-        a.ref = store_col_raw(s, 1);
-        a.path = store_col_raw(s, 2);
-        a.hash = store_col_raw(s, 3);
-        a.url = store_col_raw(s, 4);
-        a.item_id = store_col_raw(s, 5);
-        a.created_at = store_col_i64(s, 6);
-        if ((rc = fn(&a, ctx)) != 0)
-            break;
-    }
-    store_done(s);
-    return rc;
+    return store_each_row(st, "artifacts", artifact_each_row, &h, type ? sql_type : sql_all, args,
+                          type ? 2 : 1);
 }
 
 int store_artifact_add_once(store *st, const char *goal_id, const char *item_id, const char *run_id,
@@ -47,21 +44,16 @@ int store_artifact_add_once(store *st, const char *goal_id, const char *item_id,
     static const char ins[] =
         "INSERT INTO artifacts(goal_id, item_id, run_id, type, ref, path, hash, url, meta,"
         " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    store_stmt *s;
     char *mt = meta ? cJSON_PrintUnformatted(meta) : NULL;
+    int64_t one;
     int rc, found = 0;
 
     /* once per item, type, hash and path: a re-run does not record twice */
-    if ((rc = store_prepare(st, &s, exists)) != 0)
-        goto out;
-    store_bind_text(s, 1, goal_id);
-    store_bind_text(s, 2, type);
-    store_bind_text(s, 3, item_id ? item_id : "");
-    store_bind_text(s, 4, hash);
-    store_bind_text(s, 5, path);
-    found = store_step(s) == STORE_ROW;
-    store_done(s);
-    if (found)
+    rc = store_get_int64(st, NULL, &one, &found, exists,
+                         STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(type),
+                                    STORE_TEXT(item_id ? item_id : ""), STORE_TEXT(hash),
+                                    STORE_TEXT(path)));
+    if (rc || found)
         goto out;
     rc = store_exec_args(st, "artifact", NULL, ins,
                          STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(item_id), STORE_TEXT(run_id),

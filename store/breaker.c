@@ -6,27 +6,40 @@
 #include "store/internal.h"
 #include "util/err.h"
 
+static void state_fill(struct store_breaker_state *b, store_stmt *s)
+{
+    b->error_class = store_col_raw(s, 0);
+    b->state = store_col_raw(s, 1);
+    b->failures = store_col_int(s, 2);
+}
+
+STORE_EACH_TYPED(state_each, struct store_breaker_state)
+
 int store_breaker_not_closed_each(store *st,
                                   int (*fn)(const struct store_breaker_state *b, void *ctx),
                                   void *ctx)
 {
-    store_stmt *s;
-    int rc = store_prepare(st, &s,
-                           "SELECT error_class, state, failures FROM breakers WHERE state <>"
-                           " 'closed' ORDER BY error_class");
+    struct state_each h = {state_fill, fn, ctx};
 
-    if (rc)
-        return rc;
-    while (store_step(s) == STORE_ROW) {
-        struct store_breaker_state b;
-        b.error_class = store_col_raw(s, 0);
-        b.state = store_col_raw(s, 1);
-        b.failures = store_col_int(s, 2);
-        if ((rc = fn(&b, ctx)) != 0)
-            break;
-    }
-    store_done(s);
-    return rc;
+    return store_each_row(st, NULL, state_each_row, &h,
+                          "SELECT error_class, state, failures FROM breakers WHERE state <>"
+                          " 'closed' ORDER BY error_class",
+                          NULL, 0);
+}
+
+/* store_row_fn: a row of store_breaker_list_not_closed() into
+ * (struct store_breaker *)ctx. */
+static void breaker_fill(store_stmt *s, void *ctx)
+{
+    struct store_breaker *b = ctx;
+
+    store_col_copy(b->error_class, sizeof(b->error_class), s, 0);
+    store_col_copy(b->state, sizeof(b->state), s, 1);
+    b->failures = store_col_int(s, 2);
+    b->opened_at = store_col_i64(s, 3);
+    b->has_probe = !store_col_null(s, 4);
+    store_col_copy(b->probe_status, sizeof(b->probe_status), s, 5);
+    store_col_copy(b->config_fp, sizeof(b->config_fp), s, 6);
 }
 
 int store_breaker_list_not_closed(store *st, struct store_breaker *rows, int max, int *n)
@@ -35,25 +48,8 @@ int store_breaker_list_not_closed(store *st, struct store_breaker *rows, int max
         "SELECT error_class, state, failures, opened_at, probe_run_id,"
         " (SELECT status FROM runs WHERE id = breakers.probe_run_id), config_fp FROM breakers"
         " WHERE state <> 'closed' ORDER BY error_class";
-    store_stmt *s;
-    int rc;
 
-    *n = 0;
-    if ((rc = store_prepare(st, &s, sel)) != 0)
-        return rc;
-    while (*n < max && store_step(s) == STORE_ROW) {
-        struct store_breaker *b = &rows[*n];
-        store_col_copy(b->error_class, sizeof(b->error_class), s, 0);
-        store_col_copy(b->state, sizeof(b->state), s, 1);
-        b->failures = store_col_int(s, 2);
-        b->opened_at = store_col_i64(s, 3);
-        b->has_probe = !store_col_null(s, 4);
-        store_col_copy(b->probe_status, sizeof(b->probe_status), s, 5);
-        store_col_copy(b->config_fp, sizeof(b->config_fp), s, 6);
-        (*n)++;
-    }
-    store_done(s);
-    return 0;
+    return store_rows_fill(st, rows, sizeof(*rows), max, n, breaker_fill, sel, NULL, 0);
 }
 
 int store_breaker_set_probe(store *st, const char *cls, const char *probe_run_id, int64_t now_ms)
@@ -73,25 +69,28 @@ int store_breaker_ensure(store *st, const char *cls, int64_t now_ms)
                            STORE_ARGS(STORE_TEXT(cls), STORE_I64(now_ms)));
 }
 
+static void state_get_fill(store_stmt *s, void *ctx)
+{
+    struct store_breaker *b = ctx;
+
+    store_col_copy(b->state, sizeof(b->state), s, 0);
+    b->failures = store_col_int(s, 1);
+    b->has_probe = !store_col_null(s, 2);
+}
+
 int store_breaker_get(store *st, const char *cls, struct store_breaker *out)
 {
     static const char sel[] =
         "SELECT state, failures, probe_run_id FROM breakers WHERE error_class = ?";
-    store_stmt *s;
+    int found;
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if ((rc = store_prepare_args(st, &s, sel, STORE_ARGS(STORE_TEXT(cls)))) != 0)
-        return rc;
-    if (store_step(s) == STORE_ROW) {
+    rc = store_get_row(st, NULL, state_get_fill, out, &found, sel, STORE_ARGS(STORE_TEXT(cls)));
+    if (rc == 0 && found)
         snprintf(out->error_class, sizeof(out->error_class), "%s", cls);
-        store_col_copy(out->state, sizeof(out->state), s, 0);
-        out->failures = store_col_int(s, 1);
-        out->has_probe = !store_col_null(s, 2);
-    } else {
+    else if (rc == 0)
         rc = err_set(ERR_NOTFOUND, "breaker %s: not found", cls);
-    }
-    store_done(s);
     return rc;
 }
 

@@ -18,16 +18,9 @@ int store_context_pack_latest(store *st, const char *item_id, char **out)
 {
     static const char sql[] =
         "SELECT pack FROM context_packs WHERE item_id = ? ORDER BY id DESC LIMIT 1";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(item_id)));
+    int found;
 
-    *out = NULL;
-    if (rc)
-        return rc;
-    if (store_step(s) == STORE_ROW)
-        *out = store_col_strdup(s, 0);
-    store_done(s);
-    return 0;
+    return store_get_strdup(st, NULL, out, &found, sql, STORE_ARGS(STORE_TEXT(item_id)));
 }
 
 int store_context_pack_delete_before(store *st, int64_t cutoff_ms, int *deleted)

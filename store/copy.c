@@ -64,28 +64,36 @@ out:
     return rc;
 }
 
+/* Where list_tables() puts the tables it reads. */
+struct table_list {
+    struct store_copy_table *out;
+    int *n;
+};
+
+static int table_row(store_stmt *s, void *ctx)
+{
+    const struct table_list *l = ctx;
+    struct store_copy_table *t;
+
+    if (*l->n == STORE_COPY_MAX_TABLES)
+        return err_set(ERR_INVALID, "more than %d tables", STORE_COPY_MAX_TABLES);
+    t = &l->out[*l->n];
+    store_col_copy(t->name, sizeof(t->name), s, 0);
+    t->rows = 0;
+    (*l->n)++;
+    return 0;
+}
+
 /* The source's goald tables in the order they were made. */
 static int list_tables(store *src, struct store_copy_table out[STORE_COPY_MAX_TABLES], int *n)
 {
     static const char q[] = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN"
                             " ('schema_migrations', 'daemon_heartbeat', 'sqlite_sequence')"
                             " AND name NOT LIKE 'sqlite_%' ORDER BY rowid";
-    store_stmt *s;
-    int rc = store_prepare(src, &s, q);
+    struct table_list l = {out, n};
 
     *n = 0;
-    if (rc)
-        return rc;
-    while (store_next_row(src, s, "tables", &rc)) {
-        if (*n == STORE_COPY_MAX_TABLES) {
-            rc = err_set(ERR_INVALID, "more than %d tables", STORE_COPY_MAX_TABLES);
-            break;
-        }
-        store_col_copy(out[*n].name, sizeof(out[*n].name), s, 0);
-        out[(*n)++].rows = 0;
-    }
-    store_done(s);
-    return rc;
+    return store_each_row(src, "tables", table_row, &l, q, NULL, 0);
 }
 
 /* INSERT INTO table(its columns as the source's row s names them). */

@@ -9,28 +9,13 @@
 #include "store/internal.h"
 #include "util/err.h"
 #include "util/timeutil.h"
-#include "util/xalloc.h"
 
 #define TXT(s, i) (store_col_raw((s), (i)))
 
-/* Step s to its end: each row filled into a struct by fill, handed to fn.
- * The statement is done here. */
-static int escalation_rows(store *st, store_stmt *s,
-                           void (*fill)(struct store_escalation *e, store_stmt *s),
-                           int (*fn)(const struct store_escalation *e, void *ctx), void *ctx)
-{
-    int rc = 0;
-
-    while (store_next_row(st, s, "escalations", &rc)) {
-        struct store_escalation e;
-        memset(&e, 0, sizeof(e));
-        fill(&e, s);
-        if ((rc = fn(&e, ctx)) != 0)
-            break;
-    }
-    store_done(s);
-    return rc;
-}
+/* Each row of a query as a struct store_escalation, or a struct
+ * store_decision, handed to the caller's fn. */
+STORE_EACH_TYPED(escalation_each, struct store_escalation)
+STORE_EACH_TYPED(decision_each, struct store_decision)
 
 int store_escalation_count_open(store *st, const char *goal_id, int *out)
 {
@@ -68,12 +53,10 @@ int store_escalation_each_open_of_goal(store *st, const char *goal_id,
         " json_extract(packet, '$.minimal_question'), json_extract(packet, '$.work_item.key'),"
         " json_extract(packet, '$.work_item.title'), json_extract(packet, '$.last_tool_calls')"
         " FROM escalations WHERE goal_id = ? AND status = 'open' ORDER BY created_at, id";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
+    struct escalation_each h = {fill_open_of_goal, fn, ctx};
 
-    if (rc)
-        return rc;
-    return escalation_rows(st, s, fill_open_of_goal, fn, ctx);
+    return store_each_row(st, "escalations", escalation_each_row, &h, sql,
+                          STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 static void fill_listed(struct store_escalation *e, store_stmt *s)
@@ -106,12 +89,10 @@ int store_escalation_each_listed(store *st, int all,
         " coalesce(e.resolution, ''), e.packet, e.created_at, g.title, coalesce(w.key, '')"
         " FROM escalations e JOIN goals g ON g.id = e.goal_id"
         " LEFT JOIN work_items w ON w.id = e.item_id ORDER BY e.created_at, e.id";
-    store_stmt *s;
-    int rc = store_prepare(st, &s, all ? q_all : q_open);
+    struct escalation_each h = {fill_listed, fn, ctx};
 
-    if (rc)
-        return rc;
-    return escalation_rows(st, s, fill_listed, fn, ctx);
+    return store_each_row(st, "escalations", escalation_each_row, &h, all ? q_all : q_open, NULL,
+                          0);
 }
 
 static void fill_open_question(struct store_escalation *e, store_stmt *s)
@@ -129,12 +110,10 @@ int store_escalation_each_open_question(store *st, const char *goal_id, int limi
         "SELECT e.type, coalesce(w.key, ''), coalesce(json_extract(e.packet, '$.minimal_question'),"
         " w.question, '') FROM escalations e LEFT JOIN work_items w ON w.id = e.item_id"
         " WHERE e.goal_id = ? AND e.status = 'open' ORDER BY e.created_at, e.id LIMIT ?";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(goal_id), STORE_I64(limit)));
+    struct escalation_each h = {fill_open_question, fn, ctx};
 
-    if (rc)
-        return rc;
-    return escalation_rows(st, s, fill_open_question, fn, ctx);
+    return store_each_row(st, "escalations", escalation_each_row, &h, q,
+                          STORE_ARGS(STORE_TEXT(goal_id), STORE_I64(limit)));
 }
 
 /* The first column of sql's first row (arg bound as ?1), parsed as JSON:
@@ -209,25 +188,6 @@ int store_decision_evidence_rows(store *st, const char *goal_id, cJSON **out)
     return decision_json(st, store_sql(st, q_lite, q_pg), goal_id, out);
 }
 
-/* Step s (goal_id bound as ?1 and ?2 by the caller when it has them) to
- * its end: each row filled by fill, handed to fn; s is done here. */
-static int decision_rows(store *st, store_stmt *s,
-                         void (*fill)(struct store_decision *d, store_stmt *s),
-                         int (*fn)(const struct store_decision *d, void *ctx), void *ctx)
-{
-    int rc = 0;
-
-    while (store_next_row(st, s, "decisions", &rc)) {
-        struct store_decision d;
-        memset(&d, 0, sizeof(d));
-        fill(&d, s);
-        if ((rc = fn(&d, ctx)) != 0)
-            break;
-    }
-    store_done(s);
-    return rc;
-}
-
 static void fill_evidence(struct store_decision *d, store_stmt *s)
 {
     d->note = TXT(s, 0);
@@ -244,13 +204,10 @@ int store_decision_each_evidence(store *st, const char *goal_id,
         " WHERE d.goal_id = ? AND d.kind = 'evidence' AND w.status = 'done' AND d.id IN"
         " (SELECT max(id) FROM decisions WHERE goal_id = ? AND kind = 'evidence'"
         " GROUP BY item_id, note) ORDER BY w.created_at, w.rowid, d.id";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, q_evidence,
-                                STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(goal_id)));
+    struct decision_each h = {fill_evidence, fn, ctx};
 
-    if (rc)
-        return rc;
-    return decision_rows(st, s, fill_evidence, fn, ctx);
+    return store_each_row(st, "decisions", decision_each_row, &h, q_evidence,
+                          STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(goal_id)));
 }
 
 static void fill_inputs(struct store_decision *d, store_stmt *s)
@@ -270,13 +227,10 @@ int store_decision_each_gate_inputs_changed(store *st, const char *goal_id,
         " '$.gate_inputs_changed')) > 0 AND d.id IN (SELECT max(id) FROM decisions"
         " WHERE goal_id = ? AND kind = 'verification' GROUP BY item_id)"
         " ORDER BY w.created_at, w.rowid";
-    store_stmt *s;
-    int rc =
-        store_prepare_args(st, &s, q_inputs, STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(goal_id)));
+    struct decision_each h = {fill_inputs, fn, ctx};
 
-    if (rc)
-        return rc;
-    return decision_rows(st, s, fill_inputs, fn, ctx);
+    return store_each_row(st, "decisions", decision_each_row, &h, q_inputs,
+                          STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(goal_id)));
 }
 
 static void fill_review(struct store_decision *d, store_stmt *s)
@@ -296,12 +250,10 @@ int store_decision_each_review(store *st, const char *goal_id,
         "'')"
         " FROM decisions d JOIN work_items w ON w.id = d.item_id WHERE d.goal_id = ?"
         " AND d.kind IN ('review_verdict', 'review_finding', 'review_unavailable') ORDER BY d.id";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, q_review, STORE_ARGS(STORE_TEXT(goal_id)));
+    struct decision_each h = {fill_review, fn, ctx};
 
-    if (rc)
-        return rc;
-    return decision_rows(st, s, fill_review, fn, ctx);
+    return store_each_row(st, "decisions", decision_each_row, &h, q_review,
+                          STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 int store_decision_add(store *st, const char *goal_id, const char *item_id, const char *run_id,
@@ -337,6 +289,31 @@ int store_escalation_count_open_all(store *st, int64_t *out)
                        "SELECT count(*) FROM escalations WHERE status = 'open'", NULL, 0);
 }
 
+/* The caller of store_escalation_close_by_system(): what to record and
+ * whom to tell. */
+struct close_by_system {
+    store *st;
+    const char *reason;
+    int64_t now_ms;
+    int (*fn)(const char *id, const char *type, void *ctx);
+    void *ctx;
+};
+
+/* store_each_fn: the open escalation of the row (id, type) resolved by
+ * the system, then handed to the caller. */
+static int close_row(store_stmt *s, void *ctx)
+{
+    static const char upd[] = "UPDATE escalations SET status = 'resolved', resolution = 'system',"
+                              " resolution_input = ?, resolved_at = ? WHERE id = ?";
+    const struct close_by_system *c = ctx;
+    const char *id = store_col_raw(s, 0);
+    int rc =
+        store_exec_args(c->st, "escalation", NULL, upd,
+                        STORE_ARGS(STORE_TEXT(c->reason), STORE_I64(c->now_ms), STORE_TEXT(id)));
+
+    return rc ? rc : c->fn(id, store_col_raw(s, 1), c->ctx);
+}
+
 int store_escalation_close_by_system(store *st, const char *goal_id, const char *reason,
                                      int64_t now_ms,
                                      int (*fn)(const char *id, const char *type, void *ctx),
@@ -344,27 +321,9 @@ int store_escalation_close_by_system(store *st, const char *goal_id, const char 
 {
     static const char sel[] = "SELECT id, type FROM escalations WHERE goal_id = ?"
                               " AND status = 'open' ORDER BY created_at, id";
-    static const char upd[] = "UPDATE escalations SET status = 'resolved', resolution = 'system',"
-                              " resolution_input = ?, resolved_at = ? WHERE id = ?";
-    store_stmt *s, *u;
-    int rc = store_prepare_args(st, &s, sel, STORE_ARGS(STORE_TEXT(goal_id)));
+    struct close_by_system c = {st, reason, now_ms, fn, ctx};
 
-    if (rc)
-        return rc;
-    while (rc == 0 && store_step(s) == STORE_ROW) {
-        const char *id = store_col_raw(s, 0);
-        if ((rc = store_prepare(st, &u, upd)) == 0) {
-            store_bind_text(u, 1, reason);
-            store_bind_i64(u, 2, now_ms);
-            store_bind_text(u, 3, id);
-            rc = store_step(u) == STORE_DONE ? 0 : store_err(st, "escalation");
-            store_done(u);
-        }
-        if (rc == 0)
-            rc = fn(id, store_col_raw(s, 1), ctx);
-    }
-    store_done(s);
-    return rc;
+    return store_each_row(st, NULL, close_row, &c, sel, STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 int store_escalation_insert(store *st, const struct store_escalation_new *e, int *inserted)
@@ -408,31 +367,36 @@ int store_escalation_packet_attempts(store *st, const char *goal_id, const char 
         " coalesce(summary, ''), coalesce(failure_reason, ''), coalesce(error_class, ''),"
         " coalesce(error_signature, ''), NULL FROM runs WHERE goal_id = ? AND item_id IS NULL"
         " ORDER BY created_at, rowid";
-    store_stmt *s;
-    int rc;
+    static const struct store_json_col cols[] = {
+        {"run_id", 0, STORE_JSON_TEXT, NULL},      {"kind", 1, STORE_JSON_TEXT, NULL},
+        {"attempt", 2, STORE_JSON_INT, NULL},      {"tier", 3, STORE_JSON_INT, NULL},
+        {"model_index", 4, STORE_JSON_INT, NULL},  {"model", 5, STORE_JSON_TEXT, NULL},
+        {"status", 6, STORE_JSON_TEXT, NULL},      {"strategy", 11, STORE_JSON_TEXT, "as planned"},
+        {"tried", 7, STORE_JSON_TEXT, NULL},       {"why_failed", 8, STORE_JSON_TEXT, NULL},
+        {"error_class", 9, STORE_JSON_TEXT, NULL}, {"signature", 10, STORE_JSON_TEXT, NULL},
+    };
 
-    if ((rc = store_prepare(st, &s, item_id ? q_item : q_goal)) != 0)
-        return rc;
-    store_bind_text(s, 1, item_id ? item_id : goal_id);
-    while (store_step(s) == STORE_ROW) {
-        cJSON *o = cJSON_CreateObject();
-        xcheck(o);
-        cJSON_AddStringToObject(o, "run_id", store_col_text(s, 0));
-        cJSON_AddStringToObject(o, "kind", store_col_text(s, 1));
-        cJSON_AddNumberToObject(o, "attempt", store_col_int(s, 2));
-        cJSON_AddNumberToObject(o, "tier", store_col_int(s, 3));
-        cJSON_AddNumberToObject(o, "model_index", store_col_int(s, 4));
-        cJSON_AddStringToObject(o, "model", store_col_text(s, 5));
-        cJSON_AddStringToObject(o, "status", store_col_text(s, 6));
-        cJSON_AddStringToObject(o, "strategy",
-                                store_col_null(s, 11) ? "as planned" : store_col_text(s, 11));
-        cJSON_AddStringToObject(o, "tried", store_col_text(s, 7));
-        cJSON_AddStringToObject(o, "why_failed", store_col_text(s, 8));
-        cJSON_AddStringToObject(o, "error_class", store_col_text(s, 9));
-        cJSON_AddStringToObject(o, "signature", store_col_text(s, 10));
-        cJSON_AddItemToArray(arr, o);
-    }
-    store_done(s);
+    return store_json_rows(st, arr, cols, (int)(sizeof(cols) / sizeof(cols[0])),
+                           item_id ? q_item : q_goal,
+                           STORE_ARGS(STORE_TEXT(item_id ? item_id : goal_id)));
+}
+
+/* Where store_escalation_packet_gates() puts a gate: by its column 1. */
+struct gates_split {
+    cJSON *passing, *failing;
+};
+
+static int gate_json_row(store_stmt *s, void *ctx)
+{
+    static const struct store_json_col cols[] = {
+        {"name", 0, STORE_JSON_TEXT, NULL},
+        {"exit_code", 2, STORE_JSON_INT, NULL},
+        {"classification", 3, STORE_JSON_TEXT, NULL},
+    };
+    const struct gates_split *g = ctx;
+
+    cJSON_AddItemToArray(store_col_int(s, 1) ? g->passing : g->failing,
+                         store_json_object(s, cols, 3));
     return 0;
 }
 
@@ -442,21 +406,9 @@ int store_escalation_packet_gates(store *st, const char *item_id, cJSON *passing
         "SELECT name, passed, coalesce(exit_code, -1), coalesce(classification, '')"
         " FROM gate_results WHERE id IN (SELECT max(id) FROM gate_results WHERE item_id = ?"
         " GROUP BY name) ORDER BY name";
-    store_stmt *s;
-    int rc;
+    struct gates_split g = {passing, failing};
 
-    if ((rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(item_id)))) != 0)
-        return rc;
-    while (store_step(s) == STORE_ROW) {
-        cJSON *g = cJSON_CreateObject();
-        xcheck(g);
-        cJSON_AddStringToObject(g, "name", store_col_text(s, 0));
-        cJSON_AddNumberToObject(g, "exit_code", store_col_int(s, 2));
-        cJSON_AddStringToObject(g, "classification", store_col_text(s, 3));
-        cJSON_AddItemToArray(store_col_int(s, 1) ? passing : failing, g);
-    }
-    store_done(s);
-    return 0;
+    return store_each_row(st, NULL, gate_json_row, &g, q_gates, STORE_ARGS(STORE_TEXT(item_id)));
 }
 
 int store_escalation_packet_artifacts(store *st, const char *goal_id, cJSON *arr)
@@ -464,22 +416,14 @@ int store_escalation_packet_artifacts(store *st, const char *goal_id, cJSON *arr
     static const char q_art[] =
         "SELECT type, coalesce(ref, ''), coalesce(path, ''), coalesce(hash, '') FROM artifacts"
         " WHERE goal_id = ? ORDER BY id";
-    store_stmt *s;
-    int rc;
+    static const struct store_json_col cols[] = {
+        {"type", 0, STORE_JSON_TEXT, NULL},
+        {"ref", 1, STORE_JSON_TEXT, NULL},
+        {"path", 2, STORE_JSON_TEXT, NULL},
+        {"hash", 3, STORE_JSON_TEXT, NULL},
+    };
 
-    if ((rc = store_prepare_args(st, &s, q_art, STORE_ARGS(STORE_TEXT(goal_id)))) != 0)
-        return rc;
-    while (store_step(s) == STORE_ROW) {
-        cJSON *a = cJSON_CreateObject();
-        xcheck(a);
-        cJSON_AddStringToObject(a, "type", store_col_text(s, 0));
-        cJSON_AddStringToObject(a, "ref", store_col_text(s, 1));
-        cJSON_AddStringToObject(a, "path", store_col_text(s, 2));
-        cJSON_AddStringToObject(a, "hash", store_col_text(s, 3));
-        cJSON_AddItemToArray(arr, a);
-    }
-    store_done(s);
-    return 0;
+    return store_json_rows(st, arr, cols, 4, q_art, STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 int store_escalation_packet_tool_calls(store *st, const char *run_id, cJSON *arr)
@@ -490,20 +434,12 @@ int store_escalation_packet_tool_calls(store *st, const char *run_id, cJSON *arr
         " WHERE run_id = ? AND type = 'tool_call.started'"
         " AND json_extract(payload, '$.tool') <> 'ask_human' ORDER BY id DESC LIMIT 5) AS last"
         " ORDER BY id";
-    store_stmt *s;
-    int rc;
+    static const struct store_json_col cols[] = {
+        {"tool", 0, STORE_JSON_TEXT, NULL},
+        {"args", 1, STORE_JSON_TEXT, NULL},
+    };
 
-    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(run_id)))) != 0)
-        return rc;
-    while (store_step(s) == STORE_ROW) {
-        cJSON *o = cJSON_CreateObject();
-        xcheck(o);
-        cJSON_AddStringToObject(o, "tool", store_col_text(s, 0));
-        cJSON_AddStringToObject(o, "args", store_col_text(s, 1));
-        cJSON_AddItemToArray(arr, o);
-    }
-    store_done(s);
-    return 0;
+    return store_json_rows(st, arr, cols, 2, q, STORE_ARGS(STORE_TEXT(run_id)));
 }
 
 int store_escalation_ref_get(store *st, const char *id, struct store_escalation_ref *e)
@@ -512,25 +448,23 @@ int store_escalation_ref_get(store *st, const char *id, struct store_escalation_
         "SELECT e.goal_id, coalesce(e.item_id, ''), e.type, e.status, coalesce(w.status, ''),"
         " coalesce(r.kind, '') FROM escalations e LEFT JOIN work_items w ON w.id = e.item_id"
         " LEFT JOIN runs r ON r.id = e.run_id WHERE e.id = ?";
-    store_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    const struct store_text_col cols[] = {
+        {e->goal_id, sizeof(e->goal_id)},
+        {e->item_id, sizeof(e->item_id)},
+        {e->type, sizeof(e->type)},
+        {e->status, sizeof(e->status)},
+        {e->item_status, sizeof(e->item_status)},
+        {e->run_kind, sizeof(e->run_kind)},
+    };
+    int found;
+    int rc;
 
-    if (rc)
-        return rc;
     memset(e, 0, sizeof(*e));
-    store_bind_text(s, 1, id);
-    if (store_step(s) == STORE_ROW) {
+    rc = store_get_texts(st, NULL, cols, 6, &found, sql, STORE_ARGS(STORE_TEXT(id)));
+    if (rc == 0 && found)
         snprintf(e->id, sizeof(e->id), "%s", id);
-        store_col_copy(e->goal_id, sizeof(e->goal_id), s, 0);
-        store_col_copy(e->item_id, sizeof(e->item_id), s, 1);
-        store_col_copy(e->type, sizeof(e->type), s, 2);
-        store_col_copy(e->status, sizeof(e->status), s, 3);
-        store_col_copy(e->item_status, sizeof(e->item_status), s, 4);
-        store_col_copy(e->run_kind, sizeof(e->run_kind), s, 5);
-    } else {
+    else if (rc == 0)
         rc = err_set(ERR_NOTFOUND, "escalation %s: not found", id);
-    }
-    store_done(s);
     return rc;
 }
 
@@ -571,14 +505,12 @@ int store_escalation_goal_held(store *st, const char *goal_id, int *yes)
         "        AND (e.item_id IS NULL OR w.critical = 1))"
         " + (SELECT count(*) FROM work_items WHERE goal_id = ?1 AND critical = 1"
         "        AND status IN ('blocked', 'escalated'))";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
+    int64_t v = 0;
+    int found;
+    int rc = store_get_int64(st, NULL, &v, &found, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 
-    if (rc)
-        return rc;
-    *yes = store_step(s) == STORE_ROW && store_col_int(s, 0) > 0;
-    store_done(s);
-    return 0;
+    *yes = v > 0;
+    return rc;
 }
 
 int store_escalation_ids_system_closable(store *st, const char *goal_id, const char *type,
@@ -592,25 +524,9 @@ int store_escalation_ids_system_closable(store *st, const char *goal_id, const c
         " AND coalesce(r.kind, '') <> 'publish'"
         " AND coalesce(json_extract(e.packet, '$.scope'), '') <> 'publish'"
         " AND (?3 = 0 OR e.item_id IS NULL) ORDER BY e.created_at, e.id";
-    size_t cap = 0;
-    store_stmt *s;
-    int rc;
 
-    *out = NULL;
-    *n = 0;
-    if ((rc = store_prepare_args(
-             st, &s, q, STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(type), STORE_I64(goal_only)))) !=
-        0)
-        return rc;
-    while (store_step(s) == STORE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 8;
-            *out = xrealloc(*out, cap * sizeof(**out));
-        }
-        snprintf((*out)[(*n)++], ID_SIZE, "%s", store_col_text(s, 0));
-    }
-    store_done(s);
-    return 0;
+    return store_ids_args(st, NULL, out, n, q,
+                          STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(type), STORE_I64(goal_only)));
 }
 
 int store_escalation_goals_past_deadline(store *st, int64_t now_ms, char (*ids)[ID_SIZE], int max,

@@ -35,6 +35,19 @@ int store_event_add(store *st, const char *goal_id, const char *item_id, const c
     return rc;
 }
 
+static void event_fill(struct store_event *ev, store_stmt *s)
+{
+    ev->id = store_col_i64(s, 0);
+    ev->ts = store_col_i64(s, 1);
+    ev->goal_id = store_col_raw(s, 2);
+    ev->item_id = store_col_raw(s, 3);
+    ev->run_id = store_col_raw(s, 4);
+    ev->type = store_col_raw(s, 5);
+    ev->payload = store_col_raw(s, 6);
+}
+
+STORE_EACH_TYPED(event_each, struct store_event)
+
 int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit,
                      int (*fn)(const struct store_event *ev, void *ctx), void *ctx)
 {
@@ -44,46 +57,20 @@ int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit
     static const char sql_goal[] =
         "SELECT id, ts, goal_id, item_id, run_id, type, payload FROM events"
         " WHERE goal_id = ? AND id > ? ORDER BY id LIMIT ?";
-    store_stmt *s;
-    int rc = store_prepare(st, &s, goal_id ? sql_goal : sql_all);
-    int i = 1;
+    /* goal_id, when given, is ?1 */
+    const struct store_arg args[] = {STORE_TEXT(goal_id), STORE_I64(after_id),
+                                     STORE_I64(limit > 0 ? limit : -1)};
+    struct event_each h = {event_fill, fn, ctx};
 
-    if (rc)
-        return rc;
-    if (goal_id)
-        store_bind_text(s, i++, goal_id);
-    store_bind_i64(s, i++, after_id);
-    store_bind_i64(s, i++, limit > 0 ? limit : -1);
-    while (store_next_row(st, s, "events", &rc)) {
-        struct store_event ev;
-        ev.id = store_col_i64(s, 0);
-        ev.ts = store_col_i64(s, 1);
-        ev.goal_id = store_col_raw(s, 2);
-        ev.item_id = store_col_raw(s, 3);
-        ev.run_id = store_col_raw(s, 4);
-        ev.type = store_col_raw(s, 5);
-        ev.payload = store_col_raw(s, 6);
-        rc = fn(&ev, ctx);
-        if (rc)
-            break;
-    }
-    store_done(s);
-    return rc;
+    return store_each_row(st, "events", event_each_row, &h, goal_id ? sql_goal : sql_all,
+                          goal_id ? args : args + 1, goal_id ? 3 : 2);
 }
 
 int store_event_id_before(store *st, int64_t ts, int64_t *out)
 {
     static const char q[] = "SELECT coalesce(max(id), 0) FROM events WHERE ts < ?";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_I64(ts)));
 
-    if (rc)
-        return rc;
-    rc = store_step(s) == STORE_ROW ? 0 : store_err(st, "events");
-    if (rc == 0)
-        *out = store_col_i64(s, 0);
-    store_done(s);
-    return rc;
+    return store_count(st, "events", out, q, STORE_ARGS(STORE_I64(ts)));
 }
 
 int store_event_last_tool_call(store *st, const char *run_id, char *tool, size_t tool_n, char *arg,
@@ -137,6 +124,19 @@ int store_event_last_failure_goal(store *st, char out[ID_SIZE])
                            NULL, 0);
 }
 
+struct usage_out {
+    int64_t *tokens;
+    double *cost_usd;
+};
+
+static void usage_fill(store_stmt *s, void *ctx)
+{
+    const struct usage_out *u = ctx;
+
+    *u->tokens = store_col_i64(s, 0);
+    *u->cost_usd = store_col_double(s, 1);
+}
+
 int store_event_last_llm_usage(store *st, const char *goal_id, int64_t *tokens, double *cost_usd)
 {
     static const char sql[] =
@@ -144,20 +144,21 @@ int store_event_last_llm_usage(store *st, const char *goal_id, int64_t *tokens, 
         " CAST(coalesce(json_extract(payload, '$.tokens_out'), '0') AS BIGINT),"
         " CAST(coalesce(json_extract(payload, '$.cost_usd'), '0') AS DOUBLE PRECISION) FROM events"
         " WHERE goal_id = ? AND type = 'llm.response' ORDER BY id DESC LIMIT 1";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
+    struct usage_out out = {tokens, cost_usd};
 
-    if (rc)
-        return rc;
-    if (store_step(s) == STORE_ROW) {
-        *tokens = store_col_i64(s, 0);
-        *cost_usd = store_col_double(s, 1);
-        rc = 0;
-    } else {
-        rc = ERR_NOTFOUND;
-    }
-    store_done(s);
-    return rc;
+    return store_get_one(st, NULL, usage_fill, &out, sql, STORE_ARGS(STORE_TEXT(goal_id)));
+}
+
+struct tool_call_each {
+    int (*fn)(const char *type, const char *payload, void *ctx);
+    void *ctx;
+};
+
+static int tool_call_row(store_stmt *s, void *ctx)
+{
+    const struct tool_call_each *h = ctx;
+
+    return h->fn(store_col_raw(s, 0), store_col_raw(s, 1), h->ctx);
 }
 
 int store_event_item_tool_calls_each(store *st, const char *item_id,
@@ -167,16 +168,9 @@ int store_event_item_tool_calls_each(store *st, const char *item_id,
     static const char sql[] =
         "SELECT type, payload FROM events WHERE item_id = ? AND type IN"
         " ('tool_call.started', 'tool_call.completed', 'tool_call.failed') ORDER BY id";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(item_id)));
+    struct tool_call_each h = {fn, ctx};
 
-    if (rc)
-        return rc;
-    while (store_step(s) == STORE_ROW)
-        if ((rc = fn(store_col_raw(s, 0), store_col_raw(s, 1), ctx)) != 0)
-            break;
-    store_done(s);
-    return rc;
+    return store_each_row(st, NULL, tool_call_row, &h, sql, STORE_ARGS(STORE_TEXT(item_id)));
 }
 
 int store_event_delete_before(store *st, int64_t cutoff_ms, int *deleted)

@@ -10,24 +10,9 @@
 
 #define TXT(s, i) (store_col_raw((s), (i)))
 
-/* Step s to its end, each row filled by fill and handed to fn; s is done
- * here. */
-static int gate_result_rows(store *st, store_stmt *s,
-                            void (*fill)(struct store_gate_result *g, store_stmt *s),
-                            int (*fn)(const struct store_gate_result *g, void *ctx), void *ctx)
-{
-    int rc = 0;
-
-    while (store_next_row(st, s, "gate results", &rc)) {
-        struct store_gate_result g;
-        memset(&g, 0, sizeof(g));
-        fill(&g, s);
-        if ((rc = fn(&g, ctx)) != 0)
-            break;
-    }
-    store_done(s);
-    return rc;
-}
+/* Each row of a query as a struct store_gate_result handed to the
+ * caller's fn. */
+STORE_EACH_TYPED(gate_result_each, struct store_gate_result)
 
 static void fill_of_item(struct store_gate_result *g, store_stmt *s)
 {
@@ -55,12 +40,10 @@ int store_gate_result_each_latest_of_item(store *st, const char *item_id,
         " run_id FROM gate_results WHERE id IN (SELECT max(id) FROM gate_results"
         " WHERE item_id = ?1 AND run_id = (SELECT run_id FROM gate_results WHERE item_id = ?1"
         " ORDER BY id DESC LIMIT 1) GROUP BY name, tree_id) ORDER BY id";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(item_id)));
+    struct gate_result_each h = {fill_of_item, fn, ctx};
 
-    if (rc)
-        return rc;
-    return gate_result_rows(st, s, fill_of_item, fn, ctx);
+    return store_each_row(st, "gate results", gate_result_each_row, &h, q_gates,
+                          STORE_ARGS(STORE_TEXT(item_id)));
 }
 
 static void fill_of_goal(struct store_gate_result *g, store_stmt *s)
@@ -85,18 +68,10 @@ int store_gate_result_each_latest_of_goal(store *st, const char *goal_id,
         " g.tests_passed, g.tests_failed, g.output_hash FROM gate_results g"
         " JOIN work_items w ON w.id = g.item_id WHERE g.id IN (SELECT max(id) FROM gate_results"
         " WHERE goal_id = ? GROUP BY item_id, name) ORDER BY w.created_at, g.name";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(goal_id)));
+    struct gate_result_each h = {fill_of_goal, fn, ctx};
 
-    if (rc)
-        return rc;
-    return gate_result_rows(st, s, fill_of_goal, fn, ctx);
-}
-
-/* A test count to bind: NULL when not counted (< 0). */
-static struct store_arg count_arg(int v)
-{
-    return v < 0 ? STORE_NULL : STORE_I64(v);
+    return store_each_row(st, "gate results", gate_result_each_row, &h, q_gates,
+                          STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 int store_gate_result_insert(store *st, const struct store_gate_row *r, int64_t *id_out)
@@ -108,14 +83,15 @@ int store_gate_result_insert(store *st, const struct store_gate_row *r, int64_t 
         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id";
     return store_exec_insert(
         st, "gate result", id_out, sql,
-        STORE_ARGS(
-            STORE_TEXT(r->goal_id), STORE_TEXT(r->item_id), STORE_TEXT(r->run_id),
-            STORE_TEXT(r->name), STORE_TEXT(r->type), STORE_TEXT(r->command),
-            STORE_I64(r->must_pass), STORE_I64(r->passed), STORE_I64(r->exit_code),
-            STORE_I64(r->duration_ms), STORE_TEXT(r->output_tail), STORE_TEXT(r->output_hash),
-            STORE_TEXT(r->tree_id), STORE_TEXT(r->classification), count_arg(r->tests_passed),
-            count_arg(r->tests_failed), count_arg(r->tests_skipped), count_arg(r->tests_total),
-            STORE_I64(time_now_ms()), STORE_TEXT(r->tests_format), STORE_TEXT(r->note)));
+        STORE_ARGS(STORE_TEXT(r->goal_id), STORE_TEXT(r->item_id), STORE_TEXT(r->run_id),
+                   STORE_TEXT(r->name), STORE_TEXT(r->type), STORE_TEXT(r->command),
+                   STORE_I64(r->must_pass), STORE_I64(r->passed), STORE_I64(r->exit_code),
+                   STORE_I64(r->duration_ms), STORE_TEXT(r->output_tail),
+                   STORE_TEXT(r->output_hash), STORE_TEXT(r->tree_id),
+                   STORE_TEXT(r->classification), store_arg_opt_i64(r->tests_passed),
+                   store_arg_opt_i64(r->tests_failed), store_arg_opt_i64(r->tests_skipped),
+                   store_arg_opt_i64(r->tests_total), STORE_I64(time_now_ms()),
+                   STORE_TEXT(r->tests_format), STORE_TEXT(r->note)));
 }
 
 int store_gate_result_set_note(store *st, int64_t id, const char *note)
@@ -138,21 +114,25 @@ int store_gate_case_insert(store *st, int64_t gate_result_id, const char *name, 
 int store_gate_result_format(store *st, int64_t id, char **format_out)
 {
     static const char sql[] = "SELECT tests_format FROM gate_results WHERE id = ?";
-    store_stmt *s;
-    int rc, step;
+    int found;
+    int rc;
 
-    *format_out = NULL;
-    if ((rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(id)))) != 0)
-        return rc;
-    step = store_step(s);
-    if (step == STORE_ROW)
-        *format_out = store_col_strdup(s, 0);
-    else if (step == STORE_DONE)
+    rc = store_get_strdup(st, "gate result", format_out, &found, sql, STORE_ARGS(STORE_I64(id)));
+    if (rc == 0 && !found)
         rc = err_set(ERR_NOTFOUND, "gate result %lld: not found", (long long)id);
-    else
-        rc = store_err(st, "gate result");
-    store_done(s);
     return rc;
+}
+
+struct cases_each {
+    int (*fn)(const char *name, const char *status, const char *file, void *ctx);
+    void *ctx;
+};
+
+static int case_row(store_stmt *s, void *ctx)
+{
+    const struct cases_each *h = ctx;
+
+    return h->fn(store_col_raw(s, 0), store_col_raw(s, 1), store_col_raw(s, 2), h->ctx);
 }
 
 int store_gate_cases_each(store *st, int64_t gate_result_id,
@@ -162,17 +142,22 @@ int store_gate_cases_each(store *st, int64_t gate_result_id,
 {
     static const char sql[] =
         "SELECT name, status, file FROM gate_cases WHERE gate_result_id = ? ORDER BY rowid";
-    store_stmt *s;
-    int rc, step = STORE_DONE;
+    struct cases_each h = {fn, ctx};
 
-    if ((rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(gate_result_id)))) != 0)
-        return rc;
-    while (!rc && (step = store_step(s)) == STORE_ROW)
-        rc = fn(store_col_raw(s, 0), store_col_raw(s, 1), store_col_raw(s, 2), ctx);
-    if (!rc && step != STORE_DONE)
-        rc = store_err(st, "gate cases");
-    store_done(s);
-    return rc;
+    return store_each_row(st, "gate cases", case_row, &h, sql,
+                          STORE_ARGS(STORE_I64(gate_result_id)));
+}
+
+struct failed_each {
+    int (*fn)(const char *name, int exit_code, const char *output_tail, void *ctx);
+    void *ctx;
+};
+
+static int failed_row(store_stmt *s, void *ctx)
+{
+    const struct failed_each *h = ctx;
+
+    return h->fn(store_col_raw(s, 0), store_col_int(s, 1), store_col_raw(s, 2), h->ctx);
 }
 
 int store_gate_result_failed_last_run_each(store *st, const char *item_id,
@@ -184,16 +169,24 @@ int store_gate_result_failed_last_run_each(store *st, const char *item_id,
         "SELECT name, exit_code, output_tail FROM gate_results WHERE item_id = ? AND passed = 0"
         " AND coalesce(classification, 'introduced') = 'introduced' AND run_id = (SELECT run_id"
         " FROM gate_results WHERE item_id = ? ORDER BY id DESC LIMIT 1) ORDER BY id";
-    store_stmt *s;
-    int rc;
+    struct failed_each h = {fn, ctx};
 
-    if ((rc = store_prepare_args(st, &s, sql,
-                                 STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(item_id)))) != 0)
-        return rc;
-    while (!rc && store_step(s) == STORE_ROW)
-        rc = fn(store_col_raw(s, 0), store_col_int(s, 1), store_col_raw(s, 2), ctx);
-    store_done(s);
-    return rc;
+    return store_each_row(st, NULL, failed_row, &h, sql,
+                          STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(item_id)));
+}
+
+struct baseline_out {
+    int *passed;
+    char **format, **cases;
+};
+
+static void baseline_fill(store_stmt *s, void *ctx)
+{
+    const struct baseline_out *b = ctx;
+
+    *b->passed = store_col_int(s, 0);
+    *b->format = store_col_strdup(s, 1);
+    *b->cases = store_col_strdup(s, 2);
 }
 
 int store_gate_baseline_get(store *st, const char *goal_id, const char *gate, const char *command,
@@ -202,23 +195,12 @@ int store_gate_baseline_get(store *st, const char *goal_id, const char *gate, co
 {
     static const char q[] = "SELECT passed, format, cases FROM gate_baselines WHERE goal_id = ?"
                             " AND gate = ? AND command = ? AND baseline = ?";
-    store_stmt *s;
-    int rc;
+    struct baseline_out out = {passed, format, cases};
 
-    *found = 0;
     *format = *cases = NULL;
-    if ((rc = store_prepare_args(st, &s, q,
-                                 STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(gate),
-                                            STORE_TEXT(command), STORE_TEXT(baseline)))) != 0)
-        return rc;
-    if (store_step(s) == STORE_ROW) {
-        *found = 1;
-        *passed = store_col_int(s, 0);
-        *format = store_col_strdup(s, 1);
-        *cases = store_col_strdup(s, 2);
-    }
-    store_done(s);
-    return 0;
+    return store_get_row(st, NULL, baseline_fill, &out, found, q,
+                         STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(gate), STORE_TEXT(command),
+                                    STORE_TEXT(baseline)));
 }
 
 int store_gate_baseline_put(store *st, const struct store_gate_baseline *b)
@@ -237,6 +219,18 @@ int store_gate_baseline_put(store *st, const struct store_gate_baseline *b)
                                       STORE_TEXT(b->output_hash), STORE_I64(time_now_ms())));
 }
 
+struct latest_each {
+    int (*fn)(const char *name, int passed, void *ctx);
+    void *ctx;
+};
+
+static int latest_row(store_stmt *s, void *ctx)
+{
+    const struct latest_each *h = ctx;
+
+    return h->fn(store_col_raw(s, 0), store_col_int(s, 1), h->ctx);
+}
+
 int store_gate_result_latest_by_item_each(store *st, const char *item_id,
                                           int (*fn)(const char *name, int passed, void *ctx),
                                           void *ctx)
@@ -244,14 +238,7 @@ int store_gate_result_latest_by_item_each(store *st, const char *item_id,
     static const char q_gates[] =
         "SELECT name, passed, coalesce(exit_code, -1) FROM gate_results WHERE id IN"
         " (SELECT max(id) FROM gate_results WHERE item_id = ? GROUP BY name) ORDER BY name";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, q_gates, STORE_ARGS(STORE_TEXT(item_id)));
+    struct latest_each h = {fn, ctx};
 
-    if (rc)
-        return rc;
-    while (store_step(s) == STORE_ROW)
-        if ((rc = fn(store_col_raw(s, 0), store_col_int(s, 1), ctx)) != 0)
-            break;
-    store_done(s);
-    return rc;
+    return store_each_row(st, NULL, latest_row, &h, q_gates, STORE_ARGS(STORE_TEXT(item_id)));
 }

@@ -16,68 +16,31 @@
     " allowed_actions, verification, publish, elaboration, spec, partial, blocked_reason,"         \
     " created_at, updated_at, started_at, ended_at, outcome, outcome_reason, head_commit"
 
-static void bind_opt_i64(store_stmt *s, int i, int64_t v)
-{
-    if (v < 0)
-        store_bind_null(s, i);
-    else
-        store_bind_i64(s, i, v);
-}
-
-static void bind_opt_double(store_stmt *s, int i, double v)
-{
-    if (v < 0)
-        store_bind_null(s, i);
-    else
-        store_bind_double(s, i, v);
-}
-
 int store_goal_insert(store *st, struct goal *g)
 {
     static const char sql[] = "INSERT INTO goals(" GOAL_COLS ") VALUES (?,?,?,?,?,?,?,?,?,?,"
                               "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-    store_stmt *s;
-    int rc = store_prepare(st, &s, sql);
     int64_t now = time_now_ms();
 
-    if (rc)
-        return rc;
     g->created_at = g->updated_at = now;
-    store_bind_text(s, 1, g->id);
-    store_bind_text(s, 2, g->parent_id);
-    store_bind_text(s, 3, g->title);
-    store_bind_text(s, 4, g->description ? g->description : "");
-    store_bind_text(s, 5, g->status ? g->status : "queued");
-    store_bind_i64(s, 6, g->priority);
-    store_bind_i64(s, 7, g->is_template);
-    store_bind_text(s, 8, g->schedule);
-    store_bind_text(s, 9, g->repo);
-    store_bind_text(s, 10, g->base_branch);
-    store_bind_text(s, 11, g->branch);
-    store_bind_text(s, 12, g->worktree);
-    bind_opt_i64(s, 13, g->deadline_at);
-    bind_opt_i64(s, 14, g->budget_max_tokens);
-    bind_opt_double(s, 15, g->budget_max_cost_usd);
-    bind_opt_double(s, 16, g->budget_max_hours);
-    store_bind_i64(s, 17, g->spent_tokens);
-    store_bind_double(s, 18, g->spent_cost_usd);
-    store_bind_i64(s, 19, g->spent_wall_ms);
-    store_bind_text(s, 20, g->success_criteria ? g->success_criteria : "[]");
-    store_bind_text(s, 21, g->allowed_actions);
-    store_bind_text(s, 22, g->verification);
-    store_bind_text(s, 23, g->publish);
-    store_bind_text(s, 24, g->elaboration);
-    store_bind_text(s, 25, g->spec);
-    store_bind_i64(s, 26, g->partial);
-    store_bind_text(s, 27, g->blocked_reason);
-    store_bind_i64(s, 28, now);
-    store_bind_i64(s, 29, now);
-    bind_opt_i64(s, 30, g->started_at);
-    bind_opt_i64(s, 31, g->ended_at);
-    store_bind_text(s, 32, g->outcome);
-    store_bind_text(s, 33, g->outcome_reason);
-    store_bind_text(s, 34, g->head_commit);
-    return store_step_done(st, s, "insert goal");
+    return store_exec_args(
+        st, "insert goal", NULL, sql,
+        STORE_ARGS(STORE_TEXT(g->id), STORE_TEXT(g->parent_id), STORE_TEXT(g->title),
+                   STORE_TEXT(g->description ? g->description : ""),
+                   STORE_TEXT(g->status ? g->status : "queued"), STORE_I64(g->priority),
+                   STORE_I64(g->is_template), STORE_TEXT(g->schedule), STORE_TEXT(g->repo),
+                   STORE_TEXT(g->base_branch), STORE_TEXT(g->branch), STORE_TEXT(g->worktree),
+                   store_arg_opt_i64(g->deadline_at), store_arg_opt_i64(g->budget_max_tokens),
+                   store_arg_opt_double(g->budget_max_cost_usd),
+                   store_arg_opt_double(g->budget_max_hours), STORE_I64(g->spent_tokens),
+                   STORE_DOUBLE(g->spent_cost_usd), STORE_I64(g->spent_wall_ms),
+                   STORE_TEXT(g->success_criteria ? g->success_criteria : "[]"),
+                   STORE_TEXT(g->allowed_actions), STORE_TEXT(g->verification),
+                   STORE_TEXT(g->publish), STORE_TEXT(g->elaboration), STORE_TEXT(g->spec),
+                   STORE_I64(g->partial), STORE_TEXT(g->blocked_reason), STORE_I64(now),
+                   STORE_I64(now), store_arg_opt_i64(g->started_at), store_arg_opt_i64(g->ended_at),
+                   STORE_TEXT(g->outcome), STORE_TEXT(g->outcome_reason),
+                   STORE_TEXT(g->head_commit)));
 }
 
 static int64_t col_opt_i64(store_stmt *s, int i)
@@ -184,27 +147,26 @@ void store_goal_free(struct goal *g)
     free(g);
 }
 
+/* A goal whose strings point into the statement (valid until its next
+ * step), for the "each" functions. */
+static void goal_view(struct goal *g, store_stmt *s)
+{
+    goal_from_row(g, s, 0);
+}
+
+STORE_EACH_TYPED(goal_each, struct goal)
+
 int store_goal_each(store *st, const char *status, int (*fn)(const struct goal *g, void *ctx),
                     void *ctx)
 {
     static const char sql_all[] = "SELECT " GOAL_COLS " FROM goals ORDER BY created_at DESC, id";
     static const char sql_status[] =
         "SELECT " GOAL_COLS " FROM goals WHERE status = ? ORDER BY created_at DESC, id";
-    store_stmt *s;
-    int rc = store_prepare(st, &s, status ? sql_status : sql_all);
+    const struct store_arg arg = STORE_TEXT(status);
+    struct goal_each h = {goal_view, fn, ctx};
 
-    if (rc)
-        return rc;
-    if (status)
-        store_bind_text(s, 1, status);
-    while (store_next_row(st, s, "goals", &rc)) {
-        struct goal g;
-        goal_from_row(&g, s, 0);
-        if ((rc = fn(&g, ctx)) != 0)
-            break;
-    }
-    store_done(s);
-    return rc;
+    return store_each_row(st, "goals", goal_each_row, &h, status ? sql_status : sql_all, &arg,
+                          status != NULL);
 }
 
 int store_goal_count(store *st, const char *status, int64_t *out)
@@ -214,6 +176,23 @@ int store_goal_count(store *st, const char *status, int64_t *out)
     const struct store_arg arg = STORE_TEXT(status);
 
     return store_count(st, "count goals", out, status ? sql_status : sql_all, &arg, status != NULL);
+}
+
+/* The ids store_resolve_id() finds: the first copied into out, n counted. */
+struct first_id {
+    char *out;
+    int n;
+};
+
+static int first_id_row(store_stmt *s, void *ctx)
+{
+    struct first_id *f = ctx;
+
+    if (f->n++ == 0) {
+        strncpy(f->out, store_col_raw(s, 0), ID_LEN);
+        f->out[ID_LEN] = '\0';
+    }
+    return 0;
 }
 
 int store_resolve_id(store *st, const char *table, const char *prefix, char out[ID_SIZE])
@@ -229,8 +208,8 @@ int store_resolve_id(store *st, const char *table, const char *prefix, char out[
     };
     const char *what = table;
     const char *sql = NULL;
-    store_stmt *s;
-    int n = 0, rc;
+    struct first_id first = {out, 0};
+    int rc;
     char lower[ID_SIZE];
     size_t len = strlen(prefix);
 
@@ -256,21 +235,12 @@ int store_resolve_id(store *st, const char *table, const char *prefix, char out[
     if (len < ID_SHORT)
         return err_set(ERR_INVALID, "%s id \"%s\": give at least %d characters", what, prefix,
                        ID_SHORT);
-    if ((rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(lower)))) != 0)
-        return rc;
-    while (store_next_row(st, s, "resolve id", &rc)) {
-        if (n == 0) {
-            strncpy(out, store_col_raw(s, 0), ID_LEN);
-            out[ID_LEN] = '\0';
-        }
-        n++;
-    }
-    store_done(s);
+    rc = store_each_row(st, "resolve id", first_id_row, &first, sql, STORE_ARGS(STORE_TEXT(lower)));
     if (rc)
         return rc;
-    if (n == 0)
+    if (first.n == 0)
         return err_set(ERR_NOTFOUND, "%s %s: not found", what, prefix);
-    if (n > 1)
+    if (first.n > 1)
         return err_set(ERR_AMBIGUOUS, "%s id %s is ambiguous: give more characters", what, prefix);
     return 0;
 }
@@ -309,6 +279,18 @@ int store_goal_ended(store *st, const char *goal_id, int *ended)
     return rc;
 }
 
+static void waiting_fill(struct store_goal_waiting *w, store_stmt *s)
+{
+    w->id = store_col_raw(s, 0);
+    w->title = store_col_raw(s, 1);
+    w->escalation_id = store_col_raw(s, 2);
+    w->packet = store_col_raw(s, 3);
+    w->breakers = store_col_raw(s, 4);
+    w->breaker_escalation_id = store_col_raw(s, 5);
+}
+
+STORE_EACH_TYPED(waiting_each, struct store_goal_waiting)
+
 int store_goal_each_waiting(store *st, int (*fn)(const struct store_goal_waiting *w, void *ctx),
                             void *ctx)
 {
@@ -327,24 +309,9 @@ int store_goal_each_waiting(store *st, int (*fn)(const struct store_goal_waiting
     static const char q_lite[] = WAITING_SQL("group_concat");
     static const char q_pg[] = WAITING_SQL("string_agg");
 #undef WAITING_SQL
-    store_stmt *s;
-    int rc = store_prepare(st, &s, store_sql(st, q_lite, q_pg));
+    struct waiting_each h = {waiting_fill, fn, ctx};
 
-    if (rc)
-        return rc;
-    while (store_next_row(st, s, "goals", &rc)) {
-        struct store_goal_waiting w;
-        w.id = store_col_raw(s, 0);
-        w.title = store_col_raw(s, 1);
-        w.escalation_id = store_col_raw(s, 2);
-        w.packet = store_col_raw(s, 3);
-        w.breakers = store_col_raw(s, 4);
-        w.breaker_escalation_id = store_col_raw(s, 5);
-        if ((rc = fn(&w, ctx)) != 0)
-            break;
-    }
-    store_done(s);
-    return rc;
+    return store_each_row(st, "goals", waiting_each_row, &h, store_sql(st, q_lite, q_pg), NULL, 0);
 }
 
 int store_goal_attempts_inc(store *st, const char *id)
@@ -421,21 +388,10 @@ int store_goal_set_nothing_to_do(store *st, const char *id, const char *elaborat
                            STORE_ARGS(STORE_TEXT(elaboration), STORE_TEXT(reason), STORE_TEXT(id)));
 }
 
-int store_goal_budget_get(store *st, const char *id, struct budget_facts *out)
+static void budget_fill(store_stmt *s, void *ctx)
 {
-    static const char sql[] =
-        "SELECT budget_max_tokens, budget_max_cost_usd, budget_max_hours, spent_tokens,"
-        " spent_cost_usd, spent_wall_ms FROM goals WHERE id = ?";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(id)));
+    struct budget_facts *out = ctx;
 
-    memset(out, 0, sizeof(*out));
-    if (rc)
-        return rc;
-    if (store_step(s) != STORE_ROW) {
-        store_done(s);
-        return err_set(ERR_NOTFOUND, "goal %s: not found", id);
-    }
     out->has_max_tokens = !store_col_null(s, 0);
     out->has_max_cost = !store_col_null(s, 1);
     out->has_max_hours = !store_col_null(s, 2);
@@ -445,29 +401,50 @@ int store_goal_budget_get(store *st, const char *id, struct budget_facts *out)
     out->spent_tokens = store_col_i64(s, 3);
     out->spent_cost_usd = store_col_double(s, 4);
     out->spent_wall_ms = store_col_i64(s, 5);
-    store_done(s);
-    return 0;
+}
+
+int store_goal_budget_get(store *st, const char *id, struct budget_facts *out)
+{
+    static const char sql[] =
+        "SELECT budget_max_tokens, budget_max_cost_usd, budget_max_hours, spent_tokens,"
+        " spent_cost_usd, spent_wall_ms FROM goals WHERE id = ?";
+    int found;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = store_get_row(st, NULL, budget_fill, out, &found, sql, STORE_ARGS(STORE_TEXT(id)));
+    if (rc == 0 && !found)
+        rc = err_set(ERR_NOTFOUND, "goal %s: not found", id);
+    return rc;
+}
+
+struct fresh_out {
+    char *status;
+    size_t n;
+    int *never_elaborated;
+};
+
+static void fresh_fill(store_stmt *s, void *ctx)
+{
+    const struct fresh_out *f = ctx;
+
+    store_col_copy(f->status, f->n, s, 0);
+    if (f->never_elaborated)
+        *f->never_elaborated = store_col_int(s, 1);
 }
 
 int store_goal_status_fresh(store *st, const char *id, char *status, size_t n,
                             int *never_elaborated)
 {
-    store_stmt *s;
-    int rc;
+    struct fresh_out out = {status, n, never_elaborated};
+    int found;
 
     status[0] = '\0';
     if (never_elaborated)
         *never_elaborated = 0;
-    if ((rc = store_prepare(st, &s, "SELECT status, elaboration IS NULL FROM goals WHERE id = ?")))
-        return rc;
-    store_bind_text(s, 1, id);
-    if (store_step(s) == STORE_ROW) {
-        snprintf(status, n, "%s", store_col_raw(s, 0));
-        if (never_elaborated)
-            *never_elaborated = store_col_int(s, 1);
-    }
-    store_done(s);
-    return 0;
+    return store_get_row(st, NULL, fresh_fill, &out, &found,
+                         "SELECT status, elaboration IS NULL FROM goals WHERE id = ?",
+                         STORE_ARGS(STORE_TEXT(id)));
 }
 
 int store_goal_budget_raise(store *st, const char *id, double max_tokens, double max_cost_usd,

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "store/store.h"
 
@@ -151,9 +152,95 @@ int store_status_set(store *st, const char *sql, const char *id, const char *fro
 typedef void store_row_fn(store_stmt *s, void *ctx);
 
 /* The first row sql selects with args bound: fill(s, ctx) and *found 1 on
- * a row; *found 0 when none; a step error is store_err(st, what). */
+ * a row; *found 0 when none; a step error is store_err(st, what), or with
+ * what NULL reads as no row (the readers that have always taken it so). */
 int store_get_row(store *st, const char *what, store_row_fn *fill, void *ctx, int *found,
                   const char *sql, const struct store_arg *args, int n);
+
+/* store_get_row() of a row that may be missing: ERR_NOTFOUND (no message
+ * set: the caller's to say, or not) when there is none. */
+int store_get_one(store *st, const char *what, store_row_fn *fill, void *ctx, const char *sql,
+                  const struct store_arg *args, int n);
+
+/* A row handed to the caller of store_each_row(): nonzero ends the rows
+ * and is what store_each_row() returns. */
+typedef int store_each_fn(store_stmt *s, void *ctx);
+
+/* Each row sql selects with args bound, handed to fn(s, ctx) until it
+ * returns nonzero (returned); then store_done().  A step error is
+ * store_err(st, what), or with what NULL ends the rows quietly. */
+int store_each_row(store *st, const char *what, store_each_fn *fn, void *ctx, const char *sql,
+                   const struct store_arg *args, int n);
+
+/* STORE_EACH_TYPED(name, type): the per-row adapter of an entity's
+ * "each" function over rows of a struct type - a struct name holding
+ * fill (the query's columns into a zeroed row), the caller's fn and ctx,
+ * and a store_each_fn name##_row for store_each_row() with a struct name
+ * as its ctx.  One definition for every row type, as <sys/queue.h> does
+ * for lists; the row is valid only during fn. */
+#define STORE_EACH_TYPED(name, type)                                                               \
+    struct name {                                                                                  \
+        void (*fill)(type * row, store_stmt *s);                                                   \
+        int (*fn)(const type *row, void *ctx);                                                     \
+        void *ctx;                                                                                 \
+    };                                                                                             \
+    static int name##_row(store_stmt *s, void *ctx)                                                \
+    {                                                                                              \
+        const struct name *h = ctx;                                                                \
+        type row;                                                                                  \
+                                                                                                   \
+        memset(&row, 0, sizeof(row));                                                              \
+        h->fill(&row, s);                                                                          \
+        return h->fn(&row, h->ctx);                                                                \
+    }
+
+/* At most max rows sql selects (args bound) into rows, an array of
+ * elements of size bytes: each zeroed, then fill(s, element); *n how
+ * many.  A step error ends the rows; only a prepare error is returned. */
+int store_rows_fill(store *st, void *rows, size_t size, int max, int *n, store_row_fn *fill,
+                    const char *sql, const struct store_arg *args, int nargs);
+
+/* Every row sql selects (args bound) into a malloc'd array *out of *n
+ * elements of size bytes (each zeroed, then fill(s, element)): free() it;
+ * NULL when none.  A step error is store_err(st, what) with *out NULL, or
+ * with what NULL ends the rows quietly. */
+int store_rows_alloc(store *st, const char *what, void **out, size_t *n, size_t size,
+                     store_row_fn *fill, const char *sql, const struct store_arg *args, int nargs);
+
+/* store_rows_alloc() of column 0 as ids (37 bytes each, cut). */
+int store_ids_args(store *st, const char *what, char (**out)[37], size_t *n, const char *sql,
+                   const struct store_arg *args, int nargs);
+
+/* One key of the JSON objects store_json_rows() makes: column col as a
+ * string (STORE_JSON_TEXT: "" for NULL, or if_null when that is set) or
+ * as a number (STORE_JSON_INT). */
+enum store_json_kind { STORE_JSON_TEXT, STORE_JSON_INT };
+struct store_json_col {
+    const char *key;
+    int col;
+    enum store_json_kind kind;
+    const char *if_null;
+};
+
+struct cJSON;
+/* The current row of s as a new JSON object of cols[0..ncols) (the
+ * caller's to add or cJSON_Delete). */
+struct cJSON *store_json_object(store_stmt *s, const struct store_json_col *cols, int ncols);
+
+/* Each row sql selects (args bound) as a JSON object of cols[0..ncols),
+ * appended to arr (the caller's).  A step error ends the rows; only a
+ * prepare error is returned. */
+int store_json_rows(store *st, struct cJSON *arr, const struct store_json_col *cols, int ncols,
+                    const char *sql, const struct store_arg *args, int nargs);
+
+/* The store_arg of an optional value: STORE_NULL when v < 0. */
+struct store_arg store_arg_opt_i64(int64_t v);
+struct store_arg store_arg_opt_double(double v);
+
+/* store_get_row() of column 0 as a malloc'd copy into *out (free() it;
+ * NULL for SQL NULL or no row). */
+int store_get_strdup(store *st, const char *what, char **out, int *found, const char *sql,
+                     const struct store_arg *args, int n);
 
 /* Where store_get_texts() copies column i: out, n bytes (cut). */
 struct store_text_col {

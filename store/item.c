@@ -17,16 +17,14 @@
 
 int item_effort_points(const char *effort)
 {
-    if (!effort)
-        return 0;
-    if (!strcmp(effort, "S"))
-        return 1;
-    if (!strcmp(effort, "M"))
-        return 3;
-    if (!strcmp(effort, "L"))
-        return 5;
-    if (!strcmp(effort, "XL"))
-        return 8;
+    static const struct {
+        const char *effort;
+        int points;
+    } points[] = {{"S", 1}, {"M", 3}, {"L", 5}, {"XL", 8}};
+
+    for (size_t i = 0; effort && i < sizeof(points) / sizeof(points[0]); i++)
+        if (!strcmp(effort, points[i].effort))
+            return points[i].points;
     return 0;
 }
 
@@ -34,46 +32,24 @@ int store_item_insert(store *st, struct work_item *wi)
 {
     static const char sql[] = "INSERT INTO work_items(" ITEM_COLS ") VALUES (?,?,?,?,?,?,?,?,?,"
                               "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-    store_stmt *s;
     int64_t now = time_now_ms();
-    int rc = store_prepare(st, &s, sql);
 
-    if (rc)
-        return rc;
     wi->created_at = wi->updated_at = now;
-    store_bind_text(s, 1, wi->id);
-    store_bind_text(s, 2, wi->goal_id);
-    store_bind_text(s, 3, wi->key);
-    store_bind_text(s, 4, wi->title);
-    store_bind_text(s, 5, wi->description ? wi->description : "");
-    store_bind_text(s, 6, wi->type ? wi->type : "code");
-    store_bind_text(s, 7, wi->status ? wi->status : "queued");
-    store_bind_i64(s, 8, wi->priority);
-    store_bind_text(s, 9, wi->effort ? wi->effort : "M");
-    store_bind_i64(s, 10, wi->critical);
-    store_bind_i64(s, 11, wi->attempts);
-    store_bind_i64(s, 12, wi->tier > 0 ? wi->tier : 1);
-    store_bind_i64(s, 13, wi->max_retries > 0 ? wi->max_retries : 3);
-    store_bind_i64(s, 14, wi->model_index);
-    store_bind_i64(s, 15, wi->next_attempt_at);
-    if (wi->timeout_s > 0)
-        store_bind_i64(s, 16, wi->timeout_s);
-    else
-        store_bind_null(s, 16);
-    store_bind_text(s, 17, wi->strategy);
-    store_bind_text(s, 18, wi->human_input);
-    store_bind_text(s, 19, wi->question);
-    store_bind_text(s, 20, wi->summary);
-    if (wi->verified < 0)
-        store_bind_null(s, 21);
-    else
-        store_bind_i64(s, 21, wi->verified);
-    store_bind_text(s, 22, wi->commit_sha);
-    store_bind_i64(s, 23, now);
-    store_bind_i64(s, 24, now);
-    store_bind_null(s, 25);
-    store_bind_null(s, 26);
-    return store_step_done(st, s, "insert work item");
+    return store_exec_args(
+        st, "insert work item", NULL, sql,
+        STORE_ARGS(STORE_TEXT(wi->id), STORE_TEXT(wi->goal_id), STORE_TEXT(wi->key),
+                   STORE_TEXT(wi->title), STORE_TEXT(wi->description ? wi->description : ""),
+                   STORE_TEXT(wi->type ? wi->type : "code"),
+                   STORE_TEXT(wi->status ? wi->status : "queued"), STORE_I64(wi->priority),
+                   STORE_TEXT(wi->effort ? wi->effort : "M"), STORE_I64(wi->critical),
+                   STORE_I64(wi->attempts), STORE_I64(wi->tier > 0 ? wi->tier : 1),
+                   STORE_I64(wi->max_retries > 0 ? wi->max_retries : 3), STORE_I64(wi->model_index),
+                   STORE_I64(wi->next_attempt_at),
+                   wi->timeout_s > 0 ? STORE_I64(wi->timeout_s) : STORE_NULL,
+                   STORE_TEXT(wi->strategy), STORE_TEXT(wi->human_input), STORE_TEXT(wi->question),
+                   STORE_TEXT(wi->summary), store_arg_opt_i64(wi->verified),
+                   STORE_TEXT(wi->commit_sha), STORE_I64(now), STORE_I64(now), STORE_NULL,
+                   STORE_NULL));
 }
 
 int store_item_dep_add(store *st, const char *item_id, const char *depends_on_id,
@@ -86,22 +62,27 @@ int store_item_dep_add(store *st, const char *item_id, const char *depends_on_id
                                       STORE_TEXT(condition ? condition : "done_or_skipped")));
 }
 
-int store_item_dep_keys_each(store *st, const char *item_id,
-                             int (*fn)(const char *key, void *ctx), void *ctx)
+struct key_each {
+    int (*fn)(const char *key, void *ctx);
+    void *ctx;
+};
+
+static int key_row(store_stmt *s, void *ctx)
+{
+    const struct key_each *h = ctx;
+
+    return h->fn(store_col_raw(s, 0), h->ctx);
+}
+
+int store_item_dep_keys_each(store *st, const char *item_id, int (*fn)(const char *key, void *ctx),
+                             void *ctx)
 {
     static const char q_deps[] =
         "SELECT w.key FROM work_item_deps d JOIN work_items w ON w.id = d.depends_on_id"
         " WHERE d.item_id = ? ORDER BY w.created_at, w.rowid";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, q_deps, STORE_ARGS(STORE_TEXT(item_id)));
+    struct key_each h = {fn, ctx};
 
-    if (rc)
-        return rc;
-    while (store_next_row(st, s, "dependencies", &rc))
-        if ((rc = fn(store_col_raw(s, 0), ctx)) != 0)
-            break;
-    store_done(s);
-    return rc;
+    return store_each_row(st, "dependencies", key_row, &h, q_deps, STORE_ARGS(STORE_TEXT(item_id)));
 }
 
 static void item_from_row(struct work_item *wi, store_stmt *s, int copy)
@@ -179,24 +160,36 @@ void store_item_free(struct work_item *wi)
     free(wi);
 }
 
+/* A work item whose strings point into the statement (valid until its
+ * next step), for store_item_each(). */
+static void item_view(struct work_item *wi, store_stmt *s)
+{
+    item_from_row(wi, s, 0);
+}
+
+STORE_EACH_TYPED(item_each, struct work_item)
+
 int store_item_each(store *st, const char *goal_id,
                     int (*fn)(const struct work_item *wi, void *ctx), void *ctx)
 {
     static const char sql[] =
         "SELECT " ITEM_COLS " FROM work_items WHERE goal_id = ? ORDER BY created_at, rowid";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
+    struct item_each h = {item_view, fn, ctx};
 
-    if (rc)
-        return rc;
-    while (store_next_row(st, s, "work items", &rc)) {
-        struct work_item wi;
-        item_from_row(&wi, s, 0);
-        if ((rc = fn(&wi, ctx)) != 0)
-            break;
-    }
-    store_done(s);
-    return rc;
+    return store_each_row(st, "work items", item_each_row, &h, sql,
+                          STORE_ARGS(STORE_TEXT(goal_id)));
+}
+
+struct effort_each {
+    int (*fn)(const char *effort, const char *status, int64_t n, void *ctx);
+    void *ctx;
+};
+
+static int effort_row(store_stmt *s, void *ctx)
+{
+    const struct effort_each *h = ctx;
+
+    return h->fn(store_col_raw(s, 0), store_col_raw(s, 1), store_col_i64(s, 2), h->ctx);
 }
 
 int store_item_count_by_effort_status(store *st, const char *goal_id,
@@ -207,18 +200,9 @@ int store_item_count_by_effort_status(store *st, const char *goal_id,
     /* a handful of rows (efforts x statuses); points are mapped by the caller */
     static const char sql[] = "SELECT effort, status, count(*) FROM work_items"
                               " WHERE goal_id = ? GROUP BY effort, status";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
+    struct effort_each h = {fn, ctx};
 
-    if (rc)
-        return rc;
-    while (store_next_row(st, s, "progress", &rc)) {
-        rc = fn(store_col_raw(s, 0), store_col_raw(s, 1), store_col_i64(s, 2), ctx);
-        if (rc)
-            break;
-    }
-    store_done(s);
-    return rc;
+    return store_each_row(st, "progress", effort_row, &h, sql, STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 int store_item_get_by_key(store *st, const char *goal_id, const char *key, struct work_item **out)
@@ -233,22 +217,23 @@ int store_item_get_by_key(store *st, const char *goal_id, const char *key, struc
     return rc;
 }
 
+static void counts_fill(store_stmt *s, void *ctx)
+{
+    int **ab = ctx;
+
+    *ab[0] = store_col_int(s, 0);
+    *ab[1] = store_col_int(s, 1);
+}
+
 /* The two counts sql selects for goal_id (NULL counts as 0). */
 static int item_counts(store *st, const char *sql, const char *goal_id, int *a, int *b)
 {
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(goal_id)));
+    int *ab[2] = {a, b};
+    int found;
+    int rc = store_get_row(st, "count work items", counts_fill, ab, &found, sql,
+                           STORE_ARGS(STORE_TEXT(goal_id)));
 
-    if (rc)
-        return rc;
-    if (store_step(s) == STORE_ROW) {
-        *a = store_col_int(s, 0);
-        *b = store_col_int(s, 1);
-    } else {
-        rc = store_err(st, "count work items");
-    }
-    store_done(s);
-    return rc;
+    return rc == 0 && !found ? store_err(st, "count work items") : rc;
 }
 
 int store_item_count_finished(store *st, const char *goal_id, int *total, int *finished)
@@ -280,20 +265,9 @@ int store_item_set_verified(store *st, const char *id, int verified, const char 
 {
     static const char sql[] = "UPDATE work_items SET verified = ?, commit_sha = ?"
                               " WHERE id = ?";
-    store_stmt *s;
-    int rc;
-
-    if ((rc = store_prepare(st, &s, sql)) != 0)
-        return rc;
-    if (verified < 0)
-        store_bind_null(s, 1);
-    else
-        store_bind_i64(s, 1, verified);
-    store_bind_text(s, 2, commit_sha);
-    store_bind_text(s, 3, id);
-    rc = store_step(s) == STORE_DONE ? 0 : store_err(st, "verified");
-    store_done(s);
-    return rc;
+    return store_exec_args(
+        st, "verified", NULL, sql,
+        STORE_ARGS(store_arg_opt_i64(verified), STORE_TEXT(commit_sha), STORE_TEXT(id)));
 }
 
 int store_item_set_question(store *st, const char *id, const char *question)
@@ -310,17 +284,13 @@ int store_item_count_unfinished_others(store *st, const char *goal_id, const cha
     static const char q[] =
         "SELECT count(*) FROM work_items WHERE goal_id = ? AND id <> ?"
         " AND status IN ('queued', 'ready', 'in_progress', 'verify', 'blocked')";
-    store_stmt *s;
-    int rc;
+    int64_t v = 0;
+    int found;
+    int rc = store_get_int64(st, NULL, &v, &found, q,
+                             STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(except_id)));
 
-    *n = 0;
-    if ((rc = store_prepare_args(st, &s, q,
-                                 STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(except_id)))) != 0)
-        return rc;
-    if (store_step(s) == STORE_ROW)
-        *n = store_col_int(s, 0);
-    store_done(s);
-    return 0;
+    *n = (int)v;
+    return rc;
 }
 
 int store_item_attempts_inc(store *st, const char *id)
@@ -403,6 +373,26 @@ int store_item_set_recovery(store *st, const char *id, int tier, int model_index
                                       STORE_I64(time_now_ms()), STORE_TEXT(id)));
 }
 
+/* The run of equal error signatures store_item_recovery_counts() counts
+ * from the latest run back. */
+struct same_run {
+    char first[65];
+    int n;
+};
+
+static int same_row(store_stmt *s, void *ctx)
+{
+    struct same_run *r = ctx;
+    const char *sig = store_col_raw(s, 0);
+
+    if (r->n == 0)
+        snprintf(r->first, sizeof(r->first), "%s", sig);
+    if (!sig[0] || strcmp(sig, r->first) != 0)
+        return 1;
+    r->n++;
+    return 0;
+}
+
 int store_item_recovery_counts(store *st, const char *id, int tier, int *failures, int *same)
 {
     /* runs before a human's resolution (recovery_epoch) do not count */
@@ -415,28 +405,17 @@ int store_item_recovery_counts(store *st, const char *id, int tier, int *failure
                              " AND created_at >= (SELECT recovery_epoch FROM work_items"
                              " WHERE id = ?1)"
                              " ORDER BY created_at DESC, rowid DESC LIMIT 10";
-    store_stmt *s;
-    char first[65] = "";
-    int rc = store_prepare(st, &s, q1), n = 0;
+    struct same_run run = {"", 0};
+    int64_t v = 1;
+    int found;
+    int rc = store_get_int64(st, NULL, &v, &found, q1, STORE_ARGS(STORE_TEXT(id), STORE_I64(tier)));
 
     if (rc)
         return rc;
-    store_bind_text(s, 1, id);
-    store_bind_i64(s, 2, tier);
-    *failures = store_step(s) == STORE_ROW ? store_col_int(s, 0) : 1;
-    store_done(s);
-    if ((rc = store_prepare_args(st, &s, q2, STORE_ARGS(STORE_TEXT(id)))) != 0)
+    *failures = (int)v;
+    if ((rc = store_each_row(st, NULL, same_row, &run, q2, STORE_ARGS(STORE_TEXT(id)))) < 0)
         return rc;
-    while (store_step(s) == STORE_ROW) {
-        const char *sig = store_col_raw(s, 0);
-        if (n == 0)
-            snprintf(first, sizeof(first), "%s", sig);
-        if (!sig[0] || strcmp(sig, first) != 0)
-            break;
-        n++;
-    }
-    store_done(s);
-    *same = n;
+    *same = run.n;
     return 0;
 }
 
@@ -445,6 +424,26 @@ int store_item_set_timeout(store *st, const char *id, int timeout_s)
     static const char dbl[] = "UPDATE work_items SET timeout_s = ? WHERE id = ?";
     return store_exec_args(st, "timeout", NULL, dbl,
                            STORE_ARGS(STORE_I64(timeout_s), STORE_TEXT(id)));
+}
+
+struct owed_out {
+    int *owed;
+    char *cls;
+    size_t cls_n;
+    char **cause;
+};
+
+static void owed_fill(store_stmt *s, void *ctx)
+{
+    const struct owed_out *o = ctx;
+
+    if (store_col_int(s, 0) != 1)
+        return;
+    *o->owed = 1;
+    if (o->cls && o->cls_n)
+        snprintf(o->cls, o->cls_n, "%s", store_col_raw(s, 1));
+    if (o->cause)
+        *o->cause = store_col_strdup(s, 2);
 }
 
 int store_item_plan_b_owed(store *st, const char *id, int *owed, char *cls, size_t cls_n,
@@ -456,21 +455,11 @@ int store_item_plan_b_owed(store *st, const char *id, int *owed, char *cls, size
         " coalesce(json_extract(e.payload, '$.cause'), '') FROM events e"
         " JOIN work_items w ON w.id = e.item_id AND w.tier = 3"
         " WHERE e.item_id = ? AND e.type = 'recovery.plan_b' ORDER BY e.id DESC LIMIT 1";
-    store_stmt *s;
-    int rc;
+    struct owed_out out = {owed, cls, cls_n, cause};
+    int found;
 
     *owed = 0;
     if (cause)
         *cause = NULL;
-    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(id)))) != 0)
-        return rc;
-    if (store_step(s) == STORE_ROW && store_col_int(s, 0) == 1) {
-        *owed = 1;
-        if (cls && cls_n)
-            snprintf(cls, cls_n, "%s", store_col_raw(s, 1));
-        if (cause)
-            *cause = store_col_strdup(s, 2);
-    }
-    store_done(s);
-    return 0;
+    return store_get_row(st, NULL, owed_fill, &out, &found, q, STORE_ARGS(STORE_TEXT(id)));
 }

@@ -22,15 +22,11 @@ static void quirks_fill(store_stmt *s, void *ctx)
 int store_llm_quirks_get(store *st, const char *base_url, const char *model,
                          struct store_llm_quirks *out)
 {
-    int found;
-    int rc;
-
     memset(out, 0, sizeof(*out));
-    rc = store_get_row(st, "endpoint quirks", quirks_fill, out, &found,
-                       "SELECT use_max_completion, no_response_format, context_window "
-                       "FROM llm_endpoint_quirks WHERE base_url = ? AND model = ?",
-                       STORE_ARGS(STORE_TEXT(base_url), STORE_TEXT(model)));
-    return rc == 0 && !found ? ERR_NOTFOUND : rc;
+    return store_get_one(st, "endpoint quirks", quirks_fill, out,
+                         "SELECT use_max_completion, no_response_format, context_window "
+                         "FROM llm_endpoint_quirks WHERE base_url = ? AND model = ?",
+                         STORE_ARGS(STORE_TEXT(base_url), STORE_TEXT(model)));
 }
 
 int store_llm_quirks_put(store *st, const char *base_url, const char *model,

@@ -4,10 +4,14 @@
  * here owns memory beyond the call; statements stay in the cache of
  * store_prepare() (store.c).
  */
+#include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store/internal.h"
+#include "util/err.h"
+#include "util/xalloc.h"
 
 void store_bind_args(store_stmt *s, const struct store_arg *args, int n)
 {
@@ -146,10 +150,166 @@ int store_get_row(store *st, const char *what, store_row_fn *fill, void *ctx, in
     case STORE_DONE:
         break;
     default:
-        rc = store_err(st, what);
+        if (what)
+            rc = store_err(st, what);
     }
     store_done(s);
     return rc;
+}
+
+int store_get_one(store *st, const char *what, store_row_fn *fill, void *ctx, const char *sql,
+                  const struct store_arg *args, int n)
+{
+    int found;
+    int rc = store_get_row(st, what, fill, ctx, &found, sql, args, n);
+
+    return rc == 0 && !found ? ERR_NOTFOUND : rc;
+}
+
+int store_each_row(store *st, const char *what, store_each_fn *fn, void *ctx, const char *sql,
+                   const struct store_arg *args, int n)
+{
+    store_stmt *s;
+    int rc, step;
+
+    if ((rc = store_prepare_args(st, &s, sql, args, n)) != 0)
+        return rc;
+    while ((step = store_step(s)) == STORE_ROW)
+        if ((rc = fn(s, ctx)) != 0)
+            break;
+    if (rc == 0 && step != STORE_DONE && what)
+        rc = store_err(st, what);
+    store_done(s);
+    return rc;
+}
+
+/* The array store_rows_fill() and store_rows_alloc() fill: its elements,
+ * their size, how many are used and how many fit. */
+struct row_array {
+    char *rows;
+    size_t size, n, cap;
+    store_row_fn *fill;
+};
+
+static void *row_array_next(struct row_array *a)
+{
+    char *row = a->rows + a->n++ * a->size;
+
+    memset(row, 0, a->size);
+    return row;
+}
+
+static int fill_fixed(store_stmt *s, void *ctx)
+{
+    struct row_array *a = ctx;
+
+    if (a->n == a->cap)
+        return 1;
+    a->fill(s, row_array_next(a));
+    return 0;
+}
+
+int store_rows_fill(store *st, void *rows, size_t size, int max, int *n, store_row_fn *fill,
+                    const char *sql, const struct store_arg *args, int nargs)
+{
+    struct row_array a = {rows, size, 0, max > 0 ? (size_t)max : 0, fill};
+    int rc = store_each_row(st, NULL, fill_fixed, &a, sql, args, nargs);
+
+    *n = (int)a.n;
+    return rc < 0 ? rc : 0;
+}
+
+static int fill_grown(store_stmt *s, void *ctx)
+{
+    struct row_array *a = ctx;
+
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 16;
+        a->rows = xrealloc(a->rows, a->cap * a->size);
+    }
+    a->fill(s, row_array_next(a));
+    return 0;
+}
+
+int store_rows_alloc(store *st, const char *what, void **out, size_t *n, size_t size,
+                     store_row_fn *fill, const char *sql, const struct store_arg *args, int nargs)
+{
+    struct row_array a = {NULL, size, 0, 0, fill};
+    int rc = store_each_row(st, what, fill_grown, &a, sql, args, nargs);
+
+    *out = NULL;
+    *n = 0;
+    if (rc) {
+        free(a.rows);
+        return rc;
+    }
+    *out = a.rows;
+    *n = a.n;
+    return 0;
+}
+
+/* store_row_fn: column 0 into an id ((char *)ctx, 37 bytes). */
+static void id_fill(store_stmt *s, void *ctx)
+{
+    snprintf(ctx, 37, "%.36s", store_col_text(s, 0));
+}
+
+int store_ids_args(store *st, const char *what, char (**out)[37], size_t *n, const char *sql,
+                   const struct store_arg *args, int nargs)
+{
+    void *ids;
+    int rc = store_rows_alloc(st, what, &ids, n, sizeof(**out), id_fill, sql, args, nargs);
+
+    *out = ids;
+    return rc;
+}
+
+cJSON *store_json_object(store_stmt *s, const struct store_json_col *cols, int ncols)
+{
+    cJSON *o = xcheck(cJSON_CreateObject());
+
+    for (int i = 0; i < ncols; i++) {
+        const struct store_json_col *c = &cols[i];
+        if (c->kind == STORE_JSON_INT)
+            cJSON_AddNumberToObject(o, c->key, store_col_int(s, c->col));
+        else if (c->if_null && store_col_null(s, c->col))
+            cJSON_AddStringToObject(o, c->key, c->if_null);
+        else
+            cJSON_AddStringToObject(o, c->key, store_col_text(s, c->col));
+    }
+    return o;
+}
+
+struct json_rows {
+    cJSON *arr;
+    const struct store_json_col *cols;
+    int ncols;
+};
+
+static int json_row(store_stmt *s, void *ctx)
+{
+    const struct json_rows *j = ctx;
+
+    cJSON_AddItemToArray(j->arr, store_json_object(s, j->cols, j->ncols));
+    return 0;
+}
+
+int store_json_rows(store *st, cJSON *arr, const struct store_json_col *cols, int ncols,
+                    const char *sql, const struct store_arg *args, int nargs)
+{
+    struct json_rows j = {arr, cols, ncols};
+
+    return store_each_row(st, NULL, json_row, &j, sql, args, nargs);
+}
+
+struct store_arg store_arg_opt_i64(int64_t v)
+{
+    return v < 0 ? STORE_NULL : STORE_I64(v);
+}
+
+struct store_arg store_arg_opt_double(double v)
+{
+    return v < 0 ? STORE_NULL : STORE_DOUBLE(v);
 }
 
 static void fill_int64(store_stmt *s, void *ctx)
@@ -161,6 +321,18 @@ int store_get_int64(store *st, const char *what, int64_t *out, int *found, const
                     const struct store_arg *args, int n)
 {
     return store_get_row(st, what, fill_int64, out, found, sql, args, n);
+}
+
+static void fill_strdup(store_stmt *s, void *ctx)
+{
+    *(char **)ctx = store_col_strdup(s, 0);
+}
+
+int store_get_strdup(store *st, const char *what, char **out, int *found, const char *sql,
+                     const struct store_arg *args, int n)
+{
+    *out = NULL;
+    return store_get_row(st, what, fill_strdup, out, found, sql, args, n);
 }
 
 struct text_cols {
@@ -209,32 +381,18 @@ int store_status_set(store *st, const char *sql, const char *id, const char *fro
 int store_count(store *st, const char *what, int64_t *out, const char *sql,
                 const struct store_arg *args, int n)
 {
-    store_stmt *s;
-    int rc;
+    int found;
+    int rc = store_get_row(st, what, fill_int64, out, &found, sql, args, n);
 
-    if ((rc = store_prepare_args(st, &s, sql, args, n)) != 0)
-        return rc;
-    if (store_step(s) == STORE_ROW)
-        *out = store_col_i64(s, 0);
-    else
-        rc = store_err(st, what);
-    store_done(s);
-    return rc;
+    return rc == 0 && !found ? store_err(st, what) : rc;
 }
 
 int store_peek_text(store *st, char *out, size_t n, const char *sql, const struct store_arg *args,
                     int nargs)
 {
-    store_stmt *s;
-    int rc;
+    int found;
 
-    out[0] = '\0';
-    if ((rc = store_prepare_args(st, &s, sql, args, nargs)) != 0)
-        return rc;
-    if (store_step(s) == STORE_ROW)
-        store_col_copy(out, n, s, 0);
-    store_done(s);
-    return 0;
+    return store_get_text(st, NULL, out, n, &found, sql, args, nargs);
 }
 
 int store_select_rows_copy(store *st, char *rows, size_t width, int max, int *n, const char *sql,

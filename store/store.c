@@ -436,31 +436,7 @@ void store_close(store *st)
 
 int store_ids(store *st, const char *sql, const char *arg, char (**out)[37], size_t *n)
 {
-    char(*ids)[37] = NULL;
-    size_t cnt = 0, alloc = 0;
-    store_stmt *s;
-    int rc = store_prepare(st, &s, sql);
-
-    *out = NULL;
-    *n = 0;
-    if (rc)
-        return rc;
-    store_bind_text(s, 1, arg);
-    while (store_next_row(st, s, "ids", &rc)) {
-        if (cnt == alloc) {
-            alloc = alloc ? alloc * 2 : 16;
-            ids = xrealloc(ids, alloc * sizeof(*ids));
-        }
-        snprintf(ids[cnt++], sizeof(ids[0]), "%.36s", store_col_text(s, 0));
-    }
-    store_done(s);
-    if (rc) {
-        free(ids);
-        return rc;
-    }
-    *out = ids;
-    *n = cnt;
-    return 0;
+    return store_ids_args(st, "ids", out, n, sql, STORE_ARGS(STORE_TEXT(arg)));
 }
 
 int store_read_begin(store *st)

@@ -8,26 +8,22 @@
 
 #include "store/internal.h"
 
+/* store_row_fn: (goal_id, schedule) into (struct store_trigger_due *)ctx. */
+static void template_fill(store_stmt *s, void *ctx)
+{
+    struct store_trigger_due *r = ctx;
+
+    snprintf(r->goal_id, sizeof(r->goal_id), "%s", store_col_raw(s, 0));
+    snprintf(r->schedule, sizeof(r->schedule), "%s", store_col_raw(s, 1));
+}
+
 int store_trigger_templates_without(store *st, struct store_trigger_due *rows, int max, int *n)
 {
     static const char q[] = "SELECT id, schedule FROM goals g WHERE is_template = 1"
                             " AND status <> 'cancelled' AND schedule IS NOT NULL"
                             " AND NOT EXISTS (SELECT 1 FROM triggers t WHERE t.goal_id = g.id)";
-    store_stmt *s;
-    int rc;
 
-    *n = 0;
-    if ((rc = store_prepare(st, &s, q)) != 0)
-        return rc;
-    while (*n < max && store_step(s) == STORE_ROW) {
-        struct store_trigger_due *r = &rows[*n];
-        memset(r, 0, sizeof(*r));
-        snprintf(r->goal_id, sizeof(r->goal_id), "%s", store_col_raw(s, 0));
-        snprintf(r->schedule, sizeof(r->schedule), "%s", store_col_raw(s, 1));
-        (*n)++;
-    }
-    store_done(s);
-    return 0;
+    return store_rows_fill(st, rows, sizeof(*rows), max, n, template_fill, q, NULL, 0);
 }
 
 int store_trigger_insert(store *st, const char *id, const char *goal_id, const char *schedule,
@@ -46,18 +42,20 @@ int store_trigger_next_fire_of_goal(store *st, const char *goal_id, int64_t *at,
 {
     static const char q[] =
         "SELECT next_fire_at FROM triggers WHERE goal_id = ? AND enabled = 1 LIMIT 1";
-    store_stmt *s;
-    int rc;
 
-    *found = 0;
-    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(goal_id)))) != 0)
-        return rc;
-    if (store_step(s) == STORE_ROW) {
-        *at = store_col_i64(s, 0);
-        *found = 1;
-    }
-    store_done(s);
-    return 0;
+    return store_get_int64(st, NULL, at, found, q, STORE_ARGS(STORE_TEXT(goal_id)));
+}
+
+/* store_row_fn: (id, goal_id, schedule, next_fire_at) into
+ * (struct store_trigger_due *)ctx. */
+static void due_fill(store_stmt *s, void *ctx)
+{
+    struct store_trigger_due *r = ctx;
+
+    snprintf(r->id, sizeof(r->id), "%s", store_col_raw(s, 0));
+    snprintf(r->goal_id, sizeof(r->goal_id), "%s", store_col_raw(s, 1));
+    snprintf(r->schedule, sizeof(r->schedule), "%s", store_col_raw(s, 2));
+    r->next_fire_at = store_col_i64(s, 3);
 }
 
 int store_trigger_list_due(store *st, int64_t now_ms, struct store_trigger_due *rows, int max,
@@ -67,22 +65,9 @@ int store_trigger_list_due(store *st, int64_t now_ms, struct store_trigger_due *
         "SELECT t.id, t.goal_id, t.schedule, t.next_fire_at FROM triggers t"
         " JOIN goals g ON g.id = t.goal_id WHERE t.enabled = 1 AND t.next_fire_at <= ?"
         " AND g.status <> 'cancelled' ORDER BY t.next_fire_at";
-    store_stmt *s;
-    int rc;
 
-    *n = 0;
-    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_I64(now_ms)))) != 0)
-        return rc;
-    while (*n < max && store_step(s) == STORE_ROW) {
-        struct store_trigger_due *r = &rows[*n];
-        snprintf(r->id, sizeof(r->id), "%s", store_col_raw(s, 0));
-        snprintf(r->goal_id, sizeof(r->goal_id), "%s", store_col_raw(s, 1));
-        snprintf(r->schedule, sizeof(r->schedule), "%s", store_col_raw(s, 2));
-        r->next_fire_at = store_col_i64(s, 3);
-        (*n)++;
-    }
-    store_done(s);
-    return 0;
+    return store_rows_fill(st, rows, sizeof(*rows), max, n, due_fill, q,
+                           STORE_ARGS(STORE_I64(now_ms)));
 }
 
 int store_trigger_set_fired(store *st, const char *id, int64_t next, int64_t now_ms)

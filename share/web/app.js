@@ -122,6 +122,21 @@
     return v && v.error && v.error.message ? v.error.message : 'HTTP ' + status;
   }
 
+  /* GET path for a page's boxes: once answered (unless signal aborted:
+   * the page was left), the boxes are emptied, then render(body) fills
+   * them, or the error is shown in the first. */
+  function loadInto(path, signal, boxes, render) {
+    return api('GET', path).then(function (r) {
+      if (signal.aborted) return;
+      boxes.forEach(function (b) { clear(b); });
+      if (r.status !== 200) {
+        boxes[0].appendChild(el('p', {class: 'error', text: errorText(r.body, r.status)}));
+        return;
+      }
+      render(r.body);
+    });
+  }
+
   /* ---- Server-Sent Events over fetch ---- */
 
   /* Read /v1/events?query until signal aborts, calling onEvent(obj) for
@@ -365,15 +380,8 @@
     append(main, [head, body, el('h2', {text: 'Live events'}), events]);
 
     function load() {
-      api('GET', '/v1/goals/' + encodeURIComponent(gid)).then(function (r) {
-        if (signal.aborted) return;
-        clear(head);
-        clear(body);
-        if (r.status !== 200) {
-          head.appendChild(el('p', {class: 'error', text: errorText(r.body, r.status)}));
-          return;
-        }
-        renderReport(head, body, r.body);
+      loadInto('/v1/goals/' + encodeURIComponent(gid), signal, [head, body], function (report) {
+        renderReport(head, body, report);
       });
     }
     load();
@@ -505,16 +513,8 @@
     var box = el('div', {id: 'item'});
     main.appendChild(box);
     function load() {
-      api('GET', '/v1/goals/' + encodeURIComponent(gid) + '/items/' + encodeURIComponent(key))
-        .then(function (r) {
-          if (signal.aborted) return;
-          clear(box);
-          if (r.status !== 200) {
-            box.appendChild(el('p', {class: 'error', text: errorText(r.body, r.status)}));
-            return;
-          }
-          renderItem(box, gid, r.body);
-        });
+      loadInto('/v1/goals/' + encodeURIComponent(gid) + '/items/' + encodeURIComponent(key),
+        signal, [box], function (item) { renderItem(box, gid, item); });
     }
     load();
     var refresh = debounce(load, 400);

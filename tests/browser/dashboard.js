@@ -16,6 +16,16 @@ const HOSTILE_Q = process.env.HOSTILE_Q;
 const problems = [];
 let allow4xx = null; // a status the current step provokes on purpose
 
+// A step that provokes status on purpose: act(), then wait until shown (a
+// function run in the page) holds; the console's error for that status is
+// no problem meanwhile.
+async function provoked(page, status, act, shown) {
+  allow4xx = status;
+  await act();
+  await page.waitForFunction(shown);
+  allow4xx = null;
+}
+
 function step(what) { console.log('- ' + what); }
 
 async function shots(page, name) {
@@ -75,11 +85,10 @@ async function noInjection(page, where, texts) {
     await page.goto(URL0 + '/', {waitUntil: 'domcontentloaded'});
     await page.waitForSelector('#login #token');
     await shots(page, 'login');
-    allow4xx = 401;
-    await page.type('#token', 'gld_wrong');
-    await page.click('#login button[type=submit]');
-    await page.waitForFunction(() => /refused/.test(document.querySelector('#login-error')?.textContent || ''));
-    allow4xx = null;
+    await provoked(page, 401, async () => {
+      await page.type('#token', 'gld_wrong');
+      await page.click('#login button[type=submit]');
+    }, () => /refused/.test(document.querySelector('#login-error')?.textContent || ''));
     await page.$eval('#token', (e) => { e.value = ''; });
     await page.type('#token', TOKEN);
     await page.click('#login button[type=submit]');
@@ -87,12 +96,11 @@ async function noInjection(page, where, texts) {
     assert.strictEqual(await page.evaluate(() => document.cookie), '', 'no cookie');
 
     step('submit: a 422 shown next to its field');
-    allow4xx = 422;
-    await page.type('#f-title', 'x');
-    await page.type('#f-budget-max_tokens', '-5');
-    await page.click('#submit button[type=submit]');
-    await page.waitForFunction(() => (document.querySelector('[data-error-for="budget.max_tokens"]')?.textContent || '').includes('max_tokens'));
-    allow4xx = null;
+    await provoked(page, 422, async () => {
+      await page.type('#f-title', 'x');
+      await page.type('#f-budget-max_tokens', '-5');
+      await page.click('#submit button[type=submit]');
+    }, () => (document.querySelector('[data-error-for="budget.max_tokens"]')?.textContent || '').includes('max_tokens'));
     await page.$eval('#f-title', (e) => { e.value = ''; });
     await page.$eval('#f-budget-max_tokens', (e) => { e.value = ''; });
 
@@ -155,11 +163,10 @@ async function noInjection(page, where, texts) {
     await noInjection(page, 'escalations', [HOSTILE_Q]);
     await shots(page, 'escalations');
     // skip is refused for an item waiting on an answer: the 422 is shown on the card
-    allow4xx = 422;
-    await page.select('#escalations li.escalation select[name=action]', 'skip');
-    await page.click('#escalations li.escalation button[type=submit]');
-    await page.waitForFunction(() => /skip/.test(document.querySelector('#escalations li.escalation p.error')?.textContent || ''));
-    allow4xx = null;
+    await provoked(page, 422, async () => {
+      await page.select('#escalations li.escalation select[name=action]', 'skip');
+      await page.click('#escalations li.escalation button[type=submit]');
+    }, () => /skip/.test(document.querySelector('#escalations li.escalation p.error')?.textContent || ''));
     await page.select('#escalations li.escalation select[name=action]', 'retry');
     await page.type('#escalations li.escalation textarea[name=input]', 'keep the sign rules');
     await page.click('#escalations li.escalation button[type=submit]');

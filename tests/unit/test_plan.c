@@ -14,6 +14,7 @@
 #include "lifecycle/plan.h"
 #include "lifecycle/select.h"
 #include "lifecycle/transitions.h"
+#include "tests/unit/storehelp.h"
 #include "tests/unit/testutil.h"
 #include "util/err.h"
 #include "util/timeutil.h"
@@ -132,17 +133,8 @@ static char *statuses(const char *goal_id)
 
 static void set_status(const char *goal_id, const char *key, const char *status)
 {
-    store_stmt *s;
-
-    assert_int_equal(store_prepare_uncached(st, &s,
-                                            "UPDATE work_items SET status = ? WHERE goal_id = ?"
-                                            " AND key = ?"),
-                     0);
-    store_bind_text(s, 1, status);
-    store_bind_text(s, 2, goal_id);
-    store_bind_text(s, 3, key);
-    assert_int_equal(store_step(s), STORE_DONE);
-    store_finalize(s);
+    store_test_exec(st, "UPDATE work_items SET status = ? WHERE goal_id = ? AND key = ?",
+                    STORE_ARGS(STORE_TEXT(status), STORE_TEXT(goal_id), STORE_TEXT(key)));
 }
 
 /* A->B->C, C->D, C->E, D+E->F: exactly those edges, readiness follows. */

@@ -12,6 +12,7 @@
 #include "lifecycle/transitions.h"
 #include "store/goal.h"
 #include "store/item.h"
+#include "tests/unit/storehelp.h"
 #include "tests/unit/testutil.h"
 #include "util/err.h"
 
@@ -78,18 +79,11 @@ static void new_item(char id[ID_SIZE], const char *goal_id, const char *status, 
 
 static void new_run(char id[ID_SIZE], const char *goal_id, const char *status)
 {
-    store_stmt *s;
-
     assert_int_equal(id_new(id), 0);
-    assert_int_equal(store_prepare_uncached(st, &s,
-                                            "INSERT INTO runs(id, goal_id, kind, lane, status,"
-                                            " created_at) VALUES (?, ?, 'plan', 'plan', ?, 0)"),
-                     0);
-    store_bind_text(s, 1, id);
-    store_bind_text(s, 2, goal_id);
-    store_bind_text(s, 3, status);
-    assert_int_equal(store_step(s), STORE_DONE);
-    store_finalize(s);
+    store_test_exec(st,
+                    "INSERT INTO runs(id, goal_id, kind, lane, status,"
+                    " created_at) VALUES (?, ?, 'plan', 'plan', ?, 0)",
+                    STORE_ARGS(STORE_TEXT(id), STORE_TEXT(goal_id), STORE_TEXT(status)));
 }
 
 /* Every row of the table is applied on a fresh entity in its from-state,
