@@ -11,6 +11,7 @@
 #include "lifecycle/views.h"
 #include "store/event.h"
 #include "store/goal.h"
+#include "store/run.h"
 #include "util/termesc.h"
 #include "util/timeutil.h"
 
@@ -21,16 +22,16 @@ struct ev_ctx {
     int json;
     int follow;
     int first;
-    int width;            /* of a human line */
-    int64_t last;         /* the newest event seen */
+    int width;    /* of a human line */
+    int64_t last; /* the newest event seen */
     const char *types[MAX_TYPES];
     size_t ntypes;
     char typebuf[512];
-    long long skip;       /* --tail: matching events still to pass over */
-    long long matched;    /* counting pass of --tail */
+    long long skip;    /* --tail: matching events still to pass over */
+    long long matched; /* counting pass of --tail */
     int counting;
-    int page_rows;        /* events of the current page */
-    int64_t page_last;    /* ... and the last one's id */
+    int page_rows;     /* events of the current page */
+    int64_t page_last; /* ... and the last one's id */
 };
 
 static volatile sig_atomic_t stop;
@@ -100,14 +101,27 @@ static int each(const struct store_event *ev, void *vctx)
     return 0;
 }
 
-/* 1 when the goal has ended (completed or cancelled). */
-static int goal_ended(store *st, const char *goal_id)
+/* 1 when the goal has ended (completed or cancelled) and none of its runs
+ * is still running: the run that ended the goal writes its own end
+ * (run.success) in a later transaction, which a follower must not miss.
+ * A run left running (its daemon gone) is waited for 10 s at most after
+ * the goal ended (*ended_at, 0 until then). */
+static int goal_ended(store *st, const char *goal_id, int64_t *ended_at)
 {
+    struct store_run_live *runs = NULL;
+    size_t n = 0;
     int ended = 0;
 
     if (store_goal_ended(st, goal_id, &ended) != 0)
         err_clear(); /* not known to have ended: keep following */
-    return ended;
+    if (!ended)
+        return 0;
+    if (!*ended_at)
+        *ended_at = time_mono_ms();
+    if (store_run_running_of_goal(st, goal_id, &runs, &n) != 0)
+        err_clear();
+    free(runs);
+    return n == 0 || time_mono_ms() - *ended_at > 10000;
 }
 
 /* Every event after after (of goal, when not NULL) through each(), in
@@ -154,8 +168,9 @@ static int parse_opts(struct cli_ctx *c, struct ev_ctx *ec, int64_t *since_ms, l
     const char *types = cli_opt(c, "type");
 
     if (since && view_parse_since(since, time_now_ms(), since_ms) != 0)
-        return cli_fail(EXIT_USAGE, "events: --since: expected an RFC 3339 date-time or a "
-                                    "duration like 10m (s, m, h, d), got \"%s\"",
+        return cli_fail(EXIT_USAGE,
+                        "events: --since: expected an RFC 3339 date-time or a "
+                        "duration like 10m (s, m, h, d), got \"%s\"",
                         since);
     if (tail) {
         char *end;
@@ -171,13 +186,14 @@ static int parse_opts(struct cli_ctx *c, struct ev_ctx *ec, int64_t *since_ms, l
  * and its last events are printed (exit 0). */
 static int follow(store *st, const char *goal, struct ev_ctx *ec)
 {
+    int64_t ended_at = 0;
     int rc;
 
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     fflush(stdout);
     while (!stop) {
-        int ended = goal && goal_ended(st, goal);
+        int ended = goal && goal_ended(st, goal, &ended_at);
         int64_t before = ec->last;
         if ((rc = store_event_each(st, goal, ec->last, 1000, each, ec)) != 0)
             return cli_fail_err(rc);

@@ -527,8 +527,12 @@ static int recover_orphan(struct daemon *d, const struct store_run *o, int start
             adopt(d, o, now);
         return 0;
     }
-    /* no process: a claim whose job never started is given its lease */
-    if (!startup && o->pid == 0 && o->lease_until >= now)
+    /* no process: a claim whose job has not started yet (`goald claim`,
+     * then `goald job`) is given a minute of its lease; not all of it: a
+     * claim whose commit reached the server while its answer was lost (a
+     * restart) was never spawned, and would hold its goal and a lane
+     * slot until the lease ended */
+    if (!startup && o->pid == 0 && o->lease_until >= now && now - o->started_at < 60000)
         return 0;
     return lifecycle_abort_run(d->st, o->id, "aborted",
                                startup ? "its process is gone (found at daemon start)"
