@@ -24,11 +24,16 @@
 const char *recover_action_name(enum recover_action a)
 {
     switch (a) {
-    case RECOVER_RETRY: return "retry";
-    case RECOVER_FAILOVER: return "failover";
-    case RECOVER_PLAN_B: return "plan_b";
-    case RECOVER_ESCALATE: return "escalated";
-    case RECOVER_SKIP: return "skipped";
+    case RECOVER_RETRY:
+        return "retry";
+    case RECOVER_FAILOVER:
+        return "failover";
+    case RECOVER_PLAN_B:
+        return "plan_b";
+    case RECOVER_ESCALATE:
+        return "escalated";
+    case RECOVER_SKIP:
+        return "skipped";
     }
     return "?";
 }
@@ -50,7 +55,12 @@ void recover_decide(const struct recover_facts *f, struct recover_decision *d)
         d->why = "needs a human: another attempt cannot help";
         return;
     }
-    if (f->tier <= 1 && strcmp(cls, "context_length") != 0 && f->same_signature < 3 &&
+    /* three identical failures in a row say the approach or the model
+     * fails; a run that died (aborted: its process, its daemon or its
+     * node was killed) says nothing about either, and only
+     * control.max_retries bounds its retries */
+    if (f->tier <= 1 && strcmp(cls, "context_length") != 0 &&
+        (f->same_signature < 3 || !strcmp(cls, "aborted")) &&
         f->failures_at_tier <= f->max_retries) {
         d->action = RECOVER_RETRY;
         d->tier = 1;
@@ -113,7 +123,7 @@ static int ask_plan_b(struct job_ctx *j, const struct goal *goal, const struct w
     *strategy = NULL;
     strbuf_init(&user, 1 << 20);
     strbuf_addf_cut(&user, "Goal: %s\nWork item: %s\n%s\n", goal->title, item->title,
-                item->description ? item->description : "");
+                    item->description ? item->description : "");
     if (item->strategy)
         strbuf_addf_cut(&user, "Strategy so far: %s\n", item->strategy);
     strbuf_addf_cut(&user, "It failed (%s): %s\n", cls, failure);
@@ -341,8 +351,7 @@ int recover_plan_b_owed(struct job_ctx *j)
 
     if (!wi || !j->llm || wi->tier != 3)
         return 0;
-    if ((rc = store_item_plan_b_owed(j->st, wi->id, &owed, cls, sizeof(cls), &cause)) != 0 ||
-        !owed)
+    if ((rc = store_item_plan_b_owed(j->st, wi->id, &owed, cls, sizeof(cls), &cause)) != 0 || !owed)
         goto out;
     rc = ask_plan_b(j, j->goal, wi, cls, cause ? cause : "", &strategy);
     /* on its own account: the run's limits start after it */
@@ -352,16 +361,17 @@ int recover_plan_b_owed(struct job_ctx *j)
     p = cJSON_CreateObject();
     xcheck(p);
     cJSON_AddStringToObject(p, "action", "plan_b");
-    cJSON_AddStringToObject(p, "why", "tier 3: the Plan B a dead run left owed, asked by its "
-                                      "next run");
+    cJSON_AddStringToObject(p, "why",
+                            "tier 3: the Plan B a dead run left owed, asked by its "
+                            "next run");
     cJSON_AddStringToObject(p, "error_class", cls);
     cJSON_AddNumberToObject(p, "tier", 3);
     cJSON_AddStringToObject(p, "strategy", strategy);
     cJSON_AddBoolToObject(p, "asked_in_run", 1);
     if ((rc = store_tx_begin(j->st)) != 0)
         goto out;
-    if ((rc = store_item_set_recovery(j->st, wi->id, wi->tier, wi->model_index,
-                                      wi->next_attempt_at, strategy)) == 0)
+    if ((rc = store_item_set_recovery(j->st, wi->id, wi->tier, wi->model_index, wi->next_attempt_at,
+                                      strategy)) == 0)
         rc = store_event_add(j->st, j->goal->id, wi->id, j->claim.run_id, "recovery.plan_b", p,
                              NULL);
     if ((rc = store_tx_end(j->st, rc)) != 0)
@@ -373,8 +383,9 @@ out:
     /* the run fails with a class: the model's (job_ask_json() set it), or
      * what else went wrong */
     if (rc && !j->error_class[0])
-        rc = rc == ERR_FAIL ? job_fail(j, "invalid_response", "plan_b: the answer holds no strategy")
-                            : job_fail(j, "internal", "plan_b: %s", err_last());
+        rc = rc == ERR_FAIL
+                 ? job_fail(j, "invalid_response", "plan_b: the answer holds no strategy")
+                 : job_fail(j, "internal", "plan_b: %s", err_last());
     cJSON_Delete(p);
     free(cause);
     free(strategy);

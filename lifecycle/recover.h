@@ -6,7 +6,8 @@
  * ledger and applies the decision with its events:
  *   tier 1  retry the same strategy after min(base*2^(n-1), max), up to
  *           control.max_retries; three identical error signatures in a
- *           row, or context_length, skip the rest of tier 1;
+ *           row (but for runs that died: class aborted), or
+ *           context_length, skip the rest of tier 1;
  *   tier 2  fail over to the next model of the chain (one attempt each);
  *   tier 3  Plan B: the model proposes a different strategy, stored and
  *           put into the next prompt (one attempt);

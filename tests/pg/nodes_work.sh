@@ -99,7 +99,9 @@ ok
 for n in A B; do kill -TERM "$(eval echo "\$PID_$n")"; done
 for n in A B; do wait "$(eval echo "\$PID_$n")" 2>/dev/null || true; done
 
-expect_eq "$(sql "SELECT count(*) FROM goals WHERE status <> 'completed'")" 0 "goals not completed"
+[ "$(sql "SELECT count(*) FROM goals WHERE status <> 'completed'")" = 0 ] ||
+    fail "goals not completed: $(sql "SELECT title, status, blocked_reason FROM goals WHERE status <> 'completed'")"
+ok
 expect_eq "$(sql "SELECT count(*) FROM work_items WHERE status <> 'done'")" 0 "items not done"
 expect_eq "$(sql "SELECT count(*) FROM runs WHERE status = 'running'")" 0 "runs left running"
 # each item committed exactly once on its remote, and the ref is the head

@@ -33,15 +33,22 @@ static const struct row rows[] = {
     {"second failure doubles", "gate", 1, 2, 3, 1, 0, 2, 1, RECOVER_RETRY, 1, 2000, 0, "tier 1"},
     {"last retry", "gate", 1, 3, 3, 2, 0, 2, 1, RECOVER_RETRY, 1, 4000, 0, "tier 1"},
     {"backoff capped", "limit", 1, 5, 9, 1, 0, 1, 1, RECOVER_RETRY, 1, 5000, 0, "tier 1"},
-    {"stalled retries like any failure", "stalled", 1, 1, 3, 1, 0, 1, 1, RECOVER_RETRY, 1, 1000,
-     0, "tier 1"},
+    {"stalled retries like any failure", "stalled", 1, 1, 3, 1, 0, 1, 1, RECOVER_RETRY, 1, 1000, 0,
+     "tier 1"},
     {"timeout retries", "timeout", 1, 1, 3, 1, 0, 1, 0, RECOVER_RETRY, 1, 1000, 0, "tier 1"},
     /* tier 1 exhausted -> tier 2: the next model of the chain */
     {"retries exhausted, next model", "gate", 1, 4, 3, 1, 0, 2, 1, RECOVER_FAILOVER, 2, 0, 1,
      "tier 2"},
     {"no retries configured", "gate", 1, 1, 0, 1, 0, 2, 1, RECOVER_FAILOVER, 2, 0, 1, "tier 2"},
-    {"three identical signatures skip tier 1", "gate", 1, 3, 3, 3, 0, 2, 1, RECOVER_FAILOVER, 2,
-     0, 1, "three times"},
+    {"three identical signatures skip tier 1", "gate", 1, 3, 3, 3, 0, 2, 1, RECOVER_FAILOVER, 2, 0,
+     1, "three times"},
+    /* a run that died (its process or node killed) is not the model's
+     * failure: identical aborts retry until max_retries (issue 20: a node
+     * killed three times while it ran the same item) */
+    {"identical aborts still retry", "aborted", 1, 5, 10, 5, 0, 2, 1, RECOVER_RETRY, 1, 5000, 0,
+     "tier 1"},
+    {"aborts past max_retries, next model", "aborted", 1, 11, 10, 11, 0, 2, 1, RECOVER_FAILOVER, 2,
+     0, 1, "tier 2"},
     {"context_length skips tier 1", "context_length", 1, 1, 3, 1, 0, 2, 1, RECOVER_FAILOVER, 2, 0,
      1, "tier 2"},
     {"tier 2 moves along the chain", "gate", 2, 1, 3, 1, 1, 3, 1, RECOVER_FAILOVER, 2, 0, 2,
@@ -51,8 +58,8 @@ static const struct row rows[] = {
      0, "tier 3"},
     {"single model: identical signatures, Plan B", "invalid_response", 1, 3, 3, 3, 0, 1, 1,
      RECOVER_PLAN_B, 3, 0, 0, "tier 3"},
-    {"single model: context_length, Plan B", "context_length", 1, 1, 3, 1, 0, 1, 1,
-     RECOVER_PLAN_B, 3, 0, 0, "tier 3"},
+    {"single model: context_length, Plan B", "context_length", 1, 1, 3, 1, 0, 1, 1, RECOVER_PLAN_B,
+     3, 0, 0, "tier 3"},
     {"last model failed at tier 2, Plan B", "gate", 2, 1, 3, 1, 1, 2, 1, RECOVER_PLAN_B, 3, 0, 1,
      "tier 3"},
     /* -> tier 4: escalate a critical item, skip the others */
@@ -78,8 +85,8 @@ static void test_policy_table(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         const struct row *r = &rows[i];
-        struct recover_facts f = {r->cls,    r->tier,        r->failures, r->max_retries,
-                                  r->same,   r->model_index, r->nmodels,  r->critical};
+        struct recover_facts f = {r->cls,  r->tier,        r->failures, r->max_retries,
+                                  r->same, r->model_index, r->nmodels,  r->critical};
         struct recover_decision d;
 
         recover_decide(&f, &d);
