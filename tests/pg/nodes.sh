@@ -91,16 +91,19 @@ done
 ok
 
 # --- 3: a node dies; the other recovers its run -----------------------------------
+# B stops (cleanly) until A has the item: not SIGSTOP, which can freeze B
+# inside a write transaction, holding the one write lock of every node
+kill -TERM "$PID_B"
+wait "$PID_B" 2>/dev/null || true
 submit_n 10 10
 a_runs() { [ -n "$(sql "SELECT pid FROM runs WHERE node_id = 'A' AND status = 'running' AND kind = 'execute' AND pid IS NOT NULL")" ]; }
-kill -STOP "$PID_B" # until A has the item
 wait_until 60 a_runs
 run_id=$(sql "SELECT id FROM runs WHERE node_id = 'A' AND status = 'running' AND kind = 'execute'")
 job=$(sql "SELECT pid FROM runs WHERE id = '$run_id'")
 kill -KILL "$PID_A" "$job"
 kill -KILL -- "-$job" 2>/dev/null || true # its sandboxed commands
 wait "$PID_A" 2>/dev/null || true
-kill -CONT "$PID_B"
+start_node B # A's heartbeat is fresh at B's start: B aborts A's run once it is 3 s old
 wait_until 60 all_done
 expect_eq "$(sql "SELECT status FROM runs WHERE id = '$run_id'")" aborted "the dead node's run"
 case "$(sql "SELECT failure_reason FROM runs WHERE id = '$run_id'")" in
