@@ -89,7 +89,13 @@ static int pg_error(store *st, const char *what)
     return err_set(pg_state_busy(pc->state) ? ERR_BUSY : ERR_DB, "%s: %s", what, pc->err);
 }
 
-#define PG_SESSION "SET client_min_messages = warning; SET TIME ZONE 'UTC'"
+/* A transaction of goald's is milliseconds of statements; one left idle
+ * for a minute belongs to a process frozen mid-transaction (a paused VM,
+ * SIGSTOP), which would hold the one write lock of every node: the
+ * server ends it (and its session), and the lock is free again. */
+#define PG_SESSION                                                                                 \
+    "SET client_min_messages = warning; SET TIME ZONE 'UTC';"                                      \
+    " SET idle_in_transaction_session_timeout = '60s'"
 #define PG_WAKE_CHANNEL "goald_wake"
 
 /* What every session of ours starts with: the settings, and the LISTEN

@@ -206,10 +206,14 @@ static void test_heartbeat_per_node(void **state)
     char path[512];
     store *st = NULL;
     struct store_heartbeat hb;
-    struct store_heartbeat a = {.node_id = "a", .host = "h1", .pid = 11, .started_at = 1,
-                                .last_tick = 100, .lanes = "{}"};
-    struct store_heartbeat b = {.node_id = "b", .host = "h2", .pid = 22, .started_at = 2,
-                                .last_tick = 200, .lanes = "{\"plan\": {}}"};
+    struct store_heartbeat a = {
+        .node_id = "a", .host = "h1", .pid = 11, .started_at = 1, .last_tick = 100, .lanes = "{}"};
+    struct store_heartbeat b = {.node_id = "b",
+                                .host = "h2",
+                                .pid = 22,
+                                .started_at = 2,
+                                .last_tick = 200,
+                                .lanes = "{\"plan\": {}}"};
     long pid = 0;
     int64_t tick = 0;
     int found = 0;
@@ -262,6 +266,18 @@ static void test_wake_between_connections(void **state)
     }
     assert_true(store_wake_fd(a) >= 0);
     assert_int_equal(store_wake_drain(a), 0);
+    /* a node frozen inside a transaction does not hold the write lock of
+     * every node for ever */
+    {
+        store_stmt *s;
+        assert_int_equal(
+            store_prepare_uncached(a, &s,
+                                   "SELECT current_setting('idle_in_transaction_session_timeout')"),
+            0);
+        assert_int_equal(store_step(s), STORE_ROW);
+        assert_string_equal(store_col_text(s, 0), "1min");
+        store_finalize(s);
+    }
     /* inside a transaction: delivered at the commit, not before */
     assert_int_equal(store_tx_begin(b), 0);
     assert_int_equal(store_wake_nodes(b), 0);
