@@ -713,12 +713,16 @@ static void cron_lane(struct daemon *d)
 }
 
 /* Is anything going to become runnable without a human?  (--once waits
- * for pending retries rather than exit before them.) */
-static int pending_retries(struct daemon *d)
+ * for pending retries rather than exit before them.)  since: when this
+ * tick's claims began: a retry that fell due after they looked is still
+ * to run (reading the clock here, a backoff that ended between the
+ * claims and this check was neither claimed nor pending, and --once
+ * exited with the goal's item ready: pg.integration.publish_crash). */
+static int pending_retries(struct daemon *d, int64_t since)
 {
     int n = 0;
 
-    if (store_run_pending_retries(d->st, time_now_ms(), &n) != 0)
+    if (store_run_pending_retries(d->st, since, &n) != 0)
         err_clear();
     return n;
 }
@@ -883,6 +887,7 @@ static void handle_signals(struct daemon *d)
 static int tick(struct daemon *d)
 {
     int started = 0;
+    int64_t claims_at = time_now_ms();
 
     handle_signals(d);
     reap(d);
@@ -896,6 +901,7 @@ static int tick(struct daemon *d)
             return 1;
     } else {
         cron_lane(d);
+        claims_at = time_now_ms();
         started = claim_all(d);
     }
     heartbeat(d);
@@ -907,7 +913,8 @@ static int tick(struct daemon *d)
         if (!d->stop_at)
             d->stop_at = time_mono_ms();
     }
-    if (d->o->once && !d->stop_at && d->nkids == 0 && started == 0 && !pending_retries(d))
+    if (d->o->once && !d->stop_at && d->nkids == 0 && started == 0 &&
+        !pending_retries(d, claims_at))
         return 1;
     wait_for_events(d, d->stop_at ? 100
                                   : (d->nkids && d->o->once ? 50 : config_int(CFG_DAEMON_TICK_MS)));
