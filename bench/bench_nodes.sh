@@ -101,7 +101,7 @@ echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs); $
 for _ in $(seq 1 "$RUNS"); do
     one_run 1 >>"$W/one"
     echo "one node: $(tail -n1 "$W/one") s" >&2
-    [ "${BENCH_ONE_ONLY:-0}" = 1 ] && echo 1 >>"$W/two" || one_run 2 >>"$W/two"
+    one_run 2 >>"$W/two"
     echo "two nodes: $(tail -n1 "$W/two") s" >&2
 done
 s1=$(median <"$W/one")

@@ -31,6 +31,7 @@
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/id.h"
 #include "util/log.h"
 #include "util/secret.h"
 #include "util/timeutil.h"
@@ -819,8 +820,7 @@ static int daemon_open(struct daemon *d)
         return rc;
     if ((rc = store_node_id(d->node_id, sizeof(d->node_id), o->db_path)) != 0)
         return rc;
-    if (gethostname(d->host, sizeof(d->host) - 1) != 0)
-        snprintf(d->host, sizeof(d->host), "localhost");
+    id_host(d->host, sizeof(d->host));
     /* with PostgreSQL, submit and resolve on any node wake this one */
     d->shared = store_is_url(o->db_path);
     if (d->shared && (rc = store_wake_listen(d->st)) != 0)

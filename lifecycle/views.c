@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lifecycle/monitor.h"
 #include "lifecycle/report.h"
@@ -16,6 +15,7 @@
 #include "store/run.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/id.h"
 #include "util/jsonobj.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -28,7 +28,8 @@ static void node_fill(cJSON *d, const struct store_heartbeat *hb, int64_t now)
     int64_t age = now - hb->last_tick;
     int alive = age <= config_int(CFG_DAEMON_STALE_S) * 1000;
 
-    if (gethostname(host, sizeof(host) - 1) == 0 && hb->host && !strcmp(hb->host, host))
+    id_host(host, sizeof(host));
+    if (hb->host && !strcmp(hb->host, host))
         alive = alive && kill((pid_t)hb->pid, 0) == 0;
     cJSON_AddStringToObject(d, "state", alive ? "running" : "stale");
     cJSON_AddStringToObject(d, "node_id", hb->node_id ? hb->node_id : "");

@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/id.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -80,8 +80,7 @@ int store_node_id(char *out, size_t n, const char *target)
          * started elsewhere name one node */
         if (!realpath(dir, real))
             snprintf(real, sizeof(real), "%s", dir);
-        if (gethostname(host, sizeof(host) - 1) != 0)
-            snprintf(host, sizeof(host), "localhost");
+        id_host(host, sizeof(host));
         w = snprintf(out, n, "%s:%s", host, real);
     }
     if (w < 0 || (size_t)w >= n)

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/random.h>
 
 #include "util/err.h"
@@ -51,4 +52,13 @@ int id_prefix_valid(const char *s)
         if (!strchr("0123456789abcdef-", s[i]))
             return 0;
     return 1;
+}
+
+void id_host(char *out, size_t n)
+{
+    if (n == 0)
+        return;
+    out[n - 1] = '\0';
+    if (gethostname(out, n - 1) != 0 || !out[0])
+        snprintf(out, n, "localhost");
 }

@@ -21,6 +21,10 @@ int id_new(char out[ID_SIZE]);
 /* Random bytes from the kernel.  0 or ERR_IO. */
 int id_random(void *buf, size_t n);
 
+/* This machine's name (gethostname; "localhost" when it has none), cut
+ * to n - 1 bytes: a node's host in its heartbeat and default id. */
+void id_host(char *out, size_t n);
+
 /* 1 when s looks like a usable id prefix: 1..36 chars of [0-9a-f-]. */
 int id_prefix_valid(const char *s);
 
