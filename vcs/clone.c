@@ -28,7 +28,8 @@ int vcs_repo_is_url(const char *repo)
 {
     const char *p = repo, *colon, *at, *slash;
 
-    if (!repo || !*repo || has_blank(repo))
+    /* a leading '-' would read as an option to whatever transport runs */
+    if (!repo || !*repo || *repo == '-' || has_blank(repo))
         return 0;
     /* scheme://rest */
     if (isalpha((unsigned char)*p)) {

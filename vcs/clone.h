@@ -21,7 +21,8 @@
 
 /* 1 when repo is a git URL: scheme://rest (scheme: a letter, then
  * letters, digits, '+', '-', '.'), or scp-like user@host:path (no '/'
- * before the ':'); no spaces nor control characters.  Syntax only. */
+ * before the ':'); no spaces nor control characters, no leading '-'.
+ * Syntax only. */
 int vcs_repo_is_url(const char *repo);
 
 /* 1 when a goal on repo works in clone mode: repo is a URL

@@ -20,6 +20,7 @@
 #include "tests/fuzz/fuzz.h"
 #include "util/cron.h"
 #include "util/err.h"
+#include "vcs/clone.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -71,7 +72,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                g->budget_max_hours);
     FUZZ_CHECK(g->budget_max_cost_usd == -1 || g->budget_max_cost_usd > 0, "max_cost %g",
                g->budget_max_cost_usd);
-    FUZZ_CHECK(!g->repo || g->repo[0] == '/', "repo not absolute: %s", g->repo);
+    /* a local repository by its absolute path, or a git URL (clone mode) */
+    FUZZ_CHECK(!g->repo || g->repo[0] == '/' || vcs_repo_is_url(g->repo),
+               "repo neither absolute nor a URL: %s", g->repo);
+    FUZZ_CHECK(!g->repo || g->repo[0] != '-', "repo reads as an option: %s", g->repo);
+    FUZZ_CHECK(!g->repo || g->repo[0] == '/' || g->base_branch, "URL %s without base_branch",
+               g->repo);
     FUZZ_CHECK(!g->base_branch || g->repo, "base_branch %s without a repo", g->base_branch);
     FUZZ_CHECK(!g->parent_id && !g->branch && !g->worktree, "fields set that intake never sets");
     FUZZ_CHECK(g->is_template == (g->schedule != NULL), "template %d, schedule %s", g->is_template,

@@ -701,6 +701,7 @@ static void test_repo_is_url(void **state)
     assert_false(vcs_repo_is_url("https://example.com/a b"));
     assert_false(vcs_repo_is_url("3ttp://example.com/w"));
     assert_false(vcs_repo_is_url(""));
+    assert_false(vcs_repo_is_url("-oProxyCommand=x@host:path"));
     testutil_tmp_path(bare, sizeof(bare), "isurl/bare.git");
     testutil_tmp_path(plain, sizeof(plain), "isurl/plain");
     assert_int_equal(make_repo(plain), 0);
