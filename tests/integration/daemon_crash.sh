@@ -15,7 +15,7 @@ running_exec() { [ "$(sql "SELECT count(*) FROM runs WHERE kind = 'execute' AND 
 
 # --- A ------------------------------------------------------------------------
 export GOALD_LLM_SCRIPT="$T/a.jsonl" GOALD_DAEMON_TICK_MS=100
-script_generic 3 2500 2 >"$GOALD_LLM_SCRIPT"
+script_generic 3 4000 2 >"$GOALD_LLM_SCRIPT"
 for n in 1 2 3; do
     make_project "$T/r$n"
     goal_json "$T/r$n" "goal $n" >"$T/g$n.json"
@@ -27,8 +27,10 @@ FAKE_PIDS="$FAKE_PIDS $DPID"
 wait_until 60 running_exec 3
 kill -9 "$DPID"
 wait "$DPID" 2>/dev/null || true
-# one job dies while no daemon watches it (its whole group)
-victim=$(sql "SELECT id FROM runs WHERE kind = 'execute' AND status = 'running' ORDER BY started_at LIMIT 1")
+# one job dies while no daemon watches it (its whole group): the youngest,
+# whose answer is furthest off (on a loaded machine the oldest may finish
+# between the check above and the kill)
+victim=$(sql "SELECT id FROM runs WHERE kind = 'execute' AND status = 'running' ORDER BY started_at DESC LIMIT 1")
 vpid=$(sql "SELECT pid FROM runs WHERE id = '$victim'")
 kill -9 -- "-$vpid"
 survivors=$(sql "SELECT group_concat(pid, ' ') FROM runs WHERE kind = 'execute' AND status = 'running' AND id <> '$victim'")
