@@ -378,9 +378,19 @@ static int migrate_locked(store *st, int *applied)
 
 int store_migrate(store *st, int *applied)
 {
-    int n = 0;
+    int n = 0, cur = 0;
     int rc;
 
+    /* the common case, a database already at this goald's version: one
+     * read, no lock (every job process opens the store; on PostgreSQL the
+     * locked path is five round trips).  Anything else, a missing table
+     * included, takes the lock and looks again. */
+    if (store_schema_version(st, &cur) == 0 && cur == store_schema_latest()) {
+        if (applied)
+            *applied = 0;
+        return 0;
+    }
+    err_clear();
     if ((rc = st->be->migrate_lock(st, 1)) != 0)
         return rc;
     rc = migrate_locked(st, &n);
