@@ -241,7 +241,9 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_DAEMON_SHUTDOWN_GRACE_S] = {"daemon.shutdown_grace_s", CFG_INT, "30", NULL, 0, 86400,
                                      "on SIGTERM, how long running jobs may finish"},
     [CFG_DAEMON_STALE_S] = {"daemon.stale_s", CFG_INT, "10", NULL, 1, 86400,
-                            "a heartbeat older than this means the daemon is not running"},
+                            "a heartbeat older than this: `status` says the daemon is not "
+                            "running (it only reports; node.dead_after_s decides when another "
+                            "node takes a node's runs over)"},
     [CFG_CRON_TIMEZONE] = {"cron.timezone", CFG_STRING, "UTC", NULL, NOB,
                            "time zone of schedules (IANA name, e.g. Europe/Paris)"},
     [CFG_MONITOR_SWEEP_INTERVAL_S] = {"monitor.sweep_interval_s", CFG_INT, "900", NULL, 1, 86400,

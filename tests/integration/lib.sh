@@ -28,13 +28,29 @@ TESTS_RUN=0
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { TESTS_RUN=$((TESTS_RUN + 1)); }
-# wait_until TIMEOUT_S CMD...: polls CMD every 50 ms; fails after TIMEOUT_S.
+# nap SECONDS: sleep without a process (read times out on a FIFO nobody
+# writes): a poll loop forks only for what it checks.
+mkfifo "$T/.nap"
+exec {NAP_FD}<>"$T/.nap"
+nap() { read -r -t "$1" -u "$NAP_FD" _ || :; }
+# wait_until TIMEOUT_S CMD...: polls CMD until it succeeds; fails after
+# TIMEOUT_S.  Every 50 ms for the first half second, every 100 ms up to
+# 2 s, then every 250 ms: a check is a process or two (a psql is also a
+# server backend), and a long wait polled at 20 Hz was most of a test's
+# CPU.
 wait_until() {
-    local limit=$1 i
+    local limit=$1 start now delay
     shift
-    for i in $(seq 1 $((limit * 20))); do
+    start=${EPOCHREALTIME/[.,]/}
+    while :; do
         if "$@"; then return 0; fi
-        sleep 0.05
+        now=${EPOCHREALTIME/[.,]/}
+        now=$(((now - start) / 1000)) # ms since the start
+        [ "$now" -lt $((limit * 1000)) ] || break
+        if [ "$now" -lt 500 ]; then delay=0.05
+        elif [ "$now" -lt 2000 ]; then delay=0.1
+        else delay=0.25; fi
+        nap "$delay"
     done
     # a test may define wait_diag to say what it saw instead
     if declare -F wait_diag >/dev/null; then
@@ -135,7 +151,7 @@ start_fake_llm() {
     FAKE_PIDS="$FAKE_PIDS $!"
     for i in $(seq 1 200); do
         [ -s "$T/$name.port" ] && break
-        sleep 0.05
+        nap 0.05
     done
     [ -s "$T/$name.port" ] || fail "fake_llm $name did not start: $(cat "$T/$name.stderr")"
     FAKE_URL="http://127.0.0.1:$(cat "$T/$name.port")/v1"
@@ -153,7 +169,7 @@ forge_start() {
     rm -f "$T/forge.port"
     "$GOALD_BUILD_DIR/tests/fake_forge" --port-file "$T/forge.port" --log "$FORGE_LOG" "$@" &
     FORGE_PID=$!
-    for _ in $(seq 1 500); do [ -s "$T/forge.port" ] && break; sleep 0.01; done
+    for _ in $(seq 1 500); do [ -s "$T/forge.port" ] && break; nap 0.01; done
     [ -s "$T/forge.port" ] || fail "fake_forge did not start"
     FORGE_URL="http://127.0.0.1:$(cat "$T/forge.port")"
 }
