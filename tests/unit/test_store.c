@@ -15,8 +15,10 @@
 #include "store/heartbeat.h"
 #include "store/internal.h"
 #include "store/store.h"
+#include "tests/unit/storehelp.h"
 #include "tests/unit/testutil.h"
 #include "util/err.h"
+#include "util/strbuf.h"
 
 static void test_fresh_database(void **state)
 {
@@ -297,6 +299,46 @@ out:
     store_close(a);
 }
 
+/* The reads of one item's events (its tool calls, its owed Plan B, its
+ * recovery history: every execute run makes them) use an index: without
+ * one each read scans the whole event log, and an item costs more with
+ * every goal ever run. */
+static void test_events_by_item_indexed(void **state)
+{
+    char path[512];
+    store *st = NULL;
+    store_stmt *s;
+    strbuf plan;
+    int pg;
+
+    (void)state;
+    strbuf_init(&plan, 65536);
+    testutil_db(path, sizeof(path), "events_item.db");
+    assert_int_equal(store_open(&st, path), 0);
+    pg = store_dialect_of(st) == STORE_PG;
+    /* PostgreSQL: on an empty table a scan is cheaper, so scans are
+     * priced out; the index is then taken when there is one */
+    if (pg)
+        store_test_exec(st, "SET enable_seqscan = off", NULL, 0);
+    assert_int_equal(
+        store_prepare_uncached(st, &s,
+                               store_sql(st,
+                                         "EXPLAIN QUERY PLAN SELECT type, payload FROM events "
+                                         "WHERE item_id = 'x' AND type IN ('tool_call.started', "
+                                         "'tool_call.completed') ORDER BY id",
+                                         "EXPLAIN SELECT type, payload FROM events "
+                                         "WHERE item_id = 'x' AND type IN ('tool_call.started', "
+                                         "'tool_call.completed') ORDER BY id")),
+        0);
+    while (store_step(s) == STORE_ROW)
+        assert_int_equal(strbuf_adds(&plan, store_col_text(s, pg ? 0 : 3)), 0);
+    store_finalize(s);
+    if (!strstr(strbuf_cstr(&plan), "events_item"))
+        fail_msg("the read of an item's events does not use events_item: %s", strbuf_cstr(&plan));
+    strbuf_release(&plan);
+    store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_commit_after_failed_statement),
         cmocka_unit_test(test_heartbeat_per_node),
         cmocka_unit_test(test_wake_between_connections),
+        cmocka_unit_test(test_events_by_item_indexed),
     };
     testutil_setup("store");
     return cmocka_run_group_tests(tests, NULL, NULL);
