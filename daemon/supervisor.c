@@ -312,7 +312,13 @@ static void job_ended(struct daemon *d, struct kid *k, int status)
         log_event(LOG_WARN, "job.aborted", "run", k->run_id, "goal", k->goal_id, "item",
                   e.item[0] ? e.item : NULL, "kind", k->kind, "status", e.status, "attempt",
                   e.attempt, "duration_ms", durs, "failure", reason, NULL);
-    } else if (rc == ERR_TRANSITION) {
+    } else if (rc == ERR_TRANSITION && strcmp(e.status, "success") != 0 &&
+               (rc = lifecycle_recover_stranded(d->st, k->run_id, reason)) == 0) {
+        /* the job died after ending its run, before recovering its item */
+        log_event(LOG_WARN, "job.aborted", "run", k->run_id, "goal", k->goal_id, "item",
+                  e.item[0] ? e.item : NULL, "kind", k->kind, "status", e.status, "attempt",
+                  e.attempt, "duration_ms", durs, "failure", reason, "recovered", "item", NULL);
+    } else if (rc == ERR_TRANSITION || rc == ERR_NOTFOUND) {
         int ok = !strcmp(e.status, "success");
         log_event(ok ? LOG_INFO : LOG_WARN, "job.finished", "run", k->run_id, "goal", k->goal_id,
                   "item", e.item[0] ? e.item : NULL, "kind", k->kind, "status", e.status, "attempt",

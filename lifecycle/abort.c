@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lifecycle/context.h"
@@ -130,6 +131,67 @@ int lifecycle_abort_run(store *st, const char *run_id, const char *status, const
     }
     log_info("run %.8s %s (%s): recovery %s", run_id, status, reason, next[0] ? next : "none");
 out:
+    store_goal_free(g);
+    store_item_free(item);
+    return rc;
+}
+
+/* Is an item of this state held by a run? */
+static int item_held(const struct work_item *item)
+{
+    return !strcmp(item->status, "in_progress") || !strcmp(item->status, "verify");
+}
+
+int lifecycle_recover_stranded(store *st, const char *run_id, const char *reason)
+{
+    struct store_run_facts r;
+    struct store_run_live *live = NULL;
+    struct recover_input in;
+    struct goal *g = NULL;
+    struct work_item *item = NULL;
+    char why[512], next[32] = "";
+    size_t nlive = 0;
+    int rc;
+
+    if ((rc = store_run_facts_get(st, run_id, &r)) != 0)
+        goto out;
+    if (!strcmp(r.status, "running")) {
+        rc = err_set(ERR_TRANSITION, "run %s is still running", run_id);
+        goto out;
+    }
+    /* a goal-level unit (elaborate, plan, publish) is claimable again from
+     * the goal's state alone; only an item can be left held */
+    if (!r.item_id[0]) {
+        rc = err_set(ERR_NOTFOUND, "run %s: a goal-level unit holds nothing", run_id);
+        goto out;
+    }
+    if ((rc = store_item_get(st, r.item_id, &item)) != 0 ||
+        (rc = store_run_running_of_goal(st, r.goal_id, &live, &nlive)) != 0)
+        goto out;
+    if (!item_held(item) || nlive > 0) {
+        rc = err_set(ERR_NOTFOUND, "run %s: its item is not left held", run_id);
+        goto out;
+    }
+    if ((rc = store_goal_get(st, r.goal_id, &g)) != 0)
+        goto out;
+    snprintf(why, sizeof(why), "%s after its run ended, before the run's recovery", reason);
+    memset(&in, 0, sizeof(in));
+    in.goal = g;
+    in.item = item;
+    in.run_id = run_id;
+    in.run_kind = r.kind;
+    in.attempt = r.attempt;
+    in.model_index = r.model_index;
+    in.nmodels = chain_length();
+    in.error_class = "aborted";
+    in.failure = why;
+    if ((rc = recover_run(st, &in, NULL, next, sizeof(next))) != 0)
+        goto out;
+    if (pack_write(st, g, item, run_id) != 0)
+        log_warn("run %.8s: context pack not written: %s", run_id, err_last());
+    log_info("run %.8s: its item was left held (%s): recovery %s", run_id, why, next);
+out:
+    free(live);
     store_goal_free(g);
     store_item_free(item);
     return rc;

@@ -19,4 +19,13 @@
  * longer running (it finished on its own meanwhile): nothing is done. */
 int lifecycle_abort_run(store *st, const char *run_id, const char *status, const char *reason);
 
+/* After the job of run_id died (reason: how) with its run already ended:
+ * if the run's item is still held (in_progress or verify) and no run of
+ * its goal is running, the job died after writing the run's end and
+ * before recovery moved the item (a kill -9 during a Plan B call), and
+ * nothing else would ever move it: recovery runs now, as for an aborted
+ * run.  ERR_TRANSITION when the run is still running (lifecycle_abort_run
+ * is the call), ERR_NOTFOUND when nothing was left held. */
+int lifecycle_recover_stranded(store *st, const char *run_id, const char *reason);
+
 #endif

@@ -22,6 +22,7 @@
 #include "store/goal.h"
 #include "store/run.h"
 #include "util/err.h"
+#include "util/fault.h"
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -358,6 +359,9 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
         goto out;
     snprintf(out->status, sizeof(out->status), "%s", stage_rc == 0 ? "success" : "failed");
     if (stage_rc) {
+        /* a crash between the run's end and its recovery (the daemon
+         * recovers the item: lifecycle_recover_stranded) */
+        fault_point("job.after_run_end");
         snprintf(out->error_class, sizeof(out->error_class), "%s", j.error_class);
         log_info("run %.8s (%s) failed: %s: %s", run_id, j.claim.kind, j.error_class,
                  strbuf_cstr(&j.failure));

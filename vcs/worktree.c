@@ -511,6 +511,33 @@ out:
     return rc;
 }
 
+/* The lock file of the goal's own branch (refs/heads/BRANCH.lock), left by
+ * a job killed while it created or moved the branch, is removed: git
+ * takes such a file for a writer at work and refuses the branch for ever.
+ * Only goald writes its goal branch, and only the one job a goal has at a
+ * time (the claim rule), so at the start of a job a lock there is stale.
+ * The file's folder must resolve beneath the repository's git folder and
+ * the file be a regular one (unlink never follows the last link). */
+static int clear_branch_lock(git_repository *main, const char *branch)
+{
+    char common[PATH_MAX], lock[PATH_MAX + 64], dir[PATH_MAX], rdir[PATH_MAX];
+    struct stat sb;
+
+    if (real_dir(common, git_repository_commondir(main)) != 0)
+        return 0; /* nothing to look at: the branch operations will say */
+    if (snprintf(lock, sizeof(lock), "%s/refs/heads/%s.lock", common, branch) >=
+        (int)sizeof(lock))
+        return 0;
+    if (lstat(lock, &sb) != 0)
+        return 0;
+    if (fs_dirname(dir, sizeof(dir), lock) != 0 || real_dir(rdir, dir) != 0 ||
+        !is_beneath(common, rdir) || !S_ISREG(sb.st_mode))
+        return err_set(ERR_INVALID, "%s: not a lock file goald can clear", lock);
+    if (unlink(lock) != 0 && errno != ENOENT)
+        return err_set(ERR_IO, "%s: %s", lock, strerror(errno));
+    return 0;
+}
+
 /* A registration named name that no longer has a valid folder is pruned;
  * one whose folder is elsewhere and valid is a clash. */
 static int clear_stale(git_repository *main, const char *name, const char *abs)
@@ -578,7 +605,7 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
             goto out;
         }
     }
-    if ((rc = clear_stale(main, name, abs)) != 0)
+    if ((rc = clear_stale(main, name, abs)) != 0 || (rc = clear_branch_lock(main, branch)) != 0)
         goto out;
 
     if (git_branch_lookup(&ref, main, branch, GIT_BRANCH_LOCAL) < 0) {

@@ -80,6 +80,17 @@ for _ in $(seq 1 600); do
     [ "$open" -eq 0 ] && break
     sleep 0.5
 done
+# what a goal still open after the wait was doing (a liveness failure must
+# say where it stuck: the goal, its items and runs, the daemon's last words)
+if [ "$open" -ne 0 ]; then
+    echo "chaos: $open goal(s) still open after 300 s of peace; now $(date +%s%3N) ms" >&2
+    sql "SELECT 'goal', id, status, attempts, next_attempt_at, coalesce(blocked_reason, '') FROM goals WHERE status IN ('queued', 'active')" >&2
+    sql "SELECT 'item', w.key, w.status, w.attempts, w.tier, w.next_attempt_at FROM work_items w JOIN goals g ON g.id = w.goal_id WHERE g.status IN ('queued', 'active')" >&2
+    sql "SELECT 'run', r.id, r.kind, r.status, coalesce(r.pid, ''), r.created_at, coalesce(r.ended_at, ''), coalesce(r.error_class, ''), coalesce(r.failure_reason, '') FROM runs r JOIN goals g ON g.id = r.goal_id WHERE g.status IN ('queued', 'active') ORDER BY r.created_at" >&2
+    sql "SELECT 'heartbeat', node_id, pid, last_tick, lanes FROM daemon_heartbeat" >&2
+    echo "daemon pid $DPID alive: $(kill -0 $DPID 2>/dev/null && echo yes || echo no); job processes: $(pgrep -f "goald --db $GOALD_DB job " | tr '\n' ' ')" >&2
+    tail -n 30 "$T/daemon.out" >&2
+fi
 kill -TERM $DPID; wait $DPID 2>/dev/null || true
 
 expect_eq "$(sql "SELECT count(*) FROM goals WHERE status NOT IN ('completed', 'blocked')")" 0 \

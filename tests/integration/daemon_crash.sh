@@ -88,4 +88,26 @@ kill -TERM "$DPID"
 wait "$DPID"
 expect_eq "$?" 0 "daemon exit after SIGTERM"
 expect_eq "$(sql "SELECT count(*) FROM runs WHERE status = 'running'")" 0 "runs left running (B)"
+
+# --- C ------------------------------------------------------------------------
+# A job killed after it wrote its run's end and before the run's recovery
+# moved the item (GOALD_FAULT=job.after_run_end: as a kill -9 during a Plan B
+# call).  The item must not stay in_progress with nothing running it: the
+# daemon recovers it when it reaps the job, and the goal completes.
+db_use c; export GOALD_LLM_SCRIPT="$T/c.jsonl" GOALD_DAEMON_TICK_MS=100 GOALD_LLM_RETRY_MAX=0
+script_generic 1 0 1 | awk '/"stage":"execute"/ && !done {
+    print "{\"stage\":\"execute\",\"error\":\"provider_api\",\"message\":\"a scripted outage\"}"; done = 1 }
+    { print }' >"$GOALD_LLM_SCRIPT"
+make_project "$T/rc"
+goal_json "$T/rc" "goal c" >"$T/gc.json"
+submit_goal "$T/gc.json"
+GOALD_FAULT=job.after_run_end run "$G" daemon --once
+expect_rc 0 "daemon --once with a job killed after its run's end"
+expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GOAL_ID'")" completed "goal c"
+expect_eq "$(sql "SELECT count(*) FROM runs WHERE kind = 'execute' AND status = 'failed'")" 1 "failed execute runs"
+failed=$(sql "SELECT id FROM runs WHERE kind = 'execute' AND status = 'failed'")
+expect_eq "$(sql "SELECT count(*) FROM events WHERE run_id = '$failed' AND type = 'retry.scheduled'")" 1 \
+    "the killed job's item recovered once"
+expect_err "recovered=item"
+expect_eq "$(sql "SELECT count(*) FROM work_items WHERE status <> 'done'")" 0 "items not done"
 done_tests

@@ -57,6 +57,49 @@ static struct vcs_changed_file *find_file(struct vcs_commit_result *r, const cha
     return NULL;
 }
 
+/* A job killed while it created the goal branch left refs/heads/BR.lock:
+ * the next job's worktree is made all the same (git would refuse the
+ * branch for ever); a lock that is a symbolic link, or whose folder leads
+ * out of the git folder, is refused and left alone. */
+static void test_worktree_stale_branch_lock(void **state)
+{
+    char repo[600], wtp[600], outside[600], lock[700];
+    vcs_worktree *wt = NULL;
+
+    (void)state;
+    testutil_tmp_path(repo, sizeof(repo), "stalelock/repo");
+    testutil_tmp_path(wtp, sizeof(wtp), "stalelock/wts/g-1");
+    testutil_tmp_path(outside, sizeof(outside), "stalelock/outside");
+    assert_int_equal(make_repo(repo), 0);
+    snprintf(lock, sizeof(lock), "%s/.git/refs/heads/goald/s-1.lock", repo);
+    assert_int_equal(sh("mkdir -p '%s/.git/refs/heads/goald' && : > '%s'", repo, lock), 0);
+    if (vcs_worktree_create(&wt, repo, "main", "goald/s-1", wtp) != 0)
+        fail_msg("create over a stale lock: %s", err_last());
+    assert_string_equal(cap("git -C '%s' rev-parse --abbrev-ref HEAD", wtp), "goald/s-1");
+    assert_int_equal(access(lock, F_OK), -1);
+    vcs_worktree_free(wt);
+    wt = NULL;
+    /* a link in the lock's place: refused, and its target kept */
+    assert_int_equal(sh("mkdir -p '%s' && echo keep > '%s/t' && ln -s '%s/t' "
+                        "'%s/.git/refs/heads/goald/s-2.lock'",
+                        outside, outside, outside, repo),
+                     0);
+    testutil_tmp_path(wtp, sizeof(wtp), "stalelock/wts/g-2");
+    assert_int_equal(vcs_worktree_create(&wt, repo, "main", "goald/s-2", wtp), ERR_INVALID);
+    assert_non_null(strstr(err_last(), "not a lock file goald can clear"));
+    assert_null(wt);
+    assert_string_equal(cap("cat '%s/t'", outside), "keep");
+    /* a folder on the way that leads out of the git folder: refused */
+    assert_int_equal(sh("mkdir -p '%s/d' && : > '%s/d/s-3.lock' && ln -s '%s/d' "
+                        "'%s/.git/refs/heads/goald/sub'",
+                        outside, outside, outside, repo),
+                     0);
+    testutil_tmp_path(wtp, sizeof(wtp), "stalelock/wts/g-3");
+    assert_int_equal(vcs_worktree_create(&wt, repo, "main", "goald/sub/s-3", wtp), ERR_INVALID);
+    assert_non_null(strstr(err_last(), "not a lock file goald can clear"));
+    assert_int_equal(access(cap("echo '%s/d/s-3.lock'", outside), F_OK), 0);
+}
+
 static void test_worktree_create(void **state)
 {
     struct fx f;
@@ -782,6 +825,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worktree_create),
+        cmocka_unit_test(test_worktree_stale_branch_lock),
         cmocka_unit_test(test_records_and_snapshots),
         cmocka_unit_test(test_guard_tracked_ignored),
         cmocka_unit_test(test_guard_nested_repository),
