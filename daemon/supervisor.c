@@ -26,6 +26,7 @@
 #include "sandbox/sandbox.h"
 #include "store/event.h"
 #include "store/heartbeat.h"
+#include "store/item.h"
 #include "store/run.h"
 #include "store/store.h"
 #include "util/config.h"
@@ -608,6 +609,34 @@ static int remote_orphan(struct daemon *d, const struct store_run *o, const stru
     return 1;
 }
 
+/* At start: items this node's jobs left held with nothing running them
+ * (a job killed between its run's end and that run's recovery while no
+ * daemon watched it): recovered, once the job's process is gone. */
+static void recover_held(struct daemon *d)
+{
+    struct store_item_held *h = NULL;
+    size_t n = 0;
+
+    if (store_item_list_held_idle(d->st, &h, &n) != 0) {
+        log_warn("held items: %s", err_last());
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct store_run o = {0};
+        if (!h[i].run_id[0])
+            continue;
+        snprintf(o.node_id, sizeof(o.node_id), "%s", h[i].node_id);
+        if (!is_local(d, &o) || (h[i].pid > 0 && job_alive((pid_t)h[i].pid, h[i].run_id)))
+            continue;
+        if (lifecycle_recover_stranded(d->st, h[i].run_id,
+                                       "its job is gone (found at daemon start)") == 0)
+            log_info("run %.8s: its item was left held by a dead job: recovered", h[i].run_id);
+        else
+            err_clear();
+    }
+    free(h);
+}
+
 /* Runs left `running` by an earlier daemon of this node: adopt the live
  * ones, abort the dead ones (and those whose lease expired).  With
  * remote, also the runs of other nodes (remote_orphan).  Returns how many
@@ -848,6 +877,7 @@ static void daemon_start(struct daemon *d)
      * recovery and the first claims (which take seconds on a loaded host) */
     heartbeat(d);
     recover_orphans(d, 1, 1);
+    recover_held(d);
     sandbox_cgroup_sweep(); /* left by jobs of an earlier daemon */
     /* a start is the only way new environment variables (a rotated key)
      * arrive, and the configuration's fingerprint cannot tell a key from

@@ -463,3 +463,26 @@ int store_item_plan_b_owed(store *st, const char *id, int *owed, char *cls, size
         *cause = NULL;
     return store_get_row(st, NULL, owed_fill, &out, &found, q, STORE_ARGS(STORE_TEXT(id)));
 }
+
+static void held_fill(store_stmt *s, void *ctx)
+{
+    struct store_item_held *h = ctx;
+
+    store_col_copy(h->item_id, sizeof(h->item_id), s, 0);
+    store_col_copy(h->run_id, sizeof(h->run_id), s, 1);
+    h->pid = (long)store_col_i64(s, 2);
+    store_col_copy(h->node_id, sizeof(h->node_id), s, 3);
+}
+
+int store_item_list_held_idle(store *st, struct store_item_held **out, size_t *n)
+{
+    static const char sql[] =
+        "SELECT w.id, coalesce(r.id, ''), coalesce(r.pid, 0), coalesce(r.node_id, '')"
+        " FROM work_items w LEFT JOIN runs r ON r.id = (SELECT x.id FROM runs x"
+        " WHERE x.item_id = w.id ORDER BY x.created_at DESC LIMIT 1)"
+        " WHERE w.status IN ('in_progress', 'verify') AND NOT EXISTS"
+        " (SELECT 1 FROM runs y WHERE y.goal_id = w.goal_id AND y.status = 'running')";
+
+    return store_rows_alloc(st, "held items", (void **)out, n, sizeof(**out), held_fill, sql, NULL,
+                            0);
+}

@@ -156,4 +156,17 @@ int store_item_set_timeout(store *st, const char *id, int timeout_s);
 int store_item_plan_b_owed(store *st, const char *id, int *owed, char *cls, size_t cls_n,
                            char **cause);
 
+/* A work item held (in_progress or verify) while no run of its goal is
+ * running, with its latest run: what a job leaves that died between its
+ * run's end and that run's recovery. */
+struct store_item_held {
+    char item_id[ID_SIZE];
+    char run_id[ID_SIZE]; /* its latest run ("" when it has none) */
+    long pid;             /* that run's process (0 when none recorded) */
+    char node_id[STORE_NODE_ID_MAX];
+};
+
+/* Every such item: *out a malloc'd array of *n (free(); NULL when none). */
+int store_item_list_held_idle(store *st, struct store_item_held **out, size_t *n);
+
 #endif

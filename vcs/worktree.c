@@ -525,8 +525,7 @@ static int clear_branch_lock(git_repository *main, const char *branch)
 
     if (real_dir(common, git_repository_commondir(main)) != 0)
         return 0; /* nothing to look at: the branch operations will say */
-    if (snprintf(lock, sizeof(lock), "%s/refs/heads/%s.lock", common, branch) >=
-        (int)sizeof(lock))
+    if (snprintf(lock, sizeof(lock), "%s/refs/heads/%s.lock", common, branch) >= (int)sizeof(lock))
         return 0;
     if (lstat(lock, &sb) != 0)
         return 0;

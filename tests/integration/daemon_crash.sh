@@ -110,4 +110,28 @@ expect_eq "$(sql "SELECT count(*) FROM events WHERE run_id = '$failed' AND type 
     "the killed job's item recovered once"
 expect_err "recovered=item"
 expect_eq "$(sql "SELECT count(*) FROM work_items WHERE status <> 'done'")" 0 "items not done"
+
+# --- D ------------------------------------------------------------------------
+# The same death while no daemon watches (the job run by hand, as the daemon
+# would run it): the next daemon finds the item held by a dead job at its
+# start and recovers it.
+db_use d; export GOALD_LLM_SCRIPT="$T/d.jsonl"
+script_generic 1 0 1 | awk '/"stage":"execute"/ && !done {
+    print "{\"stage\":\"execute\",\"error\":\"provider_api\",\"message\":\"a scripted outage\"}"; done = 1 }
+    { print }' >"$GOALD_LLM_SCRIPT"
+make_project "$T/rd"
+goal_json "$T/rd" "goal d" >"$T/gd.json"
+submit_goal "$T/gd.json"
+for lane in plan plan work; do
+    run "$G" claim --lane "$lane"
+    expect_rc 0 "claim --lane $lane"
+    RUN=$OUT
+    GOALD_FAULT=job.after_run_end "$G" job "$RUN" >"$T/job.out" 2>"$T/job.err" || true
+done
+expect_eq "$(sql "SELECT status FROM runs WHERE id = '$RUN'")" failed "the killed job's run"
+expect_eq "$(sql "SELECT status FROM work_items")" in_progress "its item, held"
+run "$G" daemon --once
+expect_rc 0 "daemon --once after a job died between its run's end and its recovery"
+expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GOAL_ID'")" completed "goal d"
+expect_err "left held by a dead job: recovered"
 done_tests
