@@ -41,8 +41,8 @@ static int chain_length(void)
 /* Record run_id's end: its failure, status and event; a timed-out item's
  * next run gets twice the time (item->timeout_s too). */
 static int record_end(store *st, const char *run_id, const struct store_run_facts *r,
-                      struct work_item *item, const char *status, const char *cls,
-                      const char *sig, const char *reason)
+                      struct work_item *item, const char *status, const char *cls, const char *sig,
+                      const char *reason)
 {
     cJSON *p;
     int rc;
@@ -86,6 +86,24 @@ static int pack_write(store *st, const struct goal *g, const struct work_item *i
     return rc;
 }
 
+/* What recovery is given of a run that did not end on its own: its row's
+ * facts, goal and item, class cls and failure text. */
+static void input_of(struct recover_input *in, const struct goal *g, const struct work_item *item,
+                     const char *run_id, const struct store_run_facts *r, const char *cls,
+                     const char *failure)
+{
+    memset(in, 0, sizeof(*in));
+    in->goal = g;
+    in->item = item;
+    in->run_id = run_id;
+    in->run_kind = r->kind;
+    in->attempt = r->attempt;
+    in->model_index = r->model_index;
+    in->nmodels = chain_length();
+    in->error_class = cls;
+    in->failure = failure;
+}
+
 int lifecycle_abort_run(store *st, const char *run_id, const char *status, const char *reason)
 {
     const char *cls = !strcmp(status, "timeout") ? "timeout" : "aborted";
@@ -111,16 +129,7 @@ int lifecycle_abort_run(store *st, const char *run_id, const char *status, const
     if ((rc = record_end(st, run_id, &r, item, status, cls, sig, reason)) != 0)
         goto out;
 
-    memset(&in, 0, sizeof(in));
-    in.goal = g;
-    in.item = item;
-    in.run_id = run_id;
-    in.run_kind = r.kind;
-    in.attempt = r.attempt;
-    in.model_index = r.model_index;
-    in.nmodels = chain_length();
-    in.error_class = cls;
-    in.failure = reason;
+    input_of(&in, g, item, run_id, &r, cls, reason);
     /* an item the run held goes through recovery; a plan-lane unit is
      * simply claimable again after its backoff */
     if (item && (!strcmp(item->status, "in_progress") || !strcmp(item->status, "verify"))) {
@@ -175,16 +184,7 @@ int lifecycle_recover_stranded(store *st, const char *run_id, const char *reason
     if ((rc = store_goal_get(st, r.goal_id, &g)) != 0)
         goto out;
     snprintf(why, sizeof(why), "%s after its run ended, before the run's recovery", reason);
-    memset(&in, 0, sizeof(in));
-    in.goal = g;
-    in.item = item;
-    in.run_id = run_id;
-    in.run_kind = r.kind;
-    in.attempt = r.attempt;
-    in.model_index = r.model_index;
-    in.nmodels = chain_length();
-    in.error_class = "aborted";
-    in.failure = why;
+    input_of(&in, g, item, run_id, &r, "aborted", why);
     if ((rc = recover_run(st, &in, NULL, next, sizeof(next))) != 0)
         goto out;
     if (pack_write(st, g, item, run_id) != 0)
