@@ -563,6 +563,16 @@ out:
     return rc;
 }
 
+/* What a killed job can leave before the worktree is made: a stale
+ * registration (clear_stale) and a stale lock of the branch. */
+static int clear_leftovers(git_repository *main, const char *name, const char *abs,
+                           const char *branch)
+{
+    int rc = clear_stale(main, name, abs);
+
+    return rc ? rc : clear_branch_lock(main, branch);
+}
+
 int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *base_branch,
                         const char *branch, const char *wt_path)
 {
@@ -604,7 +614,7 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
             goto out;
         }
     }
-    if ((rc = clear_stale(main, name, abs)) != 0 || (rc = clear_branch_lock(main, branch)) != 0)
+    if ((rc = clear_leftovers(main, name, abs, branch)) != 0)
         goto out;
 
     if (git_branch_lookup(&ref, main, branch, GIT_BRANCH_LOCAL) < 0) {
