@@ -104,6 +104,12 @@ static void input_of(struct recover_input *in, const struct goal *g, const struc
     in->failure = failure;
 }
 
+/* Is an item of this state held by a run? */
+static int item_held(const struct work_item *item)
+{
+    return !strcmp(item->status, "in_progress") || !strcmp(item->status, "verify");
+}
+
 int lifecycle_abort_run(store *st, const char *run_id, const char *status, const char *reason)
 {
     const char *cls = !strcmp(status, "timeout") ? "timeout" : "aborted";
@@ -132,7 +138,7 @@ int lifecycle_abort_run(store *st, const char *run_id, const char *status, const
     input_of(&in, g, item, run_id, &r, cls, reason);
     /* an item the run held goes through recovery; a plan-lane unit is
      * simply claimable again after its backoff */
-    if (item && (!strcmp(item->status, "in_progress") || !strcmp(item->status, "verify"))) {
+    if (item && item_held(item)) {
         rc = recover_run(st, &in, NULL, next, sizeof(next));
         pack_write(st, g, item, run_id);
     } else if (!item) {
@@ -143,12 +149,6 @@ out:
     store_goal_free(g);
     store_item_free(item);
     return rc;
-}
-
-/* Is an item of this state held by a run? */
-static int item_held(const struct work_item *item)
-{
-    return !strcmp(item->status, "in_progress") || !strcmp(item->status, "verify");
 }
 
 int lifecycle_recover_stranded(store *st, const char *run_id, const char *reason)
