@@ -51,6 +51,10 @@ struct kid {
     int64_t timeout; /* ms */
     int64_t term_at; /* when SIGTERM was sent for the timeout, 0 if not */
     int timed_out;
+    /* the process ended (pid 0) but its end could not be recorded (the
+     * database out of reach): kept, holding its lane slot and its goal,
+     * and recorded at a later tick */
+    int gone, status;
 };
 
 struct daemon {
@@ -67,6 +71,7 @@ struct daemon {
     int disk_full;           /* a write met a full disk or database: stopping, exit non-zero */
     int shared;              /* a PostgreSQL store: other nodes may share the queue */
     int64_t last_node_check; /* monotonic: the last look at other nodes' runs */
+    int64_t db_down_at;      /* monotonic: since when the database is out of reach, 0 if not */
     char node_id[STORE_NODE_ID_MAX];
     char host[256];
 };
@@ -284,12 +289,13 @@ static void run_end_read(struct daemon *d, const char *run_id, struct run_end *e
 /* After a job process ended: if its run is still `running`, the job died
  * without finishing it (crash, kill -9, timeout kill): abort and recover.
  * Either way one log line: job.finished (the run's status, and its failure
- * reason when it failed) or job.aborted. */
-static void job_ended(struct daemon *d, struct kid *k, int status)
+ * reason when it failed) or job.aborted.  -1 when nothing could be
+ * recorded (said once per kid). */
+static int job_ended(struct daemon *d, struct kid *k, int status)
 {
     char reason[256];
     int64_t dur = time_mono_ms() - k->started;
-    char durs[32];
+    char durs[32], failed[512];
     struct run_end e;
     int rc;
 
@@ -307,27 +313,49 @@ static void job_ended(struct daemon *d, struct kid *k, int status)
                  "finishing its run",
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     rc = lifecycle_abort_run(d->st, k->run_id, k->timed_out ? "timeout" : "aborted", reason);
+    snprintf(failed, sizeof(failed), "%s", rc ? err_last() : "");
     snprintf(durs, sizeof(durs), "%lld", (long long)dur);
     run_end_read(d, k->run_id, &e);
     if (rc == 0) {
         log_event(LOG_WARN, "job.aborted", "run", k->run_id, "goal", k->goal_id, "item",
                   e.item[0] ? e.item : NULL, "kind", k->kind, "status", e.status, "attempt",
                   e.attempt, "duration_ms", durs, "failure", reason, NULL);
-    } else if (rc == ERR_TRANSITION && strcmp(e.status, "success") != 0 &&
-               (rc = lifecycle_recover_stranded(d->st, k->run_id, reason)) == 0) {
+        return 0;
+    }
+    if (rc == ERR_TRANSITION && strcmp(e.status, "success") != 0) {
         /* the job died after ending its run, before recovering its item */
-        log_event(LOG_WARN, "job.aborted", "run", k->run_id, "goal", k->goal_id, "item",
-                  e.item[0] ? e.item : NULL, "kind", k->kind, "status", e.status, "attempt",
-                  e.attempt, "duration_ms", durs, "failure", reason, "recovered", "item", NULL);
-    } else if (rc == ERR_TRANSITION || rc == ERR_NOTFOUND) {
+        if ((rc = lifecycle_recover_stranded(d->st, k->run_id, reason)) == 0) {
+            log_event(LOG_WARN, "job.aborted", "run", k->run_id, "goal", k->goal_id, "item",
+                      e.item[0] ? e.item : NULL, "kind", k->kind, "status", e.status, "attempt",
+                      e.attempt, "duration_ms", durs, "failure", reason, "recovered", "item", NULL);
+            return 0;
+        }
+        snprintf(failed, sizeof(failed), "%s", err_last());
+    }
+    if (rc == ERR_TRANSITION || rc == ERR_NOTFOUND) {
         int ok = !strcmp(e.status, "success");
         log_event(ok ? LOG_INFO : LOG_WARN, "job.finished", "run", k->run_id, "goal", k->goal_id,
                   "item", e.item[0] ? e.item : NULL, "kind", k->kind, "status", e.status, "attempt",
                   e.attempt, "duration_ms", durs, "failure", !ok && e.failure[0] ? e.failure : NULL,
                   NULL);
-    } else {
-        log_error("run %.8s: cannot record its end: %s", k->run_id, err_last());
+        return 0;
     }
+    if (!k->gone)
+        log_error("run %.8s: cannot record its end (retried): %s", k->run_id, failed);
+    err_clear();
+    return -1;
+}
+
+/* k's process ended: record it, or keep k (gone) to try again. */
+static void kid_ended(struct daemon *d, struct kid *k, int status)
+{
+    if (job_ended(d, k, status) == 0) {
+        drop_kid(d, k);
+        return;
+    }
+    k->gone = 1;
+    k->status = status;
+    k->pid = 0;
 }
 
 static void reap(struct daemon *d)
@@ -335,25 +363,24 @@ static void reap(struct daemon *d)
     int status, ended = 0;
     pid_t pid;
 
+    /* ends not recorded at an earlier tick (kid_ended) */
+    for (int i = d->nkids - 1; i >= 0; i--)
+        if (d->kids[i].gone)
+            kid_ended(d, &d->kids[i], d->kids[i].status);
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
         struct kid *k = find_kid(d, pid);
         if (!k)
             continue;
-        job_ended(d, k, status);
-        drop_kid(d, k);
+        kid_ended(d, k, status);
         ended++;
     }
     /* a job killed (timeout, SIGKILL, crash) leaves its command's cgroup */
     if (ended && sandbox_cgroup_sweep() > 0)
         log_debug("removed the cgroups of ended jobs");
     /* jobs of an earlier daemon: not our children, watched by pid */
-    for (int i = 0; i < d->nkids; i++) {
-        if (d->kids[i].foreign && !job_alive(d->kids[i].pid, d->kids[i].run_id)) {
-            job_ended(d, &d->kids[i], 0);
-            drop_kid(d, &d->kids[i]);
-            i--;
-        }
-    }
+    for (int i = d->nkids - 1; i >= 0; i--)
+        if (d->kids[i].foreign && !d->kids[i].gone && !job_alive(d->kids[i].pid, d->kids[i].run_id))
+            kid_ended(d, &d->kids[i], 0);
 }
 
 static void enforce_timeouts(struct daemon *d)
@@ -363,6 +390,8 @@ static void enforce_timeouts(struct daemon *d)
 
     for (int i = 0; i < d->nkids; i++) {
         struct kid *k = &d->kids[i];
+        if (k->gone)
+            continue;
         if (!k->term_at && now - k->started > k->timeout) {
             k->timed_out = 1;
             k->term_at = now;
@@ -478,7 +507,9 @@ static int claim_all(struct daemon *d)
             int nb = 0, rc;
             for (int i = 0; i < d->nkids; i++)
                 memcpy(busy[nb++], d->kids[i].goal_id, ID_SIZE);
-            struct claim_scope scope = {d->node_id, (const char(*)[ID_SIZE])busy, nb};
+            struct claim_scope scope = {d->node_id, (const char(*)[ID_SIZE])busy, nb,
+                                        (int)config_int(lanes[l].cap),
+                                        d->shared ? d->node_id : NULL};
             rc = claim_next(d->st, lanes[l].lane, CLAIM_NOW, &scope, &c, NULL, 0);
             if (rc == ERR_NOTFOUND)
                 break;
@@ -802,7 +833,7 @@ static void shutdown_jobs(struct daemon *d)
         return;
     /* the grace is over: stop what is left, then mark it aborted */
     for (int i = 0; i < d->nkids; i++) {
-        if (d->kids[i].foreign)
+        if (d->kids[i].foreign || d->kids[i].gone)
             continue;
         if (!d->kids[i].term_at) {
             d->kids[i].term_at = time_mono_ms();
@@ -918,6 +949,29 @@ static void handle_signals(struct daemon *d)
     }
 }
 
+/* Can the database be reached?  Said once when it goes and once when it
+ * is back: meanwhile no claim, cron or heartbeat (each would only fail
+ * and say so every tick); jobs go on, and the ends of those that end are
+ * recorded once it is back (kid_ended). */
+static int database_up(struct daemon *d)
+{
+    if (store_reachable(d->st) != 0) {
+        if (!d->db_down_at) {
+            d->db_down_at = time_mono_ms();
+            log_warn("database out of reach: no claims until it is back, running jobs go on: %s",
+                     err_last());
+        }
+        err_clear();
+        return 0;
+    }
+    if (d->db_down_at) {
+        log_info("database: reachable again after %lld s",
+                 (long long)((time_mono_ms() - d->db_down_at) / 1000));
+        d->db_down_at = 0;
+    }
+    return 1;
+}
+
 /* One tick; 1 when the loop ends (stopped with no job of ours left, or
  * --once with nothing left to do). */
 static int tick(struct daemon *d)
@@ -932,15 +986,16 @@ static int tick(struct daemon *d)
         int own = 0;
         shutdown_jobs(d);
         for (int i = 0; i < d->nkids; i++)
-            own += !d->kids[i].foreign;
+            own += !d->kids[i].foreign && !d->kids[i].gone;
         if (own == 0)
             return 1;
-    } else {
+    } else if (database_up(d)) {
         cron_lane(d);
         claims_at = time_now_ms();
         started = claim_all(d);
     }
-    heartbeat(d);
+    if (!d->db_down_at)
+        heartbeat(d);
     /* nothing can be recorded any more: stop (jobs get their grace) and
      * say why, rather than loop or exit 0 */
     if (store_disk_full() && !d->disk_full) {

@@ -126,21 +126,29 @@ out:
     return rc;
 }
 
-/* 0 when lane is under its global cap; ERR_NOTFOUND when it is not. */
-static int global_cap(store *st, const char *lane)
+/* 0 when lane is under its global cap and the claimer's; ERR_NOTFOUND
+ * when it is not. */
+static int lane_caps(store *st, const char *lane, const struct claim_scope *scope)
 {
     int64_t cap = config_int(!strcmp(lane, "plan") ? CFG_DAEMON_GLOBAL_PLAN_CAP
                                                    : CFG_DAEMON_GLOBAL_WORK_CAP),
             running = 0;
     int rc;
 
-    if (cap <= 0)
-        return 0;
-    if ((rc = store_run_count_running(st, lane, &running)) != 0)
-        return rc;
-    if (running >= cap)
-        return err_set(ERR_NOTFOUND, "the %s lane's global cap (%lld) is reached", lane,
-                       (long long)cap);
+    if (cap > 0) {
+        if ((rc = store_run_count_running(st, lane, NULL, &running)) != 0)
+            return rc;
+        if (running >= cap)
+            return err_set(ERR_NOTFOUND, "the %s lane's global cap (%lld) is reached", lane,
+                           (long long)cap);
+    }
+    if (scope->lane_cap > 0) {
+        if ((rc = store_run_count_running(st, lane, scope->cap_node, &running)) != 0)
+            return rc;
+        if (running >= scope->lane_cap)
+            return err_set(ERR_NOTFOUND, "the %s lane's cap (%d) is reached", lane,
+                           scope->lane_cap);
+    }
     return 0;
 }
 
@@ -170,7 +178,7 @@ int claim_next(store *st, const char *lane, int64_t now_ms, const struct claim_s
      * node ended while this one waited for it ended before this claim */
     if (now_ms == CLAIM_NOW)
         now_ms = time_now_ms();
-    if ((rc = global_cap(st, lane)) != 0)
+    if ((rc = lane_caps(st, lane, scope)) != 0)
         goto out;
     if (!strcmp(lane, "plan"))
         rc = pick_plan_unit(st, now_ms, busy_goals, n_busy, &c);

@@ -32,6 +32,13 @@ struct claim_scope {
     const char *node_id;               /* written on the run (store_node_id) */
     const char (*busy_goals)[ID_SIZE]; /* goals the claimer runs now: skipped */
     int n_busy;
+    /* the claimer's own cap for the lane (0: none), counted in the claim's
+     * transaction over the runs the database says are running on cap_node
+     * (NULL: on every node - one daemon per SQLite file): a run whose
+     * job died while its end could not be recorded, or a job of an earlier
+     * daemon, holds its slot until it is recovered */
+    int lane_cap;
+    const char *cap_node;
 };
 
 /* now_ms for "the clock, read once the claim holds the write lock": the
@@ -42,8 +49,9 @@ struct claim_scope {
  * for scope.
  * ERR_NOTFOUND when nothing is runnable, when the lane's global cap
  * (daemon.global_plan_cap, daemon.global_work_cap: running runs of every
- * node, counted in the claim's transaction) is reached, or when a breaker
- * blocks (*blocked_by, may be NULL, names its class). */
+ * node, counted in the claim's transaction) or scope's lane_cap is
+ * reached, or when a breaker blocks (*blocked_by, may be NULL, names its
+ * class). */
 int claim_next(store *st, const char *lane, int64_t now_ms, const struct claim_scope *scope,
                struct claim *out, char *blocked_by, size_t blocked_n);
 

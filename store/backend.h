@@ -86,6 +86,10 @@ struct store_backend {
     int (*wake_notify)(store *st);
     int (*wake_fd)(store *st);
     int (*wake_drain)(store *st);
+    /* 0 when the connection is up, or could be made again now; else -1
+     * (the error is the backend's, for error()).  NULL: always up (a
+     * file). */
+    int (*reconnect)(store *st);
     const struct store_migration *migrations;
     const size_t *migrations_count;
 };

@@ -133,8 +133,8 @@ const char *store_col_text(store_stmt *s, int i);
 void store_col_copy(char *out, size_t n, store_stmt *s, int i);
 
 /* Column 0 of each row of s (at most max) into rows, each width bytes
- * (cut); *n rows; then store_done(s).  A step error ends the rows. */
-void store_rows_copy(char *rows, size_t width, int max, int *n, store_stmt *s);
+ * (cut); *n rows; then store_done(s).  A step error is returned. */
+int store_rows_copy(store *st, char *rows, size_t width, int max, int *n, store_stmt *s);
 
 /* The first column of the first row sql selects with args bound, as an
  * int64: *found 1 and *out set on a row; *found 0 and *out untouched when
@@ -152,8 +152,8 @@ int store_status_set(store *st, const char *sql, const char *id, const char *fro
 typedef void store_row_fn(store_stmt *s, void *ctx);
 
 /* The first row sql selects with args bound: fill(s, ctx) and *found 1 on
- * a row; *found 0 when none; a step error is store_err(st, what), or with
- * what NULL reads as no row (the readers that have always taken it so). */
+ * a row; *found 0 when none; a step error is store_err(st, what) (what
+ * may be NULL): a failed read never reads as no row. */
 int store_get_row(store *st, const char *what, store_row_fn *fill, void *ctx, int *found,
                   const char *sql, const struct store_arg *args, int n);
 
@@ -168,7 +168,7 @@ typedef int store_each_fn(store_stmt *s, void *ctx);
 
 /* Each row sql selects with args bound, handed to fn(s, ctx) until it
  * returns nonzero (returned); then store_done().  A step error is
- * store_err(st, what), or with what NULL ends the rows quietly. */
+ * store_err(st, what) (what may be NULL). */
 int store_each_row(store *st, const char *what, store_each_fn *fn, void *ctx, const char *sql,
                    const struct store_arg *args, int n);
 
@@ -228,8 +228,7 @@ struct cJSON;
 struct cJSON *store_json_object(store_stmt *s, const struct store_json_col *cols, int ncols);
 
 /* Each row sql selects (args bound) as a JSON object of cols[0..ncols),
- * appended to arr (the caller's).  A step error ends the rows; only a
- * prepare error is returned. */
+ * appended to arr (the caller's).  A prepare or step error is returned. */
 int store_json_rows(store *st, struct cJSON *arr, const struct store_json_col *cols, int ncols,
                     const char *sql, const struct store_arg *args, int nargs);
 
@@ -263,13 +262,13 @@ int store_count(store *st, const char *what, int64_t *out, const char *sql,
                 const struct store_arg *args, int n);
 
 /* Column 0 of the first row sql selects with args bound, copied into out
- * (n bytes, cut; "" for NULL or no row).  Only a prepare error is
- * returned: a step error reads as no row. */
+ * (n bytes, cut; "" for NULL or no row).  A failed read is an error, never
+ * "no row". */
 int store_peek_text(store *st, char *out, size_t n, const char *sql, const struct store_arg *args,
                     int nargs);
 
-/* store_rows_copy() of sql with args bound (*n is 0 on a prepare error,
- * which is returned; a step error ends the rows). */
+/* store_rows_copy() of sql with args bound (*n is 0 on a prepare error;
+ * a prepare or step error is returned). */
 int store_select_rows_copy(store *st, char *rows, size_t width, int max, int *n, const char *sql,
                            const struct store_arg *args, int nargs);
 

@@ -553,6 +553,7 @@ const struct store_backend store_backend_pg = {
     .wake_notify = pg_wake_notify,
     .wake_fd = pg_wake_fd,
     .wake_drain = pg_wake_drain,
+    .reconnect = pg_ready,
     .migrations = store_migrations_pg,
     .migrations_count = &store_migrations_pg_count,
 };

@@ -123,14 +123,17 @@ void store_col_copy(char *out, size_t n, store_stmt *s, int i)
     snprintf(out, n, "%s", store_col_text(s, i));
 }
 
-void store_rows_copy(char *rows, size_t width, int max, int *n, store_stmt *s)
+int store_rows_copy(store *st, char *rows, size_t width, int max, int *n, store_stmt *s)
 {
+    int rc = 0;
+
     *n = 0;
-    while (*n < max && store_step(s) == STORE_ROW) {
+    while (*n < max && store_next_row(st, s, "rows", &rc)) {
         store_col_copy(rows + (size_t)*n * width, width, s, 0);
         (*n)++;
     }
     store_done(s);
+    return rc;
 }
 
 int store_get_row(store *st, const char *what, store_row_fn *fill, void *ctx, int *found,
@@ -149,9 +152,8 @@ int store_get_row(store *st, const char *what, store_row_fn *fill, void *ctx, in
         break;
     case STORE_DONE:
         break;
-    default:
-        if (what)
-            rc = store_err(st, what);
+    default: /* a failed read is never "no row" */
+        rc = store_err(st, what ? what : "read");
     }
     store_done(s);
     return rc;
@@ -177,8 +179,8 @@ int store_each_row(store *st, const char *what, store_each_fn *fn, void *ctx, co
     while ((step = store_step(s)) == STORE_ROW)
         if ((rc = fn(s, ctx)) != 0)
             break;
-    if (rc == 0 && step != STORE_DONE && what)
-        rc = store_err(st, what);
+    if (rc == 0 && step != STORE_DONE) /* a failed read never ends the rows quietly */
+        rc = store_err(st, what ? what : "read");
     store_done(s);
     return rc;
 }
@@ -404,6 +406,5 @@ int store_select_rows_copy(store *st, char *rows, size_t width, int max, int *n,
     *n = 0;
     if ((rc = store_prepare_args(st, &s, sql, args, nargs)) != 0)
         return rc;
-    store_rows_copy(rows, width, max, n, s);
-    return 0;
+    return store_rows_copy(st, rows, width, max, n, s);
 }

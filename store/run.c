@@ -102,12 +102,12 @@ int store_run_last_failure(store *st, const char *item_id, const char *except_ru
     if ((rc = store_prepare_args(st, &s, q_run,
                                  STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(except_run_id)))) != 0)
         return rc;
-    if (store_step(s) == STORE_ROW && store_col_raw(s, 1)) {
+    if (store_next_row(st, s, "run", &rc) && store_col_raw(s, 1)) {
         *error_class = store_col_strdup(s, 0);
         *reason = store_col_strdup(s, 1);
     }
     store_done(s);
-    return 0;
+    return rc;
 }
 
 /* The claim rule, once: the FROM and WHERE of each lane's picks, with now
@@ -272,11 +272,11 @@ int store_run_last_timeout_s(store *st, const char *goal_id, const char *kind, i
     *out = 0;
     if (rc)
         return rc;
-    if (store_step(s) == STORE_ROW && !strcmp(store_col_raw(s, 0), "timeout") &&
+    if (store_next_row(st, s, "run", &rc) && !strcmp(store_col_raw(s, 0), "timeout") &&
         store_col_int(s, 1) > 0)
         *out = store_col_int(s, 1);
     store_done(s);
-    return 0;
+    return rc;
 }
 
 #define RUN_COLS                                                                                   \
@@ -350,11 +350,16 @@ int store_run_list_running(store *st, struct store_run **out, size_t *n)
     return 0;
 }
 
-int store_run_count_running(store *st, const char *lane, int64_t *out)
+int store_run_count_running(store *st, const char *lane, const char *node_id, int64_t *out)
 {
-    static const char sql[] = "SELECT count(*) FROM runs WHERE status = 'running' AND lane = ?";
+    static const char all[] = "SELECT count(*) FROM runs WHERE status = 'running' AND lane = ?",
+                      node[] = "SELECT count(*) FROM runs WHERE status = 'running' AND lane = ?"
+                               " AND node_id = ?";
 
-    return store_count(st, "running runs", out, sql, STORE_ARGS(STORE_TEXT(lane)));
+    if (!node_id)
+        return store_count(st, "running runs", out, all, STORE_ARGS(STORE_TEXT(lane)));
+    return store_count(st, "running runs", out, node,
+                       STORE_ARGS(STORE_TEXT(lane), STORE_TEXT(node_id)));
 }
 
 int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void *ctx), void *ctx)
@@ -370,7 +375,7 @@ int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void
 
     if (rc)
         return rc;
-    while (store_step(s) == STORE_ROW) {
+    while (store_next_row(st, s, "running runs", &rc)) {
         struct store_run_job j;
         j.run_id = store_col_raw(s, 0);
         j.goal_id = store_col_raw(s, 1);
@@ -406,12 +411,12 @@ int store_run_live_status(store *st, const char *run_id, char run_status[16], ch
     run_status[0] = goal_status[0] = '\0';
     if (rc)
         return rc;
-    if (store_step(s) == STORE_ROW) {
+    if (store_next_row(st, s, "run", &rc)) {
         store_col_copy(run_status, 16, s, 0);
         store_col_copy(goal_status, 16, s, 1);
     }
     store_done(s);
-    return 0;
+    return rc;
 }
 
 int store_run_mark_started(store *st, const char *run_id, long pid, int64_t lease_until,
@@ -455,7 +460,7 @@ int store_run_item_failures_each(store *st, const char *item_id,
 
     if (rc)
         return rc;
-    while (store_step(s) == STORE_ROW) {
+    while (store_next_row(st, s, "runs", &rc)) {
         struct store_run_failure f;
         f.error_class = store_col_raw(s, 0);
         f.error_signature = store_col_raw(s, 1);
@@ -532,9 +537,9 @@ int store_run_facts_get(store *st, const char *id, struct store_run_facts *out)
     memset(out, 0, sizeof(*out));
     if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(id)))) != 0)
         return rc;
-    if (store_step(s) != STORE_ROW) {
+    if (!store_next_row(st, s, "run", &rc)) {
         store_done(s);
-        return err_set(ERR_NOTFOUND, "run %s: not found", id);
+        return rc ? rc : err_set(ERR_NOTFOUND, "run %s: not found", id);
     }
     snprintf(out->goal_id, sizeof(out->goal_id), "%s", store_col_raw(s, 0));
     snprintf(out->item_id, sizeof(out->item_id), "%s", store_col_raw(s, 1));
@@ -571,7 +576,7 @@ int store_run_running_of_goal(store *st, const char *goal_id, struct store_run_l
     *n = 0;
     if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(goal_id)))) != 0)
         return rc;
-    while (store_step(s) == STORE_ROW) {
+    while (store_next_row(st, s, "runs", &rc)) {
         if (*n == cap) {
             cap = cap ? cap * 2 : 4;
             *out = xrealloc(*out, cap * sizeof(**out));
@@ -581,7 +586,12 @@ int store_run_running_of_goal(store *st, const char *goal_id, struct store_run_l
         (*n)++;
     }
     store_done(s);
-    return 0;
+    if (rc) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
 }
 
 int store_run_set_cancelled(store *st, const char *id)

@@ -150,8 +150,9 @@ struct store_run_job {
  * for goal-level runs).  fn returns non-zero to stop. */
 int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void *ctx), void *ctx);
 
-/* How many runs of lane are running, on every node (the global lane cap). */
-int store_run_count_running(store *st, const char *lane, int64_t *out);
+/* How many runs of lane are running on node_id, or on every node when
+ * node_id is NULL (the lane caps: a node's, the global one). */
+int store_run_count_running(store *st, const char *lane, const char *node_id, int64_t *out);
 
 /* Renew a running run's lease (no-op when it is no longer running). */
 int store_run_renew_lease(store *st, const char *run_id, int64_t lease_until);

@@ -108,6 +108,13 @@ int store_wake_drain(store *st)
     return st->be->wake_drain ? st->be->wake_drain(st) : 0;
 }
 
+int store_reachable(store *st)
+{
+    if (!st->be->reconnect || st->be->reconnect(st) == 0)
+        return 0;
+    return store_err(st, "database");
+}
+
 const char *store_path(const store *st)
 {
     return st->path;

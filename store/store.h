@@ -81,6 +81,11 @@ int store_wake_listen(store *st);
 int store_wake_fd(store *st);
 int store_wake_drain(store *st);
 
+/* 0 when the database can be reached: a server connection that is up, or
+ * was made again now (outside a transaction); else ERR_DB with the
+ * server's error.  Always 0 with SQLite. */
+int store_reachable(store *st);
+
 /* Schema version: the highest applied migration; and the newest this
  * binary knows. */
 int store_schema_version(store *st, int *out);

@@ -14,6 +14,7 @@
 
 #include "store/heartbeat.h"
 #include "store/internal.h"
+#include "store/run.h"
 #include "store/store.h"
 #include "tests/unit/storehelp.h"
 #include "tests/unit/testutil.h"
@@ -339,6 +340,61 @@ static void test_events_by_item_indexed(void **state)
     store_close(st);
 }
 
+/* A read that fails is an error, never "no row": with the server gone
+ * (the connection ended inside a transaction), a run's facts are not
+ * "run not found" (the daemon took that for a run already ended, and a
+ * job's end was lost in a server restart); once the server can be
+ * reached again (store_reachable), the read works.  PostgreSQL only: a
+ * SQLite file has no connection to lose. */
+static void test_failed_read_is_not_absence(void **state)
+{
+    char path[512];
+    store *a = NULL, *b = NULL;
+    store_stmt *s;
+    struct store_run_facts f;
+    int64_t pid, gone = 0;
+
+    (void)state;
+    testutil_db(path, sizeof(path), "lost.db");
+    assert_int_equal(store_open(&a, path), 0);
+    assert_int_equal(store_reachable(a), 0);
+    if (store_dialect_of(a) != STORE_PG)
+        goto out;
+    assert_int_equal(store_open(&b, path), 0);
+    /* prepared (cached) while the server is there */
+    assert_int_equal(store_run_facts_get(a, "no-such-run", &f), ERR_NOTFOUND);
+    assert_int_equal(store_prepare_uncached(a, &s, "SELECT pg_backend_pid()"), 0);
+    assert_int_equal(store_step(s), STORE_ROW);
+    pid = store_col_i64(s, 0);
+    store_finalize(s);
+    assert_int_equal(store_tx_begin(a), 0);
+    assert_int_equal(store_prepare_uncached(b, &s, "SELECT pg_terminate_backend(?1)"), 0);
+    store_bind_args(s, STORE_ARGS(STORE_I64(pid)));
+    assert_int_equal(store_step(s), STORE_ROW);
+    store_finalize(s);
+    for (int i = 0; i < 100 && !gone; i++) {
+        assert_int_equal(store_prepare_uncached(b, &s,
+                                                "SELECT count(*) FROM pg_stat_activity"
+                                                " WHERE pid = ?1"),
+                         0);
+        store_bind_args(s, STORE_ARGS(STORE_I64(pid)));
+        assert_int_equal(store_step(s), STORE_ROW);
+        gone = store_col_i64(s, 0) == 0;
+        store_finalize(s);
+        if (!gone)
+            usleep(20000);
+    }
+    assert_true(gone);
+    assert_int_equal(store_run_facts_get(a, "no-such-run", &f), ERR_DB);
+    assert_int_not_equal(store_tx_end(a, ERR_DB), 0);
+    /* outside the transaction: reached again, and the read answers */
+    assert_int_equal(store_reachable(a), 0);
+    assert_int_equal(store_run_facts_get(a, "no-such-run", &f), ERR_NOTFOUND);
+out:
+    store_close(b);
+    store_close(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -351,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_heartbeat_per_node),
         cmocka_unit_test(test_wake_between_connections),
         cmocka_unit_test(test_events_by_item_indexed),
+        cmocka_unit_test(test_failed_read_is_not_absence),
     };
     testutil_setup("store");
     return cmocka_run_group_tests(tests, NULL, NULL);
