@@ -235,12 +235,13 @@ static void cases_merge_passed(struct test_cases *c, const struct test_cases *ot
     }
 }
 
-/* The cached result of g on the commit base, when there is one (*found). */
-static int baseline_cached(struct job_ctx *j, const struct gate_spec *g, const char *base,
+/* The cached result of g on the tree base_tree, when there is one
+ * (*found). */
+static int baseline_cached(struct job_ctx *j, const struct gate_spec *g, const char *base_tree,
                            int *found, int *passed, struct test_cases *cases)
 {
     char *format = NULL, *json = NULL;
-    int rc = store_gate_baseline_get(j->st, j->goal->id, g->name, g->command, base, found,
+    int rc = store_gate_baseline_get(j->st, j->goal->id, g->name, g->command, base_tree, found,
                                      passed, &format, &json);
 
     if (rc == 0 && *found)
@@ -283,15 +284,32 @@ static int baseline_run(struct job_ctx *j, struct workspace *ws, const struct ga
     return 0;
 }
 
-/* The baseline run's gate.baseline event, and its row in gate_baselines:
- * a timed-out run says nothing lasting about the baseline and is not
- * cached. */
-static int baseline_record(struct job_ctx *j, const struct gate_spec *g, const char *base,
-                           const struct gate_result *r)
+/* r, g's result on the tree tree, cached in gate_baselines: a timed-out
+ * run says nothing lasting and is not. */
+static int baseline_cache(struct job_ctx *j, const struct gate_spec *g, const char *tree,
+                          const struct gate_result *r)
 {
-    cJSON *p = cJSON_CreateObject();
     char *cj;
     int rc = 0;
+
+    if (r->timed_out)
+        return 0;
+    cj = cases_to_json(&r->cases);
+    {
+        struct store_gate_baseline b = {j->goal->id, g->name,       g->command,
+                                        tree,        r->passed,     r->exit_code,
+                                        r->cases.format, cj,        r->output_hash};
+        rc = store_gate_baseline_put(j->st, &b);
+    }
+    cJSON_free(cj);
+    return rc;
+}
+
+/* The baseline run's gate.baseline event, and its row in gate_baselines. */
+static int baseline_record(struct job_ctx *j, const struct gate_spec *g, const char *base,
+                           const char *base_tree, const struct gate_result *r)
+{
+    cJSON *p = cJSON_CreateObject();
 
     cJSON_AddStringToObject(p, "gate", g->name);
     cJSON_AddStringToObject(p, "baseline", base);
@@ -300,35 +318,30 @@ static int baseline_record(struct job_ctx *j, const struct gate_spec *g, const c
     cJSON_AddNumberToObject(p, "cases", (double)r->cases.n);
     job_event_or_warn(j, "gate.baseline", p);
     cJSON_Delete(p);
-    cj = cases_to_json(&r->cases);
-    if (!r->timed_out) {
-        struct store_gate_baseline b = {j->goal->id, g->name,       g->command,
-                                        base,        r->passed,     r->exit_code,
-                                        r->cases.format, cj,        r->output_hash};
-        rc = store_gate_baseline_put(j->st, &b);
-    }
-    cJSON_free(cj);
-    return rc;
+    return baseline_cache(j, g, base_tree, r);
 }
 
-/* The result of g on the commit base (cached per goal, gate command and
- * commit in gate_baselines: a retry, or the next item on the same head,
- * does not run it again). */
+/* The result of g on the commit base, cached per goal, gate command and
+ * tree in gate_baselines: a retry does not run it again, nor the next
+ * item, whose baseline is the commit of an item whose gates passed on
+ * that very tree (verify_gate_passed). */
 static int baseline_get(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
                         const char *base, int *passed, struct test_cases *cases)
 {
     struct gate_result r = {0};
+    char base_tree[VCS_OID_HEX];
     int rc, found = 0;
 
     memset(cases, 0, sizeof(*cases));
-    if ((rc = baseline_cached(j, g, base, &found, passed, cases)) != 0 || found)
+    if ((rc = vcs_rev_tree(base_tree, j->repo, base)) != 0 ||
+        (rc = baseline_cached(j, g, base_tree, &found, passed, cases)) != 0 || found)
         return rc;
     if ((rc = baseline_run(j, ws, g, base, &r)) != 0) {
         gate_result_release(&r);
         return rc;
     }
     *passed = r.passed;
-    rc = baseline_record(j, g, base, &r);
+    rc = baseline_record(j, g, base, base_tree, &r);
     *cases = r.cases;
     memset(&r.cases, 0, sizeof(r.cases));
     gate_result_release(&r);
@@ -613,6 +626,21 @@ struct judge_pass {
     int internal;                 /* storing the result failed */
 };
 
+/* Gate i passed at once on the item's own tree: that is what the gate
+ * gives on this tree, cached as a baseline's run would be.  The next
+ * item's baseline is the commit of this tree: its gate is not run again
+ * (a flaky pass, a failure, a timeout, or the tree with gate inputs
+ * restored are not cached: a baseline run would run twice on a failure). */
+static int verify_gate_passed(struct judge_pass *p, size_t i)
+{
+    const struct gate_result *r = &p->out[i].r;
+
+    if (p->main || p->tree != p->vs->tree || !p->ws->wt || !p->j->repo || !p->tree[0] ||
+        !r->passed || !strcmp(r->classification, "flaky"))
+        return 0;
+    return baseline_cache(p->j, &p->vs->plan.gates[i], p->tree, r);
+}
+
 /* Gate i's run judged and stored as evidence (gate_results). */
 static int gate_judged(void *arg, size_t i, struct gate_result *r)
 {
@@ -625,7 +653,8 @@ static int gate_judged(void *arg, size_t i, struct gate_result *r)
     if ((rc = gate_judge(p->j, p->ws, &vs->plan, &vs->plan.gates[i], p->tree, vs->base,
                          vs->crit, p->main ? &p->main[i] : NULL, r, &p->out[i])) != 0)
         return rc;
-    if ((rc = gates_store(&gc, &p->out[i].r, p->tree, NULL)) != 0)
+    if ((rc = gates_store(&gc, &p->out[i].r, p->tree, NULL)) != 0 ||
+        (rc = verify_gate_passed(p, i)) != 0)
         p->internal = 1;
     return rc;
 }

@@ -85,8 +85,10 @@ int store_gate_result_failed_last_run_each(store *st, const char *item_id,
                                                      const char *output_tail, void *ctx),
                                            void *ctx);
 
-/* One gate_baselines row: the result of gate (with command) on commit
- * baseline of goal_id; cases is the JSON text of its test cases. */
+/* One gate_baselines row: the result of gate (with command) on the tree
+ * baseline (its id; rows written before trees were the key name a commit,
+ * and are simply never found again) of goal_id; cases is the JSON text of
+ * its test cases. */
 struct store_gate_baseline {
     const char *goal_id, *gate, *command, *baseline;
     int passed, exit_code;

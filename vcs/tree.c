@@ -35,7 +35,9 @@ static int commit_tree(git_tree **out, git_repository *r, const char *rev)
     return rc;
 }
 
-int vcs_rev_commit(char out[VCS_OID_HEX], const char *repo_path, const char *rev)
+/* The object of type what rev names, peeled (a commit's tree), as hex. */
+static int rev_peel(char out[VCS_OID_HEX], const char *repo_path, const char *rev,
+                    git_object_t what)
 {
     git_repository *r = NULL;
     git_object *obj = NULL, *c = NULL;
@@ -43,9 +45,10 @@ int vcs_rev_commit(char out[VCS_OID_HEX], const char *repo_path, const char *rev
 
     if ((rc = open_repo(&r, repo_path)) != 0)
         return rc;
-    if (git_revparse_single(&obj, r, rev) < 0 || git_object_peel(&c, obj, GIT_OBJECT_COMMIT) < 0) {
+    if (git_revparse_single(&obj, r, rev) < 0 || git_object_peel(&c, obj, what) < 0) {
         git_error_clear();
-        rc = err_set(ERR_NOTFOUND, "%s: no commit \"%s\"", repo_path, rev);
+        rc = err_set(ERR_NOTFOUND, "%s: no %s \"%s\"", repo_path,
+                     what == GIT_OBJECT_TREE ? "tree" : "commit", rev);
         goto out;
     }
     git_oid_tostr(out, VCS_OID_HEX, git_object_id(c));
@@ -54,6 +57,16 @@ out:
     git_object_free(obj);
     git_repository_free(r);
     return rc;
+}
+
+int vcs_rev_commit(char out[VCS_OID_HEX], const char *repo_path, const char *rev)
+{
+    return rev_peel(out, repo_path, rev, GIT_OBJECT_COMMIT);
+}
+
+int vcs_rev_tree(char out[VCS_OID_HEX], const char *repo_path, const char *rev)
+{
+    return rev_peel(out, repo_path, rev, GIT_OBJECT_TREE);
 }
 
 void vcs_tree_changes_free(struct vcs_tree_change *v, size_t n)

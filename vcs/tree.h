@@ -14,6 +14,9 @@
 /* The commit rev names (a branch, a sha, "sha^"), as hex.  ERR_NOTFOUND
  * when there is no such commit. */
 int vcs_rev_commit(char out[VCS_OID_HEX], const char *repo_path, const char *rev);
+/* The tree rev names (a commit's tree, or a tree), as hex.  ERR_NOTFOUND
+ * when there is none. */
+int vcs_rev_tree(char out[VCS_OID_HEX], const char *repo_path, const char *rev);
 
 struct vcs_tree_change {
     char *path;  /* '/' separated, relative to the root */

@@ -86,7 +86,7 @@ case "$retry" in *"fail now: tests/test_calc.py::test_add"*"tests/test_calc.py::
     *) fail "the retry's prompt lacks the failing test cases: $retry" ;; esac
 expect_eq "$(sql "SELECT classification FROM gate_results WHERE run_id='$R2' AND name='pytest'")" pre-existing
 expect_eq "$(sql "SELECT status||' '||ifnull(verified, 'NULL') FROM work_items")" "done NULL" "done, not proven"
-expect_eq "$(sql "SELECT count(*) FROM gate_baselines")" 2 "the baseline ran once per gate (cached for the retry)"
+expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'gate.baseline'")" 2 "the baseline ran once per gate (cached for the retry)"
 
 # publish: the final check on the branch head -> completed, partial
 step work
