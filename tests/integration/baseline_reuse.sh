@@ -13,20 +13,9 @@
 . "$GOALD_SOURCE_DIR/tests/fixtures/units.sh"
 
 export GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_MAX_RETRIES=2
-/usr/bin/python3 -c 'import pytest' 2>/dev/null || fail "python3-pytest is not installed (scripts/install-deps)"
-
+need_pytest
 R="$T/calc"
-make_repo "$R"
-printf 'def add(a, b):\n    return a + b\n' >"$R/calc.py"
-mkdir -p "$R/tests"
-cat >"$R/tests/test_calc.py" <<'EOF'
-import os, sys
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import calc
-def test_add(): assert calc.add(2, 3) == 5
-EOF
-git -C "$R" add -A
-git -C "$R" commit -q -m "calc"
+calc_repo "$R" 'def add(a, b):\n    return a + b\n' 'def test_add(): assert calc.add(2, 3) == 5' calc
 
 WITH_MUL='def add(a, b):\n    return a + b\ndef mul(a, b):\n    return a * b\n'
 TEST_MUL='import os, sys\nsys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\nimport calc\ndef test_mul(): assert calc.mul(2, 3) == 6\n'

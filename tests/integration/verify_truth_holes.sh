@@ -23,7 +23,7 @@
 . "$GOALD_SOURCE_DIR/tests/fixtures/units.sh"
 
 export GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_MAX_RETRIES=0
-/usr/bin/python3 -c 'import pytest' 2>/dev/null || fail "python3-pytest is not installed (scripts/install-deps)"
+need_pytest
 
 write() { jq -nc --arg p "$1" --arg c "$2" '{name: "write", arguments: {path: $p, content: $c}}'; }
 bash_call() { jq -nc --arg c "$1" '{name: "bash", arguments: {command: $c}}'; }
@@ -33,17 +33,9 @@ REVIEW='{"verdict": "pass", "findings": []}'
 
 # pyproj DIR: calc.py with a wrong half(); test_half fails, the rest pass
 pyproj() {
-    make_repo "$1"
-    printf 'def add(a, b): return a + b\ndef half(a): return a / 3\n' >"$1/calc.py"
-    mkdir -p "$1/tests"
-    cat >"$1/tests/test_calc.py" <<'EOF'
-import os, sys
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import calc
-def test_add(): assert calc.add(2, 3) == 5
-def test_half(): assert calc.half(8) == 4
-EOF
-    git -C "$1" add -A; git -C "$1" commit -q -m "calc: half is wrong"
+    calc_repo "$1" 'def add(a, b): return a + b\ndef half(a): return a / 3\n' \
+        'def test_add(): assert calc.add(2, 3) == 5
+def test_half(): assert calc.half(8) == 4' "calc: half is wrong"
 }
 PYGATE=', "verification": [{"name": "pytest", "type": "test", "command": "python3 -m pytest -rA -q -p no:cacheprovider tests", "must_pass": true}]'
 

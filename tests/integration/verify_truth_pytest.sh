@@ -13,12 +13,10 @@
 . "$GOALD_SOURCE_DIR/tests/fixtures/units.sh"
 
 export GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_MAX_RETRIES=2
-/usr/bin/python3 -c 'import pytest' 2>/dev/null || fail "python3-pytest is not installed (scripts/install-deps)"
+need_pytest
 
 R="$T/calc"
-make_repo "$R"
-cat >"$R/calc.py" <<'EOF'
-def add(a, b): return a + b
+calc_repo "$R" 'def add(a, b): return a + b
 def sub(a, b): return a - b
 def mul(a, b): return a * b
 def div(a, b): return a / b
@@ -27,13 +25,7 @@ def sq(a): return a * a
 def inc(a): return a + 1
 def dec(a): return a - 1
 def half(a): return a / 3
-EOF
-mkdir -p "$R/tests"
-cat >"$R/tests/test_calc.py" <<'EOF'
-import os, sys
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import calc
-def test_add(): assert calc.add(2, 3) == 5
+' 'def test_add(): assert calc.add(2, 3) == 5
 def test_sub(): assert calc.sub(5, 3) == 2
 def test_mul(): assert calc.mul(2, 3) == 6
 def test_div(): assert calc.div(6, 3) == 2
@@ -41,9 +33,7 @@ def test_neg(): assert calc.neg(4) == -4
 def test_sq(): assert calc.sq(3) == 9
 def test_inc(): assert calc.inc(1) == 2
 def test_dec(): assert calc.dec(5) == 4
-def test_half(): assert calc.half(8) == 4
-EOF
-git -C "$R" add -A; git -C "$R" commit -q -m "calc with one failing test"
+def test_half(): assert calc.half(8) == 4' "calc with one failing test"
 
 # the item's two attempts: a "refactor" that breaks 8 functions, then a good one
 BROKEN='def add(a, b): return 0\ndef sub(a, b): return 0\ndef mul(a, b): return 0\ndef div(a, b): return 0\ndef neg(a): return 0\ndef sq(a): return 0\ndef inc(a): return 0\ndef dec(a): return 0\ndef half(a): return a / 3\n'

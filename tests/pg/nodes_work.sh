@@ -15,29 +15,19 @@
 # did work; never more than 2 work runs of a node at once (work_cap) nor 3
 # over both (global_work_cap), from the runs' recorded intervals.
 #
-# A server of its own (tests/pg/pg-server), so that the restart disturbs
-# no other test.  NODES_SEED reruns one random sequence.
+# A server of its own (tests/pg/own.sh), so that the restart disturbs no
+# other test.  NODES_SEED reruns one random sequence.
 . "$GOALD_SOURCE_DIR/tests/integration/lib.sh"
 . "$GOALD_SOURCE_DIR/tests/fixtures/daemon.sh"
-PGS="$GOALD_SOURCE_DIR/tests/pg/pg-server"
+. "$GOALD_SOURCE_DIR/tests/pg/own.sh"
 KILLS=${NODES_KILLS:-0}
 GOALS=${NODES_GOALS:-20}
 SEED=${NODES_SEED:-$(date +%s)}
 RANDOM=$SEED
 echo "nodes: $GOALS goals, $KILLS node kills, seed $SEED (rerun with NODES_SEED=$SEED)"
 
-PGD=$(mktemp -d /tmp/goald-pgn.XXXXXX)
-finish() {
-    for p in ${PID_A:-} ${PID_B:-}; do kill -KILL "$p" 2>/dev/null || true; done
-    "$PGS" stop "$PGD" >/dev/null 2>&1 || true
-    rm -rf "$PGD"
-    cleanup
-}
-trap finish EXIT
-export GOALD_DB
-GOALD_DB=$("$PGS" start "$PGD") || fail "cannot start a PostgreSQL server"
-sql() { psql -qXAt -F '|' -v ON_ERROR_STOP=1 "$GOALD_DB" -c "$1"; }
-"$G" migrate >/dev/null || fail "migrate"
+on_finish() { for p in ${PID_A:-} ${PID_B:-}; do kill -KILL "$p" 2>/dev/null || true; done; }
+own_pg_start
 
 export GOALD_LLM_SCRIPT="$T/s.jsonl" GOALD_DAEMON_TICK_MS=100 GOALD_DAEMON_PLAN_CAP=1 \
     GOALD_DAEMON_WORK_CAP=2 GOALD_DAEMON_GLOBAL_WORK_CAP=3 GOALD_NODE_DEAD_AFTER_S=5 \

@@ -10,23 +10,13 @@
 # 3 work runs with a cap of 2: ends lost in a server restart freed their
 # slots while the runs stayed `running`.)
 #
-# A server of its own (tests/pg/pg-server): the stop disturbs no other test.
+# A server of its own (tests/pg/own.sh): the stop disturbs no other test.
 . "$GOALD_SOURCE_DIR/tests/integration/lib.sh"
 . "$GOALD_SOURCE_DIR/tests/fixtures/daemon.sh"
-PGS="$GOALD_SOURCE_DIR/tests/pg/pg-server"
+. "$GOALD_SOURCE_DIR/tests/pg/own.sh"
 
-PGD=$(mktemp -d /tmp/goald-pgo.XXXXXX)
-finish() {
-    [ -z "${PID_A:-}" ] || kill -KILL "$PID_A" 2>/dev/null || true
-    "$PGS" stop "$PGD" >/dev/null 2>&1 || true
-    rm -rf "$PGD"
-    cleanup
-}
-trap finish EXIT
-export GOALD_DB
-GOALD_DB=$("$PGS" start "$PGD") || fail "cannot start a PostgreSQL server"
-sql() { psql -qXAt -F '|' -v ON_ERROR_STOP=1 "$GOALD_DB" -c "$1"; }
-"$G" migrate >/dev/null || fail "migrate"
+on_finish() { [ -z "${PID_A:-}" ] || kill -KILL "$PID_A" 2>/dev/null || true; }
+own_pg_start
 
 export GOALD_LLM_SCRIPT="$T/s.jsonl" GOALD_DAEMON_TICK_MS=100 GOALD_DAEMON_PLAN_CAP=1 \
     GOALD_DAEMON_WORK_CAP=1 GOALD_NODE_DEAD_AFTER_S=3 GOALD_NODE_ID=A \
