@@ -664,9 +664,12 @@ int cases_parse_cargo(struct test_cases *out, const char *s, size_t len)
 
         if (starts(p, n, "Running ")) {
             /* "Running unittests src/lib.rs (target/...)", "Running tests/it.rs (...)" */
-            const char *f = p + 8, *paren = find_in(f, (size_t)(e - f), " (");
+            const char *f = p + 8, *paren;
             if (starts(f, (size_t)(e - f), "unittests "))
                 f += 10;
+            /* looked for after "unittests ": "Running unittests (x" has
+             * its " (" before the name */
+            paren = find_in(f, (size_t)(e - f), " (");
             file = f;
             file_n = paren ? (size_t)(paren - f) : (size_t)(e - f);
             continue;

@@ -255,6 +255,27 @@ static void test_cargo(void **state)
     test_cases_release(&c);
 }
 
+/* "Running unittests (x": the " (" that ends the file name is looked for
+ * after "unittests ", not before it (found by fuzz_cases: the name's
+ * length went below zero, and its copy read far out of the output). */
+static void test_cargo_paren_before_name(void **state)
+{
+    static const char out[] = "     Running unittests (rc/lib.rs (target/debug/deps/cr-1)\n"
+                              "test tests::a ... ok\n"
+                              "test tests::b ... FAILED\n"
+                              "     Running unittests (\n"
+                              "test tests::c ... ok\n";
+    struct test_cases c;
+    (void)state;
+
+    assert_int_equal(gates_parse_cases(&c, out, strlen(out), NULL, NULL, NULL, 0), 0);
+    assert_string_equal(c.format, "cargo");
+    assert_string_equal(summary(&c), "P tests::a\nF tests::b\nP tests::c\n");
+    assert_string_equal(file_of(&c, "tests::b"), "(rc/lib.rs");
+    assert_string_equal(file_of(&c, "tests::c"), "(");
+    test_cases_release(&c);
+}
+
 static void test_go_json(void **state)
 {
     struct test_cases c;
@@ -740,6 +761,7 @@ int main(void)
         cmocka_unit_test(test_tap_edge),
         cmocka_unit_test(test_ctest),
         cmocka_unit_test(test_cargo),
+        cmocka_unit_test(test_cargo_paren_before_name),
         cmocka_unit_test(test_go_json),
         cmocka_unit_test(test_mixed_and_none),
         cmocka_unit_test(test_junit),
