@@ -607,29 +607,39 @@ static int note_tick(const struct store_heartbeat *hb, void *ctx)
     return 0;
 }
 
+/* Has node stopped beating (no heartbeat, or one older than
+ * node.dead_after_s)?  1 with why (n bytes) saying so. */
+static int node_stopped(const struct node_ticks *t, const char *node, int64_t now, char *why,
+                        size_t n)
+{
+    int64_t last = -1;
+
+    for (int i = 0; i < t->n; i++)
+        if (!strcmp(t->id[i], node))
+            last = t->tick[i];
+    if (last >= 0 && now - last <= config_int(CFG_NODE_DEAD_AFTER_S) * 1000)
+        return 0;
+    if (last < 0)
+        snprintf(why, n, "its node %s has no heartbeat (stopped)", node);
+    else
+        snprintf(why, n, "its node %s stopped beating %lld s ago", node,
+                 (long long)((now - last) / 1000));
+    return 1;
+}
+
 /* A running run of another node: aborted when that node stopped beating
- * (no heartbeat, or one older than node.dead_after_s) or the run's lease
- * expired.  Its process is on that node: never signalled from here (the
- * job sees its run aborted at its next check and stops).  1 when it was
- * aborted. */
+ * or the run's lease expired.  Its process is on that node: never
+ * signalled from here (the job sees its run aborted at its next check and
+ * stops).  1 when it was aborted. */
 static int remote_orphan(struct daemon *d, const struct store_run *o, const struct node_ticks *t,
                          int64_t now)
 {
-    int64_t dead_ms = config_int(CFG_NODE_DEAD_AFTER_S) * 1000, last = -1;
     char why[STORE_NODE_ID_MAX + 96];
 
-    for (int i = 0; i < t->n; i++)
-        if (!strcmp(t->id[i], o->node_id))
-            last = t->tick[i];
-    if (last >= 0 && now - last <= dead_ms) {
+    if (!node_stopped(t, o->node_id, now, why, sizeof(why))) {
         if (!o->lease_until || o->lease_until >= now)
             return 0;
         snprintf(why, sizeof(why), "its lease expired (node %s)", o->node_id);
-    } else if (last < 0) {
-        snprintf(why, sizeof(why), "its node %s has no heartbeat (stopped)", o->node_id);
-    } else {
-        snprintf(why, sizeof(why), "its node %s stopped beating %lld s ago", o->node_id,
-                 (long long)((now - last) / 1000));
     }
     if (lifecycle_abort_run(d->st, o->id, "aborted", why) != 0) {
         err_clear(); /* its node finished it meanwhile, or another node took it */
@@ -640,32 +650,58 @@ static int remote_orphan(struct daemon *d, const struct store_run *o, const stru
     return 1;
 }
 
-/* At start: items this node's jobs left held with nothing running them
- * (a job killed between its run's end and that run's recovery while no
- * daemon watched it): recovered, once the job's process is gone. */
-static void recover_held(struct daemon *d)
+/* Is h, an item held with nothing running it, to be recovered?  At start
+ * (t NULL): this node's, once the job's process is gone.  With t (the
+ * other nodes' heartbeats): another node's that stopped beating, once h's
+ * run ended node.dead_after_s ago (a live job moves its item moments
+ * after its run's end; a late one finds it moved: a transition names the
+ * state it leaves).  why (n bytes): the reason given. */
+static int held_gone(const struct daemon *d, const struct store_item_held *h,
+                     const struct node_ticks *t, int64_t now, char *why, size_t n)
+{
+    struct store_run o = {0};
+
+    snprintf(o.node_id, sizeof(o.node_id), "%s", h->node_id);
+    if (!t) {
+        snprintf(why, n, "its job is gone (found at daemon start)");
+        return is_local(d, &o) && !(h->pid > 0 && job_alive((pid_t)h->pid, h->run_id));
+    }
+    return d->shared && !is_local(d, &o) && h->ended_at > 0 &&
+           now - h->ended_at > config_int(CFG_NODE_DEAD_AFTER_S) * 1000 &&
+           node_stopped(t, h->node_id, now, why, n);
+}
+
+/* Items left held with nothing running them (a job killed between its
+ * run's end and that run's recovery while no daemon watched it; or its
+ * node died for good): recovered when held_gone() says so.  Returns how
+ * many. */
+static int recover_held(struct daemon *d, const struct node_ticks *t, int64_t now)
 {
     struct store_item_held *h = NULL;
     size_t n = 0;
+    int k = 0;
 
     if (store_item_list_held_idle(d->st, &h, &n) != 0) {
         log_warn("held items: %s", err_last());
-        return;
+        return 0;
     }
     for (size_t i = 0; i < n; i++) {
-        struct store_run o = {0};
-        if (!h[i].run_id[0])
+        char why[STORE_NODE_ID_MAX + 96];
+        if (!h[i].run_id[0] || !held_gone(d, &h[i], t, now, why, sizeof(why)))
             continue;
-        snprintf(o.node_id, sizeof(o.node_id), "%s", h[i].node_id);
-        if (!is_local(d, &o) || (h[i].pid > 0 && job_alive((pid_t)h[i].pid, h[i].run_id)))
+        if (lifecycle_recover_stranded(d->st, h[i].run_id, why) != 0) {
+            err_clear(); /* recovered meanwhile */
             continue;
-        if (lifecycle_recover_stranded(d->st, h[i].run_id,
-                                       "its job is gone (found at daemon start)") == 0)
-            log_info("run %.8s: its item was left held by a dead job: recovered", h[i].run_id);
+        }
+        if (t)
+            log_event(LOG_WARN, "node.item_recovered", "run", h[i].run_id, "item", h[i].item_id,
+                      "from_node", h[i].node_id, "why", why, NULL);
         else
-            err_clear();
+            log_info("run %.8s: its item was left held by a dead job: recovered", h[i].run_id);
+        k++;
     }
     free(h);
+    return k;
 }
 
 /* Runs left `running` by an earlier daemon of this node: adopt the live
@@ -678,12 +714,13 @@ static int recover_orphans(struct daemon *d, int startup, int remote)
     struct node_ticks t = {0};
     size_t n = 0;
     int64_t now = time_now_ms();
-    int aborted = 0;
+    int aborted = 0, read = 1;
 
     if (store_run_list_running(d->st, &o, &n) != 0 ||
         (remote && d->shared && store_heartbeat_each(d->st, note_tick, &t) != 0)) {
         err_clear();
         n = 0;
+        read = 0; /* no heartbeat is not a dead node */
     }
     for (size_t i = 0; i < n; i++) {
         if (is_ours(d, o[i].id))
@@ -693,6 +730,9 @@ static int recover_orphans(struct daemon *d, int startup, int remote)
         else if (remote)
             aborted += remote_orphan(d, &o[i], &t, now);
     }
+    /* the items a dead node's job left held after its run's end */
+    if (read && remote && d->shared)
+        aborted += recover_held(d, &t, now);
     free(t.id);
     free(t.tick);
     free(o);
@@ -908,7 +948,7 @@ static void daemon_start(struct daemon *d)
      * recovery and the first claims (which take seconds on a loaded host) */
     heartbeat(d);
     recover_orphans(d, 1, 1);
-    recover_held(d);
+    recover_held(d, NULL, 0);
     sandbox_cgroup_sweep(); /* left by jobs of an earlier daemon */
     /* a start is the only way new environment variables (a rotated key)
      * arrive, and the configuration's fingerprint cannot tell a key from

@@ -162,6 +162,12 @@ int lifecycle_recover_stranded(store *st, const char *run_id, const char *reason
     size_t nlive = 0;
     int rc;
 
+    /* one write transaction from the look to the recovery: two daemons
+     * that find the same item held (this node's at its start, another
+     * node's that took this one for dead) recover it once, and never an
+     * item claimed again in between */
+    if ((rc = store_tx_begin(st)) != 0)
+        return rc;
     if ((rc = store_run_facts_get(st, run_id, &r)) != 0)
         goto out;
     if (!strcmp(r.status, "running")) {
@@ -191,6 +197,7 @@ int lifecycle_recover_stranded(store *st, const char *run_id, const char *reason
         log_warn("run %.8s: context pack not written: %s", run_id, err_last());
     log_info("run %.8s: its item was left held (%s): recovery %s", run_id, why, next);
 out:
+    rc = store_tx_end(st, rc);
     free(live);
     store_goal_free(g);
     store_item_free(item);

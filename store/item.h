@@ -164,6 +164,7 @@ struct store_item_held {
     char run_id[ID_SIZE]; /* its latest run ("" when it has none) */
     long pid;             /* that run's process (0 when none recorded) */
     char node_id[STORE_NODE_ID_MAX];
+    int64_t ended_at; /* when that run ended (0 when it has not) */
 };
 
 /* Every such item: *out a malloc'd array of *n (free(); NULL when none). */

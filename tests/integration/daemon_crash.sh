@@ -94,13 +94,6 @@ expect_eq "$(sql "SELECT count(*) FROM runs WHERE status = 'running'")" 0 "runs 
 # moved the item (GOALD_FAULT=job.after_run_end: as a kill -9 during a Plan B
 # call).  The item must not stay in_progress with nothing running it: the
 # daemon recovers it when it reaps the job, and the goal completes.
-# script_outage: one goal of one item whose first execute call fails
-# (provider_api, no retry within the call) and whose second succeeds.
-script_outage() {
-    script_generic 1 0 1 | awk '/"stage":"execute"/ && !done {
-        print "{\"stage\":\"execute\",\"error\":\"provider_api\",\"message\":\"a scripted outage\"}"; done = 1 }
-        { print }'
-}
 db_use c; export GOALD_LLM_SCRIPT="$T/c.jsonl" GOALD_DAEMON_TICK_MS=100 GOALD_LLM_RETRY_MAX=0
 script_outage >"$GOALD_LLM_SCRIPT"
 make_project "$T/rc"

@@ -11,6 +11,8 @@
 #      (node.dead_after_s 3) aborts A's run ("its node A stopped beating")
 #      without signalling anything, and the item is done by B; nothing is
 #      left running; every item has one successful run.
+#   4. A node gone for good left an item held (its job died after its run's
+#      end, before the run's recovery): B recovers the item and does it.
 . "$GOALD_SOURCE_DIR/tests/integration/lib.sh"
 . "$GOALD_SOURCE_DIR/tests/fixtures/daemon.sh"
 [ -n "${GOALD_TEST_PG:-}" ] || fail "GOALD_TEST_PG is not set (the pg fixture)"
@@ -119,6 +121,32 @@ expect_eq "$(sql "SELECT count(*) FROM work_items w WHERE (SELECT count(*) FROM 
     "items without exactly one successful run"
 grep -q '"node.run_aborted"' "$T/B.log" || fail "B's log says it took over A's run"
 ok
+kill -TERM "$PID_B"
+wait "$PID_B" 2>/dev/null || true
+
+# --- 4: a node gone for good left an item held ------------------------------------
+# A's job dies after its run's end, before that run's recovery (GOALD_FAULT=
+# job.after_run_end, the job run by hand as node A: no daemon of A watches
+# it), and A never comes back.  B recovers the item once A's run ended 3 s
+# ago (node.dead_after_s) and does it.
+export GOALD_LLM_SCRIPT="$T/s4.jsonl"
+script_outage >"$GOALD_LLM_SCRIPT"
+submit_n 11 11
+gid=$(sql "SELECT id FROM goals WHERE title = 'goal 11'")
+for lane in plan plan work; do
+    RUN=$(node A "$G" claim --lane "$lane") || fail "claim --lane $lane as node A"
+    node A env GOALD_FAULT=job.after_run_end GOALD_LLM_RETRY_MAX=0 "$G" job "$RUN" >/dev/null 2>&1 || true
+done
+expect_eq "$(sql "SELECT kind || ' ' || status FROM runs WHERE id = '$RUN'")" "execute failed" "A's killed job's run"
+expect_eq "$(sql "SELECT status FROM work_items WHERE goal_id = '$gid'")" in_progress "its item, held"
+start_node B GOALD_NODE_DEAD_AFTER_S=3
+goal11_done() { [ "$(sql "SELECT status FROM goals WHERE id = '$gid'")" = completed ]; }
+wait_until 60 goal11_done
+grep -q '"node.item_recovered"' "$T/B.log" || fail "B's log says it recovered the item A left held"
+expect_eq "$(sql "SELECT count(*) FROM events WHERE run_id = '$RUN' AND type = 'retry.scheduled'")" 1 \
+    "the item A left held, recovered once"
+expect_eq "$(sql "SELECT node_id || ' ' || status FROM runs WHERE goal_id = '$gid' AND kind = 'execute' AND id <> '$RUN'")" \
+    "B success" "the item, done by B"
 kill -TERM "$PID_B"
 wait "$PID_B" 2>/dev/null || true
 done_tests
