@@ -459,6 +459,53 @@ static int own_folder(const char *abs)
            id_prefix_valid(slash + 1);
 }
 
+/* A stale lock file (see clear_branch_lock) removed: only when its folder
+ * resolves beneath the repository's git folder common and it is a regular
+ * file (unlink never follows the last link). */
+static int clear_lock(const char *common, const char *lock)
+{
+    char dir[PATH_MAX], rdir[PATH_MAX];
+    struct stat sb;
+
+    if (lstat(lock, &sb) != 0)
+        return 0;
+    if (fs_dirname(dir, sizeof(dir), lock) != 0 || real_dir(rdir, dir) != 0 ||
+        !is_beneath(common, rdir) || !S_ISREG(sb.st_mode))
+        return err_set(ERR_INVALID, "%s: not a lock file goald can clear", lock);
+    if (unlink(lock) != 0 && errno != ENOENT)
+        return err_set(ERR_IO, "%s: %s", lock, strerror(errno));
+    return 0;
+}
+
+/* The lock file of the goal's own branch (refs/heads/BRANCH.lock), left by
+ * a job killed while it created or moved the branch, is removed: git
+ * takes such a file for a writer at work and refuses the branch for ever.
+ * Only goald writes its goal branch, and only the one job a goal has at a
+ * time (the claim rule), so at the start of a job a lock there is stale. */
+static int clear_branch_lock(git_repository *main, const char *branch)
+{
+    char common[PATH_MAX], lock[PATH_MAX + 64];
+
+    if (real_dir(common, git_repository_commondir(main)) != 0)
+        return 0; /* nothing to look at: the branch operations will say */
+    if (snprintf(lock, sizeof(lock), "%s/refs/heads/%s.lock", common, branch) >= (int)sizeof(lock))
+        return 0;
+    return clear_lock(common, lock);
+}
+
+/* A worktree taken up again: what a job killed in its commit left, the
+ * branch's lock and the worktree's index lock (in its admin folder, which
+ * the sandbox binds read-only: only goald writes there). */
+static int clear_commit_locks(git_repository *main, const vcs_worktree *wt, const char *branch)
+{
+    char lock[PATH_MAX + 16];
+    int rc = clear_branch_lock(main, branch);
+
+    if (rc || snprintf(lock, sizeof(lock), "%s/index.lock", wt->admin) >= (int)sizeof(lock))
+        return rc;
+    return clear_lock(wt->common, lock);
+}
+
 /* wt_path exists and is not an empty folder.  A worktree of main that
  * goald's records name is reused (0, *out set) when it is intact and on
  * branch; when it was tampered with (its .git rewritten, a forged git
@@ -503,38 +550,14 @@ static int reuse_existing(vcs_worktree **out, git_repository *main, const char *
                      branch);
         goto out;
     }
+    if ((rc = clear_commit_locks(main, wt, branch)) != 0)
+        goto out;
     *out = wt;
     wt = NULL;
 out:
     vcs_worktree_free(wt);
     git_repository_free(repo);
     return rc;
-}
-
-/* The lock file of the goal's own branch (refs/heads/BRANCH.lock), left by
- * a job killed while it created or moved the branch, is removed: git
- * takes such a file for a writer at work and refuses the branch for ever.
- * Only goald writes its goal branch, and only the one job a goal has at a
- * time (the claim rule), so at the start of a job a lock there is stale.
- * The file's folder must resolve beneath the repository's git folder and
- * the file be a regular one (unlink never follows the last link). */
-static int clear_branch_lock(git_repository *main, const char *branch)
-{
-    char common[PATH_MAX], lock[PATH_MAX + 64], dir[PATH_MAX], rdir[PATH_MAX];
-    struct stat sb;
-
-    if (real_dir(common, git_repository_commondir(main)) != 0)
-        return 0; /* nothing to look at: the branch operations will say */
-    if (snprintf(lock, sizeof(lock), "%s/refs/heads/%s.lock", common, branch) >= (int)sizeof(lock))
-        return 0;
-    if (lstat(lock, &sb) != 0)
-        return 0;
-    if (fs_dirname(dir, sizeof(dir), lock) != 0 || real_dir(rdir, dir) != 0 ||
-        !is_beneath(common, rdir) || !S_ISREG(sb.st_mode))
-        return err_set(ERR_INVALID, "%s: not a lock file goald can clear", lock);
-    if (unlink(lock) != 0 && errno != ENOENT)
-        return err_set(ERR_IO, "%s: %s", lock, strerror(errno));
-    return 0;
 }
 
 /* A registration named name that no longer has a valid folder is pruned;

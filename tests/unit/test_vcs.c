@@ -100,6 +100,52 @@ static void test_worktree_stale_branch_lock(void **state)
     assert_int_equal(access(cap("echo '%s/d/s-3.lock'", outside), F_OK), 0);
 }
 
+/* A job killed in its commit leaves the branch's lock and the worktree's
+ * index lock; the next job takes the worktree up again: both are removed
+ * (only goald writes there) and its commit goes through.  A link in the
+ * index lock's place is refused, its target kept. */
+static void test_worktree_reuse_clears_commit_locks(void **state)
+{
+    struct fx f;
+    struct vcs_commit_result r = {0};
+    struct vcs_commit_msg m = {"an item", NULL, "goal-1", "item-1", NULL};
+    vcs_worktree *again = NULL;
+    char p[700], outside[600], index_lock[800];
+
+    (void)state;
+    fx_setup(&f, "commitlocks");
+    vcs_worktree_free(f.wt);
+    f.wt = NULL;
+    snprintf(index_lock, sizeof(index_lock), "%s/.git/worktrees/g-0123abcd/index.lock", f.repo);
+    assert_int_equal(sh("mkdir -p '%s/.git/refs/heads/goald' && : > '%s/.git/refs/heads/" BR
+                        ".lock' && : > '%s'",
+                        f.repo, f.repo, index_lock),
+                     0);
+    if (vcs_worktree_create(&again, f.repo, "main", BR, f.wtp) != 0)
+        fail_msg("taking the worktree up again over stale locks: %s", err_last());
+    snprintf(p, sizeof(p), "%s/.git/refs/heads/" BR ".lock", f.repo);
+    assert_int_equal(access(p, F_OK), -1);
+    assert_int_equal(access(index_lock, F_OK), -1);
+    snprintf(p, sizeof(p), "%s/new.txt", f.wtp);
+    write_text(p, "new\n");
+    if (vcs_commit_item(&r, again, "main", &m) != 0)
+        fail_msg("commit after the locks: %s", err_last());
+    assert_int_equal(r.created, 1);
+    assert_string_equal(cap("git -C '%s' rev-parse " BR, f.repo), r.sha);
+    vcs_commit_result_release(&r);
+    vcs_worktree_free(again);
+    again = NULL;
+    /* a link in the index lock's place: refused, its target kept */
+    testutil_tmp_path(outside, sizeof(outside), "commitlocks/outside");
+    assert_int_equal(sh("mkdir -p '%s' && echo keep > '%s/t' && ln -s '%s/t' '%s'", outside,
+                        outside, outside, index_lock),
+                     0);
+    assert_int_equal(vcs_worktree_create(&again, f.repo, "main", BR, f.wtp), ERR_INVALID);
+    assert_non_null(strstr(err_last(), "not a lock file goald can clear"));
+    assert_null(again);
+    assert_string_equal(cap("cat '%s/t'", outside), "keep");
+}
+
 static void test_worktree_create(void **state)
 {
     struct fx f;
@@ -621,8 +667,9 @@ static void test_branch_name_for_goal(void **state)
  * pre-checked them went with vcs/probe.c). */
 static void test_branch_name_valid(void **state)
 {
-    static const char *const yes[] = {"main", "feature/x", "v1.0-rc_2", "_a/b.c/d-e",
-                                      "goald/fix-the-failing-test-0123abcd", "a.locks"};
+    static const char *const yes[] = {
+        "main",   "feature/x", "v1.0-rc_2", "_a/b.c/d-e", "goald/fix-the-failing-test-0123abcd",
+        "a.locks"};
 
     (void)state;
     for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
@@ -643,9 +690,8 @@ static void test_guard_tracked_ignored(void **state)
     setenv("GOALD_TOOLS_MAX_FILE_MB", "1", 1);
     assert_int_equal(config_load(NULL), 0);
     /* README is tracked: ignoring it does not spare it */
-    assert_int_equal(sh("cd '%s' && echo README >> .gitignore && head -c 1100000 /dev/zero > README",
-                        f.wtp),
-                     0);
+    assert_int_equal(
+        sh("cd '%s' && echo README >> .gitignore && head -c 1100000 /dev/zero > README", f.wtp), 0);
     assert_int_equal(vcs_worktree_state_tree(tree, f.wt), ERR_TOOBIG);
     assert_non_null(strstr(err_last(), "README is 1.0 MiB, over tools.max_file_mb (1 MiB)"));
     assert_int_equal(vcs_worktree_store_tree(tree, f.wt), ERR_TOOBIG);
@@ -714,9 +760,8 @@ static void test_reset_patch_holds_large_file(void **state)
     assert_null(strstr(strbuf_cstr(&pf), "Binary files"));
     strbuf_release(&pf);
     /* the patch brings the file back */
-    assert_int_equal(sh("cd '%s' && git apply '%s' && test $(stat -c %%s big.bin) = 68157440",
-                        f.wtp, patch),
-                     0);
+    assert_int_equal(
+        sh("cd '%s' && git apply '%s' && test $(stat -c %%s big.bin) = 68157440", f.wtp, patch), 0);
     unsetenv("GOALD_TOOLS_MAX_FILE_MB");
     config_reset();
     vcs_worktree_free(f.wt);
@@ -826,6 +871,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worktree_create),
         cmocka_unit_test(test_worktree_stale_branch_lock),
+        cmocka_unit_test(test_worktree_reuse_clears_commit_locks),
         cmocka_unit_test(test_records_and_snapshots),
         cmocka_unit_test(test_guard_tracked_ignored),
         cmocka_unit_test(test_guard_nested_repository),
