@@ -654,8 +654,9 @@ static int remote_orphan(struct daemon *d, const struct store_run *o, const stru
  * (t NULL): this node's, once the job's process is gone.  With t (the
  * other nodes' heartbeats): another node's that stopped beating, once h's
  * run ended node.dead_after_s ago (a live job moves its item moments
- * after its run's end; a late one finds it moved: a transition names the
- * state it leaves).  why (n bytes): the reason given. */
+ * after its run's end; the recovery of one that comes later still is
+ * refused once the item is claimed again: recover_run).  why (n bytes):
+ * the reason given. */
 static int held_gone(const struct daemon *d, const struct store_item_held *h,
                      const struct node_ticks *t, int64_t now, char *why, size_t n)
 {

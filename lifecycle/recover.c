@@ -15,6 +15,7 @@
 #include "store/event.h"
 #include "store/goal.h"
 #include "store/item.h"
+#include "store/run.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -273,6 +274,24 @@ static void plan_b(const struct recover_input *in, struct job_ctx *model,
     d->why = "tier 3: Plan B failed, recovery exhausted";
 }
 
+/* Is the item still the run's?  Not when a later run claimed it: the
+ * run's recovery came late (its job frozen past its node's death, while
+ * another node recovered the item and claimed it again) and must not fail
+ * the later run's item.  Read inside recovery's write transaction. */
+static int still_its_item(store *st, const struct recover_input *in)
+{
+    char latest[ID_SIZE] = "";
+    int rc;
+
+    if (!in->run_id || (rc = store_run_latest_of_item(st, in->item->id, latest)) != 0)
+        return in->run_id ? rc : 0;
+    if (latest[0] && strcmp(latest, in->run_id) != 0)
+        return err_set(ERR_TRANSITION,
+                       "item %s: run %.8s's recovery is late: run %.8s holds it now", in->item->key,
+                       in->run_id, latest);
+    return 0;
+}
+
 int recover_run(store *st, const struct recover_input *in, struct job_ctx *model, char *next,
                 size_t next_n)
 {
@@ -299,7 +318,8 @@ int recover_run(store *st, const struct recover_input *in, struct job_ctx *model
     }
     if ((rc = store_tx_begin(st)) != 0)
         goto out;
-    if ((rc = transition_apply(st, ENTITY_ITEM, in->item->id, "failed", NULL, NULL)) == 0)
+    if ((rc = still_its_item(st, in)) == 0 &&
+        (rc = transition_apply(st, ENTITY_ITEM, in->item->id, "failed", NULL, NULL)) == 0)
         rc = apply_decision(st, in, &d, strategy, p);
     if ((rc = store_tx_end(st, rc)) != 0)
         goto out;

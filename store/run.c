@@ -394,6 +394,15 @@ int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void
     return rc;
 }
 
+int store_run_latest_of_item(store *st, const char *item_id, char out[ID_SIZE])
+{
+    static const char q[] = "SELECT id FROM runs WHERE item_id = ? ORDER BY created_at DESC,"
+                            " rowid DESC LIMIT 1";
+    int found;
+
+    return store_get_text(st, "run", out, ID_SIZE, &found, q, STORE_ARGS(STORE_TEXT(item_id)));
+}
+
 int store_run_renew_lease(store *st, const char *run_id, int64_t lease_until)
 {
     static const char sql[] = "UPDATE runs SET lease_until = ? WHERE id = ? AND status = 'running'";

@@ -154,6 +154,10 @@ int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void
  * node_id is NULL (the lane caps: a node's, the global one). */
 int store_run_count_running(store *st, const char *lane, const char *node_id, int64_t *out);
 
+/* The id of item_id's latest run (the last claimed) into out; "" when it
+ * has none. */
+int store_run_latest_of_item(store *st, const char *item_id, char out[ID_SIZE]);
+
 /* Renew a running run's lease (no-op when it is no longer running). */
 int store_run_renew_lease(store *st, const char *run_id, int64_t lease_until);
 

@@ -18,8 +18,11 @@
 #include "lifecycle/control.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/plan.h"
+#include "lifecycle/recover.h"
 #include "lifecycle/transitions.h"
+#include "store/goal.h"
 #include "store/internal.h"
+#include "store/item.h"
 #include "store/run.h"
 #include "tests/unit/testutil.h"
 #include "util/config.h"
@@ -386,6 +389,57 @@ static void test_node_cap(void **state)
     assert_int_equal(runs_running(), 2);
 }
 
+/* A recovery that comes late (its job frozen past its node's death, the
+ * item recovered by another node and claimed again) must not fail the
+ * later run's item: it is refused, and the item stays the later run's. */
+static void test_late_recovery_refused(void **state)
+{
+    static const char *const ready[] = {"'ready'"};
+    char id[ID_SIZE], first[ID_SIZE], next[32];
+    struct claim c;
+    struct goal *g = NULL;
+    struct work_item *item = NULL;
+    struct recover_input in;
+    int64_t now = time_now_ms();
+    (void)state;
+
+    assert_int_equal(store_exec(st, "UPDATE goals SET status = 'cancelled'; "
+                                    "UPDATE runs SET status = 'aborted'; DELETE FROM breakers"),
+                     0);
+    fixture_goal(id, "late", "active", "elaboration = '{}'");
+    fixture_items(id, 1, ready);
+    assert_int_equal(claim_next(st, "work", now, NULL, &c, NULL, 0), 0);
+    snprintf(first, sizeof(first), "%s", c.run_id);
+    /* the first run ended; its item was recovered elsewhere and claimed again */
+    assert_int_equal(store_exec(st, "UPDATE runs SET status = 'failed'; "
+                                    "UPDATE work_items SET status = 'ready', next_attempt_at = 0"),
+                     0);
+    assert_int_equal(claim_next(st, "work", now + 1, NULL, &c, NULL, 0), 0);
+    assert_string_not_equal(c.run_id, first);
+    assert_int_equal(store_goal_get(st, c.goal_id, &g), 0);
+    assert_int_equal(store_item_get(st, c.item_id, &item), 0);
+    memset(&in, 0, sizeof(in));
+    in.goal = g;
+    in.item = item;
+    in.run_id = first;
+    in.run_kind = "execute";
+    in.attempt = 1;
+    in.nmodels = 1;
+    in.error_class = "provider_api";
+    in.failure = "late";
+    assert_int_equal(recover_run(st, &in, NULL, next, sizeof(next)), ERR_TRANSITION);
+    assert_non_null(strstr(err_last(), "recovery is late"));
+    store_item_free(item);
+    item = NULL;
+    assert_int_equal(store_item_get(st, c.item_id, &item), 0);
+    assert_string_equal(item->status, "in_progress");
+    /* the run that holds it is recovered as ever */
+    in.run_id = c.run_id;
+    assert_int_equal(recover_run(st, &in, NULL, next, sizeof(next)), 0);
+    store_item_free(item);
+    store_goal_free(g);
+}
+
 int main(void)
 {
     char path[512];
@@ -395,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_status_counts_are_the_claim_rule),
         cmocka_unit_test(test_nodes_and_global_cap),
         cmocka_unit_test(test_node_cap),
+        cmocka_unit_test(test_late_recovery_refused),
     };
     int rc;
 
