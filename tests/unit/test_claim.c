@@ -434,6 +434,7 @@ static void test_late_recovery_refused(void **state)
     assert_int_equal(store_item_get(st, c.item_id, &item), 0);
     assert_string_equal(item->status, "in_progress");
     /* the run that holds it is recovered as ever */
+    in.item = item;
     in.run_id = c.run_id;
     assert_int_equal(recover_run(st, &in, NULL, next, sizeof(next)), 0);
     store_item_free(item);
