@@ -7,18 +7,10 @@
 #include "util/err.h"
 #include "util/timeutil.h"
 
-static void artifact_fill(struct store_artifact *a, store_stmt *s)
-{
-    a->type = store_col_raw(s, 0);
-    a->ref = store_col_raw(s, 1);
-    a->path = store_col_raw(s, 2);
-    a->hash = store_col_raw(s, 3);
-    a->url = store_col_raw(s, 4);
-    a->item_id = store_col_raw(s, 5);
-    a->created_at = store_col_i64(s, 6);
-}
+/* A member of a row struct and the column that fills it (store_fields_fill()). */
+#define ART(member, col) STORE_FIELD(struct store_artifact, member, RAW, col)
 
-STORE_EACH_TYPED(artifact_each, struct store_artifact)
+STORE_EACH_TYPED(artifacts_each, struct store_artifact)
 
 int store_artifact_each(store *st, const char *goal_id, const char *type,
                         int (*fn)(const struct store_artifact *a, void *ctx), void *ctx)
@@ -28,10 +20,18 @@ int store_artifact_each(store *st, const char *goal_id, const char *type,
     static const char sql_type[] = "SELECT type, ref, path, hash, url, item_id, created_at"
                                    " FROM artifacts WHERE goal_id = ? AND type = ? ORDER BY id";
     const struct store_arg args[] = {STORE_TEXT(goal_id), STORE_TEXT(type)};
-    struct artifact_each h = {artifact_fill, fn, ctx};
+    static const struct store_field cols[] = {
+        ART(type, 0),
+        ART(ref, 1),
+        ART(path, 2),
+        ART(hash, 3),
+        ART(url, 4),
+        ART(item_id, 5),
+        STORE_FIELD(struct store_artifact, created_at, I64, 6),
+    };
 
-    return store_each_row(st, "artifacts", artifact_each_row, &h, type ? sql_type : sql_all, args,
-                          type ? 2 : 1);
+    return artifacts_each(st, "artifacts", STORE_FIELDS(cols), fn, ctx, type ? sql_type : sql_all,
+                          args, type ? 2 : 1);
 }
 
 int store_artifact_add_once(store *st, const char *goal_id, const char *item_id, const char *run_id,

@@ -6,25 +6,22 @@
 #include "store/internal.h"
 #include "util/err.h"
 
-static void state_fill(struct store_breaker_state *b, store_stmt *s)
-{
-    b->error_class = store_col_raw(s, 0);
-    b->state = store_col_raw(s, 1);
-    b->failures = store_col_int(s, 2);
-}
-
-STORE_EACH_TYPED(state_each, struct store_breaker_state)
+STORE_EACH_TYPED(states_each, struct store_breaker_state)
 
 int store_breaker_not_closed_each(store *st,
                                   int (*fn)(const struct store_breaker_state *b, void *ctx),
                                   void *ctx)
 {
-    struct state_each h = {state_fill, fn, ctx};
+    static const struct store_field cols[] = {
+        STORE_FIELD(struct store_breaker_state, error_class, RAW, 0),
+        STORE_FIELD(struct store_breaker_state, state, RAW, 1),
+        STORE_FIELD(struct store_breaker_state, failures, INT, 2),
+    };
 
-    return store_each_row(st, NULL, state_each_row, &h,
-                          "SELECT error_class, state, failures FROM breakers WHERE state <>"
-                          " 'closed' ORDER BY error_class",
-                          NULL, 0);
+    return states_each(st, NULL, STORE_FIELDS(cols), fn, ctx,
+                       "SELECT error_class, state, failures FROM breakers WHERE state <>"
+                       " 'closed' ORDER BY error_class",
+                       NULL, 0);
 }
 
 /* store_row_fn: a row of store_breaker_list_not_closed() into

@@ -10,12 +10,14 @@
 #include "util/err.h"
 #include "util/timeutil.h"
 
-#define TXT(s, i) (store_col_raw((s), (i)))
+/* A member of a row struct and the column that fills it (store_fields_fill()). */
+#define ESC(member, col) STORE_FIELD(struct store_escalation, member, RAW, col)
+#define DEC(member, col) STORE_FIELD(struct store_decision, member, RAW, col)
 
 /* Each row of a query as a struct store_escalation, or a struct
- * store_decision, handed to the caller's fn. */
-STORE_EACH_TYPED(escalation_each, struct store_escalation)
-STORE_EACH_TYPED(decision_each, struct store_decision)
+ * store_decision, handed to the caller's fn; their text columns. */
+STORE_EACH_TYPED(escalations_each, struct store_escalation)
+STORE_EACH_TYPED(decisions_each, struct store_decision)
 
 int store_escalation_count_open(store *st, const char *goal_id, int *out)
 {
@@ -29,21 +31,6 @@ int store_escalation_count_open(store *st, const char *goal_id, int *out)
     return rc;
 }
 
-static void fill_open_of_goal(struct store_escalation *e, store_stmt *s)
-{
-    e->id = TXT(s, 0);
-    e->item_id = TXT(s, 1);
-    e->type = TXT(s, 2);
-    e->severity = TXT(s, 3);
-    e->urgency = TXT(s, 4);
-    e->status = TXT(s, 5);
-    e->created_at = store_col_i64(s, 6);
-    e->question = TXT(s, 7);
-    e->item_key = TXT(s, 8);
-    e->item_title = TXT(s, 9);
-    e->last_tool_calls = TXT(s, 10);
-}
-
 int store_escalation_each_open_of_goal(store *st, const char *goal_id,
                                        int (*fn)(const struct store_escalation *e, void *ctx),
                                        void *ctx)
@@ -53,26 +40,22 @@ int store_escalation_each_open_of_goal(store *st, const char *goal_id,
         " json_extract(packet, '$.minimal_question'), json_extract(packet, '$.work_item.key'),"
         " json_extract(packet, '$.work_item.title'), json_extract(packet, '$.last_tool_calls')"
         " FROM escalations WHERE goal_id = ? AND status = 'open' ORDER BY created_at, id";
-    struct escalation_each h = {fill_open_of_goal, fn, ctx};
+    static const struct store_field cols[] = {
+        ESC(id, 0),
+        ESC(item_id, 1),
+        ESC(type, 2),
+        ESC(severity, 3),
+        ESC(urgency, 4),
+        ESC(status, 5),
+        STORE_FIELD(struct store_escalation, created_at, I64, 6),
+        ESC(question, 7),
+        ESC(item_key, 8),
+        ESC(item_title, 9),
+        ESC(last_tool_calls, 10),
+    };
 
-    return store_each_row(st, "escalations", escalation_each_row, &h, sql,
-                          STORE_ARGS(STORE_TEXT(goal_id)));
-}
-
-static void fill_listed(struct store_escalation *e, store_stmt *s)
-{
-    e->id = TXT(s, 0);
-    e->goal_id = TXT(s, 1);
-    e->item_id = TXT(s, 2);
-    e->type = TXT(s, 3);
-    e->severity = TXT(s, 4);
-    e->urgency = TXT(s, 5);
-    e->status = TXT(s, 6);
-    e->resolution = TXT(s, 7);
-    e->packet = TXT(s, 8);
-    e->created_at = store_col_i64(s, 9);
-    e->goal_title = TXT(s, 10);
-    e->item_key = TXT(s, 11);
+    return escalations_each(st, "escalations", STORE_FIELDS(cols), fn, ctx, sql,
+                            STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 int store_escalation_each_listed(store *st, int all,
@@ -89,17 +72,17 @@ int store_escalation_each_listed(store *st, int all,
         " coalesce(e.resolution, ''), e.packet, e.created_at, g.title, coalesce(w.key, '')"
         " FROM escalations e JOIN goals g ON g.id = e.goal_id"
         " LEFT JOIN work_items w ON w.id = e.item_id ORDER BY e.created_at, e.id";
-    struct escalation_each h = {fill_listed, fn, ctx};
+    static const struct store_field cols[] = {
+        ESC(id, 0),          ESC(goal_id, 1),
+        ESC(item_id, 2),     ESC(type, 3),
+        ESC(severity, 4),    ESC(urgency, 5),
+        ESC(status, 6),      ESC(resolution, 7),
+        ESC(packet, 8),      STORE_FIELD(struct store_escalation, created_at, I64, 9),
+        ESC(goal_title, 10), ESC(item_key, 11),
+    };
 
-    return store_each_row(st, "escalations", escalation_each_row, &h, all ? q_all : q_open, NULL,
-                          0);
-}
-
-static void fill_open_question(struct store_escalation *e, store_stmt *s)
-{
-    e->type = TXT(s, 0);
-    e->item_key = TXT(s, 1);
-    e->question = TXT(s, 2);
+    return escalations_each(st, "escalations", STORE_FIELDS(cols), fn, ctx, all ? q_all : q_open,
+                            NULL, 0);
 }
 
 int store_escalation_each_open_question(store *st, const char *goal_id, int limit,
@@ -110,10 +93,14 @@ int store_escalation_each_open_question(store *st, const char *goal_id, int limi
         "SELECT e.type, coalesce(w.key, ''), coalesce(json_extract(e.packet, '$.minimal_question'),"
         " w.question, '') FROM escalations e LEFT JOIN work_items w ON w.id = e.item_id"
         " WHERE e.goal_id = ? AND e.status = 'open' ORDER BY e.created_at, e.id LIMIT ?";
-    struct escalation_each h = {fill_open_question, fn, ctx};
+    static const struct store_field cols[] = {
+        ESC(type, 0),
+        ESC(item_key, 1),
+        ESC(question, 2),
+    };
 
-    return store_each_row(st, "escalations", escalation_each_row, &h, q,
-                          STORE_ARGS(STORE_TEXT(goal_id), STORE_I64(limit)));
+    return escalations_each(st, "escalations", STORE_FIELDS(cols), fn, ctx, q,
+                            STORE_ARGS(STORE_TEXT(goal_id), STORE_I64(limit)));
 }
 
 /* The first column of sql's first row (arg bound as ?1), parsed as JSON:
@@ -121,7 +108,7 @@ int store_escalation_each_open_question(store *st, const char *goal_id, int limi
 static void json_fill(store_stmt *s, void *ctx)
 {
     if (store_col_raw(s, 0))
-        *(cJSON **)ctx = cJSON_Parse(TXT(s, 0));
+        *(cJSON **)ctx = cJSON_Parse(store_col_raw(s, 0));
 }
 
 static int decision_json(store *st, const char *sql, const char *arg, cJSON **out)
@@ -188,32 +175,23 @@ int store_decision_evidence_rows(store *st, const char *goal_id, cJSON **out)
     return decision_json(st, store_sql(st, q_lite, q_pg), goal_id, out);
 }
 
-static void fill_evidence(struct store_decision *d, store_stmt *s)
-{
-    d->note = TXT(s, 0);
-    d->data = TXT(s, 1);
-    d->item_key = TXT(s, 2);
-}
-
 int store_decision_each_evidence(store *st, const char *goal_id,
                                  int (*fn)(const struct store_decision *d, void *ctx), void *ctx)
 {
     /* one row per (criterion, item): the item's latest evidence for it */
     static const char q_evidence[] =
         "SELECT d.note, d.data, w.key FROM decisions d JOIN work_items w ON w.id = d.item_id"
-        " WHERE d.goal_id = ? AND d.kind = 'evidence' AND w.status = 'done' AND d.id IN"
-        " (SELECT max(id) FROM decisions WHERE goal_id = ? AND kind = 'evidence'"
+        " WHERE d.goal_id = ?1 AND d.kind = 'evidence' AND w.status = 'done' AND d.id IN"
+        " (SELECT max(id) FROM decisions WHERE goal_id = ?1 AND kind = 'evidence'"
         " GROUP BY item_id, note) ORDER BY w.created_at, w.rowid, d.id";
-    struct decision_each h = {fill_evidence, fn, ctx};
+    static const struct store_field cols[] = {
+        DEC(note, 0),
+        DEC(data, 1),
+        DEC(item_key, 2),
+    };
 
-    return store_each_row(st, "decisions", decision_each_row, &h, q_evidence,
-                          STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(goal_id)));
-}
-
-static void fill_inputs(struct store_decision *d, store_stmt *s)
-{
-    d->item_key = TXT(s, 0);
-    d->data = TXT(s, 1);
+    return decisions_each(st, "decisions", STORE_FIELDS(cols), fn, ctx, q_evidence,
+                          STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 int store_decision_each_gate_inputs_changed(store *st, const char *goal_id,
@@ -222,24 +200,18 @@ int store_decision_each_gate_inputs_changed(store *st, const char *goal_id,
 {
     static const char q_inputs[] =
         "SELECT w.key, json_extract(d.data, '$.gate_inputs_changed') FROM decisions d"
-        " JOIN work_items w ON w.id = d.item_id WHERE d.goal_id = ? AND d.kind = 'verification'"
+        " JOIN work_items w ON w.id = d.item_id WHERE d.goal_id = ?1 AND d.kind = 'verification'"
         " AND w.status = 'done' AND json_array_length(json_extract(d.data,"
         " '$.gate_inputs_changed')) > 0 AND d.id IN (SELECT max(id) FROM decisions"
-        " WHERE goal_id = ? AND kind = 'verification' GROUP BY item_id)"
+        " WHERE goal_id = ?1 AND kind = 'verification' GROUP BY item_id)"
         " ORDER BY w.created_at, w.rowid";
-    struct decision_each h = {fill_inputs, fn, ctx};
+    static const struct store_field cols[] = {
+        DEC(item_key, 0),
+        DEC(data, 1),
+    };
 
-    return store_each_row(st, "decisions", decision_each_row, &h, q_inputs,
-                          STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(goal_id)));
-}
-
-static void fill_review(struct store_decision *d, store_stmt *s)
-{
-    d->item_key = TXT(s, 0);
-    d->kind = TXT(s, 1);
-    d->aspect = TXT(s, 2);
-    d->severity = TXT(s, 3);
-    d->note = TXT(s, 4);
+    return decisions_each(st, "decisions", STORE_FIELDS(cols), fn, ctx, q_inputs,
+                          STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 int store_decision_each_review(store *st, const char *goal_id,
@@ -250,9 +222,11 @@ int store_decision_each_review(store *st, const char *goal_id,
         "'')"
         " FROM decisions d JOIN work_items w ON w.id = d.item_id WHERE d.goal_id = ?"
         " AND d.kind IN ('review_verdict', 'review_finding', 'review_unavailable') ORDER BY d.id";
-    struct decision_each h = {fill_review, fn, ctx};
+    static const struct store_field cols[] = {
+        DEC(item_key, 0), DEC(kind, 1), DEC(aspect, 2), DEC(severity, 3), DEC(note, 4),
+    };
 
-    return store_each_row(st, "decisions", decision_each_row, &h, q_review,
+    return decisions_each(st, "decisions", STORE_FIELDS(cols), fn, ctx, q_review,
                           STORE_ARGS(STORE_TEXT(goal_id)));
 }
 

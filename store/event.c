@@ -10,6 +10,9 @@
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
+/* A member of a row struct and the column that fills it (store_fields_fill()). */
+#define EVENT(member, kind, col) STORE_FIELD(struct store_event, member, kind, col)
+
 int store_event_add_raw(store *st, const char *goal_id, const char *item_id, const char *run_id,
                         const char *type, const char *payload_json, int64_t *seq_out)
 {
@@ -35,18 +38,7 @@ int store_event_add(store *st, const char *goal_id, const char *item_id, const c
     return rc;
 }
 
-static void event_fill(struct store_event *ev, store_stmt *s)
-{
-    ev->id = store_col_i64(s, 0);
-    ev->ts = store_col_i64(s, 1);
-    ev->goal_id = store_col_raw(s, 2);
-    ev->item_id = store_col_raw(s, 3);
-    ev->run_id = store_col_raw(s, 4);
-    ev->type = store_col_raw(s, 5);
-    ev->payload = store_col_raw(s, 6);
-}
-
-STORE_EACH_TYPED(event_each, struct store_event)
+STORE_EACH_TYPED(events_each, struct store_event)
 
 int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit,
                      int (*fn)(const struct store_event *ev, void *ctx), void *ctx)
@@ -60,10 +52,13 @@ int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit
     /* goal_id, when given, is ?1 */
     const struct store_arg args[] = {STORE_TEXT(goal_id), STORE_I64(after_id),
                                      STORE_I64(limit > 0 ? limit : -1)};
-    struct event_each h = {event_fill, fn, ctx};
+    static const struct store_field cols[] = {
+        EVENT(id, I64, 0),     EVENT(ts, I64, 1),   EVENT(goal_id, RAW, 2), EVENT(item_id, RAW, 3),
+        EVENT(run_id, RAW, 4), EVENT(type, RAW, 5), EVENT(payload, RAW, 6),
+    };
 
-    return store_each_row(st, "events", event_each_row, &h, goal_id ? sql_goal : sql_all,
-                          goal_id ? args : args + 1, goal_id ? 3 : 2);
+    return events_each(st, "events", STORE_FIELDS(cols), fn, ctx, goal_id ? sql_goal : sql_all,
+                       goal_id ? args : args + 1, goal_id ? 3 : 2);
 }
 
 int store_event_id_before(store *st, int64_t ts, int64_t *out)

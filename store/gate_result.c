@@ -8,26 +8,12 @@
 #include "util/err.h"
 #include "util/timeutil.h"
 
-#define TXT(s, i) (store_col_raw((s), (i)))
+/* A member of a row struct and the column that fills it (store_fields_fill()). */
+#define GATE(member, kind, col) STORE_FIELD(struct store_gate_result, member, kind, col)
 
 /* Each row of a query as a struct store_gate_result handed to the
  * caller's fn. */
-STORE_EACH_TYPED(gate_result_each, struct store_gate_result)
-
-static void fill_of_item(struct store_gate_result *g, store_stmt *s)
-{
-    g->name = TXT(s, 0);
-    g->passed = store_col_int(s, 1);
-    g->exit_code = store_col_int(s, 2);
-    g->classification = TXT(s, 3);
-    g->counted = !store_col_null(s, 4);
-    g->tests_passed = store_col_int(s, 4);
-    g->tests_failed = store_col_int(s, 5);
-    g->output_tail = TXT(s, 6);
-    g->output_hash = TXT(s, 7);
-    g->tree_id = TXT(s, 8);
-    g->run_id = TXT(s, 9);
-}
+STORE_EACH_TYPED(gate_results_each, struct store_gate_result)
 
 int store_gate_result_each_latest_of_item(store *st, const char *item_id,
                                           int (*fn)(const struct store_gate_result *g, void *ctx),
@@ -40,23 +26,15 @@ int store_gate_result_each_latest_of_item(store *st, const char *item_id,
         " run_id FROM gate_results WHERE id IN (SELECT max(id) FROM gate_results"
         " WHERE item_id = ?1 AND run_id = (SELECT run_id FROM gate_results WHERE item_id = ?1"
         " ORDER BY id DESC LIMIT 1) GROUP BY name, tree_id) ORDER BY id";
-    struct gate_result_each h = {fill_of_item, fn, ctx};
+    static const struct store_field cols[] = {
+        GATE(name, RAW, 0),           GATE(passed, INT, 1),      GATE(exit_code, INT, 2),
+        GATE(classification, RAW, 3), GATE(counted, SET, 4),     GATE(tests_passed, INT, 4),
+        GATE(tests_failed, INT, 5),   GATE(output_tail, RAW, 6), GATE(output_hash, RAW, 7),
+        GATE(tree_id, RAW, 8),        GATE(run_id, RAW, 9),
+    };
 
-    return store_each_row(st, "gate results", gate_result_each_row, &h, q_gates,
-                          STORE_ARGS(STORE_TEXT(item_id)));
-}
-
-static void fill_of_goal(struct store_gate_result *g, store_stmt *s)
-{
-    g->item_key = TXT(s, 0);
-    g->name = TXT(s, 1);
-    g->passed = store_col_int(s, 2);
-    g->exit_code = store_col_int(s, 3);
-    g->classification = TXT(s, 4);
-    g->counted = !store_col_null(s, 5);
-    g->tests_passed = store_col_int(s, 5);
-    g->tests_failed = store_col_int(s, 6);
-    g->output_hash = TXT(s, 7);
+    return gate_results_each(st, "gate results", STORE_FIELDS(cols), fn, ctx, q_gates,
+                             STORE_ARGS(STORE_TEXT(item_id)));
 }
 
 int store_gate_result_each_latest_of_goal(store *st, const char *goal_id,
@@ -68,10 +46,14 @@ int store_gate_result_each_latest_of_goal(store *st, const char *goal_id,
         " g.tests_passed, g.tests_failed, g.output_hash FROM gate_results g"
         " JOIN work_items w ON w.id = g.item_id WHERE g.id IN (SELECT max(id) FROM gate_results"
         " WHERE goal_id = ? GROUP BY item_id, name) ORDER BY w.created_at, g.name";
-    struct gate_result_each h = {fill_of_goal, fn, ctx};
+    static const struct store_field cols[] = {
+        GATE(item_key, RAW, 0),     GATE(name, RAW, 1),           GATE(passed, INT, 2),
+        GATE(exit_code, INT, 3),    GATE(classification, RAW, 4), GATE(counted, SET, 5),
+        GATE(tests_passed, INT, 5), GATE(tests_failed, INT, 6),   GATE(output_hash, RAW, 7),
+    };
 
-    return store_each_row(st, "gate results", gate_result_each_row, &h, q_gates,
-                          STORE_ARGS(STORE_TEXT(goal_id)));
+    return gate_results_each(st, "gate results", STORE_FIELDS(cols), fn, ctx, q_gates,
+                             STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 int store_gate_result_insert(store *st, const struct store_gate_row *r, int64_t *id_out)

@@ -7,7 +7,10 @@
 #include "store/internal.h"
 #include "util/err.h"
 #include "util/timeutil.h"
-#include "util/xalloc.h"
+
+/* A member of a row struct and the column that fills it (store_fields_fill()). */
+#define GOAL(member, kind, col) STORE_FIELD(struct goal, member, kind, col)
+#define WAITING(member, col) STORE_FIELD(struct store_goal_waiting, member, RAW, col)
 
 #define GOAL_COLS                                                                                  \
     "id, parent_id, title, description, status, priority, is_template, schedule, repo,"            \
@@ -43,118 +46,71 @@ int store_goal_insert(store *st, struct goal *g)
                    STORE_TEXT(g->head_commit)));
 }
 
-static int64_t col_opt_i64(store_stmt *s, int i)
-{
-    return store_col_null(s, i) ? -1 : store_col_i64(s, i);
-}
-
-static double col_opt_double(store_stmt *s, int i)
-{
-    return store_col_null(s, i) ? -1.0 : store_col_double(s, i);
-}
-
-/* Fill g from the current row.  With copy, strings are malloc'd; without,
- * they point into the statement (valid until the next step). */
-static void goal_from_row(struct goal *g, store_stmt *s, int copy)
-{
-#define TXT(i) (copy ? store_col_strdup(s, i) : (char *)store_col_raw(s, i))
-    const char *id = store_col_raw(s, 0);
-
-    memset(g, 0, sizeof(*g));
-    if (id) {
-        strncpy(g->id, id, ID_LEN);
-        g->id[ID_LEN] = '\0';
-    }
-    g->parent_id = TXT(1);
-    g->title = TXT(2);
-    g->description = TXT(3);
-    g->status = TXT(4);
-    g->priority = store_col_int(s, 5);
-    g->is_template = store_col_int(s, 6);
-    g->schedule = TXT(7);
-    g->repo = TXT(8);
-    g->base_branch = TXT(9);
-    g->branch = TXT(10);
-    g->worktree = TXT(11);
-    g->deadline_at = col_opt_i64(s, 12);
-    g->budget_max_tokens = col_opt_i64(s, 13);
-    g->budget_max_cost_usd = col_opt_double(s, 14);
-    g->budget_max_hours = col_opt_double(s, 15);
-    g->spent_tokens = store_col_i64(s, 16);
-    g->spent_cost_usd = store_col_double(s, 17);
-    g->spent_wall_ms = store_col_i64(s, 18);
-    g->success_criteria = TXT(19);
-    g->allowed_actions = TXT(20);
-    g->verification = TXT(21);
-    g->publish = TXT(22);
-    g->elaboration = TXT(23);
-    g->spec = TXT(24);
-    g->partial = store_col_int(s, 25);
-    g->blocked_reason = TXT(26);
-    g->created_at = store_col_i64(s, 27);
-    g->updated_at = store_col_i64(s, 28);
-    g->started_at = col_opt_i64(s, 29);
-    g->ended_at = col_opt_i64(s, 30);
-    g->outcome = TXT(31);
-    g->outcome_reason = TXT(32);
-    g->head_commit = TXT(33);
-#undef TXT
-}
+/* Where each of GOAL_COLS goes in a struct goal. */
+static const struct store_field goal_fields[] = {
+    GOAL(id, COPY, 0),
+    GOAL(parent_id, RAW, 1),
+    GOAL(title, RAW, 2),
+    GOAL(description, RAW, 3),
+    GOAL(status, RAW, 4),
+    GOAL(priority, INT, 5),
+    GOAL(is_template, INT, 6),
+    GOAL(schedule, RAW, 7),
+    GOAL(repo, RAW, 8),
+    GOAL(base_branch, RAW, 9),
+    GOAL(branch, RAW, 10),
+    GOAL(worktree, RAW, 11),
+    GOAL(deadline_at, OPT_I64, 12),
+    GOAL(budget_max_tokens, OPT_I64, 13),
+    GOAL(budget_max_cost_usd, OPT_DOUBLE, 14),
+    GOAL(budget_max_hours, OPT_DOUBLE, 15),
+    GOAL(spent_tokens, I64, 16),
+    GOAL(spent_cost_usd, DOUBLE, 17),
+    GOAL(spent_wall_ms, I64, 18),
+    GOAL(success_criteria, RAW, 19),
+    GOAL(allowed_actions, RAW, 20),
+    GOAL(verification, RAW, 21),
+    GOAL(publish, RAW, 22),
+    GOAL(elaboration, RAW, 23),
+    GOAL(spec, RAW, 24),
+    GOAL(partial, INT, 25),
+    GOAL(blocked_reason, RAW, 26),
+    GOAL(created_at, I64, 27),
+    GOAL(updated_at, I64, 28),
+    GOAL(started_at, OPT_I64, 29),
+    GOAL(ended_at, OPT_I64, 30),
+    GOAL(outcome, RAW, 31),
+    GOAL(outcome_reason, RAW, 32),
+    GOAL(head_commit, RAW, 33),
+};
 
 /* store_row_fn: a new goal (copied strings) into *(struct goal **)ctx. */
 static void goal_fill(store_stmt *s, void *ctx)
 {
     struct goal **out = ctx;
 
-    *out = xmalloc(sizeof(**out));
-    goal_from_row(*out, s, 1);
+    *out = store_fields_dup(s, sizeof(**out), STORE_FIELDS(goal_fields));
 }
 
 int store_goal_get(store *st, const char *id, struct goal **out)
 {
     static const char sql[] = "SELECT " GOAL_COLS " FROM goals WHERE id = ?";
-    int found;
-    int rc = store_get_row(st, "goal", goal_fill, out, &found, sql, STORE_ARGS(STORE_TEXT(id)));
 
-    if (rc == 0 && !found)
-        rc = err_set(ERR_NOTFOUND, "goal %s: not found", id);
-    return rc;
+    return store_get_by_id(st, "goal", goal_fill, out, sql, id);
 }
 
 void store_goal_free(struct goal *g)
 {
     if (!g)
         return;
-    free(g->parent_id);
-    free(g->title);
-    free(g->description);
-    free(g->status);
-    free(g->schedule);
-    free(g->repo);
-    free(g->base_branch);
-    free(g->branch);
-    free(g->worktree);
-    free(g->success_criteria);
-    free(g->allowed_actions);
-    free(g->verification);
-    free(g->publish);
-    free(g->elaboration);
-    free(g->spec);
-    free(g->blocked_reason);
-    free(g->outcome);
-    free(g->outcome_reason);
-    free(g->head_commit);
+    store_fields_free(g, STORE_FIELDS(goal_fields));
     free(g);
 }
 
-/* A goal whose strings point into the statement (valid until its next
- * step), for the "each" functions. */
-static void goal_view(struct goal *g, store_stmt *s)
-{
-    goal_from_row(g, s, 0);
-}
-
-STORE_EACH_TYPED(goal_each, struct goal)
+/* Each row of a query as a struct goal (strings borrowed), or a struct
+ * store_goal_waiting, handed to the caller's fn. */
+STORE_EACH_TYPED(goals_each, struct goal)
+STORE_EACH_TYPED(waiting_each, struct store_goal_waiting)
 
 int store_goal_each(store *st, const char *status, int (*fn)(const struct goal *g, void *ctx),
                     void *ctx)
@@ -163,10 +119,8 @@ int store_goal_each(store *st, const char *status, int (*fn)(const struct goal *
     static const char sql_status[] =
         "SELECT " GOAL_COLS " FROM goals WHERE status = ? ORDER BY created_at DESC, id";
     const struct store_arg arg = STORE_TEXT(status);
-    struct goal_each h = {goal_view, fn, ctx};
-
-    return store_each_row(st, "goals", goal_each_row, &h, status ? sql_status : sql_all, &arg,
-                          status != NULL);
+    return goals_each(st, "goals", STORE_FIELDS(goal_fields), fn, ctx,
+                      status ? sql_status : sql_all, &arg, status != NULL);
 }
 
 int store_goal_count(store *st, const char *status, int64_t *out)
@@ -279,18 +233,6 @@ int store_goal_ended(store *st, const char *goal_id, int *ended)
     return rc;
 }
 
-static void waiting_fill(struct store_goal_waiting *w, store_stmt *s)
-{
-    w->id = store_col_raw(s, 0);
-    w->title = store_col_raw(s, 1);
-    w->escalation_id = store_col_raw(s, 2);
-    w->packet = store_col_raw(s, 3);
-    w->breakers = store_col_raw(s, 4);
-    w->breaker_escalation_id = store_col_raw(s, 5);
-}
-
-STORE_EACH_TYPED(waiting_each, struct store_goal_waiting)
-
 int store_goal_each_waiting(store *st, int (*fn)(const struct store_goal_waiting *w, void *ctx),
                             void *ctx)
 {
@@ -309,9 +251,13 @@ int store_goal_each_waiting(store *st, int (*fn)(const struct store_goal_waiting
     static const char q_lite[] = WAITING_SQL("group_concat");
     static const char q_pg[] = WAITING_SQL("string_agg");
 #undef WAITING_SQL
-    struct waiting_each h = {waiting_fill, fn, ctx};
+    static const struct store_field cols[] = {
+        WAITING(id, 0),     WAITING(title, 1),    WAITING(escalation_id, 2),
+        WAITING(packet, 3), WAITING(breakers, 4), WAITING(breaker_escalation_id, 5),
+    };
 
-    return store_each_row(st, "goals", waiting_each_row, &h, store_sql(st, q_lite, q_pg), NULL, 0);
+    return waiting_each(st, "goals", STORE_FIELDS(cols), fn, ctx, store_sql(st, q_lite, q_pg), NULL,
+                        0);
 }
 
 int store_goal_attempts_inc(store *st, const char *id)
@@ -347,11 +293,8 @@ int store_goal_status_get(store *st, const char *id, int *found, char status[32]
 int store_goal_status_set(store *st, const char *id, const char *from, const char *to, int terminal,
                           int64_t now_ms, int *changed)
 {
-    static const char sql[] =
-        "UPDATE goals SET status = ?1, updated_at = ?2,"
-        " started_at = CASE WHEN ?1 = 'active' THEN coalesce(started_at, ?2) ELSE started_at END,"
-        " ended_at = CASE WHEN ?3 THEN ?2 ELSE ended_at END WHERE id = ?4 AND status = ?5";
-    return store_status_set(st, sql, id, from, to, terminal, now_ms, changed);
+    return store_status_set(st, STORE_STATUS_STAMPED_SQL("goals", "active"), id, from, to, terminal,
+                            now_ms, changed);
 }
 
 int store_goal_set_worktree(store *st, const char *id, const char *worktree)

@@ -148,6 +148,15 @@ int store_get_int64(store *st, const char *what, int64_t *out, int *found, const
 int store_status_set(store *st, const char *sql, const char *id, const char *from, const char *to,
                      int terminal, int64_t now_ms, int *changed);
 
+/* The sql of store_status_set() for a table that stamps its rows:
+ * updated_at at each move, started_at the first time status becomes
+ * working, ended_at at a terminal one (goals, work_items). */
+#define STORE_STATUS_STAMPED_SQL(table, working)                                                   \
+    "UPDATE " table " SET status = ?1, updated_at = ?2,"                                           \
+    " started_at = CASE WHEN ?1 = '" working "' THEN coalesce(started_at, ?2)"                     \
+    " ELSE started_at END,"                                                                        \
+    " ended_at = CASE WHEN ?3 THEN ?2 ELSE ended_at END WHERE id = ?4 AND status = ?5"
+
 /* Fill an out-value from the current row of s (ctx: the caller's). */
 typedef void store_row_fn(store_stmt *s, void *ctx);
 
@@ -172,26 +181,98 @@ typedef int store_each_fn(store_stmt *s, void *ctx);
 int store_each_row(store *st, const char *what, store_each_fn *fn, void *ctx, const char *sql,
                    const struct store_arg *args, int n);
 
-/* STORE_EACH_TYPED(name, type): the per-row adapter of an entity's
- * "each" function over rows of a struct type - a struct name holding
- * fill (the query's columns into a zeroed row), the caller's fn and ctx,
- * and a store_each_fn name##_row for store_each_row() with a struct name
- * as its ctx.  One definition for every row type, as <sys/queue.h> does
- * for lists; the row is valid only during fn. */
+/* Where store_fields_fill() puts column col of the current row: the
+ * member at off (size bytes) of a row struct, read as its kind.  A table
+ * of them is a query's row layout, written with STORE_FIELD(type, member,
+ * KIND, col) and passed as STORE_FIELDS(table) (the table and its length,
+ * as STORE_ARGS does for values). */
+enum store_field_kind {
+    STORE_FIELD_RAW,        /* (const) char *: the text, NULL for SQL NULL */
+    STORE_FIELD_COPY,       /* char[size]: the text cut to fit, "" for NULL */
+    STORE_FIELD_INT,        /* int */
+    STORE_FIELD_OPT_INT,    /* int, -1 for NULL */
+    STORE_FIELD_SET,        /* int: 1 when the column is not NULL */
+    STORE_FIELD_LONG,       /* long */
+    STORE_FIELD_I64,        /* int64_t */
+    STORE_FIELD_OPT_I64,    /* int64_t, -1 for NULL */
+    STORE_FIELD_DOUBLE,     /* double */
+    STORE_FIELD_OPT_DOUBLE, /* double, -1 for NULL */
+};
+struct store_field {
+    int col;
+    enum store_field_kind kind;
+    size_t off, size;
+};
+#define STORE_FIELD(type, member, kind, col)                                                       \
+    {                                                                                              \
+        (col), STORE_FIELD_##kind, offsetof(type, member), sizeof(((type *)0)->member)             \
+    }
+#define STORE_FIELDS(table) (table), (int)(sizeof(table) / sizeof((table)[0]))
+
+/* Fill row from the current row of s by fields[0..n).  RAW strings point
+ * into s (valid until its next step or done) or, with copy, are malloc'd
+ * copies (the caller frees them with free()).  Members not named are left
+ * as they are. */
+void store_fields_fill(void *row, store_stmt *s, const struct store_field *fields, int n, int copy);
+
+/* A new row (size bytes, malloc'd and zeroed) filled by fields with
+ * copy: the caller frees its RAW members (store_fields_free()) and it. */
+void *store_fields_dup(store_stmt *s, size_t size, const struct store_field *fields, int n);
+
+/* Free the RAW members of row (copies store_fields_fill() made); row
+ * itself is the caller's. */
+void store_fields_free(void *row, const struct store_field *fields, int n);
+
+/* A row struct and its layout, for store_fields_row(). */
+struct store_fields_into {
+    void *row;
+    const struct store_field *fields;
+    int n;
+};
+/* store_row_fn: store_fields_fill() of (const struct store_fields_into *)ctx
+ * (strings borrowed). */
+void store_fields_row(store_stmt *s, void *ctx);
+
+/* store_get_row() into row (size bytes, zeroed first) by fields. */
+int store_get_fields(store *st, const char *what, void *row, size_t size,
+                     const struct store_field *fields, int nfields, int *found, const char *sql,
+                     const struct store_arg *args, int nargs);
+
+/* store_get_row() of the row sql selects with id bound as ?1: ERR_NOTFOUND
+ * "WHAT ID: not found" when there is none; a step error is store_err(st,
+ * what). */
+int store_get_by_id(store *st, const char *what, store_row_fn *fill, void *ctx, const char *sql,
+                    const char *id);
+
+/* STORE_EACH_TYPED(name, type): a static function
+ *   name(st, what, fields, nfields, fn, ctx, sql, args, nargs)
+ * that hands each row sql selects (args bound) to fn as a zeroed struct
+ * type filled by fields (store_fields_fill(), strings borrowed: the row is
+ * valid only during fn), as store_each_row() does (what: its error).  One
+ * definition for every row type, as <sys/queue.h> does for lists. */
 #define STORE_EACH_TYPED(name, type)                                                               \
-    struct name {                                                                                  \
-        void (*fill)(type * row, store_stmt *s);                                                   \
+    struct name##_hand {                                                                           \
+        const struct store_field *fields;                                                          \
+        int nfields;                                                                               \
         int (*fn)(const type *row, void *ctx);                                                     \
         void *ctx;                                                                                 \
     };                                                                                             \
     static int name##_row(store_stmt *s, void *ctx)                                                \
     {                                                                                              \
-        const struct name *h = ctx;                                                                \
+        const struct name##_hand *h = ctx;                                                         \
         type row;                                                                                  \
                                                                                                    \
         memset(&row, 0, sizeof(row));                                                              \
-        h->fill(&row, s);                                                                          \
+        store_fields_fill(&row, s, h->fields, h->nfields, 0);                                      \
         return h->fn(&row, h->ctx);                                                                \
+    }                                                                                              \
+    static int name(store *st, const char *what, const struct store_field *fields, int nfields,    \
+                    int (*fn)(const type *row, void *ctx), void *ctx, const char *sql,             \
+                    const struct store_arg *args, int nargs)                                       \
+    {                                                                                              \
+        struct name##_hand h = {fields, nfields, fn, ctx};                                         \
+                                                                                                   \
+        return store_each_row(st, what, name##_row, &h, sql, args, nargs);                         \
     }
 
 /* At most max rows sql selects (args bound) into rows, an array of

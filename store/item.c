@@ -7,7 +7,9 @@
 #include "store/internal.h"
 #include "util/err.h"
 #include "util/timeutil.h"
-#include "util/xalloc.h"
+
+/* A member of a row struct and the column that fills it (store_fields_fill()). */
+#define ITEM(member, kind, col) STORE_FIELD(struct work_item, member, kind, col)
 
 #define ITEM_COLS                                                                                  \
     "id, goal_id, key, title, description, type, status, priority, effort, critical,"              \
@@ -85,99 +87,70 @@ int store_item_dep_keys_each(store *st, const char *item_id, int (*fn)(const cha
     return store_each_row(st, "dependencies", key_row, &h, q_deps, STORE_ARGS(STORE_TEXT(item_id)));
 }
 
-static void item_from_row(struct work_item *wi, store_stmt *s, int copy)
-{
-#define TXT(i) (copy ? store_col_strdup(s, i) : (char *)store_col_raw(s, i))
-    const char *id = store_col_raw(s, 0);
-    const char *gid = store_col_raw(s, 1);
-
-    memset(wi, 0, sizeof(*wi));
-    strncpy(wi->id, id ? id : "", ID_LEN);
-    strncpy(wi->goal_id, gid ? gid : "", ID_LEN);
-    wi->key = TXT(2);
-    wi->title = TXT(3);
-    wi->description = TXT(4);
-    wi->type = TXT(5);
-    wi->status = TXT(6);
-    wi->priority = store_col_int(s, 7);
-    wi->effort = TXT(8);
-    wi->critical = store_col_int(s, 9);
-    wi->attempts = store_col_int(s, 10);
-    wi->tier = store_col_int(s, 11);
-    wi->max_retries = store_col_int(s, 12);
-    wi->model_index = store_col_int(s, 13);
-    wi->next_attempt_at = store_col_i64(s, 14);
-    wi->timeout_s = store_col_int(s, 15);
-    wi->strategy = TXT(16);
-    wi->human_input = TXT(17);
-    wi->question = TXT(18);
-    wi->summary = TXT(19);
-    wi->verified = store_col_null(s, 20) ? -1 : store_col_int(s, 20);
-    wi->commit_sha = TXT(21);
-    wi->created_at = store_col_i64(s, 22);
-    wi->updated_at = store_col_i64(s, 23);
-    wi->started_at = store_col_null(s, 24) ? -1 : store_col_i64(s, 24);
-    wi->ended_at = store_col_null(s, 25) ? -1 : store_col_i64(s, 25);
-#undef TXT
-}
+/* Where each of ITEM_COLS goes in a struct work_item. */
+static const struct store_field item_fields[] = {
+    ITEM(id, COPY, 0),
+    ITEM(goal_id, COPY, 1),
+    ITEM(key, RAW, 2),
+    ITEM(title, RAW, 3),
+    ITEM(description, RAW, 4),
+    ITEM(type, RAW, 5),
+    ITEM(status, RAW, 6),
+    ITEM(priority, INT, 7),
+    ITEM(effort, RAW, 8),
+    ITEM(critical, INT, 9),
+    ITEM(attempts, INT, 10),
+    ITEM(tier, INT, 11),
+    ITEM(max_retries, INT, 12),
+    ITEM(model_index, INT, 13),
+    ITEM(next_attempt_at, I64, 14),
+    ITEM(timeout_s, INT, 15),
+    ITEM(strategy, RAW, 16),
+    ITEM(human_input, RAW, 17),
+    ITEM(question, RAW, 18),
+    ITEM(summary, RAW, 19),
+    ITEM(verified, OPT_INT, 20),
+    ITEM(commit_sha, RAW, 21),
+    ITEM(created_at, I64, 22),
+    ITEM(updated_at, I64, 23),
+    ITEM(started_at, OPT_I64, 24),
+    ITEM(ended_at, OPT_I64, 25),
+};
 
 /* store_row_fn: a new work item (copied strings) into *(struct work_item **)ctx. */
 static void item_fill(store_stmt *s, void *ctx)
 {
     struct work_item **out = ctx;
 
-    *out = xmalloc(sizeof(**out));
-    item_from_row(*out, s, 1);
+    *out = store_fields_dup(s, sizeof(**out), STORE_FIELDS(item_fields));
 }
 
 int store_item_get(store *st, const char *id, struct work_item **out)
 {
     static const char sql[] = "SELECT " ITEM_COLS " FROM work_items WHERE id = ?";
-    int found;
-    int rc =
-        store_get_row(st, "work item", item_fill, out, &found, sql, STORE_ARGS(STORE_TEXT(id)));
 
-    if (rc == 0 && !found)
-        rc = err_set(ERR_NOTFOUND, "work item %s: not found", id);
-    return rc;
+    return store_get_by_id(st, "work item", item_fill, out, sql, id);
 }
 
 void store_item_free(struct work_item *wi)
 {
     if (!wi)
         return;
-    free(wi->key);
-    free(wi->title);
-    free(wi->description);
-    free(wi->type);
-    free(wi->status);
-    free(wi->effort);
-    free(wi->strategy);
-    free(wi->human_input);
-    free(wi->question);
-    free(wi->summary);
-    free(wi->commit_sha);
+    store_fields_free(wi, STORE_FIELDS(item_fields));
     free(wi);
 }
 
-/* A work item whose strings point into the statement (valid until its
- * next step), for store_item_each(). */
-static void item_view(struct work_item *wi, store_stmt *s)
-{
-    item_from_row(wi, s, 0);
-}
-
-STORE_EACH_TYPED(item_each, struct work_item)
+/* Each row of a query as a struct work_item (strings borrowed) handed to
+ * the caller's fn. */
+STORE_EACH_TYPED(items_each, struct work_item)
 
 int store_item_each(store *st, const char *goal_id,
                     int (*fn)(const struct work_item *wi, void *ctx), void *ctx)
 {
     static const char sql[] =
         "SELECT " ITEM_COLS " FROM work_items WHERE goal_id = ? ORDER BY created_at, rowid";
-    struct item_each h = {item_view, fn, ctx};
-
-    return store_each_row(st, "work items", item_each_row, &h, sql,
-                          STORE_ARGS(STORE_TEXT(goal_id)));
+    return items_each(st, "work items", STORE_FIELDS(item_fields), fn, ctx, sql,
+                      STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
 struct effort_each {
@@ -311,12 +284,8 @@ int store_item_status_get(store *st, const char *id, int *found, char status[32]
 int store_item_status_set(store *st, const char *id, const char *from, const char *to, int terminal,
                           int64_t now_ms, int *changed)
 {
-    static const char sql[] =
-        "UPDATE work_items SET status = ?1, updated_at = ?2,"
-        " started_at = CASE WHEN ?1 = 'in_progress' THEN coalesce(started_at, ?2)"
-        " ELSE started_at END,"
-        " ended_at = CASE WHEN ?3 THEN ?2 ELSE ended_at END WHERE id = ?4 AND status = ?5";
-    return store_status_set(st, sql, id, from, to, terminal, now_ms, changed);
+    return store_status_set(st, STORE_STATUS_STAMPED_SQL("work_items", "in_progress"), id, from, to,
+                            terminal, now_ms, changed);
 }
 
 int store_item_ids_promotable(store *st, const char *goal_id, char (**out)[ID_SIZE], size_t *n)
@@ -479,7 +448,8 @@ int store_item_list_held_idle(store *st, struct store_item_held **out, size_t *n
 {
     static const char sql[] =
         "SELECT w.id, coalesce(r.id, ''), coalesce(r.pid, 0), coalesce(r.node_id, ''),"
-        " coalesce(r.ended_at, 0) FROM work_items w LEFT JOIN runs r ON r.id = (SELECT x.id FROM runs x"
+        " coalesce(r.ended_at, 0) FROM work_items w LEFT JOIN runs r ON r.id = (SELECT x.id FROM "
+        "runs x"
         " WHERE x.item_id = w.id ORDER BY x.created_at DESC LIMIT 1)"
         " WHERE w.status IN ('in_progress', 'verify') AND NOT EXISTS"
         " (SELECT 1 FROM runs y WHERE y.goal_id = w.goal_id AND y.status = 'running')";

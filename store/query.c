@@ -4,6 +4,7 @@
  * here owns memory beyond the call; statements stay in the cache of
  * store_prepare() (store.c).
  */
+#include <assert.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,6 +184,123 @@ int store_each_row(store *st, const char *what, store_each_fn *fn, void *ctx, co
         rc = store_err(st, what ? what : "read");
     store_done(s);
     return rc;
+}
+
+int store_get_by_id(store *st, const char *what, store_row_fn *fill, void *ctx, const char *sql,
+                    const char *id)
+{
+    int found;
+    int rc = store_get_row(st, what, fill, ctx, &found, sql, STORE_ARGS(STORE_TEXT(id)));
+
+    if (rc == 0 && !found)
+        rc = err_set(ERR_NOTFOUND, "%s %s: not found", what, id);
+    return rc;
+}
+
+/* Copy the n bytes at v into a row's member at. */
+static void field_put(char *at, const struct store_field *f, const void *v, size_t n)
+{
+    assert(f->size == n); /* the kind names the member's type */
+    memcpy(at, v, n);
+}
+
+/* 1 when f is of an OPT_ kind and its column is NULL: the member is -1. */
+static int field_none(store_stmt *s, const struct store_field *f)
+{
+    return (f->kind == STORE_FIELD_OPT_INT || f->kind == STORE_FIELD_OPT_I64 ||
+            f->kind == STORE_FIELD_OPT_DOUBLE) &&
+           store_col_null(s, f->col);
+}
+
+/* An integer column (or, for SET, whether it is set) into the member at,
+ * as the C type of f->kind. */
+static void field_integer(char *at, store_stmt *s, const struct store_field *f)
+{
+    int64_t v = f->kind == STORE_FIELD_SET ? !store_col_null(s, f->col)
+                : field_none(s, f)         ? -1
+                                           : store_col_i64(s, f->col);
+    int i = (int)v;
+    long l = (long)v;
+
+    switch (f->kind) {
+    case STORE_FIELD_LONG:
+        field_put(at, f, &l, sizeof(l));
+        break;
+    case STORE_FIELD_I64:
+    case STORE_FIELD_OPT_I64:
+        field_put(at, f, &v, sizeof(v));
+        break;
+    default: /* INT, OPT_INT, SET */
+        field_put(at, f, &i, sizeof(i));
+    }
+}
+
+/* Column f->col into the member at, by f->kind. */
+static void field_fill(char *at, store_stmt *s, const struct store_field *f, int copy)
+{
+    const char *t;
+    double d;
+
+    switch (f->kind) {
+    case STORE_FIELD_RAW:
+        t = copy ? store_col_strdup(s, f->col) : store_col_raw(s, f->col);
+        field_put(at, f, &t, sizeof(t));
+        break;
+    case STORE_FIELD_COPY:
+        store_col_copy(at, f->size, s, f->col);
+        break;
+    case STORE_FIELD_DOUBLE:
+    case STORE_FIELD_OPT_DOUBLE:
+        d = field_none(s, f) ? -1.0 : store_col_double(s, f->col);
+        field_put(at, f, &d, sizeof(d));
+        break;
+    default:
+        field_integer(at, s, f);
+    }
+}
+
+void store_fields_fill(void *row, store_stmt *s, const struct store_field *fields, int n, int copy)
+{
+    for (int i = 0; i < n; i++)
+        field_fill((char *)row + fields[i].off, s, &fields[i], copy);
+}
+
+void *store_fields_dup(store_stmt *s, size_t size, const struct store_field *fields, int n)
+{
+    void *row = xmalloc(size);
+
+    memset(row, 0, size);
+    store_fields_fill(row, s, fields, n, 1);
+    return row;
+}
+
+void store_fields_free(void *row, const struct store_field *fields, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char *t;
+
+        if (fields[i].kind != STORE_FIELD_RAW)
+            continue;
+        memcpy(&t, (char *)row + fields[i].off, sizeof(t));
+        free(t);
+    }
+}
+
+void store_fields_row(store_stmt *s, void *ctx)
+{
+    const struct store_fields_into *into = ctx;
+
+    store_fields_fill(into->row, s, into->fields, into->n, 0);
+}
+
+int store_get_fields(store *st, const char *what, void *row, size_t size,
+                     const struct store_field *fields, int nfields, int *found, const char *sql,
+                     const struct store_arg *args, int nargs)
+{
+    const struct store_fields_into into = {row, fields, nfields};
+
+    memset(row, 0, size);
+    return store_get_row(st, what, store_fields_row, (void *)&into, found, sql, args, nargs);
 }
 
 /* The array store_rows_fill() and store_rows_alloc() fill: its elements,

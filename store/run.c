@@ -4,12 +4,26 @@
 #include "store/run.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "store/internal.h"
 #include "util/err.h"
-#include "util/xalloc.h"
+
+/* A member of a row struct and the column that fills it (store_fields_fill()). */
+#define RUNNING(member, kind, col) STORE_FIELD(struct store_run_running, member, kind, col)
+#define CANDIDATE(member, kind, col) STORE_FIELD(struct store_run_exec_candidate, member, kind, col)
+#define RUN(member, kind, col) STORE_FIELD(struct store_run, member, kind, col)
+#define JOB(member, kind, col) STORE_FIELD(struct store_run_job, member, kind, col)
+#define ATTEMPT(member, kind, col) STORE_FIELD(struct store_run_attempt, member, kind, col)
+#define FACT(member, kind, col) STORE_FIELD(struct store_run_facts, member, kind, col)
+
+/* Each row of a query as a struct store_run_exec_candidate, a struct
+ * store_run_job, a struct store_run_failure or a struct store_run_attempt,
+ * handed to the caller's fn. */
+STORE_EACH_TYPED(candidates_each, struct store_run_exec_candidate)
+STORE_EACH_TYPED(jobs_each, struct store_run_job)
+STORE_EACH_TYPED(failures_each, struct store_run_failure)
+STORE_EACH_TYPED(attempts_each, struct store_run_attempt)
 
 int store_run_get_goal_item(store *st, const char *run_id, char goal_id[ID_SIZE],
                             char item_id[ID_SIZE])
@@ -61,18 +75,6 @@ int store_run_add_usage(store *st, const char *run_id, int64_t tokens_in, int64_
     return rc;
 }
 
-static void running_fill(store_stmt *s, void *ctx)
-{
-    struct store_run_running *out = ctx;
-
-    store_col_copy(out->id, sizeof(out->id), s, 0);
-    store_col_copy(out->kind, sizeof(out->kind), s, 1);
-    store_col_copy(out->item_key, sizeof(out->item_key), s, 2);
-    store_col_copy(out->item_title, sizeof(out->item_title), s, 3);
-    out->started_at = store_col_null(s, 4) ? -1 : store_col_i64(s, 4);
-    out->turns_started = store_col_int(s, 5);
-}
-
 int store_run_latest_running(store *st, const char *goal_id, struct store_run_running *out,
                              int *found)
 {
@@ -81,11 +83,20 @@ int store_run_latest_running(store *st, const char *goal_id, struct store_run_ru
         " (SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.type = 'turn.started')"
         " FROM runs r LEFT JOIN work_items w ON w.id = r.item_id"
         " WHERE r.goal_id = ? AND r.status = 'running' ORDER BY r.started_at DESC LIMIT 1";
+    static const struct store_field cols[] = {
+        RUNNING(id, COPY, 0),
+        RUNNING(kind, COPY, 1),
+        RUNNING(item_key, COPY, 2),
+        RUNNING(item_title, COPY, 3),
+        RUNNING(started_at, OPT_I64, 4),
+        RUNNING(turns_started, INT, 5),
+    };
+    int rc = store_get_fields(st, "runs", out, sizeof(*out), STORE_FIELDS(cols), found, q_run,
+                              STORE_ARGS(STORE_TEXT(goal_id)));
 
-    memset(out, 0, sizeof(*out));
-    out->started_at = -1;
-    return store_get_row(st, "runs", running_fill, out, found, q_run,
-                         STORE_ARGS(STORE_TEXT(goal_id)));
+    if (!*found)
+        out->started_at = -1;
+    return rc;
 }
 
 int store_run_last_failure(store *st, const char *item_id, const char *except_run_id,
@@ -190,25 +201,13 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms,
     static const char sql[] =
         "SELECT w.id, w.goal_id, w.priority, w.created_at, w.updated_at,"
         " (SELECT count(*) FROM work_item_deps d WHERE d.depends_on_id = w.id)" EXECUTE_RULE;
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(now_ms)));
+    static const struct store_field cols[] = {
+        CANDIDATE(id, COPY, 0),        CANDIDATE(goal_id, COPY, 1),   CANDIDATE(priority, INT, 2),
+        CANDIDATE(created_at, I64, 3), CANDIDATE(updated_at, I64, 4), CANDIDATE(dependents, INT, 5),
+    };
 
-    if (rc)
-        return rc;
-    while (store_next_row(st, s, "select", &rc)) {
-        struct store_run_exec_candidate c;
-        memset(&c, 0, sizeof(c));
-        store_col_copy(c.id, sizeof(c.id), s, 0);
-        store_col_copy(c.goal_id, sizeof(c.goal_id), s, 1);
-        c.priority = store_col_int(s, 2);
-        c.created_at = store_col_i64(s, 3);
-        c.updated_at = store_col_i64(s, 4);
-        c.dependents = store_col_int(s, 5);
-        if ((rc = fn(&c, ctx)) != 0)
-            break;
-    }
-    store_done(s);
-    return rc;
+    return candidates_each(st, "select", STORE_FIELDS(cols), fn, ctx, sql,
+                           STORE_ARGS(STORE_I64(now_ms)));
 }
 
 int store_run_queue_counts(store *st, int64_t now_ms, struct store_run_queues *out)
@@ -284,70 +283,37 @@ int store_run_last_timeout_s(store *st, const char *goal_id, const char *kind, i
     " coalesce(pid, 0), coalesce(lease_until, 0), coalesce(started_at, 0),"                        \
     " coalesce(failure_reason, ''), coalesce(node_id, '')"
 
-static void run_read(store_stmt *s, struct store_run *r)
-{
-    memset(r, 0, sizeof(*r));
-    store_col_copy(r->id, sizeof(r->id), s, 0);
-    store_col_copy(r->goal_id, sizeof(r->goal_id), s, 1);
-    store_col_copy(r->item_id, sizeof(r->item_id), s, 2);
-    store_col_copy(r->kind, sizeof(r->kind), s, 3);
-    store_col_copy(r->lane, sizeof(r->lane), s, 4);
-    store_col_copy(r->status, sizeof(r->status), s, 5);
-    r->attempt = store_col_int(s, 6);
-    r->timeout_s = store_col_int(s, 7);
-    r->pid = (long)store_col_i64(s, 8);
-    r->lease_until = store_col_i64(s, 9);
-    r->started_at = store_col_i64(s, 10);
-    store_col_copy(r->failure_reason, sizeof(r->failure_reason), s, 11);
-    store_col_copy(r->node_id, sizeof(r->node_id), s, 12);
-}
+/* Where each of RUN_COLS goes in a struct store_run. */
+static const struct store_field run_fields[] = {
+    RUN(id, COPY, 0),         RUN(goal_id, COPY, 1),    RUN(item_id, COPY, 2),
+    RUN(kind, COPY, 3),       RUN(lane, COPY, 4),       RUN(status, COPY, 5),
+    RUN(attempt, INT, 6),     RUN(timeout_s, INT, 7),   RUN(pid, LONG, 8),
+    RUN(lease_until, I64, 9), RUN(started_at, I64, 10), RUN(failure_reason, COPY, 11),
+    RUN(node_id, COPY, 12),
+};
 
-/* store_row_fn: run_read() into (struct store_run *)ctx. */
+/* store_row_fn: a run into the zeroed (struct store_run *)ctx. */
 static void run_fill(store_stmt *s, void *ctx)
 {
-    run_read(s, ctx);
+    store_fields_fill(ctx, s, STORE_FIELDS(run_fields), 0);
 }
 
 int store_run_get(store *st, const char *id, struct store_run *out)
 {
     static const char sql[] = "SELECT " RUN_COLS " FROM runs WHERE id = ?";
-    int found;
-    int rc = store_get_row(st, "run", run_fill, out, &found, sql, STORE_ARGS(STORE_TEXT(id)));
 
-    if (rc == 0 && !found)
-        rc = err_set(ERR_NOTFOUND, "run %s: not found", id);
-    return rc;
+    memset(out, 0, sizeof(*out));
+    return store_get_by_id(st, "run", run_fill, out, sql, id);
 }
 
 int store_run_list_running(store *st, struct store_run **out, size_t *n)
 {
     static const char sql[] = "SELECT " RUN_COLS " FROM runs WHERE status = 'running'";
-    struct store_run *v = NULL;
-    size_t cnt = 0, cap = 0;
-    store_stmt *s;
-    int rc = store_prepare(st, &s, sql), step;
+    void *rows;
+    int rc = store_rows_alloc(st, "running runs", &rows, n, sizeof(**out), run_fill, sql, NULL, 0);
 
-    *out = NULL;
-    *n = 0;
-    if (rc)
-        return rc;
-    while ((step = store_step(s)) == STORE_ROW) {
-        if (cnt == cap) {
-            cap = cap ? cap * 2 : 16;
-            v = xrealloc(v, cap * sizeof(*v));
-        }
-        run_read(s, &v[cnt++]);
-    }
-    if (step != STORE_DONE)
-        rc = store_err(st, "running runs");
-    store_done(s);
-    if (rc) {
-        free(v);
-        return rc;
-    }
-    *out = v;
-    *n = cnt;
-    return 0;
+    *out = rows;
+    return rc;
 }
 
 int store_run_count_running(store *st, const char *lane, const char *node_id, int64_t *out)
@@ -370,28 +336,14 @@ int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void
                               " FROM runs r JOIN goals g ON g.id = r.goal_id"
                               " LEFT JOIN work_items w ON w.id = r.item_id"
                               " WHERE r.status = 'running' ORDER BY r.started_at";
-    store_stmt *s;
-    int rc = store_prepare(st, &s, sql);
+    static const struct store_field cols[] = {
+        JOB(run_id, RAW, 0),     JOB(goal_id, RAW, 1),    JOB(item_id, RAW, 2),
+        JOB(kind, RAW, 3),       JOB(lane, RAW, 4),       JOB(pid, LONG, 5),
+        JOB(started_at, I64, 6), JOB(goal_title, RAW, 7), JOB(item_key, RAW, 8),
+        JOB(node_id, RAW, 9),
+    };
 
-    if (rc)
-        return rc;
-    while (store_next_row(st, s, "running runs", &rc)) {
-        struct store_run_job j;
-        j.run_id = store_col_raw(s, 0);
-        j.goal_id = store_col_raw(s, 1);
-        j.item_id = store_col_raw(s, 2);
-        j.kind = store_col_raw(s, 3);
-        j.lane = store_col_raw(s, 4);
-        j.pid = (long)store_col_i64(s, 5);
-        j.started_at = store_col_i64(s, 6);
-        j.goal_title = store_col_raw(s, 7);
-        j.item_key = store_col_raw(s, 8);
-        j.node_id = store_col_raw(s, 9);
-        if ((rc = fn(&j, ctx)) != 0)
-            break;
-    }
-    store_done(s);
-    return rc;
+    return jobs_each(st, "running runs", STORE_FIELDS(cols), fn, ctx, sql, NULL, 0);
 }
 
 int store_run_latest_of_item(store *st, const char *item_id, char out[ID_SIZE])
@@ -464,21 +416,14 @@ int store_run_item_failures_each(store *st, const char *item_id,
         "'')"
         " FROM runs WHERE item_id = ? AND status IN ('failed','timeout','aborted')"
         " ORDER BY created_at DESC, rowid DESC LIMIT 3";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, q_fail, STORE_ARGS(STORE_TEXT(item_id)));
+    static const struct store_field cols[] = {
+        STORE_FIELD(struct store_run_failure, error_class, RAW, 0),
+        STORE_FIELD(struct store_run_failure, error_signature, RAW, 1),
+        STORE_FIELD(struct store_run_failure, failure_reason, RAW, 2),
+    };
 
-    if (rc)
-        return rc;
-    while (store_next_row(st, s, "runs", &rc)) {
-        struct store_run_failure f;
-        f.error_class = store_col_raw(s, 0);
-        f.error_signature = store_col_raw(s, 1);
-        f.failure_reason = store_col_raw(s, 2);
-        if ((rc = fn(&f, ctx)) != 0)
-            break;
-    }
-    store_done(s);
-    return rc;
+    return failures_each(st, "runs", STORE_FIELDS(cols), fn, ctx, q_fail,
+                         STORE_ARGS(STORE_TEXT(item_id)));
 }
 
 int store_run_item_attempts_each(store *st, const char *item_id,
@@ -492,31 +437,16 @@ int store_run_item_attempts_each(store *st, const char *item_id,
         " coalesce(r.started_at, -1), coalesce(r.ended_at, -1)"
         " FROM runs r WHERE r.item_id = ? AND r.kind IN ('execute', 'plan_b')"
         " ORDER BY r.created_at, r.rowid";
-    store_stmt *s;
-    int rc = store_prepare_args(st, &s, q_att, STORE_ARGS(STORE_TEXT(item_id)));
+    static const struct store_field cols[] = {
+        ATTEMPT(run_id, RAW, 0),    ATTEMPT(kind, RAW, 1),         ATTEMPT(status, RAW, 2),
+        ATTEMPT(model, RAW, 3),     ATTEMPT(error_class, RAW, 4),  ATTEMPT(failure_reason, RAW, 5),
+        ATTEMPT(summary, RAW, 6),   ATTEMPT(verification, RAW, 7), ATTEMPT(attempt, INT, 8),
+        ATTEMPT(tier, INT, 9),      ATTEMPT(turns, INT, 10),       ATTEMPT(started_at, I64, 11),
+        ATTEMPT(ended_at, I64, 12),
+    };
 
-    if (rc)
-        return rc;
-    while (store_next_row(st, s, "attempts", &rc)) {
-        struct store_run_attempt a;
-        a.run_id = store_col_raw(s, 0);
-        a.kind = store_col_raw(s, 1);
-        a.status = store_col_raw(s, 2);
-        a.model = store_col_raw(s, 3);
-        a.error_class = store_col_raw(s, 4);
-        a.failure_reason = store_col_raw(s, 5);
-        a.summary = store_col_raw(s, 6);
-        a.verification = store_col_raw(s, 7);
-        a.attempt = store_col_int(s, 8);
-        a.tier = store_col_int(s, 9);
-        a.turns = store_col_int(s, 10);
-        a.started_at = store_col_i64(s, 11);
-        a.ended_at = store_col_i64(s, 12);
-        if ((rc = fn(&a, ctx)) != 0)
-            break;
-    }
-    store_done(s);
-    return rc;
+    return attempts_each(st, "attempts", STORE_FIELDS(cols), fn, ctx, q_att,
+                         STORE_ARGS(STORE_TEXT(item_id)));
 }
 
 int store_run_status_get(store *st, const char *id, int *found, char status[32],
@@ -540,26 +470,15 @@ int store_run_facts_get(store *st, const char *id, struct store_run_facts *out)
 {
     static const char q[] = "SELECT goal_id, coalesce(item_id, ''), kind, lane, attempt,"
                             " coalesce(timeout_s, 0), status, model_index FROM runs WHERE id = ?";
-    store_stmt *s;
-    int rc;
+    static const struct store_field cols[] = {
+        FACT(goal_id, COPY, 0), FACT(item_id, COPY, 1),    FACT(kind, COPY, 2),
+        FACT(lane, COPY, 3),    FACT(attempt, INT, 4),     FACT(timeout_s, INT, 5),
+        FACT(status, COPY, 6),  FACT(model_index, INT, 7),
+    };
+    const struct store_fields_into into = {out, STORE_FIELDS(cols)};
 
     memset(out, 0, sizeof(*out));
-    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(id)))) != 0)
-        return rc;
-    if (!store_next_row(st, s, "run", &rc)) {
-        store_done(s);
-        return rc ? rc : err_set(ERR_NOTFOUND, "run %s: not found", id);
-    }
-    snprintf(out->goal_id, sizeof(out->goal_id), "%s", store_col_raw(s, 0));
-    snprintf(out->item_id, sizeof(out->item_id), "%s", store_col_raw(s, 1));
-    snprintf(out->kind, sizeof(out->kind), "%s", store_col_raw(s, 2));
-    snprintf(out->lane, sizeof(out->lane), "%s", store_col_raw(s, 3));
-    out->attempt = store_col_int(s, 4);
-    out->timeout_s = store_col_int(s, 5);
-    snprintf(out->status, sizeof(out->status), "%s", store_col_raw(s, 6));
-    out->model_index = store_col_int(s, 7);
-    store_done(s);
-    return 0;
+    return store_get_by_id(st, "run", store_fields_row, (void *)&into, q, id);
 }
 
 int store_run_set_failure_if_running(store *st, const char *id, const char *cls,
@@ -572,34 +491,27 @@ int store_run_set_failure_if_running(store *st, const char *id, const char *cls,
         STORE_ARGS(STORE_TEXT(cls), STORE_TEXT(signature), STORE_TEXT(reason), STORE_TEXT(id)));
 }
 
+/* store_row_fn: a running run's id and pid into (struct store_run_live *)ctx. */
+static void live_fill(store_stmt *s, void *ctx)
+{
+    static const struct store_field cols[] = {
+        STORE_FIELD(struct store_run_live, id, COPY, 0),
+        STORE_FIELD(struct store_run_live, pid, LONG, 1),
+    };
+
+    store_fields_fill(ctx, s, STORE_FIELDS(cols), 0);
+}
+
 int store_run_running_of_goal(store *st, const char *goal_id, struct store_run_live **out,
                               size_t *n)
 {
     static const char q[] = "SELECT id, coalesce(pid, 0) FROM runs WHERE goal_id = ?"
                             " AND status = 'running' ORDER BY created_at, rowid";
-    size_t cap = 0;
-    store_stmt *s;
-    int rc;
+    void *rows;
+    int rc = store_rows_alloc(st, "runs", &rows, n, sizeof(**out), live_fill, q,
+                              STORE_ARGS(STORE_TEXT(goal_id)));
 
-    *out = NULL;
-    *n = 0;
-    if ((rc = store_prepare_args(st, &s, q, STORE_ARGS(STORE_TEXT(goal_id)))) != 0)
-        return rc;
-    while (store_next_row(st, s, "runs", &rc)) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 4;
-            *out = xrealloc(*out, cap * sizeof(**out));
-        }
-        snprintf((*out)[*n].id, ID_SIZE, "%s", store_col_raw(s, 0));
-        (*out)[*n].pid = (long)store_col_i64(s, 1);
-        (*n)++;
-    }
-    store_done(s);
-    if (rc) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
+    *out = rows;
     return rc;
 }
 

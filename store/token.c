@@ -6,6 +6,9 @@
 #include "store/internal.h"
 #include "util/err.h"
 
+/* A member of a row struct and the column that fills it (store_fields_fill()). */
+#define TOKEN(member, kind, col) STORE_FIELD(struct store_token, member, kind, col)
+
 #define TOKEN_COLS "id, name, scopes, created_at, coalesce(revoked_at, 0)"
 
 int store_token_insert(store *st, const char *id, const char *name, const char *hash,
@@ -18,41 +21,30 @@ int store_token_insert(store *st, const char *id, const char *name, const char *
                                       STORE_TEXT(scopes), STORE_I64(created_at)));
 }
 
-static void token_from_row(struct store_token *t, store_stmt *s)
-{
-    store_col_copy(t->id, sizeof(t->id), s, 0);
-    store_col_copy(t->name, sizeof(t->name), s, 1);
-    store_col_copy(t->scopes, sizeof(t->scopes), s, 2);
-    t->created_at = store_col_i64(s, 3);
-    t->revoked_at = store_col_i64(s, 4);
-}
-
-/* store_row_fn: token_from_row() into (struct store_token *)ctx. */
-static void token_fill(store_stmt *s, void *ctx)
-{
-    token_from_row(ctx, s);
-}
+/* Where each of TOKEN_COLS goes in a struct store_token. */
+static const struct store_field token_fields[] = {
+    TOKEN(id, COPY, 0),        TOKEN(name, COPY, 1),      TOKEN(scopes, COPY, 2),
+    TOKEN(created_at, I64, 3), TOKEN(revoked_at, I64, 4),
+};
 
 int store_token_get_by_hash(store *st, const char *hash, struct store_token *out)
 {
     int found;
-    int rc = store_get_row(st, "api_tokens", token_fill, out, &found,
-                           "SELECT " TOKEN_COLS " FROM api_tokens WHERE hash = ?",
-                           STORE_ARGS(STORE_TEXT(hash)));
+    int rc = store_get_fields(st, "api_tokens", out, sizeof(*out), STORE_FIELDS(token_fields),
+                              &found, "SELECT " TOKEN_COLS " FROM api_tokens WHERE hash = ?",
+                              STORE_ARGS(STORE_TEXT(hash)));
 
     if (rc == 0 && !found)
         rc = err_set(ERR_NOTFOUND, "no such token");
     return rc;
 }
 
-STORE_EACH_TYPED(token_each, struct store_token)
+STORE_EACH_TYPED(tokens_each, struct store_token)
 
 int store_token_each(store *st, int (*fn)(const struct store_token *t, void *ctx), void *ctx)
 {
-    struct token_each h = {token_from_row, fn, ctx};
-
-    return store_each_row(st, "api_tokens", token_each_row, &h,
-                          "SELECT " TOKEN_COLS " FROM api_tokens ORDER BY created_at, id", NULL, 0);
+    return tokens_each(st, "api_tokens", STORE_FIELDS(token_fields), fn, ctx,
+                       "SELECT " TOKEN_COLS " FROM api_tokens ORDER BY created_at, id", NULL, 0);
 }
 
 int store_token_revoke(store *st, const char *id, int64_t now)
