@@ -100,8 +100,8 @@ int cli_list_begin(struct cli_list *l, const struct cli_ctx *c);
 /* The body of a list command: cli_store(), cli_list_begin(l), then
  * rows(c, st, arg) to print the text header (when !l->json) and add the
  * rows, and cli_list_end() with its result.  Returns cli_store()'s exit
- * code (the list not begun, rows not called) or cli_list_end()'s; l, set
- * by then, stays readable for the caller (l->n, l->json). */
+ * code (l not begun, rows not called) or cli_list_end()'s; after the rows,
+ * l->n and l->json stay readable (the array is freed). */
 int cli_list_run(struct cli_list *l, struct cli_ctx *c,
                  int (*rows)(struct cli_ctx *c, store *st, void *arg), void *arg);
 
