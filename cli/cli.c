@@ -123,13 +123,16 @@ int cli_list_begin(struct cli_list *l, const struct cli_ctx *c)
     return l->json;
 }
 
-int cli_list_store(struct cli_list *l, struct cli_ctx *c, store **st)
+int cli_list_run(struct cli_list *l, struct cli_ctx *c,
+                 int (*rows)(struct cli_ctx *c, store *st, void *arg), void *arg)
 {
-    int rc = cli_store(c, st);
+    store *st;
+    int rc = cli_store(c, &st);
 
-    if (rc == 0)
-        cli_list_begin(l, c);
-    return rc;
+    if (rc)
+        return rc;
+    cli_list_begin(l, c);
+    return cli_list_end(l, rows(c, st, arg));
 }
 
 int cli_list_end(struct cli_list *l, int rc)
@@ -349,8 +352,8 @@ int cli_dispatch(struct cli_ctx *c, int argc, char **argv)
             continue;
         }
         if (!only_pos && a[0] == '-' && a[1] != '\0')
-            return cli_fail(EXIT_USAGE, "%s: unknown option %s (see goald %s --help)",
-                            cmd->name, a, cmd->name);
+            return cli_fail(EXIT_USAGE, "%s: unknown option %s (see goald %s --help)", cmd->name, a,
+                            cmd->name);
         if (c->npos >= CLI_MAX_POS || c->npos >= cmd->max_pos)
             return cli_fail(EXIT_USAGE, "%s: unexpected argument \"%s\" (usage: goald %s %s)",
                             cmd->name, a, cmd->name, cmd->args ? cmd->args : "");

@@ -29,15 +29,15 @@ struct cli_opt {
 struct cli_ctx;
 
 struct cli_command {
-    const char *name;    /* "submit", "goal show" */
-    const char *args;    /* positional synopsis, e.g. "FILE|-" */
-    const char *summary; /* one line */
-    const char *details; /* more help text, may be NULL */
+    const char *name;           /* "submit", "goal show" */
+    const char *args;           /* positional synopsis, e.g. "FILE|-" */
+    const char *summary;        /* one line */
+    const char *details;        /* more help text, may be NULL */
     const struct cli_opt *opts; /* ends with {NULL} */
     int min_pos, max_pos;
     int (*run)(struct cli_ctx *c);
-    int hidden; /* left out of `goald --help` (tools for tests); its own --help works */
-    int readonly; /* only reads the database: never creates one (cli_store) */
+    int hidden;             /* left out of `goald --help` (tools for tests); its own --help works */
+    int readonly;           /* only reads the database: never creates one (cli_store) */
     const char *json_shape; /* what --json prints, for docs/cli.md; NULL: no --json */
 };
 
@@ -97,9 +97,13 @@ struct cli_list {
  * text header).  Returns l->json. */
 int cli_list_begin(struct cli_list *l, const struct cli_ctx *c);
 
-/* cli_store() into *st, then cli_list_begin(): 0, or cli_store()'s exit
- * code (the list not begun). */
-int cli_list_store(struct cli_list *l, struct cli_ctx *c, store **st);
+/* The body of a list command: cli_store(), cli_list_begin(l), then
+ * rows(c, st, arg) to print the text header (when !l->json) and add the
+ * rows, and cli_list_end() with its result.  Returns cli_store()'s exit
+ * code (l not begun, rows not called) or cli_list_end()'s; after the rows,
+ * l->n and l->json stay readable (the array is freed). */
+int cli_list_run(struct cli_list *l, struct cli_ctx *c,
+                 int (*rows)(struct cli_ctx *c, store *st, void *arg), void *arg);
 
 /* End a list whose rows were read with result rc: on failure prints the
  * error (cli_fail_err) and prints no array; with --json prints the array.

@@ -64,11 +64,9 @@ static void print_escalation(const struct store_escalation *e, const cJSON *pack
         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet, "minimal_question"));
     char where[1024], acts[512];
 
-    snprintf(where, sizeof(where), "%s%s%s", e->goal_title, *e->item_key ? " / " : "",
-             e->item_key);
+    snprintf(where, sizeof(where), "%s%s%s", e->goal_title, *e->item_key ? " / " : "", e->item_key);
     printf("%.8s  %-18s %-8s %-6s goal %.8s %s\n", e->id, term_fit(e->type, 18),
-           term_fit(e->severity, 8), term_fit(e->urgency, 6), e->goal_id,
-           term_fit(where, 80 - 59));
+           term_fit(e->severity, 8), term_fit(e->urgency, 6), e->goal_id, term_fit(where, 80 - 59));
     if (q) {
         /* whole, wrapped: an agent's question is its own words */
         printf("          question:\n");
@@ -97,15 +95,16 @@ static int list_cb(const struct store_escalation *e, void *ctx)
     return 0;
 }
 
+static int list_rows(struct cli_ctx *c, store *st, void *lc)
+{
+    return store_escalation_each_listed(st, cli_flag(c, "all"), list_cb, lc);
+}
+
 static int list(struct cli_ctx *c)
 {
     struct cli_list lc;
-    store *st;
-    int rc = cli_list_store(&lc, c, &st);
+    int rc = cli_list_run(&lc, c, list_rows, &lc);
 
-    if (rc)
-        return rc;
-    rc = cli_list_end(&lc, store_escalation_each_listed(st, cli_flag(c, "all"), list_cb, &lc));
     if (rc == EXIT_OK && !lc.json && lc.n == 0)
         printf("no %sescalations\n", cli_flag(c, "all") ? "" : "open ");
     return rc;

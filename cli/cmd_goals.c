@@ -72,33 +72,36 @@ static int each(const struct goal *g, void *vctx)
         next = -1;
     time_format_rfc3339(t, sizeof(t), g->created_at - g->created_at % 1000);
     /* 80 columns: the title gets the 32 the others leave (util/termesc.h) */
-    printf("%-8.8s  %-9s  %3d  %-20s  %s\n", g->id, shown, g->priority, t,
-           term_fit(g->title, 32));
+    printf("%-8.8s  %-9s  %3d  %-20s  %s\n", g->id, shown, g->priority, t, term_fit(g->title, 32));
     if (report_unverified_reason(g))
         printf("%-8s  %s\n", "", REPORT_NO_REPO);
     second_line(g, next);
     return 0;
 }
 
+static int rows(struct cli_ctx *c, store *st, void *vctx)
+{
+    struct list_ctx *lc = vctx;
+
+    (void)c;
+    lc->st = st;
+    lc->now = time_now_ms();
+    if (!lc->l.json)
+        printf("%-8s  %-9s  %3s  %-20s  %s\n", "ID", "STATUS", "PRI", "CREATED", "TITLE");
+    /* a template is stored queued and shown scheduled */
+    return store_goal_each(st, view_goal_status_stored(lc->want), each, lc);
+}
+
 static int run(struct cli_ctx *c)
 {
     const char *status = cli_opt(c, "status");
     struct list_ctx lc;
-    store *st;
-    int rc;
 
     if (status && !view_goal_status_valid(status))
         return cli_fail(EXIT_USAGE, "goals: --status: expected " VIEW_GOAL_STATUSES ", got \"%s\"",
                         status);
-    if ((rc = cli_list_store(&lc.l, c, &st)) != 0)
-        return rc;
-    lc.st = st;
     lc.want = status;
-    lc.now = time_now_ms();
-    if (!lc.l.json)
-        printf("%-8s  %-9s  %3s  %-20s  %s\n", "ID", "STATUS", "PRI", "CREATED", "TITLE");
-    /* a template is stored queued and shown scheduled */
-    return cli_list_end(&lc.l, store_goal_each(st, view_goal_status_stored(status), each, &lc));
+    return cli_list_run(&lc.l, c, rows, &lc);
 }
 
 const struct cli_command cmd_goals = {

@@ -23,8 +23,7 @@ static int create(struct cli_ctx *c)
     if ((rc = cli_store(c, &st)) != 0)
         return rc;
     if ((rc = http_token_create(st, scope, cli_opt(c, "name"), secret, id)) != 0)
-        return cli_fail(rc == ERR_INVALID ? EXIT_USAGE : EXIT_FAIL, "token create: %s",
-                        err_last());
+        return cli_fail(rc == ERR_INVALID ? EXIT_USAGE : EXIT_FAIL, "token create: %s", err_last());
     printf("%s\n", secret);
     fprintf(stderr, "goald: token %.8s created; it is shown this once: keep it\n", id);
     return EXIT_OK;
@@ -67,17 +66,19 @@ static int list_each(const struct store_token *t, void *ctx)
     return 0;
 }
 
+static int list_rows(struct cli_ctx *c, store *st, void *lc)
+{
+    (void)c;
+    if (!((struct cli_list *)lc)->json)
+        printf("%-8s  %-19s  %-24s  %-8s  %s\n", "ID", "SCOPES", "CREATED", "STATE", "NAME");
+    return store_token_each(st, list_each, lc);
+}
+
 static int list(struct cli_ctx *c)
 {
     struct cli_list lc;
-    store *st;
-    int rc = cli_list_store(&lc, c, &st);
 
-    if (rc)
-        return rc;
-    if (!lc.json)
-        printf("%-8s  %-19s  %-24s  %-8s  %s\n", "ID", "SCOPES", "CREATED", "STATE", "NAME");
-    return cli_list_end(&lc, store_token_each(st, list_each, &lc));
+    return cli_list_run(&lc, c, list_rows, &lc);
 }
 
 const struct cli_command cmd_token_list = {

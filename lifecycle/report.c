@@ -281,18 +281,6 @@ static int escalation_json_cb(const struct store_escalation *e, void *ctx)
     return 0;
 }
 
-static int escalations_json(store *st, const char *goal_id, cJSON **out)
-{
-    cJSON *arr = xcheck(cJSON_CreateArray());
-    int rc = store_escalation_each_open_of_goal(st, goal_id, escalation_json_cb, arr);
-
-    if (rc)
-        cJSON_Delete(arr);
-    else
-        *out = arr;
-    return rc;
-}
-
 /* One artifact as the report's JSON object, appended to ctx. */
 static int artifact_json_cb(const struct store_artifact *a, void *ctx)
 {
@@ -309,20 +297,9 @@ static int artifact_json_cb(const struct store_artifact *a, void *ctx)
     return 0;
 }
 
-static int artifacts_json(store *st, const char *goal_id, cJSON **out)
-{
-    cJSON *arr = xcheck(cJSON_CreateArray());
-    int rc = store_artifact_each(st, goal_id, NULL, artifact_json_cb, arr);
-
-    if (rc)
-        cJSON_Delete(arr);
-    else
-        *out = arr;
-    return rc;
-}
-
 /* Everything of a report but the items, gathered before writing so that a
- * failing query writes nothing. */
+ * failing query writes nothing: its open escalations and its artifacts as
+ * the report's JSON arrays. */
 struct report_parts {
     struct goal *goal;
     struct report_progress progress;
@@ -343,10 +320,13 @@ static int parts_load(store *st, const char *goal_id, struct report_parts *p)
     int rc;
 
     memset(p, 0, sizeof(*p));
+    p->escalations = xcheck(cJSON_CreateArray());
+    p->artifacts = xcheck(cJSON_CreateArray());
     if ((rc = store_goal_get(st, goal_id, &p->goal)) == 0 &&
         (rc = report_progress(st, goal_id, &p->progress)) == 0 &&
-        (rc = escalations_json(st, goal_id, &p->escalations)) == 0)
-        rc = artifacts_json(st, goal_id, &p->artifacts);
+        (rc = store_escalation_each_open_of_goal(st, goal_id, escalation_json_cb,
+                                                 p->escalations)) == 0)
+        rc = store_artifact_each(st, goal_id, NULL, artifact_json_cb, p->artifacts);
     if (rc)
         parts_release(p);
     return rc;
@@ -582,7 +562,6 @@ static const char *jstr(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-
 /* The head of the text report: goal, status, outcome, branch, progress. */
 static void text_head(FILE *f, const struct goal *g, const struct report_progress *pr)
 {
@@ -754,8 +733,8 @@ static cJSON *failing_tests(const cJSON *v, const char *name, int restored)
     cJSON *failing = xcheck(cJSON_CreateArray());
     const cJSON *ge;
 
-    cJSON_ArrayForEach(ge, cJSON_GetObjectItemCaseSensitive(
-                               v, restored ? "restored_inputs_gates" : "gates"))
+    cJSON_ArrayForEach(
+        ge, cJSON_GetObjectItemCaseSensitive(v, restored ? "restored_inputs_gates" : "gates"))
     {
         if (name && strcmp(jstr(ge, "gate"), name) != 0)
             continue;
@@ -836,9 +815,9 @@ static int item_report_json(store *st, const struct work_item *wi, const char *k
     cJSON_AddStringToObject(o, "title", title);
     cJSON_AddStringToObject(o, "status", status);
     jsonobj_add_str_or_null(o, "baseline",
-                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "baseline")));
-    jsonobj_add_str_or_null(o, "granularity",
-                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "granularity")));
+                            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "baseline")));
+    jsonobj_add_str_or_null(
+        o, "granularity", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "granularity")));
     for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(v, lists[i]);
         cJSON_AddItemToObject(o, lists[i],

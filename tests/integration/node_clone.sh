@@ -64,15 +64,30 @@ check_history() {
     expect_rc 0 "git fsck of $o"
 }
 
+# daemon_completes ORIGIN [WHEN]: `goald daemon --once` exits 0 with the
+# goal completed and its history on ORIGIN as check_history wants it; WHEN
+# ends the messages ("after the zombie")
+daemon_completes() {
+    local when=${2:+ $2}
+    run "$G" daemon --once
+    expect_rc 0 "daemon --once$when"
+    expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GID'")" completed "goal$when"
+    check_history "$1" "$GID"
+}
+
+# not_in_history ORIGIN COMMIT WHOSE: COMMIT is not in the goal's history
+# on ORIGIN (WHOSE: "the zombie's")
+not_in_history() {
+    run git -C "$1" merge-base --is-ancestor "$2" "refs/goald/$GID"
+    expect_rc 1 "$3 commit is not in the goal's history"
+}
+
 # --- 1. a chain of three items on a bare repository -------------------------
 origin_new chain
 submit_fresh chain "$T/chain.git"
-run "$G" daemon --once
-expect_rc 0 "daemon --once"
-expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GID'")" completed "goal"
+daemon_completes "$T/chain.git"
 expect_eq "$(sql "SELECT group_concat(key || ':' || status, ' ') FROM (SELECT key, status FROM work_items WHERE goal_id = '$GID' ORDER BY key) AS k")" \
     "wi-1:done wi-2:done wi-3:done" "items"
-check_history "$T/chain.git" "$GID"
 C=$(clone_of "$T/chain.git")
 [ -d "$C/.git" ] || fail "no clone at $C: $(ls -R "$(node_dir)" 2>&1 | head -20)"
 ok
@@ -101,10 +116,7 @@ expect_eq "$(sql "SELECT head_commit FROM goals WHERE id = '$GID'")" "$C1" "the 
 # its own worktree root
 rm -rf "$(clone_of "$T/node2.git")" "$XDG_STATE_HOME/goald/worktrees/$GID"
 export XDG_STATE_HOME="$T/state-b"
-run "$G" daemon --once
-expect_rc 0 "daemon --once on the second node"
-expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GID'")" completed "goal on the second node"
-check_history "$T/node2.git" "$GID"
+daemon_completes "$T/node2.git" "on the second node"
 expect_eq "$(git -C "$T/node2.git" rev-parse "refs/goald/$GID~2")" "$C1" "item 1's commit kept, not redone"
 expect_eq "$(sql "SELECT count(*) FROM runs WHERE item_id IN (SELECT id FROM work_items WHERE goal_id = '$GID') AND status <> 'success'")" 0 \
     "every item run succeeded"
@@ -133,12 +145,8 @@ git -C "$T/zc" -c user.email=z@e -c user.name=zombie commit -q -m "zombie" -m "W
 Z=$(git -C "$T/zc" rev-parse HEAD)
 git -C "$T/zc" push -q origin "HEAD:refs/goald/$GID"
 expect_eq "$(git -C "$T/zombie.git" rev-parse "refs/goald/$GID")" "$Z" "the zombie's commit on the remote"
-run "$G" daemon --once
-expect_rc 0 "daemon --once after the zombie"
-expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GID'")" completed "goal after the zombie"
-check_history "$T/zombie.git" "$GID"
-run git -C "$T/zombie.git" merge-base --is-ancestor "$Z" "refs/goald/$GID"
-expect_rc 1 "the zombie's commit is not in the goal's history"
+daemon_completes "$T/zombie.git" "after the zombie"
+not_in_history "$T/zombie.git" "$Z" "the zombie's"
 expect_eq "$(git -C "$T/zombie.git" rev-parse "refs/goald/$GID~2")" "$C1" "item 2 built on the database's head"
 expect_eq "$(git -C "$T/zombie.git" log --format=%an "$BASE..refs/goald/$GID" | sort -u)" goald "authors"
 
@@ -189,12 +197,8 @@ X=$(sql "SELECT hash FROM artifacts WHERE run_id = '$RUN' AND type = 'commit'")
 ok
 # the remote takes pushes again: recovery's retry carries the goal through
 rm -f "$T/refused.git/refs/goald/$GID.lock"
-run "$G" daemon --once
-expect_rc 0 "daemon --once after the refusal"
-expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GID'")" completed "goal after the refusal"
-check_history "$T/refused.git" "$GID"
-run git -C "$T/refused.git" merge-base --is-ancestor "$X" "refs/goald/$GID"
-expect_rc 1 "the refused run's commit is not in the goal's history"
+daemon_completes "$T/refused.git" "after the refusal"
+not_in_history "$T/refused.git" "$X" "the refused run's"
 expect_eq "$(sql "SELECT count(*) FROM events WHERE goal_id = '$GID' AND type = 'worktree.moved' AND json_extract(payload, '\$.from') = '$X' AND json_extract(payload, '\$.to') = '$BASE'")" 1 \
     "the goal branch moved back to the database's head (the base)"
 

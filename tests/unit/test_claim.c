@@ -244,6 +244,27 @@ static int claims_until_empty(const char *lane, int64_t now)
     return n;
 }
 
+/* Nothing to claim and nothing running: every goal cancelled, every run
+ * aborted, no breaker. */
+static void fixture_clear(void)
+{
+    assert_int_equal(store_exec(st, "UPDATE goals SET status = 'cancelled'; "
+                                    "UPDATE runs SET status = 'aborted'; DELETE FROM breakers"),
+                     0);
+}
+
+/* n active, planned goals titled title, with one ready item each; id is
+ * the last one's. */
+static void fixture_ready_goals(char id[ID_SIZE], const char *title, int n)
+{
+    static const char *const ready[] = {"'ready'"};
+
+    for (int i = 0; i < n; i++) {
+        fixture_goal(id, title, "active", "elaboration = '{}'");
+        fixture_items(id, 1, ready);
+    }
+}
+
 /* Issue 18: `status` counts its queues by the claim rule itself.  Goals and
  * items in every state the rule tells apart; the counts status shows must
  * be what the claims then take (the old status counted a retry not yet
@@ -261,9 +282,7 @@ static void test_status_counts_are_the_claim_rule(void **state)
     int64_t now = time_now_ms();
     (void)state;
 
-    assert_int_equal(store_exec(st, "UPDATE goals SET status = 'cancelled'; "
-                                    "UPDATE runs SET status = 'aborted'; DELETE FROM breakers"),
-                     0);
+    fixture_clear();
     /* the plan lane */
     fixture_goal(id, "p queued", "queued", NULL);                          /* yes */
     fixture_goal(id, "p retry later", "queued", "next_attempt_at = 9e15"); /* no */
@@ -313,7 +332,6 @@ static void test_status_counts_are_the_claim_rule(void **state)
  * transaction) holds whichever node claims; 0 means no global cap. */
 static void test_nodes_and_global_cap(void **state)
 {
-    static const char *const ready[] = {"'ready'"};
     const struct claim_scope a = {"node-a", NULL, 0, 0, NULL}, b = {"node-b", NULL, 0, 0, NULL};
     char id[ID_SIZE];
     struct claim c;
@@ -321,13 +339,8 @@ static void test_nodes_and_global_cap(void **state)
     int64_t now = time_now_ms();
     (void)state;
 
-    assert_int_equal(store_exec(st, "UPDATE goals SET status = 'cancelled'; "
-                                    "UPDATE runs SET status = 'aborted'; DELETE FROM breakers"),
-                     0);
-    for (int i = 0; i < 3; i++) {
-        fixture_goal(id, "cap", "active", "elaboration = '{}'");
-        fixture_items(id, 1, ready);
-    }
+    fixture_clear();
+    fixture_ready_goals(id, "cap", 3);
     setenv("GOALD_DAEMON_GLOBAL_WORK_CAP", "2", 1);
     assert_int_equal(config_load(NULL), 0);
     assert_int_equal(claim_next(st, "work", now, &a, &c, NULL, 0), 0);
@@ -356,7 +369,6 @@ static void test_nodes_and_global_cap(void **state)
  * with a cap of 2), or on every node when cap_node is NULL. */
 static void test_node_cap(void **state)
 {
-    static const char *const ready[] = {"'ready'"};
     const struct claim_scope a = {"node-a", NULL, 0, 2, "node-a"},
                              b = {"node-b", NULL, 0, 1, "node-b"},
                              any = {"node-c", NULL, 0, 3, NULL};
@@ -365,13 +377,8 @@ static void test_node_cap(void **state)
     int64_t now = time_now_ms();
     (void)state;
 
-    assert_int_equal(store_exec(st, "UPDATE goals SET status = 'cancelled'; "
-                                    "UPDATE runs SET status = 'aborted'; DELETE FROM breakers"),
-                     0);
-    for (int i = 0; i < 5; i++) {
-        fixture_goal(id, "node cap", "active", "elaboration = '{}'");
-        fixture_items(id, 1, ready);
-    }
+    fixture_clear();
+    fixture_ready_goals(id, "node cap", 5);
     assert_int_equal(claim_next(st, "work", now, &a, &c, NULL, 0), 0);
     assert_int_equal(claim_next(st, "work", now, &a, &c, NULL, 0), 0);
     /* a's two are running (nothing of a's daemon remembers them): full */
@@ -394,7 +401,6 @@ static void test_node_cap(void **state)
  * later run's item: it is refused, and the item stays the later run's. */
 static void test_late_recovery_refused(void **state)
 {
-    static const char *const ready[] = {"'ready'"};
     char id[ID_SIZE], first[ID_SIZE], next[32];
     struct claim c;
     struct goal *g = NULL;
@@ -403,11 +409,8 @@ static void test_late_recovery_refused(void **state)
     int64_t now = time_now_ms();
     (void)state;
 
-    assert_int_equal(store_exec(st, "UPDATE goals SET status = 'cancelled'; "
-                                    "UPDATE runs SET status = 'aborted'; DELETE FROM breakers"),
-                     0);
-    fixture_goal(id, "late", "active", "elaboration = '{}'");
-    fixture_items(id, 1, ready);
+    fixture_clear();
+    fixture_ready_goals(id, "late", 1);
     assert_int_equal(claim_next(st, "work", now, NULL, &c, NULL, 0), 0);
     snprintf(first, sizeof(first), "%s", c.run_id);
     /* the first run ended; its item was recovered elsewhere and claimed again */

@@ -21,6 +21,18 @@
 #include "util/err.h"
 #include "util/strbuf.h"
 
+/* A new store named rel (testutil_db), open: the test fails unless it
+ * opens.  Closed with store_close(). */
+static store *open_new(const char *rel)
+{
+    char path[512];
+    store *st = NULL;
+
+    testutil_db(path, sizeof(path), rel);
+    assert_int_equal(store_open(&st, path), 0);
+    return st;
+}
+
 static void test_fresh_database(void **state)
 {
     char path[512];
@@ -145,13 +157,11 @@ static void test_newer_database_refused(void **state)
 
 static void test_nested_transactions(void **state)
 {
-    char path[512];
-    store *st = NULL;
+    store *st;
     store_stmt *s;
 
     (void)state;
-    testutil_db(path, sizeof(path), "tx.db");
-    assert_int_equal(store_open(&st, path), 0);
+    st = open_new("tx.db");
     assert_int_equal(store_tx_begin(st), 0);
     assert_int_equal(store_exec(st, "INSERT INTO breakers(error_class, updated_at) VALUES "
                                     "('a', 0)"),
@@ -175,14 +185,12 @@ static void test_nested_transactions(void **state)
  * with the tag ROLLBACK, which the store must report as the failure it is. */
 static void test_commit_after_failed_statement(void **state)
 {
-    char path[512];
-    store *st = NULL;
+    store *st;
     store_stmt *s;
     int rc;
 
     (void)state;
-    testutil_db(path, sizeof(path), "failed.db");
-    assert_int_equal(store_open(&st, path), 0);
+    st = open_new("failed.db");
     assert_int_equal(store_tx_begin(st), 0);
     assert_int_equal(
         store_exec(st, "INSERT INTO breakers(error_class, updated_at) VALUES ('a', 0)"), 0);
@@ -206,8 +214,7 @@ static void test_commit_after_failed_statement(void **state)
 /* Issue 20: a heartbeat row per node; the freshest is the default. */
 static void test_heartbeat_per_node(void **state)
 {
-    char path[512];
-    store *st = NULL;
+    store *st;
     struct store_heartbeat hb;
     struct store_heartbeat a = {
         .node_id = "a", .host = "h1", .pid = 11, .started_at = 1, .last_tick = 100, .lanes = "{}"};
@@ -222,8 +229,7 @@ static void test_heartbeat_per_node(void **state)
     int found = 0;
 
     (void)state;
-    testutil_db(path, sizeof(path), "nodes.db");
-    assert_int_equal(store_open(&st, path), 0);
+    st = open_new("nodes.db");
     assert_int_equal(store_heartbeat_read(st, NULL, &hb), ERR_NOTFOUND);
     assert_int_equal(store_heartbeat_write(st, &a), 0);
     assert_int_equal(store_heartbeat_write(st, &b), 0);
@@ -306,16 +312,14 @@ out:
  * every goal ever run. */
 static void test_events_by_item_indexed(void **state)
 {
-    char path[512];
-    store *st = NULL;
+    store *st;
     store_stmt *s;
     strbuf plan;
     int pg;
 
     (void)state;
     strbuf_init(&plan, 65536);
-    testutil_db(path, sizeof(path), "events_item.db");
-    assert_int_equal(store_open(&st, path), 0);
+    st = open_new("events_item.db");
     pg = store_dialect_of(st) == STORE_PG;
     /* PostgreSQL: on an empty table a scan is cheaper, so scans are
      * priced out; the index is then taken when there is one */

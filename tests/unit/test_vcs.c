@@ -49,12 +49,33 @@ static void fx_setup(struct fx *f, const char *name)
         fail_msg("create: %s", err_last());
 }
 
+/* A repository (make_repo) at the test folder's src_rel, and a bare clone
+ * of it at bare_rel: their paths into src and bare (n bytes each). */
+static void make_origin(char *src, char *bare, size_t n, const char *src_rel, const char *bare_rel)
+{
+    testutil_tmp_path(src, n, src_rel);
+    testutil_tmp_path(bare, n, bare_rel);
+    assert_int_equal(make_repo(src), 0);
+    assert_int_equal(sh("git clone -q --bare '%s' '%s'", src, bare), 0);
+}
+
 static struct vcs_changed_file *find_file(struct vcs_commit_result *r, const char *path)
 {
     for (size_t i = 0; i < r->nfiles; i++)
         if (strcmp(r->files[i].path, path) == 0)
             return &r->files[i];
     return NULL;
+}
+
+/* vcs_worktree_create of branch at wtp refuses a lock it must not clear:
+ * ERR_INVALID, the message says so, and no worktree. */
+static void create_refused(const char *repo, const char *branch, const char *wtp)
+{
+    vcs_worktree *wt = NULL;
+
+    assert_int_equal(vcs_worktree_create(&wt, repo, "main", branch, wtp), ERR_INVALID);
+    assert_non_null(strstr(err_last(), "not a lock file goald can clear"));
+    assert_null(wt);
 }
 
 /* A job killed while it created the goal branch left refs/heads/BR.lock:
@@ -78,16 +99,13 @@ static void test_worktree_stale_branch_lock(void **state)
     assert_string_equal(cap("git -C '%s' rev-parse --abbrev-ref HEAD", wtp), "goald/s-1");
     assert_int_equal(access(lock, F_OK), -1);
     vcs_worktree_free(wt);
-    wt = NULL;
     /* a link in the lock's place: refused, and its target kept */
     assert_int_equal(sh("mkdir -p '%s' && echo keep > '%s/t' && ln -s '%s/t' "
                         "'%s/.git/refs/heads/goald/s-2.lock'",
                         outside, outside, outside, repo),
                      0);
     testutil_tmp_path(wtp, sizeof(wtp), "stalelock/wts/g-2");
-    assert_int_equal(vcs_worktree_create(&wt, repo, "main", "goald/s-2", wtp), ERR_INVALID);
-    assert_non_null(strstr(err_last(), "not a lock file goald can clear"));
-    assert_null(wt);
+    create_refused(repo, "goald/s-2", wtp);
     assert_string_equal(cap("cat '%s/t'", outside), "keep");
     /* a folder on the way that leads out of the git folder: refused */
     assert_int_equal(sh("mkdir -p '%s/d' && : > '%s/d/s-3.lock' && ln -s '%s/d' "
@@ -95,8 +113,7 @@ static void test_worktree_stale_branch_lock(void **state)
                         outside, outside, outside, repo),
                      0);
     testutil_tmp_path(wtp, sizeof(wtp), "stalelock/wts/g-3");
-    assert_int_equal(vcs_worktree_create(&wt, repo, "main", "goald/sub/s-3", wtp), ERR_INVALID);
-    assert_non_null(strstr(err_last(), "not a lock file goald can clear"));
+    create_refused(repo, "goald/sub/s-3", wtp);
     assert_int_equal(access(cap("echo '%s/d/s-3.lock'", outside), F_OK), 0);
 }
 
@@ -134,15 +151,12 @@ static void test_worktree_reuse_clears_commit_locks(void **state)
     assert_string_equal(cap("git -C '%s' rev-parse " BR, f.repo), r.sha);
     vcs_commit_result_release(&r);
     vcs_worktree_free(again);
-    again = NULL;
     /* a link in the index lock's place: refused, its target kept */
     testutil_tmp_path(outside, sizeof(outside), "commitlocks/outside");
     assert_int_equal(sh("mkdir -p '%s' && echo keep > '%s/t' && ln -s '%s/t' '%s'", outside,
                         outside, outside, index_lock),
                      0);
-    assert_int_equal(vcs_worktree_create(&again, f.repo, "main", BR, f.wtp), ERR_INVALID);
-    assert_non_null(strstr(err_last(), "not a lock file goald can clear"));
-    assert_null(again);
+    create_refused(f.repo, BR, f.wtp);
     assert_string_equal(cap("cat '%s/t'", outside), "keep");
 }
 
@@ -790,10 +804,7 @@ static void test_repo_is_url(void **state)
     assert_false(vcs_repo_is_url("3ttp://example.com/w"));
     assert_false(vcs_repo_is_url(""));
     assert_false(vcs_repo_is_url("-oProxyCommand=x@host:path"));
-    testutil_tmp_path(bare, sizeof(bare), "isurl/bare.git");
-    testutil_tmp_path(plain, sizeof(plain), "isurl/plain");
-    assert_int_equal(make_repo(plain), 0);
-    assert_int_equal(sh("git clone -q --bare '%s' '%s'", plain, bare), 0);
+    make_origin(plain, bare, sizeof(plain), "isurl/plain", "isurl/bare.git");
     assert_true(vcs_repo_is_shared(bare));
     assert_true(vcs_repo_is_shared("https://example.com/acme/widgets.git"));
     assert_false(vcs_repo_is_shared(plain));
@@ -808,11 +819,8 @@ static void test_clone_fetch_push(void **state)
     vcs_worktree *w = NULL;
 
     (void)state;
-    testutil_tmp_path(src, sizeof(src), "clone/src");
-    testutil_tmp_path(bare, sizeof(bare), "clone/origin.git");
+    make_origin(src, bare, sizeof(src), "clone/src", "clone/origin.git");
     testutil_tmp_path(dir, sizeof(dir), "clone/node");
-    assert_int_equal(make_repo(src), 0);
-    assert_int_equal(sh("git clone -q --bare '%s' '%s'", src, bare), 0);
     /* the folder's name is a hash of the repo string, never its text */
     assert_int_equal(vcs_clone_path(clone, sizeof(clone), dir, bare), 0);
     hash_sha256_hex(hex, bare, strlen(bare));
