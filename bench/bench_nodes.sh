@@ -4,7 +4,7 @@
 #
 # GOALS goals (default 200) of 3 items each, on bare remotes (clone mode),
 # a scripted model answering every call in 200 ms (the script provider's
-# sleep_ms), the gate `true`.  Each node: daemon.plan_cap 1, work_cap 3
+# sleep_ms; BENCH_MODEL_MS sets another latency), the gate `true`.  Each node: daemon.plan_cap 1, work_cap 3
 # (the defaults); two nodes run on this machine with separate state
 # folders.  Measured from the first daemon start to the last goal's
 # completion; goals per minute; RUNS times each (default 1), medians, and
@@ -30,15 +30,16 @@ cpu_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; } # busy,
 median() { sort -n | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 now_ms() { date +%s%3N; }
 
-# every answer after 200 ms; the same answers for every goal
+# every answer after 200 ms (BENCH_MODEL_MS); the same answers for every goal
+MS=${BENCH_MODEL_MS:-200}
 {
     for _ in $(seq 1 $((N + 2))); do
-        echo '{"stage":"elaborate","sleep_ms":200,"content":{"components":["work.log"],"implicit_requirements":[],"success_criteria":["the gate passes"],"allowed_actions":["read","edit","bash"],"verification":[]}}'
-        echo '{"stage":"plan","sleep_ms":200,"content":{"work_items":[{"key":"wi-1","title":"item 1","type":"code","effort":"S","depends_on":[]},{"key":"wi-2","title":"item 2","type":"code","effort":"S","depends_on":["wi-1"]},{"key":"wi-3","title":"item 3","type":"code","effort":"S","depends_on":["wi-2"]}]}}'
+        echo '{"stage":"elaborate","sleep_ms":'"$MS"',"content":{"components":["work.log"],"implicit_requirements":[],"success_criteria":["the gate passes"],"allowed_actions":["read","edit","bash"],"verification":[]}}'
+        echo '{"stage":"plan","sleep_ms":'"$MS"',"content":{"work_items":[{"key":"wi-1","title":"item 1","type":"code","effort":"S","depends_on":[]},{"key":"wi-2","title":"item 2","type":"code","effort":"S","depends_on":["wi-1"]},{"key":"wi-3","title":"item 3","type":"code","effort":"S","depends_on":["wi-2"]}]}}'
     done
     for _ in $(seq 1 $((N * 3 + 6))); do
-        echo '{"stage":"execute","sleep_ms":200,"tool_calls":[{"name":"bash","arguments":{"command":"date +%s%N >> work.log"}},{"name":"complete","arguments":{"summary":"appended a line to work.log"}}]}'
-        echo '{"stage":"review","sleep_ms":200,"content":{"verdict":"pass","findings":[]}}'
+        echo '{"stage":"execute","sleep_ms":'"$MS"',"tool_calls":[{"name":"bash","arguments":{"command":"date +%s%N >> work.log"}},{"name":"complete","arguments":{"summary":"appended a line to work.log"}}]}'
+        echo '{"stage":"review","sleep_ms":'"$MS"',"content":{"verdict":"pass","findings":[]}}'
     done
 } >"$W/s.jsonl"
 
@@ -95,7 +96,7 @@ one_run() {
     awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f\n", (b - a) / 1000}'
 }
 
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs); $N goals of 3 items, model 200 ms a call; per node plan_cap $GOALD_DAEMON_PLAN_CAP, work_cap $GOALD_DAEMON_WORK_CAP"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs); $N goals of 3 items, model $MS ms a call; per node plan_cap $GOALD_DAEMON_PLAN_CAP, work_cap $GOALD_DAEMON_WORK_CAP"
 : >"$W/one"
 : >"$W/two"
 for _ in $(seq 1 "$RUNS"); do

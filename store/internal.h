@@ -203,9 +203,24 @@ struct store_field {
     enum store_field_kind kind;
     size_t off, size;
 };
+/* The member sizes each kind may fill (COPY: any char array); a table
+ * naming a member of another size does not compile (an array of size -1). */
+#define STORE_FIELD_FITS_RAW(n) ((n) == sizeof(char *))
+#define STORE_FIELD_FITS_COPY(n) ((n) > 0)
+#define STORE_FIELD_FITS_INT(n) ((n) == sizeof(int))
+#define STORE_FIELD_FITS_OPT_INT(n) ((n) == sizeof(int))
+#define STORE_FIELD_FITS_SET(n) ((n) == sizeof(int))
+#define STORE_FIELD_FITS_LONG(n) ((n) == sizeof(long))
+#define STORE_FIELD_FITS_I64(n) ((n) == sizeof(int64_t))
+#define STORE_FIELD_FITS_OPT_I64(n) ((n) == sizeof(int64_t))
+#define STORE_FIELD_FITS_DOUBLE(n) ((n) == sizeof(double))
+#define STORE_FIELD_FITS_OPT_DOUBLE(n) ((n) == sizeof(double))
+#define STORE_FIELD_SIZE(type, member, kind)                                                       \
+    (sizeof(((type *)0)->member) +                                                                 \
+     0 * sizeof(char[STORE_FIELD_FITS_##kind(sizeof(((type *)0)->member)) ? 1 : -1]))
 #define STORE_FIELD(type, member, kind, col)                                                       \
     {                                                                                              \
-        (col), STORE_FIELD_##kind, offsetof(type, member), sizeof(((type *)0)->member)             \
+        (col), STORE_FIELD_##kind, offsetof(type, member), STORE_FIELD_SIZE(type, member, kind)    \
     }
 #define STORE_FIELDS(table) (table), (int)(sizeof(table) / sizeof((table)[0]))
 
