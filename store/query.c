@@ -4,7 +4,6 @@
  * here owns memory beyond the call; statements stay in the cache of
  * store_prepare() (store.c).
  */
-#include <assert.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,10 +196,10 @@ int store_get_by_id(store *st, const char *what, store_row_fn *fill, void *ctx, 
     return rc;
 }
 
-/* Copy the n bytes at v into a row's member at. */
-static void field_put(char *at, const struct store_field *f, const void *v, size_t n)
+/* Copy the n bytes at v into a row's member at (STORE_FIELD checked at
+ * compile time that the member is n bytes: the kind names its type). */
+static void field_put(char *at, const void *v, size_t n)
 {
-    assert(f->size == n); /* the kind names the member's type */
     memcpy(at, v, n);
 }
 
@@ -224,14 +223,14 @@ static void field_integer(char *at, store_stmt *s, const struct store_field *f)
 
     switch (f->kind) {
     case STORE_FIELD_LONG:
-        field_put(at, f, &l, sizeof(l));
+        field_put(at, &l, sizeof(l));
         break;
     case STORE_FIELD_I64:
     case STORE_FIELD_OPT_I64:
-        field_put(at, f, &v, sizeof(v));
+        field_put(at, &v, sizeof(v));
         break;
     default: /* INT, OPT_INT, SET */
-        field_put(at, f, &i, sizeof(i));
+        field_put(at, &i, sizeof(i));
     }
 }
 
@@ -244,7 +243,7 @@ static void field_fill(char *at, store_stmt *s, const struct store_field *f, int
     switch (f->kind) {
     case STORE_FIELD_RAW:
         t = copy ? store_col_strdup(s, f->col) : store_col_raw(s, f->col);
-        field_put(at, f, &t, sizeof(t));
+        field_put(at, &t, sizeof(t));
         break;
     case STORE_FIELD_COPY:
         store_col_copy(at, f->size, s, f->col);
@@ -252,7 +251,7 @@ static void field_fill(char *at, store_stmt *s, const struct store_field *f, int
     case STORE_FIELD_DOUBLE:
     case STORE_FIELD_OPT_DOUBLE:
         d = field_none(s, f) ? -1.0 : store_col_double(s, f->col);
-        field_put(at, f, &d, sizeof(d));
+        field_put(at, &d, sizeof(d));
         break;
     default:
         field_integer(at, s, f);
