@@ -283,8 +283,10 @@ static int still_its_item(store *st, const struct recover_input *in)
     char latest[ID_SIZE] = "";
     int rc;
 
-    if (!in->run_id || (rc = store_run_latest_of_item(st, in->item->id, latest)) != 0)
-        return in->run_id ? rc : 0;
+    if (!in->run_id)
+        return 0;
+    if ((rc = store_run_latest_of_item(st, in->item->id, latest)) != 0)
+        return rc;
     if (latest[0] && strcmp(latest, in->run_id) != 0)
         return err_set(ERR_TRANSITION,
                        "item %s: run %.8s's recovery is late: run %.8s holds it now", in->item->key,

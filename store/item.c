@@ -448,9 +448,8 @@ int store_item_list_held_idle(store *st, struct store_item_held **out, size_t *n
 {
     static const char sql[] =
         "SELECT w.id, coalesce(r.id, ''), coalesce(r.pid, 0), coalesce(r.node_id, ''),"
-        " coalesce(r.ended_at, 0) FROM work_items w LEFT JOIN runs r ON r.id = (SELECT x.id FROM "
-        "runs x"
-        " WHERE x.item_id = w.id ORDER BY x.created_at DESC LIMIT 1)"
+        " coalesce(r.ended_at, 0) FROM work_items w LEFT JOIN runs r ON r.id ="
+        " (SELECT x.id FROM runs x WHERE x.item_id = w.id ORDER BY x.created_at DESC LIMIT 1)"
         " WHERE w.status IN ('in_progress', 'verify') AND NOT EXISTS"
         " (SELECT 1 FROM runs y WHERE y.goal_id = w.goal_id AND y.status = 'running')";
 
