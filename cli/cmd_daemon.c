@@ -108,10 +108,19 @@ static int run(struct cli_ctx *c)
      * ptrace closed to other processes of its user (it still reads its
      * jobs' /proc/PID/cmdline, which stays readable) */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    if ((rc = start_http(path, &srv)) != EXIT_OK)
+    /* the lock before any connection of this process (the server's
+     * threads open theirs as soon as it listens), released after the last
+     * is closed: daemon_lock_take */
+    if ((rc = daemon_lock_take(path, &o.lock_fd)) != 0)
+        return cli_fail(EXIT_FAIL, "%s", err_last());
+    o.has_lock = 1;
+    if ((rc = start_http(path, &srv)) != EXIT_OK) {
+        daemon_lock_release(o.lock_fd);
         return rc;
+    }
     rc = daemon_run(&o);
     http_server_stop(srv);
+    daemon_lock_release(o.lock_fd);
     if (rc == ERR_BUSY)
         return cli_fail(EXIT_FAIL, "%s", err_last());
     if (rc)

@@ -36,7 +36,25 @@ struct daemon_opts {
     int once;                /* exit when nothing is runnable */
     int log_level;           /* enum log_level when log.level is unset, at start
                                 and at each SIGHUP (the service: LOG_INFO) */
+    int lock_fd;             /* >= 0 with has_lock: the instance lock the caller took
+                                (daemon_lock_take) and releases; else daemon_run
+                                takes and releases its own */
+    int has_lock;
 };
+
+/* Take the instance lock of db_path's daemon into *fd: one daemon per
+ * database.  With SQLite, an exclusive flock() on the database file
+ * itself, so that every path to it (a symlink, a hard link, a bind mount)
+ * finds the same lock; with PostgreSQL, a file in the node's state
+ * folder.  Must be taken before this process opens its first SQLite
+ * connection (a close of the descriptor on the refused path would drop
+ * SQLite's locks).  ERR_BUSY names the holder's pid. */
+int daemon_lock_take(const char *db_path, int *fd);
+
+/* Release what daemon_lock_take took (fd < 0: nothing).  The descriptor
+ * is closed only when this process holds no SQLite connection; else it
+ * stays open until the process exits, and the lock with it. */
+void daemon_lock_release(int fd);
 
 /* Run the daemon until it is told to stop (or, with once, until nothing is
  * runnable).  0 on a clean exit; ERR_BUSY when another daemon holds the
@@ -50,8 +68,7 @@ int daemon_run(const struct daemon_opts *o);
  * fine. */
 void daemon_wake(store *st);
 
-/* The wake socket's path beside the database (DB.sock).  The daemon's lock
- * is a flock() on the database file itself. */
+/* The wake socket's path beside the database (DB.sock). */
 void daemon_sock_path(const char *db_path, char *sock, size_t sock_n);
 
 #endif

@@ -180,18 +180,24 @@ static long lock_holder(const struct stat *st)
 }
 
 /* One instance per database: an exclusive flock() on the database file
- * itself, so that every path to it - a symlink, a hard link, a bind mount -
- * finds the same lock (a lock file named after the path would not).
- * flock() locks are independent of the POSIX locks SQLite takes on the
- * same file; the descriptor stays open until after the store is closed (a
- * close() would drop SQLite's POSIX locks of this process on the file). */
-static int take_lock(struct daemon *d)
+ * itself.  flock() locks are independent of the POSIX locks SQLite takes
+ * on the same file, but a close() of this descriptor would drop SQLite's
+ * POSIX locks of this process on the file: the descriptor is opened before
+ * the process's first connection and closed after its last
+ * (daemon_lock_release checks). */
+int daemon_lock_take(const char *db_path, int *out)
 {
     struct stat st;
-    char path[PATH_MAX];
+    char path[PATH_MAX], dir[PATH_MAX];
     int fd, rc;
 
-    if ((rc = node_file(path, sizeof(path), d->o->db_path, "", "daemon.lock")) != 0)
+    *out = -1;
+    if (store_sqlite_open_count() > 0)
+        return err_set(ERR_INVALID, "daemon lock: taken after a database connection was "
+                                    "opened (it must come first)");
+    if ((rc = store_local_dir(dir, sizeof(dir), db_path)) != 0 ||
+        (rc = fs_mkdir_p(dir, 0700)) != 0 ||
+        (rc = node_file(path, sizeof(path), db_path, "", "daemon.lock")) != 0)
         return rc;
     if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
         return err_set(ERR_IO, "%s: %s", path, strerror(errno));
@@ -205,10 +211,22 @@ static int take_lock(struct daemon *d)
         close(fd);
         if (pid > 0)
             snprintf(who, sizeof(who), "%ld", pid);
-        return err_set(ERR_BUSY, "a daemon is already running for %s (pid %s)", d->o->db_path, who);
+        return err_set(ERR_BUSY, "a daemon is already running for %s (pid %s)", db_path, who);
     }
-    d->lock_fd = fd;
+    *out = fd;
     return 0;
+}
+
+void daemon_lock_release(int fd)
+{
+    if (fd < 0)
+        return;
+    if (store_sqlite_open_count() > 0) {
+        log_warn("daemon lock: a database connection is still open: the lock is kept "
+                 "until the process exits");
+        return;
+    }
+    close(fd);
 }
 
 static int open_wake_socket(struct daemon *d)
@@ -921,7 +939,7 @@ static int daemon_open(struct daemon *d)
     if ((rc = store_local_dir(dir, sizeof(dir), o->db_path)) != 0 ||
         (rc = fs_mkdir_p(dir, 0700)) != 0)
         return rc;
-    if ((rc = take_lock(d)) != 0)
+    if (!o->has_lock && (rc = daemon_lock_take(o->db_path, &d->lock_fd)) != 0)
         return rc;
     if ((rc = store_open(&d->st, o->db_path)) != 0)
         return rc;
@@ -1096,8 +1114,7 @@ out:
         sig_pipe[0] = sig_pipe[1] = -1;
     }
     store_close(d->st);
-    if (d->lock_fd >= 0)
-        close(d->lock_fd);
+    daemon_lock_release(d->lock_fd); /* its own (the caller's: lock_fd stays -1) */
     log_close_file();
     free(d);
     return rc;

@@ -11,6 +11,7 @@
 #define GOALD_HTTP_INTERNAL_H
 
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
@@ -23,6 +24,8 @@ struct cJSON;
 enum http_scope { SCOPE_NONE = 0, SCOPE_READ = 1, SCOPE_SUBMIT = 2, SCOPE_RESOLVE = 4,
                   SCOPE_ADMIN = 8 };
 
+#define HTTP_POOL_IDLE 8 /* stores kept open between requests (pool.c) */
+
 struct http_server {
     struct MHD_Daemon *mhd;
     char db_path[4096];
@@ -30,6 +33,9 @@ struct http_server {
     atomic_int stopping;   /* event streams end when set */
     char url[300];
     char *tls_cert, *tls_key; /* PEM text, NULL without TLS */
+    pthread_mutex_t pool_mu;  /* pool.c: the idle stores */
+    store *idle[HTTP_POOL_IDLE];
+    int nidle;
 };
 
 /* One request, from its first header to its answer. */
@@ -42,8 +48,8 @@ struct http_req {
     int answered;          /* an early answer (413) was queued */
     struct store_token tok; /* the caller (after auth) */
     int scopes;            /* its scopes (enum http_scope bits) */
-    store *st;             /* this request's: the connection's kept one, else opened
-                              for it; on_completed gives it back to the connection */
+    store *st;             /* this request's, from the pool (pool.c); on_completed
+                              gives it back */
 };
 
 /* What to send back: a JSON or text body, or a stream (SSE). */
@@ -87,6 +93,15 @@ void http_route(struct http_req *r, struct http_answer *ans);
  * goal_id (may be NULL).  Failures are logged, not returned: the write
  * itself has happened. */
 void http_event_write(struct http_req *r, const char *goal_id, const char *what);
+
+/* pool.c: the server's stores.  take: an idle one, else a new
+ * store_open_existing() (0, or its error); give: back to the pool when
+ * usable and the pool has room, else closed (st may be NULL); close: every
+ * idle one, at the server's stop (after its threads ended). */
+void http_pool_init(struct http_server *s);
+int http_pool_take(struct http_server *s, store **out);
+void http_pool_give(struct http_server *s, store *st, int usable);
+void http_pool_close(struct http_server *s);
 
 /* sse.c: GET /v1/events as Server-Sent Events (routed, method and scope
  * checked, by http_route). */

@@ -213,33 +213,10 @@ static int preflight(struct http_req *r, struct http_answer *ans)
     return 1;
 }
 
-/* Where a connection keeps its store between requests (libmicrohttpd's
- * socket context), or NULL.  Opening a store per request cost two thirds
- * of the server's CPU under load (SQLite reads the schema anew each time:
- * bench/RESULTS.md, "HTTP API"); a connection's requests come one after
- * another on its one thread, so the store is never shared.  The slot is
- * made and its store closed with the connection (on_connection). */
-static store **kept_store(struct MHD_Connection *conn)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-
-    return ci ? (store **)ci->socket_context : NULL;
-}
-
-/* The /v1 part: the connection's store (opened at its first request), the
- * token, then the route. */
+/* The /v1 part: a store from the pool, the token, then the route. */
 static void answer_v1(struct http_req *r, struct http_answer *ans)
 {
-    store **kept = kept_store(r->conn);
-    int rc = 0;
-
-    if (kept && *kept) {
-        r->st = *kept;
-        *kept = NULL;
-    } else
-        rc = store_open_existing(&r->st, r->srv->db_path);
-    if (rc != 0) {
+    if (http_pool_take(r->srv, &r->st) != 0) {
         http_answer_error(ans, 503, "unavailable", NULL, "%s", err_last());
         return;
     }
@@ -326,42 +303,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return send_answer(conn, &ans);
 }
 
-/* A request's end: its store goes back to the connection for the next
- * one (an event stream took its own: r->st is NULL then). */
+/* A request's end: its store goes back to the pool (the answer was made
+ * before the answer was sent: whatever became of the connection, the
+ * store is as the route left it). */
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     struct http_req *r = *con_cls;
-    store **kept;
-
-    (void)cls;
-    if (!r)
-        return;
-    kept = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? kept_store(conn) : NULL;
-    if (r->st && kept && !*kept)
-        *kept = r->st;
-    else
-        store_close(r->st);
-    strbuf_release(&r->body);
-    free(r);
-    *con_cls = NULL;
-}
-
-static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-                          enum MHD_ConnectionNotificationCode toe)
-{
-    store **kept = *socket_context;
 
     (void)cls;
     (void)conn;
-    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        *socket_context = xcalloc(1, sizeof(store *));
+    (void)toe;
+    if (!r)
         return;
-    }
-    if (kept)
-        store_close(*kept);
-    free(kept);
-    *socket_context = NULL;
+    http_pool_give(r->srv, r->st, 1);
+    strbuf_release(&r->body);
+    free(r);
+    *con_cls = NULL;
 }
 
 /* ---- start and stop ---- */
@@ -419,8 +377,6 @@ static struct MHD_Daemon *start_mhd(struct http_server *s, struct sockaddr_stora
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, addr};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed,
                                         NULL};
-    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection,
-                                        NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
                                         (intptr_t)config_int(CFG_HTTP_MAX_CONNECTIONS), NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, 60, NULL};
@@ -452,6 +408,7 @@ int http_server_start(http_server **out, const struct http_opts *o)
         listen = HTTP_DEFAULT_LISTEN;
     snprintf(s->db_path, sizeof(s->db_path), "%s", o->db_path);
     s->wake = o->wake;
+    http_pool_init(s);
     if ((rc = parse_listen(listen, &addr, &loopback)) != 0 || (rc = load_tls(s)) != 0 ||
         (rc = check_exposure(listen, loopback, s->tls_cert != NULL)) != 0)
         goto out;
@@ -480,6 +437,7 @@ void http_server_stop(http_server *s)
     atomic_store(&s->stopping, 1);
     if (s->mhd)
         MHD_stop_daemon(s->mhd);
+    http_pool_close(s);
     free(s->tls_cert);
     free(s->tls_key);
     free(s);

@@ -26,7 +26,6 @@
 
 struct sse {
     struct http_server *srv;
-    store *st;
     char goal[ID_SIZE]; /* "" for every goal */
     int64_t last;       /* the last event id sent */
     strbuf out;
@@ -52,8 +51,13 @@ static int add_event(const struct store_event *ev, void *ctx)
  * else nothing yet.  0, or an error of the store. */
 static int fill(struct sse *s)
 {
-    int rc = store_event_each(s->st, s->goal[0] ? s->goal : NULL, s->last, SSE_PAGE, add_event,
-                              s);
+    store *st = NULL;
+    int rc = http_pool_take(s->srv, &st);
+
+    if (rc == 0) {
+        rc = store_event_each(st, s->goal[0] ? s->goal : NULL, s->last, SSE_PAGE, add_event, s);
+        http_pool_give(s->srv, st, rc == 0 || rc == ERR_TOOBIG);
+    }
 
     if (rc == ERR_TOOBIG && s->out.len > 0)
         rc = 0; /* the page did not fit: what did is sent, the rest comes next */
@@ -89,7 +93,6 @@ static void sse_free(void *cls)
 {
     struct sse *s = cls;
 
-    store_close(s->st);
     strbuf_release(&s->out);
     free(s);
 }
@@ -142,8 +145,6 @@ void http_sse_events(struct http_req *r, struct http_answer *ans)
     }
     s->srv = r->srv;
     s->last = after;
-    s->st = r->st; /* the stream's now: closed by sse_free */
-    r->st = NULL;
     strbuf_init(&s->out, 16 << 20);
     s->sent_at = time_mono_ms();
     /* a first comment line: the client sees the stream open at once */

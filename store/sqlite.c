@@ -1,13 +1,15 @@
 /*
  * sqlite.c - the SQLite backend (store/backend.h): one database file on
- * one machine, the default.  The file is made 0600 before SQLite opens it;
- * the connection runs in WAL mode with foreign keys on, NORMAL sync and
+ * one machine, the default.  Only SQLite opens the database file (a new
+ * one is made 0600 before its first byte); the connection runs in WAL mode with foreign keys on, NORMAL sync and
  * the configured busy timeout.  A full disk is remembered process-wide
  * (store_disk_full()).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,45 +92,65 @@ static int lite_exec(store *st, const char *sql)
     return rc;
 }
 
-/* Make the file (0600 from its first byte) and, create, its folder. */
-static int make_file(const char *path, int create)
-{
-    char dir[4096];
-    int fd, rc;
+/* Connections this process holds open (store_sqlite_open_count()). */
+static atomic_int open_count;
 
-    if (create) {
-        if ((rc = fs_dirname(dir, sizeof(dir), path)) != 0)
-            return rc;
-        if ((rc = fs_mkdir_p(dir, 0700)) != 0)
-            return rc;
-    }
-    fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
-    if (fd < 0 && !create && errno == ENOENT)
-        return err_set(ERR_NOTFOUND, "no database at %s", path);
-    if (fd < 0 && errno == ENOSPC)
-        return err_set(ERR_IO, "database or disk is full: %s", path);
-    if (fd < 0)
-        return err_set(ERR_IO, "%s: cannot open database: %s", path, strerror(errno));
-    close(fd);
-    return 0;
+int store_sqlite_open_count(void)
+{
+    return atomic_load(&open_count);
 }
 
+/* SQLite's answer to a failed open, in goald's words: a file that is not
+ * there (without create) is ERR_NOTFOUND, a full disk ERR_IO.  Only
+ * stat(2) looks at the path: it opens nothing, so it takes and drops no
+ * lock (docs/architecture.md, "Who touches the database files"). */
+static int open_failed(sqlite3 *db, const char *path, int create)
+{
+    struct stat sb;
+
+    if (!create && stat(path, &sb) != 0 && errno == ENOENT)
+        return err_set(ERR_NOTFOUND, "no database at %s", path);
+    if (db && is_full(db))
+        return err_set(ERR_IO, "database or disk is full: %s", path);
+    return err_set(ERR_DB, "%s: %s", path, db ? sqlite3_errmsg(db) : "cannot open database");
+}
+
+/*
+ * Only SQLite opens, locks and closes the database file and its -wal,
+ * -shm and -journal.  A close(2) of any descriptor of the file by this
+ * process would drop every POSIX lock the process holds on it, SQLite's
+ * included, and another process's SQLite would then take itself for the
+ * last user: checkpoint, delete the WAL under this one, and lose writes.
+ * So create goes through SQLITE_OPEN_CREATE, and "is it there" through
+ * SQLite's own open without it.  A new file is made 0600 before its
+ * first byte is written (chmod(2) works on the path: no descriptor).
+ */
 static int lite_open(store *st, const char *path, int create)
 {
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+    char dir[4096];
+    struct stat sb;
     sqlite3 *db = NULL;
-    int rc;
+    int rc, made = 0;
 
     pthread_once(&log_once, install_log);
-    if ((rc = make_file(path, create)) != 0)
-        return rc;
+    if (create) {
+        if ((rc = fs_dirname(dir, sizeof(dir), path)) != 0 || (rc = fs_mkdir_p(dir, 0700)) != 0)
+            return rc;
+        made = stat(path, &sb) != 0 && errno == ENOENT;
+        flags |= SQLITE_OPEN_CREATE;
+    }
     st->path = xstrdup(path);
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
-        rc = err_set(ERR_DB, "%s: %s", path, db ? sqlite3_errmsg(db) : "cannot open database");
+    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+        rc = open_failed(db, path, create);
         sqlite3_close(db);
         return rc;
     }
     st->conn = db;
+    atomic_fetch_add(&open_count, 1);
+    if (made && chmod(path, 0600) != 0)
+        return err_set(ERR_IO, "%s: cannot make it private (chmod 0600): %s", path,
+                       strerror(errno));
     sqlite3_extended_result_codes(db, 0);
     sqlite3_busy_timeout(db, (int)config_int(CFG_STORE_BUSY_TIMEOUT_MS));
     rc = lite_exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
@@ -143,6 +165,7 @@ static int lite_open(store *st, const char *path, int create)
 static void lite_close(store *st)
 {
     sqlite3_close(DB(st));
+    atomic_fetch_sub(&open_count, 1);
 }
 
 static int lite_prepare(store *st, const char *sql, store_stmt **out)

@@ -113,6 +113,12 @@ int store_err(store *st, const char *what);
  * "database or disk is full: PATH".  Sticky: the daemon stops on it. */
 int store_disk_full(void);
 
+/* SQLite connections this process holds open now (any thread).  A caller
+ * that keeps a descriptor of the database file itself (the daemon's
+ * instance lock) opens it before the first and closes it after the last:
+ * a close(2) with a connection open would drop SQLite's POSIX locks. */
+int store_sqlite_open_count(void);
+
 /* A read transaction (a consistent picture across several reads; it
  * takes no write lock): store_read_begin(), then store_read_end() once. */
 int store_read_begin(store *st);
