@@ -560,6 +560,30 @@ out:
     return rc;
 }
 
+/* The registration folder (GIT/worktrees/NAME) that a job killed inside
+ * git_worktree_add left without the files that make it a registration
+ * (libgit2 then neither finds it nor makes it again: "directory exists")
+ * is removed: only a real folder whose parent resolves to the git folder's
+ * worktrees/ (fs_remove_tree follows no link inside it).  A link there,
+ * or anything else, is left alone and refused. */
+static int clear_half_registered(git_repository *main, const char *name)
+{
+    char common[PATH_MAX], admin[PATH_MAX + 300], dir[PATH_MAX], rdir[PATH_MAX];
+    struct stat sb;
+
+    if (real_dir(common, git_repository_commondir(main)) != 0)
+        return 0;
+    if (snprintf(admin, sizeof(admin), "%s/worktrees/%s", common, name) >= (int)sizeof(admin) ||
+        lstat(admin, &sb) != 0)
+        return 0;
+    if (!S_ISDIR(sb.st_mode) || fs_dirname(dir, sizeof(dir), admin) != 0 ||
+        real_dir(rdir, dir) != 0 || !is_beneath(common, rdir))
+        return err_set(ERR_INVALID, "%s: a half-made worktree registration that is not a "
+                                    "folder goald can clear: left alone",
+                       admin);
+    return fs_remove_tree(admin);
+}
+
 /* A registration named name that no longer has a valid folder is pruned;
  * one whose folder is elsewhere and valid is a clash. */
 static int clear_stale(git_repository *main, const char *name, const char *abs)
@@ -570,7 +594,7 @@ static int clear_stale(git_repository *main, const char *name, const char *abs)
 
     if (git_worktree_lookup(&gwt, main, name) < 0) {
         git_error_clear();
-        return 0;
+        return clear_half_registered(main, name);
     }
     if (git_worktree_validate(gwt) == 0) {
         rc = err_set(ERR_INVALID, "worktree name \"%s\" is already used by %s", name,

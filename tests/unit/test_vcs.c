@@ -160,6 +160,40 @@ static void test_worktree_reuse_clears_commit_locks(void **state)
     assert_string_equal(cap("cat '%s/t'", outside), "keep");
 }
 
+/* A job killed inside git_worktree_add can leave the registration's
+ * folder (.git/worktrees/NAME) without the files that make it one: the
+ * next create removes it and succeeds.  One whose folder is a link is
+ * refused, its target kept. */
+static void test_worktree_half_registered(void **state)
+{
+    char repo[600], wtp[600], outside[600], admin[700];
+    vcs_worktree *wt = NULL;
+
+    (void)state;
+    testutil_tmp_path(repo, sizeof(repo), "halfreg/repo");
+    testutil_tmp_path(wtp, sizeof(wtp), "halfreg/wts/g-1");
+    testutil_tmp_path(outside, sizeof(outside), "halfreg/outside");
+    assert_int_equal(make_repo(repo), 0);
+    snprintf(admin, sizeof(admin), "%s/.git/worktrees/g-1", repo);
+    assert_int_equal(sh("mkdir -p '%s' && echo 'ref: refs/heads/x' > '%s/HEAD'", admin, admin),
+                     0);
+    if (vcs_worktree_create(&wt, repo, "main", "goald/h-1", wtp) != 0)
+        fail_msg("create over a half-made registration: %s", err_last());
+    assert_string_equal(cap("git -C '%s' rev-parse --abbrev-ref HEAD", wtp), "goald/h-1");
+    vcs_worktree_free(wt);
+    wt = NULL;
+    /* a link in the registration's place: refused, its target kept */
+    assert_int_equal(sh("mkdir -p '%s' && echo keep > '%s/HEAD' && "
+                        "ln -s '%s' '%s/.git/worktrees/g-2'",
+                        outside, outside, outside, repo),
+                     0);
+    testutil_tmp_path(wtp, sizeof(wtp), "halfreg/wts/g-2");
+    assert_int_equal(vcs_worktree_create(&wt, repo, "main", "goald/h-2", wtp), ERR_INVALID);
+    assert_non_null(strstr(err_last(), "left alone"));
+    assert_null(wt);
+    assert_string_equal(cap("cat '%s/HEAD'", outside), "keep");
+}
+
 static void test_worktree_create(void **state)
 {
     struct fx f;
@@ -880,6 +914,7 @@ int main(void)
         cmocka_unit_test(test_worktree_create),
         cmocka_unit_test(test_worktree_stale_branch_lock),
         cmocka_unit_test(test_worktree_reuse_clears_commit_locks),
+        cmocka_unit_test(test_worktree_half_registered),
         cmocka_unit_test(test_records_and_snapshots),
         cmocka_unit_test(test_guard_tracked_ignored),
         cmocka_unit_test(test_guard_nested_repository),
