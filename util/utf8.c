@@ -126,16 +126,19 @@ int utf8_sanitize(strbuf *out, const char *s, size_t len, size_t *replaced)
 
 char *utf8_cap_dup(const char *s, size_t len, size_t max)
 {
-    char note[96];
+    static const char fmt[] = " \xE2\x80\xA6 [cut by goald: %zu bytes, kept %zu]";
+    char note[128];
     size_t kept;
     int n;
     char *out;
 
     if (len <= max)
         return xstrndup(s, len);
-    kept = utf8_cut_back(s, max);
-    n = snprintf(note, sizeof(note), " \xE2\x80\xA6 [cut by goald: %zu bytes, kept %zu]", len,
-                 kept);
+    /* the note fits within max too (kept has no more digits than max): a
+     * capped text is never cut again */
+    n = snprintf(note, sizeof(note), fmt, len, max);
+    kept = max > (size_t)n ? utf8_cut_back(s, max - (size_t)n) : 0;
+    n = snprintf(note, sizeof(note), fmt, len, kept);
     out = xmalloc(kept + (size_t)n + 1);
     memcpy(out, s, kept);
     memcpy(out + kept, note, (size_t)n + 1);

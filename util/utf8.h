@@ -15,8 +15,8 @@
 #include "util/strbuf.h"
 
 /* The most bytes goald keeps of one text a model chose (a summary, a
- * question, a finding, any string of an event's payload): 16 KiB, then
- * the note of utf8_cap_dup() (docs/report-json.md). */
+ * question, a finding, any string of an event's payload): 16 KiB, the
+ * note of utf8_cap_dup() included (docs/report-json.md). */
 #define UTF8_TEXT_MAX 16384
 
 /* 1 when byte c continues a multi-byte character */
@@ -56,8 +56,9 @@ size_t utf8_invalid_count(const char *s, size_t len);
 int utf8_sanitize(strbuf *out, const char *s, size_t len, size_t *replaced) GOALD_MUST_CHECK;
 
 /* A malloc'd copy of s[0..len) (the caller frees; never NULL): whole when
- * len <= max, else its first max bytes cut back to a character boundary
- * followed by " … [cut by goald: LEN bytes, kept KEPT]". */
+ * len <= max, else its first KEPT bytes (cut back to a character
+ * boundary) followed by " … [cut by goald: LEN bytes, kept KEPT]", at most
+ * max bytes in all: capping it again changes nothing. */
 char *utf8_cap_dup(const char *s, size_t len, size_t max);
 
 #endif

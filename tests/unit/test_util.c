@@ -13,6 +13,7 @@
 #include "tests/unit/testutil.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/jsonobj.h"
 #include "util/jsonw.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
@@ -189,6 +190,44 @@ static void test_utf8_cuts(void **state)
     assert_int_equal(utf8_decode("\x80", 1, &cp), 0);
 }
 
+/* Invalid bytes counted and replaced; a capped text fits its cap, note
+ * included, cut on a boundary, and is not cut again. */
+static void test_utf8_valid_and_cap(void **state)
+{
+    strbuf sb = STRBUF_INIT;
+    size_t n = 9;
+    char big[100], *c, *again;
+    cJSON *o;
+    (void)state;
+    assert_int_equal(utf8_invalid_count("a\xc3\xa9" "b", 4), 0);
+    assert_int_equal(utf8_invalid_count("a\xff\xfe\xc3", 4), 3);
+    assert_int_equal(utf8_sanitize(&sb, "x\xffy", 3, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(strbuf_cstr(&sb), "x\xef\xbf\xbdy");
+    strbuf_release(&sb);
+    c = utf8_cap_dup("short", 5, 80);
+    assert_string_equal(c, "short");
+    free(c);
+    for (int i = 0; i < 99; i += 2)
+        memcpy(big + i, "\xc3\xa9", 2);
+    big[99] = '\0'; /* 49 characters and a lone lead byte */
+    c = utf8_cap_dup(big, 99, 60);
+    assert_true(strlen(c) <= 60);
+    assert_non_null(strstr(c, " \xe2\x80\xa6 [cut by goald: 99 bytes, kept "));
+    assert_int_equal(utf8_invalid_count(c, strlen(c)), 0);
+    again = utf8_cap_dup(c, strlen(c), 60);
+    assert_string_equal(again, c);
+    free(again);
+    free(c);
+    o = cJSON_Parse("{\"a\":[\"0123456789012345678901234567890123456789012345678901234567890123456789\"],"
+                    "\"b\":\"ok\"}");
+    assert_true(jsonobj_has_long_string(o, 60));
+    assert_int_equal(jsonobj_cap_strings(o, 60), 1);
+    assert_false(jsonobj_has_long_string(o, 60));
+    assert_string_equal(cJSON_GetObjectItem(o, "b")->valuestring, "ok");
+    cJSON_Delete(o);
+}
+
 static void test_xalloc(void **state)
 {
     char *a = xstrdup("abc"), *b = xstrndup("abcdef", 2);
@@ -212,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_strbuf_cap),
         cmocka_unit_test(test_strbuf_cut),
         cmocka_unit_test(test_utf8_cuts),
+        cmocka_unit_test(test_utf8_valid_and_cap),
         cmocka_unit_test(test_xalloc),
         cmocka_unit_test(test_rfc3339),
         cmocka_unit_test(test_jsonw),
