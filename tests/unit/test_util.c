@@ -17,6 +17,7 @@
 #include "util/jsonw.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
+#include "util/url.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -228,6 +229,52 @@ static void test_utf8_valid_and_cap(void **state)
     cJSON_Delete(o);
 }
 
+/* Credentials in git URLs: refused forms, kept forms, the masked text;
+ * prefixes at a boundary; plain text only. */
+static void test_url(void **state)
+{
+    static const char *const secret[] = {
+        "https://user:TOKEN@host/o/r.git", "https://TOKEN@host/o/r.git", "HTTP://TOKEN@host/r",
+        "ssh://git:TOKEN@host/r", "user:TOKEN@host:o/r.git", "https://host/r?access_token=TOKEN",
+        "https://host/r?a=1&private_token=TOKEN", "https://host/r?token=TOKEN#x",
+        "https://u%3ATOKEN@host/r", "git://host/r#auth=TOKEN", NULL};
+    static const char *const fine[] = {"ssh://git@host/o/r.git", "git@github.com:o/r.git",
+                                       "https://host/o/r.git", "/srv/a:b@c", "file:///srv/r",
+                                       "https://host/r?ref=main", "git@host:o/r@v2", NULL};
+    char m[256];
+    (void)state;
+    for (int i = 0; secret[i]; i++) {
+        assert_int_equal(url_has_credential(secret[i]), 1);
+        url_mask(m, sizeof(m), secret[i]);
+        assert_null(strstr(m, "TOKEN"));
+        assert_non_null(strstr(m, "***"));
+    }
+    for (int i = 0; fine[i]; i++) {
+        assert_int_equal(url_has_credential(fine[i]), 0);
+        assert_string_equal(url_mask(m, sizeof(m), fine[i]), fine[i]);
+    }
+    assert_string_equal(url_mask(m, sizeof(m), "https://alice:pw@h/r"), "https://***@h/r");
+    assert_string_equal(url_mask(m, sizeof(m), "ssh://git:pw@h/r"), "ssh://git:***@h/r");
+    assert_string_equal(url_mask(m, sizeof(m), "https://h/r?x=1&token=abc&y=2"),
+                        "https://h/r?x=1&token=***&y=2");
+    assert_true(url_under_prefix("https://h/team/r.git", "https://h/team/"));
+    assert_true(url_under_prefix("https://h/team/r.git", "https://h/team"));
+    assert_false(url_under_prefix("https://h/team-evil/r.git", "https://h/team"));
+    assert_false(url_under_prefix("https://h.evil/r", "https://h"));
+    assert_true(url_under_prefix("git@h:team/r", "git@h:team/"));
+    assert_true(url_is_plain("https://h/team/r.git"));
+    assert_false(url_is_plain("https://h/team/../x"));
+    assert_false(url_is_plain("https://h/team/%2e%2E/x"));
+    assert_false(url_is_plain("git@h:../x"));
+    assert_false(url_is_plain("https://h/team/..%2fx"));
+    assert_false(url_is_plain("https://h/a\\b"));
+    assert_true(url_path_under("/usr/bin", "/usr", m, sizeof(m)));
+    assert_true(url_path_under("/usr", "/usr", NULL, 0));
+    assert_false(url_path_under("/usr/../etc", "/usr", NULL, 0));
+    assert_false(url_path_under("/usr", "/us", NULL, 0));
+    assert_false(url_path_under("/nonexistent-x", "/", NULL, 0));
+}
+
 static void test_xalloc(void **state)
 {
     char *a = xstrdup("abc"), *b = xstrndup("abcdef", 2);
@@ -252,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_strbuf_cut),
         cmocka_unit_test(test_utf8_cuts),
         cmocka_unit_test(test_utf8_valid_and_cap),
+        cmocka_unit_test(test_url),
         cmocka_unit_test(test_xalloc),
         cmocka_unit_test(test_rfc3339),
         cmocka_unit_test(test_jsonw),
