@@ -160,6 +160,26 @@ static int output_judge(struct gate_result *out, const struct gate_spec *g, cons
     return 0;
 }
 
+/* The output made valid UTF-8 in place, each invalid byte replaced by
+ * U+FFFD and a last line saying how many were: what a gate prints is
+ * stored (its tail, its test cases) on either backend. */
+static void valid_text(strbuf *out)
+{
+    strbuf clean = STRBUF_INIT;
+    size_t bad = utf8_invalid_count(strbuf_cstr(out), out->len);
+
+    if (bad == 0)
+        return;
+    strbuf_init(&clean, out->len * 3 + 128);
+    if (utf8_sanitize(&clean, strbuf_cstr(out), out->len, NULL) != 0 ||
+        strbuf_addf(&clean, "%s[goald: %zu invalid UTF-8 byte%s replaced]\n",
+                    clean.len && clean.buf[clean.len - 1] != '\n' ? "\n" : "", bad,
+                    bad == 1 ? "" : "s") != 0)
+        abort(); /* a broken invariant: the cap above holds every replacement */
+    strbuf_release(out);
+    *out = clean;
+}
+
 /* The gate.completed event of out. */
 static void gate_event(const struct gates_ctx *ctx, const struct gate_spec *g,
                        const struct gate_result *out)
@@ -218,7 +238,10 @@ int gates_run_at(const struct gates_ctx *ctx, const struct gate_spec *g, const c
         strbuf_add_cut(&full, res.out.data ? res.out.data : "", res.out.len); /* a tail */
     }
     unlink(spill);
-    strbuf_init(&red, GATE_SPILL_MAX * 2);
+    valid_text(&full);
+    /* room for the redactions of what may be three times the spill (each
+     * invalid byte replaced by three) */
+    strbuf_init(&red, (full.len > GATE_SPILL_MAX ? full.len : GATE_SPILL_MAX) * 2);
     redact_text(&red, strbuf_cstr(&full), full.len, NULL);
     rc = output_judge(out, g, root_src ? root_src : root, &red);
     strbuf_release(&red);

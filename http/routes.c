@@ -19,6 +19,7 @@
 #include "lifecycle/views.h"
 #include "store/escalation.h"
 #include "store/goal.h"
+#include "util/config.h"
 #include "util/err.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -219,7 +220,9 @@ static void answer_submit_invalid(struct http_answer *ans, const char *errs)
     http_answer_json(ans, 422, o);
 }
 
-/* POST /v1/goals: the goal JSON as submit takes it: 201 {"id"}. */
+/* POST /v1/goals: the goal JSON as submit takes it: 201 {"id"}; 403 when
+ * it names a repository or a remote outside http.repos / http.remotes
+ * (or http.repos is empty). */
 static void post_goal(struct http_req *r, char seg[][256], struct http_answer *ans)
 {
     strbuf errs = STRBUF_INIT, warns = STRBUF_INIT;
@@ -231,7 +234,11 @@ static void post_goal(struct http_req *r, char seg[][256], struct http_answer *a
     (void)seg;
     strbuf_init(&errs, 1 << 20);
     strbuf_init(&warns, 1 << 16);
-    rc = intake_parse_all(&g, strbuf_cstr(&r->body), r->body.len, "body", &errs, &warns);
+    rc = intake_parse_api(&g, strbuf_cstr(&r->body), r->body.len, "body", &errs, &warns);
+    if (rc == ERR_POLICY) {
+        http_answer_error(ans, 403, "forbidden", NULL, "%s", err_last());
+        goto out;
+    }
     if (rc && errs.len == 0) {
         http_answer_error(ans, 400, "bad_request", NULL, "%s", err_last());
         goto out;
@@ -255,6 +262,24 @@ out:
     store_goal_free(g);
     strbuf_release(&errs);
     strbuf_release(&warns);
+}
+
+/* GET /v1/intake: where a goal submitted here may reach, for the
+ * dashboard's submit form: {"submit", "repos", "remotes"} (http.repos and
+ * http.remotes, which hold no credential: util/config.c refuses one). */
+static void get_intake(struct http_req *r, char seg[][256], struct http_answer *ans)
+{
+    const cJSON *repos = config_json(CFG_HTTP_REPOS), *remotes = config_json(CFG_HTTP_REMOTES);
+    cJSON *o = xcheck(cJSON_CreateObject());
+
+    (void)r;
+    (void)seg;
+    cJSON_AddBoolToObject(o, "submit", cJSON_GetArraySize(repos) > 0);
+    cJSON_AddItemToObject(o, "repos", repos ? xcheck(cJSON_Duplicate(repos, 1))
+                                            : xcheck(cJSON_CreateArray()));
+    cJSON_AddItemToObject(o, "remotes", remotes ? xcheck(cJSON_Duplicate(remotes, 1))
+                                                : xcheck(cJSON_CreateArray()));
+    http_answer_json(ans, 200, o);
 }
 
 /* POST /v1/goals/{id}/cancel: 409 when it already ended. */
@@ -369,6 +394,7 @@ static const struct route {
     {"GET", "/v1/status", SCOPE_READ, get_status},
     {"GET", "/v1/goals", SCOPE_READ, get_goals},
     {"POST", "/v1/goals", SCOPE_SUBMIT, post_goal},
+    {"GET", "/v1/intake", SCOPE_READ, get_intake},
     {"GET", "/v1/goals/{}", SCOPE_READ, get_goal},
     {"GET", "/v1/goals/{}/items/{}", SCOPE_READ, get_item},
     {"POST", "/v1/goals/{}/cancel", SCOPE_SUBMIT, post_cancel},

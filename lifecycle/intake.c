@@ -16,6 +16,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "util/err.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
+#include "util/url.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 #include "vcs/clone.h"
@@ -54,7 +56,15 @@ struct ctx {
     strbuf *errs;
     int nerr;
     char first[ERR_MSG_MAX];
+    /* a goal from the HTTP API: its repo path as resolved under http.repos
+     * (intake_parse_api), probed and stored instead of the text given */
+    char repo_real[PATH_MAX];
 };
+
+/* The message of a URL holding a credential: the URL shown masked. */
+#define CREDENTIAL_MSG                                                                             \
+    "holds a credential (%s): give it to goald in the environment variable vcs.push_token_env "  \
+    "or forge.token_env names (docs/publishing.md), not in the URL"
 
 /* Describe a JSON value for "got ..." in messages, capped. */
 static void describe(char *out, size_t n, const cJSON *v)
@@ -300,6 +310,11 @@ static int check_publish(const struct ctx *c, const cJSON *v)
     if ((f = cJSON_GetObjectItemCaseSensitive(v, "remote")) &&
         (!cJSON_IsString(f) || is_blank(f->valuestring)))
         return fail(c, "publish.remote", f, "expected a non-empty string");
+    if (f && url_has_credential(f->valuestring)) {
+        char shown[256];
+        return fail(c, "publish.remote", NULL, CREDENTIAL_MSG,
+                    url_mask(shown, sizeof(shown), f->valuestring));
+    }
     return 0;
 }
 
@@ -482,6 +497,13 @@ static void field_repo(struct ctx *c, const cJSON *root, struct goal *g)
             fail(c, "base_branch", NULL, "needs \"repo\"");
         return;
     }
+    if (url_has_credential(s)) {
+        char shown[256];
+        fail(c, "repo", NULL, CREDENTIAL_MSG, url_mask(shown, sizeof(shown), s));
+        return;
+    }
+    if (c->repo_real[0])
+        s = c->repo_real; /* what http.repos admitted, symbolic links resolved */
     if (vcs_repo_is_url(s)) {
         if (!g->base_branch && !cJSON_GetObjectItemCaseSensitive(root, "base_branch"))
             fail(c, "base_branch", NULL, "required with a git URL as \"repo\"");
@@ -599,16 +621,106 @@ static void (*const fields[])(struct ctx *c, const cJSON *root, struct goal *g) 
     field_actions,     field_schedule, field_publish,
 };
 
-int intake_parse_all(struct goal **out, const char *text, size_t len, const char *fname,
-                     strbuf *errors, strbuf *warnings)
+/* The allowed roots of key, joined with ", " into out ("none" when empty). */
+static const char *roots_list(char *out, size_t n, enum cfg_key key)
 {
-    struct ctx c = {fname, errors, 0, ""};
+    const cJSON *it;
+    size_t o = 0;
+
+    out[0] = '\0';
+    cJSON_ArrayForEach(it, config_json(key))
+    {
+        const char *r = cJSON_GetStringValue(it);
+        int k;
+        if (!r)
+            continue;
+        k = snprintf(out + o, n - o, "%s%s", o ? ", " : "", r);
+        if (k < 0 || (size_t)k >= n - o)
+            break; /* shown in a message: the list ends at its buffer */
+        o += (size_t)k;
+    }
+    return o ? out : "none";
+}
+
+/* One value of a goal from the HTTP API (its repo, or publish.remote as a
+ * path or URL) against the roots of key (http.repos, http.remotes): a
+ * folder admits a path beneath it, compared resolved (real, when not
+ * NULL, gets the resolved path); a URL prefix admits a plain URL starting
+ * with it at a boundary (util/url.h).  0, or ERR_POLICY naming the
+ * setting; the message never says whether a refused path exists. */
+static int confine_one(const char *fname, const char *field, const char *v, enum cfg_key key,
+                       char *real, size_t n)
+{
+    const cJSON *it;
+    char shown[256], list[512];
+    int url = vcs_repo_is_url(v);
+
+    cJSON_ArrayForEach(it, config_json(key))
+    {
+        const char *r = cJSON_GetStringValue(it);
+        if (!r)
+            continue;
+        if (r[0] == '/' && !url && url_path_under(v, r, real, n))
+            return 0;
+        if (r[0] != '/' && url && url_is_plain(v) && url_under_prefix(v, r))
+            return 0;
+    }
+    if (real)
+        real[0] = '\0';
+    return err_set(ERR_POLICY,
+                   "%s: %s: \"%s\" is not under %s, the %s a goal submitted over HTTP may "
+                   "name (allowed: %s; an existing folder, symbolic links followed, or a URL "
+                   "without . or .. segments)",
+                   fname, field, url_mask(shown, sizeof(shown), v), config_defs[key].name,
+                   key == CFG_HTTP_REPOS ? "repositories" : "remotes to publish to",
+                   roots_list(list, sizeof(list), key));
+}
+
+/* A goal from the HTTP API names only what the operator allowed: its
+ * repo under http.repos, publish.remote (a path or a URL: a remote's name
+ * is one the repository's own configuration gives) under http.remotes.
+ * A value holding a credential, or not a string, is left to the field
+ * pass, which refuses it with its own message. */
+static int confine(struct ctx *c, const cJSON *root)
+{
+    const char *repo = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "repo"));
+    const cJSON *pub = cJSON_GetObjectItemCaseSensitive(root, "publish");
+    const char *remote =
+        cJSON_GetStringValue(cJSON_IsObject(pub) ? cJSON_GetObjectItemCaseSensitive(pub, "remote")
+                                                 : NULL);
+    int rc;
+
+    if (repo && !is_blank(repo) && !url_has_credential(repo) &&
+        (rc = confine_one(c->fname, "repo", repo, CFG_HTTP_REPOS, c->repo_real,
+                          sizeof(c->repo_real))) != 0)
+        return rc;
+    if (remote && !is_blank(remote) && !url_has_credential(remote) &&
+        (strchr(remote, '/') || strchr(remote, ':')))
+        return confine_one(c->fname, "publish.remote", remote, CFG_HTTP_REMOTES, NULL, 0);
+    return 0;
+}
+
+/* Parse and check a goal (intake_parse_all); api: it came over the HTTP
+ * API, confined to http.repos and http.remotes before any field is
+ * looked at (no repository outside them is even opened). */
+static int parse_goal(struct goal **out, const char *text, size_t len, const char *fname,
+                      strbuf *errors, strbuf *warnings, int api)
+{
+    struct ctx c = {fname, errors, 0, "", ""};
     cJSON *root = NULL;
     struct goal *g = NULL;
     int rc;
 
+    if (api && cJSON_GetArraySize(config_json(CFG_HTTP_REPOS)) == 0)
+        return err_set(ERR_POLICY, "submitting goals over HTTP is off: http.repos is empty (the "
+                                   "operator sets it to the folders and URL prefixes goals "
+                                   "submitted over HTTP may name)");
     if ((rc = parse_text(&root, text, len, fname)) != 0)
         return rc;
+    if (api && (rc = confine(&c, root)) != 0) {
+        cJSON_Delete(root);
+        return rc;
+    }
     /* every field is checked; the errors are collected (struct ctx) */
     check_keys(&c, root, "", top_keys);
 
@@ -640,6 +752,18 @@ out:
     store_goal_free(g);
     cJSON_Delete(root);
     return rc;
+}
+
+int intake_parse_all(struct goal **out, const char *text, size_t len, const char *fname,
+                     strbuf *errors, strbuf *warnings)
+{
+    return parse_goal(out, text, len, fname, errors, warnings, 0);
+}
+
+int intake_parse_api(struct goal **out, const char *text, size_t len, const char *fname,
+                     strbuf *errors, strbuf *warnings)
+{
+    return parse_goal(out, text, len, fname, errors, warnings, 1);
 }
 
 int intake_submit(store *st, struct goal *g, char id_out[ID_SIZE])

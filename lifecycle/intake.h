@@ -38,6 +38,15 @@ int intake_parse(struct goal **out, const char *text, size_t len, const char *fn
 int intake_parse_all(struct goal **out, const char *text, size_t len, const char *fname,
                      strbuf *errors, strbuf *warnings);
 
+/* The same for a goal submitted over the HTTP API: its repo must lie
+ * under http.repos and its publish.remote (a path or a URL) under
+ * http.remotes, checked before anything is opened; ERR_POLICY (the
+ * message names the setting) when it does not, or when http.repos is
+ * empty.  A repository path is stored resolved (symbolic links
+ * followed), as it was admitted. */
+int intake_parse_api(struct goal **out, const char *text, size_t len, const char *fname,
+                     strbuf *errors, strbuf *warnings);
+
 /* Give g an id (and its branch name when it has a repo), insert it as
  * `queued` with the event goal.submitted, in one transaction.  id_out
  * receives the id. */

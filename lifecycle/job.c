@@ -24,8 +24,10 @@
 #include "util/err.h"
 #include "util/fault.h"
 #include "util/hash.h"
+#include "util/jsonobj.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 int job_fail(struct job_ctx *j, const char *cls, const char *fmt, ...)
@@ -218,6 +220,10 @@ int job_try_json(struct job_ctx *j, const char *stage, const char *system, const
         *answer = NULL;
         *cls = "invalid_response";
         rc = err_set(ERR_FAIL, "%s: the answer is not a JSON object", stage);
+    } else {
+        /* every text the model chose (a finding, an item's description, a
+         * question) is kept at most UTF8_TEXT_MAX bytes, with a note */
+        jsonobj_cap_strings(*answer, UTF8_TEXT_MAX);
     }
 out:
     llm_response_release(&resp);

@@ -110,7 +110,9 @@ static int run_gates(struct exec_state *x, struct tool_result *res)
 }
 
 /* A control tool (complete, ask_human): its key argument, a non-empty
- * string, replaces *field; *flag is set and res answers with reply. */
+ * string, replaces *field, capped at UTF8_TEXT_MAX bytes with a note
+ * (it becomes an event, a column, a commit message); *flag is set and
+ * res answers with reply. */
 static int hook_record(struct tool_result *res, const cJSON *args, const char *tool,
                        const char *key, char **field, int *flag, const char *reply)
 {
@@ -120,7 +122,7 @@ static int hook_record(struct tool_result *res, const cJSON *args, const char *t
         return tool_fail(res, TOOL_VALIDATION, "%s: %s: expected a non-empty string", tool,
                          key);
     free(*field);
-    *field = xstrdup(v);
+    *field = utf8_cap_dup(v, strlen(v), UTF8_TEXT_MAX);
     *flag = 1;
     res->ok = 1;
     strbuf_adds_cut(&res->output, reply);

@@ -7,7 +7,9 @@
 
 #include "store/internal.h"
 #include "util/err.h"
+#include "util/jsonobj.h"
 #include "util/timeutil.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 /* A member of a row struct and the column that fills it (store_fields_fill()). */
@@ -30,7 +32,13 @@ int store_event_add(store *st, const char *goal_id, const char *item_id, const c
     char *text = NULL;
     int rc;
 
-    if (payload) {
+    if (payload && jsonobj_has_long_string(payload, UTF8_TEXT_MAX)) {
+        /* one event never carries a text past the cap, whoever wrote it */
+        cJSON *capped = xcheck(cJSON_Duplicate(payload, 1));
+        jsonobj_cap_strings(capped, UTF8_TEXT_MAX);
+        text = xcheck(cJSON_PrintUnformatted(capped));
+        cJSON_Delete(capped);
+    } else if (payload) {
         text = xcheck(cJSON_PrintUnformatted(payload));
     }
     rc = store_event_add_raw(st, goal_id, item_id, run_id, type, text, seq_out);

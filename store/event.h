@@ -16,7 +16,9 @@
 struct cJSON;
 
 /* Append an event.  Any id may be NULL.  payload may be NULL ({}); it is
- * borrowed.  *seq_out (may be NULL) receives the event id. */
+ * borrowed.  A string in it longer than UTF8_TEXT_MAX bytes (util/utf8.h)
+ * is stored cut, with a note saying so.  *seq_out (may be NULL) receives
+ * the event id. */
 int store_event_add(store *st, const char *goal_id, const char *item_id, const char *run_id,
                     const char *type, const struct cJSON *payload,
                     int64_t *seq_out) GOALD_MUST_CHECK;

@@ -14,7 +14,9 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/id.h"
+#include "util/strbuf.h"
 #include "util/timeutil.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 int store_err(store *st, const char *what)
@@ -193,9 +195,26 @@ int store_changes(store_stmt *s)
     return s->st->be->changes(s);
 }
 
+/* Every text bound is valid UTF-8, on both backends: PostgreSQL refuses a
+ * text with an invalid byte (the whole write fails), SQLite would keep it
+ * and hand it to every JSON reader.  Each invalid byte becomes U+FFFD;
+ * the producers that know what the text is (a gate's or a tool's output)
+ * say so in the text itself before it gets here. */
 void store_bind_text(store_stmt *s, int i, const char *v)
 {
-    s->st->be->bind(s, i, &STORE_TEXT(v));
+    strbuf clean = STRBUF_INIT;
+    size_t len = v ? strlen(v) : 0;
+
+    if (!v || utf8_invalid_count(v, len) == 0) {
+        s->st->be->bind(s, i, &STORE_TEXT(v));
+        return;
+    }
+    /* at most 3 bytes for each one: the cap cannot be reached */
+    strbuf_init(&clean, len * 3 + 1);
+    if (utf8_sanitize(&clean, v, len, NULL) != 0)
+        abort(); /* a broken invariant: the cap above holds every replacement */
+    s->st->be->bind(s, i, &STORE_TEXT(strbuf_cstr(&clean)));
+    strbuf_release(&clean);
 }
 
 void store_bind_i64(store_stmt *s, int i, int64_t v)

@@ -27,6 +27,7 @@
 #include "util/jsonobj.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 #define TOOL_MAX 32
@@ -443,7 +444,7 @@ static void add_args(cJSON *p, const cJSON *args, const char *args_json)
     if (len > 16 * EVENT_ARGS_MAX)
         len = utf8_floor(src, len, 16 * EVENT_ARGS_MAX);
     if (redact_text(&red, src, len, NULL) != 0 ||
-        utf8_sanitize(&clean, strbuf_cstr(&red), red.len) != 0) {
+        utf8_sanitize(&clean, strbuf_cstr(&red), red.len, NULL) != 0) {
         strbuf_reset(&clean); /* never the unchecked text */
         src = REDACTED;
     } else {
@@ -467,13 +468,19 @@ static void add_args(cJSON *p, const cJSON *args, const char *args_json)
 static void finish_output(struct tool_result *res)
 {
     strbuf red = STRBUF_INIT, clean = STRBUF_INIT;
+    size_t bad = 0;
     int n = 0;
 
     if (res->total_bytes == 0 && res->total_lines == 0 && res->output.len) {
         res->total_bytes = (int64_t)res->output.len;
         res->total_lines = (int64_t)text_lines(res->output.buf, res->output.len);
     }
-    if (utf8_sanitize(&clean, strbuf_cstr(&res->output), res->output.len) != 0 ||
+    /* valid UTF-8 with a note saying what was replaced: the output is
+     * shown to the model and may be stored (either backend takes it) */
+    if (utf8_sanitize(&clean, strbuf_cstr(&res->output), res->output.len, &bad) != 0 ||
+        (bad && strbuf_addf(&clean, "%s[goald: %zu invalid UTF-8 byte%s replaced]\n",
+                            clean.len && clean.buf[clean.len - 1] != '\n' ? "\n" : "", bad,
+                            bad == 1 ? "" : "s") != 0) ||
         redact_text(&red, strbuf_cstr(&clean), clean.len, &n) != 0) {
         strbuf_reset(&red);
         n = 0;

@@ -91,36 +91,6 @@ void truncate_tail(struct trunc *t, const char *s, size_t len, size_t max_lines,
     t->lines = lines;
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static size_t utf8_seq(const char *s, size_t len)
-{
-    uint32_t cp;
-
-    if (s[0] == 0)
-        return 0; /* NUL cannot travel in a JSON string made with strlen */
-    return utf8_decode(s, len, &cp);
-}
-
-int utf8_sanitize(strbuf *out, const char *s, size_t len)
-{
-    size_t i = 0, run = 0;
-    int rc;
-
-    while (i < len) {
-        size_t k = utf8_seq(s + i, len - i);
-        if (k) {
-            i += k;
-            continue;
-        }
-        if ((rc = strbuf_add(out, s + run, i - run)) != 0 ||
-            (rc = strbuf_add(out, "\xEF\xBF\xBD", 3)) != 0)
-            return rc;
-        i++;
-        run = i;
-    }
-    return strbuf_add(out, s + run, len - run);
-}
-
 size_t utf8_prefix_chars(const char *s, size_t len, size_t max_chars)
 {
     /* continuation bytes at the start belong to no character */

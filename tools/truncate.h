@@ -36,9 +36,6 @@ void truncate_head(struct trunc *t, const char *s, size_t len, size_t max_lines,
 /* Keep the tail: whole lines from the end. */
 void truncate_tail(struct trunc *t, const char *s, size_t len, size_t max_lines, size_t max_bytes);
 
-/* Append s[0..len) to out replacing invalid UTF-8 and NUL bytes with U+FFFD. */
-int utf8_sanitize(strbuf *out, const char *s, size_t len);
-
 /* Bytes of the first max_chars characters of s[0..len). */
 size_t utf8_prefix_chars(const char *s, size_t len, size_t max_chars);
 

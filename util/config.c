@@ -13,6 +13,7 @@
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/strbuf.h"
+#include "util/url.h"
 #include "util/xalloc.h"
 
 #define NOB 1, 0 /* no bounds */
@@ -273,6 +274,13 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                                      "Retry-After"},
     [CFG_HTTP_MAX_CONNECTIONS] = {"http.max_connections", CFG_INT, "64", NULL, 1, 4096,
                                   "connections served at once (one thread each)"},
+    [CFG_HTTP_REPOS] = {"http.repos", CFG_JSON, "[]", NULL, NOB,
+                        "where a goal submitted over HTTP may name its repo: [\"/srv/repos\", "
+                        "\"https://git.example.com/team/\"], folders (symbolic links followed) and "
+                        "URL prefixes; empty: POST /v1/goals is refused (403)"},
+    [CFG_HTTP_REMOTES] = {"http.remotes", CFG_JSON, "[]", NULL, NOB,
+                          "where a goal submitted over HTTP may push (publish.remote as a URL "
+                          "or a path): URL prefixes and folders, as http.repos; empty: none"},
 };
 
 struct cfg_val {
@@ -309,6 +317,34 @@ const char *config_env_name(enum cfg_key k, char *buf, size_t n)
         buf[o++] = name[i] == '.' ? '_' : (char)toupper((unsigned char)name[i]);
     buf[o < n ? o : n - 1] = '\0';
     return buf;
+}
+
+/* http.repos, http.remotes: an array of absolute folders and URL
+ * prefixes, none holding a credential (the list is shown by the API). */
+static int check_roots(const cJSON *j, const char *where)
+{
+    const cJSON *it;
+    char shown[256];
+    int i = 0;
+
+    if (!cJSON_IsArray(j))
+        return err_set(ERR_INVALID, "%s: expected an array of folders and URL prefixes", where);
+    cJSON_ArrayForEach(it, j)
+    {
+        const char *s = cJSON_GetStringValue(it);
+        if (!s || (s[0] != '/' && !strchr(s, ':')))
+            return err_set(ERR_INVALID,
+                           "%s[%d]: expected an absolute folder or a URL prefix (scheme://host/ "
+                           "or user@host:)",
+                           where, i);
+        if (url_has_credential(s))
+            return err_set(ERR_INVALID,
+                           "%s[%d]: holds a credential (%s): give it to goald in the environment "
+                           "variable vcs.push_token_env or forge.token_env names, not in the URL",
+                           where, i, url_mask(shown, sizeof(shown), s));
+        i++;
+    }
+    return 0;
 }
 
 /* Parse text into v according to the entry.  where names the source for
@@ -368,6 +404,11 @@ static int val_from_text(struct cfg_val *v, enum cfg_key k, const char *text, co
         v->j = cJSON_Parse(text);
         if (!v->j)
             return err_set(ERR_INVALID, "%s: expected JSON", where);
+        if ((k == CFG_HTTP_REPOS || k == CFG_HTTP_REMOTES) && check_roots(v->j, where) != 0) {
+            cJSON_Delete(v->j);
+            v->j = NULL;
+            return ERR_INVALID;
+        }
         break;
     }
     v->s = xstrdup(text);

@@ -323,7 +323,21 @@
         el('span', {class: 'error', 'data-error-for': f.name})));
     });
     var button = el('button', {type: 'submit', class: 'primary', text: 'Submit goal'});
-    var form = el('form', {class: 'stack', id: 'submit', novalidate: 'novalidate'}, fields, general, button);
+    var roots = el('p', {class: 'muted', id: 'submit-roots'});
+    var form = el('form', {class: 'stack', id: 'submit', novalidate: 'novalidate'}, roots, fields, general, button);
+    /* what this server lets a submitted goal reach (http.repos, http.remotes) */
+    api('GET', '/v1/intake').then(function (r) {
+      if (r.status !== 200 || !r.body) return;
+      if (!r.body.submit) {
+        roots.className = 'error';
+        roots.textContent = 'Submitting goals here is off: the operator has not set http.repos.';
+        button.disabled = true;
+        return;
+      }
+      roots.textContent = 'Repositories this server accepts: under ' + r.body.repos.join(', ') +
+        '. Publish remotes (as a path or URL): ' +
+        (r.body.remotes.length ? 'under ' + r.body.remotes.join(', ') : 'none; a remote name only') + '.';
+    });
     form.addEventListener('submit', function (e) {
       e.preventDefault();
       showFieldErrors(form, general, []);

@@ -104,6 +104,10 @@ async function noInjection(page, where, texts) {
     await page.$eval('#f-title', (e) => { e.value = ''; });
     await page.$eval('#f-budget-max_tokens', (e) => { e.value = ''; });
 
+    step('the form says which repositories this server accepts');
+    await page.waitForFunction((r) => (document.querySelector('#submit-roots')?.textContent || '').includes(r),
+      {}, process.env.GOALD_REPO);
+
     step('submit a goal through the form');
     await page.type('#f-title', HOSTILE_TITLE);
     await page.type('#f-description', 'multiply two numbers');

@@ -79,7 +79,8 @@ run "$G" submit "$T/g1.json"; expect_rc 0 "submit goal 1"
 
 "$G" daemon >"$T/daemon.out" 2>"$T/daemon.err" &
 DAEMON=$!
-"$G" serve --listen 127.0.0.1:0 >"$T/serve.out" 2>"$T/serve.err" &
+# the page's goal names $R: the one repository API goals may name here
+GOALD_HTTP_REPOS=$(jq -nc --arg r "$R" '[$r]') "$G" serve --listen 127.0.0.1:0 >"$T/serve.out" 2>"$T/serve.err" &
 SERVE=$!
 FAKE_PIDS="$DAEMON $SERVE"
 wait_diag() { tail -5 "$T/daemon.err" "$T/serve.err"; }

@@ -104,10 +104,20 @@ def security_headers(h):
     assert "Access-Control-Allow-Origin" not in h
 
 
+# where API goals may reach (http.repos, http.remotes): folders of the
+# test's own and URL prefixes
+def roots(tmp):
+    for d in ("repos", "remotes"):
+        os.makedirs(os.path.join(tmp, d), exist_ok=True)
+    return {"repos": [os.path.join(tmp, "repos"), "https://git.example.com/team/",
+                      "ssh://git@git.example.com/team/", "git@git.example.com:team/"],
+            "remotes": [os.path.join(tmp, "remotes"), "https://git.example.com/team"]}
+
+
 @pytest.fixture
 def srv():
     tmp = tempfile.mkdtemp(prefix="goald-http-")
-    s = Server(tmp, config={"http": {"rate_limit_per_min": 1000, "max_body_kb": 64}})
+    s = Server(tmp, config={"http": {"rate_limit_per_min": 1000, "max_body_kb": 64, **roots(tmp)}})
     goald(s.env, "migrate")
     s.start()
     yield s
@@ -191,6 +201,8 @@ def test_endpoints(srv):
     st, _ = call(srv, "/v1/status", "/v1/status", reader)
     assert st["daemon"]["state"] == "not running" and st["open_escalations"] == 0
     assert set(st) == set(json.loads(goald(srv.env, "status", "--json", check=False).stdout))
+    intake, _ = call(srv, "/v1/intake", "/v1/intake", reader)
+    assert intake["submit"] is True and intake["repos"][0] == os.path.join(srv.tmp, "repos")
     spec, _ = call(srv, "/v1/openapi.json", "/v1/openapi.json", reader)
     assert spec == SPEC
     # every write is an event naming the token (id and name, never the secret)
@@ -225,6 +237,130 @@ def test_submit_errors_name_fields(srv):
     for e in o["error"]["errors"]:
         assert e["message"].split(": ", 1)[1] in r.stderr.replace("\n       ", " ")
     call(srv, "/v1/goals", "/v1/goals", tok, "POST", raw=b"not json", want=400)
+
+
+def git_repo(path):
+    os.makedirs(path, exist_ok=True)
+    for args in (["init", "-q", "-b", "main"], ["config", "user.email", "t@example.com"],
+                 ["config", "user.name", "t"], ["commit", "-q", "--allow-empty", "-m", "init"]):
+        subprocess.run(["git", "-C", path, *args], check=True, capture_output=True)
+    return path
+
+
+def goal_count(s):
+    return s.db().execute("SELECT count(*) FROM goals").fetchone()[0]
+
+
+def test_submit_confined_to_roots(srv):
+    """A submit token reaches only the repositories under http.repos and the
+    remotes under http.remotes; the CLI is not confined."""
+    tok = srv.token("submit")
+    t = srv.tmp
+    inside = git_repo(os.path.join(t, "repos", "in"))
+    outside = git_repo(os.path.join(t, "outside", "r"))
+    git_repo(os.path.join(t, "repos-evil", "r"))
+    os.symlink(outside, os.path.join(t, "repos", "link"))
+    bare = os.path.join(t, "remotes", "b.git")
+    subprocess.run(["git", "init", "-q", "--bare", bare], check=True)
+    refused = [
+        ({"repo": outside}, "http.repos"),
+        ({"repo": os.path.join(t, "repos-evil", "r")}, "http.repos"),
+        ({"repo": os.path.join(t, "repos", "..", "outside", "r")}, "http.repos"),
+        ({"repo": os.path.join(t, "repos", "link")}, "http.repos"),  # a link out of the root
+        ({"repo": "/etc"}, "http.repos"),
+        ({"repo": "/nonexistent/x"}, "http.repos"),
+        ({"repo": "https://git.example.com/team-evil/r.git", "base_branch": "main"}, "http.repos"),
+        ({"repo": "https://git.example.com/team/../evil/r.git", "base_branch": "main"}, "http.repos"),
+        ({"repo": "https://git.example.com/team/%2e%2e/evil/r.git", "base_branch": "main"},
+         "http.repos"),
+        ({"repo": inside, "publish": {"push": True, "remote": "https://git.example.com/team-evil/r"}},
+         "http.remotes"),
+        ({"repo": inside, "publish": {"push": True, "remote": "https://evil.example/x.git"}},
+         "http.remotes"),
+        ({"repo": inside, "publish": {"push": True, "remote": os.path.join(t, "outside", "r")}},
+         "http.remotes"),
+        ({"repo": inside, "publish": {"push": True, "remote": "file://" + outside}}, "http.remotes"),
+    ]
+    for body, setting in refused:
+        o, _ = call(srv, "/v1/goals", "/v1/goals", tok, "POST", {"title": "t", **body}, 403)
+        assert setting in o["error"]["message"], (body, o)
+        assert o["error"]["class"] == "forbidden"
+    assert goal_count(srv) == 0, "a refused goal is never stored"
+    accepted = [
+        {"repo": inside},
+        {"repo": os.path.join(t, "repos", ".", "in")},
+        {"repo": "https://git.example.com/team/r.git", "base_branch": "main"},
+        {"repo": "git@git.example.com:team/r.git", "base_branch": "main"},
+        {"repo": inside, "publish": {"push": True, "remote": "https://git.example.com/team/r.git"}},
+        {"repo": inside, "publish": {"push": True, "remote": bare}},
+        {"repo": inside, "publish": {"push": True, "remote": "origin"}},  # the repository's own
+        {},  # no repository at all
+    ]
+    for body in accepted:
+        call(srv, "/v1/goals", "/v1/goals", tok, "POST", {"title": "t", **body}, 201)
+    assert goal_count(srv) == len(accepted)
+    repos = {r for (r,) in srv.db().execute("SELECT repo FROM goals WHERE repo LIKE '/%'")}
+    assert repos == {inside}, repos  # stored resolved
+    # the operator's CLI is not confined
+    path = os.path.join(t, "g.json")
+    with open(path, "w") as f:
+        json.dump({"title": "cli", "repo": outside}, f)
+    goald(srv.env, "submit", path)
+
+
+def test_submit_off_without_roots(tmp_path):
+    s = Server(str(tmp_path))
+    goald(s.env, "migrate")
+    s.start()
+    try:
+        tok = s.token("read,submit")
+        o, _ = call(s, "/v1/goals", "/v1/goals", tok, "POST", {"title": "t"}, 403)
+        assert "http.repos" in o["error"]["message"] and "off" in o["error"]["message"]
+        intake, _ = call(s, "/v1/intake", "/v1/intake", tok)
+        assert intake == {"submit": False, "repos": [], "remotes": []}
+        assert goal_count(s) == 0
+    finally:
+        s.stop()
+
+
+def test_no_credentials_in_urls(srv):
+    """A URL carrying a password or a token is refused by the API and by
+    the CLI, and the secret is nowhere: not in the answer, the database,
+    the server's log nor the CLI's stderr."""
+    tok = srv.token("submit")
+    t = srv.tmp
+    inside = git_repo(os.path.join(t, "repos", "in"))
+    base = {"title": "t", "base_branch": "main"}
+    bodies = [
+        {"repo": "https://user:SECRET1tok@git.example.com/team/r.git"},
+        {"repo": "https://SECRET2tok@git.example.com/team/r.git"},
+        {"repo": "https://git.example.com/team/r.git?access_token=SECRET3tok"},
+        {"repo": "https://git.example.com/team/r.git?private_token=SECRET4tok"},
+        {"repo": "ssh://git:SECRET5tok@git.example.com/team/r.git"},
+        {"repo": "git:SECRET6tok@git.example.com:team/r.git"},
+        {"repo": inside, "publish": {"push": True,
+                                     "remote": "https://x:SECRET7tok@git.example.com/team/r"}},
+        {"repo": inside, "publish": {"push": True,
+                                     "remote": "https://git.example.com/team/r?token=SECRET8tok"}},
+    ]
+    for i, b in enumerate(bodies):
+        o, _ = call(srv, "/v1/goals", "/v1/goals", tok, "POST", {**base, **b}, 422)
+        msg = json.dumps(o)
+        assert "holds a credential" in msg and "forge.token_env" in msg, o
+        assert "tok" not in msg.replace("token", ""), o
+        path = os.path.join(t, f"g{i}.json")
+        with open(path, "w") as f:
+            json.dump({**base, **b}, f)
+        r = goald(srv.env, "submit", path, check=False)
+        assert r.returncode == 2 and "holds a credential" in r.stderr.replace("\n       ", " ")
+        assert "SECRET" not in r.stderr + r.stdout
+    # the user-only forms of ssh stay accepted
+    for repo in ("ssh://git@git.example.com/team/r.git", "git@git.example.com:team/r.git"):
+        call(srv, "/v1/goals", "/v1/goals", tok, "POST", {**base, "repo": repo}, 201)
+    dump = "\n".join(srv.db().iterdump())
+    assert "SECRET" not in dump
+    log = srv.stop()
+    assert "SECRET" not in log
 
 
 def test_auth_and_limits(srv):

@@ -27,6 +27,7 @@
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/utf8.h"
 
 static char root[600];
 static char spill[600];
@@ -111,7 +112,7 @@ static int valid_utf8(const char *s, size_t len)
     strbuf sb = STRBUF_INIT;
     int ok;
 
-    utf8_sanitize(&sb, s, len);
+    assert_int_equal(utf8_sanitize(&sb, s, len, NULL), 0);
     ok = sb.len == len && !memcmp(sb.buf ? sb.buf : "", s, len);
     strbuf_release(&sb);
     return ok;

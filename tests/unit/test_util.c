@@ -13,9 +13,11 @@
 #include "tests/unit/testutil.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/jsonobj.h"
 #include "util/jsonw.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
+#include "util/url.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -189,6 +191,90 @@ static void test_utf8_cuts(void **state)
     assert_int_equal(utf8_decode("\x80", 1, &cp), 0);
 }
 
+/* Invalid bytes counted and replaced; a capped text fits its cap, note
+ * included, cut on a boundary, and is not cut again. */
+static void test_utf8_valid_and_cap(void **state)
+{
+    strbuf sb = STRBUF_INIT;
+    size_t n = 9;
+    char big[100], *c, *again;
+    cJSON *o;
+    (void)state;
+    assert_int_equal(utf8_invalid_count("a\xc3\xa9" "b", 4), 0);
+    assert_int_equal(utf8_invalid_count("a\xff\xfe\xc3", 4), 3);
+    assert_int_equal(utf8_sanitize(&sb, "x\xffy", 3, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(strbuf_cstr(&sb), "x\xef\xbf\xbdy");
+    strbuf_release(&sb);
+    c = utf8_cap_dup("short", 5, 80);
+    assert_string_equal(c, "short");
+    free(c);
+    for (int i = 0; i < 99; i += 2)
+        memcpy(big + i, "\xc3\xa9", 2);
+    big[99] = '\0'; /* 49 characters and a lone lead byte */
+    c = utf8_cap_dup(big, 99, 60);
+    assert_true(strlen(c) <= 60);
+    assert_non_null(strstr(c, " \xe2\x80\xa6 [cut by goald: 99 bytes, kept "));
+    assert_int_equal(utf8_invalid_count(c, strlen(c)), 0);
+    again = utf8_cap_dup(c, strlen(c), 60);
+    assert_string_equal(again, c);
+    free(again);
+    free(c);
+    o = cJSON_Parse("{\"a\":[\"0123456789012345678901234567890123456789012345678901234567890123456789\"],"
+                    "\"b\":\"ok\"}");
+    assert_true(jsonobj_has_long_string(o, 60));
+    assert_int_equal(jsonobj_cap_strings(o, 60), 1);
+    assert_false(jsonobj_has_long_string(o, 60));
+    assert_string_equal(cJSON_GetObjectItem(o, "b")->valuestring, "ok");
+    cJSON_Delete(o);
+}
+
+/* Credentials in git URLs: refused forms, kept forms, the masked text;
+ * prefixes at a boundary; plain text only. */
+static void test_url(void **state)
+{
+    static const char *const secret[] = {
+        "https://user:TOKEN@host/o/r.git", "https://TOKEN@host/o/r.git", "HTTP://TOKEN@host/r",
+        "ssh://git:TOKEN@host/r", "user:TOKEN@host:o/r.git", "https://host/r?access_token=TOKEN",
+        "https://host/r?a=1&private_token=TOKEN", "https://host/r?token=TOKEN#x",
+        "https://u%3ATOKEN@host/r", "git://host/r#auth=TOKEN", NULL};
+    static const char *const fine[] = {"ssh://git@host/o/r.git", "git@github.com:o/r.git",
+                                       "https://host/o/r.git", "/srv/a:b@c", "file:///srv/r",
+                                       "https://host/r?ref=main", "git@host:o/r@v2", NULL};
+    char m[256];
+    (void)state;
+    for (int i = 0; secret[i]; i++) {
+        assert_int_equal(url_has_credential(secret[i]), 1);
+        url_mask(m, sizeof(m), secret[i]);
+        assert_null(strstr(m, "TOKEN"));
+        assert_non_null(strstr(m, "***"));
+    }
+    for (int i = 0; fine[i]; i++) {
+        assert_int_equal(url_has_credential(fine[i]), 0);
+        assert_string_equal(url_mask(m, sizeof(m), fine[i]), fine[i]);
+    }
+    assert_string_equal(url_mask(m, sizeof(m), "https://alice:pw@h/r"), "https://***@h/r");
+    assert_string_equal(url_mask(m, sizeof(m), "ssh://git:pw@h/r"), "ssh://git:***@h/r");
+    assert_string_equal(url_mask(m, sizeof(m), "https://h/r?x=1&token=abc&y=2"),
+                        "https://h/r?x=1&token=***&y=2");
+    assert_true(url_under_prefix("https://h/team/r.git", "https://h/team/"));
+    assert_true(url_under_prefix("https://h/team/r.git", "https://h/team"));
+    assert_false(url_under_prefix("https://h/team-evil/r.git", "https://h/team"));
+    assert_false(url_under_prefix("https://h.evil/r", "https://h"));
+    assert_true(url_under_prefix("git@h:team/r", "git@h:team/"));
+    assert_true(url_is_plain("https://h/team/r.git"));
+    assert_false(url_is_plain("https://h/team/../x"));
+    assert_false(url_is_plain("https://h/team/%2e%2E/x"));
+    assert_false(url_is_plain("git@h:../x"));
+    assert_false(url_is_plain("https://h/team/..%2fx"));
+    assert_false(url_is_plain("https://h/a\\b"));
+    assert_true(url_path_under("/usr/bin", "/usr", m, sizeof(m)));
+    assert_true(url_path_under("/usr", "/usr", NULL, 0));
+    assert_false(url_path_under("/usr/../etc", "/usr", NULL, 0));
+    assert_false(url_path_under("/usr", "/us", NULL, 0));
+    assert_false(url_path_under("/nonexistent-x", "/", NULL, 0));
+}
+
 static void test_xalloc(void **state)
 {
     char *a = xstrdup("abc"), *b = xstrndup("abcdef", 2);
@@ -212,6 +298,8 @@ int main(void)
         cmocka_unit_test(test_strbuf_cap),
         cmocka_unit_test(test_strbuf_cut),
         cmocka_unit_test(test_utf8_cuts),
+        cmocka_unit_test(test_utf8_valid_and_cap),
+        cmocka_unit_test(test_url),
         cmocka_unit_test(test_xalloc),
         cmocka_unit_test(test_rfc3339),
         cmocka_unit_test(test_jsonw),
