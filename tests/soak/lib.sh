@@ -11,6 +11,9 @@ export GOALD_HTTP_RATE_LIMIT_PER_MIN=1000000
 export GOALD_LLM_SCRIPT="$T/script.jsonl"
 script_generic "${SOAK_GOALS:-50}" 0 1 >"$GOALD_LLM_SCRIPT"
 make_project "$SOAK_REPO"
+# goals submitted over HTTP may name the soak's repository
+GOALD_HTTP_REPOS=$(jq -nc --arg r "$SOAK_REPO" '[$r]')
+export GOALD_HTTP_REPOS
 soak() { # soak MODE
     /usr/bin/python3 "$GOALD_SOURCE_DIR/tests/soak/soak.py" "$1" ||
         fail "soak $1 (logs: $T/daemon.log*, $T/serve.err; GOALD_KEEP_TMP=1 keeps them)"
