@@ -18,7 +18,8 @@
 # being worked at the end.  `goald serve` runs apart from the daemon (same
 # database), so that their CPU times are told apart; config raises
 # http.max_connections to 256 (the default 64 would refuse the SSE clients:
-# a thread each) and http.rate_limit_per_min to 1000000 (else wrk would
+# a thread each), http.streams_per_token to 256 (its streams share one
+# token) and http.rate_limit_per_min to 1000000 (else wrk would
 # measure 429s).  Numbers on stdout; recorded in bench/RESULTS.md ("HTTP API").
 set -euo pipefail
 G=${1:?usage: bench_http.sh GOALD_BINARY [BENCH_SSE]}
@@ -54,7 +55,7 @@ working() { # what the daemon is doing now, one line
 }
 open_goals() { sql "SELECT count(*) FROM goals WHERE status NOT IN ('completed','cancelled','failed')"; }
 
-jq -n '{http: {max_connections: 256, rate_limit_per_min: 1000000},
+jq -n '{http: {max_connections: 256, streams_per_token: 256, rate_limit_per_min: 1000000},
         daemon: {plan_cap: 8, work_cap: 8}}' >"$GOALD_CONFIG"
 # one line per stage and goal, each answered after a model-like wait
 {

@@ -225,7 +225,6 @@ static int rate_over(const char *id, int *retry)
 static int bearer(struct http_req *r, struct http_answer *ans)
 {
     const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
-    char hash[HASH_HEX_SIZE];
     int rc;
 
     if (!h || strncasecmp(h, "Bearer ", 7) != 0 || !h[7]) {
@@ -235,8 +234,8 @@ static int bearer(struct http_req *r, struct http_answer *ans)
                                   "token create)");
     }
     h += 7;
-    hash_sha256_hex(hash, h, strlen(h));
-    rc = store_token_get_by_hash(r->st, hash, &r->tok);
+    hash_sha256_hex(r->tok_hash, h, strlen(h));
+    rc = store_token_get_by_hash(r->st, r->tok_hash, &r->tok);
     if (rc == 0 && r->tok.revoked_at == 0) {
         r->scopes = http_scopes_parse(r->tok.scopes);
         return r->scopes < 0 ? (r->scopes = 0) : 0;

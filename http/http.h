@@ -7,8 +7,9 @@
  * is its description, embedded and served at /v1/openapi.json.
  *
  * Threads: one per connection (libmicrohttpd's thread-per-connection
- * mode); each request opens its own store (a SQLite connection is never
- * shared between threads) and closes it when answered.
+ * mode); a request takes a store from the server's pool (http/pool.c) for
+ * as long as it is answered, so a connection is used by one thread at a
+ * time and none is opened per HTTP connection.
  */
 #ifndef GOALD_HTTP_HTTP_H
 #define GOALD_HTTP_HTTP_H

@@ -17,6 +17,7 @@
 
 #include "http/http.h"
 #include "store/token.h"
+#include "util/hash.h"
 #include "util/strbuf.h"
 
 struct cJSON;
@@ -25,6 +26,9 @@ enum http_scope { SCOPE_NONE = 0, SCOPE_READ = 1, SCOPE_SUBMIT = 2, SCOPE_RESOLV
                   SCOPE_ADMIN = 8 };
 
 #define HTTP_POOL_IDLE 8 /* stores kept open between requests (pool.c) */
+
+struct http_conn;
+struct http_stream_count;
 
 struct http_server {
     struct MHD_Daemon *mhd;
@@ -36,6 +40,15 @@ struct http_server {
     pthread_mutex_t pool_mu;  /* pool.c: the idle stores */
     store *idle[HTTP_POOL_IDLE];
     int nidle;
+    /* guard.c: the open connections, the event streams per token, the
+     * thread that closes a connection past its deadline */
+    pthread_mutex_t guard_mu;
+    pthread_cond_t guard_cv;
+    pthread_t guard_thread;
+    int guard_running, guard_quit;
+    struct http_conn *conns;
+    struct http_stream_count *streams; /* guard_nstreams slots */
+    int guard_nstreams;
 };
 
 /* One request, from its first header to its answer. */
@@ -47,6 +60,7 @@ struct http_req {
     int too_big;           /* the body passed the cap: 413 */
     int answered;          /* an early answer (413) was queued */
     struct store_token tok; /* the caller (after auth) */
+    char tok_hash[HASH_HEX_SIZE]; /* its SHA-256 (event streams look it up again) */
     int scopes;            /* its scopes (enum http_scope bits) */
     store *st;             /* this request's, from the pool (pool.c); on_completed
                               gives it back */
@@ -61,6 +75,7 @@ struct http_answer {
     int retry_after;       /* seconds, 429 */
     int www_authenticate;  /* 401 */
     char link[512];        /* a Link header (next page), "" when none */
+    char allow[64];        /* an Allow header (405), "" when none */
     struct MHD_Response *stream; /* instead of body: sent as is */
 };
 
@@ -102,6 +117,27 @@ void http_pool_init(struct http_server *s);
 int http_pool_take(struct http_server *s, store **out);
 void http_pool_give(struct http_server *s, store *st, int usable);
 void http_pool_close(struct http_server *s);
+
+/* guard.c: what keeps slow or unauthenticated clients from taking every
+ * connection.  init (before the server starts) and release (after its
+ * threads ended): its lock and tables; start/stop: its thread (stop
+ * before MHD_stop_daemon); notify: MHD_OPTION_NOTIFY_CONNECTION (cls: the server); answering: the
+ * request on conn arrived whole (its deadline is off while it is
+ * answered); waiting: it was answered (the next request's deadline
+ * starts); proven: a valid token came on conn.  stream_open: 0, or -1
+ * when token_id has http.streams_per_token streams open; stream_close:
+ * one of them ended. */
+void http_guard_init(struct http_server *s);
+int http_guard_start(struct http_server *s);
+void http_guard_stop(struct http_server *s);
+void http_guard_release(struct http_server *s);
+void http_guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+                       enum MHD_ConnectionNotificationCode code);
+void http_guard_answering(struct MHD_Connection *conn);
+void http_guard_waiting(struct MHD_Connection *conn);
+void http_guard_proven(struct MHD_Connection *conn);
+int http_guard_stream_open(struct http_server *s, const char *token_id);
+void http_guard_stream_close(struct http_server *s, const char *token_id);
 
 /* sse.c: GET /v1/events as Server-Sent Events (routed, method and scope
  * checked, by http_route). */

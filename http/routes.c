@@ -425,6 +425,24 @@ static int match(const char *pattern, const char *url, char seg[][256])
     return !*pattern && !*url;
 }
 
+/* Does the route answer method?  HEAD is answered where GET is (as GET:
+ * libmicrohttpd sends the headers without the body). */
+static int method_is(const char *route_method, const char *method)
+{
+    return !strcmp(route_method, method) ||
+           (!strcmp(route_method, "GET") && !strcmp(method, "HEAD"));
+}
+
+/* Add m (and HEAD after GET) to the Allow list of a 405. */
+static void allow_add(char *allow, size_t n, const char *m)
+{
+    size_t k = strlen(allow);
+
+    if (strstr(allow, m))
+        return;
+    snprintf(allow + k, n - k, "%s%s%s", k ? ", " : "", m, strcmp(m, "GET") ? "" : ", HEAD");
+}
+
 void http_route(struct http_req *r, struct http_answer *ans)
 {
     char seg[MAX_SEGS][256];
@@ -434,8 +452,10 @@ void http_route(struct http_req *r, struct http_answer *ans)
         if (!match(routes[i].path, r->url, seg))
             continue;
         path_found = 1;
-        if (strcmp(routes[i].method, r->method) != 0)
+        allow_add(ans->allow, sizeof(ans->allow), routes[i].method);
+        if (!method_is(routes[i].method, r->method))
             continue;
+        ans->allow[0] = '\0';
         if (!http_scope_has(r, routes[i].scope)) {
             http_answer_error(ans, 403, "forbidden", NULL,
                               "this token lacks the scope %s (it has %s)",
@@ -445,9 +465,11 @@ void http_route(struct http_req *r, struct http_answer *ans)
         routes[i].fn(r, seg, ans);
         return;
     }
-    if (path_found)
-        http_answer_error(ans, 405, "method_not_allowed", NULL, "%s is not allowed on %s",
-                          r->method, r->url);
-    else
-        http_answer_error(ans, 404, "not_found", NULL, "no such route: %s %s", r->method, r->url);
+    if (path_found) {
+        http_answer_error(ans, 405, "method_not_allowed", NULL, "%s is not allowed on %s (%s)",
+                          r->method, r->url, ans->allow);
+        return;
+    }
+    ans->allow[0] = '\0';
+    http_answer_error(ans, 404, "not_found", NULL, "no such route: %s %s", r->method, r->url);
 }

@@ -172,6 +172,8 @@ static void add_headers(struct MHD_Response *resp, const struct http_answer *ans
         MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"goald\"");
     if (ans->link[0])
         MHD_add_response_header(resp, "Link", ans->link);
+    if (ans->allow[0])
+        MHD_add_response_header(resp, "Allow", ans->allow);
 }
 
 static enum MHD_Result send_answer(struct MHD_Connection *conn, struct http_answer *ans)
@@ -222,6 +224,7 @@ static void answer_v1(struct http_req *r, struct http_answer *ans)
     }
     if (http_auth_check(r, ans))
         return;
+    http_guard_proven(r->conn);
     http_route(r, ans);
 }
 
@@ -239,7 +242,16 @@ static void answer(struct http_req *r, struct http_answer *ans)
         http_answer_error(ans, 400, "bad_request", NULL, "path traversal refused: %s", r->url);
         return;
     }
-    if (preflight(r, ans) || http_static(r->url, ans))
+    if (preflight(r, ans))
+        return;
+    if ((!strcmp(r->url, "/") || !strncmp(r->url, "/static/", 8)) &&
+        strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0) {
+        snprintf(ans->allow, sizeof(ans->allow), "GET, HEAD");
+        http_answer_error(ans, 405, "method_not_allowed", NULL, "%s is not allowed on %s",
+                          r->method, r->url);
+        return;
+    }
+    if (http_static(r->url, ans))
         return;
     if (strncmp(r->url, "/v1/", 4) != 0) {
         http_answer_error(ans, 404, "not_found", NULL, "no such route: %s %s", r->method,
@@ -272,6 +284,7 @@ static enum MHD_Result request_begin(struct http_server *s, struct MHD_Connectio
         struct http_answer ans = {0};
         r->too_big = 1;
         r->answered = 1;
+        http_guard_answering(conn);
         answer(r, &ans);
         return send_answer(conn, &ans);
     }
@@ -298,6 +311,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (r->answered)
         return MHD_YES;
     r->answered = 1;
+    http_guard_answering(conn);
     err_clear();
     answer(r, &ans);
     return send_answer(conn, &ans);
@@ -312,8 +326,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     struct http_req *r = *con_cls;
 
     (void)cls;
-    (void)conn;
     (void)toe;
+    http_guard_waiting(conn); /* the next request on it has its deadline */
     if (!r)
         return;
     http_pool_give(r->srv, r->st, 1);
@@ -367,7 +381,7 @@ static struct MHD_Daemon *start_mhd(struct http_server *s, struct sockaddr_stora
 {
     unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
-    struct MHD_OptionItem opts[11];
+    struct MHD_OptionItem opts[12];
     struct MHD_Daemon *d;
     sigset_t all, old;
     int n = 0;
@@ -381,6 +395,8 @@ static struct MHD_Daemon *start_mhd(struct http_server *s, struct sockaddr_stora
                                         (intptr_t)config_int(CFG_HTTP_MAX_CONNECTIONS), NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, 60, NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL};
+    opts[n++] =
+        (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)http_guard_notify, s};
     if (s->tls_cert) {
         flags |= MHD_USE_TLS;
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert};
@@ -409,8 +425,10 @@ int http_server_start(http_server **out, const struct http_opts *o)
     snprintf(s->db_path, sizeof(s->db_path), "%s", o->db_path);
     s->wake = o->wake;
     http_pool_init(s);
+    http_guard_init(s);
     if ((rc = parse_listen(listen, &addr, &loopback)) != 0 || (rc = load_tls(s)) != 0 ||
-        (rc = check_exposure(listen, loopback, s->tls_cert != NULL)) != 0)
+        (rc = check_exposure(listen, loopback, s->tls_cert != NULL)) != 0 ||
+        (rc = http_guard_start(s)) != 0)
         goto out;
     if (!(s->mhd = start_mhd(s, &addr))) {
         rc = err_set(ERR_IO, "http: cannot listen on %s (in use, or a bad certificate)",
@@ -435,8 +453,10 @@ void http_server_stop(http_server *s)
     if (!s)
         return;
     atomic_store(&s->stopping, 1);
+    http_guard_stop(s);
     if (s->mhd)
         MHD_stop_daemon(s->mhd);
+    http_guard_release(s);
     http_pool_close(s);
     free(s->tls_cert);
     free(s->tls_key);

@@ -69,6 +69,120 @@ int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit
                        goal_id ? args : args + 1, goal_id ? 3 : 2);
 }
 
+/* One row of store_event_each_capped(): its head from the columns, its
+ * payload read apart (SQLite: from where it lies, so that a large one is
+ * never loaded; PostgreSQL: in the row when at most inline_max bytes). */
+struct capped {
+    store *st;
+    size_t inline_max;
+    char *buf; /* inline_max + 1 bytes */
+    int (*fn)(const struct store_event *ev, void *ctx);
+    void *ctx;
+};
+
+static int capped_row(store_stmt *s, void *ctx)
+{
+    struct capped *c = ctx;
+    store *st = c->st;
+    struct store_event ev = {0};
+    static const struct store_field cols[] = {
+        EVENT(id, I64, 0),           EVENT(ts, I64, 1),      EVENT(goal_id, RAW, 2),
+        EVENT(item_id, RAW, 3),      EVENT(run_id, RAW, 4),  EVENT(type, RAW, 5),
+        EVENT(payload_size, I64, 6), EVENT(payload, RAW, 7),
+    };
+    size_t got;
+    int rc;
+
+    store_fields_fill(&ev, s, STORE_FIELDS(cols), 0);
+    if (store_dialect_of(st) == STORE_SQLITE) {
+        rc = store_lite_text_read(st, "events", "payload", ev.id, 0, c->buf, c->inline_max, &got,
+                                  &ev.payload_size);
+        if (rc == ERR_NOTFOUND)
+            return 0; /* deleted since the row was read: as if before it */
+        if (rc)
+            return rc;
+        c->buf[got] = '\0';
+        ev.payload = (size_t)ev.payload_size <= c->inline_max ? c->buf : NULL;
+    }
+    return c->fn(&ev, c->ctx);
+}
+
+int store_event_each_capped(store *st, const char *goal_id, int64_t after_id, int limit,
+                            size_t inline_max, int (*fn)(const struct store_event *ev, void *ctx),
+                            void *ctx)
+{
+    /* ?1 goal (when given), ?2 after, ?3 limit, ?4 inline_max (PostgreSQL) */
+    static const char lite_all[] = "SELECT id, ts, goal_id, item_id, run_id, type, 0, NULL"
+                                   " FROM events WHERE id > ?2 ORDER BY id LIMIT ?3";
+    static const char lite_goal[] = "SELECT id, ts, goal_id, item_id, run_id, type, 0, NULL"
+                                    " FROM events WHERE goal_id = ?1 AND id > ?2"
+                                    " ORDER BY id LIMIT ?3";
+    static const char pg_all[] =
+        "SELECT id, ts, goal_id, item_id, run_id, type, octet_length(payload),"
+        " CASE WHEN octet_length(payload) <= ?4 THEN payload END"
+        " FROM events WHERE id > ?2 AND ?1::text IS NULL ORDER BY id LIMIT ?3";
+    static const char pg_goal[] =
+        "SELECT id, ts, goal_id, item_id, run_id, type, octet_length(payload),"
+        " CASE WHEN octet_length(payload) <= ?4 THEN payload END"
+        " FROM events WHERE goal_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3";
+    const int lite = store_dialect_of(st) == STORE_SQLITE;
+    struct capped c = {st, inline_max, NULL, fn, ctx};
+    int rc;
+
+    if (lite)
+        c.buf = xmalloc(inline_max + 1);
+    rc = store_each_row(
+        st, "events", capped_row, &c,
+        goal_id ? store_sql(st, lite_goal, pg_goal) : store_sql(st, lite_all, pg_all),
+        STORE_ARGS(STORE_TEXT(goal_id), STORE_I64(after_id), STORE_I64(limit > 0 ? limit : -1),
+                   STORE_I64((int64_t)inline_max)));
+    free(c.buf);
+    return rc;
+}
+
+static int hex_val(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+struct hex_slice {
+    char *buf;
+    size_t n, got;
+};
+
+/* PostgreSQL's slice comes as hex (bytes of a text cut anywhere are not
+ * text): decoded into the caller's buffer. */
+static void hex_fill(store_stmt *s, void *ctx)
+{
+    struct hex_slice *h = ctx;
+    const char *t = store_col_text(s, 0);
+
+    for (h->got = 0; h->got < h->n && t[0] && t[1]; t += 2) {
+        int hi = hex_val(t[0]), lo = hex_val(t[1]);
+        if (hi < 0 || lo < 0)
+            break;
+        h->buf[h->got++] = (char)(hi << 4 | lo);
+    }
+}
+
+int store_event_payload_read(store *st, int64_t id, int64_t off, char *buf, size_t n, size_t *got)
+{
+    static const char pg[] = "SELECT encode(substring(convert_to(payload, 'UTF8') FROM ?2 FOR ?3),"
+                             " 'hex') FROM events WHERE id = ?1";
+    struct hex_slice h = {buf, n, 0};
+    int64_t size;
+    int rc;
+
+    if (store_dialect_of(st) == STORE_SQLITE)
+        return store_lite_text_read(st, "events", "payload", id, off, buf, n, got, &size);
+    rc = store_get_one(st, "events", hex_fill, &h, pg,
+                       STORE_ARGS(STORE_I64(id), STORE_I64(off + 1), STORE_I64((int64_t)n)));
+    if (rc == ERR_NOTFOUND)
+        rc = err_set(ERR_NOTFOUND, "events %lld: gone", (long long)id);
+    *got = h.got;
+    return rc;
+}
+
 int store_event_id_before(store *st, int64_t ts, int64_t *out)
 {
     static const char q[] = "SELECT coalesce(max(id), 0) FROM events WHERE ts < ?";

@@ -32,6 +32,7 @@ struct store_event {
     int64_t id;
     int64_t ts;
     const char *goal_id, *item_id, *run_id, *type, *payload; /* valid during the callback */
+    int64_t payload_size; /* its bytes (store_event_each_capped() only) */
 };
 
 /* Call fn for each event with id > after_id (of goal_id when not NULL), in
@@ -39,6 +40,19 @@ struct store_event {
  * is returned). */
 int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit,
                      int (*fn)(const struct store_event *ev, void *ctx), void *ctx);
+
+/* store_event_each() for a reader of bounded memory: a payload larger
+ * than inline_max bytes is not read (ev->payload NULL; read it in slices
+ * with store_event_payload_read()); ev->payload_size is every payload's
+ * size in bytes.  Memory: inline_max, whatever the events hold. */
+int store_event_each_capped(store *st, const char *goal_id, int64_t after_id, int limit,
+                            size_t inline_max, int (*fn)(const struct store_event *ev, void *ctx),
+                            void *ctx);
+
+/* Up to n bytes of event id's payload text from byte off on into buf
+ * (not NUL-terminated): *got, 0 past its end (a slice may end inside a
+ * UTF-8 character).  ERR_NOTFOUND when the event is gone. */
+int store_event_payload_read(store *st, int64_t id, int64_t off, char *buf, size_t n, size_t *got);
 
 /* The id of the last event before ts (ms); 0 when none. */
 int store_event_id_before(store *st, int64_t ts, int64_t *out);

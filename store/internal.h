@@ -83,6 +83,14 @@ enum store_arg_type store_col_type(store_stmt *s, int i);
 /* Column text as a malloc'd copy (caller frees) or NULL. */
 char *store_col_strdup(store_stmt *s, int i);
 
+/* SQLite only (store/sqlite.c): up to n bytes (n < 2 GiB) of the text or
+ * blob in column col of table's row rowid, from byte off on, into buf
+ * (*got: how many, 0 past its end); *size receives its whole size in bytes.
+ * It is read where it lies (sqlite3_blob_read): a value of any size costs
+ * n bytes here.  ERR_NOTFOUND when the row is gone. */
+int store_lite_text_read(store *st, const char *table, const char *col, int64_t rowid, int64_t off,
+                         char *buf, size_t n, size_t *got, int64_t *size);
+
 /* Shared statement shapes (store/query.c), so each store/<entity>.c says
  * only its SQL, its values and its error wording (what). */
 

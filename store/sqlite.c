@@ -168,6 +168,37 @@ static void lite_close(store *st)
     atomic_fetch_sub(&open_count, 1);
 }
 
+int store_lite_text_read(store *st, const char *table, const char *col, int64_t rowid, int64_t off,
+                         char *buf, size_t n, size_t *got, int64_t *size)
+{
+    sqlite3_blob *b = NULL;
+    int64_t bytes;
+    size_t want = 0;
+    int code;
+
+    *got = 0;
+    code = sqlite3_blob_open(DB(st), "main", table, col, rowid, 0, &b);
+    if (code != SQLITE_OK) {
+        int rc = strncmp(sqlite3_errmsg(DB(st)), "no such rowid", 13) == 0
+                     ? err_set(ERR_NOTFOUND, "%s %lld: gone", table, (long long)rowid)
+                     : lite_error(st, table);
+        sqlite3_blob_close(b);
+        return rc;
+    }
+    bytes = sqlite3_blob_bytes(b);
+    *size = bytes;
+    if (off < bytes)
+        want = (size_t)(bytes - off) < n ? (size_t)(bytes - off) : n;
+    if (want && sqlite3_blob_read(b, buf, (int)want, (int)off) != SQLITE_OK) {
+        int rc = lite_error(st, table);
+        sqlite3_blob_close(b);
+        return rc;
+    }
+    *got = want;
+    sqlite3_blob_close(b);
+    return 0;
+}
+
 static int lite_prepare(store *st, const char *sql, store_stmt **out)
 {
     sqlite3_stmt *s = NULL;

@@ -281,6 +281,21 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_HTTP_REMOTES] = {"http.remotes", CFG_JSON, "[]", NULL, NOB,
                           "where a goal submitted over HTTP may push (publish.remote as a URL "
                           "or a path): URL prefixes and folders, as http.repos; empty: none"},
+    [CFG_HTTP_REQUEST_TIMEOUT_S] = {"http.request_timeout_s", CFG_INT, "10", NULL, 1, 3600,
+                                    "a request (its headers and body) must arrive whole within "
+                                    "this many seconds of the connection's start or of the "
+                                    "previous answer, else the connection is closed"},
+    [CFG_HTTP_UNAUTH_CONNECTIONS] = {"http.unauth_connections", CFG_INT, "32", NULL, 1, 4096,
+                                     "connections that have not shown a valid token, at once "
+                                     "(at most half of http.max_connections): past it the "
+                                     "oldest one waiting for its request is closed"},
+    [CFG_HTTP_UNAUTH_PER_IP] = {"http.unauth_per_ip", CFG_INT, "8", NULL, 1, 4096,
+                                "connections from one client address that have not "
+                                "shown a valid token, at once: past it the oldest one of "
+                                "that address waiting for its request is closed"},
+    [CFG_HTTP_STREAMS_PER_TOKEN] = {"http.streams_per_token", CFG_INT, "8", NULL, 1, 4096,
+                                    "event streams (GET /v1/events) open at once with one "
+                                    "token; more get 429"},
 };
 
 struct cfg_val {

@@ -15,6 +15,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import jsonschema
@@ -72,6 +73,8 @@ class Server:
 
 
 def request(url, token=None, method="GET", body=None, headers=None, raw=None):
+    """One request; every /v1 answer is checked against the description
+    (documented): a status the document does not list fails here."""
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
     req = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
     if token:
@@ -80,9 +83,48 @@ def request(url, token=None, method="GET", body=None, headers=None, raw=None):
         req.add_header("Content-Type", "application/json")
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, dict(r.headers), r.read()
+            got = r.status, dict(r.headers), r.read()
     except urllib.error.HTTPError as e:
-        return e.code, dict(e.headers), e.read()
+        got = e.code, dict(e.headers), e.read()
+    documented(url, method, *got)
+    return got
+
+
+def template_of(path):
+    """The OpenAPI path template a concrete /v1 path falls under, or None."""
+    for template in SPEC["paths"]:
+        if re.fullmatch(re.sub(r"\\{[^}]+\\}", "[^/]+", re.escape(template)), path):
+            return template
+    return None
+
+
+def documented(url, method, status, headers, body):
+    """A /v1 answer's status is one the description lists for its operation
+    (HEAD as GET, without a body); a method the path does not answer gets
+    405 naming the ones it does (or 401/400 first, when the token is
+    missing or in the query)."""
+    path = urllib.parse.urlsplit(url).path
+    template = template_of(path)
+    if not path.startswith("/v1/") or template is None:
+        return
+    ops = SPEC["paths"][template]
+    m = "get" if method.upper() == "HEAD" else method.lower()
+    if m == "options" and status == 204:
+        return  # a CORS preflight (http.cors_origin), answered for every path
+    if m not in ops:
+        assert status in (400, 401, 405, 413, 429, 503), (method, path, status, body)
+        if status == 405:
+            allowed = {x.strip() for x in headers["Allow"].split(",")}
+            want = {x.upper() for x in ops} | ({"HEAD"} if "get" in ops else set())
+            assert allowed == want, (path, headers["Allow"])
+        return
+    assert str(status) in ops[m]["responses"], (
+        f"{method} {path} answered {status}, which docs/openapi.json does not list for it")
+    if method.upper() == "HEAD":
+        assert body == b"", (path, body[:100])
+        return
+    if headers.get("Content-Type", "").startswith("application/json"):
+        validate(template, m, status, headers, body)
 
 
 def validate(template, method, status, headers, body):
@@ -504,6 +546,24 @@ class SSE:
             got = parse_sse(dechunk(self.buf))
         return got[:n]
 
+    def ended(self, timeout):
+        """Wait for the stream's end (its last chunk, or the connection
+        closed): True, or False after timeout seconds."""
+        deadline = time.monotonic() + timeout
+        while not self.buf.endswith(b"\r\n0\r\n\r\n") and self.buf != b"0\r\n\r\n":
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self.sock.settimeout(left)
+            try:
+                chunk = self.sock.recv(65536)
+            except socket.timeout:
+                return False
+            if not chunk:
+                return True
+            self.buf += chunk
+        return True
+
     def close(self):
         self.sock.close()
 
@@ -654,3 +714,115 @@ def test_daemon_serves_when_http_listen_is_set(tmp_path):
     d.terminate()
     assert d.wait(timeout=60) == 0
     assert "serving" not in d.stderr.read()
+
+
+def test_head_and_405(srv):
+    tok = srv.token("read,submit")
+    # HEAD where GET is: the same status and headers, no body
+    for path in ("/v1/status", "/v1/goals", "/v1/openapi.json", "/v1/escalations"):
+        gst, gh, gb = request(srv.url + path, tok)
+        hst, hh, hb = request(srv.url + path, tok, "HEAD")
+        assert (gst, hst, hb) == (200, 200, b""), (path, gst, hst, hb[:80])
+        assert hh["Content-Type"] == gh["Content-Type"], path
+        assert int(hh["Content-Length"]) > 0, path
+        security_headers(hh)
+    st, h, b = request(srv.url + "/", method="HEAD")
+    assert st == 200 and b == b"" and h["Content-Type"].startswith("text/html")
+    assert int(h["Content-Length"]) == len(request(srv.url + "/")[2])
+    # a HEAD of the event stream: its headers, then the end
+    st, h, b = request(srv.url + "/v1/events", tok, "HEAD")
+    assert st == 200 and b == b"" and h["Content-Type"] == "text/event-stream"
+    # a method the path does not answer: 405 naming those it does
+    for method, path, allow in (("DELETE", "/v1/goals", "GET, HEAD, POST"),
+                                ("POST", "/v1/status", "GET, HEAD"),
+                                ("PUT", "/v1/goals/0123abcd", "GET, HEAD"),
+                                ("GET", "/v1/goals/0123abcd/cancel", "POST"),
+                                ("PATCH", "/v1/events", "GET, HEAD")):
+        st, h, b = request(srv.url + path, tok, method, raw=b"")
+        assert st == 405 and h["Allow"] == allow, (method, path, st, h.get("Allow"))
+        assert json.loads(b)["error"]["class"] == "method_not_allowed"
+        security_headers(h)
+    for method in ("POST", "DELETE"):
+        st, h, b = request(srv.url + "/static/app.js", method=method, raw=b"")
+        assert st == 405 and h["Allow"] == "GET, HEAD", (method, st)
+    # a HEAD of what does not exist: 404 without a body
+    st, _, b = request(srv.url + "/v1/goals/0123abcd", tok, "HEAD")
+    assert st == 404 and b == b""
+
+
+def test_statuses_are_documented(srv):
+    """Answers the API gives besides the happy path, each checked by
+    request() against the statuses docs/openapi.json lists."""
+    tok = srv.token("admin")
+    gid = call(srv, "/v1/goals", "/v1/goals", tok, "POST", {"title": "t"}, 201)[0]["id"]
+    # malformed ids: 422; unknown ones: 404; a body over the cap: 413
+    for path, method, want in (("/v1/goals/zz", "GET", 422), ("/v1/goals/0123", "GET", 422),
+                               ("/v1/goals/zz/items/wi-1", "GET", 422),
+                               ("/v1/goals/zz/cancel", "POST", 422),
+                               ("/v1/escalations/zz/resolve", "POST", 422),
+                               ("/v1/events?goal=zz", "GET", 422),
+                               ("/v1/events?goal=0123abcd", "GET", 404),
+                               (f"/v1/goals/{gid}/items/wi-9", "GET", 404)):
+        body = {"action": "retry"} if method == "POST" else None
+        st, _, b = request(srv.url + path, tok, method, body)
+        assert st == want, (path, st, b)
+    for path in ("/v1/status", "/v1/goals", f"/v1/goals/{gid}/cancel"):
+        st, _, _ = request(srv.url + path, tok, "POST" if "cancel" in path or path == "/v1/goals"
+                           else "GET", raw=b"x" * (65 * 1024))
+        assert st == 413, path
+    # and a status missing from the description fails the check
+    with pytest.raises(AssertionError, match="does not list"):
+        documented(srv.url + "/v1/status", "GET", 409, {}, b"{}")
+
+
+def test_stream_ends_when_its_token_is_revoked(srv):
+    tok = srv.token("read", "watcher")
+    other = srv.token("read", "other")
+    stream = SSE(srv.url, tok)
+    keeps = SSE(srv.url, other)
+    stream.events(1)
+    listed = json.loads(goald(srv.env, "token", "list", "--json").stdout)
+    tid = next(t["id"] for t in listed if t["name"] == "watcher")
+    goald(srv.env, "token", "revoke", tid[:8])
+    t0 = time.monotonic()
+    assert stream.ended(5), "the stream outlived its token by 5 s"
+    assert time.monotonic() - t0 < 5
+    stream.close()
+    # the other token's stream goes on: it sees the revocation
+    evs = keeps.events(3)
+    assert evs[-1][1]["type"] == "token.revoked"
+    keeps.close()
+    assert request(srv.url + "/v1/events", tok)[0] == 401
+
+
+def test_streams_per_token():
+    tmp = tempfile.mkdtemp(prefix="goald-http-")
+    s = Server(tmp, config={"http": {"streams_per_token": 2}})
+    goald(s.env, "migrate")
+    s.start()
+    try:
+        tok = s.token("read")
+        a, b = SSE(s.url, tok), SSE(s.url, tok)
+        assert a.status == b.status == 200
+        st, h, body = request(s.url + "/v1/events", tok)
+        assert st == 429 and int(h["Retry-After"]) >= 1
+        assert "http.streams_per_token" in json.loads(body)["error"]["message"]
+        # another token has its own streams
+        c = SSE(s.url, s.token("read"))
+        assert c.status == 200
+        # a stream that ends gives its place back (the server sees the
+        # client gone at its next write: an event)
+        a.close()
+        for _ in range(50):
+            s.token("read")
+            time.sleep(0.2)
+            d = SSE(s.url, tok)
+            if d.status == 200:
+                break
+            d.close()
+        assert d.status == 200
+        for x in (b, c, d):
+            x.close()
+    finally:
+        s.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
