@@ -607,6 +607,29 @@ static int clear_leftovers(git_repository *main, const char *name, const char *a
     return rc ? rc : clear_branch_lock(main, branch);
 }
 
+/* Before a worktree is made at abs (under the lock): an intact worktree
+ * of main on branch there is reused (*out set, 1); a tampered or
+ * half-made one is removed, an empty folder too (libgit2 wants to make
+ * the folder itself), and what a killed job left is cleared (0: make it);
+ * anything else there is refused. */
+static int make_room(vcs_worktree **out, git_repository *main, const char *repo_path,
+                     const char *abs, const char *branch, char *rebuilt, size_t rn)
+{
+    int rc;
+
+    if (fs_exists(abs)) {
+        if (!(fs_is_dir(abs) && dir_is_empty(abs))) {
+            rc = reuse_existing(out, main, repo_path, abs, branch, rebuilt, rn);
+            if (rc != 1)
+                return rc == 0 ? 1 : rc;
+            /* tampered with and removed: made again */
+        } else if (rmdir(abs) != 0) {
+            return err_set(ERR_IO, "%s: %s", abs, strerror(errno));
+        }
+    }
+    return clear_leftovers(main, base_name(abs), abs, branch);
+}
+
 int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *base_branch,
                         const char *branch, const char *wt_path)
 {
@@ -643,19 +666,10 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
         goto out;
     }
 
-    if (fs_exists(abs)) {
-        if (!(fs_is_dir(abs) && dir_is_empty(abs))) {
-            rc = reuse_existing(out, main, repo_path, abs, branch, rebuilt, sizeof(rebuilt));
-            if (rc != 1)
-                goto out;
-            rc = 0;                   /* tampered with and removed: made again below */
-        } else if (rmdir(abs) != 0) { /* libgit2 wants to create the folder itself */
-            rc = err_set(ERR_IO, "%s: %s", abs, strerror(errno));
-            goto out;
-        }
-    }
-    if ((rc = clear_leftovers(main, name, abs, branch)) != 0)
+    if ((rc = make_room(out, main, repo_path, abs, branch, rebuilt, sizeof(rebuilt))) != 0) {
+        rc = rc == 1 ? 0 : rc; /* 1: reused as it was */
         goto out;
+    }
 
     if (git_branch_lookup(&ref, main, branch, GIT_BRANCH_LOCAL) < 0) {
         git_error_clear();
