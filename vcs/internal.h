@@ -71,7 +71,7 @@ int vcs_auth_cb(git_credential **out, const char *url, const char *user_from_url
  * take turns across processes: an exclusive lock of a file in
  * <worktree root>/.locks named by a hash of main's common git folder
  * (vcs/lock.c).  Returns the descriptor to give vcs_wt_unlock(), or a
- * negative error.  Not reentrant: a process that holds it and asks again
+ * negative error: ERR_BUSY when another process held it for a minute.  Not reentrant: a process that holds it and asks again
  * waits for ever, so only the public functions of worktree.c take it. */
 int vcs_wt_lock(git_repository *main);
 void vcs_wt_unlock(int fd);

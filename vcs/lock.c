@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/err.h"
@@ -25,12 +26,16 @@
 #include "vcs/internal.h"
 #include "vcs/worktree.h"
 
+/* How long a worktree operation waits for another process's (ms). */
+#define WT_LOCK_WAIT_MS 60000
+
 void (*vcs_test_pause)(const char *point);
 
 int vcs_wt_lock(git_repository *main)
 {
     char common[PATH_MAX], root[PATH_MAX], dir[PATH_MAX + 8], lock[PATH_MAX + 32];
     char hex[HASH_HEX_SIZE];
+    struct timespec tick = {0, 20 * 1000 * 1000};
     struct stat sb;
     int fd, rc;
 
@@ -51,12 +56,21 @@ int vcs_wt_lock(git_repository *main)
         close(fd);
         return err_set(ERR_INVALID, "%s: not a lock file goald made", lock);
     }
-    while (flock(fd, LOCK_EX) != 0) {
-        if (errno != EINTR) {
+    /* the operations take a second or so; a process that holds the lock
+     * for a minute is stopped (a dead one has lost it): give up rather
+     * than hang a daemon's tick behind it */
+    for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) != 0; waited += 20) {
+        if (errno != EWOULDBLOCK && errno != EINTR) {
             rc = err_set(ERR_IO, "%s: lock: %s", lock, strerror(errno));
             close(fd);
             return rc;
         }
+        if (waited >= WT_LOCK_WAIT_MS) {
+            close(fd);
+            return err_set(ERR_BUSY, "%s: the worktrees of %s stay locked by another process",
+                           lock, common);
+        }
+        nanosleep(&tick, NULL);
     }
     return fd;
 }

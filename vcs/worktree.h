@@ -15,7 +15,8 @@
  * vcs_worktree_reset's rebuild) take turns across processes: each holds an
  * exclusive flock() of <worktree root>/.locks/<hash of the repository's
  * git folder>.lock while it runs (freed on every return, and by the
- * kernel when the process dies).
+ * kernel when the process dies); one that waits a minute for it gives up
+ * with ERR_BUSY.
  *
  * Object ids are given as 40 lowercase hex characters and a NUL
  * (VCS_OID_HEX bytes).
