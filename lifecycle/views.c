@@ -251,9 +251,10 @@ static void jobs_trim(store *st, const cJSON *d, cJSON *lanes, cJSON *nodes, con
         lanes_trim(lanes, shared ? cJSON_GetStringValue(cJSON_GetObjectItem(d, "node_id")) : NULL,
                    running);
     cJSON_ArrayForEach(n, nodes)
-        lanes_trim(cJSON_GetObjectItem(n, "lanes"),
-                   shared ? cJSON_GetStringValue(cJSON_GetObjectItem(n, "node_id")) : NULL,
-                   running);
+    {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(n, "node_id"));
+        lanes_trim(cJSON_GetObjectItem(n, "lanes"), shared ? id : NULL, running);
+    }
 }
 
 cJSON *view_status(store *st, int64_t now)

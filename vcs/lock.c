@@ -67,8 +67,8 @@ int vcs_wt_lock(git_repository *main)
         }
         if (waited >= WT_LOCK_WAIT_MS) {
             close(fd);
-            return err_set(ERR_BUSY, "%s: the worktrees of %s stay locked by another process",
-                           lock, common);
+            return err_set(ERR_BUSY, "%s: the worktrees of %s stay locked by another process", lock,
+                           common);
         }
         nanosleep(&tick, NULL);
     }

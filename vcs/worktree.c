@@ -830,8 +830,8 @@ static int prune_if_doomed(git_worktree *gwt, const char *abs, void *ctx)
     return rc;
 }
 
-int vcs_worktree_prune(const char *repo_path, int (*doomed)(const char *path, void *ctx),
-                       void *ctx, int *removed)
+int vcs_worktree_prune(const char *repo_path, int (*doomed)(const char *path, void *ctx), void *ctx,
+                       int *removed)
 {
     git_repository *main = NULL;
     struct prune_ctx p = {doomed, ctx, 0};
