@@ -254,7 +254,8 @@ void cli_print_usage(FILE *f)
         wrap(f, 31, 31, cli_commands[i]->summary);
     }
     fprintf(f, "\nglobal options:\n"
-               "  --db PATH       the database (GOALD_DB; default\n"
+               "  --db PATH       the database: a SQLite file or a postgres:// URL\n"
+               "                  (GOALD_DB; default store.url, else\n"
                "                  $XDG_STATE_HOME/goald/goald.db)\n"
                "  --config PATH   the config file (GOALD_CONFIG)\n"
                "  --version       print the version\n"

@@ -25,6 +25,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox.h"
 #include "store/event.h"
+#include "store/goal.h"
 #include "store/heartbeat.h"
 #include "store/item.h"
 #include "store/run.h"
@@ -72,6 +73,7 @@ struct daemon {
     int shared;              /* a PostgreSQL store: other nodes may share the queue */
     int64_t last_node_check; /* monotonic: the last look at other nodes' runs */
     int64_t db_down_at;      /* monotonic: since when the database is out of reach, 0 if not */
+    int64_t end_event;       /* the last event looked at for goals that ended; -1: none yet */
     char node_id[STORE_NODE_ID_MAX];
     char host[256];
 };
@@ -364,11 +366,41 @@ static int job_ended(struct daemon *d, struct kid *k, int status)
     return -1;
 }
 
-/* k's process ended: record it, or keep k (gone) to try again. */
+/* The goals of this node's jobs now (ids: room for MAX_KIDS). */
+static struct monitor_busy busy_goals(const struct daemon *d, char (*ids)[ID_SIZE])
+{
+    struct monitor_busy b = {(const char(*)[ID_SIZE])ids, d->nkids};
+
+    for (int i = 0; i < d->nkids; i++)
+        memcpy(ids[i], d->kids[i].goal_id, ID_SIZE);
+    return b;
+}
+
+/* This node's worktree of goal_id goes when the goal ended and no job of
+ * this node runs it (monitor_worktree_drop). */
+static void drop_worktree(struct daemon *d, const char *goal_id)
+{
+    char ids[MAX_KIDS][ID_SIZE];
+    struct monitor_busy b = busy_goals(d, ids);
+    int removed = 0;
+
+    if (monitor_worktree_drop(d->st, goal_id, &b, &removed) != 0) {
+        log_warn("%s", err_last());
+        err_clear();
+    }
+}
+
+/* k's process ended: record it, or keep k (gone) to try again.  Its
+ * goal's worktree goes when the goal ended (a cancel on another node, a
+ * publish whose own removal failed). */
 static void kid_ended(struct daemon *d, struct kid *k, int status)
 {
+    char goal[ID_SIZE];
+
     if (job_ended(d, k, status) == 0) {
+        memcpy(goal, k->goal_id, ID_SIZE);
         drop_kid(d, k);
+        drop_worktree(d, goal);
         return;
     }
     k->gone = 1;
@@ -798,6 +830,39 @@ static void heartbeat(struct daemon *d)
     cJSON_Delete(lanes);
 }
 
+/* This node's worktrees of goals that ended, wherever they ended: those
+ * the events say ended since the last look (every tick: one query when
+ * none did), and at each sweep all of them (monitor_worktrees_sweep:
+ * what an earlier daemon, a killed removal or a missed event left). */
+static void ended_goals(struct daemon *d)
+{
+    char(*ids)[ID_SIZE] = NULL;
+    size_t n = 0;
+
+    if (store_event_goals_ended_after(d->st, &d->end_event, &ids, &n) != 0) {
+        log_warn("goals that ended: %s", err_last());
+        err_clear();
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        drop_worktree(d, ids[i]);
+    free(ids);
+}
+
+static void sweep_worktrees(struct daemon *d)
+{
+    char ids[MAX_KIDS][ID_SIZE];
+    struct monitor_busy b = busy_goals(d, ids);
+    int removed = 0;
+
+    if (monitor_worktrees_sweep(d->st, &b, &removed) != 0) {
+        log_warn("worktrees: %s", err_last());
+        err_clear();
+    } else if (removed) {
+        log_info("sweep: %d worktree%s of ended goals removed", removed, removed == 1 ? "" : "s");
+    }
+}
+
 /* The cron lane: in-process, every tick (cheap queries), the sweep every
  * monitor.sweep_interval_s. */
 static void cron_lane(struct daemon *d)
@@ -809,6 +874,7 @@ static void cron_lane(struct daemon *d)
         log_warn("triggers: %s", err_last());
     else if (n)
         log_info("cron: %d recurring goal instance%s made", n, n == 1 ? "" : "s");
+    ended_goals(d);
     if (monitor_check_deadlines(d->st, now, &n) != 0)
         log_warn("deadlines: %s", err_last());
     else if (n)
@@ -834,6 +900,7 @@ static void cron_lane(struct daemon *d)
                       "context packs deleted",
                       sw.runs_aborted, sw.runs_aborted == 1 ? "" : "s", sw.budget_escalations,
                       sw.budget_escalations == 1 ? "" : "s", sw.events_deleted, sw.packs_deleted);
+        sweep_worktrees(d);
         d->last_sweep = time_mono_ms();
     }
 }
@@ -1095,6 +1162,7 @@ int daemon_run(const struct daemon_opts *o)
 
     d->o = o;
     d->lock_fd = d->wake_fd = -1;
+    d->end_event = -1;
     d->started_wall = time_now_ms();
     daemon_sock_path(o->db_path, d->sock_path, sizeof(d->sock_path));
     if ((rc = daemon_open(d)) != 0)

@@ -17,6 +17,7 @@
 #include "store/item.h"
 #include "store/run.h"
 #include "util/err.h"
+#include "util/fsutil.h"
 #include "util/id.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -127,14 +128,16 @@ int lifecycle_goal_cancel(store *st, const char *goal_id, int *n_items, int *n_j
         if (n_jobs)
             *n_jobs = stopped;
     }
-    /* the worktree goes with the goal; its branch stays */
+    /* the worktree goes with the goal; its branch stays.  In clone mode
+     * this node's (a node without a clone of the repository has none; the
+     * other nodes remove theirs when they see the goal ended) */
     {
         struct goal *g = NULL;
         char *repo = NULL, *wt = NULL;
         int clone = 0;
         if (store_goal_get(st, goal_id, &g) == 0 &&
             workspace_locate(st, g, &repo, &wt, &clone) == 0 && repo && wt &&
-            vcs_worktree_remove(repo, wt) != 0)
+            (!clone || fs_exists(repo)) && vcs_worktree_remove(repo, wt) != 0)
             log_warn("goal %.8s: worktree %s not removed: %s", goal_id, wt, err_last());
         free(repo);
         free(wt);

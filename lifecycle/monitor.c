@@ -11,22 +11,30 @@
 #include "lifecycle/monitor.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lifecycle/escalate.h"
 #include "lifecycle/intake.h"
+#include "lifecycle/workspace.h"
 #include "store/context_pack.h"
 #include "store/escalation.h"
 #include "store/event.h"
+#include "store/run.h"
 #include "store/trigger.h"
 #include "util/config.h"
 #include "util/cron.h"
 #include "util/err.h"
+#include "util/fsutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"
+#include "vcs/clone.h"
 #include "vcs/repo.h"
+#include "vcs/worktree.h"
 
 static int next_fire(const char *schedule, int64_t after, int64_t *out)
 {
@@ -262,5 +270,158 @@ int monitor_sweep(store *st, int64_t now, int runs_aborted, struct monitor_sweep
     cJSON_AddNumberToObject(p, "runs_aborted", out->runs_aborted);
     rc = store_event_add(st, NULL, NULL, NULL, "monitor.sweep", p, NULL);
     cJSON_Delete(p);
+    return rc;
+}
+
+/* Is this node done with goal_id's worktree?  *yes 1 when the goal ended,
+ * no job of this node runs it (busy) and no run of it is running on any
+ * node (a run not yet recovered may still be a job of this one). */
+static int done_with(store *st, const char *goal_id, const struct monitor_busy *busy, int *yes)
+{
+    struct store_run_live *runs = NULL;
+    size_t n = 0;
+    int ended = 0, rc;
+
+    *yes = 0;
+    for (int i = 0; busy && i < busy->n; i++)
+        if (!strcmp(busy->ids[i], goal_id))
+            return 0;
+    if ((rc = store_goal_ended(st, goal_id, &ended)) != 0 || !ended)
+        return rc;
+    if ((rc = store_run_running_of_goal(st, goal_id, &runs, &n)) != 0)
+        return rc;
+    free(runs);
+    *yes = n == 0;
+    return 0;
+}
+
+/* The worktree at path of the ended goal goal_id removed: through the
+ * records of the repository it belongs to (its folder and registration),
+ * then whatever is left at path (a half-made worktree, or one its
+ * repository does not know, or whose repository is gone): path is in
+ * goald's worktree root and named by a goal that ended. */
+static int drop_at(store *st, const char *goal_id, const char *path)
+{
+    struct goal *g = NULL;
+    char *repo = NULL, *wt = NULL;
+    struct stat sb;
+    int clone = 0, rc;
+
+    if ((rc = store_goal_get(st, goal_id, &g)) != 0)
+        return rc;
+    if ((rc = workspace_locate(st, g, &repo, &wt, &clone)) == 0 && repo && fs_exists(repo))
+        rc = vcs_worktree_remove(repo, path);
+    if (rc == 0 && lstat(path, &sb) == 0)
+        rc = fs_remove_tree(path);
+    free(repo);
+    free(wt);
+    store_goal_free(g);
+    return rc;
+}
+
+int monitor_worktree_drop(store *st, const char *goal_id, const struct monitor_busy *busy,
+                          int *removed)
+{
+    char root[4096], path[4200];
+    struct stat sb;
+    int yes = 0, there, rc;
+
+    *removed = 0;
+    if ((rc = vcs_worktree_root(root, sizeof(root))) != 0)
+        return rc;
+    if (snprintf(path, sizeof(path), "%s/%s", root, goal_id) >= (int)sizeof(path))
+        return err_set(ERR_INVALID, "worktree path too long");
+    if ((rc = done_with(st, goal_id, busy, &yes)) != 0 || !yes)
+        return rc;
+    there = lstat(path, &sb) == 0;
+    if ((rc = drop_at(st, goal_id, path)) != 0)
+        return err_wrap(rc, "goal %.8s: worktree %s", goal_id, path);
+    *removed = there;
+    if (there)
+        log_info("goal %.8s: its worktree %s removed (the goal ended)", goal_id, path);
+    return 0;
+}
+
+struct wt_sweep {
+    store *st;
+    const struct monitor_busy *busy;
+    int removed;
+};
+
+/* vcs_worktree_prune's pick: a worktree in this node's root whose goal
+ * this node is done with. */
+static int doomed(const char *path, void *ctx)
+{
+    struct wt_sweep *w = ctx;
+    char id[ID_SIZE];
+    int yes = 0;
+
+    if (!vcs_worktree_goal_id(path, id))
+        return 0;
+    if (done_with(w->st, id, w->busy, &yes) != 0) {
+        log_warn("goal %.8s: worktree %s kept: %s", id, path, err_last());
+        err_clear();
+        return 0;
+    }
+    return yes;
+}
+
+static int sweep_clone(const char *clone, void *ctx)
+{
+    struct wt_sweep *w = ctx;
+    int n = 0;
+
+    if (vcs_worktree_prune(clone, doomed, w, &n) != 0) {
+        log_warn("clone %s: worktrees: %s", clone, err_last());
+        err_clear();
+    }
+    w->removed += n;
+    return 0;
+}
+
+/* The folders in the worktree root named by a goal id: dropped when the
+ * goal ended. */
+static void sweep_root(struct wt_sweep *w)
+{
+    char root[4096];
+    struct dirent *e;
+    DIR *d;
+
+    if (vcs_worktree_root(root, sizeof(root)) != 0) {
+        log_warn("worktree root: %s", err_last());
+        err_clear();
+        return;
+    }
+    if (!(d = opendir(root))) {
+        if (errno != ENOENT)
+            log_warn("worktree root %s: %s", root, strerror(errno));
+        return;
+    }
+    while ((e = readdir(d))) {
+        int n = 0;
+        if (strlen(e->d_name) != ID_LEN || !id_prefix_valid(e->d_name))
+            continue;
+        if (monitor_worktree_drop(w->st, e->d_name, w->busy, &n) != 0) {
+            log_warn("%s", err_last());
+            err_clear();
+        }
+        w->removed += n;
+    }
+    closedir(d);
+}
+
+int monitor_worktrees_sweep(store *st, const struct monitor_busy *busy, int *removed)
+{
+    struct wt_sweep w = {st, busy, 0};
+    char dir[4096];
+    int rc;
+
+    *removed = 0;
+    sweep_root(&w);
+    /* registrations left without their folder (a removal killed between
+     * the two), or whose folder another path did not reach */
+    if ((rc = store_local_dir(dir, sizeof(dir), store_path(st))) == 0)
+        rc = vcs_clones_each(dir, sweep_clone, &w);
+    *removed = w.removed;
     return rc;
 }

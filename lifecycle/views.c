@@ -190,16 +190,90 @@ static int add_breaker(const struct store_breaker_state *s, void *ctx)
     return 0;
 }
 
+/* Is run_id among the running jobs (of node, when not NULL)? */
+static int job_running(const cJSON *running, const char *run_id, const char *node)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, running)
+    {
+        const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(it, "run_id"));
+        const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(it, "node_id"));
+        if (r && run_id && !strcmp(r, run_id) && (!node || (n && !strcmp(n, node))))
+            return 1;
+    }
+    return 0;
+}
+
+/* A node's lanes as its heartbeat last gave them, less the jobs whose runs
+ * the database no longer has running on that node: a dead node's runs that
+ * another node recovered (its heartbeat stays as it was when it died), or
+ * runs that ended since its last tick; each lane's count is then of the
+ * jobs left.  node NULL (SQLite: one daemon, whatever node id a run has):
+ * the runs are only looked up. */
+static void lanes_trim(cJSON *lanes, const char *node, const cJSON *running)
+{
+    static const char *const names[] = {"plan", "work"};
+    cJSON *jobs = cJSON_GetObjectItem(lanes, "jobs");
+    int dropped = 0;
+
+    if (!cJSON_IsArray(jobs))
+        return;
+    for (int i = cJSON_GetArraySize(jobs) - 1; i >= 0; i--) {
+        const cJSON *j = cJSON_GetArrayItem(jobs, i);
+        if (!job_running(running, cJSON_GetStringValue(cJSON_GetObjectItem(j, "run_id")), node)) {
+            cJSON_DeleteItemFromArray(jobs, i);
+            dropped++;
+        }
+    }
+    for (size_t l = 0; dropped && l < sizeof(names) / sizeof(names[0]); l++) {
+        cJSON *lane = cJSON_GetObjectItem(lanes, names[l]);
+        const cJSON *j;
+        int n = 0;
+        cJSON_ArrayForEach(j, jobs)
+        {
+            const char *jl = cJSON_GetStringValue(cJSON_GetObjectItem(j, "lane"));
+            n += jl && !strcmp(jl, names[l]);
+        }
+        if (cJSON_IsObject(lane))
+            cJSON_ReplaceItemInObject(lane, "running", cJSON_CreateNumber(n));
+    }
+}
+
+/* The heartbeats' jobs trimmed to the running runs (lanes_trim): this
+ * node's lanes (daemon d) and each node's. */
+static void jobs_trim(store *st, const cJSON *d, cJSON *lanes, cJSON *nodes, const cJSON *running)
+{
+    int shared = store_is_url(store_path(st));
+    cJSON *n;
+
+    if (lanes)
+        lanes_trim(lanes, shared ? cJSON_GetStringValue(cJSON_GetObjectItem(d, "node_id")) : NULL,
+                   running);
+    cJSON_ArrayForEach(n, nodes)
+    {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(n, "node_id"));
+        lanes_trim(cJSON_GetObjectItem(n, "lanes"), shared ? id : NULL, running);
+    }
+}
+
 cJSON *view_status(store *st, int64_t now)
 {
-    cJSON *o = xcheck(cJSON_CreateObject()), *lanes, *br;
+    cJSON *o = xcheck(cJSON_CreateObject()), *lanes, *br, *d, *nodes, *running;
     int64_t open_esc = 0;
 
-    cJSON_AddItemToObject(o, "daemon", daemon_state(st, now, &lanes));
+    /* the heartbeats before the runs: a job a heartbeat names was claimed
+     * (its run running) before it, so it is missing from the runs only
+     * when its run is no longer running */
+    d = daemon_state(st, now, &lanes);
+    nodes = nodes_state(st, now);
+    running = running_jobs(st, now);
+    jobs_trim(st, d, lanes, nodes, running);
+    cJSON_AddItemToObject(o, "daemon", d);
     add_queues(st, now, o);
     cJSON_AddItemToObject(o, "lanes", lanes ? lanes : cJSON_CreateObject());
-    cJSON_AddItemToObject(o, "running", running_jobs(st, now));
-    cJSON_AddItemToObject(o, "nodes", nodes_state(st, now));
+    cJSON_AddItemToObject(o, "running", running);
+    cJSON_AddItemToObject(o, "nodes", nodes);
     add_last_error(st, o);
     br = cJSON_AddArrayToObject(o, "breakers");
     if (store_breaker_not_closed_each(st, add_breaker, br) != 0)

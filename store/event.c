@@ -295,3 +295,24 @@ int store_event_delete_before(store *st, int64_t cutoff_ms, int *deleted)
     static const char del_events[] = "DELETE FROM events WHERE ts < ?";
     return store_exec_args(st, "retention", deleted, del_events, STORE_ARGS(STORE_I64(cutoff_ms)));
 }
+
+int store_event_goals_ended_after(store *st, int64_t *after_id, char (**ids)[ID_SIZE], size_t *n)
+{
+    static const char q_last[] = "SELECT coalesce(max(id), 0) FROM events";
+    static const char q[] = "SELECT goal_id FROM events WHERE id > ? AND id <= ?"
+                            " AND type IN ('goal.completed', 'goal.cancelled')"
+                            " AND goal_id IS NOT NULL ORDER BY id";
+    int64_t last = 0;
+    int found = 0, rc;
+
+    *ids = NULL;
+    *n = 0;
+    if ((rc = store_get_int64(st, "events", &last, &found, q_last, NULL, 0)) != 0)
+        return rc;
+    if (*after_id >= 0 && last > *after_id &&
+        (rc = store_ids_args(st, "events", ids, n, q,
+                             STORE_ARGS(STORE_I64(*after_id), STORE_I64(last)))) != 0)
+        return rc;
+    *after_id = last;
+    return 0;
+}

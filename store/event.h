@@ -91,6 +91,14 @@ int store_event_item_tool_calls_each(store *st, const char *item_id,
                                      int (*fn)(const char *type, const char *payload, void *ctx),
                                      void *ctx);
 
+/* The goals that ended (goal.completed and goal.cancelled events) after
+ * event *after_id, oldest first, into *ids (malloc'd, free(); NULL when
+ * none) of *n; *after_id moves to the last event's id.  *after_id < 0
+ * only reads where the events are now.  Event ids grow in the order
+ * their transactions took the write lock, so an event whose transaction
+ * is still open is missed: callers sweep now and then as well. */
+int store_event_goals_ended_after(store *st, int64_t *after_id, char (**ids)[ID_SIZE], size_t *n);
+
 /* Retention: delete the events before cutoff_ms; *deleted receives how
  * many went. */
 int store_event_delete_before(store *st, int64_t cutoff_ms, int *deleted);

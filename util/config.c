@@ -60,9 +60,14 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_SELECT_FRESHNESS_FULL_S] = {"select.freshness_full_s", CFG_INT, "3600", NULL, 1, 31536000,
                                      "age (s) at which a ready item's freshness score is 100"},
     [CFG_LANE_PLAN_TIMEOUT_S] = {"lane.plan_timeout_s", CFG_INT, "600", NULL, 1, 86400,
-                                 "timeout of a plan-lane job (elaborate, plan, Plan B)"},
+                                 "timeout of a plan-lane job (elaborate, plan, Plan B); its "
+                                 "run's lease is this plus 30 s (see lane.work_timeout_s)"},
     [CFG_LANE_WORK_TIMEOUT_S] = {"lane.work_timeout_s", CFG_INT, "600", NULL, 1, 86400,
-                                 "timeout of a work-lane job (execute and verify one item)"},
+                                 "timeout of a work-lane job (execute and verify one item, "
+                                 "publish; an item's own timeout_s wins). The run's lease is "
+                                 "its timeout plus 30 s, from its claim, renewed at each model "
+                                 "call: a run whose lease ran out is aborted by its node's "
+                                 "daemon, or by any other node, and goes through recovery"},
     [CFG_LANE_REVIEW_TIMEOUT_S] = {"lane.review_timeout_s", CFG_INT, "120", NULL, 1, 86400,
                                    "timeout of the LLM review of an item"},
     /* llm/: see docs/llm.md.  API keys are never settings: they come from

@@ -1,12 +1,14 @@
 #include "vcs/clone.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/err.h"
@@ -75,6 +77,33 @@ int vcs_clone_path(char *out, size_t n, const char *dir, const char *repo)
     if (snprintf(out, n, "%s/repos/%.16s", dir, hex) >= (int)n)
         return err_set(ERR_INVALID, "clone path too long: %s", dir);
     return 0;
+}
+
+int vcs_clones_each(const char *dir, int (*fn)(const char *clone, void *ctx), void *ctx)
+{
+    char repos[PATH_MAX], path[PATH_MAX + 300];
+    struct dirent *e;
+    struct stat sb;
+    DIR *d;
+    int rc = 0;
+
+    if (snprintf(repos, sizeof(repos), "%s/repos", dir) >= (int)sizeof(repos))
+        return err_set(ERR_INVALID, "clone path too long: %s", dir);
+    if (!(d = opendir(repos)))
+        return errno == ENOENT ? 0 : err_set(ERR_IO, "%s: %s", repos, strerror(errno));
+    while (rc == 0 && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        /* a clone's name: 16 hex digits (locks and half-made clones have
+         * a suffix); a real folder, not a link */
+        if (len != 16 || strspn(e->d_name, "0123456789abcdef") != len)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", repos, e->d_name);
+        if (lstat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+            continue;
+        rc = fn(path, ctx);
+    }
+    closedir(d);
+    return rc;
 }
 
 /* An exclusive lock on "<path>.lock" (its folder made): the fd to close,

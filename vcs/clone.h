@@ -34,6 +34,12 @@ int vcs_repo_is_shared(const char *repo);
  * SHA-256 of repo, as given>".  0 or ERR_INVALID (too long). */
 int vcs_clone_path(char *out, size_t n, const char *dir, const char *repo);
 
+/* Call fn with the folder of each of the node's clones under
+ * "<dir>/repos" (vcs_clone_path()'s names; links and anything else there
+ * are left out) until it returns non-zero (returned).  No such folder:
+ * 0. */
+int vcs_clones_each(const char *dir, int (*fn)(const char *clone, void *ctx), void *ctx);
+
 /* Make sure the clone at path exists (made when absent: a repository
  * without a checkout, remote "origin" = url, built beside path and renamed
  * into place, so a killed process never leaves a half-made one; a folder

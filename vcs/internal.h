@@ -67,4 +67,18 @@ struct vcs_auth {
 int vcs_auth_cb(git_credential **out, const char *url, const char *user_from_url,
                 unsigned int allowed, void *payload);
 
+/* Worktree operations (add, reuse, remove, prune) on the repository main
+ * take turns across processes: an exclusive lock of a file in
+ * <worktree root>/.locks named by a hash of main's common git folder
+ * (vcs/lock.c).  Returns the descriptor to give vcs_wt_unlock(), or a
+ * negative error: ERR_BUSY when another process held it for a minute.  Not reentrant: a process that holds it and asks again
+ * waits for ever, so only the public functions of worktree.c take it. */
+int vcs_wt_lock(git_repository *main);
+void vcs_wt_unlock(int fd);
+
+/* Tests only: when set, called at named points inside the worktree
+ * operations ("remove.before_prune": the folder deleted, the
+ * registration not yet pruned), so a test can hold a process there. */
+extern void (*vcs_test_pause)(const char *point);
+
 #endif

@@ -441,22 +441,33 @@ int vcs_worktree_store_tree(char out[VCS_OID_HEX], vcs_worktree *wt)
     return 0;
 }
 
+int vcs_worktree_goal_id(const char *path, char id[ID_SIZE])
+{
+    char root[PATH_MAX], rr[PATH_MAX], parent[PATH_MAX], rp[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+
+    if (!slash || (size_t)(slash - path) >= sizeof(parent) || strlen(slash + 1) != ID_LEN ||
+        !id_prefix_valid(slash + 1))
+        return 0;
+    if (vcs_worktree_root(root, sizeof(root)) != 0 || !realpath(root, rr)) {
+        err_clear();
+        return 0;
+    }
+    memcpy(parent, path, (size_t)(slash - path));
+    parent[slash - path] = '\0';
+    if (!realpath(parent, rp) || strcmp(rp, rr) != 0)
+        return 0;
+    memcpy(id, slash + 1, ID_SIZE);
+    return 1;
+}
+
 /* 1 when abs is a folder directly inside goald's worktree root (named by
  * a goal id: goald made it, nobody else has reason to). */
 static int own_folder(const char *abs)
 {
-    char root[PATH_MAX], rr[PATH_MAX], parent[PATH_MAX], rp[PATH_MAX];
-    const char *slash = strrchr(abs, '/');
+    char id[ID_SIZE];
 
-    if (vcs_worktree_root(root, sizeof(root)) != 0 || !realpath(root, rr) || !slash ||
-        (size_t)(slash - abs) >= sizeof(parent)) {
-        err_clear();
-        return 0;
-    }
-    memcpy(parent, abs, (size_t)(slash - abs));
-    parent[slash - abs] = '\0';
-    return realpath(parent, rp) && strcmp(rp, rr) == 0 && strlen(slash + 1) == ID_LEN &&
-           id_prefix_valid(slash + 1);
+    return vcs_worktree_goal_id(abs, id);
 }
 
 /* A stale lock file (see clear_branch_lock) removed: only when its folder
@@ -620,6 +631,29 @@ static int clear_leftovers(git_repository *main, const char *name, const char *a
     return rc ? rc : clear_branch_lock(main, branch);
 }
 
+/* Before a worktree is made at abs (under the lock): an intact worktree
+ * of main on branch there is reused (*out set, 1); a tampered or
+ * half-made one is removed, an empty folder too (libgit2 wants to make
+ * the folder itself), and what a killed job left is cleared (0: make it);
+ * anything else there is refused. */
+static int make_room(vcs_worktree **out, git_repository *main, const char *repo_path,
+                     const char *abs, const char *branch, char *rebuilt, size_t rn)
+{
+    int rc;
+
+    if (fs_exists(abs)) {
+        if (!(fs_is_dir(abs) && dir_is_empty(abs))) {
+            rc = reuse_existing(out, main, repo_path, abs, branch, rebuilt, rn);
+            if (rc != 1)
+                return rc == 0 ? 1 : rc;
+            /* tampered with and removed: made again */
+        } else if (rmdir(abs) != 0) {
+            return err_set(ERR_IO, "%s: %s", abs, strerror(errno));
+        }
+    }
+    return clear_leftovers(main, base_name(abs), abs, branch);
+}
+
 int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *base_branch,
                         const char *branch, const char *wt_path)
 {
@@ -632,7 +666,7 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
     char rebuilt[512] = "";
     const char *name;
     vcs_worktree *wt = NULL;
-    int rc;
+    int lock = -1, rc;
 
     if ((rc = vcs_init()) != 0)
         return rc;
@@ -649,20 +683,17 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
         rc = err_set(ERR_INVALID, "%s is the repository's own work folder", abs);
         goto out;
     }
-
-    if (fs_exists(abs)) {
-        if (!(fs_is_dir(abs) && dir_is_empty(abs))) {
-            rc = reuse_existing(out, main, repo_path, abs, branch, rebuilt, sizeof(rebuilt));
-            if (rc != 1)
-                goto out;
-            rc = 0;                   /* tampered with and removed: made again below */
-        } else if (rmdir(abs) != 0) { /* libgit2 wants to create the folder itself */
-            rc = err_set(ERR_IO, "%s: %s", abs, strerror(errno));
-            goto out;
-        }
-    }
-    if ((rc = clear_leftovers(main, name, abs, branch)) != 0)
+    /* from the look at the folder to the new worktree, no other process
+     * adds, removes or prunes a worktree of this repository */
+    if ((lock = vcs_wt_lock(main)) < 0) {
+        rc = lock;
         goto out;
+    }
+
+    if ((rc = make_room(out, main, repo_path, abs, branch, rebuilt, sizeof(rebuilt))) != 0) {
+        rc = rc == 1 ? 0 : rc; /* 1: reused as it was */
+        goto out;
+    }
 
     if (git_branch_lookup(&ref, main, branch, GIT_BRANCH_LOCAL) < 0) {
         git_error_clear();
@@ -702,6 +733,7 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
     snprintf(wt->rebuilt, sizeof(wt->rebuilt), "%s", rebuilt);
     *out = wt;
 out:
+    vcs_wt_unlock(lock);
     git_worktree_free(gwt);
     git_repository_free(repo);
     git_commit_free(base_commit);
@@ -711,14 +743,77 @@ out:
     return rc;
 }
 
+/* The registered worktree gwt, whose folder is abs, removed: the folder
+ * (never following a link) and then the registration.  Under the lock. */
+static int drop_registered(git_worktree *gwt, const char *abs)
+{
+    git_worktree_prune_options po = GIT_WORKTREE_PRUNE_OPTIONS_INIT;
+    struct stat sb;
+    int rc;
+
+    if (git_worktree_is_locked(NULL, gwt) > 0)
+        return err_set(ERR_BUSY, "worktree %s is locked", abs);
+    if (lstat(abs, &sb) == 0 && (rc = fs_remove_tree(abs)) != 0)
+        return err_wrap(rc, "removing worktree %s", abs);
+    if (vcs_test_pause)
+        vcs_test_pause("remove.before_prune");
+    /* the folder is gone already (fs_remove_tree never follows a link);
+     * libgit2's own removal of the working tree is not asked for */
+    po.flags = GIT_WORKTREE_PRUNE_VALID;
+    if (git_worktree_prune(gwt, &po) < 0)
+        return vcs_git_err(ERR_FAIL, "cannot prune worktree %s", abs);
+    return 0;
+}
+
+/* Each worktree registered in main, with its folder as an absolute path
+ * (goald's record of it, in the common folder), handed to fn until it
+ * returns non-zero (returned).  Under the lock. */
+static int each_registered(git_repository *main, const char *repo_path,
+                           int (*fn)(git_worktree *gwt, const char *abs, void *ctx), void *ctx)
+{
+    git_strarray names = {NULL, 0};
+    char p[PATH_MAX];
+    int rc = 0;
+
+    if (git_worktree_list(&names, main) < 0)
+        return vcs_git_err(ERR_FAIL, "%s: cannot list worktrees", repo_path);
+    for (size_t i = 0; i < names.count && rc == 0; i++) {
+        git_worktree *gwt = NULL;
+        if (git_worktree_lookup(&gwt, main, names.strings[i]) < 0) {
+            git_error_clear();
+            continue;
+        }
+        if (abs_path(p, sizeof(p), git_worktree_path(gwt)) == 0)
+            rc = fn(gwt, p, ctx);
+        else
+            err_clear();
+        git_worktree_free(gwt);
+    }
+    git_strarray_dispose(&names);
+    return rc;
+}
+
+struct remove_one {
+    const char *abs;
+    int found;
+};
+
+static int remove_if_named(git_worktree *gwt, const char *abs, void *ctx)
+{
+    struct remove_one *r = ctx;
+
+    if (strcmp(abs, r->abs) != 0)
+        return 0;
+    r->found = 1;
+    return drop_registered(gwt, abs);
+}
+
 int vcs_worktree_remove(const char *repo_path, const char *wt_path)
 {
     git_repository *main = NULL;
-    git_worktree *gwt = NULL;
-    git_strarray names = {NULL, 0};
-    git_worktree_prune_options po = GIT_WORKTREE_PRUNE_OPTIONS_INIT;
-    char abs[PATH_MAX], p[PATH_MAX];
-    int rc;
+    struct remove_one r = {NULL, 0};
+    char abs[PATH_MAX];
+    int lock = -1, rc;
 
     if ((rc = vcs_init()) != 0 || (rc = abs_path(abs, sizeof(abs), wt_path)) != 0)
         return rc;
@@ -728,40 +823,55 @@ int vcs_worktree_remove(const char *repo_path, const char *wt_path)
         rc = err_set(ERR_INVALID, "%s is the repository's own work folder", abs);
         goto out;
     }
-    if (git_worktree_list(&names, main) < 0) {
-        rc = vcs_git_err(ERR_FAIL, "%s: cannot list worktrees", repo_path);
+    if ((lock = vcs_wt_lock(main)) < 0) {
+        rc = lock;
         goto out;
     }
-    for (size_t i = 0; i < names.count && !gwt; i++) {
-        if (git_worktree_lookup(&gwt, main, names.strings[i]) < 0) {
-            git_error_clear();
-            continue;
-        }
-        if (abs_path(p, sizeof(p), git_worktree_path(gwt)) != 0 || strcmp(p, abs) != 0) {
-            git_worktree_free(gwt);
-            gwt = NULL;
-        }
-    }
-    if (!gwt)
-        goto out; /* already gone: nothing to do */
-    if (git_worktree_is_locked(NULL, gwt) > 0) {
-        rc = err_set(ERR_BUSY, "worktree %s is locked", abs);
-        goto out;
-    }
-    if (fs_exists(abs) && (rc = fs_remove_tree(abs)) != 0) {
-        err_wrap(rc, "removing worktree %s", abs);
-        goto out;
-    }
-    /* the folder is gone already (fs_remove_tree never follows a link);
-     * libgit2's own removal of the working tree is not asked for */
-    po.flags = GIT_WORKTREE_PRUNE_VALID;
-    if (git_worktree_prune(gwt, &po) < 0) {
-        rc = vcs_git_err(ERR_FAIL, "cannot prune worktree %s", abs);
-        goto out;
-    }
+    r.abs = abs;
+    /* none registered there: already gone, nothing to do */
+    rc = each_registered(main, repo_path, remove_if_named, &r);
 out:
-    git_strarray_dispose(&names);
-    git_worktree_free(gwt);
+    vcs_wt_unlock(lock);
+    git_repository_free(main);
+    return rc;
+}
+
+struct prune_ctx {
+    int (*doomed)(const char *path, void *ctx);
+    void *ctx;
+    int removed;
+};
+
+static int prune_if_doomed(git_worktree *gwt, const char *abs, void *ctx)
+{
+    struct prune_ctx *p = ctx;
+    int rc;
+
+    if (!p->doomed(abs, p->ctx))
+        return 0;
+    if ((rc = drop_registered(gwt, abs)) == 0)
+        p->removed++;
+    return rc;
+}
+
+int vcs_worktree_prune(const char *repo_path, int (*doomed)(const char *path, void *ctx), void *ctx,
+                       int *removed)
+{
+    git_repository *main = NULL;
+    struct prune_ctx p = {doomed, ctx, 0};
+    int lock = -1, rc;
+
+    *removed = 0;
+    if ((rc = vcs_init()) != 0 || (rc = vcs_repo_open(&main, repo_path)) != 0)
+        return rc;
+    if ((lock = vcs_wt_lock(main)) < 0) {
+        rc = lock;
+        goto out;
+    }
+    rc = each_registered(main, repo_path, prune_if_doomed, &p);
+    *removed = p.removed;
+out:
+    vcs_wt_unlock(lock);
     git_repository_free(main);
     return rc;
 }

@@ -8,8 +8,15 @@
  * each goal its own folder (e.g. <worktree_root>/<goal-id>).
  *
  * A vcs_worktree is an opaque handle on an open worktree; vcs_worktree_free()
- * releases it (NULL is fine).  It does not lock anything: the caller (the
- * lifecycle) makes sure one goal runs one item at a time.
+ * releases it (NULL is fine).  The handle locks nothing: the caller (the
+ * lifecycle) makes sure one goal runs one item at a time.  The operations
+ * that add, reuse, remove or prune worktrees of a repository
+ * (vcs_worktree_create, vcs_worktree_remove, vcs_worktree_prune, and
+ * vcs_worktree_reset's rebuild) take turns across processes: each holds an
+ * exclusive flock() of <worktree root>/.locks/<hash of the repository's
+ * git folder>.lock while it runs (freed on every return, and by the
+ * kernel when the process dies); one that waits a minute for it gives up
+ * with ERR_BUSY.
  *
  * Object ids are given as 40 lowercase hex characters and a NUL
  * (VCS_OID_HEX bytes).
@@ -19,6 +26,8 @@
 
 #include <stddef.h>
 
+#include "util/id.h"
+
 #define VCS_OID_HEX 41
 
 typedef struct vcs_worktree vcs_worktree;
@@ -27,6 +36,11 @@ typedef struct vcs_worktree vcs_worktree;
  * $XDG_STATE_HOME/goald/worktrees, else ~/.local/state/goald/worktrees.
  * 0, or ERR_INVALID (no HOME, too long). */
 int vcs_worktree_root(char *out, size_t n);
+
+/* 1 when path is a folder directly inside the worktree root (compared as
+ * realpaths) whose name is a goal id, with that id in id; else 0.  The
+ * folder is not opened. */
+int vcs_worktree_goal_id(const char *path, char id[ID_SIZE]);
 
 /* Create, or reuse, the worktree at wt_path of the repository at
  * repo_path, checked out on branch.
@@ -122,5 +136,15 @@ int vcs_worktree_store_tree(char out[VCS_OID_HEX], vcs_worktree *wt);
  * such worktree any more.  ERR_INVALID when wt_path is the main work
  * folder of the repository. */
 int vcs_worktree_remove(const char *repo_path, const char *wt_path);
+
+/* Each worktree registered in the repository at repo_path whose folder
+ * (an absolute path, from the repository's records, not from anything in
+ * the folder) doomed() picks (non-zero) is removed as vcs_worktree_remove()
+ * does: its folder, if it is still there, without following any link, and
+ * its registration.  doomed() is called under the repository's worktree
+ * lock and must not call the worktree functions.  *removed: how many were
+ * removed.  An error stops at that worktree. */
+int vcs_worktree_prune(const char *repo_path, int (*doomed)(const char *path, void *ctx),
+                       void *ctx, int *removed);
 
 #endif

@@ -10,7 +10,8 @@
 #   3. A dead node: A's daemon and its running job killed with SIGKILL; B
 #      (node.dead_after_s 3) aborts A's run ("its node A stopped beating")
 #      without signalling anything, and the item is done by B; nothing is
-#      left running; every item has one successful run.
+#      left running; every item has one successful run; `status` lists A
+#      as stale, with no job (B took its run over).
 #   4. A node gone for good left an item held (its job died after its run's
 #      end, before the run's recovery): B recovers the item and does it.
 . "$GOALD_SOURCE_DIR/tests/integration/lib.sh"
@@ -120,6 +121,19 @@ expect_eq "$(sql "SELECT count(*) FROM work_items w WHERE (SELECT count(*) FROM 
                WHERE r.item_id = w.id AND r.kind = 'execute' AND r.status = 'success') <> 1")" 0 \
     "items without exactly one successful run"
 grep -q '"node.run_aborted"' "$T/B.log" || fail "B's log says it took over A's run"
+ok
+# `status`: the dead node is listed (stale), without the job B took over
+node B "$G" status --json >"$T/status3.json" || true
+jq -e --arg r "$run_id" '[.nodes[] | select(.node_id == "A") | .lanes.jobs[]? | select(.run_id == $r)] == []' \
+    "$T/status3.json" >/dev/null || fail "status lists A's taken-over job on A: $(jq -c .nodes "$T/status3.json")"
+jq -e '.nodes[] | select(.node_id == "A") | .state == "stale" and .lanes.work.running == 0' \
+    "$T/status3.json" >/dev/null || fail "A, stale, runs nothing: $(jq -c .nodes "$T/status3.json")"
+jq -e '[.running[] | select(.node_id == "A")] == []' "$T/status3.json" >/dev/null ||
+    fail "status lists a running job on A: $(jq -c .running "$T/status3.json")"
+ok
+node B "$G" status >"$T/status3.txt" || true
+grep -q '^           A stale, plan 0/1, work 0/2$' "$T/status3.txt" ||
+    fail "status's line of node A: $(cat "$T/status3.txt")"
 ok
 kill -TERM "$PID_B"
 wait "$PID_B" 2>/dev/null || true

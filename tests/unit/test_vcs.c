@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -908,6 +911,132 @@ static void test_clone_fetch_push(void **state)
     vcs_worktree_free(w);
 }
 
+/* The pipes between a process held by hold_here() and the test. */
+static int held_up = -1, held_down = -1;
+
+/* vcs_test_pause: at "remove.before_prune" (the worktree's folder deleted,
+ * its registration not yet pruned) say so on held_up, then wait until
+ * held_down says go on, or 2 s: the other process may be waiting for this
+ * one's lock. */
+static void hold_here(const char *point)
+{
+    struct pollfd p = {held_down, POLLIN, 0};
+    char c = 'x';
+
+    if (strcmp(point, "remove.before_prune") != 0)
+        return;
+    if (write(held_up, &c, 1) != 1)
+        _exit(3);
+    poll(&p, 1, 2000);
+}
+
+/* Worktree operations on one repository take turns across processes: a
+ * process removing the worktree is held between deleting its folder and
+ * pruning its registration, and another makes the worktree again
+ * meanwhile (a node's next run on the goal).  With the lock the second
+ * waits for the first, and the worktree it makes is whole; without, the
+ * first's prune would drop the second's new registration (the folder
+ * left behind, not a worktree of the repository any more). */
+static void test_worktree_ops_take_turns(void **state)
+{
+    struct fx f;
+    int up[2], down[2], status = 0, rc;
+    char c;
+    pid_t pid;
+
+    (void)state;
+    fx_setup(&f, "turns");
+    vcs_worktree_free(f.wt);
+    f.wt = NULL;
+    assert_int_equal(pipe(up), 0);
+    assert_int_equal(pipe(down), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(up[0]);
+        close(down[1]);
+        held_up = up[1];
+        held_down = down[0];
+        vcs_test_pause = hold_here;
+        _exit(vcs_worktree_remove(f.repo, f.wtp) == 0 ? 0 : 1);
+    }
+    close(up[1]);
+    close(down[0]);
+    /* the remover is held with the folder gone */
+    assert_int_equal(read(up[0], &c, 1), 1);
+    assert_int_not_equal(access(f.wtp, F_OK), 0);
+    rc = vcs_worktree_create(&f.wt, f.repo, "main", BR, f.wtp);
+    if (rc != 0)
+        fail_msg("create beside a removal: %s", err_last());
+    /* go on (with the lock, the remover went on long ago, and is gone:
+     * the write may meet a closed pipe) */
+    signal(SIGPIPE, SIG_IGN);
+    if (write(down[1], "x", 1) != 1)
+        assert_int_equal(errno, EPIPE);
+    signal(SIGPIPE, SIG_DFL);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(up[0]);
+    close(down[1]);
+    vcs_worktree_free(f.wt);
+    f.wt = NULL;
+    /* the worktree made second is whole: registered, opened through the
+     * records, seen by git on its branch */
+    if (vcs_worktree_open(&f.wt, f.repo, f.wtp) != 0)
+        fail_msg("the worktree made beside a removal: %s", err_last());
+    vcs_worktree_free(f.wt);
+    assert_non_null(strstr(cap("git -C '%s' worktree list --porcelain", f.repo), f.wtp));
+    assert_string_equal(cap("git -C '%s' rev-parse --abbrev-ref HEAD", f.wtp), BR);
+}
+
+/* vcs_worktree_prune removes the worktrees doomed() picks, the folder
+ * with a planted link and a planted .git file in it (neither followed),
+ * and a registration whose folder is already gone; the others stay. */
+static int doom_g(const char *path, void *ctx)
+{
+    (void)ctx;
+    return strstr(path, "/wts/g-") != NULL;
+}
+
+static void test_worktree_prune(void **state)
+{
+    struct fx f;
+    vcs_worktree *w = NULL;
+    char keep[700], gone[700], outside[700], decoy[700];
+    int removed = -1;
+
+    (void)state;
+    fx_setup(&f, "prune");
+    vcs_worktree_free(f.wt);
+    testutil_tmp_path(keep, sizeof(keep), "prune/wts/keep");
+    testutil_tmp_path(gone, sizeof(gone), "prune/wts/g-gone");
+    testutil_tmp_path(outside, sizeof(outside), "prune/outside");
+    testutil_tmp_path(decoy, sizeof(decoy), "prune/decoy");
+    assert_int_equal(vcs_worktree_create(&w, f.repo, "main", "goald/keep", keep), 0);
+    vcs_worktree_free(w);
+    assert_int_equal(vcs_worktree_create(&w, f.repo, "main", "goald/gone", gone), 0);
+    vcs_worktree_free(w);
+    assert_int_equal(sh("rm -rf '%s'", gone), 0);
+    /* what a model could leave: a link out, a .git naming another repository */
+    assert_int_equal(make_repo(decoy), 0);
+    assert_int_equal(sh("mkdir -p '%s' && echo k >'%s/k.txt' && ln -s '%s' '%s/out'", outside,
+                        outside, outside, f.wtp),
+                     0);
+    assert_int_equal(sh("rm '%s/.git' && echo 'gitdir: %s/.git' >'%s/.git'", f.wtp, decoy, f.wtp),
+                     0);
+    if (vcs_worktree_prune(f.repo, doom_g, NULL, &removed) != 0)
+        fail_msg("prune: %s", err_last());
+    assert_int_equal(removed, 2);
+    assert_int_not_equal(access(f.wtp, F_OK), 0);
+    assert_string_equal(cap("cat '%s/k.txt'", outside), "k");
+    assert_string_equal(cap("git -C '%s' rev-parse --is-inside-work-tree", decoy), "true");
+    assert_int_equal(access(keep, F_OK), 0);
+    assert_null(strstr(cap("git -C '%s' worktree list --porcelain", f.repo), "/wts/g-"));
+    assert_non_null(strstr(cap("git -C '%s' worktree list --porcelain", f.repo), keep));
+    assert_string_equal(cap("git -C '%s' worktree list --porcelain | grep -c prunable", f.repo),
+                        "0");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -928,6 +1057,8 @@ int main(void)
         cmocka_unit_test(test_branch_name_valid),
         cmocka_unit_test(test_repo_is_url),
         cmocka_unit_test(test_clone_fetch_push),
+        cmocka_unit_test(test_worktree_ops_take_turns),
+        cmocka_unit_test(test_worktree_prune),
     };
     char home[600];
 
