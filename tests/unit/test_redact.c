@@ -171,8 +171,9 @@ static void test_key_body(void **state)
 }
 
 /* Base64 in ordinary code and data stays: in quoted strings, wrapped at 76
- * (base64(1)), a single long line, hashes, fewer than four full lines, and
- * lines before an END line that is not a private key's. */
+ * (base64(1)), a single long line, hashes, fewer than four full lines,
+ * lines before an END line that is not a private key's, and a certificate
+ * or public key under its BEGIN line. */
 static void test_base64_kept(void **state)
 {
     static const char *const cases[] = {
@@ -189,6 +190,10 @@ static void test_base64_kept(void **state)
         L1 "\n" L2 "\n" L3 "\nprose after three lines\n",
         L3 "\n" L4 "\n-----END CERTIFICATE-----\n",
         "sha512-" L1 "\n",
+        /* a certificate and a public key, whole */
+        "-----BEGIN CERTIFICATE-----\n" L1 "\n" L2 "\n" L3 "\n" L4 "\n" LAST
+        "\n-----END CERTIFICATE-----\n",
+        "+-----BEGIN PUBLIC KEY-----\n+" L1 "\n+" L2 "\n+" L3 "\n+" L4 "\n+-----END PUBLIC KEY-----\n",
     };
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
