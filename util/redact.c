@@ -51,7 +51,8 @@
 #define LINE_START "(?:^|(?<=\\\\n)|(?<=[\"'`]))"
 /* what may stand before a body line: a line number (cat -n, nl, grep -n),
  * a grep file name, a diff's +, - or space, indentation */
-#define LINE_PREFIX "(?:[ \\t]*\\d{1,9}[\\t:-][ \\t]?|[\\w./-]{1,200}?[:-]\\d{1,9}[:-]|[+ -]?[ \\t]*)"
+#define LINE_PREFIX                                                                                \
+    "(?:[ \\t]*\\d{1,9}[\\t:-][ \\t]?|[\\w./-]{1,200}?[:-]\\d{1,9}[:-]|[+ -]?[ \\t]*)"
 /* lines of a key body with their newlines: a full one (PEM and OpenSSH
  * wrap at 64 and 70), the last (shorter, maybe padded), an armor checksum
  * (=XXXX); a PEM header line is none of them */
@@ -60,11 +61,10 @@
 #define B64_CKSUM "(?>" LINE_PREFIX "=[A-Za-z0-9+/]{4}[ \\t]*" NL ")"
 /* a BEGIN line that is not a private key's, and the base64 lines under it */
 #define PUBLIC_BLOCK                                                                               \
-    "-----BEGIN (?![A-Z0-9 _-]{0,100}PRIVATE)[A-Z0-9 _-]{1,100}-----(?:" NL "(?>" LINE_PREFIX        \
+    "-----BEGIN (?![A-Z0-9 _-]{0,100}PRIVATE)[A-Z0-9 _-]{1,100}-----(?:" NL "(?>" LINE_PREFIX      \
     "[A-Za-z0-9+/=]{1,200}[ \\t]*(?=" NL "|$)))*+"
 /* a full line of a PEM (64) or OpenSSH (70) body, its newline not taken */
-#define B64_LINE64                                                                                 \
-    "(?>" LINE_PREFIX "[A-Za-z0-9+/]{64}(?:[A-Za-z0-9+/]{6})?[ \\t]*(?=" NL "|$))"
+#define B64_LINE64 "(?>" LINE_PREFIX "[A-Za-z0-9+/]{64}(?:[A-Za-z0-9+/]{6})?[ \\t]*(?=" NL "|$))"
 
 static const struct rule {
     const char *pattern;
@@ -83,8 +83,8 @@ static const struct rule {
      * base64 lines just before it.  After the run of full lines (*SKIP)
      * moves the next attempt past it, so that a long run of base64 with no
      * END line after it costs one pass, not one per line. */
-    {"(?m)" LINE_START "(?:" B64_FULL "++(*SKIP)" B64_LAST "?|" B64_LAST ")" B64_CKSUM "?" LINE_PREFIX
-     PEM_END,
+    {"(?m)" LINE_START "(?:" B64_FULL "++(*SKIP)" B64_LAST "?|" B64_LAST ")" B64_CKSUM
+     "?" LINE_PREFIX PEM_END,
      REDACTED},
     /* a body with neither line: four or more lines of exactly 64 (PEM) or
      * 70 (OpenSSH) base64 characters and nothing else, and the shorter last
@@ -92,8 +92,8 @@ static const struct rule {
      * it at 76 (base64(1)) or not at all: those stay.  A block under a
      * BEGIN line that is not a private key's (a certificate, a public key)
      * is passed over whole: (*SKIP)(*FAIL) goes on after it. */
-    {"(?m)" PUBLIC_BLOCK "(*SKIP)(*FAIL)|" LINE_START B64_LINE64 "(?:" NL B64_LINE64 "){3,}+(?:" NL
-     LINE_PREFIX "[A-Za-z0-9+/]{1,70}={0,2}(?=[ \\t]*(?:" NL "|$)))?",
+    {"(?m)" PUBLIC_BLOCK "(*SKIP)(*FAIL)|" LINE_START B64_LINE64 "(?:" NL B64_LINE64
+     "){3,}+(?:" NL LINE_PREFIX "[A-Za-z0-9+/]{1,70}={0,2}(?=[ \\t]*(?:" NL "|$)))?",
      REDACTED},
     /* OpenAI / Anthropic style keys: sk-..., sk-proj-..., sk-ant-... */
     {"\\bsk-[A-Za-z0-9_\\-]{16,}", REDACTED},

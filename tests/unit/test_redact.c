@@ -193,7 +193,8 @@ static void test_base64_kept(void **state)
         /* a certificate and a public key, whole */
         "-----BEGIN CERTIFICATE-----\n" L1 "\n" L2 "\n" L3 "\n" L4 "\n" LAST
         "\n-----END CERTIFICATE-----\n",
-        "+-----BEGIN PUBLIC KEY-----\n+" L1 "\n+" L2 "\n+" L3 "\n+" L4 "\n+-----END PUBLIC KEY-----\n",
+        "+-----BEGIN PUBLIC KEY-----\n+" L1 "\n+" L2 "\n+" L3 "\n+" L4
+        "\n+-----END PUBLIC KEY-----\n",
     };
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
