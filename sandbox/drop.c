@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,12 +143,46 @@ static void give_dir(struct give *g, int fd, int depth)
     closedir(d);
 }
 
+/* Whether path is a folder whose files must never change owners: "/",
+ * the shared top-level folders (/home, /tmp, /var, ...), or one beneath
+ * the system's own folders.  A worktree lies deeper, in goald's folders. */
+static int system_folder(const char *path)
+{
+    static const char *const tops[] = {"/home", "/root", "/tmp",   "/var", "/opt",
+                                       "/srv",  "/mnt",  "/media", "/snap"};
+    static const char *const sys[] = {"/usr",   "/etc",   "/bin",    "/sbin", "/lib",
+                                      "/lib32", "/lib64", "/libx32", "/boot", "/dev",
+                                      "/proc",  "/sys",   "/run"};
+    char real[PATH_MAX];
+
+    if (!realpath(path, real))
+        return 0; /* the open that follows says why */
+    if (!strcmp(real, "/"))
+        return 1;
+    for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
+        if (!strcmp(real, tops[i]))
+            return 1;
+    for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++) {
+        size_t n = strlen(sys[i]);
+        if (!strncmp(real, sys[i], n) && (real[n] == '/' || !real[n]))
+            return 1;
+    }
+    return 0;
+}
+
 int sandbox_drop_give(const char *root, uid_t uid, gid_t gid)
 {
     struct give g = {.me = geteuid(), .uid = uid, .gid = gid};
     struct stat st;
-    int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd;
 
+    if (system_folder(root))
+        return err_set(ERR_POLICY,
+                       "sandbox: %s: as root, commands run as uid %u and the folder they write "
+                       "is given to it; refused for /, /home, /tmp, /var and the like, and "
+                       "the system's folders",
+                       root, (unsigned)uid);
+    fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0) {
         int rc = err_set(ERR_IO, "sandbox: %s: cannot open: %s", root, strerror(errno));
         if (fd >= 0)

@@ -63,7 +63,9 @@ int sandbox_drop_prepare(const struct sandbox_drop *d, const char *root);
 
 /* Give the tree at root to uid/gid (see above).  Never follows a link,
  * never leaves root's file system, skips `.git` at its top, files with
- * more than one link, and what goald's user does not own.  0 or ERR_IO. */
+ * more than one link, and what goald's user does not own.  0, ERR_IO, or
+ * ERR_POLICY for "/", a shared top-level folder (/home, /tmp, /var, ...)
+ * or one beneath the system's folders (/usr, /etc, ...). */
 int sandbox_drop_give(const char *root, uid_t uid, gid_t gid);
 
 /* In the forked child, before exec (async-signal-safe): the private mount

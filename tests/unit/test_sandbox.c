@@ -312,9 +312,14 @@ static void test_drop_give(void **state)
     assert_int_equal(st.st_uid, 0);
     assert_int_equal(st.st_gid, 65534);
     assert_int_equal(st.st_mode & 0070, 0070);
-    /* a link as the root is refused */
+    /* a link as the root is refused; so are / and the system's folders */
     snprintf(p, sizeof(p), "%s/link", root);
     assert_int_equal(sandbox_drop_give(p, 65534, 65534), ERR_IO);
+    assert_int_equal(sandbox_drop_give("/", 65534, 65534), ERR_POLICY);
+    assert_int_equal(sandbox_drop_give("/tmp", 65534, 65534), ERR_POLICY);
+    assert_int_equal(sandbox_drop_give("/usr/share", 65534, 65534), ERR_POLICY);
+    assert_int_equal(stat("/usr/share", &st), 0);
+    assert_int_equal(st.st_uid, 0);
 }
 
 /* As root, a command runs as sandbox.uid/sandbox.gid with no other group:
