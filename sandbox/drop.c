@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,6 +27,19 @@
 /* Folders deeper than this below the root are not given (each level holds
  * a descriptor); the sandbox user then cannot write there, nothing else. */
 #define GIVE_MAX_DEPTH 256
+
+/* Whether this process may make a mount namespace (CAP_SYS_ADMIN in its
+ * effective set): root in a container often may not.  Then the binds are
+ * not staged, and bubblewrap, as the sandbox user, must reach them itself. */
+static int can_stage(void)
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[2];
+
+    if (syscall(SYS_capget, &h, data) != 0)
+        return 0;
+    return (data[CAP_SYS_ADMIN / 32].effective >> (CAP_SYS_ADMIN % 32)) & 1;
+}
 
 int sandbox_drop_plan(struct sandbox_drop *d)
 {
@@ -40,6 +55,7 @@ int sandbox_drop_plan(struct sandbox_drop *d)
                        "(not 0), got %lld and %lld",
                        (long long)uid, (long long)gid);
     d->active = 1;
+    d->stage = can_stage();
     d->uid = (uid_t)uid;
     d->gid = (gid_t)gid;
     return 0;
@@ -49,7 +65,7 @@ const char *sandbox_drop_stage(struct sandbox_drop *d, const char *src, int flag
 {
     char at[64];
 
-    if (!d || !d->active)
+    if (!d || !d->active || !d->stage)
         return src;
     if (d->n == d->alloc) {
         d->alloc = d->alloc ? d->alloc * 2 : 8;

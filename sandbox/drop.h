@@ -20,7 +20,9 @@
  *   namespace, mounts a tmpfs on a stage folder (/tmp/goald-stage, a root
  *   folder) and binds each source there, opened without following a link
  *   where the worktree shaped it; bubblewrap is given the staged paths.
- *   Nothing of this is visible outside the child.
+ *   Nothing of this is visible outside the child.  Without CAP_SYS_ADMIN
+ *   (root in many containers) nothing is staged: bubblewrap must reach the
+ *   sources as the sandbox user, or it fails and says which.
  *
  * Without root (the usual case) none of this happens.
  */
@@ -36,6 +38,7 @@
  * sources by sandbox_drop_stage(); freed with sandbox_drop_release(). */
 struct sandbox_drop {
     int active; /* goald is root: the command runs as uid/gid */
+    int stage;  /* binds are staged (CAP_SYS_ADMIN: a mount namespace can be made) */
     uid_t uid;
     gid_t gid;
     size_t n, alloc;
