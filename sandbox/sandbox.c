@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sandbox/cgroup.h"
+#include "sandbox/drop.h"
 #include "store/event.h"
 #include "util/config.h"
 #include "util/err.h"
@@ -188,7 +189,7 @@ static int beneath(const char *dir, const char *path)
  * `.git` folder or file in the root is made read-only; a link is never
  * bound.  ERR_INVALID when the records are not absolute folders or the
  * admin folder is not beneath the common one. */
-static int add_git(struct strv *a, const struct sandbox_spec *spec)
+static int add_git(struct strv *a, const struct sandbox_spec *spec, struct sandbox_drop *drop)
 {
     char dotgit[PATH_MAX], common[PATH_MAX], admin[PATH_MAX], cfg[PATH_MAX + 32];
     struct stat st;
@@ -199,7 +200,11 @@ static int add_git(struct strv *a, const struct sandbox_spec *spec)
     has_dotgit = lstat(dotgit, &st) == 0;
     if (!spec->git_common && !spec->git_dir) {
         if (has_dotgit && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
-            strv_push3(a, "--ro-bind", dotgit, dotgit);
+            strv_push3(a, "--ro-bind",
+                       sandbox_drop_stage(drop, dotgit,
+                                          SANDBOX_STAGE_NOFOLLOW |
+                                              (S_ISDIR(st.st_mode) ? SANDBOX_STAGE_DIR : 0)),
+                       dotgit);
         return 0;
     }
     if (!spec->git_common || !spec->git_dir || spec->git_common[0] != '/' ||
@@ -213,7 +218,7 @@ static int add_git(struct strv *a, const struct sandbox_spec *spec)
     if (!beneath(common, admin))
         return err_set(ERR_INVALID, "sandbox: git folder %s is not beneath the common folder %s",
                        admin, common);
-    strv_push3(a, "--ro-bind", common, common);
+    strv_push3(a, "--ro-bind", sandbox_drop_stage(drop, common, SANDBOX_STAGE_DIR), common);
     snprintf(cfg, sizeof(cfg), "%s/config", common);
     if (lstat(cfg, &st) == 0 && S_ISREG(st.st_mode))
         strv_push3(a, "--dev-bind", "/dev/null", cfg);
@@ -221,12 +226,13 @@ static int add_git(struct strv *a, const struct sandbox_spec *spec)
     if (lstat(cfg, &st) == 0 && S_ISREG(st.st_mode))
         strv_push3(a, "--dev-bind", "/dev/null", cfg);
     if (has_dotgit && lstat(dotgit, &st) == 0 && S_ISREG(st.st_mode))
-        strv_push3(a, "--ro-bind", dotgit, dotgit);
+        strv_push3(a, "--ro-bind", sandbox_drop_stage(drop, dotgit, SANDBOX_STAGE_NOFOLLOW),
+                   dotgit);
     return 0;
 }
 
 /* Extra read-only binds from sandbox.binds: "PATH" or {"src","dest"}. */
-static int add_binds(struct strv *a)
+static int add_binds(struct strv *a, struct sandbox_drop *drop)
 {
     const cJSON *binds = config_json(CFG_SANDBOX_BINDS);
     const cJSON *it;
@@ -251,7 +257,8 @@ static int add_binds(struct strv *a)
                                         "or {\"src\": \"/a\", \"dest\": \"/b\"}");
         if (!fs_exists(src))
             return err_set(ERR_INVALID, "sandbox.binds: %s: no such file or folder", src);
-        strv_push3(a, "--ro-bind", src, dest);
+        strv_push3(a, "--ro-bind",
+                   sandbox_drop_stage(drop, src, fs_is_dir(src) ? SANDBOX_STAGE_DIR : 0), dest);
     }
     return 0;
 }
@@ -316,7 +323,7 @@ out:
 
 /* The bubblewrap argument vector (without the command). */
 static int build_bwrap(struct strv *a, const struct sandbox_spec *spec, const char *bwrap,
-                       const struct strv *env)
+                       const struct strv *env, struct sandbox_drop *drop)
 {
     static const char *system[] = {"/usr",   "/bin",   "/sbin",   "/lib",
                                    "/lib32", "/lib64", "/libx32", "/etc"};
@@ -336,10 +343,13 @@ static int build_bwrap(struct strv *a, const struct sandbox_spec *spec, const ch
     strv_push2(a, "--tmpfs", "/tmp");
     strv_push2(a, "--perms", "0700");
     strv_push2(a, "--dir", SANDBOX_HOME);
-    if ((rc = add_binds(a)) != 0)
+    if ((rc = add_binds(a, drop)) != 0)
         return rc;
-    strv_push3(a, "--bind", spec->root_src ? spec->root_src : spec->root, spec->root);
-    if ((rc = add_git(a, spec)) != 0)
+    strv_push3(a, "--bind",
+               sandbox_drop_stage(drop, spec->root_src ? spec->root_src : spec->root,
+                                  SANDBOX_STAGE_DIR | SANDBOX_STAGE_NOFOLLOW),
+               spec->root);
+    if ((rc = add_git(a, spec, drop)) != 0)
         return rc;
     /* the root folder of the sandbox is a tmpfs without a size cap:
      * read-only, so that writes land only in the capped /tmp and the worktree */
@@ -398,6 +408,7 @@ static int check_spec(const struct sandbox_spec *spec)
 int sandbox_describe(const struct sandbox_spec *spec, char **out)
 {
     struct strv env = {0}, a = {0};
+    struct sandbox_drop drop;
     char bwrap[PATH_MAX];
     strbuf sb = STRBUF_INIT;
     int rc;
@@ -406,9 +417,11 @@ int sandbox_describe(const struct sandbox_spec *spec, char **out)
         return rc;
     if ((rc = sandbox_find_bwrap(bwrap, sizeof(bwrap))) != 0)
         return rc;
+    if ((rc = sandbox_drop_plan(&drop)) != 0)
+        return rc;
     if ((rc = build_env(&env, spec, SANDBOX_HOME)) != 0)
         goto out;
-    if ((rc = build_bwrap(&a, spec, bwrap, &env)) != 0)
+    if ((rc = build_bwrap(&a, spec, bwrap, &env, &drop)) != 0)
         goto out;
     add_command(&a, spec);
     for (size_t i = 0; i < a.n; i++)
@@ -419,6 +432,7 @@ out:
     strbuf_release(&sb);
     strv_free(&a);
     strv_free(&env);
+    sandbox_drop_release(&drop);
     return rc;
 }
 
@@ -500,6 +514,7 @@ struct child_plan {
     int cwd_fd; /* -1: chdir(cwd) */
     const char *cwd;
     const struct sandbox_cgroup *cg;
+    const struct sandbox_drop *drop; /* root given up for the sandbox user, when active */
     struct rlimit lim[5];
     int lim_res[5];
     int nlim;
@@ -527,6 +542,8 @@ static void child_exec(const struct child_plan *p)
     for (int i = 0; i < p->nlim; i++)
         if (setrlimit((__rlimit_resource_t)p->lim_res[i], &p->lim[i]) != 0)
             _exit(126);
+    if (sandbox_drop_child(p->drop) != 0)
+        _exit(126);
     closefrom(3);
     execve(p->exe, p->argv, p->envp);
     {
@@ -592,6 +609,7 @@ struct run {
     struct sandbox_result *res;
     struct strv env, args;
     struct sandbox_cgroup cg;
+    struct sandbox_drop drop;
     struct tail tout, terr;
     char exe[PATH_MAX];
     int pout[2], perr[2];
@@ -646,12 +664,15 @@ static int prepare_bwrap(struct run *r)
 
     if ((rc = sandbox_find_bwrap(r->exe, sizeof(r->exe))) != 0)
         return rc;
+    if ((rc = sandbox_drop_plan(&r->drop)) != 0)
+        return rc;
     if ((rc = build_env(&r->env, r->spec, SANDBOX_HOME)) != 0)
         return rc;
-    if ((rc = build_bwrap(&r->args, r->spec, r->exe, &r->env)) != 0)
+    if ((rc = build_bwrap(&r->args, r->spec, r->exe, &r->env, &r->drop)) != 0)
         return rc;
     add_command(&r->args, r->spec);
-    return 0;
+    /* as root: the folder the command writes becomes the sandbox user's */
+    return sandbox_drop_prepare(&r->drop, r->spec->root_src ? r->spec->root_src : r->spec->root);
 }
 
 /* The per-command pids (and memory) cgroup, when configured; a command
@@ -709,6 +730,7 @@ static void plan_child(struct child_plan *plan, const struct run *r)
     plan->cwd_fd = spec->direct && spec->cwd_fd > 0 ? spec->cwd_fd : -1;
     plan->cwd = spec->root_src && !spec->direct ? spec->root_src : spec->root;
     plan->cg = &r->cg;
+    plan->drop = &r->drop;
     add_limit(plan, RLIMIT_CPU, config_int(CFG_SANDBOX_CPU_S));
     add_limit(plan, RLIMIT_AS, config_int(CFG_SANDBOX_AS_MB) << 20);
     add_limit(plan, RLIMIT_NPROC, config_int(CFG_SANDBOX_NPROC));
@@ -914,6 +936,7 @@ static void run_release(struct run *r)
         waitpid(r->pid, &r->status, 0);
     }
     sandbox_cgroup_destroy(&r->cg);
+    sandbox_drop_release(&r->drop);
     free(r->tout.buf);
     free(r->terr.buf);
     for (int i = 0; i < 2; i++) {

@@ -12,6 +12,9 @@
  * wall-clock timeout that kills every process of the command.  stdout and
  * stderr are captured: the tail of each (sandbox.output_kb) is kept with
  * the total byte and line counts; the full output may be spilled to a file.
+ * When goald runs as root, bubblewrap and the command run as sandbox.uid /
+ * sandbox.gid instead, and the folder the command writes is given to that
+ * user before it starts (sandbox/drop.h).
  *
  * Without bubblewrap, sandbox_run() refuses (ERR_POLICY, the message says
  * how to install it).  sandbox.mode = none (GOALD_SANDBOX=none) runs the

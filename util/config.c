@@ -205,6 +205,12 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_SANDBOX_PATH] = {"sandbox.path", CFG_STRING,
                           "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL, NOB,
                           "PATH inside the sandbox (add the bin folders of sandbox.binds)"},
+    [CFG_SANDBOX_UID] = {"sandbox.uid", CFG_INT, "65534", NULL, 1, 4294967294LL,
+                         "when goald runs as root: the host user commands run as (never 0; "
+                         "default nobody)"},
+    [CFG_SANDBOX_GID] = {"sandbox.gid", CFG_INT, "65534", NULL, 1, 4294967294LL,
+                         "when goald runs as root: the host group commands run as (never 0; "
+                         "default nogroup)"},
     /* tools/: see docs/tools.md */
     [CFG_TOOLS_MAX_LINES] = {"tools.max_lines", CFG_INT, "2000", NULL, 1, 1000000,
                              "lines of tool output shown to the model"},

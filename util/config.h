@@ -104,6 +104,8 @@ enum cfg_key {
     CFG_SANDBOX_BINDS,
     CFG_SANDBOX_ENV,
     CFG_SANDBOX_PATH,
+    CFG_SANDBOX_UID,
+    CFG_SANDBOX_GID,
     /* tools/ */
     CFG_TOOLS_MAX_LINES,
     CFG_TOOLS_MAX_BYTES,

@@ -46,6 +46,25 @@
 #define PEM_BEGIN "-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
 #define PEM_END "-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
 #define NL "(?:\\r?\\n|(?:\\\\r)?\\\\n)"
+/* where a line of a key body may start: a line's start, after an escaped
+ * newline (\n in JSON or code), after a quote */
+#define LINE_START "(?:^|(?<=\\\\n)|(?<=[\"'`]))"
+/* what may stand before a body line: a line number (cat -n, nl, grep -n),
+ * a grep file name, a diff's +, - or space, indentation */
+#define LINE_PREFIX                                                                                \
+    "(?:[ \\t]*\\d{1,9}[\\t:-][ \\t]?|[\\w./-]{1,200}?[:-]\\d{1,9}[:-]|[+ -]?[ \\t]*)"
+/* lines of a key body with their newlines: a full one (PEM and OpenSSH
+ * wrap at 64 and 70), the last (shorter, maybe padded), an armor checksum
+ * (=XXXX); a PEM header line is none of them */
+#define B64_FULL "(?>" LINE_PREFIX "[A-Za-z0-9+/]{40,200}={0,2}[ \\t]*" NL ")"
+#define B64_LAST "(?>" LINE_PREFIX "[A-Za-z0-9+/]{1,200}={0,2}[ \\t]*" NL ")"
+#define B64_CKSUM "(?>" LINE_PREFIX "=[A-Za-z0-9+/]{4}[ \\t]*" NL ")"
+/* a BEGIN line that is not a private key's, and the base64 lines under it */
+#define PUBLIC_BLOCK                                                                               \
+    "-----BEGIN (?![A-Z0-9 _-]{0,100}PRIVATE)[A-Z0-9 _-]{1,100}-----(?:" NL "(?>" LINE_PREFIX      \
+    "[A-Za-z0-9+/=]{1,200}[ \\t]*(?=" NL "|$)))*+"
+/* a full line of a PEM (64) or OpenSSH (70) body, its newline not taken */
+#define B64_LINE64 "(?>" LINE_PREFIX "[A-Za-z0-9+/]{64}(?:[A-Za-z0-9+/]{6})?[ \\t]*(?=" NL "|$))"
 
 static const struct rule {
     const char *pattern;
@@ -58,6 +77,23 @@ static const struct rule {
      * with escaped newlines (\n in JSON or code) */
     {PEM_BEGIN "[A-Za-z0-9+/= \\t]*(?:" NL "(?:[A-Za-z0-9+/=]++|[+ ]?[A-Za-z-]+: [^\\r\\n\\\\]*|[ \\t]*)"
                "(?=\\r?\\n|\\\\[rn]|[\"']|$))*",
+     REDACTED},
+    /* a key body shown without its BEGIN line (a read with an offset,
+     * `tail`, `sed -n 5,40p`, a cut output tail) up to its END line: the
+     * base64 lines just before it.  After the run of full lines (*SKIP)
+     * moves the next attempt past it, so that a long run of base64 with no
+     * END line after it costs one pass, not one per line. */
+    {"(?m)" LINE_START "(?:" B64_FULL "++(*SKIP)" B64_LAST "?|" B64_LAST ")" B64_CKSUM
+     "?" LINE_PREFIX PEM_END,
+     REDACTED},
+    /* a body with neither line: four or more lines of exactly 64 (PEM) or
+     * 70 (OpenSSH) base64 characters and nothing else, and the shorter last
+     * line after them.  Code keeps base64 in quoted strings, and tools wrap
+     * it at 76 (base64(1)) or not at all: those stay.  A block under a
+     * BEGIN line that is not a private key's (a certificate, a public key)
+     * is passed over whole: (*SKIP)(*FAIL) goes on after it. */
+    {"(?m)" PUBLIC_BLOCK "(*SKIP)(*FAIL)|" LINE_START B64_LINE64 "(?:" NL B64_LINE64
+     "){3,}+(?:" NL LINE_PREFIX "[A-Za-z0-9+/]{1,70}={0,2}(?=[ \\t]*(?:" NL "|$)))?",
      REDACTED},
     /* OpenAI / Anthropic style keys: sk-..., sk-proj-..., sk-ant-... */
     {"\\bsk-[A-Za-z0-9_\\-]{16,}", REDACTED},

@@ -128,6 +128,103 @@ static void test_partial_key(void **state)
     free(out);
 }
 
+/* A key body shown without its BEGIN line (a read with an offset, `tail`,
+ * `sed -n`): the body lines before the END line are gone, whatever stands
+ * before each line (cat -n, grep -n, a diff's +); the text around stays. */
+#define L1 "MIIEowIBAAKCAQEAx1l8LgQz5nS0sK7kQeC1V3Qm6nRjYy3JmB2b9hJz0aYwY2tQ"
+#define L2 "FTlQMtjBTeD855CgtpeeTRRnc0odxPoVn5HQGaeqMXiyLInb+Dr4jKZuuXu4tTGh"
+#define L3 "BOZnHiylrIEldnYSUoE1RuFAbb79qQUFNxJq4Ca3hHkUC0VsxlJvkEoFqwIYmd5x"
+#define L4 "ctGmW5vLkuFGtzvjTQh37u91luEZPuN/zv7iTAhrF4m1Nd+Rd8m1wlJrBY/Ald3t"
+#define LAST "q2Yx0Q8vE5mZ1w=="
+static void test_key_body(void **state)
+{
+    static const struct {
+        const char *in, *keep;
+    } cases[] = {
+        /* tail / sed -n / read with an offset: body + END */
+        {L3 "\n" L4 "\n" LAST "\n-----END RSA PRIVATE KEY-----\nafter\n", "\nafter\n"},
+        {"before\n" L4 "\n-----END PRIVATE KEY-----", "before\n"},
+        {L4 "\r\n" LAST "\r\n-----END EC PRIVATE KEY-----\r\n", "\r\n"},
+        /* cat -n and grep -n prefixes, a diff's + lines */
+        {"     3\t" L3 "\n     4\t" L4 "\n     5\t-----END RSA PRIVATE KEY-----\n", "\n"},
+        {"key.pem:3:" L3 "\nkey.pem:4:" LAST "\nkey.pem:5:-----END PRIVATE KEY-----", ""},
+        {"+" L3 "\n+" LAST "\n+-----END OPENSSH PRIVATE KEY-----\n context", "\n context"},
+        /* in JSON or code: escaped newlines */
+        {"{\"k\": \"" L3 "\\n" L4 "\\n-----END PRIVATE KEY-----\\n\"}", "{\"k\": \""},
+        /* a body with neither line (head, sed -n 2,6p): full-width lines */
+        {"x\n" L1 "\n" L2 "\n" L3 "\n" L4 "\n" LAST "\ny = 1\n", "x\n"},
+        {L1 "\n" L2 "\n" L3 "\n" L4, ""},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int n = 0;
+        char *out = redacted(cases[i].in, &n);
+        static const char *const parts[] = {L1, L2, L3, L4, LAST, "q2Yx0Q8v"};
+        for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
+            if (strstr(out, parts[k]))
+                fail_msg("case %zu: key line %zu survives:\n  in:  %s\n  out: %s", i, k,
+                         cases[i].in, out);
+        if (!strstr(out, REDACTED) || n == 0 || !strstr(out, cases[i].keep))
+            fail_msg("case %zu:\n  in:  %s\n  out: %s", i, cases[i].in, out);
+        free(out);
+    }
+}
+
+/* Base64 in ordinary code and data stays: in quoted strings, wrapped at 76
+ * (base64(1)), a single long line, hashes, fewer than four full lines,
+ * lines before an END line that is not a private key's, and a certificate
+ * or public key under its BEGIN line. */
+static void test_base64_kept(void **state)
+{
+    static const char *const cases[] = {
+        "const logo = \"" L1 "\" +\n\t\"" L2 "\" +\n\t\"" L3 "\" +\n\t\"" L4 "\"\n",
+        "img = 'data:image/png;base64," L1 L2 "'\n",
+        "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAx\n"
+        "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAx\n"
+        "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAx\n"
+        "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAx\n"
+        "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAx\n",
+        L1 L2 L3 "\n",
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  a.txt\n"
+        "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08  b.txt\n",
+        L1 "\n" L2 "\n" L3 "\nprose after three lines\n",
+        L3 "\n" L4 "\n-----END CERTIFICATE-----\n",
+        "sha512-" L1 "\n",
+        /* a certificate and a public key, whole */
+        "-----BEGIN CERTIFICATE-----\n" L1 "\n" L2 "\n" L3 "\n" L4 "\n" LAST
+        "\n-----END CERTIFICATE-----\n",
+        "+-----BEGIN PUBLIC KEY-----\n+" L1 "\n+" L2 "\n+" L3 "\n+" L4
+        "\n+-----END PUBLIC KEY-----\n",
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int n = 0;
+        char *out = redacted(cases[i], &n);
+        if (strcmp(out, cases[i]) || n != 0)
+            fail_msg("case %zu changed:\n  in:  %s\n  out: %s", i, cases[i], out);
+        free(out);
+    }
+}
+
+/* A megabyte of base64 lines with no END line redacts in linear time. */
+static void test_base64_run(void **state)
+{
+    size_t lines = 16000, n = lines * 64;
+    char *in = malloc(n + 64), *out;
+
+    (void)state;
+    assert_non_null(in);
+    for (size_t i = 0; i < lines; i++) { /* 63 wide: not a PEM body */
+        memcpy(in + i * 64, L3, 63);
+        in[i * 64 + 63] = '\n';
+    }
+    in[n] = '\0';
+    out = redacted(in, NULL);
+    assert_string_equal(out, in);
+    free(out);
+    free(in);
+}
+
 /* The replacement keeps the shape: name, separator and quotes. */
 /* Long runs of word characters, dots and dashes (minified code, lock files,
  * a test printing half a megabyte of "a-a-a-") must redact in linear time: the
@@ -187,6 +284,9 @@ int main(void)
         cmocka_unit_test(test_partial_key),
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_long_runs),
+        cmocka_unit_test(test_key_body),
+        cmocka_unit_test(test_base64_kept),
+        cmocka_unit_test(test_base64_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "sandbox/drop.h"
 #include "sandbox/sandbox.h"
 #include "store/event.h"
 #include "tests/unit/testutil.h"
@@ -170,7 +172,11 @@ static void test_describe(void **state)
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
         if (!strstr(text, flags[i]))
             fail_msg("missing %s in %s", flags[i], text);
-    snprintf(want, sizeof(want), "--bind\n%s\n%s\n", root, root);
+    /* as root the worktree reaches bubblewrap through the stage folder */
+    if (geteuid() == 0)
+        snprintf(want, sizeof(want), "--bind\n%s/0\n%s\n", SANDBOX_STAGE, root);
+    else
+        snprintf(want, sizeof(want), "--bind\n%s\n%s\n", root, root);
     assert_non_null(strstr(text, want));
     snprintf(want, sizeof(want), "--chdir\n%s\n", root);
     assert_non_null(strstr(text, want));
@@ -243,6 +249,125 @@ static void test_unconfined(void **state)
     store_close(st);
 }
 
+static uid_t owner_of(const char *rel)
+{
+    char p[800];
+    struct stat st;
+
+    snprintf(p, sizeof(p), "%s/%s", root, rel);
+    assert_int_equal(lstat(p, &st), 0);
+    return st.st_uid;
+}
+
+static void put(const char *rel, const char *text)
+{
+    char p[800];
+
+    snprintf(p, sizeof(p), "%s/%s", root, rel);
+    assert_int_equal(fs_write_atomic(p, text, strlen(text), 0644), 0);
+}
+
+/* As root, the tree a command writes is given to the sandbox user: folders
+ * and files goald's user owns, never the top `.git`, a link or what it
+ * names, a file with a second link, or another user's file; the top folder
+ * stays root's with the sandbox group allowed to write. */
+static void test_drop_give(void **state)
+{
+    char p[800], q[800];
+    struct stat st;
+
+    (void)state;
+    if (geteuid() != 0)
+        skip();
+    fresh("give");
+    put("a.txt", "a");
+    snprintf(p, sizeof(p), "%s/sub/deeper", root);
+    assert_int_equal(fs_mkdir_p(p, 0755), 0);
+    put("sub/deeper/b.txt", "b");
+    put(".git", "gitdir: /nowhere\n");
+    put("theirs.txt", "t");
+    snprintf(p, sizeof(p), "%s/theirs.txt", root);
+    assert_int_equal(chown(p, 4321, 4321), 0);
+    snprintf(p, sizeof(p), "%s/../give-outside", root);
+    put("../give-outside", "outside");
+    snprintf(q, sizeof(q), "%s/link", root);
+    unlink(q);
+    assert_int_equal(symlink(p, q), 0);
+    snprintf(q, sizeof(q), "%s/hard.txt", root);
+    put("linked.txt", "l");
+    snprintf(p, sizeof(p), "%s/linked.txt", root);
+    assert_int_equal(link(p, q), 0);
+
+    assert_int_equal(sandbox_drop_give(root, 65534, 65534), 0);
+    assert_int_equal(owner_of("a.txt"), 65534);
+    assert_int_equal(owner_of("sub"), 65534);
+    assert_int_equal(owner_of("sub/deeper"), 65534);
+    assert_int_equal(owner_of("sub/deeper/b.txt"), 65534);
+    assert_int_equal(owner_of(".git"), 0);
+    assert_int_equal(owner_of("theirs.txt"), 4321);
+    assert_int_equal(owner_of("link"), 0);
+    assert_int_equal(owner_of("../give-outside"), 0);
+    assert_int_equal(owner_of("linked.txt"), 0);
+    assert_int_equal(stat(root, &st), 0);
+    assert_int_equal(st.st_uid, 0);
+    assert_int_equal(st.st_gid, 65534);
+    assert_int_equal(st.st_mode & 0070, 0070);
+    /* a link as the root is refused; so are / and the system's folders */
+    snprintf(p, sizeof(p), "%s/link", root);
+    assert_int_equal(sandbox_drop_give(p, 65534, 65534), ERR_IO);
+    assert_int_equal(sandbox_drop_give("/", 65534, 65534), ERR_POLICY);
+    assert_int_equal(sandbox_drop_give("/tmp", 65534, 65534), ERR_POLICY);
+    assert_int_equal(sandbox_drop_give("/usr/share", 65534, 65534), ERR_POLICY);
+    assert_int_equal(stat("/usr/share", &st), 0);
+    assert_int_equal(st.st_uid, 0);
+}
+
+/* As root, a command runs as sandbox.uid/sandbox.gid with no other group:
+ * it writes its worktree (a file goald made there too), and a root-only
+ * file outside is out of its reach even where it is mounted (/etc). */
+static void test_drop_run(void **state)
+{
+    struct sandbox_result r;
+    char secret[] = "/etc/goald-unit-secret-XXXXXX";
+    int fd;
+
+    (void)state;
+    if (geteuid() != 0)
+        skip();
+    fresh("droprun");
+    put("mine.txt", "goald wrote this\n");
+    fd = mkstemp(secret);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "root-only\n", 10), 10);
+    close(fd);
+    assert_int_equal(chmod(secret, 0600), 0);
+    {
+        char cmd[600];
+        snprintf(cmd, sizeof(cmd),
+                 "id -u; id -g; id -G; echo more >>mine.txt && echo new >new.txt && echo wrote; "
+                 "cat %s || echo refused",
+                 secret);
+        assert_int_equal(sh(&r, cmd, 1, 0), 0);
+    }
+    unlink(secret);
+    assert_non_null(strstr(r.out.data, "65534\n65534\n65534\nwrote\n"));
+    assert_null(strstr(r.out.data, "root-only"));
+    assert_non_null(strstr(r.out.data, "refused"));
+    sandbox_result_release(&r);
+    assert_int_equal(owner_of("new.txt"), 65534);
+    /* another user, and 0 refused */
+    setenv("GOALD_SANDBOX_UID", "4321", 1);
+    setenv("GOALD_SANDBOX_GID", "4322", 1);
+    config_load(NULL);
+    assert_int_equal(sh(&r, "id -u; id -g; touch other.txt", 1, 0), 0);
+    assert_string_equal(r.out.data, "4321\n4322\n");
+    sandbox_result_release(&r);
+    assert_int_equal(owner_of("other.txt"), 4321);
+    unsetenv("GOALD_SANDBOX_UID");
+    unsetenv("GOALD_SANDBOX_GID");
+    config_load(NULL);
+}
+
 static void test_bad_spec(void **state)
 {
     struct sandbox_spec spec = {0};
@@ -269,6 +394,8 @@ int main(void)
         cmocka_unit_test(test_selftest_and_refusal),
         cmocka_unit_test(test_unconfined),
         cmocka_unit_test(test_bad_spec),
+        cmocka_unit_test(test_drop_give),
+        cmocka_unit_test(test_drop_run),
     };
     int rc;
 
