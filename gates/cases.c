@@ -361,6 +361,7 @@ void case_diff_release(struct case_diff *d)
     free_list(d->pre_existing, d->n_pre_existing);
     free_list(d->fixed, d->n_fixed);
     free_list(d->removed, d->n_removed);
+    free_list(d->removed_failing, d->n_removed_failing);
     free_list(d->new_failing, d->n_new_failing);
     memset(d, 0, sizeof(*d));
     d->granularity = "gate";
@@ -373,6 +374,7 @@ int gates_compare(struct case_diff *out, const struct test_cases *base,
     struct id_list pre = {&out->pre_existing, &out->n_pre_existing, 0};
     struct id_list fixed = {&out->fixed, &out->n_fixed, 0};
     struct id_list removed = {&out->removed, &out->n_removed, 0};
+    struct id_list gone_failing = {&out->removed_failing, &out->n_removed_failing, 0};
     struct id_list newf = {&out->new_failing, &out->n_new_failing, 0};
     struct case_index bix, nix;
     int rc = 0;
@@ -408,9 +410,9 @@ int gates_compare(struct case_diff *out, const struct test_cases *base,
     /* a list cut short cannot say what is absent from it */
     for (size_t i = 0; !now->truncated && i < base->n; i++) {
         const struct test_case *t = &base->v[i];
-        if (t->status == TEST_PASS &&
-            case_index_find(&nix, now, t->id, strlen(t->id)) == (size_t)-1 &&
-            (rc = list_add(&removed, t->id)) != 0)
+        if (t->status == TEST_SKIP || case_index_find(&nix, now, t->id, strlen(t->id)) != (size_t)-1)
+            continue;
+        if ((rc = list_add(t->status == TEST_PASS ? &removed : &gone_failing, t->id)) != 0)
             goto out;
     }
 out:

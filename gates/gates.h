@@ -98,6 +98,8 @@ struct case_diff {
     char **pre_existing; size_t n_pre_existing; /* FAIL at base and now */
     char **fixed;        size_t n_fixed;        /* FAIL at base, PASS now */
     char **removed;      size_t n_removed;      /* PASS at base, absent now (not skipped) */
+    char **removed_failing; size_t n_removed_failing; /* FAIL at base, absent now: a target
+                                                          that vanished */
     char **new_failing;  size_t n_new_failing;  /* absent (or skipped) at base, FAIL now */
     const char *granularity; /* "test" when both sides were parsed in the same format, else "gate" */
 };

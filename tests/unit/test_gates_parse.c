@@ -601,7 +601,7 @@ static const char *joined(char **v, size_t n)
 static void test_compare(void **state)
 {
     struct test_cases base = make(NULL, "P keeps,P breaks,F still,F mended,P dropped,S skipped,"
-                                        "S was_skipped,P later_skipped");
+                                        "S was_skipped,P later_skipped,F target_gone");
     struct test_cases now = make(NULL, "P keeps,F breaks,F still,P mended,F brand_new,"
                                        "F was_skipped,S later_skipped,S skipped");
     struct case_diff d;
@@ -613,6 +613,8 @@ static void test_compare(void **state)
     assert_string_equal(joined(d.pre_existing, d.n_pre_existing), "still");
     assert_string_equal(joined(d.fixed, d.n_fixed), "mended");
     assert_string_equal(joined(d.removed, d.n_removed), "dropped");
+    /* a test failing at the baseline that no longer runs: a target gone */
+    assert_string_equal(joined(d.removed_failing, d.n_removed_failing), "target_gone");
     assert_string_equal(joined(d.new_failing, d.n_new_failing), "brand_new,was_skipped");
     case_diff_release(&d);
     test_cases_release(&now);
