@@ -250,7 +250,7 @@ static int redact_cases(struct test_cases *out, const struct test_cases *in)
 /* The text formats, in the order that breaks a tie in case counts. */
 static int (*const text_parsers[])(struct test_cases *, const char *, size_t) = {
     cases_parse_go,     cases_parse_cargo, cases_parse_ctest,
-    cases_parse_pytest, cases_parse_node,  cases_parse_tap,
+    cases_parse_pytest, cases_parse_unittest, cases_parse_node, cases_parse_tap,
 };
 
 int gates_parse_cases(struct test_cases *out, const char *output, size_t len, const char *root,
@@ -298,7 +298,7 @@ int gates_parse_cases(struct test_cases *out, const char *output, size_t len, co
         }
     }
     /* else the format of the output with the most cases (ties: go, cargo,
-     * ctest, pytest, node, tap) */
+     * ctest, pytest, unittest, node, tap) */
     for (size_t i = 0; output && i < sizeof(text_parsers) / sizeof(*text_parsers); i++) {
         memset(&cur, 0, sizeof(cur));
         if ((rc = text_parsers[i](&cur, output, len)) != 0) {
@@ -408,7 +408,8 @@ int gates_compare(struct case_diff *out, const struct test_cases *base,
             goto out;
     }
     /* a list cut short cannot say what is absent from it */
-    for (size_t i = 0; !now->truncated && i < base->n; i++) {
+    for (size_t i = 0; !now->truncated && !now->incomplete && !base->incomplete && i < base->n;
+         i++) {
         const struct test_case *t = &base->v[i];
         if (t->status == TEST_SKIP || case_index_find(&nix, now, t->id, strlen(t->id)) != (size_t)-1)
             continue;

@@ -49,5 +49,6 @@ int cases_parse_pytest(struct test_cases *out, const char *s, size_t len);
 int cases_parse_go(struct test_cases *out, const char *s, size_t len);
 int cases_parse_ctest(struct test_cases *out, const char *s, size_t len);
 int cases_parse_cargo(struct test_cases *out, const char *s, size_t len);
+int cases_parse_unittest(struct test_cases *out, const char *s, size_t len);
 
 #endif

@@ -57,11 +57,14 @@ struct test_case {
 struct test_cases {
     struct test_case *v;
     size_t n;           /* unique ids: a repeated id keeps the worst status (FAIL > PASS > SKIP) */
-    const char *format; /* "junit", "tap", "pytest", "go", "ctest", "cargo", "node"; NULL: not
-                         * parsed.  A static string: never freed */
+    const char *format; /* "junit", "tap", "pytest", "unittest", "go", "ctest", "cargo",
+                         * "node"; NULL: not parsed.  A static string: never freed */
     size_t unnamed_skips; /* skips the runner counted without naming them (pytest's
                            * "SKIPPED [2] file:line"), not in v */
     int truncated;        /* more than GATES_CASES_MAX cases: the rest were dropped */
+    int incomplete;       /* the runner's own summary counts more tests than were named
+                           * (pytest -q names only failures): a case absent here may
+                           * have run, so nothing is called removed */
 };
 
 #define GATES_CASES_MAX 200000          /* cases kept per gate run */
@@ -103,6 +106,14 @@ struct case_diff {
     char **new_failing;  size_t n_new_failing;  /* absent (or skipped) at base, FAIL now */
     const char *granularity; /* "test" when both sides were parsed in the same format, else "gate" */
 };
+
+/* instrument.c: what g's command needs so that the runners goald knows
+ * name every test case (docs/verification.md).  Fills env (at most
+ * env_max entries with the NULL that ends them; static strings) with
+ * variables to add, and returns the command to run instead of
+ * g->command (malloc'd, the caller frees it), or NULL to run it as
+ * written. */
+char *gates_instrument(const struct gate_spec *g, const char **env, size_t env_max);
 
 /* Compare per test case (ids matched exactly).  When either side has no
  * cases, or their formats differ, granularity is "gate" and the lists are

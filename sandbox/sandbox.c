@@ -660,12 +660,20 @@ static int prepare_unconfined(struct run *r)
 /* The command as bubblewrap's argument vector. */
 static int prepare_bwrap(struct run *r)
 {
+    char real[PATH_MAX];
     int rc;
 
     if ((rc = sandbox_find_bwrap(r->exe, sizeof(r->exe))) != 0)
         return rc;
     if ((rc = sandbox_drop_plan(&r->drop)) != 0)
         return rc;
+    /* bubblewrap is executed as the sandbox user: by its real path, so
+     * that a link to it in a folder only root may enter (a PATH entry
+     * under /root, a 0700 temporary folder) does not stop it */
+    if (r->drop.active && !realpath(r->exe, real))
+        return err_set(ERR_POLICY, "bubblewrap (%s): %s", r->exe, strerror(errno));
+    if (r->drop.active)
+        snprintf(r->exe, sizeof(r->exe), "%s", real);
     if ((rc = build_env(&r->env, r->spec, SANDBOX_HOME)) != 0)
         return rc;
     if ((rc = build_bwrap(&r->args, r->spec, r->exe, &r->env, &r->drop)) != 0)

@@ -127,6 +127,81 @@ static void test_pytest_v(void **state)
     test_cases_release(&c);
 }
 
+static void test_unittest(void **state)
+{
+    struct test_cases c;
+    struct test_counts k;
+    size_t len;
+    char *text;
+    (void)state;
+
+    /* -v: every outcome, a docstring's result on the next line */
+    parse_fixture(&c, "unittest_v.txt");
+    assert_string_equal(c.format, "unittest");
+    assert_string_equal(summary(&c), "P tests.test_calc.TestCalc.test_doc\n"
+                                     "F tests.test_calc.TestCalc.test_error\n"
+                                     "F tests.test_calc.TestCalc.test_fail\n"
+                                     "P tests.test_calc.TestCalc.test_pass\n"
+                                     "S tests.test_calc.TestCalc.test_skip\n"
+                                     "S tests.test_calc.TestCalc.test_xfail\n");
+    assert_string_equal(file_of(&c, "tests.test_calc.TestCalc.test_fail"),
+                        "tests/test_calc.py");
+    test_cases_release(&c);
+    /* without -v only the failures are named; the summary says 6 ran */
+    parse_fixture(&c, "unittest_q.txt");
+    assert_string_equal(summary(&c), "F tests.test_calc.TestCalc.test_error\n"
+                                     "F tests.test_calc.TestCalc.test_fail\n");
+    test_cases_release(&c);
+    text = fixture("unittest_q.txt", &len);
+    gates_parse_counts(&k, text, len);
+    free(text);
+    assert_string_equal(k.format, "unittest");
+    assert_int_equal(k.total, 6);
+    assert_int_equal(k.failed, 2);
+    assert_int_equal(k.skipped, 2);
+    assert_int_equal(k.passed, 2);
+    /* Python before 3.11 names the class only */
+    text = "test_add (test_m.TestK) ... ok\ntest_sub (test_m.TestK) ... FAIL\n";
+    assert_int_equal(gates_parse_cases(&c, text, strlen(text), NULL, NULL, NULL, 0), 0);
+    assert_string_equal(summary(&c), "P test_m.TestK.test_add\nF test_m.TestK.test_sub\n");
+    test_cases_release(&c);
+}
+
+/* What the commands people write get so that they name every case. */
+static void test_instrument(void **state)
+{
+    struct gate_spec g = {.name = "t", .type = "test", .must_pass = 1};
+    const char *env[4];
+    char *cmd;
+    (void)state;
+
+    g.command = "PYTHONPATH=src python3 -m pytest -q";
+    cmd = gates_instrument(&g, env, 4);
+    assert_null(cmd);
+    assert_string_equal(env[0], "PYTEST_ADDOPTS=-rA");
+    assert_null(env[1]);
+    g.command = "python3 -m unittest discover -s tests";
+    cmd = gates_instrument(&g, env, 4);
+    assert_string_equal(cmd, "python3 -m unittest discover -v -s tests");
+    assert_null(env[0]);
+    free(cmd);
+    g.command = "cd src && python3 -m unittest tests.test_calc";
+    cmd = gates_instrument(&g, env, 4);
+    assert_string_equal(cmd, "cd src && python3 -m unittest -v tests.test_calc");
+    free(cmd);
+    g.command = "python3 -m unittest -v";
+    assert_null(gates_instrument(&g, env, 4));
+    g.command = "go test ./...";
+    cmd = gates_instrument(&g, env, 4);
+    assert_string_equal(cmd, "go test -json ./...");
+    free(cmd);
+    g.command = "go test -json ./...";
+    assert_null(gates_instrument(&g, env, 4));
+    g.command = "sh test.sh";
+    assert_null(gates_instrument(&g, env, 4));
+    assert_null(env[0]);
+}
+
 static void test_node_tap(void **state)
 {
     struct test_cases c;
@@ -752,11 +827,41 @@ static void test_store_roundtrip(void **state)
     store_close(st);
 }
 
+/* A list that names only some of what ran (pytest -q: failures only)
+ * cannot say a test was removed: absence means nothing there. */
+static void test_compare_incomplete(void **state)
+{
+    struct test_cases base = make(NULL, "F a,F b");
+    struct test_cases now = make(NULL, "F a");
+    struct case_diff d;
+    (void)state;
+
+    now.incomplete = 1;
+    assert_int_equal(gates_compare(&d, &base, &now), 0);
+    assert_int_equal(d.n_removed_failing + d.n_removed, 0);
+    assert_string_equal(joined(d.pre_existing, d.n_pre_existing), "a");
+    case_diff_release(&d);
+    now.incomplete = 0;
+    base.incomplete = 1;
+    assert_int_equal(gates_compare(&d, &base, &now), 0);
+    assert_int_equal(d.n_removed_failing + d.n_removed, 0);
+    case_diff_release(&d);
+    base.incomplete = 0;
+    assert_int_equal(gates_compare(&d, &base, &now), 0);
+    assert_string_equal(joined(d.removed_failing, d.n_removed_failing), "b");
+    case_diff_release(&d);
+    test_cases_release(&base);
+    test_cases_release(&now);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pytest_rA),
         cmocka_unit_test(test_pytest_v),
+        cmocka_unit_test(test_unittest),
+        cmocka_unit_test(test_compare_incomplete),
+        cmocka_unit_test(test_instrument),
         cmocka_unit_test(test_node_tap),
         cmocka_unit_test(test_node_spec),
         cmocka_unit_test(test_bash_tap),
