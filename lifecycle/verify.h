@@ -1,6 +1,7 @@
 /*
  * verify.h - stage 5, verification: the deterministic gates of a completed work
- * item (see verify.c): gates in the sandbox on throw-away copies of the
+ * item (verify.c and the verify_*.c files it drives; what they share is in
+ * verify_internal.h): gates in the sandbox on throw-away copies of the
  * item's tree, baseline classification of failures, the gate inputs the
  * item changed judged again as they were, and a failure of class `gate`
  * whose reason (the failing output) goes into the next attempt.  Then the

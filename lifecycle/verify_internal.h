@@ -1,0 +1,124 @@
+/*
+ * verify_internal.h - what the files of stage 5 share, and nothing else
+ * includes: verify.c (the item's orchestration), verify_run.c (gates on
+ * throw-away copies of a tree), verify_baseline.c (the baseline and its
+ * cache), verify_blame.c (what the goal targets, comparing and blaming,
+ * the judge loop), verify_weakened.c (gate inputs, the restored run,
+ * removed tests), verify_record.c (decisions, artifacts, the verification
+ * record) and verify_final.c (the goal's final judgement).
+ */
+#ifndef GOALD_LIFECYCLE_VERIFY_INTERNAL_H
+#define GOALD_LIFECYCLE_VERIFY_INTERNAL_H
+
+#include <stddef.h>
+
+#include "gates/gates.h"
+#include "lifecycle/verify.h"
+#include "util/strbuf.h"
+#include "vcs/tree.h"
+
+struct cJSON;
+struct goal;
+struct job_ctx;
+struct workspace;
+
+/* ---- verify_run.c: a gate on a given tree ---- */
+
+/* Run g with gc (the store in gc may be NULL: nothing is recorded) on
+ * the tree (or commit) `tree` of the goal's repository, exported to a
+ * folder beside the database and bound at the worktree's path: the gate's
+ * side effects stay in that copy, which is removed afterwards.  *out is
+ * zeroed first, so the caller releases it (gate_result_release) on error
+ * too. */
+int verify_run_on_tree(struct job_ctx *j, struct workspace *ws, const struct gates_ctx *gc,
+                       const struct gate_spec *g, const char *tree, struct gate_result *out);
+
+/* ---- verify_baseline.c: the baseline and its cache ---- */
+
+/* The result of g on the commit base into *passed and *cases (the caller
+ * releases them with test_cases_release, also on error), cached per goal,
+ * gate command and tree in gate_baselines: a retry does not run it again,
+ * nor the next item, whose baseline is the commit of an item whose gates
+ * passed on that very tree (verify_baseline_cache). */
+int verify_baseline_get(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
+                        const char *base, int *passed, struct test_cases *cases);
+
+/* r (borrowed), g's result on the tree tree, cached in gate_baselines: a
+ * timed-out run says nothing lasting and is not. */
+int verify_baseline_cache(struct job_ctx *j, const struct gate_spec *g, const char *tree,
+                          const struct gate_result *r);
+
+/* The item's baseline into base: the goal branch head before the item,
+ * i.e. the head, or the parent of the item's own commit when a run that
+ * died after committing left it on the branch.  "" without git. */
+void verify_item_baseline(struct job_ctx *j, struct workspace *ws, char base[VCS_OID_HEX]);
+
+/* ---- verify_blame.c: what the goal targets, comparing and blaming ---- */
+
+/* A test case the goal set out to fix: its id, or its last component
+ * (after "::", " > " or "/", at least 4 characters), is named in a
+ * criterion of crit (an array, borrowed), the description or the title. */
+int verify_case_targeted(const struct goal *g, const struct cJSON *crit, const char *id);
+
+/* The goal is about gate gs: it is the plan's only must-pass gate, or a
+ * criterion names it. */
+int verify_gate_targeted(const struct goal *g, const struct cJSON *crit,
+                         const struct gate_plan *plan, const struct gate_spec *gs);
+
+/* The baseline's run had parsed test cases and this one has none, or
+ * another format: the runner crashed, or its output was forged. */
+int verify_format_lost(const struct test_cases *base, const struct test_cases *now);
+
+/* The first max of v (n entries, borrowed) into sb, comma-separated, and
+ * " and N more" when there are more. */
+void verify_list_add(strbuf *sb, char **v, size_t n, size_t max);
+
+/* Every gate of vs->plan judged on tree (vs->tree or vs->restored) into
+ * out (vs->plan.n entries, zeroed; owned by vs and released by
+ * verify_state_release), each result stored as evidence; main is NULL,
+ * or vs->ev when judging the restored tree.  0, or ERR_FAIL after
+ * job_fail(): sandbox when a gate could not be run, internal when its
+ * result could not be stored. */
+int verify_judge_all(struct job_ctx *j, struct workspace *ws, struct verify_state *vs, char *tree,
+                     const struct gate_eval *main, struct gate_eval *out);
+
+/* e's reason and the last 3000 bytes of its output into sb. */
+void verify_why_tail(strbuf *sb, const struct gate_eval *e);
+
+/* ---- verify_weakened.c: gate inputs, the restored run, removed tests ---- */
+
+/* A build, configuration or CI file. */
+int verify_config_input(const char *path);
+
+/* A path the gates read: named by a gate command of plan, pointed at by a
+ * parsed test case of ev (plan->n entries; may be NULL), a build or CI
+ * file, or a test by the usual conventions. */
+int verify_gate_input(const char *path, const struct gate_plan *plan, const struct gate_eval *ev);
+
+/* The gate inputs among the item's changes ch (nch, borrowed) appended to
+ * vs->inputs, and of them the paths to put back as they were at the
+ * baseline into restore (nch + 1 entries, the caller's; the paths are
+ * borrowed from ch).  Returns how many. */
+size_t verify_inputs_changed(struct verify_state *vs, const struct vcs_tree_change *ch, size_t nch,
+                             const char **restore);
+
+/* The gates judged again (into vs->wev, owned by vs) on the item's tree
+ * with the restore paths as they were at the baseline: a gate the item is
+ * blamed for there means its tests were weakened (reasons into blame,
+ * *weakened counts them).  0, or ERR_FAIL after job_fail(). */
+int verify_restored_pass(struct verify_state *vs, struct job_ctx *j, struct workspace *ws,
+                         const char **restore, size_t nrestore, strbuf *blame, int *weakened);
+
+/* A test that passed at the baseline and is absent now, even with the
+ * gate inputs restored: named in blame, counted in *weakened. */
+void verify_tests_removed(const struct verify_state *vs, strbuf *blame, int *weakened);
+
+/* ---- verify_record.c: the verification record ---- */
+
+/* The item's verification decision from vs (borrowed): the baseline, the
+ * granularity, the test cases introduced / pre-existing / fixed, the gate
+ * inputs changed, weakened (0 or 1) and verdict. */
+int verify_record_verification(struct job_ctx *j, const struct verify_state *vs, int weakened,
+                               const char *verdict) GOALD_MUST_CHECK;
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * verify_run.c - stage 5, verification: which gates run, and a gate run on
+ * a given tree.
+ *
+ * Top to bottom: the goal's gate plan (verify_plan: a read-only goal runs
+ * only the gates its author wrote); a gate run on a tree of the goal's
+ * repository exported to a throw-away copy beside the database, its
+ * committed report file dropped first so only what the gate writes is read
+ * (verify_run_on_tree); the same on the worktree as it would be committed,
+ * stored once per call (verify_gate_run); and the one gate loop that the
+ * run_gates tool and verification share (verify_gates_each).
+ */
+#include "lifecycle/verify_internal.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gates/gates.h"
+#include "lifecycle/intake.h"
+#include "lifecycle/job.h"
+#include "lifecycle/workspace.h"
+#include "sandbox/path.h"
+#include "util/err.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+#include "vcs/export.h"
+
+/* 1 when the goal's allowed actions exclude bash, write and edit: the
+ * model can change nothing, so no command it chose may run either. */
+static int goal_readonly(const struct goal *g)
+{
+    cJSON *a = g->allowed_actions ? cJSON_Parse(g->allowed_actions) : NULL;
+    int ro = cJSON_IsArray(a) && !intake_actions_change(a);
+
+    cJSON_Delete(a);
+    return ro;
+}
+
+int verify_plan(struct job_ctx *j, struct gate_plan *plan)
+{
+    const char *source = "goal";
+    cJSON *elab = j->goal->elaboration ? cJSON_Parse(j->goal->elaboration) : NULL;
+    int rc;
+
+    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(elab, "verification_source")))
+        source = cJSON_GetObjectItemCaseSensitive(elab, "verification_source")->valuestring;
+    if ((rc = gates_plan_parse(plan, j->goal->verification)) == 0 && goal_readonly(j->goal) &&
+        strcmp(source, "goal") != 0)
+        gates_plan_release(plan); /* model-chosen commands never run for a read-only goal */
+    cJSON_Delete(elab);
+    return rc;
+}
+
+/* The gate's report file as committed in the copy goes before the gate
+ * runs: only a report the gate writes is read (opened under the path
+ * policy, no symbolic link followed). */
+static int drop_report(const char *copy, const char *report)
+{
+    char leaf[1024];
+    int root = -1, dir = -1, rc;
+
+    if ((rc = path_open_root(&root, copy)) != 0)
+        return rc;
+    rc = path_open_parent(&dir, leaf, sizeof(leaf), root, report, 0);
+    if (rc == 0 && unlinkat(dir, leaf, 0) != 0 && errno != ENOENT)
+        rc = err_set(ERR_IO, "gate report %s in the copy: %s", report, strerror(errno));
+    else if (rc == ERR_NOTFOUND) {
+        err_clear();
+        rc = 0; /* no folder of it: no report */
+    }
+    if (dir >= 0)
+        close(dir);
+    close(root);
+    return rc;
+}
+
+/* Run g with the tree (or commit) `tree` of the goal's repository exported
+ * to a folder beside the database and bound at the worktree's path: the
+ * gate's side effects stay in that copy, which is removed afterwards. */
+int verify_run_on_tree(struct job_ctx *j, struct workspace *ws, const struct gates_ctx *gc,
+                       const struct gate_spec *g, const char *tree, struct gate_result *out)
+{
+    static unsigned seq;
+    char dir[4096], copy[4400];
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = workspace_goal_dir(dir, sizeof(dir), j)) != 0)
+        return rc;
+    snprintf(copy, sizeof(copy), "%s/gate-%s-%u", dir, j->claim.run_id, seq++);
+    fs_remove_tree(copy);
+    if ((rc = vcs_export(j->repo, tree, copy)) == 0 && g->report)
+        rc = drop_report(copy, g->report);
+    if (rc == 0)
+        rc = gates_run_at(gc, g, ws->root, copy, out);
+    if (fs_remove_tree(copy) != 0)
+        log_warn("gate copy %s not removed: %s", copy, err_last());
+    return rc;
+}
+
+int verify_gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
+                    char *tree, struct gate_result *out)
+{
+    struct gates_ctx gc = {j->st,           j->goal->id,    j->item ? j->item->id : NULL,
+                           j->claim.run_id, ws->git_common, ws->git_dir};
+    int rc;
+
+    if (!ws->wt || !j->repo)
+        return gates_run(&gc, g, ws->root, out); /* no git: no snapshot to copy */
+    if (!tree[0] && (rc = workspace_store(ws, tree, VCS_OID_HEX)) != 0)
+        return rc;
+    return verify_run_on_tree(j, ws, &gc, g, tree, out);
+}
+
+int verify_gates_each(struct job_ctx *j, struct workspace *ws, const struct gate_plan *plan,
+                      char *tree, int (*fn)(void *arg, size_t i, struct gate_result *r),
+                      void *arg)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        struct gate_result r = {0};
+        int rc;
+        if ((rc = verify_gate_run(j, ws, &plan->gates[i], tree, &r)) != 0) {
+            gate_result_release(&r);
+            return rc;
+        }
+        if ((rc = fn(arg, i, &r)) != 0)
+            return rc;
+    }
+    return 0;
+}
