@@ -36,7 +36,8 @@ static const char *status_name(enum test_status s)
  * format compares equal to a fresh one's. */
 static const char *format_intern(const char *f)
 {
-    static const char *known[] = {"junit", "tap", "pytest", "go", "ctest", "cargo", "node"};
+    static const char *known[] = {"junit",  "tap",   "pytest", "unittest",
+                                  "go",     "ctest", "cargo",  "node"};
     for (size_t i = 0; f && i < sizeof(known) / sizeof(known[0]); i++)
         if (!strcmp(f, known[i]))
             return known[i];
