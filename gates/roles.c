@@ -4,11 +4,11 @@
  *
  * Top to bottom: the runners a plan uses are read from its commands; a
  * path is then a shadow (an added file that would load in place of the
- * runner or a standard module), a test configuration (what decides which
- * tests run: the runners' own config files, CI files, a file a gate
- * command names), a test support file (conftest.py, fixtures, testdata,
- * mocks), a test (a test folder anywhere on its way, or a test file by
- * the runners' naming rules), else the product.  The first rule that
+ * runner or a standard module), a test configuration (the runners' own
+ * config files, CI files), a test support file (conftest.py, fixtures,
+ * testdata, mocks), a test (a test folder anywhere on its way, or a test
+ * file by the runners' naming rules), a test configuration again when a
+ * gate command names it (sh test.sh), else the product.  The first rule that
  * matches wins, in that order.
  */
 #include "gates/roles.h"
@@ -337,13 +337,13 @@ enum path_role gates_path_role(const struct gate_plan *plan, const char *path, i
         return ROLE_SHADOW;
     if (config_file(path, runners))
         return ROLE_TEST_CONFIG;
-    for (size_t i = 0; plan && i < plan->n; i++)
-        if (plan->gates[i].command && command_names(plan->gates[i].command, path))
-            return ROLE_TEST_CONFIG;
     if (support_file(path))
         return ROLE_TEST_SUPPORT;
     if (test_file(path, runners))
         return ROLE_TEST;
+    for (size_t i = 0; plan && i < plan->n; i++)
+        if (plan->gates[i].command && command_names(plan->gates[i].command, path))
+            return ROLE_TEST_CONFIG;
     return ROLE_PRODUCT;
 }
 

@@ -153,13 +153,13 @@ static int verify_gates(struct verify_state *vs, struct job_ctx *j, struct works
     blamed = first_pass_tally(vs, &blame);
     restore = xcalloc(nch + 1, sizeof(*restore));
     nrestore = verify_inputs_changed(vs, ch, nch, restore);
-    /* nothing to restore (no input changed, or only tests added): the
-     * restored tree is the item's, judged already */
+    /* nothing to restore (the item changed only product): the
+     * product-only tree is the item's, judged already */
     if (!blamed && vs->plan.n && vs->base[0] && nrestore &&
         (rc = verify_restored_pass(vs, j, ws, restore, nrestore, &blame, &weakened)) != 0)
         goto out;
     if (!blamed && !weakened)
-        verify_tests_removed(vs, &blame, &weakened);
+        verify_tests_removed(vs, j, &blame, &weakened);
     if ((rc = verify_record_verification(j, vs, weakened > 0,
                                          blamed     ? "gate"
                                          : weakened ? "tests weakened"
@@ -215,5 +215,6 @@ void verify_state_release(struct verify_state *vs)
     gates_plan_release(&vs->plan);
     cJSON_Delete(vs->crit);
     cJSON_Delete(vs->inputs);
+    cJSON_Delete(vs->roles);
     memset(vs, 0, sizeof(*vs));
 }

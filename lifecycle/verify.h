@@ -87,8 +87,8 @@ struct gate_eval {
 
 /* What the deterministic gates found for an item, handed to the
  * evaluation: ev[i] judged gate i of plan on tree, wev[i] (wev NULL when
- * nothing was restored) on restored, the tree with the gate inputs the
- * item changed as they were at base.  Everything is owned here and freed
+ * nothing was restored) on restored, the product-only tree: the item's
+ * tree with its changes that are not product as they were at base.  Everything is owned here and freed
  * by verify_state_release(). */
 struct verify_state {
     struct gate_plan plan;
@@ -96,7 +96,8 @@ struct verify_state {
     char tree[64], base[VCS_OID_HEX], restored[VCS_OID_HEX];
     char gates_line[1024]; /* "name=pass name=introduced ..." for the commit */
     struct cJSON *crit;    /* the goal's success criteria (an array) */
-    struct cJSON *inputs;  /* the gate inputs the item changed (paths) */
+    struct cJSON *inputs;  /* the item's changes that are not product (paths) */
+    struct cJSON *roles;   /* {path: role} of those (gates/roles.h) */
     int n_det;             /* deterministic gates run */
 };
 

@@ -188,8 +188,7 @@ static int final_restored(struct job_ctx *j, const struct gate_plan *plan, const
         return rc;
     paths = xcalloc(nch + 1, sizeof(*paths));
     for (size_t i = 0; i < nch; i++)
-        if (verify_gate_input(ch[i].path, plan, NULL) &&
-            (ch[i].status != 'A' || verify_config_input(ch[i].path)))
+        if (verify_path_role(ch[i].path, ch[i].status == 'A', plan, NULL) != ROLE_PRODUCT)
             paths[n++] = ch[i].path;
     if (n)
         rc = vcs_tree_restore(restored, j->repo, head, start, paths, n);

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "gates/gates.h"
+#include "gates/roles.h"
 #include "lifecycle/verify.h"
 #include "util/strbuf.h"
 #include "vcs/tree.h"
@@ -87,31 +88,32 @@ void verify_why_tail(strbuf *sb, const struct gate_eval *e);
 
 /* ---- verify_weakened.c: gate inputs, the restored run, removed tests ---- */
 
-/* A build, configuration or CI file. */
-int verify_config_input(const char *path);
+/* The role of path (gates/roles.c for the runners of plan; a path a
+ * parsed test case of ev points at is a test; ev may be NULL).  added:
+ * the change added it. */
+enum path_role verify_path_role(const char *path, int added, const struct gate_plan *plan,
+                                const struct gate_eval *ev);
 
-/* A path the gates read: named by a gate command of plan, pointed at by a
- * parsed test case of ev (plan->n entries; may be NULL), a build or CI
- * file, or a test by the usual conventions. */
-int verify_gate_input(const char *path, const struct gate_plan *plan, const struct gate_eval *ev);
-
-/* The gate inputs among the item's changes ch (nch, borrowed) appended to
- * vs->inputs, and of them the paths to put back as they were at the
- * baseline into restore (nch + 1 entries, the caller's; the paths are
- * borrowed from ch).  Returns how many. */
+/* The item's changes ch (nch, borrowed) that are not product appended to
+ * vs->inputs and vs->roles, and all of them into restore (nch + 1
+ * entries, the caller's; the paths are borrowed from ch): they go back to
+ * the baseline for the product-only run.  Returns how many. */
 size_t verify_inputs_changed(struct verify_state *vs, const struct vcs_tree_change *ch, size_t nch,
                              const char **restore);
 
-/* The gates judged again (into vs->wev, owned by vs) on the item's tree
- * with the restore paths as they were at the baseline: a gate the item is
- * blamed for there means its tests were weakened (reasons into blame,
- * *weakened counts them).  0, or ERR_FAIL after job_fail(). */
+/* The gates judged again (into vs->wev, owned by vs) on the product-only
+ * tree: the item's tree with the restore paths as they were at the
+ * baseline.  A gate the item is blamed for there means its tests were
+ * weakened, or its product does not fix what the goal is about (reasons
+ * into blame, *weakened counts them).  0, or ERR_FAIL after job_fail(). */
 int verify_restored_pass(struct verify_state *vs, struct job_ctx *j, struct workspace *ws,
                          const char **restore, size_t nrestore, strbuf *blame, int *weakened);
 
-/* A test that passed at the baseline and is absent now, even with the
- * gate inputs restored: named in blame, counted in *weakened. */
-void verify_tests_removed(const struct verify_state *vs, strbuf *blame, int *weakened);
+/* Tests that passed at the baseline and no longer run on the item's tree
+ * or on the product-only tree (vs->wev), and failing tests the goal is
+ * about that no longer run: named in blame, counted in *weakened. */
+void verify_tests_removed(const struct verify_state *vs, const struct job_ctx *j, strbuf *blame,
+                          int *weakened);
 
 /* ---- verify_record.c: the verification record ---- */
 

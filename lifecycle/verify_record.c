@@ -59,6 +59,8 @@ static cJSON *eval_json(const struct gate_eval *e)
                           list_json(e->diff.pre_existing, e->diff.n_pre_existing));
     cJSON_AddItemToObject(g, "fixed", list_json(e->diff.fixed, e->diff.n_fixed));
     cJSON_AddItemToObject(g, "removed", list_json(e->diff.removed, e->diff.n_removed));
+    cJSON_AddItemToObject(g, "removed_failing",
+                          list_json(e->diff.removed_failing, e->diff.n_removed_failing));
     return g;
 }
 
@@ -106,6 +108,8 @@ int verify_record_verification(struct job_ctx *j, const struct verify_state *vs,
     cJSON_AddItemToObject(d, "pre_existing", pre);
     cJSON_AddItemToObject(d, "fixed", fixed);
     cJSON_AddItemToObject(d, "gate_inputs_changed", cJSON_Duplicate(vs->inputs, 1));
+    if (vs->roles)
+        cJSON_AddItemToObject(d, "roles", cJSON_Duplicate(vs->roles, 1));
     cJSON_AddBoolToObject(d, "tests_weakened", weakened);
     cJSON_AddStringToObject(d, "verdict", verdict);
     cJSON_AddItemToObject(d, "gates", gates);

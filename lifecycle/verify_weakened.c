@@ -1,15 +1,20 @@
 /*
- * verify_weakened.c - stage 5, verification: did the item pass by
- * changing what judges it?
+ * verify_weakened.c - stage 5, verification: the original tests judge the
+ * product, and no test vanishes.
  *
- * Top to bottom: what a gate input is (a build, configuration or CI file,
- * a test by the usual conventions, a path a gate command names or a
- * parsed test case points at); the gate inputs among the item's changes,
- * and which of them to put back as they were at the baseline (modified and
- * deleted ones, and added build and configuration files; added tests
- * stay); the gates judged again on that restored tree, where a gate the
- * item is blamed for means "tests weakened"; and "tests removed": a test
- * that passed at the baseline and no longer runs.
+ * Top to bottom: the role of each path the item changed (gates/roles.c:
+ * test, test support, test config, a runner shadow, or product; a path a
+ * parsed test case points at is a test whatever its name); every change
+ * that is not product is put back as it was at the baseline (modified and
+ * deleted ones come back, added ones go: new test modules, conftest and
+ * plugin files, hidden runner configs, a module named like the runner), so
+ * the gates run on the item's product changes under the baseline's own
+ * tests; a gate the item is blamed for there means "tests weakened" (a
+ * test that passed at the baseline fails against the product) or "product
+ * not fixed" (a failing test the goal is about still fails without the
+ * item's test changes); and "tests removed": a test that passed at the
+ * baseline and no longer runs on the item's tree, or on the product-only
+ * tree, and a failing test the goal is about that no longer runs.
  */
 #include "lifecycle/verify_internal.h"
 
@@ -17,52 +22,11 @@
 #include <string.h>
 
 #include "gates/gates.h"
+#include "gates/roles.h"
 #include "lifecycle/job.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 #include "vcs/tree.h"
-
-/* A build, configuration or CI file: it decides how the tests run (which
- * are collected, what passes), so one the item added is dropped, not kept,
- * when the gates are judged again with the gate inputs restored. */
-int verify_config_input(const char *path)
-{
-    static const char *build[] = {"Makefile", "makefile", "GNUmakefile", "CMakeLists.txt",
-                                  "package.json", "pyproject.toml", "setup.cfg", "setup.py",
-                                  "conftest.py", "tox.ini", "pytest.ini", "Cargo.toml", "go.mod",
-                                  NULL};
-    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    size_t pl = strlen(path);
-
-    for (size_t i = 0; build[i]; i++)
-        if (!strcmp(base, build[i]))
-            return 1;
-    return !strncmp(path, ".github/workflows/", 18) ||
-           (pl > 6 && !strcmp(path + pl - 6, ".cmake"));
-}
-
-/* A token of the gate command c names path or a folder above it. */
-static int command_names(const char *c, const char *path)
-{
-    size_t pl = strlen(path);
-
-    while (c && *c) {
-        size_t n = strcspn(c, " \t\n;&|<>()'\"`=");
-        if (n > 0) {
-            size_t m = n;
-            const char *t = c;
-            if (m > 2 && t[0] == '.' && t[1] == '/')
-                t += 2, m -= 2;
-            while (m > 1 && t[m - 1] == '/')
-                m--;
-            if ((m == pl && !strncmp(t, path, m)) ||
-                (m < pl && !strncmp(t, path, m) && path[m] == '/'))
-                return 1;
-        }
-        c += n ? n : 1;
-    }
-    return 0;
-}
 
 /* A parsed test case of cases points at path, or at a folder above it. */
 static int cases_name(const struct test_cases *cases, const char *path)
@@ -78,47 +42,44 @@ static int cases_name(const struct test_cases *cases, const char *path)
     return 0;
 }
 
-/* A path the gates read: named by a gate command, pointed at by a parsed
- * test case, a build or CI file, or a test by the usual conventions
- * (docs/lifecycle.md, "Gate inputs"). */
-int verify_gate_input(const char *path, const struct gate_plan *plan, const struct gate_eval *ev)
+enum path_role verify_path_role(const char *path, int added, const struct gate_plan *plan,
+                                const struct gate_eval *ev)
 {
-    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    enum path_role r = gates_path_role(plan, path, added);
 
-    if (verify_config_input(path))
-        return 1;
-    if (!strncmp(path, "tests/", 6) || !strncmp(path, "test/", 5) || strstr(path, "/tests/") ||
-        strstr(path, "/test/") || !strncmp(base, "test_", 5) || strstr(base, "_test.") ||
-        strstr(base, ".test."))
-        return 1;
-    for (size_t g = 0; g < plan->n; g++)
-        if (command_names(plan->gates[g].command, path) || (ev && cases_name(&ev[g].r.cases, path)))
-            return 1;
-    return 0;
+    for (size_t g = 0; r == ROLE_PRODUCT && ev && g < plan->n; g++)
+        if (cases_name(&ev[g].r.cases, path))
+            r = ROLE_TEST;
+    return r;
 }
 
-/* The gate inputs among the item's changes (into vs->inputs), and of
- * them the paths to put back as they were at the baseline (into restore,
- * nch + 1 entries: modified and deleted ones, and added build and
- * configuration files; added tests stay).  Returns how many. */
+/* The item's changes that are not product into vs->inputs (paths) and
+ * vs->roles ({path: role}), and all of them into restore (nch + 1
+ * entries): they go back to the baseline for the product-only run.
+ * Returns how many. */
 size_t verify_inputs_changed(struct verify_state *vs, const struct vcs_tree_change *ch, size_t nch,
                              const char **restore)
 {
     size_t n = 0;
 
-    for (size_t i = 0; i < nch; i++)
-        if (verify_gate_input(ch[i].path, &vs->plan, vs->ev)) {
-            cJSON_AddItemToArray(vs->inputs, cJSON_CreateString(ch[i].path));
-            if (ch[i].status != 'A' || verify_config_input(ch[i].path))
-                restore[n++] = ch[i].path;
-        }
+    if (!vs->roles)
+        vs->roles = cJSON_CreateObject();
+    for (size_t i = 0; i < nch; i++) {
+        enum path_role r = verify_path_role(ch[i].path, ch[i].status == 'A', &vs->plan, vs->ev);
+        if (r == ROLE_PRODUCT)
+            continue;
+        cJSON_AddItemToArray(vs->inputs, cJSON_CreateString(ch[i].path));
+        cJSON_AddStringToObject(vs->roles, ch[i].path, gates_role_name(r));
+        restore[n++] = ch[i].path;
+    }
     return n;
 }
 
 /* The gates judged again on the item's tree with the restore paths as
- * they were at the baseline: a gate the item is blamed for there means its
- * tests were weakened (reasons into blame, *weakened counts them).  0, or
- * ERR_FAIL after job_fail(). */
+ * they were at the baseline (the product-only tree): a gate the item is
+ * blamed for there means its tests were weakened, or that its product
+ * does not fix what the goal is about (reasons into blame, *weakened
+ * counts them).  0, or ERR_FAIL after job_fail(). */
 int verify_restored_pass(struct verify_state *vs, struct job_ctx *j, struct workspace *ws,
                          const char **restore, size_t nrestore, strbuf *blame, int *weakened)
 {
@@ -141,13 +102,18 @@ int verify_restored_pass(struct verify_state *vs, struct job_ctx *j, struct work
             continue;
         if (!(*weakened)++)
             strbuf_addf_cut(blame,
-                            "tests weakened: %s: with these files as they were at "
-                            "the baseline %.12s the gates fail:\n",
-                            strbuf_cstr(&files), vs->base);
+                            "tests weakened: %s: with these files as they were at the "
+                            "baseline %.12s the gates fail (the original tests judge the "
+                            "item's product%s):\n",
+                            strbuf_cstr(&files), vs->base,
+                            vs->wev[i].diff.n_introduced || vs->wev[i].diff.n_new_failing
+                                ? ""
+                                : ": the product does not fix what the goal is about");
         verify_why_tail(blame, &vs->wev[i]);
     }
     p = cJSON_CreateObject();
     cJSON_AddItemToObject(p, "gate_inputs_changed", cJSON_Duplicate(vs->inputs, 1));
+    cJSON_AddItemToObject(p, "roles", cJSON_Duplicate(vs->roles, 1));
     cJSON_AddBoolToObject(p, "tests_weakened", *weakened > 0);
     job_event_or_warn(j, "gate_inputs.checked", p);
     cJSON_Delete(p);
@@ -156,21 +122,51 @@ out:
     return rc;
 }
 
-/* A test that passed at the baseline and is absent now, even with the
- * gate inputs restored: deselected or deleted, never silently. */
-void verify_tests_removed(const struct verify_state *vs, strbuf *blame, int *weakened)
+/* One gate's vanished tests into blame: the list of ids and what they
+ * were. */
+static void removed_add(strbuf *blame, int *weakened, const char *gate, char **ids, size_t n,
+                        const char *what)
 {
-    for (size_t i = 0; !*weakened && i < vs->plan.n; i++) {
-        const struct gate_eval *e = vs->wev ? &vs->wev[i] : &vs->ev[i];
-        if (!e->r.must_pass || !e->diff.n_removed)
+    strbuf_addf_cut(blame, "%sgate %s: ", (*weakened)++ ? "; " : "tests removed: ", gate);
+    verify_list_add(blame, ids, n, 50);
+    strbuf_addf_cut(blame, " (%s)", what);
+}
+
+/* The targets of the goal among ids (a failing test the goal names). */
+static size_t targets_in(const struct verify_state *vs, const struct job_ctx *j, char **ids,
+                         size_t n)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < n; i++)
+        k += verify_case_targeted(j->goal, vs->crit, ids[i]);
+    return k;
+}
+
+/* Tests that passed at the baseline and are absent on the item's tree
+ * (deleted, deselected) or on the product-only tree (deselected by a
+ * product build file), and failing tests the goal is about that no longer
+ * run: never silently. */
+void verify_tests_removed(const struct verify_state *vs, const struct job_ctx *j, strbuf *blame,
+                          int *weakened)
+{
+    int before = *weakened;
+
+    for (size_t i = 0; i < vs->plan.n; i++) {
+        const struct gate_eval *e = &vs->ev[i], *w = vs->wev ? &vs->wev[i] : NULL;
+        if (!e->r.must_pass)
             continue;
-        if (!(*weakened)++)
-            strbuf_adds_cut(blame, "tests removed: ");
-        else
-            strbuf_adds_cut(blame, "; ");
-        strbuf_addf_cut(blame, "gate %s: ", e->r.name);
-        verify_list_add(blame, e->diff.removed, e->diff.n_removed, 50);
+        if (e->diff.n_removed)
+            removed_add(blame, weakened, e->r.name, e->diff.removed, e->diff.n_removed,
+                        "passed at the baseline, no longer run");
+        else if (w && w->diff.n_removed)
+            removed_add(blame, weakened, e->r.name, w->diff.removed, w->diff.n_removed,
+                        "passed at the baseline, no longer run with the item's product");
+        if (targets_in(vs, j, e->diff.removed_failing, e->diff.n_removed_failing))
+            removed_add(blame, weakened, e->r.name, e->diff.removed_failing,
+                        e->diff.n_removed_failing,
+                        "failing at the baseline, a target of the goal, no longer run");
     }
-    if (*weakened && strncmp(strbuf_cstr(blame), "tests removed: ", 15) == 0)
-        strbuf_addf_cut(blame, " passed at the baseline %.12s and no longer run\n", vs->base);
+    if (*weakened > before)
+        strbuf_addf_cut(blame, " (baseline %.12s)\n", vs->base);
 }

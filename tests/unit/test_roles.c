@@ -126,6 +126,8 @@ static void test_generic(void **state)
     /* a file a gate command names decides what runs */
     assert_string_equal(role("sh test.sh", "test.sh", 0), "test_config");
     assert_string_equal(role("bash scripts/check", "scripts/check/run.sh", 1), "test_config");
+    /* a test folder a command names holds tests */
+    assert_string_equal(role("python3 -m pytest tests", "tests/test_more.py", 1), "test");
     assert_string_equal(role("./run-tests", "run-tests", 0), "test_config");
     /* CI, whatever the runner */
     assert_string_equal(role("sh test.sh", ".github/workflows/ci.yml", 0), "test_config");
