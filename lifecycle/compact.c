@@ -52,6 +52,10 @@ static size_t msg_bytes(const struct llm_message *m)
     for (size_t k = 0; k < m->ncalls; k++)
         b += CALL_OVERHEAD + esc_len(m->calls[k].id) + esc_len(m->calls[k].name) +
              esc_len(m->calls[k].arguments);
+    /* thinking blocks go back as they came (never stubbed nor cut: the
+     * provider checks their signature), so they count whole */
+    for (size_t k = 0; k < m->nthinking; k++)
+        b += strlen(m->thinking[k].block);
     return b;
 }
 
@@ -151,7 +155,9 @@ static int thin_args(struct llm_tool_call *c)
     return changed;
 }
 
-/* Stub messages [from, to); the number of tool outputs stubbed. */
+/* Stub messages [from, to); the number of tool outputs stubbed.  An
+ * assistant's thinking blocks are left as they are: the provider refuses
+ * a changed one, so a turn keeps them whole or goes whole. */
 static int stub_range(struct llm_message *m, size_t from, size_t to, int *changed)
 {
     strbuf sb = STRBUF_INIT;

@@ -1,10 +1,14 @@
 /*
  * anthropic.c - the Anthropic Messages API provider: the system prompt
- * apart, tool_use / tool_result content blocks, usage with cache tokens.
- * Structured answers: the schema goes into the system prompt and the JSON
- * object is extracted from the text (llm_chat does the extraction).
+ * apart, tool_use / tool_result content blocks, thinking blocks sent back
+ * as they came, usage with cache tokens.  Structured answers: the schema
+ * goes into the system prompt and the JSON object is extracted from the
+ * text (llm_chat does the extraction).  A history made with another
+ * provider is made acceptable: no whitespace-only text block, tool ids
+ * that match the API's pattern.
  */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +35,44 @@ static cJSON *user_blocks(cJSON *arr)
     return content;
 }
 
+/* 1 when s holds no visible character: the API refuses such a text
+ * block ("text content blocks must contain non-whitespace text"). */
+static int blank(const char *s)
+{
+    for (; s && *s; s++)
+        if (!isspace((unsigned char)*s))
+            return 0;
+    return 1;
+}
+
+static int id_char(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           ch == '_' || ch == '-';
+}
+
+void llm_anthropic_tool_id(const char *id, char *out, size_t n)
+{
+    const char *p;
+    uint32_t h = 2166136261u; /* FNV-1a of the whole id */
+    size_t k = 0;
+    int ok = id && *id && strlen(id) < n;
+
+    for (p = id ? id : ""; *p; p++) {
+        ok &= id_char(*p);
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    }
+    if (ok) {
+        memcpy(out, id, strlen(id) + 1);
+        return;
+    }
+    /* functions.x:0 -> functions_x_0_1a2b3c4d: the same for the call and
+     * its result, and apart from an id that was functions_x_0 already */
+    for (p = id ? id : ""; *p && k < n - 10 && k < 64; p++)
+        out[k++] = id_char(*p) ? *p : '_';
+    snprintf(out + k, n - k, "%s%08x", k ? "_" : "id_", (unsigned)h);
+}
+
 static cJSON *text_block(const char *text)
 {
     cJSON *b = cJSON_CreateObject();
@@ -39,28 +81,54 @@ static cJSON *text_block(const char *text)
     return b;
 }
 
-/* An ephemeral cache breakpoint on block b (NULL: none). */
+/* An ephemeral cache breakpoint on block b (NULL: none; never on a
+ * thinking block, which the API refuses to mark). */
 static void cache_mark(cJSON *b)
 {
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(b, "type");
+
+    if (cJSON_IsString(type) && strstr(type->valuestring, "thinking"))
+        return;
     if (cJSON_IsObject(b))
         cJSON_AddItemToObject(b, "cache_control", cJSON_CreateRaw("{\"type\":\"ephemeral\"}"));
 }
 
-/* An assistant turn: its text and its tool_use blocks (never empty). */
+/* The turn's reasoning blocks that came after `at` of its tool calls, as
+ * they came (their text and signature are checked by the API). */
+static void thinking_json(cJSON *content, const struct llm_message *mm, size_t at)
+{
+    for (size_t i = 0; i < mm->nthinking; i++) {
+        cJSON *b;
+        if (mm->thinking[i].at != at && !(at == mm->ncalls && mm->thinking[i].at > at))
+            continue;
+        if ((b = cJSON_Parse(mm->thinking[i].block)) && cJSON_IsObject(b))
+            cJSON_AddItemToArray(content, b);
+        else
+            cJSON_Delete(b);
+    }
+}
+
+/* An assistant turn: its thinking blocks, its text and its tool_use
+ * blocks, in the order they came (never empty). */
 static cJSON *assistant_json(const struct llm_message *mm)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *content;
+    char id[128];
 
     cJSON_AddStringToObject(o, "role", "assistant");
     content = cJSON_AddArrayToObject(o, "content");
-    if (mm->content && *mm->content)
+    thinking_json(content, mm, 0);
+    if (!blank(mm->content))
         cJSON_AddItemToArray(content, text_block(mm->content));
     for (size_t k = 0; k < mm->ncalls; k++) {
         cJSON *b = cJSON_CreateObject();
         cJSON *input = cJSON_Parse(mm->calls[k].arguments ? mm->calls[k].arguments : "");
+        if (k > 0)
+            thinking_json(content, mm, k);
+        llm_anthropic_tool_id(mm->calls[k].id, id, sizeof(id));
         cJSON_AddStringToObject(b, "type", "tool_use");
-        cJSON_AddStringToObject(b, "id", mm->calls[k].id);
+        cJSON_AddStringToObject(b, "id", id);
         cJSON_AddStringToObject(b, "name", mm->calls[k].name);
         if (!cJSON_IsObject(input)) {
             cJSON_Delete(input);
@@ -69,6 +137,8 @@ static cJSON *assistant_json(const struct llm_message *mm)
         cJSON_AddItemToObject(b, "input", input);
         cJSON_AddItemToArray(content, b);
     }
+    if (mm->ncalls)
+        thinking_json(content, mm, mm->ncalls);
     if (cJSON_GetArraySize(content) == 0)
         cJSON_AddItemToArray(content, text_block("(no text)"));
     return o;
@@ -78,11 +148,13 @@ static cJSON *assistant_json(const struct llm_message *mm)
 static cJSON *tool_result_json(const struct llm_message *mm)
 {
     cJSON *b = cJSON_CreateObject();
+    char id[128];
 
+    llm_anthropic_tool_id(mm->tool_call_id, id, sizeof(id));
     cJSON_AddStringToObject(b, "type", "tool_result");
-    cJSON_AddStringToObject(b, "tool_use_id", mm->tool_call_id ? mm->tool_call_id : "");
-    /* an empty error result is refused by the API: say so in words */
-    cJSON_AddStringToObject(b, "content", mm->content && *mm->content ? mm->content : "(no output)");
+    cJSON_AddStringToObject(b, "tool_use_id", id);
+    /* an empty (or blank) result is refused by the API: say so in words */
+    cJSON_AddStringToObject(b, "content", !blank(mm->content) ? mm->content : "(no output)");
     if (mm->is_error)
         cJSON_AddBoolToObject(b, "is_error", 1);
     return b;
@@ -97,6 +169,8 @@ static cJSON *messages_json(const struct llm_request *req, strbuf *system)
         const struct llm_message *mm = &req->messages[i];
         switch (mm->role) {
         case LLM_SYSTEM:
+            if (blank(mm->content))
+                break;
             if ((system->len && strbuf_adds(system, "\n\n") != 0) ||
                 strbuf_adds(system, mm->content ? mm->content : "") != 0) {
                 cJSON_Delete(msgs);
@@ -104,7 +178,7 @@ static cJSON *messages_json(const struct llm_request *req, strbuf *system)
             }
             break;
         case LLM_USER:
-            if (mm->content && *mm->content)
+            if (!blank(mm->content))
                 cJSON_AddItemToArray(user_blocks(msgs), text_block(mm->content));
             break;
         case LLM_TOOL:
@@ -167,10 +241,11 @@ out:
     return rc;
 }
 
-
 /* A tool_use block (content[i]) into resp->message, its input moved (not
- * copied).  0 or ERR_FAIL with err set. */
-static int tool_use_take(llm_client *c, struct jsonbig *jb, const cJSON *block, size_t i,
+ * copied).  cut: the answer was cut at the output cap, so a block without
+ * an object input is the cut (left out; the answer is never run).  0 or
+ * ERR_FAIL with err set. */
+static int tool_use_take(llm_client *c, struct jsonbig *jb, const cJSON *block, size_t i, int cut,
                          struct llm_response *resp, struct llm_error *err)
 {
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(block, "id");
@@ -178,6 +253,9 @@ static int tool_use_take(llm_client *c, struct jsonbig *jb, const cJSON *block, 
     cJSON *input = cJSON_GetObjectItemCaseSensitive(block, "input");
     char *args;
 
+    if (cut && (!cJSON_IsString(id) || !cJSON_IsString(name) || !*name->valuestring ||
+                !cJSON_IsObject(input)))
+        return 0;
     if (!cJSON_IsString(id) || !cJSON_IsString(name) || !*name->valuestring) {
         llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
                        "content[%zu]: tool_use without id or name", i);
@@ -197,12 +275,34 @@ static int tool_use_take(llm_client *c, struct jsonbig *jb, const cJSON *block, 
     return 0;
 }
 
-/* The content blocks: text joined into *text, tool_use blocks as calls;
- * thinking and other blocks are not part of the answer.  0 or ERR_FAIL. */
-static int blocks_take(llm_client *c, struct jsonbig *jb, const cJSON *content, strbuf *text,
-                       struct llm_response *resp, struct llm_error *err)
+/* A thinking or redacted_thinking block (content[i]), kept whole, after
+ * the calls read so far.  0 or ERR_FAIL with err set. */
+static int thinking_take(llm_client *c, struct jsonbig *jb, cJSON *block, size_t i, int redacted,
+                         struct llm_response *resp, struct llm_error *err)
 {
-    const cJSON *block;
+    const char *need[2] = {redacted ? "data" : "thinking", redacted ? NULL : "signature"};
+    char *text;
+
+    for (int k = 0; k < 2; k++)
+        if (need[k] && !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(block, need[k]))) {
+            llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
+                           "content[%zu] (%s): %s: expected a string", i,
+                           redacted ? "redacted_thinking" : "thinking", need[k]);
+            return ERR_FAIL;
+        }
+    text = xcheck(jsonbig_print_take(jb, block));
+    llm_message_add_thinking(&resp->message, text, resp->message.ncalls);
+    free(text);
+    return 0;
+}
+
+/* The content blocks: text joined into *text, tool_use blocks as calls,
+ * thinking blocks kept for the next request; other blocks are not part
+ * of the answer.  0 or ERR_FAIL. */
+static int blocks_take(llm_client *c, struct jsonbig *jb, const cJSON *content, int cut,
+                       strbuf *text, struct llm_response *resp, struct llm_error *err)
+{
+    cJSON *block;
     size_t i = 0;
 
     cJSON_ArrayForEach(block, content)
@@ -224,16 +324,22 @@ static int blocks_take(llm_client *c, struct jsonbig *jb, const cJSON *content, 
                                err_last());
                 return ERR_FAIL;
             }
-        } else if (!strcmp(type->valuestring, "tool_use") &&
-                   tool_use_take(c, jb, block, i, resp, err) != 0) {
-            return ERR_FAIL;
+        } else if (!strcmp(type->valuestring, "tool_use")) {
+            if (tool_use_take(c, jb, block, i, cut, resp, err) != 0)
+                return ERR_FAIL;
+        } else if (!strcmp(type->valuestring, "thinking") ||
+                   !strcmp(type->valuestring, "redacted_thinking")) {
+            if (thinking_take(c, jb, block, i, type->valuestring[0] == 'r', resp, err) != 0)
+                return ERR_FAIL;
         }
         i++;
     }
     return 0;
 }
 
-/* stop_reason in OpenAI's words, the model that answered, and the usage. */
+/* stop_reason in OpenAI's words ("max_tokens" and a full context window
+ * are "length"; "refusal" stays), the model that answered, and the
+ * usage. */
 static void answer_meta(const cJSON *root, struct llm_response *resp)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "stop_reason");
@@ -241,11 +347,11 @@ static void answer_meta(const cJSON *root, struct llm_response *resp)
 
     if (cJSON_IsString(v)) {
         const char *s = v->valuestring;
-        resp->finish_reason =
-            xstrdup(!strcmp(s, "end_turn") || !strcmp(s, "stop_sequence") ? "stop"
-                       : !strcmp(s, "tool_use")                              ? "tool_calls"
-                       : !strcmp(s, "max_tokens")                            ? "length"
-                                                                             : s);
+        resp->finish_reason = xstrdup(
+            !strcmp(s, "end_turn") || !strcmp(s, "stop_sequence")                     ? "stop"
+            : !strcmp(s, "tool_use")                                                  ? "tool_calls"
+            : !strcmp(s, "max_tokens") || !strcmp(s, "model_context_window_exceeded") ? "length"
+                                                                                      : s);
     }
     v = cJSON_GetObjectItemCaseSensitive(root, "model");
     if (cJSON_IsString(v))
@@ -266,7 +372,7 @@ int llm_anthropic_parse_take(llm_client *c, char *body, size_t len, struct llm_r
     cJSON *root, *content;
     const cJSON *v;
     strbuf text = STRBUF_INIT;
-    int rc = ERR_FAIL;
+    int rc = ERR_FAIL, cut;
 
     /* the body's long strings (a write's content) are decoded inside it,
      * and the arguments printed back in the same buffer: one copy */
@@ -284,7 +390,11 @@ int llm_anthropic_parse_take(llm_client *c, char *body, size_t len, struct llm_r
         goto out;
     }
     llm_message_init(&resp->message, LLM_ASSISTANT, NULL);
-    if (blocks_take(c, &jb, content, &text, resp, err) != 0)
+    v = cJSON_GetObjectItemCaseSensitive(root, "stop_reason");
+    cut = cJSON_IsString(v) && (!strcmp(v->valuestring, "max_tokens") ||
+                                !strcmp(v->valuestring, "model_context_window_exceeded") ||
+                                !strcmp(v->valuestring, "refusal"));
+    if (blocks_take(c, &jb, content, cut, &text, resp, err) != 0)
         goto out;
     if (text.len)
         resp->message.content = strbuf_detach(&text, NULL);
@@ -317,13 +427,10 @@ int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_requ
     strbuf version = STRBUF_INIT, h = STRBUF_INIT;
     char url[2048];
     const char *key = llm_model_key(m);
+    int max_tokens = llm_output_cap(c, m, req);
     int rc;
 
     snprintf(url, sizeof(url), "%s/messages", m->base_url);
-    rc = llm_anthropic_build(
-        &body, m, req, llm_output_tokens(c, m, req));
-    if (rc)
-        goto out;
     if ((rc = strbuf_addf(&version, "anthropic-version: %s",
                           c->anthropic_version ? c->anthropic_version : "2023-06-01")) != 0)
         goto out;
@@ -333,9 +440,23 @@ int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_requ
             goto out;
         extra[1] = strbuf_cstr(&h);
     }
-    rc = llm_http_post(c, url, req, extra, strbuf_cstr(&body), &res, err);
-    if (rc)
-        goto out;
+    /* a max_tokens over the model's output limit ("max_tokens: 8192 >
+     * 4096, which is the maximum allowed ..."): once more with the limit,
+     * which is remembered */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int limit;
+        strbuf_reset(&body);
+        if ((rc = llm_anthropic_build(&body, m, req, max_tokens)) != 0)
+            goto out;
+        if ((rc = llm_http_post(c, url, req, extra, strbuf_cstr(&body), &res, err)) != 0)
+            goto out;
+        limit = llm_output_limit_stated(res.status, strbuf_cstr(&res.body));
+        if (attempt > 0 || limit <= 0 || limit >= max_tokens)
+            break;
+        llm_output_limit_learn(c, m, limit);
+        max_tokens = limit;
+        llm_http_result_release(&res);
+    }
     if ((rc = llm_http_check(c, LLM_KIND_ANTHROPIC, url, &res, err)) != 0)
         goto out;
     {

@@ -13,6 +13,7 @@
 #include "llm/llm_internal.h"
 #include "store/event.h"
 #include "store/goal.h"
+#include "store/llm.h"
 #include "store/run.h"
 #include "util/budget.h"
 #include "util/config.h"
@@ -97,6 +98,42 @@ static int budget_exhausted(llm_client *c, const struct call_ids *ids, struct ll
     return 0;
 }
 
+/* ---- the model's output limit -------------------------------------------- */
+
+int llm_output_cap(const struct llm_client *c, const struct llm_model *m,
+                   const struct llm_request *req)
+{
+    int n = llm_output_tokens(c, m, req);
+
+    return m->max_output > 0 && n > m->max_output ? m->max_output : n;
+}
+
+void llm_output_limit_load(llm_client *c, struct llm_model *m)
+{
+    int64_t limit = 0;
+
+    if (m->max_output_loaded)
+        return;
+    m->max_output_loaded = 1;
+    if (!c->st || !m->base_url || !m->model || m->kind == LLM_KIND_SCRIPT)
+        return;
+    if (store_llm_output_limit_get(c->st, m->base_url, m->model, &limit) != 0) {
+        log_warn("llm: output limit of %s %s: %s", m->base_url, m->model, err_last());
+        return;
+    }
+    if (limit > 0 && limit <= 1 << 24)
+        m->max_output = (int)limit;
+}
+
+void llm_output_limit_learn(llm_client *c, struct llm_model *m, int limit)
+{
+    log_info("llm: %s takes at most %d output tokens", m->model, limit);
+    m->max_output = limit;
+    if (c->st && m->base_url && m->model &&
+        store_llm_output_limit_put(c->st, m->base_url, m->model, limit) != 0)
+        log_warn("llm: output limit of %s %s: %s", m->base_url, m->model, err_last());
+}
+
 /* ---- one model, with retries --------------------------------------------- */
 
 static int provider_call(llm_client *c, struct llm_model *m, const struct llm_request *req,
@@ -147,9 +184,10 @@ static cJSON *base_payload(const struct llm_request *req, const struct llm_model
     return p;
 }
 
-/* A structured answer (req->response_schema) must hold a JSON object: a
- * refusal, a content filter's empty answer or text without an object is
- * an invalid_response (resp released).  0 or ERR_FAIL. */
+/* A structured answer (req->response_schema) must hold a JSON object:
+ * text without one is an invalid_response (resp released).  (A refusal
+ * or a content filter's answer never gets here: answer_unusable().)  0 or
+ * ERR_FAIL. */
 static int answer_json(llm_client *c, const struct llm_request *req, struct llm_response *resp,
                        struct llm_error *err)
 {
@@ -158,16 +196,7 @@ static int answer_json(llm_client *c, const struct llm_request *req, struct llm_
 
     if (!req->response_schema || resp->json)
         return 0;
-    if (resp->refusal)
-        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200, "stage %s: the model refused: %.300s",
-                       stage, resp->refusal);
-    else if ((!text || !*text) && resp->finish_reason &&
-             !strcmp(resp->finish_reason, "content_filter"))
-        llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
-                       "stage %s: the provider's content filter withheld the answer "
-                       "(finish_reason content_filter)",
-                       stage);
-    else if (llm_json_extract(&resp->json, text) != 0)
+    if (llm_json_extract(&resp->json, text) != 0)
         llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
                        "stage %s: the answer holds no JSON object", stage);
     else
@@ -182,6 +211,82 @@ struct call {
     struct llm_model *m;
     int index, attempt;
 };
+
+static int answer_record(llm_client *c, const struct call_ids *ids, const struct call *k,
+                         int64_t t0, struct llm_response *resp, struct llm_error *err);
+
+static int reason_is(const struct llm_response *r, const char *s)
+{
+    return r->finish_reason && !strcmp(r->finish_reason, s);
+}
+
+/* The output cap a truncated answer's retry may have: twice the one it
+ * had, within the model's output limit (when known) and the room its
+ * window leaves after the prompt (input, from the answer's usage); 0 when
+ * that is no larger. */
+static int output_grown(const struct llm_model *m, int cap, int64_t input)
+{
+    int64_t n = (int64_t)cap * 2;
+
+    if (m->max_output > 0 && n > m->max_output)
+        n = m->max_output;
+    if (m->context_window > 0) {
+        int64_t room = m->context_window - (input > 0 ? input : m->context_window / 2) - 16;
+        if (n > room)
+            n = room;
+    }
+    if (n > 1 << 24)
+        n = 1 << 24;
+    return n > cap ? (int)n : 0;
+}
+
+/* An answer that must not be used for a request with tools or a schema:
+ * cut at the output cap (its tool calls may be cut too: never run), a
+ * refusal, or a content filter's.  0 when usable (or for a plain-text
+ * request).  Else its usage is recorded (the llm.response event: the
+ * tokens were spent), resp released and err set: truncated (*grow: the
+ * cap a retry may have, 0 none) or refused; ERR_FAIL. */
+static int answer_unusable(llm_client *c, const struct call_ids *ids, const struct call *k,
+                           int64_t t0, struct llm_response *resp, struct llm_error *err, int *grow)
+{
+    const struct llm_request *req = k->req;
+    const char *stage = req->stage ? req->stage : "?";
+    int truncated = reason_is(resp, "length");
+    int filtered = reason_is(resp, "content_filter");
+    int cap = llm_output_cap(c, k->m, req);
+    int64_t input = resp->usage.input;
+    char *refusal = NULL;
+    int rc;
+
+    *grow = 0;
+    if ((!req->ntools && !req->response_schema) ||
+        (!truncated && !filtered && !resp->refusal && !reason_is(resp, "refusal")))
+        return 0;
+    refusal = resp->refusal ? xstrdup(resp->refusal)
+                            : xstrdup(resp->message.content ? resp->message.content : "");
+    if ((rc = answer_record(c, ids, k, t0, resp, err)) != 0)
+        goto out;
+    llm_response_release(resp);
+    if (truncated) {
+        *grow = output_grown(k->m, cap, input);
+        llm_error_setf(c, err, LLM_ERR_TRUNCATED, 200,
+                       "stage %s: the answer was cut at the output cap (max_tokens %d, "
+                       "finish_reason length): not used, none of its tool calls run%s",
+                       stage, cap, *grow ? "" : "; no larger cap fits the model");
+    } else if (filtered) {
+        llm_error_setf(c, err, LLM_ERR_REFUSED, 200,
+                       "stage %s: the provider's content filter withheld the answer "
+                       "(finish_reason content_filter)",
+                       stage);
+    } else {
+        llm_error_setf(c, err, LLM_ERR_REFUSED, 200, "stage %s: the model refused: %.300s", stage,
+                       *refusal ? refusal : "(no reason given)");
+    }
+    rc = ERR_FAIL;
+out:
+    free(refusal);
+    return rc;
+}
 
 /* A success: fill in what the provider left out, then the llm.response
  * event, the usage and the run's model in one transaction.  0, or the
@@ -233,9 +338,11 @@ static int answer_record(llm_client *c, const struct call_ids *ids, const struct
     return rc;
 }
 
-/* How many tries of each kind one model has had. */
+/* How many tries of each kind one model has had; grow: the output cap
+ * the retry of a truncated answer may have (0: none), grown: it had one. */
 struct tries {
     int rate, transient, invalid;
+    int grow, grown;
 };
 
 /* After a failure: the wait before another try on this model (counted in
@@ -272,7 +379,14 @@ static int64_t retry_decide(const struct llm_error *err, int final, struct tries
                 t->transient++;
         }
         break;
+    case LLM_ERR_TRUNCATED:
+        if (t->grow > 0 && !t->grown) {
+            wait = 0;
+            t->grown = 1;
+        }
+        break;
     case LLM_ERR_INVALID_RESPONSE:
+    case LLM_ERR_REFUSED:
         if (t->invalid < config_int(CFG_LLM_RETRY_INVALID)) {
             wait = 0;
             t->invalid++;
@@ -307,8 +421,9 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
              struct llm_response *resp, struct llm_error *err)
 {
     struct call_ids ids;
-    struct call k = {.req = req, .index = model_index};
-    struct tries tries = {0, 0, 0};
+    struct llm_request sent = *req; /* its output cap grows after a truncated answer */
+    struct call k = {.req = &sent, .index = model_index};
+    struct tries tries = {0, 0, 0, 0, 0};
 
     memset(resp, 0, sizeof(*resp));
     memset(err, 0, sizeof(*err));
@@ -320,6 +435,7 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
     if (!req->nmessages)
         return err_set(ERR_INVALID, "a chat request needs at least one message");
     k.m = &c->models[model_index];
+    llm_output_limit_load(c, k.m);
     ids_resolve(c, req, &ids);
 
     for (;;) {
@@ -334,16 +450,26 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
             event_put(c, &ids, "llm.error", p);
             return ERR_FAIL;
         }
-        event_put(c, &ids, "llm.request", base_payload(req, k.m, model_index, k.attempt));
+        {
+            cJSON *p = base_payload(req, k.m, model_index, k.attempt);
+            if (k.m->kind != LLM_KIND_SCRIPT)
+                cJSON_AddNumberToObject(p, "max_tokens", llm_output_cap(c, k.m, &sent));
+            event_put(c, &ids, "llm.request", p);
+        }
         t0 = time_mono_ms();
         llm_error_release(err);
         err->model_index = model_index;
-        rc = provider_call(c, k.m, req, resp, err);
+        rc = provider_call(c, k.m, &sent, resp, err);
         if (rc == ERR_INVALID)
             return rc; /* the caller's request is wrong: no event, no retry */
         final = rc == ERR_NOTFOUND;
         if (final)
             rc = ERR_FAIL;
+        if (rc == 0 && answer_unusable(c, &ids, &k, t0, resp, err, &tries.grow) != 0) {
+            if (err->cls == LLM_ERR_NONE)
+                return ERR_FAIL; /* the store failed recording it */
+            rc = ERR_FAIL;
+        }
         if (rc == 0)
             rc = answer_json(c, req, resp, err);
         if (rc == 0)
@@ -354,6 +480,8 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
         failure_report(c, &ids, &k, err, wait);
         if (wait < 0)
             return ERR_FAIL;
+        if (err->cls == LLM_ERR_TRUNCATED)
+            sent.max_output_tokens = tries.grow; /* the retry: a larger cap */
         if (wait > 0)
             time_sleep_ms(wait);
     }

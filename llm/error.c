@@ -22,6 +22,8 @@ static const char *const class_names[LLM_ERR__COUNT] = {
     [LLM_ERR_INVALID_RESPONSE] = "invalid_response",
     [LLM_ERR_BUDGET] = "budget",
     [LLM_ERR_CONFIG] = "config",
+    [LLM_ERR_TRUNCATED] = "truncated",
+    [LLM_ERR_REFUSED] = "refused",
 };
 
 const char *llm_error_class_name(enum llm_error_class c)
@@ -44,6 +46,57 @@ int llm_error_fails_over(enum llm_error_class c)
      * or its endpoint, so the next one may do better (auth included: the
      * next entry may use another provider and key). */
     return c != LLM_ERR_NONE && c != LLM_ERR_BUDGET;
+}
+
+/* ---- what an error body says of the model's output limit ---------------- */
+
+/* The number after the first occurrence of key in s (digits, maybe with
+ * thousands commas), or 0. */
+static long number_after(const char *s, const char *key)
+{
+    const char *p = s ? strstr(s, key) : NULL;
+    long n = 0;
+
+    if (!p)
+        return 0;
+    for (p += strlen(key); *p == ' ' || *p == '`'; p++)
+        ;
+    for (; isdigit((unsigned char)*p) || (*p == ',' && isdigit((unsigned char)p[1])); p++)
+        if (*p != ',' && n < 100000000)
+            n = n * 10 + (*p - '0');
+    return n;
+}
+
+int llm_output_limit_stated(int status, const char *body)
+{
+    cJSON *root;
+    const cJSON *e, *v = NULL;
+    const char *msg = NULL;
+    long limit = 0;
+
+    if (status != 400 && status != 422)
+        return 0;
+    root = cJSON_Parse(body ? body : "");
+    e = cJSON_GetObjectItemCaseSensitive(root, "error");
+    if (cJSON_IsObject(e))
+        v = cJSON_GetObjectItemCaseSensitive(e, "message");
+    else if (cJSON_IsString(e))
+        v = e;
+    if (cJSON_IsString(v))
+        msg = v->valuestring;
+    /* Anthropic: "max_tokens: 8192 > 4096, which is the maximum allowed
+     * number of output tokens for claude-..." */
+    if (msg && strstr(msg, "which is the maximum allowed")) {
+        const char *gt = strstr(msg, " > ");
+        if (gt && gt < strstr(msg, "which is the maximum allowed"))
+            limit = number_after(gt, " > ");
+    }
+    /* OpenAI: "max_tokens is too large: 8192. This model supports at most
+     * 4096 completion tokens, whereas you provided 8192." */
+    if (!limit && msg && strstr(msg, "completion tokens"))
+        limit = number_after(msg, "supports at most ");
+    cJSON_Delete(root);
+    return limit >= 1 && limit <= 1 << 24 ? (int)limit : 0;
 }
 
 /* ---- redaction ---------------------------------------------------------- */

@@ -37,13 +37,24 @@ struct llm_tool_call {
     char *arguments; /* JSON object text */
 };
 
+/* A reasoning block of an assistant turn (Anthropic's thinking and
+ * redacted_thinking), kept exactly as the provider sent it: the Messages
+ * API wants it back unmodified, in order, with the turn's tool calls. */
+struct llm_thinking {
+    char *block; /* the block as JSON object text ({"type":"thinking","thinking","signature"}
+                    or {"type":"redacted_thinking","data"}) */
+    size_t at;   /* how many of the turn's tool calls came before it */
+};
+
 struct llm_message {
     enum llm_role role;
     char *content;               /* may be NULL (an assistant turn with only calls) */
     struct llm_tool_call *calls; /* assistant: the tool calls, ncalls of them */
     size_t ncalls;
-    char *tool_call_id; /* tool: the call this answers */
-    int is_error;       /* tool: the result is an error */
+    char *tool_call_id;            /* tool: the call this answers */
+    int is_error;                  /* tool: the result is an error */
+    struct llm_thinking *thinking; /* assistant: reasoning blocks, nthinking of them, in order */
+    size_t nthinking;
 };
 
 struct llm_tool_def {
@@ -62,6 +73,11 @@ struct llm_request {
     const char *response_schema; /* JSON schema text: the answer is one JSON object; or NULL */
     int max_output_tokens;       /* 0: llm.max_output_tokens */
 };
+/* An answer cut at the output cap (finish_reason length), refused or
+ * withheld by a content filter is never handed back for a request with
+ * tools or a response_schema: it fails as truncated (after one more try
+ * with a larger cap) or refused.  A plain-text request (no tools, no
+ * schema) gets it as it came, finish_reason and refusal set. */
 
 struct llm_usage {
     int64_t input;        /* every prompt token, cached ones included */
@@ -93,7 +109,9 @@ enum llm_error_class {
     LLM_ERR_CONTEXT_LENGTH,
     LLM_ERR_INVALID_RESPONSE,
     LLM_ERR_BUDGET,
-    LLM_ERR_CONFIG, /* the configuration names a model the endpoint does not serve */
+    LLM_ERR_CONFIG,    /* the configuration names a model the endpoint does not serve */
+    LLM_ERR_TRUNCATED, /* the answer was cut at the output cap (finish_reason length) */
+    LLM_ERR_REFUSED,   /* the model refused, or the provider's content filter withheld it */
     LLM_ERR__COUNT
 };
 
@@ -186,6 +204,9 @@ int llm_message_add_call(struct llm_message *m, const char *id, const char *name
 /* A tool result answering call_id (copies; content may be NULL). */
 int llm_message_tool_result(struct llm_message *m, const char *call_id, const char *content,
                             int is_error);
+/* Append a copy of a reasoning block (JSON object text) after `at` of the
+ * turn's tool calls. */
+int llm_message_add_thinking(struct llm_message *m, const char *block, size_t at);
 void llm_message_release(struct llm_message *m);
 void llm_messages_free(struct llm_message *msgs, size_t n);
 void llm_response_release(struct llm_response *r);
@@ -194,8 +215,9 @@ void llm_error_release(struct llm_error *e);
 /* Messages from/to JSON in the OpenAI Chat Completions shape
  * ([{"role","content","tool_calls":[{"id","type":"function","function":
  * {"name","arguments"}}],"tool_call_id"}]), for the CLI and context
- * packs.  llm_messages_from_json(): *out is an array of *n messages, free
- * with llm_messages_free(); ERR_INVALID names the bad element. */
+ * packs; an assistant's reasoning blocks ride along as "thinking": [{"at",
+ * "block": {...}}] (goald's own key).  llm_messages_from_json(): *out is an array of *n messages,
+ * free with llm_messages_free(); ERR_INVALID names the bad element. */
 struct cJSON;
 int llm_messages_from_json(struct llm_message **out, size_t *n, const struct cJSON *arr);
 struct cJSON *llm_message_to_json(const struct llm_message *m); /* cJSON_Delete */

@@ -26,6 +26,8 @@ struct llm_model {
     int64_t context_window; /* tokens: configured, or the default for the model's name */
     int no_response_format; /* learned: the endpoint refused response_format */
     int use_max_completion; /* learned: the endpoint wants max_completion_tokens */
+    int max_output;         /* learned: the most output tokens the model takes, 0: unknown */
+    int max_output_loaded;  /* max_output was read from llm_endpoint_quirks */
 };
 
 struct llm_script; /* llm/script.c */
@@ -168,6 +170,29 @@ void llm_quirks_save(llm_client *c, const struct llm_model *m);
 
 /* The max_tokens that fits after vLLM's "max_tokens too large" 400, or 0. */
 int llm_openai_fit_max_tokens(int status, const char *body, int64_t *window_out);
+
+/* The output tokens to ask of m: llm_output_tokens(), capped at the
+ * model's output limit when an endpoint stated it (m->max_output). */
+int llm_output_cap(const struct llm_client *c, const struct llm_model *m,
+                   const struct llm_request *req);
+
+/* The model's output limit an error body states, or 0: Anthropic's 400
+ * "max_tokens: 8192 > 4096, which is the maximum allowed number of output
+ * tokens for ...", OpenAI's "... This model supports at most 4096
+ * completion tokens ...". */
+int llm_output_limit_stated(int status, const char *body);
+
+/* Learn m's output limit (kept in m->max_output and in
+ * llm_endpoint_quirks.max_tokens for the next process); read it from
+ * there once per client (llm_output_limit_load). */
+void llm_output_limit_learn(llm_client *c, struct llm_model *m, int limit);
+void llm_output_limit_load(llm_client *c, struct llm_model *m);
+
+/* Anthropic's tool-use id for id: itself when it matches
+ * ^[a-zA-Z0-9_-]+$, else its allowed characters (others as '_') and a
+ * hash of the whole id, so that a call and its result map alike and two
+ * ids stay apart.  out has at least 96 bytes. */
+void llm_anthropic_tool_id(const char *id, char *out, size_t n);
 
 /* The API key of a model from its environment variable, or NULL. */
 const char *llm_model_key(const struct llm_model *m);

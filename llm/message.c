@@ -45,10 +45,24 @@ int llm_message_tool_result(struct llm_message *m, const char *call_id, const ch
     return 0;
 }
 
+int llm_message_add_thinking(struct llm_message *m, const char *block, size_t at)
+{
+    struct llm_thinking *n = xrealloc(m->thinking, (m->nthinking + 1) * sizeof(*n));
+
+    m->thinking = n;
+    n[m->nthinking].block = xstrdup(block ? block : "{}");
+    n[m->nthinking].at = at;
+    m->nthinking++;
+    return 0;
+}
+
 void llm_message_release(struct llm_message *m)
 {
     if (!m)
         return;
+    for (size_t i = 0; i < m->nthinking; i++)
+        free(m->thinking[i].block);
+    free(m->thinking);
     free(m->content);
     for (size_t i = 0; i < m->ncalls; i++) {
         free(m->calls[i].id);
@@ -144,6 +158,31 @@ int llm_json_extract(char **out, const char *text)
 
 static const char *const role_names[] = {"system", "user", "assistant", "tool"};
 
+/* An assistant's "thinking": [{"at": N, "block": {...}}] (absent: none). */
+static int thinking_from_json(struct llm_message *m, const cJSON *arr, size_t i)
+{
+    const cJSON *t;
+
+    if (!arr || cJSON_IsNull(arr))
+        return 0;
+    if (!cJSON_IsArray(arr))
+        return err_set(ERR_INVALID, "messages[%zu].thinking: expected an array", i);
+    cJSON_ArrayForEach(t, arr)
+    {
+        const cJSON *at = cJSON_GetObjectItemCaseSensitive(t, "at");
+        const cJSON *block = cJSON_GetObjectItemCaseSensitive(t, "block");
+        char *text;
+        if (!cJSON_IsObject(block) || !cJSON_IsNumber(at) || at->valuedouble < 0 ||
+            at->valuedouble > 1e6)
+            return err_set(ERR_INVALID,
+                           "messages[%zu].thinking: expected {\"at\": N, \"block\": {...}}", i);
+        text = cJSON_PrintUnformatted(block);
+        llm_message_add_thinking(m, xcheck(text), (size_t)at->valuedouble);
+        cJSON_free(text);
+    }
+    return 0;
+}
+
 int llm_messages_from_json(struct llm_message **out, size_t *n, const cJSON *arr)
 {
     struct llm_message *msgs = NULL;
@@ -223,6 +262,9 @@ int llm_messages_from_json(struct llm_message **out, size_t *n, const cJSON *arr
                 j++;
             }
         }
+        if ((rc = thinking_from_json(&msgs[i], cJSON_GetObjectItemCaseSensitive(it, "thinking"),
+                                     i)) != 0)
+            goto out;
         if (cJSON_IsString(tcid))
             msgs[i].tool_call_id = xstrdup(tcid->valuestring);
         if (r == LLM_TOOL && !msgs[i].tool_call_id) {
@@ -327,5 +369,15 @@ cJSON *llm_message_to_json(const struct llm_message *m)
         cJSON_AddStringToObject(o, "tool_call_id", m->tool_call_id);
     if (m->is_error)
         cJSON_AddBoolToObject(o, "is_error", 1);
+    if (m->nthinking) {
+        cJSON *arr = cJSON_AddArrayToObject(o, "thinking");
+        for (size_t i = 0; i < m->nthinking; i++) {
+            cJSON *t = cJSON_CreateObject();
+            cJSON *b = cJSON_Parse(m->thinking[i].block);
+            cJSON_AddNumberToObject(t, "at", (double)m->thinking[i].at);
+            cJSON_AddItemToObject(t, "block", b ? b : cJSON_CreateObject());
+            cJSON_AddItemToArray(arr, t);
+        }
+    }
     return o;
 }

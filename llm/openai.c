@@ -238,10 +238,12 @@ static int is_json_object(const char *text)
 
 /* One tool call (calls[i]) into resp->message: its arguments move from
  * the tree (a write's content is megabytes), an id is made up for a
- * server that sends none (*tag: one per answer).  0 or ERR_FAIL with err
- * set. */
+ * server that sends none (*tag: one per answer).  cut: the answer was cut
+ * at the output cap, so arguments that are not a JSON object are the cut
+ * (the call is left out; the answer is never run) rather than an error.
+ * 0 or ERR_FAIL with err set. */
 static int tool_call_take(llm_client *c, struct jsonbig *jb, const cJSON *call, size_t i,
-                          unsigned *tag, struct llm_response *resp, struct llm_error *err)
+                          unsigned *tag, int cut, struct llm_response *resp, struct llm_error *err)
 {
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(call, "id");
     cJSON *fn = cJSON_GetObjectItemCaseSensitive(call, "function");
@@ -273,6 +275,8 @@ static int tool_call_take(llm_client *c, struct jsonbig *jb, const cJSON *call, 
         a = xstrdup("{}");
     if (!is_json_object(a)) {
         free(a);
+        if (cut)
+            return 0;
         llm_error_setf(c, err, LLM_ERR_INVALID_RESPONSE, 200,
                        "tool_calls[%zu] (%s): arguments are not a JSON object", i,
                        name->valuestring);
@@ -296,7 +300,7 @@ static int tool_call_take(llm_client *c, struct jsonbig *jb, const cJSON *call, 
 }
 
 /* The message's tool_calls (absent or null: none).  0 or ERR_FAIL. */
-static int tool_calls_take(llm_client *c, struct jsonbig *jb, const cJSON *calls,
+static int tool_calls_take(llm_client *c, struct jsonbig *jb, const cJSON *calls, int cut,
                            struct llm_response *resp, struct llm_error *err)
 {
     const cJSON *call;
@@ -312,7 +316,7 @@ static int tool_calls_take(llm_client *c, struct jsonbig *jb, const cJSON *calls
     }
     cJSON_ArrayForEach(call, calls)
     {
-        if (tool_call_take(c, jb, call, i, &tag, resp, err) != 0)
+        if (tool_call_take(c, jb, call, i, &tag, cut, resp, err) != 0)
             return ERR_FAIL;
         i++;
     }
@@ -366,7 +370,8 @@ int llm_openai_parse_take(llm_client *c, char *body, size_t len, struct llm_resp
 {
     struct jsonbig jb;
     cJSON *root, *choices, *choice, *msg;
-    int rc = ERR_FAIL;
+    const cJSON *fr;
+    int rc = ERR_FAIL, cut;
 
     /* the body's long strings (a write's arguments) are decoded inside it:
      * no second copy of a file the model writes */
@@ -385,9 +390,12 @@ int llm_openai_parse_take(llm_client *c, char *body, size_t len, struct llm_resp
         goto out;
     }
     llm_message_init(&resp->message, LLM_ASSISTANT, NULL);
+    fr = cJSON_GetObjectItemCaseSensitive(choice, "finish_reason");
+    cut = cJSON_IsString(fr) &&
+          (!strcmp(fr->valuestring, "length") || !strcmp(fr->valuestring, "content_filter"));
     if (content_take(c, &jb, msg, resp, err) != 0 ||
-        tool_calls_take(c, &jb, cJSON_GetObjectItemCaseSensitive(msg, "tool_calls"), resp, err) !=
-            0)
+        tool_calls_take(c, &jb, cJSON_GetObjectItemCaseSensitive(msg, "tool_calls"), cut, resp,
+                        err) != 0)
         goto out;
     answer_meta(root, choice, resp);
     rc = 0;
@@ -479,7 +487,8 @@ static int context_too_long(int status, const struct error_body *eb)
         return 1;
     return (has(eb->type, "invalid_request_error") || status == 400) &&
            (has(eb->message, "prompt is too long") || has(eb->message, "context length") ||
-            has(eb->message, "context window") || has(eb->message, "maximum context"));
+            has(eb->message, "exceed context limit") || has(eb->message, "context window") ||
+            has(eb->message, "maximum context"));
 }
 
 /* The class from the body's machine-readable type and code, or -1. */
@@ -666,7 +675,7 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
     strbuf body = STRBUF_INIT;
     char url[2048];
     const char *key = llm_model_key(m);
-    int max_tokens = llm_output_tokens(c, m, req);
+    int max_tokens = llm_output_cap(c, m, req);
     int rc, fitted = 0;
 
     snprintf(url, sizeof(url), "%s/chat/completions", m->base_url);
@@ -680,7 +689,7 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
     for (int attempt = 0; attempt < 4; attempt++) {
         const char *refused;
         int64_t window;
-        int fit;
+        int fit, limit;
         strbuf_reset(&body);
         rc = llm_openai_build(&body, m, req, max_tokens,
                               req->response_schema && !m->no_response_format);
@@ -693,7 +702,14 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
             break;
         refused = attempt < 3 ? refused_param(res.status, strbuf_cstr(&res.body)) : NULL;
         fit = fitted ? 0 : llm_openai_fit_max_tokens(res.status, strbuf_cstr(&res.body), &window);
-        if (fit > 0 && fit < max_tokens) {
+        limit = llm_output_limit_stated(res.status, strbuf_cstr(&res.body));
+        if (limit > 0 && limit < max_tokens && attempt < 3) {
+            /* the model's own output limit (OpenAI's "supports at most N
+             * completion tokens"): asked with it, and remembered; the
+             * parameter is not renamed for it */
+            llm_output_limit_learn(c, m, limit);
+            max_tokens = limit;
+        } else if (fit > 0 && fit < max_tokens) {
             /* once: the same request with a max_tokens that fits it.  The
              * fit belongs to this request (its input); what the endpoint
              * taught for good is its window, which later requests' output
@@ -706,7 +722,7 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
                 llm_quirks_save(c, m);
             }
         } else if (refused && !strcmp(refused, "response_format") && req->response_schema &&
-            !m->no_response_format) {
+                   !m->no_response_format) {
             log_info("llm: %s refuses response_format: asking for JSON in the prompt", m->model);
             m->no_response_format = 1;
             llm_quirks_save(c, m);

@@ -67,3 +67,28 @@ int store_llm_script_cursor_set(store *st, const char *path, const char *sha256,
                            STORE_ARGS(STORE_TEXT(path), STORE_TEXT(sha256), STORE_TEXT(stage),
                                       STORE_I64(next), STORE_I64(time_now_ms())));
 }
+
+/* ---- the model's output limit (the max_tokens column) -------------------- */
+
+int store_llm_output_limit_get(store *st, const char *base_url, const char *model,
+                               int64_t *limit_out)
+{
+    int found;
+
+    *limit_out = 0;
+    return store_get_int64(st, "output limit", limit_out, &found,
+                           "SELECT max_tokens FROM llm_endpoint_quirks WHERE base_url = ? AND "
+                           "model = ?",
+                           STORE_ARGS(STORE_TEXT(base_url), STORE_TEXT(model)));
+}
+
+int store_llm_output_limit_put(store *st, const char *base_url, const char *model, int64_t limit)
+{
+    return store_exec_args(st, "output limit", NULL,
+                           "INSERT INTO llm_endpoint_quirks (base_url, model, max_tokens, "
+                           "updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (base_url, model) DO "
+                           "UPDATE SET max_tokens = excluded.max_tokens, updated_at = "
+                           "excluded.updated_at",
+                           STORE_ARGS(STORE_TEXT(base_url), STORE_TEXT(model), STORE_I64(limit),
+                                      STORE_I64(time_now_ms())));
+}

@@ -31,6 +31,14 @@ int store_llm_quirks_get(store *st, const char *base_url, const char *model,
 int store_llm_quirks_put(store *st, const char *base_url, const char *model,
                          const struct store_llm_quirks *q);
 
+/* The model's output limit an endpoint stated (its error for a max_tokens
+ * over it), kept in the max_tokens column apart from the other quirks:
+ * *limit_out is 0 when none was learned.  _put records it (insert or
+ * replace that column only), stamped now. */
+int store_llm_output_limit_get(store *st, const char *base_url, const char *model,
+                               int64_t *limit_out);
+int store_llm_output_limit_put(store *st, const char *base_url, const char *model, int64_t limit);
+
 /* The next line index of a script cursor (path, sha256, stage): *next_out
  * is 0 when the cursor was never moved. */
 int store_llm_script_cursor_get(store *st, const char *path, const char *sha256,

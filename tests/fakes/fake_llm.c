@@ -35,6 +35,17 @@
  *                                        ```json fence
  *   "ctx_error_bytes": N                 a request body over N bytes gets llama.cpp's
  *                                        400 exceed_context_size_error instead
+ * Anthropic mode, as the real service:
+ *   "thinking": [{"thinking": T, "signature": S} | {"redacted": D}, ...]
+ *                                        thinking / redacted_thinking blocks
+ *                                        first in the reply; a later request
+ *                                        whose assistant turn holds the reply's
+ *                                        tool_use ids must hold these blocks,
+ *                                        identical and first, or gets a 400
+ *   every request is checked without taking an entry: a whitespace-only
+ *   text block, a tool_use id not matching ^[a-zA-Z0-9_-]+$, a tool_result
+ *   whose tool_use_id is not a tool_use of the previous message each get
+ *   the service's 400 invalid_request_error.
  * A script that runs out answers 500 {"error":{"type":"fake_exhausted"}}.
  * --context-tokens N (or FAKE_LLM_CONTEXT_TOKENS): a model whose context
  * window is N tokens, counted as the request body's bytes / 4; a bigger
@@ -211,6 +222,223 @@ static int gen_code(const cJSON *e)
     return 0;
 }
 
+/* ---- anthropic mode: thinking blocks, and what the service checks ---- */
+
+static cJSON *served_thinking; /* [{"ids": [tool_use ids], "blocks": [...]}], under lock */
+
+/* The entry's "thinking" as thinking / redacted_thinking blocks of content. */
+static void anthropic_thinking_blocks(const cJSON *e, cJSON *content)
+{
+    const cJSON *t;
+
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(e, "thinking"))
+    {
+        const cJSON *red = cJSON_GetObjectItemCaseSensitive(t, "redacted");
+        cJSON *b = cJSON_CreateObject();
+        if (cJSON_IsString(red)) {
+            cJSON_AddStringToObject(b, "type", "redacted_thinking");
+            cJSON_AddStringToObject(b, "data", red->valuestring);
+        } else {
+            const cJSON *th = cJSON_GetObjectItemCaseSensitive(t, "thinking");
+            const cJSON *sig = cJSON_GetObjectItemCaseSensitive(t, "signature");
+            cJSON_AddStringToObject(b, "type", "thinking");
+            cJSON_AddStringToObject(b, "thinking", cJSON_IsString(th) ? th->valuestring : "");
+            cJSON_AddStringToObject(b, "signature", cJSON_IsString(sig) ? sig->valuestring : "");
+        }
+        cJSON_AddItemToArray(content, b);
+    }
+}
+
+static int block_is(const cJSON *b, const char *type)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(b, "type");
+    return cJSON_IsString(t) && !strcmp(t->valuestring, type);
+}
+
+/* A reply with thinking blocks and tool_use: remember both, to check the
+ * turn when it comes back. */
+static void anthropic_thinking_remember(const cJSON *content)
+{
+    cJSON *rec, *ids, *blocks;
+    const cJSON *b;
+
+    rec = cJSON_CreateObject();
+    ids = cJSON_AddArrayToObject(rec, "ids");
+    blocks = cJSON_AddArrayToObject(rec, "blocks");
+    cJSON_ArrayForEach(b, content)
+    {
+        if (block_is(b, "thinking") || block_is(b, "redacted_thinking"))
+            cJSON_AddItemToArray(blocks, cJSON_Duplicate(b, 1));
+        else if (block_is(b, "tool_use"))
+            cJSON_AddItemToArray(ids,
+                                 cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(b, "id"), 1));
+    }
+    if (!cJSON_GetArraySize(ids) || !cJSON_GetArraySize(blocks)) {
+        cJSON_Delete(rec);
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    if (!served_thinking)
+        served_thinking = cJSON_CreateArray();
+    cJSON_AddItemToArray(served_thinking, rec);
+    pthread_mutex_unlock(&lock);
+}
+
+static int blank_text(const char *s)
+{
+    for (; s && *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+            return 0;
+    return 1;
+}
+
+static int id_ok(const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_' || *s == '-'))
+            return 0;
+    return 1;
+}
+
+/* 1 when message m (an assistant turn) has a tool_use with this id. */
+static int has_tool_use(const cJSON *m, const char *id)
+{
+    const cJSON *b;
+    cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(m, "content"))
+    {
+        const cJSON *bid = cJSON_GetObjectItemCaseSensitive(b, "id");
+        if (block_is(b, "tool_use") && cJSON_IsString(bid) && !strcmp(bid->valuestring, id))
+            return 1;
+    }
+    return 0;
+}
+
+/* The thinking check of assistant message m (index i): a turn holding a
+ * served reply's tool_use must start with that reply's thinking blocks,
+ * unmodified and in order.  1 with msg set when it does not. */
+static int anthropic_thinking_refused(const cJSON *m, int i, char *msg, size_t n)
+{
+    const cJSON *rec, *b;
+    int refused = 0;
+
+    pthread_mutex_lock(&lock);
+    cJSON_ArrayForEach(rec, served_thinking)
+    {
+        const cJSON *ids = cJSON_GetObjectItemCaseSensitive(rec, "ids");
+        const cJSON *want = cJSON_GetObjectItemCaseSensitive(rec, "blocks");
+        const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(m, "content"), 0);
+        int k = 0, mine = 0;
+        cJSON_ArrayForEach(b, ids) mine |= has_tool_use(m, b->valuestring);
+        if (!mine)
+            continue;
+        if (!block_is(first, "thinking") && !block_is(first, "redacted_thinking")) {
+            const cJSON *t = cJSON_GetObjectItemCaseSensitive(first, "type");
+            snprintf(msg, n,
+                     "messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, "
+                     "but found `%s`. When `thinking` is enabled, a final `assistant` message "
+                     "must start with a thinking block (preceeding the lastmost set of "
+                     "`tool_use` and `tool_result` blocks).",
+                     i, cJSON_IsString(t) ? t->valuestring : "?");
+            refused = 1;
+            break;
+        }
+        cJSON_ArrayForEach(b, want)
+        {
+            const cJSON *got =
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(m, "content"), k);
+            if (!cJSON_Compare(b, got, 1)) {
+                snprintf(msg, n,
+                         "messages.%d.content.%d: `thinking` or `redacted_thinking` blocks in "
+                         "the latest assistant message cannot be modified. These blocks must "
+                         "remain as they were in the original response.",
+                         i, k);
+                refused = 1;
+                break;
+            }
+            k++;
+        }
+        if (refused)
+            break;
+    }
+    pthread_mutex_unlock(&lock);
+    return refused;
+}
+
+/* What the Messages API refuses in a request (400 invalid_request_error):
+ * 1 with msg set, else 0. */
+static int anthropic_refused(const cJSON *req, char *msg, size_t n)
+{
+    const cJSON *sys = cJSON_GetObjectItemCaseSensitive(req, "system"), *m, *b;
+    const cJSON *prev = NULL;
+    static const char blank_msg[] =
+        "messages: text content blocks must contain non-whitespace text";
+    int i = 0;
+
+    cJSON_ArrayForEach(b, sys)
+    {
+        if (block_is(b, "text") &&
+            blank_text(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "text")))) {
+            snprintf(msg, n, "system: text content blocks must contain non-whitespace text");
+            return 1;
+        }
+    }
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(req, "messages"))
+    {
+        const cJSON *content = cJSON_GetObjectItemCaseSensitive(m, "content");
+        int j = 0;
+        if (cJSON_IsString(content) && blank_text(content->valuestring)) {
+            snprintf(msg, n, "%s", blank_msg);
+            return 1;
+        }
+        cJSON_ArrayForEach(b, content)
+        {
+            const cJSON *v;
+            if (block_is(b, "text") &&
+                cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(b, "text")) &&
+                blank_text(v->valuestring)) {
+                snprintf(msg, n, "%s", blank_msg);
+                return 1;
+            }
+            if (block_is(b, "tool_use") &&
+                !id_ok(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "id")))) {
+                snprintf(msg, n,
+                         "messages.%d.content.%d.tool_use.id: String should match pattern "
+                         "'^[a-zA-Z0-9_-]+$'",
+                         i, j);
+                return 1;
+            }
+            if (block_is(b, "tool_result")) {
+                const char *id =
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "tool_use_id"));
+                if (!id || !prev || !has_tool_use(prev, id)) {
+                    snprintf(msg, n,
+                             "messages.%d.content.%d: unexpected `tool_use_id` found in "
+                             "`tool_result` blocks: %.100s. Each `tool_result` block must have a "
+                             "corresponding `tool_use` block in the previous message.",
+                             i, j, id ? id : "(none)");
+                    return 1;
+                }
+                v = cJSON_GetObjectItemCaseSensitive(b, "content");
+                if (cJSON_IsString(v) && blank_text(v->valuestring)) {
+                    snprintf(msg, n, "%s", blank_msg);
+                    return 1;
+                }
+            }
+            j++;
+        }
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(m, "role")) &&
+            !strcmp(cJSON_GetObjectItemCaseSensitive(m, "role")->valuestring, "assistant") &&
+            anthropic_thinking_refused(m, i, msg, n))
+            return 1;
+        prev = m;
+        i++;
+    }
+    return 0;
+}
+
 /* A reply in the mode's shape. */
 static char *render_reply(const cJSON *e, const char *model, long reqno)
 {
@@ -233,6 +461,7 @@ static char *render_reply(const cJSON *e, const char *model, long reqno)
         cJSON_AddStringToObject(root, "role", "assistant");
         cJSON_AddStringToObject(root, "model", model);
         content = cJSON_AddArrayToObject(root, "content");
+        anthropic_thinking_blocks(e, content);
         if (text) {
             cJSON *b = cJSON_CreateObject();
             cJSON_AddStringToObject(b, "type", "text");
@@ -259,6 +488,7 @@ static char *render_reply(const cJSON *e, const char *model, long reqno)
                                 : ncalls           ? "tool_use"
                                                    : "end_turn");
         cJSON_AddNullToObject(root, "stop_sequence");
+        anthropic_thinking_remember(content);
         u = cJSON_AddObjectToObject(root, "usage");
         cJSON_AddNumberToObject(u, "input_tokens", (double)jint(usage, "input"));
         cJSON_AddNumberToObject(u, "cache_creation_input_tokens",
@@ -543,9 +773,28 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
                      context_tokens, (long)(c->body.len / 4));
         return answer(conn, 400, NULL, NULL, msg);
     }
+    req = cJSON_Parse(strbuf_cstr(&c->body));
+    if (anthropic_mode && req) {
+        char msg[1024];
+        if (anthropic_refused(req, msg, sizeof(msg))) {
+            cJSON *o = cJSON_CreateObject(), *er;
+            pthread_mutex_lock(&lock);
+            reqno = ++nrequests; /* counted, but no script entry is taken */
+            pthread_mutex_unlock(&lock);
+            log_request(conn, method, url, &c->body, reqno);
+            cJSON_AddStringToObject(o, "type", "error");
+            er = cJSON_AddObjectToObject(o, "error");
+            cJSON_AddStringToObject(er, "type", "invalid_request_error");
+            cJSON_AddStringToObject(er, "message", msg);
+            body = cJSON_PrintUnformatted(o);
+            cJSON_Delete(o);
+            e = NULL;
+            ret = answer(conn, 400, NULL, NULL, body);
+            goto out;
+        }
+    }
     e = take_entry(&reqno);
     log_request(conn, method, url, &c->body, reqno);
-    req = cJSON_Parse(strbuf_cstr(&c->body));
     v = cJSON_GetObjectItemCaseSensitive(req, "model");
     if (cJSON_IsString(v))
         model = v->valuestring;
@@ -786,6 +1035,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nentries; i++)
         cJSON_Delete(entries[i]);
     free(entries);
+    cJSON_Delete(served_thinking);
     if (log_file)
         fclose(log_file);
     return 0;

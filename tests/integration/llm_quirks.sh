@@ -29,7 +29,7 @@ scenario refusal <<'S'
 S
 run "$G" llm chat --json --stage plan <"$T/schema.json"
 expect_rc 1 "a refusal fails the call"
-expect_eq "$(jqo .error.class)" invalid_response
+expect_eq "$(jqo .error.class)" refused
 expect_contains "$(jqo .error.message)" "the model refused: I can't help with that request."
 
 # --- 1. an assistant turn without content nor tool calls is re-sent as "" --

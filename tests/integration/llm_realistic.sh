@@ -4,7 +4,8 @@
 # and a ```json fence, tool arguments as objects instead of strings, tool
 # calls without ids, no usage object; plus a refusal, a content-filter stop,
 # and slow answers.  The goal still completes with its gate passing, the
-# refused turn does not end up as "no JSON object", every tool call id the
+# refused turn does not end up as "no JSON object" (it is class refused,
+# asked again, never kept in the history), every tool call id the
 # model saw is unique over the run, and no assistant message is re-sent
 # with a null content and no tool calls.
 . "$(dirname "$0")/lib.sh"
@@ -42,9 +43,13 @@ case "$err" in *"refused"*"cannot help"*) ok ;; *) fail "the refused run's error
 case "$err" in *"no JSON object"*) fail "a refusal read as a missing JSON object: $err" ;; *) ok ;; esac
 expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'llm.request' AND json_extract(payload, '$.stage') = 'elaborate'")" 2 \
     "elaboration asked again after the refusal"
-# the refusal inside the run went back to the model as text, not null
-grep -q 'I would rather not touch add.sh' <(jq -c '.body.messages[]? | select(.role == "assistant")' "$FAKE_LOG") ||
-    fail "the execute refusal was not sent back as the assistant's content"
+# the refusal and the content filter inside the run were reported as such
+# (class refused) and asked again: never kept in the history
+expect_eq "$(sql "SELECT group_concat(json_extract(payload, '$.class'), ' ') FROM events WHERE type = 'llm.error' AND json_extract(payload, '$.stage') = 'execute'")" \
+    "refused refused" "the execute refusal and content filter"
+if grep -q 'I would rather not touch add.sh' <(jq -c '.body.messages[]? | select(.role == "assistant")' "$FAKE_LOG"); then
+    fail "the execute refusal was sent back as the assistant's content"
+fi
 ok
 # what goald sent back: unique tool call ids, never content null without tool calls
 jq -c '.body.messages[]? | select(.role == "assistant")' "$FAKE_LOG" >"$T/assistant.jsonl"

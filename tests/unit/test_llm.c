@@ -619,6 +619,124 @@ static void test_parse_damaged(void **state)
     }
 }
 
+/* Thinking blocks: kept whole and in their place, sent back first in the
+ * turn (interleaved ones after their call); tool ids outside Anthropic's
+ * pattern normalised alike; a cut answer's broken calls left out. */
+static void test_anthropic_thinking(void **state)
+{
+    const char *body =
+        "{\"type\":\"message\",\"content\":["
+        "{\"type\":\"thinking\",\"thinking\":\"a \\\"b\\\" \\u00e9\\n\",\"signature\":\"S1\"},"
+        "{\"type\":\"redacted_thinking\",\"data\":\"D1\"},"
+        "{\"type\":\"text\",\"text\":\"hi\"},"
+        "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"ls\",\"input\":{}},"
+        "{\"type\":\"thinking\",\"thinking\":\"then\",\"signature\":\"S2\"},"
+        "{\"type\":\"tool_use\",\"id\":\"toolu_2\",\"name\":\"ls\",\"input\":{}}],"
+        "\"stop_reason\":\"tool_use\",\"usage\":{\"input_tokens\":1,\"output_tokens\":2}}";
+    struct llm_model m = {.kind = LLM_KIND_ANTHROPIC, .model = "claude-x"};
+    struct llm_response r = {0};
+    struct llm_error e = {0};
+    struct llm_message msgs[2];
+    struct llm_request req = {0};
+    strbuf sb = STRBUF_INIT;
+    cJSON *j, *content;
+    char id[128];
+
+    (void)state;
+    assert_int_equal(llm_anthropic_parse(NULL, body, &r, &e), 0);
+    assert_int_equal(r.message.nthinking, 3);
+    assert_int_equal(r.message.thinking[0].at, 0);
+    assert_int_equal(r.message.thinking[1].at, 0);
+    assert_int_equal(r.message.thinking[2].at, 1);
+    llm_message_init(&msgs[0], LLM_USER, "go");
+    msgs[1] = r.message;
+    memset(&r.message, 0, sizeof(r.message));
+    req.messages = msgs;
+    req.nmessages = 2;
+    assert_int_equal(llm_anthropic_build(&sb, &m, &req, 100), 0);
+    j = cJSON_Parse(strbuf_cstr(&sb));
+    content =
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "messages"), 1), "content");
+    assert_int_equal(cJSON_GetArraySize(content), 6);
+    const char *types[] = {"thinking", "redacted_thinking", "text",
+                           "tool_use", "thinking",          "tool_use"};
+    for (int i = 0; i < 6; i++)
+        assert_string_equal(
+            cJSON_GetObjectItem(cJSON_GetArrayItem(content, i), "type")->valuestring, types[i]);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(content, 0), "thinking")->valuestring,
+        "a \"b\" \xc3\xa9\n");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(content, 0), "signature")->valuestring, "S1");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(content, 1), "data")->valuestring,
+                        "D1");
+    cJSON_Delete(j);
+    strbuf_release(&sb);
+    llm_message_release(&msgs[0]);
+    llm_message_release(&msgs[1]);
+    llm_response_release(&r);
+
+    llm_anthropic_tool_id("toolu_01AbC-x", id, sizeof(id));
+    assert_string_equal(id, "toolu_01AbC-x");
+    llm_anthropic_tool_id("functions.read:0", id, sizeof(id));
+    assert_int_equal(strncmp(id, "functions_read_0_", 17), 0);
+    assert_int_equal(strlen(id), 25);
+    llm_anthropic_tool_id("", id, sizeof(id));
+    assert_int_equal(strncmp(id, "id_", 3), 0);
+
+    /* cut at max_tokens: a tool_use whose input is not an object is left out */
+    assert_int_equal(llm_anthropic_parse(NULL,
+                                         "{\"content\":[{\"type\":\"tool_use\",\"id\":\"t\","
+                                         "\"name\":\"write\",\"input\":\"{\\\"pa\"}],"
+                                         "\"stop_reason\":\"max_tokens\"}",
+                                         &r, &e),
+                     0);
+    assert_int_equal(r.message.ncalls, 0);
+    assert_string_equal(r.finish_reason, "length");
+    llm_response_release(&r);
+    assert_int_equal(llm_openai_parse(NULL,
+                                      "{\"choices\":[{\"message\":{\"tool_calls\":[{\"id\":\"c\","
+                                      "\"function\":{\"name\":\"w\",\"arguments\":\"{\\\"a\"}}]},"
+                                      "\"finish_reason\":\"length\"}]}",
+                                      &r, &e),
+                     0);
+    assert_int_equal(r.message.ncalls, 0);
+    llm_response_release(&r);
+    llm_error_release(&e);
+}
+
+/* The output limit a 400 states, and Anthropic's context limit class. */
+static void test_output_limit(void **state)
+{
+    struct llm_error e = {0};
+
+    (void)state;
+    assert_int_equal(llm_output_limit_stated(
+                         400, "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\","
+                              "\"message\":\"max_tokens: 8192 > 4096, which is the maximum allowed "
+                              "number of output tokens for claude-3-opus-20240229\"}}"),
+                     4096);
+    assert_int_equal(llm_output_limit_stated(
+                         400, "{\"error\":{\"message\":\"max_tokens is too large: 8192. This model "
+                              "supports at most 4096 completion tokens, whereas you provided "
+                              "8192.\",\"param\":\"max_tokens\",\"code\":\"invalid_value\"}}"),
+                     4096);
+    assert_int_equal(llm_output_limit_stated(400, "{\"error\":{\"message\":\"bad\"}}"), 0);
+    assert_int_equal(llm_output_limit_stated(500, "{\"error\":{\"message\":\"max_tokens: 9 > 4, "
+                                                  "which is the maximum allowed\"}}"),
+                     0);
+    llm_classify_http(
+        NULL, LLM_KIND_ANTHROPIC, 400,
+        "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":"
+        "\"input length and `max_tokens` exceed context limit: 197611 + 8192 > 200000, "
+        "decrease input length or `max_tokens` and try again\"}}",
+        -1, &e);
+    assert_int_equal(e.cls, LLM_ERR_CONTEXT_LENGTH);
+    llm_error_release(&e);
+    assert_string_equal(llm_error_class_name(LLM_ERR_TRUNCATED), "truncated");
+    assert_int_equal(llm_error_class_parse("refused"), LLM_ERR_REFUSED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -636,6 +754,8 @@ int main(void)
         cmocka_unit_test(test_cost),
         cmocka_unit_test(test_openai_build),
         cmocka_unit_test(test_anthropic_build),
+        cmocka_unit_test(test_anthropic_thinking),
+        cmocka_unit_test(test_output_limit),
         cmocka_unit_test(test_messages_json),
         cmocka_unit_test(test_script_memory),
         cmocka_unit_test(test_config_chain),
