@@ -118,7 +118,8 @@ static int item_verified(const struct verify_state *vs)
         const struct gate_result *r = &vs->ev[i].r, *w = vs->wev ? &vs->wev[i].r : NULL;
         if (!r->passed && r->must_pass && !strcmp(r->classification, "pre-existing"))
             verified = -1;
-        if (w && !w->passed && w->must_pass && strcmp(w->classification, "flaky") != 0)
+        if (w && !w->passed && w->must_pass && strcmp(w->classification, "flaky") != 0 &&
+            !vs->wev[i].pinned_only)
             verified = -1;
     }
     return verified;
@@ -135,7 +136,8 @@ static void gate_evidence(const struct verify_state *vs, size_t i, const char *t
     cJSON *g = cJSON_CreateObject();
     int pass = e->r.passed || !strcmp(e->r.classification, "flaky");
 
-    if (vs->wev && !(vs->wev[i].r.passed || !strcmp(vs->wev[i].r.classification, "flaky")))
+    if (vs->wev && !(vs->wev[i].r.passed || !strcmp(vs->wev[i].r.classification, "flaky") ||
+                     vs->wev[i].pinned_only))
         pass = 0;
     cJSON_AddStringToObject(g, "gate", e->r.name);
     cJSON_AddNumberToObject(g, "exit_code", e->r.exit_code);

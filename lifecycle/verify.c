@@ -154,9 +154,12 @@ static int verify_gates(struct verify_state *vs, struct job_ctx *j, struct works
     restore = xcalloc(nch + 1, sizeof(*restore));
     nrestore = verify_inputs_changed(vs, ch, nch, restore);
     /* nothing to restore (the item changed only product): the
-     * product-only tree is the item's, judged already */
+     * product-only tree is the item's, judged already; the item's tests
+     * on the baseline's product first, so that a changed test that pins
+     * the new behaviour is expected to fail there in its old version */
     if (!blamed && vs->plan.n && vs->base[0] && nrestore &&
-        (rc = verify_restored_pass(vs, j, ws, restore, nrestore, &blame, &weakened)) != 0)
+        ((rc = verify_new_tests(vs, j, ws, ch, nch)) != 0 ||
+         (rc = verify_restored_pass(vs, j, ws, restore, nrestore, &blame, &weakened)) != 0))
         goto out;
     if (!blamed && !weakened)
         verify_tests_removed(vs, j, &blame, &weakened);
@@ -210,8 +213,11 @@ void verify_state_release(struct verify_state *vs)
         gate_eval_release(&vs->ev[i]);
     for (size_t i = 0; vs->wev && i < vs->plan.n; i++)
         gate_eval_release(&vs->wev[i]);
+    for (size_t i = 0; vs->pins && i < vs->plan.n; i++)
+        verify_pins_release(&vs->pins[i]);
     free(vs->ev);
     free(vs->wev);
+    free(vs->pins);
     gates_plan_release(&vs->plan);
     cJSON_Delete(vs->crit);
     cJSON_Delete(vs->inputs);

@@ -81,8 +81,20 @@ struct gate_eval {
     int base_known, base_passed;
     struct case_diff diff;
     int blame;              /* the item fails for this gate */
+    int pinned_only;        /* on the product-only tree: its only failures are tests whose
+                               new version pins the new behaviour (verify_pins.c) */
     strbuf why;             /* the reason, for the next attempt */
     struct cJSON *targeted; /* the failing tests (or the gate) the goal is about */
+};
+
+/* A gate's cases judged with the baseline's product (verify_pins.c):
+ * the lists hold case ids, owned here. */
+struct gate_pins {
+    int ran;                /* the gate ran on the baseline with the item's tests */
+    char output_hash[HASH_HEX_SIZE]; /* of that run's output */
+    char **fail_to_pass;    size_t n_fail_to_pass;   /* new: fail before, pass after */
+    char **not_exercising;  size_t n_not_exercising; /* new: pass before and after */
+    char **pinned;          size_t n_pinned;         /* changed: new version pins */
 };
 
 /* What the deterministic gates found for an item, handed to the
@@ -94,6 +106,8 @@ struct verify_state {
     struct gate_plan plan;
     struct gate_eval *ev, *wev;
     char tree[64], base[VCS_OID_HEX], restored[VCS_OID_HEX];
+    char old_product[VCS_OID_HEX]; /* the baseline with the item's tests, "" when none */
+    struct gate_pins *pins;        /* plan.n entries, or NULL when not run */
     char gates_line[1024]; /* "name=pass name=introduced ..." for the commit */
     struct cJSON *crit;    /* the goal's success criteria (an array) */
     struct cJSON *inputs;  /* the item's changes that are not product (paths) */

@@ -115,6 +115,22 @@ int verify_restored_pass(struct verify_state *vs, struct job_ctx *j, struct work
 void verify_tests_removed(const struct verify_state *vs, const struct job_ctx *j, strbuf *blame,
                           int *weakened);
 
+/* ---- verify_pins.c: the item's tests against the baseline's product ---- */
+
+/* When the item changed tests (ch, nch: its changes), its must-pass gates
+ * compared per test case run on the baseline with those changes laid over
+ * it (vs->old_product), and vs->pins (owned by vs) says per gate which new
+ * cases fail before and pass after, which pass on both, and which changed
+ * cases pin the new behaviour.  0, or ERR_FAIL after job_fail(). */
+int verify_new_tests(struct verify_state *vs, struct job_ctx *j, struct workspace *ws,
+                     const struct vcs_tree_change *ch, size_t nch);
+
+/* 1 when every failing case of cases (gate i on the product-only tree) is
+ * one vs->pins says the item's new version pins (and one fails). */
+int verify_pinned_only(const struct verify_state *vs, size_t i, const struct test_cases *cases);
+
+void verify_pins_release(struct gate_pins *p);
+
 /* ---- verify_record.c: the verification record ---- */
 
 /* The item's verification decision from vs (borrowed): the baseline, the

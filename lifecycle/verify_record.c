@@ -87,6 +87,16 @@ int verify_record_verification(struct job_ctx *j, const struct verify_state *vs,
 
     for (size_t i = 0; i < n; i++) {
         cJSON *g = eval_json(&ev[i]);
+        const struct gate_pins *pin = vs->pins ? &vs->pins[i] : NULL;
+        if (pin && pin->ran) {
+            cJSON_AddItemToObject(g, "fail_to_pass",
+                                  list_json(pin->fail_to_pass, pin->n_fail_to_pass));
+            cJSON_AddItemToObject(g, "not_exercising",
+                                  list_json(pin->not_exercising, pin->n_not_exercising));
+            cJSON_AddItemToObject(g, "accepted_test_changes",
+                                  list_json(pin->pinned, pin->n_pinned));
+            cJSON_AddStringToObject(g, "old_product_output_hash", pin->output_hash);
+        }
         int t = ev[i].diff.granularity && !strcmp(ev[i].diff.granularity, "test");
         add_all(intro, cJSON_GetObjectItemCaseSensitive(g, "introduced"));
         add_all(intro, cJSON_GetObjectItemCaseSensitive(g, "new_failing"));
@@ -108,6 +118,8 @@ int verify_record_verification(struct job_ctx *j, const struct verify_state *vs,
     cJSON_AddItemToObject(d, "pre_existing", pre);
     cJSON_AddItemToObject(d, "fixed", fixed);
     cJSON_AddItemToObject(d, "gate_inputs_changed", cJSON_Duplicate(vs->inputs, 1));
+    if (vs->old_product[0])
+        cJSON_AddStringToObject(d, "old_product_tree_id", vs->old_product);
     if (vs->roles)
         cJSON_AddItemToObject(d, "roles", cJSON_Duplicate(vs->roles, 1));
     cJSON_AddBoolToObject(d, "tests_weakened", weakened);
@@ -116,8 +128,12 @@ int verify_record_verification(struct job_ctx *j, const struct verify_state *vs,
     if (wev) {
         wg = cJSON_AddArrayToObject(d, "restored_inputs_gates");
         cJSON_AddStringToObject(d, "restored_tree_id", vs->restored);
-        for (size_t i = 0; i < n; i++)
-            cJSON_AddItemToArray(wg, eval_json(&wev[i]));
+        for (size_t i = 0; i < n; i++) {
+            cJSON *g = eval_json(&wev[i]);
+            if (wev[i].pinned_only)
+                cJSON_AddBoolToObject(g, "pinned_only", 1);
+            cJSON_AddItemToArray(wg, g);
+        }
     }
     rc = verify_decision(j, "verification", NULL, NULL, verdict, d);
     cJSON_Delete(d);

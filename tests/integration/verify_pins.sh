@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# A changed test is judged by what it pins, and new tests prove themselves
+# (fail before, pass after), on a real pytest project: greet() says
+# "Hello NAME" and the goal asks for "Hello NAME!".
+#   1. the honest change: the product adds "!" and the existing test's
+#      expectation is updated (it fails with the baseline's product and
+#      passes with the item's: it pins the new behaviour): accepted, listed
+#      as an accepted test change; a new regression test that fails before
+#      and passes after is fail_to_pass, a new test that passes before too
+#      is not_exercising;
+#   2. the same product change with the test loosened so that it passes on
+#      the baseline's product as well: tests weakened;
+#   3. a failing target test rewritten to expect the old behaviour, the
+#      product untouched: not accepted (the original test judges).
+. "$(dirname "$0")/lib.sh"
+. "$GOALD_SOURCE_DIR/tests/fixtures/units.sh"
+
+export GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_MAX_RETRIES=0
+need_pytest
+
+write() { jq -nc --arg p "$1" --arg c "$2" '{name: "write", arguments: {path: $p, content: $c}}'; }
+complete() { jq -nc --arg s "$1" '{name: "complete", arguments: {summary: $s}}'; }
+ELAB='{"components": [], "implicit_requirements": [], "success_criteria": [], "allowed_actions": ["read", "write", "edit", "bash"], "verification": []}'
+REVIEW='{"verdict": "pass", "findings": []}'
+GATE=', "verification": [{"name": "pytest", "type": "test", "command": "python3 -m pytest -q -p no:cacheprovider tests", "must_pass": true}], "success_criteria": ["greet says Hello NAME!"]'
+HEAD='import os, sys
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import greet
+'
+
+# goal NAME TESTS TOOL_CALL...: a fresh project whose tests/test_greet.py
+# holds TESTS, and a goal whose one item makes these calls
+goal() {
+    local name=$1 tests=$2 calls
+    shift 2
+    R="$T/$name"
+    make_repo "$R"
+    printf 'def greet(name): return "Hello " + name\ndef half(a): return a / 3\n' >"$R/greet.py"
+    mkdir -p "$R/tests"
+    printf '%s%s\n' "$HEAD" "$tests" >"$R/tests/test_greet.py"
+    git -C "$R" add -A; git -C "$R" commit -q -m "greet without !"
+    calls=$(printf '%s,' "$@")
+    {
+        echo "{\"stage\": \"elaborate\", \"content\": $ELAB}"
+        echo "{\"stage\": \"plan\", \"content\": $(plan1 "Greet with !")}"
+        echo "{\"stage\": \"execute\", \"tool_calls\": [${calls}$(complete "done")]}"
+        echo "{\"stage\": \"review\", \"content\": $REVIEW}"
+    } >"$T/$name.jsonl"
+    export GOALD_LLM_SCRIPT="$T/$name.jsonl"
+    submit_fresh "$name" "$R" "$GATE"
+    step plan; step plan; step work
+}
+gates() { sql "SELECT data FROM decisions WHERE kind = 'verification'" | jq -r "$1"; }
+NEW_GREET='def greet(name): return "Hello " + name + "!"
+def half(a): return a / 3
+'
+
+# ===== 1. the honest behaviour change ======================================
+goal honest 'def test_greet(): assert greet.greet("Bob") == "Hello Bob"
+def test_greet_other(): assert greet.greet("Al").startswith("Hello")' \
+    "$(write greet.py "$NEW_GREET")" \
+    "$(write tests/test_greet.py "${HEAD}def test_greet(): assert greet.greet(\"Bob\") == \"Hello Bob!\"
+def test_greet_other(): assert greet.greet(\"Al\").startswith(\"Hello\")")" \
+    "$(write tests/test_more.py "${HEAD}def test_bang(): assert greet.greet(\"x\").endswith(\"!\")
+def test_half(): assert greet.half(9) == 3")"
+expect_eq "$(jqo .status)" success "an updated expectation that pins the new behaviour"
+expect_eq "$(gates '.gates[0].accepted_test_changes | join(",")')" "tests/test_greet.py::test_greet" "accepted test change"
+expect_eq "$(gates '.gates[0].fail_to_pass | join(",")')" "tests/test_more.py::test_bang" "fail before, pass after"
+expect_eq "$(gates '.gates[0].not_exercising | join(",")')" "tests/test_more.py::test_half" "passes before too"
+expect_eq "$(gates '[.restored_inputs_gates[0].pinned_only, .tests_weakened] | @tsv')" "$(printf 'true\tfalse')" \
+    "the product-only run failed only by the pinned test"
+expect_eq "$(sql "SELECT ifnull(verified, 'NULL') FROM work_items")" 1 "verified"
+
+# ===== 2. the test loosened to pass on the old product too =================
+goal loosened 'def test_greet(): assert greet.greet("Bob") == "Hello Bob"' \
+    "$(write greet.py "$NEW_GREET")" \
+    "$(write tests/test_greet.py "${HEAD}def test_greet(): assert greet.greet(\"Bob\").startswith(\"Hello Bob\")")"
+expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "a loosened test is weakened"
+case "$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")" in
+    "tests weakened: tests/test_greet.py"*) ok ;; *) fail "failure reason: $(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")" ;; esac
+expect_eq "$(gates '.gates[0].accepted_test_changes | length')" 0 "nothing accepted"
+
+# ===== 3. a failing target rewritten to expect the old behaviour ===========
+goal target 'def test_greet(): assert greet.greet("Bob") == "Hello Bob!"' \
+    "$(write tests/test_greet.py "${HEAD}def test_greet(): assert greet.greet(\"Bob\") == \"Hello Bob\"")"
+expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "a rewritten target is not accepted"
+case "$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")" in
+    "tests weakened: tests/test_greet.py"*"the product does not fix what the goal is about"*) ok ;;
+    *) fail "failure reason: $(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")" ;; esac
+done_tests
