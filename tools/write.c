@@ -15,6 +15,7 @@
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/redact.h"
 
 static mode_t default_mode(void)
 {
@@ -161,6 +162,14 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 
     if (tool_path(ctx, res, path, rel, sizeof(rel)) != 0)
         return 0;
+    /* the mask copied from a tool's output would replace a secret in the
+     * file with the mask */
+    if (strstr(content, REDACTED))
+        return tool_fail(res, TOOL_VALIDATION,
+                         "%s: content holds " REDACTED ", the mask goald puts over a secret in "
+                         "tool output, not real text: nothing was written. Use edit on the lines "
+                         "around the secret instead (or bash, if the file must hold this text)",
+                         rel);
     /* refused before anything is created: never cut to fit */
     if (clen > cap) {
         tool_fail(res, TOOL_POLICY,
