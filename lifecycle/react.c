@@ -64,6 +64,33 @@ struct gates_report {
     int all; /* every must-pass gate passed */
 };
 
+/* What a passing gate ran, so that the model sees its tests collected:
+ * the counts parsed from its output ("3 passed, 1 skipped (tap)"), else
+ * the last line it printed. */
+static void gate_pass_summary(strbuf *out, const struct gate_result *r)
+{
+    const struct test_counts *c = &r->counts;
+    const char *t = r->output_tail ? r->output_tail : "";
+    size_t n = strlen(t), from;
+
+    if (c->passed >= 0 || c->failed >= 0 || c->skipped >= 0) {
+        strbuf_addf_cut(out, "  %d passed", c->passed > 0 ? c->passed : 0);
+        if (c->failed > 0)
+            strbuf_addf_cut(out, ", %d failed", c->failed);
+        if (c->skipped > 0)
+            strbuf_addf_cut(out, ", %d skipped", c->skipped);
+        strbuf_addf_cut(out, " (%s)\n", c->format ? c->format : "parsed");
+        return;
+    }
+    while (n && (t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == ' '))
+        n--;
+    for (from = n; from && t[from - 1] != '\n';)
+        from--;
+    if (n > from)
+        strbuf_addf_cut(out, "  last line: %.*s\n", n - from > 300 ? 300 : (int)(n - from),
+                        t + from);
+}
+
 /* One gate's line (and its failing output's last 4000 bytes) for the
  * model. */
 static int gate_reported(void *arg, size_t i, struct gate_result *r)
@@ -77,6 +104,8 @@ static int gate_reported(void *arg, size_t i, struct gate_result *r)
     strbuf_addf_cut(gr->out, "gate %s (%s): %s, exit %d%s, %lld ms\n", r->name, r->command,
                     r->passed ? "PASS" : "FAIL", r->exit_code, r->timed_out ? " (timed out)" : "",
                     (long long)r->duration_ms);
+    if (r->passed)
+        gate_pass_summary(gr->out, r);
     if (!r->passed) {
         size_t n = strlen(r->output_tail);
         size_t from = utf8_cut_forward(r->output_tail, n > 4000 ? n - 4000 : 0, n);
@@ -380,7 +409,10 @@ static void turn_tools(struct tool_ctx *tctx, struct history *h, const struct ex
         h->m[ai].calls[i].arguments = args;
         if (!res.ok)
             *last_error = tool_class_name(res.error_class);
-        llm_message_tool_result(history_push(h), id, strbuf_cstr(&res.output), !res.ok);
+        /* a command that exited non-zero is a result the model reads (its
+         * exit code is in the text), not a failure of the tool */
+        llm_message_tool_result(history_push(h), id, strbuf_cstr(&res.output),
+                                !res.ok && res.error_class != TOOL_EXIT);
         tool_result_release(&res);
         free(name);
         free(id);

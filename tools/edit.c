@@ -629,21 +629,14 @@ out:
 
 const struct tool_def tool_def_edit = {
     .name = "edit",
-    .description =
-        "Replace text in a file of the worktree. old_text must match exactly and be unique "
-        "(unless all=true, which replaces every occurrence); when it does not match exactly, a "
-        "match that ignores differences in blanks (tabs, spaces, trailing whitespace) and "
-        "typographic quotes and dashes is tried. CRLF line endings and a UTF-8 BOM are kept. "
-        "Returns a unified diff.",
-    .parameters = "{\"type\":\"object\",\"properties\":{"
-                  "\"path\":{\"type\":\"string\",\"description\":\"Path of the file, relative to "
-                  "the worktree\"},"
-                  "\"old_text\":{\"type\":\"string\",\"description\":\"The text to replace, "
-                  "with enough context to be unique\"},"
-                  "\"new_text\":{\"type\":\"string\",\"description\":\"The replacement\"},"
-                  "\"all\":{\"type\":\"boolean\",\"description\":\"Replace every occurrence "
-                  "(default false)\"}},"
-                  "\"required\":[\"path\",\"old_text\",\"new_text\"],"
-                  "\"additionalProperties\":false}",
+    .description = "Replace old_text with new_text in a file. old_text must occur once (all=true: "
+                   "every occurrence); an exact match is tried first, then one ignoring "
+                   "differences in blanks and typographic quotes and dashes. Line endings and a "
+                   "BOM are kept. Returns a diff.",
+    .parameters = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
+                  "\"old_text\":{\"type\":\"string\","
+                  "\"description\":\"with enough context to be unique\"},"
+                  "\"new_text\":{\"type\":\"string\"},\"all\":{\"type\":\"boolean\"}},"
+                  "\"required\":[\"path\",\"old_text\",\"new_text\"]}",
     .run = run,
 };

@@ -213,15 +213,10 @@ out:
 
 const struct tool_def tool_def_write = {
     .name = "write",
-    .description = "Write a file of the worktree: replace it (mode=overwrite, the default) or add "
-                   "to its end (mode=append). Missing parent folders are created. The write is "
-                   "atomic: readers see the old file or the new one, never a part.",
-    .parameters = "{\"type\":\"object\",\"properties\":{"
-                  "\"path\":{\"type\":\"string\",\"description\":\"Path of the file, relative to "
-                  "the worktree\"},"
-                  "\"content\":{\"type\":\"string\",\"description\":\"The text to write\"},"
-                  "\"mode\":{\"type\":\"string\",\"enum\":[\"overwrite\",\"append\"],"
-                  "\"description\":\"overwrite (default) or append\"}},"
-                  "\"required\":[\"path\",\"content\"],\"additionalProperties\":false}",
+    .description = "Write a file atomically, creating parent folders: replace it (mode overwrite, "
+                   "the default) or add to its end (append).",
+    .parameters = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
+                  "\"content\":{\"type\":\"string\"},\"mode\":{\"type\":\"string\","
+                  "\"enum\":[\"overwrite\",\"append\"]}},\"required\":[\"path\",\"content\"]}",
     .run = run,
 };
