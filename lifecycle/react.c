@@ -32,6 +32,7 @@
 #include "gates/gates.h"
 #include "llm/llm.h"
 #include "store/event.h"
+#include "store/gate_result.h"
 #include "tools/tool.h"
 #include "util/err.h"
 #include "util/fault.h"
@@ -40,6 +41,8 @@
 #include "util/timeutil.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
+#include "vcs/tree.h"
+#include "vcs/worktree.h"
 
 #define MAX_HISTORY 4096
 
@@ -62,7 +65,88 @@ static const char *arg_text(const cJSON *args, const char *key)
 struct gates_report {
     strbuf *out;
     int all; /* every must-pass gate passed */
+    struct job_ctx *j;
+    const char *base_tree; /* the item's start, "" when unknown */
 };
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The test cases of r that its cached baseline on the item's start does
+ * not have (a model sees that its new tests were collected); nothing when
+ * goald has not run the gate there or the formats differ. */
+static void gate_new_cases(strbuf *out, const struct gates_report *gr, const struct gate_result *r)
+{
+    char *format = NULL, *json = NULL;
+    int found = 0, passed = 0;
+    cJSON *base = NULL;
+    const char **ids = NULL;
+    size_t nb = 0, added = 0;
+    const cJSON *it;
+
+    if (!gr->base_tree[0] || !r->cases.format ||
+        store_gate_baseline_get(gr->j->st, gr->j->goal->id, r->name, r->command, gr->base_tree,
+                                &found, &passed, &format, &json) != 0 ||
+        !found || !format || strcmp(format, r->cases.format))
+        goto out;
+    base = cJSON_Parse(json ? json : "[]");
+    ids = xcalloc((size_t)cJSON_GetArraySize(base) + 1, sizeof(*ids));
+    cJSON_ArrayForEach(it, base)
+    {
+        const char *id = cJSON_GetStringValue(cJSON_GetArrayItem(it, 0));
+        if (id)
+            ids[nb++] = id;
+    }
+    qsort(ids, nb, sizeof(*ids), cmp_str);
+    for (size_t i = 0; i < r->cases.n; i++) {
+        const char *id = r->cases.v[i].id;
+        if (nb && bsearch(&id, ids, nb, sizeof(*ids), cmp_str))
+            continue;
+        if (++added <= 20)
+            strbuf_addf_cut(out, "%s%s", added == 1 ? "  new since the item's start: " : ", ", id);
+    }
+    if (added > 20)
+        strbuf_addf_cut(out, " (+%zu more)", added - 20);
+    if (added)
+        strbuf_adds_cut(out, "\n");
+    else
+        strbuf_addf_cut(out, "  no test case is new since the item's start (%zu cases then)\n", nb);
+out:
+    err_clear();
+    free(ids);
+    cJSON_Delete(base);
+    free(format);
+    free(json);
+}
+
+/* What a passing gate ran, so that the model sees its tests collected:
+ * the counts parsed from its output ("3 passed, 1 skipped (tap)"), else
+ * the last line it printed. */
+static void gate_pass_summary(strbuf *out, const struct gate_result *r)
+{
+    const struct test_counts *c = &r->counts;
+    const char *t = r->output_tail ? r->output_tail : "";
+    size_t n = strlen(t), from;
+
+    if (c->passed >= 0 || c->failed >= 0 || c->skipped >= 0) {
+        strbuf_addf_cut(out, "  %d passed", c->passed > 0 ? c->passed : 0);
+        if (c->failed > 0)
+            strbuf_addf_cut(out, ", %d failed", c->failed);
+        if (c->skipped > 0)
+            strbuf_addf_cut(out, ", %d skipped", c->skipped);
+        strbuf_addf_cut(out, " (%s)\n", c->format ? c->format : "parsed");
+        return;
+    }
+    while (n && (t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == ' '))
+        n--;
+    for (from = n; from && t[from - 1] != '\n';)
+        from--;
+    if (n > from)
+        strbuf_addf_cut(out, "  last line: %.*s\n", n - from > 300 ? 300 : (int)(n - from),
+                        t + from);
+}
 
 /* One gate's line (and its failing output's last 4000 bytes) for the
  * model. */
@@ -77,6 +161,10 @@ static int gate_reported(void *arg, size_t i, struct gate_result *r)
     strbuf_addf_cut(gr->out, "gate %s (%s): %s, exit %d%s, %lld ms\n", r->name, r->command,
                     r->passed ? "PASS" : "FAIL", r->exit_code, r->timed_out ? " (timed out)" : "",
                     (long long)r->duration_ms);
+    if (r->passed) {
+        gate_pass_summary(gr->out, r);
+        gate_new_cases(gr->out, gr, r);
+    }
     if (!r->passed) {
         size_t n = strlen(r->output_tail);
         size_t from = utf8_cut_forward(r->output_tail, n > 4000 ? n - 4000 : 0, n);
@@ -92,13 +180,19 @@ static int gate_reported(void *arg, size_t i, struct gate_result *r)
 static int run_gates(struct exec_state *x, struct tool_result *res)
 {
     struct gate_plan plan;
-    struct gates_report gr = {&res->output, 1};
+    char base[VCS_OID_HEX], base_tree[VCS_OID_HEX] = "";
+    struct gates_report gr = {&res->output, 1, x->j, base_tree};
     char tree[64] = ""; /* the snapshot, stored once for all the gates */
 
     if (verify_plan(x->j, &plan) != 0)
         return tool_fail(res, TOOL_VALIDATION, "run_gates: %s", err_last());
     if (plan.n == 0)
         strbuf_adds_cut(&res->output, "This goal has no verification gates.\n");
+    /* the item's start, to name the test cases added since */
+    if (x->ws->wt && x->j->repo && vcs_worktree_head(base, x->ws->wt) == 0 &&
+        vcs_rev_tree(base_tree, x->j->repo, base) != 0)
+        base_tree[0] = '\0';
+    err_clear();
     if (verify_gates_each(x->j, x->ws, &plan, tree, gate_reported, &gr) != 0) {
         gates_plan_release(&plan);
         return tool_fail(res, TOOL_POLICY, "run_gates: %s", err_last());
@@ -380,7 +474,10 @@ static void turn_tools(struct tool_ctx *tctx, struct history *h, const struct ex
         h->m[ai].calls[i].arguments = args;
         if (!res.ok)
             *last_error = tool_class_name(res.error_class);
-        llm_message_tool_result(history_push(h), id, strbuf_cstr(&res.output), !res.ok);
+        /* a command that exited non-zero is a result the model reads (its
+         * exit code is in the text), not a failure of the tool */
+        llm_message_tool_result(history_push(h), id, strbuf_cstr(&res.output),
+                                !res.ok && res.error_class != TOOL_EXIT);
         tool_result_release(&res);
         free(name);
         free(id);

@@ -166,15 +166,15 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 
 const struct tool_def tool_def_bash = {
     .name = "bash",
-    .description = "Run a bash command in the sandbox: the worktree is the working directory "
-                   "and the only writable folder besides a private /tmp; no network. stdout and "
-                   "stderr are combined; the last 2000 lines or 50KB are shown, and when more "
-                   "was written the full output is saved to a file named in the notice (read "
-                   "it with read).",
-    .parameters = "{\"type\":\"object\",\"properties\":{"
-                  "\"command\":{\"type\":\"string\",\"description\":\"The command (bash -c)\"},"
+    .description = "Run bash -c COMMAND in a sandbox, in the worktree. Only the worktree keeps "
+                   "files: /tmp is emptied after every call (build in the worktree, or in one "
+                   "command). No network. Git metadata is read-only: git commit, git stash, git "
+                   "checkout -- FILE fail (index.lock: Read-only file system); compare with the "
+                   "item's start with git diff or git show HEAD:PATH (restore a file: git show "
+                   "HEAD:PATH > PATH). Shows the exit code and the last 2000 lines or 50KB of "
+                   "stdout+stderr; the full output's file is named in the notice.",
+    .parameters = "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\"},"
                   "\"timeout_s\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":86400,"
-                  "\"description\":\"Seconds before the command is killed (default 120)\"}},"
-                  "\"required\":[\"command\"],\"additionalProperties\":false}",
+                  "\"description\":\"default 120\"}},\"required\":[\"command\"]}",
     .run = run,
 };

@@ -18,6 +18,7 @@
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/redact.h"
 #include "util/xalloc.h"
 
 #define BOM "\xEF\xBB\xBF"
@@ -513,6 +514,18 @@ static int edit_report(struct tool_result *res, const struct edit *e)
     return rc;
 }
 
+/* How many times the redaction mask occurs in s. */
+static size_t marks(const char *s)
+{
+    size_t n = 0;
+
+    while ((s = strstr(s, REDACTED)) != NULL) {
+        n++;
+        s += sizeof(REDACTED) - 1;
+    }
+    return n;
+}
+
 /* Refuse an edit that cannot be made: res fails (1 returned) when
  * old_text and new_text are equal, old_text is not found or found more
  * than once without all. */
@@ -523,6 +536,12 @@ static int edit_refused(struct tool_result *res, const struct edit *e, int all)
         return tool_fail(res, TOOL_VALIDATION,
                          "edit: old_text and new_text are the same: nothing to "
                          "change") == 0;
+    if (e->count == 0 && strstr(strbuf_cstr(&e->old_t), REDACTED))
+        return tool_fail(res, TOOL_NOT_FOUND,
+                         "%s: old_text was not found: it holds " REDACTED ", the mask goald "
+                         "puts over a secret in tool output; the file has the real text there. "
+                         "Use an old_text that stops before the masked part",
+                         e->rel) == 0;
     if (e->count == 0)
         return tool_fail(res, TOOL_NOT_FOUND,
                          "%s: old_text was not found. It must match the file exactly, including "
@@ -551,6 +570,13 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     int fd = -1, dfd = -1;
     int rc = 0;
 
+    if (marks(new_arg) > marks(old_arg)) {
+        tool_fail(res, TOOL_VALIDATION,
+                  "edit: new_text holds " REDACTED ", the mask goald puts over a secret in "
+                  "tool output, not text of the file: nothing was changed. Leave the masked "
+                  "part out of old_text and new_text (edit the lines around it)");
+        goto out;
+    }
     strbuf_init(&e->raw, cap + 1);
     if ((rc = edit_open(ctx, res, e, path, old_arg, cap, &fd)) != 0) {
         if (rc == EDIT_STOP)
@@ -603,21 +629,14 @@ out:
 
 const struct tool_def tool_def_edit = {
     .name = "edit",
-    .description =
-        "Replace text in a file of the worktree. old_text must match exactly and be unique "
-        "(unless all=true, which replaces every occurrence); when it does not match exactly, a "
-        "match that ignores differences in blanks (tabs, spaces, trailing whitespace) and "
-        "typographic quotes and dashes is tried. CRLF line endings and a UTF-8 BOM are kept. "
-        "Returns a unified diff.",
-    .parameters = "{\"type\":\"object\",\"properties\":{"
-                  "\"path\":{\"type\":\"string\",\"description\":\"Path of the file, relative to "
-                  "the worktree\"},"
-                  "\"old_text\":{\"type\":\"string\",\"description\":\"The text to replace, "
-                  "with enough context to be unique\"},"
-                  "\"new_text\":{\"type\":\"string\",\"description\":\"The replacement\"},"
-                  "\"all\":{\"type\":\"boolean\",\"description\":\"Replace every occurrence "
-                  "(default false)\"}},"
-                  "\"required\":[\"path\",\"old_text\",\"new_text\"],"
-                  "\"additionalProperties\":false}",
+    .description = "Replace old_text with new_text in a file. old_text must occur once (all=true: "
+                   "every occurrence); an exact match is tried first, then one ignoring "
+                   "differences in blanks and typographic quotes and dashes. Line endings and a "
+                   "BOM are kept. Returns a diff.",
+    .parameters = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
+                  "\"old_text\":{\"type\":\"string\","
+                  "\"description\":\"with enough context to be unique\"},"
+                  "\"new_text\":{\"type\":\"string\"},\"all\":{\"type\":\"boolean\"}},"
+                  "\"required\":[\"path\",\"old_text\",\"new_text\"]}",
     .run = run,
 };

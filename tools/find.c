@@ -162,16 +162,11 @@ out:
 
 const struct tool_def tool_def_find = {
     .name = "find",
-    .description = "Find files of the worktree by glob pattern (e.g. '*.c', 'src/**/*.h'), "
-                   "hidden files included, .gitignore respected. Paths are relative to the "
-                   "worktree.",
-    .parameters = "{\"type\":\"object\",\"properties\":{"
-                  "\"pattern\":{\"type\":\"string\",\"description\":\"Glob to match: against "
-                  "the file name, or the whole path when it contains '/'\"},"
-                  "\"path\":{\"type\":\"string\",\"description\":\"Folder to search (default: "
-                  "the worktree root)\"},"
-                  "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Most results "
-                  "(default 1000)\"}},"
-                  "\"required\":[\"pattern\"],\"additionalProperties\":false}",
+    .description = "Find files by glob: '*.c' matches names, a pattern with '/' ('src/**/*.h') "
+                   "whole paths. Hidden files included, .gitignore respected.",
+    .parameters = "{\"type\":\"object\",\"properties\":{\"pattern\":{\"type\":\"string\"},"
+                  "\"path\":{\"type\":\"string\",\"description\":\"folder, default the root\"},"
+                  "\"limit\":{\"type\":\"integer\",\"minimum\":1,"
+                  "\"description\":\"default 1000\"}},\"required\":[\"pattern\"]}",
     .run = run,
 };

@@ -272,25 +272,18 @@ out:
 
 const struct tool_def tool_def_grep = {
     .name = "grep",
-    .description = "Search file contents of the worktree with a regular expression (ripgrep "
-                   "syntax), hidden files included, .gitignore respected. Output lines are "
-                   "path:line: text for matches and path-line- text for context; lines longer "
-                   "than 500 characters are cut.",
-    .parameters = "{\"type\":\"object\",\"properties\":{"
-                  "\"pattern\":{\"type\":\"string\",\"description\":\"Regular expression (or "
-                  "text with literal=true)\"},"
-                  "\"path\":{\"type\":\"string\",\"description\":\"Folder or file to search "
-                  "(default: the worktree root)\"},"
-                  "\"glob\":{\"type\":\"string\",\"description\":\"Only files matching this "
-                  "glob, e.g. '*.c' or '!*.md'\"},"
-                  "\"ignore_case\":{\"type\":\"boolean\",\"description\":\"Case-insensitive "
-                  "(default false)\"},"
-                  "\"literal\":{\"type\":\"boolean\",\"description\":\"Treat pattern as plain "
-                  "text (default false)\"},"
+    .description = "Search file contents with a ripgrep regex; hidden files included, .gitignore "
+                   "respected. Prints path:LINE: text (context lines path-LINE- text); lines over "
+                   "500 characters are cut.",
+    .parameters = "{\"type\":\"object\",\"properties\":{\"pattern\":{\"type\":\"string\"},"
+                  "\"path\":{\"type\":\"string\",\"description\":\"folder or file,"
+                  " default the root\"},\"glob\":{\"type\":\"string\","
+                  "\"description\":\"e.g. *.c or !*.md\"},"
+                  "\"ignore_case\":{\"type\":\"boolean\"},\"literal\":{\"type\":\"boolean\","
+                  "\"description\":\"pattern is plain text\"},"
                   "\"context\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100,"
-                  "\"description\":\"Lines of context around each match (default 0)\"},"
-                  "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Most matches "
-                  "(default 100)\"}},"
-                  "\"required\":[\"pattern\"],\"additionalProperties\":false}",
+                  "\"description\":\"lines around each match\"},"
+                  "\"limit\":{\"type\":\"integer\",\"minimum\":1,"
+                  "\"description\":\"default 100\"}},\"required\":[\"pattern\"]}",
     .run = run,
 };

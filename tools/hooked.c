@@ -4,28 +4,26 @@
 
 const struct tool_def tool_def_run_gates = {
     .name = "run_gates",
-    .description = "Run the goal's verification gates (tests, build, lint, typecheck) now, in "
-                   "the sandbox, and return their results.",
-    .parameters = "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+    .description = "Run the goal's verification gates (tests, build, lint) now on a copy of the "
+                   "worktree: each gate's result, test counts, a failure's output.",
+    .parameters = "{\"type\":\"object\",\"properties\":{}}",
     .run = 0,
 };
 
 const struct tool_def tool_def_complete = {
     .name = "complete",
-    .description = "Declare the work item done and ready for verification, with a summary of "
-                   "what was changed and how it meets the success criteria.",
+    .description = "Declare the work item done; the gates and a review then check it.",
     .parameters = "{\"type\":\"object\",\"properties\":{\"summary\":{\"type\":\"string\","
-                  "\"description\":\"What was done and the evidence for it\"}},"
-                  "\"required\":[\"summary\"],\"additionalProperties\":false}",
+                  "\"description\":\"what changed and the evidence it meets the success "
+                  "criteria\"}},\"required\":[\"summary\"]}",
     .run = 0,
 };
 
 const struct tool_def tool_def_ask_human = {
     .name = "ask_human",
-    .description = "Ask a human one question when the work cannot go on without an answer; "
-                   "the work item waits until it is answered.",
-    .parameters = "{\"type\":\"object\",\"properties\":{\"question\":{\"type\":\"string\","
-                  "\"description\":\"One clear question\"}},"
-                  "\"required\":[\"question\"],\"additionalProperties\":false}",
+    .description = "Ask a human one question when the work cannot go on without the answer; the "
+                   "item waits for it.",
+    .parameters = "{\"type\":\"object\",\"properties\":{\"question\":{\"type\":\"string\"}},"
+                  "\"required\":[\"question\"]}",
     .run = 0,
 };

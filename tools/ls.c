@@ -144,13 +144,10 @@ out:
 
 const struct tool_def tool_def_ls = {
     .name = "ls",
-    .description = "List a folder of the worktree: entries sorted by name, dotfiles included, "
-                   "folders ending in '/'.",
-    .parameters = "{\"type\":\"object\",\"properties\":{"
-                  "\"path\":{\"type\":\"string\",\"description\":\"Folder to list, relative to "
-                  "the worktree (default: its root)\"},"
-                  "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Most entries "
-                  "to return (default 500)\"}},"
-                  "\"additionalProperties\":false}",
+    .description = "List a folder (default: the worktree root): entries sorted by name, dotfiles "
+                   "included, folders end in '/'.",
+    .parameters = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
+                  "\"limit\":{\"type\":\"integer\",\"minimum\":1,"
+                  "\"description\":\"default 500\"}}}",
     .run = run,
 };

@@ -304,17 +304,12 @@ out:
 
 const struct tool_def tool_def_read = {
     .name = "read",
-    .description =
-        "Read a text file of the worktree. Output is cut to 2000 lines or 50KB, whichever comes "
-        "first; the notice at the end says how to continue (offset=N). Use offset and limit to "
-        "page through large files.",
-    .parameters = "{\"type\":\"object\",\"properties\":{"
-                  "\"path\":{\"type\":\"string\",\"description\":\"Path of the file, relative to "
-                  "the worktree (or absolute inside it)\"},"
-                  "\"offset\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Line number "
-                  "to start at (1-based, default 1)\"},"
-                  "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Most lines to "
-                  "read (default: up to the output limit)\"}},"
-                  "\"required\":[\"path\"],\"additionalProperties\":false}",
+    .description = "Read a text file, up to 2000 lines or 50KB at a time; a notice at the end "
+                   "gives the offset to continue from. Also reads the full-output files bash "
+                   "names.",
+    .parameters = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
+                  "\"offset\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"first line,"
+                  " 1-based\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,"
+                  "\"description\":\"most lines\"}},\"required\":[\"path\"]}",
     .run = run,
 };

@@ -488,6 +488,13 @@ static void finish_output(struct tool_result *res)
                         err_last()) != 0)
             err_clear(); /* an empty output, never the unchecked one */
     }
+    /* one line saying so: the model must not take the mask for the text */
+    if (n && strbuf_addf(&red,
+                         "%s[goald: %d secret%s masked in this output as %s; the files "
+                         "hold the real text]",
+                         red.len && red.buf[red.len - 1] != '\n' ? "\n" : "", n, n == 1 ? "" : "s",
+                         REDACTED) != 0)
+        err_clear(); /* at the cap: the meta still says it */
     strbuf_release(&res->output);
     res->output = red;
     res->redactions = n;

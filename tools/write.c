@@ -15,6 +15,7 @@
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/redact.h"
 
 static mode_t default_mode(void)
 {
@@ -161,6 +162,14 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 
     if (tool_path(ctx, res, path, rel, sizeof(rel)) != 0)
         return 0;
+    /* the mask copied from a tool's output would replace a secret in the
+     * file with the mask */
+    if (strstr(content, REDACTED))
+        return tool_fail(res, TOOL_VALIDATION,
+                         "%s: content holds " REDACTED ", the mask goald puts over a secret in "
+                         "tool output, not real text: nothing was written. Use edit on the lines "
+                         "around the secret instead (or bash, if the file must hold this text)",
+                         rel);
     /* refused before anything is created: never cut to fit */
     if (clen > cap) {
         tool_fail(res, TOOL_POLICY,
@@ -204,15 +213,10 @@ out:
 
 const struct tool_def tool_def_write = {
     .name = "write",
-    .description = "Write a file of the worktree: replace it (mode=overwrite, the default) or add "
-                   "to its end (mode=append). Missing parent folders are created. The write is "
-                   "atomic: readers see the old file or the new one, never a part.",
-    .parameters = "{\"type\":\"object\",\"properties\":{"
-                  "\"path\":{\"type\":\"string\",\"description\":\"Path of the file, relative to "
-                  "the worktree\"},"
-                  "\"content\":{\"type\":\"string\",\"description\":\"The text to write\"},"
-                  "\"mode\":{\"type\":\"string\",\"enum\":[\"overwrite\",\"append\"],"
-                  "\"description\":\"overwrite (default) or append\"}},"
-                  "\"required\":[\"path\",\"content\"],\"additionalProperties\":false}",
+    .description = "Write a file atomically, creating parent folders: replace it (mode overwrite, "
+                   "the default) or add to its end (append).",
+    .parameters = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
+                  "\"content\":{\"type\":\"string\"},\"mode\":{\"type\":\"string\","
+                  "\"enum\":[\"overwrite\",\"append\"]}},\"required\":[\"path\",\"content\"]}",
     .run = run,
 };

@@ -2,7 +2,9 @@
 #include "util/redact.h"
 
 #include <pcre2.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,25 +19,22 @@
  * ***REDACTED***.
  *
  * Assignments (KEY is a name containing password, passwd, passphrase,
- * secret, token, api_key, apikey, access_key, private_key or credential):
- * - a quoted value after =, :, :=, => is always redacted
- *   (`password = "x"` in code too: over-redacting a literal is fine);
- * - an unquoted value after = (.env, INI, shell) is redacted when it is a
- *   whole word: followed by the end of the line, a space, ; , # or &;
- *   after : (YAML) when it is the last word of its line (a comment may
- *   follow), so that prose ("the token: it was wrong") stays;
- * - left alone, because they are code or references, not secrets: a call
- *   or index (`password = get_password()`, `token=os.environ["T"]`), a
- *   dotted name (`token = self.token`), $VAR / ${VAR} / ${{ secrets.X }},
- *   numbers (`max_tokens: 8192`), true/false/null/none, <placeholders>,
- *   `==` comparisons, and a path ending in such a name (`/etc/passwd: x`).  A bare word in code (`password = pw`) cannot be
- *   told from an INI value and is redacted. */
+ * secret, token, key, auth, credential or creds): a quoted value after =,
+ * :, :=, =>; an unquoted value after = (.env, INI, shell) when it is a whole
+ * word (followed by the end of the line, a space, ; , # or &); after :
+ * (YAML) when it is the last word of its line (a comment may follow).  The
+ * value is masked only when secret_like() (below) judges it random, so that
+ * code keeps its literals (`token = "rc"`).  References are not values: a
+ * call or index (`password = get_password()`, `token=os.environ["T"]`), a
+ * dotted name (`token = self.token`), $VAR / ${VAR} / ${{ secrets.X }},
+ * numbers, true/false/null/none, <placeholders>, `==` comparisons, and a
+ * path ending in such a name (`/etc/passwd: x`). */
 /* Bounded on both sides: unbounded runs made the match quadratic in a long
  * run of word characters, dots and dashes (50 KiB of "a-a-a-..." took 9 s;
  * a gate printing 1 MB of it, an hour).  No key name is longer. */
 #define KEYNAME                                                                                    \
-    "[\\w.-]{0,64}?(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|"   \
-    "private[_-]?key|credential)[\\w.-]{0,64}"
+    "[\\w.-]{0,64}?(?:passw(?:or)?d|passphrase|secret|token|key|auth|credential|creds)"            \
+    "[\\w.-]{0,64}"
 /* what may not start a value: a reference, a literal we keep, our mark */
 #define NOT_REF                                                                                    \
     "(?!\\$|\\*\\*\\*REDACTED|\\{\\{|<[^>\\s]*>(?:[\\s;,#&]|$)|"                                 \
@@ -68,14 +67,15 @@
 
 static const struct rule {
     const char *pattern;
-    const char *replacement;
+    const char *replacement; /* NULL: a keyword rule, its group "v" judged by secret_like() */
 } rules[] = {
     /* private key blocks, whole */
     {PEM_BEGIN "[\\s\\S]*?" PEM_END, REDACTED},
     /* a partial one (no END): the BEGIN line and the key body after it -
      * base64 lines, header lines (Proc-Type: ...), blank lines; also
      * with escaped newlines (\n in JSON or code) */
-    {PEM_BEGIN "[A-Za-z0-9+/= \\t]*(?:" NL "(?:[A-Za-z0-9+/=]++|[+ ]?[A-Za-z-]+: [^\\r\\n\\\\]*|[ \\t]*)"
+    {PEM_BEGIN "[A-Za-z0-9+/= \\t]*(?:" NL
+               "(?:[A-Za-z0-9+/=]++|[+ ]?[A-Za-z-]+: [^\\r\\n\\\\]*|[ \\t]*)"
                "(?=\\r?\\n|\\\\[rn]|[\"']|$))*",
      REDACTED},
     /* a key body shown without its BEGIN line (a read with an offset,
@@ -134,17 +134,18 @@ static const struct rule {
     /* credentials in URLs: scheme://user:password@host */
     {"(\\b[a-z][a-z0-9+.\\-]*://[^/\\s:@]+:)[^/\\s@]+@", "${1}" REDACTED "@"},
     /* KEY = "value" / KEY: 'value' (code, JSON, YAML, INI, .env) */
-    {"(?i)((?<![/\\\\])\\b" KEYNAME "[\"']?[ \\t]*(?:=>|:=|\\?=|=(?!=)|:(?!:))[ \\t]*)([\"'`])" NOT_REF
-     "[^\"'`\\r\\n]+\\2",
-     "${1}${2}" REDACTED "${2}"},
+    {"(?i)((?<![/\\\\])\\b" KEYNAME
+     "[\"']?[ \\t]*(?:=>|:=|\\?=|=(?!=)|:(?!:))[ \\t]*)([\"'`])" NOT_REF "(?<v>[^\"'`\\r\\n]+)\\2",
+     NULL},
     /* KEY=value (.env, INI, shell; also `export KEY=value`) */
-    {"(?i)((?<![/\\\\])\\b" KEYNAME "[\"']?[ \\t]*(?:=>|:=|\\?=|=(?!=))[ \\t]*)" NOT_REF UNQUOTED,
-     "${1}" REDACTED},
+    {"(?i)((?<![/\\\\])\\b" KEYNAME "[\"']?[ \\t]*(?:=>|:=|\\?=|=(?!=))[ \\t]*)" NOT_REF
+     "(?<v>" UNQUOTED ")",
+     NULL},
     /* key: value, the value a word ending its line (YAML; also behind a
      * grep or diff prefix) */
     {"(?im)((?<![/\\\\])\\b" KEYNAME "[\"']?[ \\t]*:[ \\t]+)" NOT_REF
-     "[^\\s\"'`;,()\\[\\]{}<>#\\\\]++(?=[ \\t]*(?:#[^\\n]*)?(?:\\r?$|\\\\[rn]))",
-     "${1}" REDACTED},
+     "(?<v>[^\\s\"'`;,()\\[\\]{}<>#\\\\]++)(?=[ \\t]*(?:#[^\\n]*)?(?:\\r?$|\\\\[rn]))",
+     NULL},
 };
 
 #define NRULES (sizeof(rules) / sizeof(rules[0]))
@@ -171,14 +172,120 @@ static void compile_all(void)
     }
 }
 
+/* Whether a keyword-assigned value looks like a secret rather than code:
+ * after gitleaks' generic-api-key rule (a value of 10 or more characters
+ * whose Shannon entropy is above a threshold), with what tells a random
+ * token from an ordinary word or name: no blank; a run of at least
+ * SECRET_MIN_RUN letters and digits; and letters, digits and case changing
+ * often (on average every SECRET_MAX_CLASS_RUN characters or sooner; a
+ * Capitalised word is one run).  So "rc", "password", "db-password",
+ * "bearer", "application/json", "PasswordResetToken", "en_US.UTF-8" or a
+ * version stay, and "xCW0CVn4Cqlb", a hex digest, base64 or a UUID go. */
+#define SECRET_MIN_LEN 10
+#define SECRET_MIN_RUN 8
+#define SECRET_MIN_ENTROPY 3.0
+#define SECRET_MAX_CLASS_RUN 2.5
+static int char_class(unsigned char c)
+{
+    if (c >= 'a' && c <= 'z')
+        return 1;
+    if (c >= 'A' && c <= 'Z')
+        return 2;
+    if (c >= '0' && c <= '9')
+        return 3;
+    return 0;
+}
+
+static int secret_like(const char *v, size_t n)
+{
+    size_t freq[256] = {0}, alnum = 0, runs = 0, seg = 0, longest = 0, upper_run = 0;
+    int prev = 0;
+    double h = 0;
+
+    if (n < SECRET_MIN_LEN)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)v[i];
+        int k = char_class(c);
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+            return 0;
+        freq[c]++;
+        if (!k) {
+            prev = 0;
+            seg = upper_run = 0;
+            continue;
+        }
+        alnum++;
+        if (++seg > longest)
+            longest = seg;
+        /* a new run, unless lower case follows one capital letter */
+        if (k != prev && !(prev == 2 && k == 1 && upper_run == 1))
+            runs++;
+        upper_run = k == 2 ? upper_run + 1 : 0;
+        prev = k;
+    }
+    if (longest < SECRET_MIN_RUN || (double)alnum > SECRET_MAX_CLASS_RUN * (double)runs)
+        return 0;
+    for (size_t c = 0; c < 256; c++)
+        if (freq[c]) {
+            double p = (double)freq[c] / (double)n;
+            h -= p * log2(p);
+        }
+    return h >= SECRET_MIN_ENTROPY;
+}
+
+/* A keyword rule: each match's group "v" is replaced when secret_like();
+ * the rest of the text is copied as it is. */
+static int apply_keyword(size_t r, const char *in, size_t len, char **out, size_t *out_len,
+                         int *count)
+{
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(codes[r], NULL);
+    int v = pcre2_substring_number_from_name(codes[r], (PCRE2_SPTR) "v");
+    strbuf sb = STRBUF_INIT;
+    PCRE2_SIZE at = 0, copied = 0;
+    int rc = 0, n = PCRE2_ERROR_NOMATCH;
+
+    xcheck(md);
+    strbuf_init(&sb, SIZE_MAX - 1); /* the caller's buffer holds the cap */
+    while (at <= len && (n = pcre2_match(codes[r], (PCRE2_SPTR)in, len, at, 0, md, NULL)) > v) {
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        PCRE2_SIZE vs = ov[2 * v], ve = ov[2 * v + 1];
+        if (vs != PCRE2_UNSET && secret_like(in + vs, ve - vs)) {
+            if ((rc = strbuf_add(&sb, in + copied, vs - copied)) != 0 ||
+                (rc = strbuf_adds(&sb, REDACTED)) != 0)
+                goto out;
+            copied = ve;
+            (*count)++;
+        }
+        at = ov[1] > ov[0] ? ov[1] : ov[0] + 1;
+    }
+    if (n < 0 && n != PCRE2_ERROR_NOMATCH && at <= len) {
+        PCRE2_UCHAR msg[200];
+        pcre2_get_error_message(n, msg, sizeof(msg));
+        rc = err_set(ERR_FAIL, "redact: %s", (const char *)msg);
+        goto out;
+    }
+    if ((rc = strbuf_add(&sb, in + copied, len - copied)) != 0)
+        goto out;
+    *out_len = sb.len;
+    *out = strbuf_detach(&sb, NULL);
+out:
+    strbuf_release(&sb);
+    pcre2_match_data_free(md);
+    return rc;
+}
+
 /* Apply one rule to in, into a malloc'd *out. */
 static int apply(size_t r, const char *in, size_t len, char **out, size_t *out_len, int *count)
 {
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(codes[r], NULL);
+    pcre2_match_data *md;
     PCRE2_SIZE cap = len + len / 4 + 256;
     char *buf = NULL;
     int n;
 
+    if (!rules[r].replacement)
+        return apply_keyword(r, in, len, out, out_len, count);
+    md = pcre2_match_data_create_from_pattern(codes[r], NULL);
     xcheck(md);
     for (;;) {
         PCRE2_SIZE olen = cap;

@@ -2,10 +2,10 @@
  * redact.h - secrets out of everything stored or sent to a model.
  *
  * Replaces API keys (sk-..., AWS AKIA/ASIA key ids, GitHub and Slack
- * tokens), bearer tokens, credentials in URLs, private key blocks and the
- * values of *_TOKEN=, *_SECRET=, *_PASSWORD= (and *_API_KEY=) assignments
- * with `***REDACTED***`.  The patterns are compiled once (pcre2, JIT when
- * available) and are safe to use from several threads.
+ * tokens, ...), bearer tokens, credentials in URLs, private key blocks
+ * and the values of *_TOKEN=, *_SECRET=, *_PASSWORD=, *_KEY= assignments
+ * that look random (not `token = "rc"`) with `***REDACTED***`.  The patterns are compiled once
+ * (pcre2, JIT when available) and are safe to use from several threads.
  */
 #ifndef GOALD_UTIL_REDACT_H
 #define GOALD_UTIL_REDACT_H

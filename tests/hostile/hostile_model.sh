@@ -10,7 +10,9 @@
 AWS=AKIAQWERTYUIOPASDFGH
 GHP=ghp_0123456789abcdefghijABCDEFGHIJklmnop12
 BEARER=eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXRva2Vu.SIGNATUREpart
-XTOK=hunter2-but-longer-123
+# (a token by its shape: a keyword-assigned value is masked when it looks
+# random, as gitleaks' generic rule judges it, not a word like "hunter2")
+XTOK=hU7nT3r2bUtL0ng3r9x3Q
 export OPENAI_API_KEY=sk-test-PLANTED-hostile-0123456789
 escape=/tmp/goald-hostile-escape-$$
 rm -f "$escape"

@@ -82,9 +82,10 @@ expect_eq "$(sql "SELECT json_extract(payload, '\$.arguments') FROM events WHERE
 expect_eq "$(sql "SELECT json_type(payload, '\$.latency_ms') FROM events WHERE type = 'tool_call.completed' LIMIT 1")" integer
 
 # secrets never reach the output or the events
-run "$G" tool bash --root "$W" --args '{"command":"echo AWS=AKIAIOSFODNN7EXAMPLE; echo X_TOKEN=abc123secret"}'
+run "$G" tool bash --root "$W" --args '{"command":"echo AWS=AKIAIOSFODNN7EXAMPLE; echo X_TOKEN=q8Hn2LxZ0pWm"}'
 expect_eq "$(jqo .output)" "AWS=***REDACTED***
-X_TOKEN=***REDACTED***"
-expect_eq "$(sql "SELECT count(*) FROM events WHERE payload LIKE '%AKIAIOSFODNN7EXAMPLE%' OR payload LIKE '%abc123secret%'")" 0
+X_TOKEN=***REDACTED***
+[goald: 2 secrets masked in this output as ***REDACTED***; the files hold the real text]"
+expect_eq "$(sql "SELECT count(*) FROM events WHERE payload LIKE '%AKIAIOSFODNN7EXAMPLE%' OR payload LIKE '%q8Hn2LxZ0pWm%'")" 0
 
 done_tests

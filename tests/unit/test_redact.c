@@ -249,7 +249,7 @@ static void test_long_runs(void **state)
         assert_int_equal(strlen(out), n);
         free(out);
     }
-    memcpy(in + n, "\npassword: hunter2x", sizeof("\npassword: hunter2x"));
+    memcpy(in + n, "\npassword: xCW0CVn4Cqlb", sizeof("\npassword: xCW0CVn4Cqlb"));
     out = redacted(in, NULL);
     assert_non_null(strstr(out, "password: " REDACTED));
     free(out);
@@ -261,18 +261,48 @@ static void test_shapes(void **state)
     static const struct {
         const char *in, *out;
     } cases[] = {
-        {"password: hunter2x", "password: " REDACTED},
-        {"DB_PASSWORD=\"abc def\"", "DB_PASSWORD=\"" REDACTED "\""},
-        {"secret = 'xyz123'", "secret = '" REDACTED "'"},
+        {"password: xCW0CVn4Cqlb", "password: " REDACTED},
+        {"DB_PASSWORD=\"q8Hn2LxZ0pWm\"", "DB_PASSWORD=\"" REDACTED "\""},
+        {"secret = 'a9f3k2m8q1z7'", "secret = '" REDACTED "'"},
         {"url=https://u:pw12345@h.example/x", "url=https://u:" REDACTED "@h.example/x"},
         {"Authorization: Bearer abcdefgh12345678", "Authorization: Bearer " REDACTED},
         {"x AKIAABCDEFGHIJKLMNOP y", "x " REDACTED " y"},
         {"GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "GITHUB_TOKEN=" REDACTED},
+        /* keyword names gitleaks' generic rule knows: key, auth */
+        {"signing_key = \"5f4dcc3b5aa765d61d8327deb882cf99\"", "signing_key = \"" REDACTED "\""},
+        {"auth: f47ac10b-58cc-4372-a567-0e02b2c3d479", "auth: " REDACTED},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char *out = redacted(cases[i].in, NULL);
         assert_string_equal(out, cases[i].out);
+        free(out);
+    }
+}
+
+/* Ordinary code assigning short or word-like values to a secret-sounding
+ * name stays exactly as it is: a model copies these lines into an edit. */
+static void test_ordinary_code(void **state)
+{
+    static const char *const cases[] = {
+        "def bump(token = \"rc\"):\n    pass\n",
+        "password_field = \"password\"",
+        "api_key = \"abc\"",
+        "secret_name = \"db-password\"",
+        "TOKEN_TYPE = \"bearer\"",
+        "password_min_length = 12",
+        "headers = {\"Authorization\": \"Bearer \" + token}",
+        "DB_PASSWORD=hunter2",
+        "const PASSWORD_RESET_URL = '/account/password/reset';",
+        "key: value",
+        "monkey_patch = \"enabled\"",
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int n = -1;
+        char *out = redacted(cases[i], &n);
+        if (strcmp(out, cases[i]) || n != 0)
+            fail_msg("case %zu changed:\n  in:  %s\n  out: %s", i, cases[i], out);
         free(out);
     }
 }
@@ -283,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_partial_key),
         cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_ordinary_code),
         cmocka_unit_test(test_long_runs),
         cmocka_unit_test(test_key_body),
         cmocka_unit_test(test_base64_kept),
