@@ -4,7 +4,9 @@
  * notify, and remove the worktree (the branch stays).
  *
  * stage_publish() reads top to bottom:
- *   1. every item finished (or the goal completed partial by a human)
+ *   1. every item finished (or the goal completed partial by a human);
+ *      none done: the goal is cancelled, nothing published; a skipped or
+ *      cancelled item makes the goal partial
  *   2. the completion rule: the must-pass gates once more on the final
  *      branch head; pre-existing failures make the goal partial
  *   3. push the branch (publish.push), recorded as an artifact; in clone
@@ -295,17 +297,69 @@ out:
     return rc;
 }
 
+/* How a goal's items ended (store_item_count_by_effort_status). */
+struct finished {
+    int total, done, skipped, cancelled;
+};
+
+static int finished_add(const char *effort, const char *status, int64_t n, void *ctx)
+{
+    struct finished *f = ctx;
+
+    (void)effort;
+    f->total += (int)n;
+    if (!strcmp(status, "done"))
+        f->done += (int)n;
+    else if (!strcmp(status, "skipped"))
+        f->skipped += (int)n;
+    else if (!strcmp(status, "cancelled"))
+        f->cancelled += (int)n;
+    return 0;
+}
+
 /* 1. Every item done or skipped (and at least one), or the goal completed
- * partial by a human.  On failure job_fail() has been called. */
-static int check_finished(struct job_ctx *j)
+ * partial by a human; how they ended into *f.  On failure job_fail() has
+ * been called. */
+static int check_finished(struct job_ctx *j, struct finished *f)
 {
     const struct goal *g = j->goal;
     int total = 0, finished = 0;
 
-    if (store_item_count_finished(j->st, g->id, &total, &finished) != 0)
+    memset(f, 0, sizeof(*f));
+    if (store_item_count_finished(j->st, g->id, &total, &finished) != 0 ||
+        store_item_count_by_effort_status(j->st, g->id, finished_add, f) != 0)
         return job_fail(j, "internal", "%s", err_last());
     if (!(total > 0 && total == finished) && !g->partial)
         return job_fail(j, "internal", "goal %s has unfinished items", g->id);
+    return 0;
+}
+
+/* 1b. Nothing done, nothing published: a goal none of whose items was
+ * done (every one skipped or cancelled) is never completed; it is
+ * cancelled with the reason, no branch pushed, no artifact recorded.
+ * 0 (the goal cancelled, *ended set), or an error after job_fail(). */
+static int nothing_done(struct job_ctx *j, const struct finished *f, int *ended)
+{
+    char why[256];
+    cJSON *p;
+    int rc;
+
+    *ended = 0;
+    if (f->done > 0)
+        return 0;
+    snprintf(why, sizeof(why), "nothing was done: %d item%s skipped, %d cancelled; no branch "
+             "is published",
+             f->skipped, f->skipped == 1 ? "" : "s", f->cancelled);
+    p = xcheck(cJSON_CreateObject());
+    cJSON_AddStringToObject(p, "reason", why);
+    cJSON_AddNumberToObject(p, "items_skipped", f->skipped);
+    cJSON_AddNumberToObject(p, "items_cancelled", f->cancelled);
+    rc = transition_apply(j->st, ENTITY_GOAL, j->goal->id, "cancelled", NULL, p);
+    cJSON_Delete(p);
+    if (rc != 0)
+        return job_fail(j, "internal", "%s", err_last());
+    strbuf_addf_cut(&j->summary, "goal cancelled: %s", why);
+    *ended = 1;
     return 0;
 }
 
@@ -453,9 +507,10 @@ static void notify(struct job_ctx *j, cJSON *p)
     cJSON_free(text);
 }
 
-/* The goal.completed payload: title, branch, head, pull request, partial. */
+/* The goal.completed payload: title, branch, head, pull request, partial
+ * (and, when items were skipped or cancelled, how many). */
 static cJSON *completed_payload(const struct goal *g, const char *head, const struct vcs_pr *pr,
-                                int partial)
+                                int partial, const struct finished *f)
 {
     cJSON *p = xcheck(cJSON_CreateObject());
 
@@ -469,6 +524,10 @@ static cJSON *completed_payload(const struct goal *g, const char *head, const st
         cJSON_AddNumberToObject(p, "pull_request_number", (double)pr->number);
     }
     cJSON_AddBoolToObject(p, "partial", partial);
+    if (f->skipped || f->cancelled) {
+        cJSON_AddNumberToObject(p, "items_skipped", f->skipped);
+        cJSON_AddNumberToObject(p, "items_cancelled", f->cancelled);
+    }
     return p;
 }
 
@@ -482,14 +541,22 @@ int stage_publish(struct job_ctx *j)
     char head[VCS_OID_HEX] = "", remote_url[2048] = "";
     struct vcs_pr pr = {0};
     cJSON *p = NULL;
-    int partial = 0, rc;
+    struct finished fin;
+    int partial = 0, ended = 0, rc;
 
     if (!remote)
         remote = "origin";
-    if ((rc = check_finished(j)) != 0 || (rc = sync_clone(j)) != 0 ||
-        (rc = final_check(j, &partial)) != 0)
+    if ((rc = check_finished(j, &fin)) != 0 || (rc = nothing_done(j, &fin, &ended)) != 0 || ended)
         goto out;
-    partial = partial || g->partial;
+    if ((rc = sync_clone(j)) != 0 || (rc = final_check(j, &partial)) != 0)
+        goto out;
+    /* partial means partial: a skipped or cancelled item is work not done */
+    if ((fin.skipped || fin.cancelled) && !partial && !g->partial &&
+        store_goal_set_partial(j->st, g->id) != 0) {
+        rc = job_fail(j, "internal", "%s", err_last());
+        goto out;
+    }
+    partial = partial || g->partial || fin.skipped || fin.cancelled;
     worktree_head(j, head);
     if (g->repo && g->branch && push &&
         (rc = push_branch(j, remote, head, remote_url, sizeof(remote_url))) != 0)
@@ -506,7 +573,7 @@ int stage_publish(struct job_ctx *j)
     fault_point("publish.after_pull_request");
 
     /* 5. the goal is complete, with its event, in one transaction */
-    p = completed_payload(g, head, &pr, partial);
+    p = completed_payload(g, head, &pr, partial, &fin);
     if ((rc = transition_apply(j->st, ENTITY_GOAL, g->id, "completed", NULL, p)) != 0) {
         rc = job_fail(j, "internal", "%s", err_last());
         goto out;

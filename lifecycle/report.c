@@ -108,14 +108,13 @@ static int progress_add(const char *effort, const char *status, int64_t n, void 
 
     out->items_total += (int)n;
     out->total_points += pts;
-    if (!strcmp(status, "done") || !strcmp(status, "skipped")) {
+    if (!strcmp(status, "done")) {
         out->done_points += pts;
-        if (status[0] == 'd') {
-            out->items_done += (int)n;
-        } else {
-            out->items_skipped += (int)n;
-            out->skipped_points += pts;
-        }
+        out->items_done += (int)n;
+    } else if (!strcmp(status, "skipped")) {
+        /* skipped is not done: counted apart, never in the percentage */
+        out->items_skipped += (int)n;
+        out->skipped_points += pts;
     } else if (!strcmp(status, "blocked") || !strcmp(status, "escalated")) {
         out->items_blocked += (int)n;
         out->blocked_points += pts;
@@ -164,9 +163,10 @@ void report_bar(char *out, int width, const struct report_progress *p)
 {
     long long tot = p->total_points > 0 ? p->total_points : 1;
     /* cells by cumulative points, so that the parts add up to width */
-    int done = (int)((p->done_points - p->skipped_points) * width / tot);
-    int skip = (int)(p->done_points * width / tot) - done;
-    int blk = (int)((p->done_points + p->blocked_points) * width / tot) - done - skip;
+    int done = (int)(p->done_points * width / tot);
+    int skip = (int)((p->done_points + p->skipped_points) * width / tot) - done;
+    int blk = (int)((p->done_points + p->skipped_points + p->blocked_points) * width / tot) - done -
+              skip;
     int i = 0;
 
     if (p->total_points <= 0)

@@ -17,7 +17,7 @@
 struct cJSON;
 
 struct report_progress {
-    long long done_points;  /* points of done and skipped items */
+    long long done_points;  /* points of done items (skipped ones are not done) */
     long long total_points; /* points of every item */
     long long skipped_points, blocked_points;
     double percent;         /* one decimal */
