@@ -23,6 +23,7 @@ struct llm_model {
     enum llm_kind kind;
     char *provider, *model, *base_url, *api_key_env, *script;
     double price_in, price_cached_in, price_out;
+    int price_known;        /* the prices come from the table or the configuration */
     int64_t context_window; /* tokens: configured, or the default for the model's name */
     int no_response_format; /* learned: the endpoint refused response_format */
     int use_max_completion; /* learned: the endpoint wants max_completion_tokens */
@@ -40,6 +41,7 @@ struct llm_client {
     size_t max_body;
     int max_output_tokens;
     char *anthropic_version;
+    int from_chain; /* the models come from llm.models, not the shortcut */
 };
 
 /* What came back over HTTP.  body is capped at the client's max_body. */
@@ -140,8 +142,9 @@ int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *re
 int llm_anthropic_parse_take(llm_client *c, char *body, size_t len, struct llm_response *resp,
                              struct llm_error *err);
 
-/* The default prices of a model (docs/llm.md), 0 when unknown. */
-void llm_price_default(const char *model, double *in, double *cached, double *out);
+/* The list prices of a model (docs/llm.md): 1 with *in, *cached, *out
+ * set when the table knows its family, else 0 with all three 0. */
+int llm_price_default(const char *model, double *in, double *cached, double *out);
 
 /* The default context window of a model (tokens, docs/llm.md): by the
  * longest known name prefix, 32768 for an unknown name. */
