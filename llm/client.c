@@ -136,6 +136,7 @@ static int model_add(llm_client *c, const char *where, const char *provider, con
     m.api_key_env = xstrdup(key_env ? key_env : default_key_env(m.kind));
     m.script = xstrdup(m.kind == LLM_KIND_SCRIPT ? script : NULL);
     model_prices(&m, prices);
+    m.window_set = context_window > 0;
     /* a script model sends nothing anywhere: no window unless configured */
     m.context_window = context_window > 0            ? context_window
                        : m.kind == LLM_KIND_SCRIPT ? 0
@@ -280,6 +281,11 @@ int llm_client_open(llm_client **out, store *st)
         return rc;
     }
     llm_quirks_load(c);
+    /* a client that will call models (a job): the window an Ollama server
+     * really applies (llm/ollama.c) */
+    if (st)
+        for (size_t i = 0; i < c->nmodels; i++)
+            llm_ollama_probe(c, &c->models[i]);
     *out = c;
     return 0;
 }
@@ -311,6 +317,8 @@ void llm_quirks_load(llm_client *c)
         if (q.context_window > 0 &&
             (m->context_window <= 0 || q.context_window < m->context_window))
             m->context_window = q.context_window;
+        if (q.context_window > 0)
+            m->window_learned = q.context_window;
     }
 }
 

@@ -123,7 +123,10 @@ struct llm_model_info {
 };
 
 /* Build a client from the configuration.  st may be NULL: then no events,
- * no accounting, no budget check, and script cursors live in memory.  The
+ * no accounting, no budget check, and script cursors live in memory.
+ * With a store (a client that will call models), an openai entry at a
+ * .../v1 base URL without a configured window asks the server whether it
+ * is Ollama and which window it applies (docs/llm.md, "Ollama").  The
  * store is borrowed and must outlive the client.  Errors: ERR_INVALID (a
  * configuration problem, named).  Free with llm_client_free(). */
 int llm_client_open(llm_client **out, store *st);

@@ -25,6 +25,8 @@ struct llm_model {
     double price_in, price_cached_in, price_out;
     int price_known;        /* the prices come from the table or the configuration */
     int64_t context_window; /* tokens: configured, or the default for the model's name */
+    int window_set;         /* context_window is configured: no probe replaces it */
+    int64_t window_learned; /* a window an error of the endpoint stated (quirks), or 0 */
     int no_response_format; /* learned: the endpoint refused response_format */
     int use_max_completion; /* learned: the endpoint wants max_completion_tokens */
 };
@@ -168,6 +170,20 @@ void llm_call_tag(unsigned *tag);
  * store, nothing; a store error is logged, not fatal. */
 void llm_quirks_load(llm_client *c);
 void llm_quirks_save(llm_client *c, const struct llm_model *m);
+
+/* Ollama (llm/ollama.c).  llm_ollama_window(): the window a server
+ * applies to model, from its /api/show answer (model_info's
+ * <arch>.context_length, the parameters' num_ctx) and its /api/ps answer
+ * (the loaded model's context_length; may be NULL): the smaller of the
+ * trained length and the applied one (num_ctx, else the loaded length,
+ * else Ollama's smallest default, 4096); 0 when show_json is not an
+ * Ollama answer.  llm_ollama_probe(): for an openai entry at a base URL
+ * ending in /v1 (not api.openai.com) whose window is not configured, ask
+ * the server (short timeout) and set m->context_window to that window
+ * (or the smaller one an error stated); nothing changes when the server
+ * does not answer as Ollama does. */
+int64_t llm_ollama_window(const char *show_json, const char *ps_json, const char *model);
+void llm_ollama_probe(llm_client *c, struct llm_model *m);
 
 /* The max_tokens that fits after vLLM's "max_tokens too large" 400, or 0. */
 int llm_openai_fit_max_tokens(int status, const char *body, int64_t *window_out);

@@ -723,6 +723,34 @@ static void test_prices_check(void **state)
     config_reset();
 }
 
+/* The window an Ollama server applies: the parameters' num_ctx, else the
+ * loaded model's context_length (/api/ps), else 4096; never more than the
+ * trained length; 0 for an answer that is not Ollama's. */
+static void test_ollama_window(void **state)
+{
+    const char *show_ctx = "{\"model_info\":{\"general.architecture\":\"qwen2\","
+                           "\"qwen2.context_length\":32768},\"parameters\":\"num_ctx    "
+                           "        8192\\nstop \\\"<|im_end|>\\\"\"}";
+    const char *show_plain = "{\"model_info\":{\"llama.context_length\":131072},"
+                             "\"parameters\":\"stop \\\"<|eot_id|>\\\"\"}";
+    const char *show_small = "{\"model_info\":{\"llama.context_length\":2048},"
+                             "\"parameters\":\"num_ctx 8192\"}";
+    const char *ps = "{\"models\":[{\"name\":\"other:1b\",\"context_length\":2048},"
+                     "{\"name\":\"llama3.1:8b\",\"model\":\"llama3.1:8b\","
+                     "\"context_length\":65536}]}";
+
+    (void)state;
+    assert_int_equal(llm_ollama_window(show_ctx, NULL, "qwen2.5-coder:7b"), 8192);
+    assert_int_equal(llm_ollama_window(show_ctx, ps, "qwen2.5-coder:7b"), 8192);
+    assert_int_equal(llm_ollama_window(show_plain, NULL, "llama3.1:8b"), 4096);
+    assert_int_equal(llm_ollama_window(show_plain, ps, "llama3.1:8b"), 65536);
+    assert_int_equal(llm_ollama_window(show_plain, ps, "mistral:7b"), 4096);
+    assert_int_equal(llm_ollama_window(show_small, NULL, "x"), 2048);
+    assert_int_equal(llm_ollama_window("{\"error\":\"model not found\"}", NULL, "x"), 0);
+    assert_int_equal(llm_ollama_window("404 page not found", NULL, "x"), 0);
+    assert_int_equal(llm_ollama_window(NULL, NULL, "x"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -746,6 +774,7 @@ int main(void)
         cmocka_unit_test(test_parse_damaged),
         cmocka_unit_test(test_prices_families),
         cmocka_unit_test(test_prices_check),
+        cmocka_unit_test(test_ollama_window),
     };
     testutil_setup("test_llm");
     return cmocka_run_group_tests(tests, NULL, NULL);
