@@ -101,6 +101,16 @@ int control_check_budget(store *st, const char *goal_id, const char *item_id,
                    *which, v.value, v.estimate, v.threshold);
 }
 
+int control_check_prices(const struct goal *g, const llm_client *c)
+{
+    char why[512];
+
+    if (!g || !c || !(g->budget_max_cost_usd > 0) || llm_client_prices_check(c) == 0)
+        return 0;
+    snprintf(why, sizeof(why), "%s", err_last());
+    return err_set(ERR_POLICY, "%s", why);
+}
+
 /* Does breaker b hold a claim made now?  An open breaker whose cooldown
  * passed, or a half-open one whose probe slot is free, lets this claim
  * through as its probe (written here). */

@@ -41,6 +41,15 @@ int control_check_budget(store *st, const char *goal_id, const char *item_id,
                          const char *run_id, int64_t est_tokens, double est_cost,
                          const char **which);
 
+/* At the start of a stage that calls models: a goal with a USD budget
+ * (budget_max_cost_usd > 0) may only use a chain whose every model has a
+ * known price (llm_client_prices_check()); a model without one would count
+ * as $0 against the cap.  0, or ERR_POLICY naming the model and the
+ * llm.price_* settings. */
+struct goal;
+typedef struct llm_client llm_client;
+int control_check_prices(const struct goal *g, const llm_client *c);
+
 /* ---- circuit breakers (table breakers, shared by every process) ---- */
 
 /* May a new unit of work that will call a model be claimed now?  Moves

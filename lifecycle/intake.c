@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llm/llm.h"
 #include "store/event.h"
 #include "util/config.h"
 #include "util/cron.h"
@@ -437,6 +438,22 @@ static void field_priority(struct ctx *c, const cJSON *root, struct goal *g)
         g->priority = (int)v->valuedouble;
 }
 
+/* A USD cap needs a price for every model the chain may use (a model
+ * without one would count as $0 against it).  Checked here when this
+ * process can read a chain; else when a stage starts (job.c). */
+static void cost_cap_prices(struct ctx *c, const cJSON *v)
+{
+    llm_client *cl = NULL;
+
+    if (llm_client_open(&cl, NULL) != 0) {
+        err_clear();
+        return;
+    }
+    if (llm_client_prices_check(cl) != 0)
+        fail(c, "budget.max_cost_usd", v, "%s", err_last());
+    llm_client_free(cl);
+}
+
 static void field_budget(struct ctx *c, const cJSON *root, struct goal *g)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "budget");
@@ -455,6 +472,8 @@ static void field_budget(struct ctx *c, const cJSON *root, struct goal *g)
         g->budget_max_hours = num;
     if (positive_number(c, v, "max_cost_usd", "budget.max_cost_usd", 0, &num) == 0)
         g->budget_max_cost_usd = num;
+    if (g->budget_max_cost_usd > 0)
+        cost_cap_prices(c, cJSON_GetObjectItemCaseSensitive(v, "max_cost_usd"));
 }
 
 static void field_deadline(struct ctx *c, const cJSON *root, struct goal *g)

@@ -339,6 +339,10 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
          * needs one waits (breaker) until it changes or a human answers */
         stage_rc = job_fail(&j, "config", "%s", err_last());
         breaker_trip(st, "config", run_id, strbuf_cstr(&j.failure), time_now_ms());
+    } else if (control_check_prices(j.goal, j.llm) != 0) {
+        /* this goal's USD cap cannot be kept with this chain: its human
+         * sets the prices (other goals go on: no breaker) */
+        stage_rc = job_fail(&j, "config", "%s", err_last());
     } else if (!strcmp(j.claim.kind, "elaborate")) {
         stage_rc = stage_elaborate(&j);
     } else if (!strcmp(j.claim.kind, "plan")) {

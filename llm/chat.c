@@ -72,8 +72,11 @@ static void event_put(llm_client *c, const struct call_ids *ids, const char *typ
     cJSON_Delete(p);
 }
 
-/* 1 (and err set) when the goal has spent its token or cost budget. */
-static int budget_exhausted(llm_client *c, const struct call_ids *ids, struct llm_error *err)
+/* 1 (and err set) when the goal has spent its token or cost budget, or
+ * has a cost budget that model m, having no price, would not count
+ * against. */
+static int budget_exhausted(llm_client *c, const struct call_ids *ids, const struct llm_model *m,
+                            struct llm_error *err)
 {
     struct budget_facts f;
     struct budget_verdict v;
@@ -82,6 +85,13 @@ static int budget_exhausted(llm_client *c, const struct call_ids *ids, struct ll
         return 0;
     if (store_goal_budget_get(c->st, ids->goal_id, &f) != 0)
         return 0;
+    if (f.has_max_cost && !m->price_known) {
+        llm_error_setf(c, err, LLM_ERR_BUDGET, 0,
+                       "model %s has no known price and the goal has a USD budget: set "
+                       "llm.models[].price_in/price_out or llm.price_in/llm.price_out",
+                       m->model);
+        return 1;
+    }
     switch (budget_check(&f, BUDGET_SPENT, 0, 0, &v)) {
     case BUDGET_TOKENS:
         llm_error_setf(c, err, LLM_ERR_BUDGET, 0, "goal token budget spent: %lld of %lld tokens",
@@ -443,7 +453,7 @@ int llm_chat(llm_client *c, int model_index, const struct llm_request *req,
         int rc, final;
 
         k.attempt++;
-        if (budget_exhausted(c, &ids, err)) {
+        if (budget_exhausted(c, &ids, k.m, err)) {
             cJSON *p = base_payload(req, k.m, model_index, k.attempt);
             cJSON_AddStringToObject(p, "class", "budget");
             cJSON_AddStringToObject(p, "message", err->message);

@@ -81,6 +81,29 @@ static void model_release(struct llm_model *m)
     free(m->script);
 }
 
+/* m's prices: the table's for its family, each replaced by the configured
+ * one (prices[k] >= 0).  Known when the table knows the family, or input
+ * and output are configured (cached input then defaults to input); a
+ * script model sends nothing anywhere and costs 0. */
+static void model_prices(struct llm_model *m, const double *prices)
+{
+    m->price_known = llm_price_default(m->model, &m->price_in, &m->price_cached_in, &m->price_out);
+    if (!prices)
+        prices = (const double[3]){-1, -1, -1};
+    if (!m->price_known && prices[0] >= 0)
+        m->price_cached_in = prices[0];
+    if (prices[0] >= 0)
+        m->price_in = prices[0];
+    if (prices[1] >= 0)
+        m->price_cached_in = prices[1];
+    if (prices[2] >= 0)
+        m->price_out = prices[2];
+    if (prices[0] >= 0 && prices[2] >= 0)
+        m->price_known = 1;
+    if (m->kind == LLM_KIND_SCRIPT)
+        m->price_known = 1;
+}
+
 static int model_add(llm_client *c, const char *where, const char *provider, const char *model,
                      const char *base_url, const char *key_env, const char *script,
                      const double *prices, int64_t context_window)
@@ -112,15 +135,8 @@ static int model_add(llm_client *c, const char *where, const char *provider, con
         m.base_url[--bl] = '\0';
     m.api_key_env = xstrdup(key_env ? key_env : default_key_env(m.kind));
     m.script = xstrdup(m.kind == LLM_KIND_SCRIPT ? script : NULL);
-    llm_price_default(model, &m.price_in, &m.price_cached_in, &m.price_out);
-    if (prices) {
-        if (prices[0] >= 0)
-            m.price_in = prices[0];
-        if (prices[1] >= 0)
-            m.price_cached_in = prices[1];
-        if (prices[2] >= 0)
-            m.price_out = prices[2];
-    }
+    model_prices(&m, prices);
+    m.window_set = context_window > 0;
     /* a script model sends nothing anywhere: no window unless configured */
     m.context_window = context_window > 0            ? context_window
                        : m.kind == LLM_KIND_SCRIPT ? 0
@@ -199,6 +215,16 @@ static int models_from_json(llm_client *c, const cJSON *arr)
     return 0;
 }
 
+/* llm.price_in, llm.price_cached_in, llm.price_out (-1 when unset). */
+static void shortcut_prices(double prices[3])
+{
+    static const enum cfg_key keys[] = {CFG_LLM_PRICE_IN, CFG_LLM_PRICE_CACHED_IN,
+                                        CFG_LLM_PRICE_OUT};
+
+    for (int k = 0; k < 3; k++)
+        prices[k] = config_str(keys[k]) ? config_double(keys[k]) : -1;
+}
+
 /* The shortcut: llm.provider (default openai, or script when only
  * llm.script is set), llm.model, llm.base_url, llm.fallback_model. */
 static int models_from_shortcut(llm_client *c)
@@ -207,19 +233,21 @@ static int models_from_shortcut(llm_client *c)
     const char *model = config_str(CFG_LLM_MODEL);
     const char *script = config_str(CFG_LLM_SCRIPT);
     const char *fb = config_str(CFG_LLM_FALLBACK_MODEL);
+    double prices[3];
     int rc;
 
     if (!provider)
         provider = script && !model ? "script" : "openai";
+    shortcut_prices(prices);
     if (!model && strcmp(provider, "script") != 0)
         return err_set(ERR_INVALID,
                        "no model is configured: set GOALD_LLM_BASE_URL and GOALD_LLM_MODEL, or "
                        "llm in the config; `goald doctor --llm` checks it");
     rc = model_add(c, "llm", provider, model, config_str(CFG_LLM_BASE_URL),
-                   shortcut_key_env(provider), script, NULL, config_int(CFG_LLM_CONTEXT_WINDOW));
+                   shortcut_key_env(provider), script, prices, config_int(CFG_LLM_CONTEXT_WINDOW));
     if (rc == 0 && fb && *fb)
         rc = model_add(c, "llm.fallback_model", provider, fb, config_str(CFG_LLM_BASE_URL),
-                       shortcut_key_env(provider), script, NULL,
+                       shortcut_key_env(provider), script, prices,
                        config_int(CFG_LLM_CONTEXT_WINDOW));
     return rc;
 }
@@ -243,15 +271,21 @@ int llm_client_open(llm_client **out, store *st)
     c->anthropic_version = xstrdup(config_str(CFG_LLM_ANTHROPIC_VERSION));
     /* the environment shortcut wins over a chain from the config file */
     if (models && !(config_str(CFG_LLM_MODEL) && !strcmp(config_source(CFG_LLM_MODEL), "env") &&
-                    strcmp(config_source(CFG_LLM_MODELS), "env") != 0))
+                    strcmp(config_source(CFG_LLM_MODELS), "env") != 0)) {
+        c->from_chain = 1;
         rc = models_from_json(c, models);
-    else
+    } else
         rc = models_from_shortcut(c);
     if (rc) {
         llm_client_free(c);
         return rc;
     }
     llm_quirks_load(c);
+    /* a client that will call models (a job): the window an Ollama server
+     * really applies (llm/ollama.c) */
+    if (st)
+        for (size_t i = 0; i < c->nmodels; i++)
+            llm_ollama_probe(c, &c->models[i]);
     *out = c;
     return 0;
 }
@@ -283,6 +317,8 @@ void llm_quirks_load(llm_client *c)
         if (q.context_window > 0 &&
             (m->context_window <= 0 || q.context_window < m->context_window))
             m->context_window = q.context_window;
+        if (q.context_window > 0)
+            m->window_learned = q.context_window;
     }
 }
 
@@ -387,7 +423,29 @@ int llm_client_model(const llm_client *c, size_t i, struct llm_model_info *out)
     out->price_in = m->price_in;
     out->price_cached_in = m->price_cached_in;
     out->price_out = m->price_out;
+    out->price_known = m->price_known;
     out->script = m->script;
     out->context_window = m->context_window;
+    return 0;
+}
+
+int llm_client_prices_check(const llm_client *c)
+{
+    for (size_t i = 0; i < c->nmodels; i++) {
+        const struct llm_model *m = &c->models[i];
+        if (m->price_known)
+            continue;
+        if (c->from_chain)
+            return err_set(ERR_INVALID,
+                           "model %s (llm.models[%zu]) has no known price, so a USD budget "
+                           "(budget.max_cost_usd) cannot be kept: set llm.models[%zu].price_in "
+                           "and price_out (USD per million tokens; price_cached_in too)",
+                           m->model, i, i);
+        return err_set(ERR_INVALID,
+                       "model %s has no known price, so a USD budget (budget.max_cost_usd) "
+                       "cannot be kept: set llm.price_in and llm.price_out (USD per million "
+                       "tokens; llm.price_cached_in too; GOALD_LLM_PRICE_IN, ...)",
+                       m->model);
+    }
     return 0;
 }

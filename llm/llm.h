@@ -135,12 +135,16 @@ struct llm_model_info {
     const char *api_key_env; /* the variable holding the key, "" when none is needed */
     int key_set;             /* 1 when that variable is set and not empty */
     double price_in, price_cached_in, price_out; /* USD per million tokens */
+    int price_known; /* 0: no price in the table nor the configuration (costs 0) */
     const char *script;                          /* script provider: the file */
     int64_t context_window;                      /* tokens */
 };
 
 /* Build a client from the configuration.  st may be NULL: then no events,
- * no accounting, no budget check, and script cursors live in memory.  The
+ * no accounting, no budget check, and script cursors live in memory.
+ * With a store (a client that will call models), an openai entry at a
+ * .../v1 base URL without a configured window asks the server whether it
+ * is Ollama and which window it applies (docs/llm.md, "Ollama").  The
  * store is borrowed and must outlive the client.  Errors: ERR_INVALID (a
  * configuration problem, named).  Free with llm_client_free(). */
 int llm_client_open(llm_client **out, store *st);
@@ -156,6 +160,13 @@ void llm_config_fingerprint(char out[65]);
 size_t llm_client_nmodels(const llm_client *c);
 /* Information about chain position i; the strings belong to the client. */
 int llm_client_model(const llm_client *c, size_t i, struct llm_model_info *out);
+
+/* May a goal with a USD budget use this chain?  0 when every model has a
+ * known price (the table of docs/llm.md, or the configuration); else
+ * ERR_INVALID naming the first model without one and the settings that
+ * give it (llm.models[i].price_* or llm.price_*): such a model would
+ * count as $0 against budget.max_cost_usd. */
+int llm_client_prices_check(const llm_client *c);
 
 /* One chat call on chain position model_index, with the retry policy of
  * docs/llm.md (rate limits, provider errors, timeouts, invalid responses;

@@ -23,7 +23,10 @@ struct llm_model {
     enum llm_kind kind;
     char *provider, *model, *base_url, *api_key_env, *script;
     double price_in, price_cached_in, price_out;
+    int price_known;        /* the prices come from the table or the configuration */
     int64_t context_window; /* tokens: configured, or the default for the model's name */
+    int window_set;         /* context_window is configured: no probe replaces it */
+    int64_t window_learned; /* a window an error of the endpoint stated (quirks), or 0 */
     int no_response_format; /* learned: the endpoint refused response_format */
     int use_max_completion; /* learned: the endpoint wants max_completion_tokens */
     int max_output;         /* learned: the most output tokens the model takes, 0: unknown */
@@ -42,6 +45,7 @@ struct llm_client {
     size_t max_body;
     int max_output_tokens;
     char *anthropic_version;
+    int from_chain; /* the models come from llm.models, not the shortcut */
 };
 
 /* What came back over HTTP.  body is capped at the client's max_body. */
@@ -142,8 +146,9 @@ int llm_anthropic_parse(llm_client *c, const char *body, struct llm_response *re
 int llm_anthropic_parse_take(llm_client *c, char *body, size_t len, struct llm_response *resp,
                              struct llm_error *err);
 
-/* The default prices of a model (docs/llm.md), 0 when unknown. */
-void llm_price_default(const char *model, double *in, double *cached, double *out);
+/* The list prices of a model (docs/llm.md): 1 with *in, *cached, *out
+ * set when the table knows its family, else 0 with all three 0. */
+int llm_price_default(const char *model, double *in, double *cached, double *out);
 
 /* The default context window of a model (tokens, docs/llm.md): by the
  * longest known name prefix, 32768 for an unknown name. */
@@ -167,6 +172,20 @@ void llm_call_tag(unsigned *tag);
  * store, nothing; a store error is logged, not fatal. */
 void llm_quirks_load(llm_client *c);
 void llm_quirks_save(llm_client *c, const struct llm_model *m);
+
+/* Ollama (llm/ollama.c).  llm_ollama_window(): the window a server
+ * applies to model, from its /api/show answer (model_info's
+ * <arch>.context_length, the parameters' num_ctx) and its /api/ps answer
+ * (the loaded model's context_length; may be NULL): the smaller of the
+ * trained length and the applied one (num_ctx, else the loaded length,
+ * else Ollama's smallest default, 4096); 0 when show_json is not an
+ * Ollama answer.  llm_ollama_probe(): for an openai entry at a base URL
+ * ending in /v1 (not api.openai.com) whose window is not configured, ask
+ * the server (short timeout) and set m->context_window to that window
+ * (or the smaller one an error stated); nothing changes when the server
+ * does not answer as Ollama does. */
+int64_t llm_ollama_window(const char *show_json, const char *ps_json, const char *model);
+void llm_ollama_probe(llm_client *c, struct llm_model *m);
 
 /* The max_tokens that fits after vLLM's "max_tokens too large" 400, or 0. */
 int llm_openai_fit_max_tokens(int status, const char *body, int64_t *window_out);

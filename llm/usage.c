@@ -15,42 +15,108 @@
 
 /* ---- prices ----------------------------------------------------------- */
 
-/* Published list prices, USD per million tokens (input, cached input,
- * output), used when a chain entry gives none.  Unknown models cost 0:
- * set price_in/price_cached_in/price_out in llm.models for them.  The
- * longest matching prefix wins ("gpt-4o-mini" before "gpt-4o"). */
+/* List prices, USD per million tokens (input, cached input, output), used
+ * when a chain entry gives none.  Read on 2026-11-27 from
+ *   https://developers.openai.com/api/docs/pricing (and its model pages)
+ *   https://platform.claude.com/docs/en/about-claude/pricing (and its model
+ *   pages)
+ * A row names one model family; a name matches it exactly or with a
+ * snapshot suffix ("-20251001", "-2025-08-07", "-latest"), never by a
+ * shorter prefix: "gpt-5" does not price "gpt-5.5" nor "gpt-5-pro", and
+ * "claude-opus-4" does not price "claude-opus-4-5".  A model not here has
+ * no price: it is refused under a USD budget until llm.models[].price_* or
+ * llm.price_* give one (llm_client_prices_check()).  Prices that depend
+ * on the prompt's length (Claude Haiku 5.5) are left out for that reason;
+ * above 200K input tokens some models charge more than listed (docs/llm.md). */
 static const struct {
-    const char *prefix;
+    const char *family;
     double in, cached_in, out;
 } default_prices[] = {
-    {"gpt-4o-mini", 0.15, 0.075, 0.60},
-    {"gpt-4o", 2.50, 1.25, 10.00},
-    {"gpt-4.1-nano", 0.10, 0.025, 0.40},
-    {"gpt-4.1-mini", 0.40, 0.10, 1.60},
+    /* OpenAI */
+    {"gpt-5.5", 5.00, 0.50, 30.00},
+    {"gpt-5.4", 2.50, 0.25, 15.00},
+    {"gpt-5.4-mini", 0.75, 0.075, 4.50},
+    {"gpt-5.4-nano", 0.20, 0.02, 1.25},
+    {"gpt-5.2", 1.75, 0.175, 14.00},
+    {"gpt-5.1", 1.25, 0.125, 10.00},
+    {"gpt-5", 1.25, 0.125, 10.00},
+    {"gpt-5-mini", 0.25, 0.025, 2.00},
+    {"gpt-5-nano", 0.05, 0.005, 0.40},
     {"gpt-4.1", 2.00, 0.50, 8.00},
-    {"o4-mini", 1.10, 0.275, 4.40},
+    {"gpt-4.1-mini", 0.40, 0.10, 1.60},
+    {"gpt-4.1-nano", 0.10, 0.025, 0.40},
+    {"gpt-4o", 2.50, 1.25, 10.00},
+    {"gpt-4o-2024-05-13", 5.00, 5.00, 15.00}, /* this snapshot, not its family's */
+    {"gpt-4o-mini", 0.15, 0.075, 0.60},
+    {"o3", 2.00, 0.50, 8.00},
     {"o3-mini", 1.10, 0.55, 4.40},
-    {"claude-3-5-haiku", 0.80, 0.08, 4.00},
-    {"claude-3-5-sonnet", 3.00, 0.30, 15.00},
-    {"claude-3-7-sonnet", 3.00, 0.30, 15.00},
-    {"claude-sonnet-4", 3.00, 0.30, 15.00},
+    {"o4-mini", 1.10, 0.275, 4.40},
+    /* Anthropic */
+    {"claude-opus-5-5", 4.00, 0.20, 20.00},
+    {"claude-opus-5", 5.00, 0.50, 25.00},
+    {"claude-opus-4-8", 5.00, 0.50, 25.00},
+    {"claude-opus-4-7", 5.00, 0.50, 25.00},
+    {"claude-opus-4-6", 5.00, 0.50, 25.00},
+    {"claude-opus-4-5", 5.00, 0.50, 25.00},
+    {"claude-opus-4-1", 15.00, 1.50, 75.00},
+    {"claude-opus-4-0", 15.00, 1.50, 75.00},
     {"claude-opus-4", 15.00, 1.50, 75.00},
+    {"claude-sonnet-5-5", 2.00, 0.20, 10.00},
+    {"claude-sonnet-5", 2.00, 0.20, 10.00},
+    {"claude-sonnet-4-6", 3.00, 0.30, 15.00},
+    {"claude-sonnet-4-5", 3.00, 0.30, 15.00},
+    {"claude-sonnet-4-0", 3.00, 0.30, 15.00},
+    {"claude-sonnet-4", 3.00, 0.30, 15.00},
+    {"claude-3-7-sonnet", 3.00, 0.30, 15.00},
+    {"claude-3-5-sonnet", 3.00, 0.30, 15.00},
+    {"claude-haiku-4-5", 1.00, 0.10, 5.00},
+    {"claude-3-5-haiku", 0.80, 0.08, 4.00},
+    {"claude-3-haiku", 0.25, 0.03, 1.25},
 };
 
-void llm_price_default(const char *model, double *in, double *cached, double *out)
+/* n digits at p */
+static int digits(const char *p, int n)
 {
-    size_t best = 0;
+    for (int i = 0; i < n; i++)
+        if (!isdigit((unsigned char)p[i]))
+            return 0;
+    return 1;
+}
+
+/* Is rest (what follows a family's name) a snapshot of it: nothing,
+ * "-YYYYMMDD", "-YYYY-MM-DD" or "-latest"? */
+static int snapshot_suffix(const char *rest)
+{
+    if (!*rest)
+        return 1;
+    if (*rest++ != '-')
+        return 0;
+    if (!strcmp(rest, "latest"))
+        return 1;
+    if (strlen(rest) == 8 && digits(rest, 8))
+        return 1;
+    return strlen(rest) == 10 && digits(rest, 4) && rest[4] == '-' && digits(rest + 5, 2) &&
+           rest[7] == '-' && digits(rest + 8, 2);
+}
+
+int llm_price_default(const char *model, double *in, double *cached, double *out)
+{
+    size_t nrows = sizeof(default_prices) / sizeof(default_prices[0]);
 
     *in = *cached = *out = 0;
-    for (size_t i = 0; model && i < sizeof(default_prices) / sizeof(default_prices[0]); i++) {
-        size_t n = strlen(default_prices[i].prefix);
-        if (n > best && !strncmp(model, default_prices[i].prefix, n)) {
-            best = n;
+    /* a row naming the exact snapshot first, then the families */
+    for (size_t pass = 0; model && pass < 2; pass++)
+    for (size_t i = 0; i < nrows; i++) {
+        size_t n = strlen(default_prices[i].family);
+        if (!strncmp(model, default_prices[i].family, n) &&
+            (pass == 0 ? model[n] == '\0' : snapshot_suffix(model + n))) {
             *in = default_prices[i].in;
             *cached = default_prices[i].cached_in;
             *out = default_prices[i].out;
+            return 1;
         }
     }
+    return 0;
 }
 
 /* Published context windows (tokens) by model-name prefix; the longest

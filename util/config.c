@@ -102,6 +102,15 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_LLM_CONTEXT_WINDOW] = {"llm.context_window", CFG_INT, "0", NULL, 0, 100000000,
                                 "shortcut chain: the model's context window (tokens); 0: the "
                                 "default for its name (docs/llm.md), 32768 for an unknown one"},
+    [CFG_LLM_PRICE_IN] = {"llm.price_in", CFG_DOUBLE, NULL, NULL, 0, 1e6,
+                          "shortcut chain: USD per million input tokens; unset: the table of "
+                          "docs/llm.md (a model it does not know has no price and is refused "
+                          "under a goal's budget.max_cost_usd)"},
+    [CFG_LLM_PRICE_CACHED_IN] = {"llm.price_cached_in", CFG_DOUBLE, NULL, NULL, 0, 1e6,
+                                 "shortcut chain: USD per million cached input tokens; unset: "
+                                 "the table's, else llm.price_in"},
+    [CFG_LLM_PRICE_OUT] = {"llm.price_out", CFG_DOUBLE, NULL, NULL, 0, 1e6,
+                           "shortcut chain: USD per million output tokens; unset: the table's"},
     [CFG_LLM_COMPACT_AT_PCT] = {"llm.compact_at_pct", CFG_INT, "75", NULL, 10, 95,
                                 "a run's history is compacted when a request is estimated past "
                                 "this share of the model's context window (%)"},

@@ -25,6 +25,7 @@ void vcs_forge_release(struct vcs_forge *f)
     free(f->base_url);
     free(f->owner);
     free(f->repo);
+    free(f->head_owner);
     memset(f, 0, sizeof(*f));
 }
 
@@ -77,6 +78,29 @@ bad:
                    url);
 }
 
+/* A local path or file:// URL: no forge's repository. */
+static int remote_is_local(const char *url)
+{
+    return !url || !*url || url[0] == '/' || url[0] == '.' || !strncmp(url, "file:", 5) ||
+           (!strstr(url, "://") && !strchr(url, ':'));
+}
+
+/* The fork's owner when the push remote is a network URL whose owner is
+ * not the configured forge.owner (the base repository's): its branch is
+ * "OWNER:branch" to the forge.  NULL when the remote is the base
+ * repository, or a local path (nothing to tell). */
+static char *fork_owner(const char *remote_url, const char *base_owner)
+{
+    char owner[256], repo[256];
+
+    if (remote_is_local(remote_url) ||
+        vcs_forge_parse_remote(owner, sizeof(owner), repo, sizeof(repo), remote_url) != 0) {
+        err_clear();
+        return NULL;
+    }
+    return strcasecmp(owner, base_owner) != 0 ? xstrdup(owner) : NULL;
+}
+
 int vcs_forge_from_config(struct vcs_forge *f, const char *remote_url)
 {
     const char *base = config_str(CFG_FORGE_BASE_URL);
@@ -106,6 +130,8 @@ int vcs_forge_from_config(struct vcs_forge *f, const char *remote_url)
         f->base_url[--n] = '\0';
     f->owner = xstrdup(owner);
     f->repo = xstrdup(repo);
+    if (co && *co)
+        f->head_owner = fork_owner(remote_url, co);
     return 0;
 }
 
@@ -123,9 +149,7 @@ int vcs_forge_can_pr(const char *remote_name, const char *remote_url)
     /* the configuration names the forge's repository: it is the forge */
     if (co && *co && cr && *cr)
         return 0;
-    if (!remote_url || !*remote_url || remote_url[0] == '/' || remote_url[0] == '.' ||
-        !strncmp(remote_url, "file:", 5) || (!strstr(remote_url, "://") &&
-                                             !strchr(remote_url, ':')))
+    if (remote_is_local(remote_url))
         return err_set(ERR_INVALID,
                        "remote \"%s\" (%s) is a local path: no forge takes a pull request "
                        "there; set forge.base_url, forge.owner and forge.repo, or "
@@ -278,17 +302,26 @@ static int http_status_err(const char *method, const char *url, long status, con
  * now, naming it.  401 and 403 (not a rate limit) are never retried:
  * class "auth".  Any other status is returned for the caller to judge.
  * On error, fl (when not NULL) gets the class and the server's wait. */
-/* A rate limit: a 429, or a 403 with x-ratelimit-remaining: 0 or
- * Retry-After. */
+/* A rate limit: a 429, or a 403 with x-ratelimit-remaining: 0, a
+ * Retry-After, or a body saying so (GitHub's secondary rate limit: "You
+ * have exceeded a secondary rate limit", often without either header). */
 static int rate_limited(const struct http_response *res)
 {
     const char *rem = http_response_header(res, "x-ratelimit-remaining");
 
     if (res->status == 429)
         return 1;
-    return res->status == 403 && ((rem && strtoll(rem, NULL, 10) == 0 && *rem == '0') ||
-                                   http_response_header(res, "retry-after"));
+    if (res->status != 403)
+        return 0;
+    return (rem && strtoll(rem, NULL, 10) == 0 && *rem == '0') ||
+           http_response_header(res, "retry-after") ||
+           (res->body.len && strcasestr(strbuf_cstr(&res->body), "rate limit"));
 }
+
+/* How long a rate limit asks us to wait: the server's (Retry-After, or
+ * x-ratelimit-reset with nothing remaining), else a minute, as GitHub
+ * asks of a secondary limit or a bare 429. */
+#define FORGE_RATE_LIMIT_MIN_MS 60000
 
 /* The error of a 401, or a 403 that is no rate limit: never retried. */
 static int auth_refused(const struct http_response *res, struct forge_failure *fl,
@@ -360,6 +393,8 @@ static int forge_request(struct http_response *res, struct forge_failure *fl,
         if (!rc && !limited && res->status < 500)
             return 0; /* an answer for the caller */
         server_ms = rc ? -1 : res->retry_after_ms;
+        if (limited && server_ms < 0)
+            server_ms = FORGE_RATE_LIMIT_MIN_MS;
         wait = retry_wait_ms(server_ms, n, 2000, cap_ms, &give_up);
         if (give_up)
             return wait_too_long(res, fl, method, url, server_ms, cap_ms);
@@ -400,8 +435,9 @@ static int pr_from_json(struct vcs_pr *out, const cJSON *pr)
     return 0;
 }
 
-/* Is the head of pull request pr the branch head of OUR repository's
- * owner (not a fork's branch of the same name), and its base base? */
+/* Is the head of pull request pr the branch head of our head owner (the
+ * base repository's owner, or the fork's we push to; not another fork's
+ * branch of the same name), and its base base? */
 static int pr_matches(const cJSON *pr, const struct vcs_forge *f, const char *head,
                       const char *base)
 {
@@ -415,7 +451,8 @@ static int pr_matches(const cJSON *pr, const struct vcs_forge *f, const char *he
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(hrepo, "owner"), "login"));
     const char *full = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(hrepo, "full_name"));
     const char *label = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(h, "label"));
-    size_t on = strlen(f->owner);
+    const char *owner = f->head_owner ? f->head_owner : f->owner;
+    size_t on = strlen(owner);
 
     if (!ref || strcmp(ref, head) != 0 || !bref || strcmp(bref, base) != 0)
         return 0;
@@ -423,11 +460,11 @@ static int pr_matches(const cJSON *pr, const struct vcs_forge *f, const char *he
         return 0;
     /* the head's owner: its repository's, else the label's "owner:" */
     if (login)
-        return strcasecmp(login, f->owner) == 0;
+        return strcasecmp(login, owner) == 0;
     if (full)
-        return strncasecmp(full, f->owner, on) == 0 && full[on] == '/';
+        return strncasecmp(full, owner, on) == 0 && full[on] == '/';
     if (label && strchr(label, ':'))
-        return strncasecmp(label, f->owner, on) == 0 && label[on] == ':';
+        return strncasecmp(label, owner, on) == 0 && label[on] == ':';
     return 0; /* a fork that is gone, or nothing says whose: not ours */
 }
 
@@ -440,28 +477,92 @@ static int link_has_next(const struct http_response *res)
     return strstr(l, "rel=\"next\"") != NULL || strstr(l, "rel=next") != NULL;
 }
 
-int vcs_forge_pr_find(struct vcs_pr *out, const struct vcs_forge *f, const char *head,
+/* path escaped segment by segment onto u: a route that takes the rest of
+ * the path gets a branch name with its slashes. */
+static int escape_segments(strbuf *u, const char *path)
+{
+    char seg[1024];
+    int rc;
+
+    for (;;) {
+        size_t n = strcspn(path, "/");
+        if (n >= sizeof(seg))
+            return err_set(ERR_INVALID, "branch name too long: %.60s...", path);
+        memcpy(seg, path, n);
+        seg[n] = '\0';
+        if ((rc = http_escape(u, seg)) != 0 || !path[n])
+            return rc;
+        if ((rc = strbuf_adds(u, "/")) != 0)
+            return rc;
+        path += n + 1;
+    }
+}
+
+/* Gitea and Forgejo: GET {pulls}/{base}/{head} names the pull request
+ * from head (OWNER:branch for a fork) into base, open or not.  0 with out
+ * filled when it is open and ours, ERR_NOTFOUND when there is none (a 404:
+ * also a server older than that route), else ERR_FAIL. */
+static int find_gitea(struct vcs_pr *out, const struct vcs_forge *f, const char *head,
                       const char *base)
 {
-    strbuf u = STRBUF_INIT, label = STRBUF_INIT, q = STRBUF_INIT, qb = STRBUF_INIT;
+    strbuf u = STRBUF_INIT;
+    struct http_response res = {0};
+    cJSON *pr = NULL;
+    int rc;
+
+    if ((rc = pulls_url(&u, f)) != 0 || (rc = strbuf_adds(&u, "/")) != 0 ||
+        (rc = http_escape(&u, base)) != 0 || (rc = strbuf_adds(&u, "/")) != 0)
+        goto out;
+    if (f->head_owner &&
+        ((rc = http_escape(&u, f->head_owner)) != 0 || (rc = strbuf_adds(&u, ":")) != 0))
+        goto out;
+    rc = escape_segments(&u, head);
+    if (rc || (rc = forge_request(&res, &out->failure, f, "GET", strbuf_cstr(&u), NULL)) != 0)
+        goto out;
+    if (res.status == 404) {
+        rc = ERR_NOTFOUND;
+        goto out;
+    }
+    if (res.status != 200) {
+        rc = http_status_err("GET", strbuf_cstr(&u), res.status, &res.body);
+        rc = ERR_FAIL;
+        snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
+        goto out;
+    }
+    pr = cJSON_Parse(strbuf_cstr(&res.body));
+    if (!cJSON_IsObject(pr)) {
+        rc = err_set(ERR_FAIL, "GET %s: expected a JSON object", strbuf_cstr(&u));
+        snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
+        goto out;
+    }
+    /* a closed one (the route does not filter) is not the open one we want */
+    rc = pr_matches(pr, f, head, base) ? pr_from_json(out, pr) : ERR_NOTFOUND;
+out:
+    cJSON_Delete(pr);
+    http_response_release(&res);
+    strbuf_release(&u);
+    return rc;
+}
+
+/* Page through the open pull requests (GitHub: filtered by head and base;
+ * Gitea: all of them, filtered here), at most forge.max_pages pages. */
+static int find_pages(struct vcs_pr *out, const struct vcs_forge *f, const char *head,
+                      const char *base, const char *label)
+{
+    strbuf u = STRBUF_INIT, q = STRBUF_INIT, qb = STRBUF_INIT;
     struct http_response res = {0};
     cJSON *arr = NULL;
     const cJSON *it;
     int gitea = forge_is_gitea(f->base_url);
     int per_page = gitea ? 50 : 100, pages = (int)config_int(CFG_FORGE_MAX_PAGES), page;
-    int rc = ERR_NOTFOUND;
+    int rc;
 
-    memset(out, 0, sizeof(out[0]));
-    if ((rc = strbuf_addf(&label, "%s:%s", f->owner, head)) != 0 ||
-        (rc = http_escape(&q, strbuf_cstr(&label))) != 0 || (rc = http_escape(&qb, base)) != 0)
+    if ((rc = http_escape(&q, label)) != 0 || (rc = http_escape(&qb, base)) != 0)
         goto out;
     rc = ERR_NOTFOUND;
     for (page = 1; page <= pages; page++) {
         int n = 0, next;
         strbuf_reset(&u);
-        /* GitHub filters by head (owner:branch) and base; Gitea and
-         * Forgejo list every open pull request, page by page: the answer
-         * is filtered here in any case */
         if ((rc = pulls_url(&u, f)) != 0 ||
             (rc = gitea ? strbuf_addf(&u, "?state=open&page=%d&limit=%d", page, per_page)
                         : strbuf_addf(&u, "?state=open&head=%s&base=%s&per_page=%d&page=%d",
@@ -498,28 +599,51 @@ int vcs_forge_pr_find(struct vcs_pr *out, const struct vcs_forge *f, const char 
         if (n == 0 || next == 0 || (next < 0 && n < per_page))
             break;
     }
-    if (rc == ERR_NOTFOUND) {
-        if (page > pages)
-            log_warn("forge: no open pull request from %s into %s in the first %d pages "
-                     "(forge.max_pages)",
-                     strbuf_cstr(&label), base, pages);
-        err_set(ERR_NOTFOUND, "no open pull request from %s into %s", strbuf_cstr(&label),
-                base);
-    }
+    if (page > pages)
+        log_warn("forge: no open pull request from %s into %s in the first %d pages "
+                 "(forge.max_pages)",
+                 label, base, pages);
 out:
     http_response_release(&res);
     cJSON_Delete(arr);
     strbuf_release(&q);
     strbuf_release(&qb);
-    strbuf_release(&label);
     strbuf_release(&u);
     return rc;
+}
+
+/* The look-up, with Gitea's page scan as a last resort (legacy: after a
+ * 409 "already exists" its base/head route did not find). */
+static int pr_find(struct vcs_pr *out, const struct vcs_forge *f, const char *head,
+                   const char *base, int scan)
+{
+    strbuf label = STRBUF_INIT;
+    int rc;
+
+    memset(out, 0, sizeof(out[0]));
+    if ((rc = strbuf_addf(&label, "%s:%s", f->head_owner ? f->head_owner : f->owner, head)) != 0)
+        goto out;
+    if (!forge_is_gitea(f->base_url))
+        rc = find_pages(out, f, head, base, strbuf_cstr(&label));
+    else if ((rc = find_gitea(out, f, head, base)) == ERR_NOTFOUND && scan)
+        rc = find_pages(out, f, head, base, strbuf_cstr(&label));
+    if (rc == ERR_NOTFOUND)
+        err_set(ERR_NOTFOUND, "no open pull request from %s into %s", strbuf_cstr(&label), base);
+out:
+    strbuf_release(&label);
+    return rc;
+}
+
+int vcs_forge_pr_find(struct vcs_pr *out, const struct vcs_forge *f, const char *head,
+                      const char *base)
+{
+    return pr_find(out, f, head, base, 0);
 }
 
 int vcs_forge_pr_ensure(struct vcs_pr *out, const struct vcs_forge *f, const char *title,
                         const char *head, const char *base, const char *body)
 {
-    strbuf u = STRBUF_INIT;
+    strbuf u = STRBUF_INIT, qhead = STRBUF_INIT;
     struct http_response res = {0};
     cJSON *req = NULL, *ans = NULL;
     char *text = NULL;
@@ -533,9 +657,12 @@ int vcs_forge_pr_ensure(struct vcs_pr *out, const struct vcs_forge *f, const cha
         return rc; /* found (0), or the forge failed */
     vcs_pr_release(out);
 
+    /* a fork's branch is OWNER:branch to the base repository */
+    if (f->head_owner && (rc = strbuf_addf(&qhead, "%s:%s", f->head_owner, head)) != 0)
+        goto out;
     req = cJSON_CreateObject();
     if (!req || !cJSON_AddStringToObject(req, "title", title) ||
-        !cJSON_AddStringToObject(req, "head", head) ||
+        !cJSON_AddStringToObject(req, "head", f->head_owner ? strbuf_cstr(&qhead) : head) ||
         !cJSON_AddStringToObject(req, "base", base) ||
         !cJSON_AddStringToObject(req, "body", body ? body : "") ||
         !(text = cJSON_PrintUnformatted(req))) {
@@ -551,7 +678,7 @@ int vcs_forge_pr_ensure(struct vcs_pr *out, const struct vcs_forge *f, const cha
          * opened between our look-up and our POST: return that one when it
          * can be found; else the forge's own reason */
         struct vcs_pr again;
-        if (vcs_forge_pr_find(&again, f, head, base) == 0) {
+        if (pr_find(&again, f, head, base, 1) == 0) {
             *out = again;
             rc = 0;
             goto out;
@@ -575,6 +702,7 @@ out:
     cJSON_free(text);
     cJSON_Delete(req);
     http_response_release(&res);
+    strbuf_release(&qhead);
     strbuf_release(&u);
     return rc;
 }

@@ -7,9 +7,15 @@
  * by that suffix) also serve:
  *   GET  {base}/repos/{owner}/{repo}/pulls?state=open&head={owner}:{branch}
  *        &base={base}&per_page=100&page=N          (GitHub)
- *   GET  {base}/repos/{owner}/{repo}/pulls?state=open&page=N&limit=50
- *                                                  (Gitea/Forgejo: no head filter)
+ *   GET  {base}/repos/{owner}/{repo}/pulls/{base}/{head}   (Gitea/Forgejo;
+ *        after a 409 "already exists" it did not find, the open pull
+ *        requests page by page: ?state=open&page=N&limit=50)
  *   POST {base}/repos/{owner}/{repo}/pulls  {"title","head","base","body"}
+ * For a fork (the push remote's owner is not forge.owner), head is
+ * "FORKOWNER:branch" in the query, the Gitea path and the POST.
+ * A rate limit (429; 403 with x-ratelimit-remaining 0, Retry-After, or a
+ * body naming a rate limit, as GitHub's secondary limit) waits the
+ * server's time, else a minute.
  * GitHub gets "Accept: application/vnd.github+json" and
  * "X-GitHub-Api-Version: 2022-11-28".  Requests follow util/retry.h: see
  * docs/publishing.md.
@@ -29,10 +35,13 @@ struct vcs_forge {
     char *base_url; /* no final '/' */
     char *owner;
     char *repo;
+    char *head_owner; /* a fork's owner, whose branch the pull request comes
+                       * from; NULL: the branch is in owner/repo */
 };
 
 /* Fill f from the configuration: forge.base_url, and forge.owner /
- * forge.repo when set, else owner and repository name taken from
+ * forge.repo when set (then a network remote_url of another owner is a
+ * fork: f->head_owner), else owner and repository name taken from
  * remote_url (https://host/OWNER/REPO(.git), git@host:OWNER/REPO.git,
  * ssh://git@host/OWNER/REPO.git, any path ending in OWNER/REPO(.git)).
  * remote_url may be NULL when both are configured.  ERR_INVALID when no

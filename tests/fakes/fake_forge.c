@@ -2,7 +2,7 @@
  * fake_forge - a GitHub-shaped REST fake on 127.0.0.1 for tests.
  *
  *   fake_forge --port-file F --log L.jsonl [--port N] [--require-token T]
- *              [--mode github|gitea]
+ *              [--mode github|gitea] [--git-root DIR]
  *
  * Serves, under / (GitHub), /api/v3 (GitHub Enterprise) and /api/v1
  * (Gitea, Forgejo):
@@ -13,8 +13,12 @@
  *        a Link header (rel="next" while more) and X-Total-Count.  The mode
  *        defaults to gitea under /api/v1 and github elsewhere.
  *   POST /repos/{o}/{r}/pulls {title, head, base, body}  201, numbers from 1
- *        per repository; 422 when an open one has the same head and base
- *        (as GitHub, with errors[0].message)
+ *        per repository; head "OWNER:branch" is a fork's branch; 422 (gitea
+ *        mode: 409) when an open one has the same head and base (as
+ *        GitHub, with errors[0].message)
+ *   GET  /repos/{o}/{r}/pulls/{base}/{head}  gitea mode: the newest pull
+ *        request from head ("OWNER:branch" for a fork's) into base, open or
+ *        not, or 404 (Gitea's repoGetPullRequestByBaseHead)
  *   POST /_fake/seed {"repo":"o/r","prs":[{"head","base","head_owner",
  *        "title","state"}...]}  adds pull requests (head_owner: a fork's)
  *   POST /_fake/inject {"status","headers":{},"body":{},"times","method",
@@ -23,7 +27,10 @@
  *        = now + N (epoch seconds)
  *   POST /hook            200 (a webhook receiver); POST /hook/fail: 500
  *   ANY  /git/...         a git smart-HTTP door that only checks Basic auth:
- *        401 + WWW-Authenticate until the password is the token, then 404
+ *        401 + WWW-Authenticate until the password is the token, then 404;
+ *        with --git-root DIR, `git http-backend` serves the repositories
+ *        under DIR there (fetch and push; /git/OWNER/REPO.git is
+ *        DIR/OWNER/REPO.git), once the token matches (or none is required)
  * Pull requests live in memory.  With --require-token, API requests
  * without "Authorization: token T" or "Bearer T" get 401.
  *
@@ -44,6 +51,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,6 +63,7 @@ static unsigned port;
 static cJSON *prs; /* every pull request; each has a private "_repo" */
 static cJSON *injects; /* queued answers (POST /_fake/inject) */
 static const char *mode; /* "github", "gitea" or NULL (by path) */
+static const char *git_root; /* --git-root: /git/ is served by git http-backend */
 
 struct req {
     strbuf body;
@@ -270,7 +279,14 @@ static cJSON *pulls(int *status, char *link, size_t linkn, long *total, struct M
         cJSON_AddStringToObject(ans, "message", "Validation Failed");
         return ans;
     }
-    snprintf(label, sizeof(label), "%s:%s", o, head);
+    /* a fork's branch: "OWNER:branch" */
+    const char *colon = strchr(head, ':');
+    char head_owner[256] = "";
+    if (colon) {
+        snprintf(head_owner, sizeof(head_owner), "%.*s", (int)(colon - head), head);
+        head = colon + 1;
+    }
+    snprintf(label, sizeof(label), "%s:%s", colon ? head_owner : o, head);
     cJSON_ArrayForEach(it, prs)
     {
         const cJSON *h = cJSON_GetObjectItemCaseSensitive(it, "head");
@@ -285,15 +301,54 @@ static cJSON *pulls(int *status, char *link, size_t linkn, long *total, struct M
             cJSON_AddStringToObject(e, "message", m);
             cJSON_AddItemToArray(errs, e);
             cJSON_AddStringToObject(ans, "message", "Validation Failed");
-            *status = 422;
+            *status = gitea ? 409 : 422; /* Gitea says 409 */
             return ans;
         }
     }
-    cJSON *pr = make_pr(repo, next_number(repo), o, title, head, NULL, base, body, "open");
+    cJSON *pr = make_pr(repo, next_number(repo), o, title, head, colon ? head_owner : NULL, base,
+                        body, "open");
     cJSON_AddItemToArray(prs, pr);
     cJSON_Delete(ans);
     *status = 201;
     return public_pr(pr);
+}
+
+/* Gitea's GET /repos/{o}/{r}/pulls/{base}/{head} (head "OWNER:branch"
+ * for a fork's; the branch may hold slashes): the newest pull request of
+ * that head into that base, whatever its state, or 404. */
+static cJSON *pull_by_base_head(int *status, const char *method, const char *o, const char *r,
+                                const char *rest)
+{
+    char repo[512], base[256], label[600];
+    const char *slash = strchr(rest, '/'), *head;
+    cJSON *ans = NULL, *it;
+
+    snprintf(repo, sizeof(repo), "%s/%s", o, r);
+    *status = 404;
+    if (strcmp(method, "GET") == 0 && slash && slash[1]) {
+        snprintf(base, sizeof(base), "%.*s", (int)(slash - rest), rest);
+        head = slash + 1;
+        if (strchr(head, ':'))
+            snprintf(label, sizeof(label), "%s", head);
+        else
+            snprintf(label, sizeof(label), "%s:%s", o, head);
+        cJSON_ArrayForEach(it, prs)
+        {
+            const cJSON *h = cJSON_GetObjectItemCaseSensitive(it, "head");
+            const cJSON *b = cJSON_GetObjectItemCaseSensitive(it, "base");
+            if (strcmp(jstr(it, "_repo"), repo) == 0 && strcmp(jstr(h, "label"), label) == 0 &&
+                strcmp(jstr(b, "ref"), base) == 0) {
+                cJSON_Delete(ans);
+                ans = public_pr(it); /* the last, the newest */
+                *status = 200;
+            }
+        }
+    }
+    if (!ans) {
+        ans = cJSON_CreateObject();
+        cJSON_AddStringToObject(ans, "message", "pull request does not exist");
+    }
+    return ans;
 }
 
 /* POST /_fake/seed */
@@ -320,6 +375,108 @@ static cJSON *seed(int *status, const cJSON *in)
     cJSON_AddNumberToObject(ans, "count", cJSON_GetArraySize(prs));
     *status = 200;
     return ans;
+}
+
+/* What git http-backend answered: status, headers, body. */
+struct cgi_answer {
+    int status;
+    cJSON *headers; /* name -> value */
+    strbuf body;
+};
+
+/* Run `git http-backend` (a CGI) on one request under git_root: PATH_INFO
+ * is the path after /git, receive-pack allowed (REMOTE_USER set), the
+ * request body on its stdin.  0 with *a filled, -1 when it cannot run. */
+static int git_cgi(struct cgi_answer *a, struct MHD_Connection *c, const char *method,
+                   const char *path_info, const strbuf *body)
+{
+    const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "service");
+    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
+    char in_path[] = "/tmp/fake_forge_cgi_XXXXXX", buf[65536], *p, *hdr_end;
+    int in_fd, out[2], st;
+    ssize_t n;
+    pid_t pid;
+
+    memset(a, 0, sizeof(*a));
+    strbuf_init(&a->body, 64 << 20);
+    a->headers = cJSON_CreateObject();
+    a->status = 200;
+    if ((in_fd = mkstemp(in_path)) < 0)
+        return -1;
+    unlink(in_path);
+    if (body->len && write(in_fd, body->buf, body->len) != (ssize_t)body->len)
+        return close(in_fd), -1;
+    lseek(in_fd, 0, SEEK_SET);
+    if (pipe(out) != 0)
+        return close(in_fd), -1;
+    pid = fork();
+    if (pid == 0) {
+        char qs[300], cl[32];
+        snprintf(qs, sizeof(qs), "%s%s", q ? "service=" : "", q ? q : "");
+        snprintf(cl, sizeof(cl), "%zu", body->len);
+        setenv("GIT_PROJECT_ROOT", git_root, 1);
+        setenv("GIT_HTTP_EXPORT_ALL", "1", 1);
+        setenv("PATH_INFO", path_info, 1);
+        setenv("QUERY_STRING", qs, 1);
+        setenv("REQUEST_METHOD", method, 1);
+        setenv("CONTENT_LENGTH", cl, 1);
+        setenv("REMOTE_USER", "fake", 1);
+        setenv("REMOTE_ADDR", "127.0.0.1", 1);
+        if (ct)
+            setenv("CONTENT_TYPE", ct, 1);
+        if (ce)
+            setenv("HTTP_CONTENT_ENCODING", ce, 1);
+        dup2(in_fd, 0);
+        dup2(out[1], 1);
+        close(out[0]);
+        execlp("git", "git", "http-backend", (char *)NULL);
+        _exit(127);
+    }
+    close(in_fd);
+    close(out[1]);
+    while ((n = read(out[0], buf, sizeof(buf))) > 0)
+        if (strbuf_add(&a->body, buf, (size_t)n) != 0)
+            break;
+    close(out[0]);
+    waitpid(pid, &st, 0);
+    /* the CGI's header lines, then the body */
+    p = a->body.buf ? a->body.buf : "";
+    hdr_end = strstr(p, "\r\n\r\n");
+    if (!hdr_end)
+        return -1;
+    *hdr_end = '\0';
+    for (char *line = strtok(p, "\r\n"); line; line = strtok(NULL, "\r\n")) {
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        *colon = '\0';
+        for (colon++; *colon == ' '; colon++)
+            ;
+        if (!strcasecmp(line, "Status"))
+            a->status = atoi(colon);
+        else
+            cJSON_AddStringToObject(a->headers, line, colon);
+    }
+    {
+        size_t off = (size_t)(hdr_end + 4 - a->body.buf);
+        memmove(a->body.buf, a->body.buf + off, a->body.len - off);
+        a->body.len -= off;
+    }
+    return 0;
+}
+
+static enum MHD_Result reply_cgi(struct MHD_Connection *c, struct cgi_answer *a)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        a->body.len, a->body.buf ? a->body.buf : (void *)"", MHD_RESPMEM_MUST_COPY);
+    enum MHD_Result ret;
+    const cJSON *h;
+
+    cJSON_ArrayForEach(h, a->headers) MHD_add_response_header(r, h->string, h->valuestring);
+    ret = MHD_queue_response(c, (unsigned)a->status, r);
+    MHD_destroy_response(r);
+    return ret;
 }
 
 static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *text, int want_basic,
@@ -388,7 +545,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     long total = -1;
     struct timeval tv;
     char o[256], r[256], tail[64];
-    int status = 404, want_basic = 0, api = 1, auth_ok;
+    int status = 404, want_basic = 0, api = 1, auth_ok, served_cgi = 0;
+    struct cgi_answer cgi;
     char *text;
     enum MHD_Result ret;
 
@@ -417,7 +575,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         path += 7;
     auth_ok = auth_matches(c, strncmp(path, "/git/", 5) == 0);
 
-    if (strncmp(path, "/git/", 5) == 0) {
+    if (strncmp(path, "/git/", 5) == 0 && git_root && (!token || auth_ok)) {
+        api = 0;
+        if (git_cgi(&cgi, c, method, path + 4, &rq->body) == 0) {
+            served_cgi = 1;
+            status = cgi.status;
+        } else {
+            status = 500;
+            ans = cJSON_CreateObject();
+            cJSON_AddStringToObject(ans, "message", "git http-backend failed");
+        }
+    } else if (strncmp(path, "/git/", 5) == 0) {
         api = 0;
         if (!auth_ok) {
             status = 401;
@@ -454,6 +622,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         status = 401;
         ans = cJSON_CreateObject();
         cJSON_AddStringToObject(ans, "message", "Bad credentials");
+    } else if (gitea && sscanf(path, "/repos/%255[^/]/%255[^/]/%63[^/]", o, r, tail) == 3 &&
+               strcmp(tail, "pulls") == 0 && strstr(path, "/pulls/")) {
+        ans = pull_by_base_head(&status, method, o, r, strstr(path, "/pulls/") + 7);
     } else if (sscanf(path, "/repos/%255[^/]/%255[^/]/%63s", o, r, tail) == 3 &&
                strcmp(tail, "pulls") == 0) {
         ans = pulls(&status, link, sizeof(link), &total, c, method, o, r, in, gitea);
@@ -491,6 +662,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     cJSON_free(text);
     cJSON_Delete(entry);
 
+    if (served_cgi) {
+        ret = reply_cgi(c, &cgi);
+        strbuf_release(&cgi.body);
+        cJSON_Delete(cgi.headers);
+        cJSON_Delete(extra);
+        cJSON_Delete(in);
+        return ret;
+    }
     text = cJSON_PrintUnformatted(ans);
     ret = reply(c, status, text, want_basic, extra);
     cJSON_free(text);
@@ -517,7 +696,7 @@ static void done(void *cls, struct MHD_Connection *c, void **con_cls,
 static void usage(void)
 {
     fprintf(stderr, "usage: fake_forge --port-file F --log L [--port N] [--require-token T] "
-                    "[--mode github|gitea]\n");
+                    "[--mode github|gitea] [--git-root DIR]\n");
     exit(2);
 }
 
@@ -543,6 +722,8 @@ int main(int argc, char **argv)
             token = argv[++i];
         else if (!strcmp(argv[i], "--mode") && i + 1 < argc)
             mode = argv[++i];
+        else if (!strcmp(argv[i], "--git-root") && i + 1 < argc)
+            git_root = argv[++i];
         else
             usage();
     }

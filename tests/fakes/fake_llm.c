@@ -52,8 +52,12 @@
  * request is answered 400 context_length_exceeded (Anthropic: an
  * invalid_request_error "prompt is too long") without taking a script
  * entry.
+ * --ollama-num-ctx N [--ollama-report show|ps|none] [--ollama-trained T]
+ * [--truncated-log F]: an Ollama-like server (see "an Ollama-like server"
+ * below): /api/show and /api/ps, and prompts past N tokens cut silently.
  * Every request (n, t_ms: wall clock in ms, method, path, headers, body) is
- * appended to L as one JSON line.  Exits on SIGTERM or SIGINT.
+ * appended to L as one JSON line (not /api/show nor /api/ps).  Exits on
+ * SIGTERM or SIGINT.
  */
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -721,6 +725,91 @@ static enum MHD_Result answer(struct MHD_Connection *conn, int status, const cha
     return queue(conn, status, r, ctype, headers);
 }
 
+/* ---- an Ollama-like server ---------------------------------------------
+ * --ollama-num-ctx N: the server applies a context window of N tokens and,
+ * as Ollama behind /v1, cuts a longer prompt silently: the request is
+ * answered as usual, and noted in --truncated-log F (one line: n, tokens).
+ * --ollama-report show|ps|none: where the server tells N: the parameters'
+ * num_ctx of POST /api/show (default), the loaded model's context_length
+ * of GET /api/ps, or nowhere (the server's own default).  /api/show's
+ * model_info says a trained context_length of --ollama-trained T (32768).
+ * Without --ollama-num-ctx, /api/show and /api/ps are 404.  Neither is
+ * logged nor takes a script entry. */
+static long ollama_num_ctx, ollama_trained = 32768;
+static const char *ollama_report = "show";
+static const char *truncated_log;
+static char ollama_model[256] = "";
+
+static int ollama_route(const char *url)
+{
+    size_t n = strlen(url);
+    return (n >= 9 && !strcmp(url + n - 9, "/api/show")) ||
+           (n >= 7 && !strcmp(url + n - 7, "/api/ps"));
+}
+
+static enum MHD_Result ollama_answer(struct MHD_Connection *conn, const char *url,
+                                     const strbuf *body)
+{
+    cJSON *o, *req;
+    char *text;
+    enum MHD_Result ret;
+    int show = strstr(url, "/api/show") != NULL;
+
+    if (!ollama_num_ctx)
+        return answer(conn, 404, NULL, NULL, "404 page not found");
+    o = cJSON_CreateObject();
+    if (show) {
+        char params[256];
+        cJSON *info = cJSON_AddObjectToObject(o, "model_info");
+        req = cJSON_Parse(strbuf_cstr(body));
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(req, "model")))
+            snprintf(ollama_model, sizeof(ollama_model), "%s",
+                     cJSON_GetObjectItemCaseSensitive(req, "model")->valuestring);
+        cJSON_Delete(req);
+        cJSON_AddStringToObject(info, "general.architecture", "qwen2");
+        cJSON_AddNumberToObject(info, "qwen2.context_length", (double)ollama_trained);
+        cJSON_AddNumberToObject(info, "qwen2.embedding_length", 3584);
+        if (!strcmp(ollama_report, "show"))
+            snprintf(params, sizeof(params),
+                     "num_ctx                        %ld\nstop                           "
+                     "\"<|im_end|>\"",
+                     ollama_num_ctx);
+        else
+            snprintf(params, sizeof(params), "stop                           \"<|im_end|>\"");
+        cJSON_AddStringToObject(o, "parameters", params);
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "details"), "family", "qwen2");
+    } else {
+        cJSON *models = cJSON_AddArrayToObject(o, "models");
+        if (!strcmp(ollama_report, "ps") && ollama_model[0]) {
+            cJSON *m = cJSON_CreateObject();
+            cJSON_AddStringToObject(m, "name", ollama_model);
+            cJSON_AddStringToObject(m, "model", ollama_model);
+            cJSON_AddNumberToObject(m, "context_length", (double)ollama_num_ctx);
+            cJSON_AddItemToArray(models, m);
+        }
+    }
+    text = cJSON_PrintUnformatted(o);
+    ret = answer(conn, 200, NULL, NULL, text);
+    cJSON_free(text);
+    cJSON_Delete(o);
+    return ret;
+}
+
+/* A chat request past the Ollama-like window: cut silently (noted). */
+static void ollama_truncate_note(const strbuf *body, long reqno)
+{
+    FILE *f;
+
+    if (!ollama_num_ctx || (long)(body->len / 4) <= ollama_num_ctx || !truncated_log)
+        return;
+    f = fopen(truncated_log, "a");
+    if (f) {
+        fprintf(f, "{\"n\":%ld,\"tokens\":%ld,\"num_ctx\":%ld}\n", reqno, (long)(body->len / 4),
+                ollama_num_ctx);
+        fclose(f);
+    }
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **con_cls)
@@ -750,6 +839,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         *upload_size = 0;
         return MHD_YES;
     }
+    if (ollama_route(url))
+        return ollama_answer(conn, url, &c->body);
     if (strcmp(method, "POST") != 0 || ul < wl || strcmp(url + ul - wl, want) != 0) {
         log_request(conn, method, url, &c->body, 0);
         return answer(conn, 404, NULL, NULL,
@@ -795,6 +886,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     }
     e = take_entry(&reqno);
     log_request(conn, method, url, &c->body, reqno);
+    ollama_truncate_note(&c->body, reqno);
     v = cJSON_GetObjectItemCaseSensitive(req, "model");
     if (cJSON_IsString(v))
         model = v->valuestring;
@@ -979,6 +1071,14 @@ int main(int argc, char **argv)
             realistic = 1;
         else if (!strcmp(argv[i], "--context-tokens") && i + 1 < argc)
             context_tokens = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--ollama-num-ctx") && i + 1 < argc)
+            ollama_num_ctx = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--ollama-report") && i + 1 < argc)
+            ollama_report = argv[++i];
+        else if (!strcmp(argv[i], "--ollama-trained") && i + 1 < argc)
+            ollama_trained = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--truncated-log") && i + 1 < argc)
+            truncated_log = argv[++i];
         else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
             i++;
             if (!strcmp(argv[i], "anthropic"))

@@ -242,7 +242,13 @@ static void pr_once(const char *suffix, const char *token)
     log = forge_log();
     snprintf(want, sizeof(want), "%s/repos/acme/widgets/pulls", suffix);
     assert_int_equal(count_requests(log, "POST", want), 2);
-    assert_int_equal(count_requests(log, "GET", want), 4);
+    /* GitHub lists with a head filter; Gitea asks by base and head */
+    assert_int_equal(count_requests(log, "GET", want), suffix[0] ? 0 : 4);
+    if (suffix[0]) {
+        snprintf(want, sizeof(want), "%s/repos/acme/widgets/pulls/main/goald/fix-tests-0123abcd",
+                 suffix);
+        assert_int_equal(count_requests(log, "GET", want), 2);
+    }
     cJSON_ArrayForEach(e, log)
     {
         if (!strcmp(jget(e, "method", NULL), "POST")) {
@@ -261,12 +267,11 @@ static void pr_once(const char *suffix, const char *token)
     cJSON_ArrayForEach(e, log)
     {
         if (!strcmp(jget(e, "method", NULL), "GET")) {
-            assert_string_equal(jget(e, "query", "state"), "open");
             if (suffix[0]) {
-                assert_string_equal(jget(e, "query", "page"), "1");
-                assert_string_equal(jget(e, "query", "limit"), "50");
+                assert_null(jget(e, "query", "page"));
                 assert_null(jget(e, "headers", "X-GitHub-Api-Version"));
             } else {
+                assert_string_equal(jget(e, "query", "state"), "open");
                 assert_string_equal(jget(e, "query", "head"), "acme:goald/fix-tests-0123abcd");
                 assert_string_equal(jget(e, "query", "base"), "main");
                 assert_string_equal(jget(e, "headers", "X-GitHub-Api-Version"), "2022-11-28");
@@ -527,8 +532,8 @@ static void fake_post(const char *what, const char *json)
 }
 
 /* The PR look-up picks the goal's PR among: the same branch into another
- * base, a fork's same-named branch, and 60 newer pull requests (Gitea: a
- * list without head filter, 50 a page). */
+ * base, a fork's same-named branch, and 60 newer pull requests (Gitea:
+ * asked by base and head, not read from the list page by page). */
 static void lookup_among(const char *suffix)
 {
     struct vcs_forge f;
@@ -568,10 +573,10 @@ static void lookup_among(const char *suffix)
     vcs_pr_release(&pr);
     log = forge_log();
     if (suffix[0]) {
-        /* the first look-up read two pages of 50 */
-        const cJSON *e1 = cJSON_GetArrayItem(log, 3);
-        assert_string_equal(jget(cJSON_GetArrayItem(log, 2), "query", "page"), "1");
-        assert_string_equal(jget(e1, "query", "page"), "2");
+        /* Gitea: one request by base and head each, never the list */
+        assert_int_equal(count_requests(log, "GET", "/api/v1/repos/acme/widgets/pulls"), 0);
+        assert_int_equal(
+            count_requests(log, "GET", "/api/v1/repos/acme/widgets/pulls/main/goald/fix-1"), 1);
     }
     cJSON_Delete(log);
     vcs_forge_release(&f);
@@ -586,7 +591,7 @@ static void test_lookup_github(void **state)
     lookup_among("");
 }
 
-static void test_lookup_gitea_paged(void **state)
+static void test_lookup_gitea_base_head(void **state)
 {
     (void)state;
     lookup_among("/api/v1");
@@ -697,6 +702,138 @@ static void test_retry_policy(void **state)
     config_reset();
 }
 
+/* A push remote that is a fork of forge.owner/forge.repo: the pull request
+ * comes from "FORKOWNER:branch" (POST, GitHub's head= query, Gitea's
+ * base/head path), and only the fork's pull request is found, not the
+ * base owner's branch of the same name; a closed one is not found. */
+static void fork_pr(const char *suffix)
+{
+    struct vcs_forge f;
+    struct vcs_pr pr = {0};
+    cJSON *log, *e;
+    char want[256];
+    int posts = 0;
+
+    forge_start(suffix[0] ? "fork-gitea" : "fork-github", NULL);
+    set_base(suffix);
+    setenv("GOALD_FORGE_OWNER", "acme", 1);
+    setenv("GOALD_FORGE_REPO", "widgets", 1);
+    config_reset();
+    assert_int_equal(config_load(NULL), 0);
+    assert_int_equal(vcs_forge_from_config(&f, "https://example.com/Me/widgets.git"), 0);
+    assert_string_equal(f.owner, "acme");
+    assert_string_equal(f.head_owner, "Me");
+    fake_post("seed", "{\"repo\":\"acme/widgets\",\"prs\":["
+                      "{\"head\":\"goald/x-1\",\"base\":\"main\"},"
+                      "{\"head\":\"goald/x-1\",\"base\":\"main\",\"head_owner\":\"Me\","
+                      "\"state\":\"closed\"}]}");
+    if (vcs_forge_pr_ensure(&pr, &f, "t", "goald/x-1", "main", "b") != 0)
+        fail_msg("ensure: %s", err_last());
+    assert_int_equal(pr.created, 1);
+    assert_int_equal(pr.number, 3);
+    vcs_pr_release(&pr);
+    if (vcs_forge_pr_ensure(&pr, &f, "t", "goald/x-1", "main", "b") != 0)
+        fail_msg("ensure again: %s", err_last());
+    assert_int_equal(pr.created, 0);
+    assert_int_equal(pr.number, 3);
+    vcs_pr_release(&pr);
+    log = forge_log();
+    cJSON_ArrayForEach(e, log)
+    {
+        const char *m = jget(e, "method", NULL), *path = jget(e, "path", NULL);
+        if (!strcmp(m, "POST") && strstr(path, "/repos/acme/widgets/pulls")) {
+            assert_string_equal(jget(e, "json", "head"), "Me:goald/x-1");
+            posts++;
+        } else if (!strcmp(m, "GET") && !suffix[0]) {
+            assert_string_equal(jget(e, "query", "head"), "Me:goald/x-1");
+        } else if (!strcmp(m, "GET")) {
+            snprintf(want, sizeof(want), "%s/repos/acme/widgets/pulls/main/Me:goald/x-1", suffix);
+            assert_string_equal(path, want);
+        }
+    }
+    assert_int_equal(posts, 1);
+    cJSON_Delete(log);
+    vcs_forge_release(&f);
+    /* the base repository itself, or a local path: no fork */
+    assert_int_equal(vcs_forge_from_config(&f, "git@example.com:ACME/widgets.git"), 0);
+    assert_null(f.head_owner);
+    vcs_forge_release(&f);
+    assert_int_equal(vcs_forge_from_config(&f, "/srv/git/someone/widgets.git"), 0);
+    assert_null(f.head_owner);
+    vcs_forge_release(&f);
+    forge_stop();
+    unsetenv("GOALD_FORGE_OWNER");
+    unsetenv("GOALD_FORGE_REPO");
+    unsetenv("GOALD_FORGE_BASE_URL");
+    config_reset();
+}
+
+static void test_fork_pr_github(void **state)
+{
+    (void)state;
+    fork_pr("");
+}
+
+static void test_fork_pr_gitea(void **state)
+{
+    (void)state;
+    fork_pr("/api/v1");
+}
+
+/* GitHub's secondary rate limit (a 403 whose body says so, no header) and
+ * a bare 429 are rate limits waited out for a minute (scaled), not a bad
+ * token; a secondary limit with Retry-After waits that. */
+static void test_secondary_rate_limit(void **state)
+{
+    struct vcs_forge f;
+    struct vcs_pr pr = {0};
+    cJSON *log;
+    double dt;
+
+    (void)state;
+    setenv("GOALD_TIME_SCALE", "0.01", 1);
+    forge_start("secondary", NULL);
+    set_base("");
+    assert_int_equal(vcs_forge_from_config(&f, "https://example.com/acme/widgets.git"), 0);
+    fake_post("inject", "{\"status\":403,\"body\":{\"message\":\"You have exceeded a "
+                        "secondary rate limit. Please wait a few minutes before you try "
+                        "again.\"}}");
+    if (vcs_forge_pr_find(&pr, &f, "goald/a-1", "main") != ERR_NOTFOUND)
+        fail_msg("find after a secondary rate limit: %s", err_last());
+    vcs_pr_release(&pr);
+    log = forge_log();
+    assert_int_equal(cJSON_GetArraySize(log), 3); /* the injection, the 403, the retry */
+    dt = log_t(log, 2) - log_t(log, 1);
+    if (dt < 550 || dt > 3000) /* 60 s x 0.01 */
+        fail_msg("waited %.0f ms after a secondary rate limit at scale 0.01", dt);
+    cJSON_Delete(log);
+    fake_post("inject", "{\"status\":429,\"body\":{\"message\":\"Too Many Requests\"}}");
+    if (vcs_forge_pr_find(&pr, &f, "goald/a-1", "main") != ERR_NOTFOUND)
+        fail_msg("find after a bare 429: %s", err_last());
+    vcs_pr_release(&pr);
+    log = forge_log();
+    assert_int_equal(cJSON_GetArraySize(log), 6);
+    dt = log_t(log, 5) - log_t(log, 4);
+    if (dt < 550 || dt > 3000)
+        fail_msg("waited %.0f ms after a bare 429 at scale 0.01", dt);
+    cJSON_Delete(log);
+    fake_post("inject", "{\"status\":403,\"headers\":{\"Retry-After\":\"10\"},\"body\":"
+                        "{\"message\":\"You have exceeded a secondary rate limit.\"}}");
+    if (vcs_forge_pr_find(&pr, &f, "goald/a-1", "main") != ERR_NOTFOUND)
+        fail_msg("find after a secondary rate limit with Retry-After: %s", err_last());
+    vcs_pr_release(&pr);
+    log = forge_log();
+    dt = log_t(log, 8) - log_t(log, 7);
+    if (dt < 90 || dt > 500) /* 10 s x 0.01, not a minute */
+        fail_msg("waited %.0f ms for Retry-After: 10 at scale 0.01", dt);
+    cJSON_Delete(log);
+    vcs_forge_release(&f);
+    forge_stop();
+    unsetenv("GOALD_TIME_SCALE");
+    unsetenv("GOALD_FORGE_BASE_URL");
+    config_reset();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -706,8 +843,11 @@ int main(void)
         cmocka_unit_test_teardown(test_pr_gitea_path_with_token, teardown),
         cmocka_unit_test_teardown(test_pr_bad_token, teardown),
         cmocka_unit_test_teardown(test_lookup_github, teardown),
-        cmocka_unit_test_teardown(test_lookup_gitea_paged, teardown),
+        cmocka_unit_test_teardown(test_lookup_gitea_base_head, teardown),
         cmocka_unit_test_teardown(test_retry_policy, teardown),
+        cmocka_unit_test_teardown(test_fork_pr_github, teardown),
+        cmocka_unit_test_teardown(test_fork_pr_gitea, teardown),
+        cmocka_unit_test_teardown(test_secondary_rate_limit, teardown),
         cmocka_unit_test_teardown(test_webhook, teardown),
         cmocka_unit_test_teardown(test_push_token_auth, teardown),
         cmocka_unit_test_teardown(test_publish_flow_twice, teardown),

@@ -547,7 +547,8 @@ static void test_config_chain(void **state)
     assert_string_equal(mi.base_url, "http://h/v1");
     assert_string_equal(mi.api_key_env, "MY_KEY");
     assert_int_equal(mi.key_set, 1);
-    assert_true(mi.price_in == 1 && mi.price_out == 2 && mi.price_cached_in == 0);
+    /* a model the table does not know: cached input at the input price */
+    assert_true(mi.price_in == 1 && mi.price_out == 2 && mi.price_cached_in == 1);
     /* a configured key variable's value is redacted anywhere */
     char *s = llm_redact(c, "echo secret-value-123456");
     assert_string_equal(s, "echo ***REDACTED***");
@@ -735,6 +736,135 @@ static void test_output_limit(void **state)
     llm_error_release(&e);
     assert_string_equal(llm_error_class_name(LLM_ERR_TRUNCATED), "truncated");
     assert_int_equal(llm_error_class_parse("refused"), LLM_ERR_REFUSED);
+/* The price table: current families at their list prices, dated
+ * snapshots as their family, and no family priced by a shorter or longer
+ * one's row. */
+static void test_prices_families(void **state)
+{
+    static const struct {
+        const char *model;
+        int known;
+        double in, cached, out;
+    } cases[] = {
+        {"gpt-5", 1, 1.25, 0.125, 10.00},
+        {"gpt-5-2025-08-07", 1, 1.25, 0.125, 10.00},
+        {"gpt-5-mini", 1, 0.25, 0.025, 2.00},
+        {"gpt-5-mini-2025-08-07", 1, 0.25, 0.025, 2.00},
+        {"gpt-5-nano", 1, 0.05, 0.005, 0.40},
+        {"gpt-5.5", 1, 5.00, 0.50, 30.00},
+        {"gpt-5.4-mini", 1, 0.75, 0.075, 4.50},
+        {"gpt-5-pro", 0, 0, 0, 0},  /* not gpt-5's */
+        {"gpt-5.3", 0, 0, 0, 0},    /* not gpt-5's */
+        {"gpt-50", 0, 0, 0, 0},
+        {"gpt-4o", 1, 2.50, 1.25, 10.00},
+        {"gpt-4o-mini-2024-07-18", 1, 0.15, 0.075, 0.60},
+        {"gpt-4o-2024-05-13", 1, 5.00, 5.00, 15.00},
+        {"gpt-4o-audio-preview", 0, 0, 0, 0},
+        {"o3", 1, 2.00, 0.50, 8.00},
+        {"o3-pro", 0, 0, 0, 0},
+        {"claude-haiku-4-5", 1, 1.00, 0.10, 5.00},
+        {"claude-haiku-4-5-20251001", 1, 1.00, 0.10, 5.00},
+        {"claude-sonnet-4-5-20250929", 1, 3.00, 0.30, 15.00},
+        {"claude-opus-4-5-20251101", 1, 5.00, 0.50, 25.00}, /* not Opus 4's */
+        {"claude-opus-4-20250514", 1, 15.00, 1.50, 75.00},
+        {"claude-opus-4-1-20250805", 1, 15.00, 1.50, 75.00},
+        {"claude-sonnet-5", 1, 2.00, 0.20, 10.00},
+        {"claude-opus-5-5", 1, 4.00, 0.20, 20.00},
+        {"claude-3-5-haiku-latest", 1, 0.80, 0.08, 4.00},
+        {"claude-haiku-5-5", 0, 0, 0, 0}, /* priced by prompt length: not in the table */
+        {"claude-opus-4-9", 0, 0, 0, 0},
+        {"qwen2.5-coder:7b", 0, 0, 0, 0},
+        {"", 0, 0, 0, 0},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        double in = -1, cached = -1, out = -1;
+        int known = llm_price_default(cases[i].model, &in, &cached, &out);
+        if (known != cases[i].known || in != cases[i].in || cached != cases[i].cached ||
+            out != cases[i].out)
+            fail_msg("%s: known %d %g/%g/%g, expected %d %g/%g/%g", cases[i].model, known, in,
+                     cached, out, cases[i].known, cases[i].in, cases[i].cached, cases[i].out);
+    }
+}
+
+/* A chain with a model of no known price cannot keep a USD budget: the
+ * check names the model and the settings that price it. */
+static void test_prices_check(void **state)
+{
+    char path[512];
+    llm_client *c = NULL;
+    struct llm_model_info mi;
+    const char *cfg = "{\"llm\":{\"models\":[{\"provider\":\"openai\",\"model\":\"gpt-5\"},"
+                      "{\"provider\":\"openai\",\"model\":\"local-x\",\"price_in\":0}]}}";
+
+    (void)state;
+    unsetenv("GOALD_LLM_MODEL");
+    setenv("GOALD_LLM_MODEL", "qwen3:8b", 1);
+    assert_int_equal(config_load(NULL), 0);
+    assert_int_equal(llm_client_open(&c, NULL), 0);
+    assert_int_equal(llm_client_prices_check(c), ERR_INVALID);
+    assert_non_null(strstr(err_last(), "model qwen3:8b has no known price"));
+    assert_non_null(strstr(err_last(), "llm.price_in and llm.price_out"));
+    llm_client_model(c, 0, &mi);
+    assert_int_equal(mi.price_known, 0);
+    llm_client_free(c);
+    /* priced by the settings (free: a local model) */
+    setenv("GOALD_LLM_PRICE_IN", "0", 1);
+    setenv("GOALD_LLM_PRICE_OUT", "0", 1);
+    assert_int_equal(config_load(NULL), 0);
+    assert_int_equal(llm_client_open(&c, NULL), 0);
+    assert_int_equal(llm_client_prices_check(c), 0);
+    llm_client_free(c);
+    unsetenv("GOALD_LLM_PRICE_IN");
+    unsetenv("GOALD_LLM_PRICE_OUT");
+    unsetenv("GOALD_LLM_MODEL");
+    /* a chain: only an input price is not a price */
+    testutil_tmp_path(path, sizeof(path), "prices.json");
+    assert_int_equal(fs_write_atomic(path, cfg, strlen(cfg), 0600), 0);
+    assert_int_equal(config_load(path), 0);
+    assert_int_equal(llm_client_open(&c, NULL), 0);
+    assert_int_equal(llm_client_prices_check(c), ERR_INVALID);
+    assert_non_null(strstr(err_last(), "model local-x (llm.models[1]) has no known price"));
+    assert_non_null(strstr(err_last(), "llm.models[1].price_in"));
+    llm_client_free(c);
+    /* a script model costs nothing */
+    setenv("GOALD_LLM_SCRIPT", path, 1);
+    config_reset();
+    assert_int_equal(config_load(NULL), 0);
+    assert_int_equal(llm_client_open(&c, NULL), 0);
+    assert_int_equal(llm_client_prices_check(c), 0);
+    llm_client_free(c);
+    unsetenv("GOALD_LLM_SCRIPT");
+    config_reset();
+}
+
+/* The window an Ollama server applies: the parameters' num_ctx, else the
+ * loaded model's context_length (/api/ps), else 4096; never more than the
+ * trained length; 0 for an answer that is not Ollama's. */
+static void test_ollama_window(void **state)
+{
+    const char *show_ctx = "{\"model_info\":{\"general.architecture\":\"qwen2\","
+                           "\"qwen2.context_length\":32768},\"parameters\":\"num_ctx    "
+                           "        8192\\nstop \\\"<|im_end|>\\\"\"}";
+    const char *show_plain = "{\"model_info\":{\"llama.context_length\":131072},"
+                             "\"parameters\":\"stop \\\"<|eot_id|>\\\"\"}";
+    const char *show_small = "{\"model_info\":{\"llama.context_length\":2048},"
+                             "\"parameters\":\"num_ctx 8192\"}";
+    const char *ps = "{\"models\":[{\"name\":\"other:1b\",\"context_length\":2048},"
+                     "{\"name\":\"llama3.1:8b\",\"model\":\"llama3.1:8b\","
+                     "\"context_length\":65536}]}";
+
+    (void)state;
+    assert_int_equal(llm_ollama_window(show_ctx, NULL, "qwen2.5-coder:7b"), 8192);
+    assert_int_equal(llm_ollama_window(show_ctx, ps, "qwen2.5-coder:7b"), 8192);
+    assert_int_equal(llm_ollama_window(show_plain, NULL, "llama3.1:8b"), 4096);
+    assert_int_equal(llm_ollama_window(show_plain, ps, "llama3.1:8b"), 65536);
+    assert_int_equal(llm_ollama_window(show_plain, ps, "mistral:7b"), 4096);
+    assert_int_equal(llm_ollama_window(show_small, NULL, "x"), 2048);
+    assert_int_equal(llm_ollama_window("{\"error\":\"model not found\"}", NULL, "x"), 0);
+    assert_int_equal(llm_ollama_window("404 page not found", NULL, "x"), 0);
+    assert_int_equal(llm_ollama_window(NULL, NULL, "x"), 0);
 }
 
 int main(void)
@@ -760,6 +890,9 @@ int main(void)
         cmocka_unit_test(test_script_memory),
         cmocka_unit_test(test_config_chain),
         cmocka_unit_test(test_parse_damaged),
+        cmocka_unit_test(test_prices_families),
+        cmocka_unit_test(test_prices_check),
+        cmocka_unit_test(test_ollama_window),
     };
     testutil_setup("test_llm");
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,182 @@
+/*
+ * ollama.c - the context window an Ollama server really applies.
+ *
+ * Ollama's OpenAI-compatible endpoint (/v1/chat/completions) ignores
+ * options such as num_ctx: every request runs with the window the server
+ * applies (the model's num_ctx parameter, else OLLAMA_CONTEXT_LENGTH, else
+ * a default of 4096 tokens on a small GPU), and a longer prompt is cut
+ * silently, whatever the model's published window.  So goald asks the
+ * server (POST /api/show: model_info's <arch>.context_length, the
+ * parameters' num_ctx; GET /api/ps: the context_length of the model when
+ * loaded) and uses that window for compaction and the output budget.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm/llm_internal.h"
+#include "util/http.h"
+#include "util/log.h"
+
+/* The smallest window Ollama applies by default (a GPU under 24 GiB). */
+#define OLLAMA_DEFAULT_CTX 4096
+/* A probe is a small request to a server nearby: never the chat's timeout. */
+#define OLLAMA_PROBE_TIMEOUT_MS 10000
+
+/* "num_ctx    8192" among the parameters text (one "name value" a line):
+ * the value, or 0. */
+static int64_t parameters_num_ctx(const char *params)
+{
+    for (const char *p = params; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!strncmp(p, "num_ctx", 7) && (p[7] == ' ' || p[7] == '\t')) {
+            long long v = strtoll(p + 7, NULL, 10);
+            return v > 0 ? (int64_t)v : 0;
+        }
+    }
+    return 0;
+}
+
+/* model_info's "<arch>.context_length": the trained window, or 0. */
+static int64_t trained_length(const cJSON *info)
+{
+    const cJSON *it;
+    const char *suffix = ".context_length";
+    size_t sl = strlen(suffix);
+
+    cJSON_ArrayForEach(it, info)
+    {
+        size_t n = it->string ? strlen(it->string) : 0;
+        if (n > sl && !strcmp(it->string + n - sl, suffix) && cJSON_IsNumber(it) &&
+            it->valuedouble > 0 && it->valuedouble < 1e9)
+            return (int64_t)it->valuedouble;
+    }
+    return 0;
+}
+
+/* The context_length /api/ps reports for model (loaded), or 0. */
+static int64_t loaded_length(const char *ps_json, const char *model)
+{
+    cJSON *root = ps_json ? cJSON_Parse(ps_json) : NULL;
+    const cJSON *it;
+    int64_t n = 0;
+
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(root, "models"))
+    {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "name"));
+        const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "model"));
+        const cJSON *cl = cJSON_GetObjectItemCaseSensitive(it, "context_length");
+        if (((name && !strcmp(name, model)) || (m && !strcmp(m, model))) && cJSON_IsNumber(cl) &&
+            cl->valuedouble > 0 && cl->valuedouble < 1e9) {
+            n = (int64_t)cl->valuedouble;
+            break;
+        }
+    }
+    cJSON_Delete(root);
+    return n;
+}
+
+int64_t llm_ollama_window(const char *show_json, const char *ps_json, const char *model)
+{
+    cJSON *show = show_json ? cJSON_Parse(show_json) : NULL;
+    const cJSON *info = cJSON_GetObjectItemCaseSensitive(show, "model_info");
+    const char *params = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(show, "parameters"));
+    int64_t trained, applied, w = 0;
+
+    if (!cJSON_IsObject(info))
+        goto out; /* not an Ollama answer */
+    trained = trained_length(info);
+    /* what the server runs the model with: its num_ctx, else (the server's
+     * own default) what it loaded it with, else the smallest default */
+    applied = parameters_num_ctx(params);
+    if (applied <= 0)
+        applied = loaded_length(ps_json, model);
+    if (applied <= 0)
+        applied = OLLAMA_DEFAULT_CTX;
+    w = trained > 0 && trained < applied ? trained : applied;
+out:
+    cJSON_Delete(show);
+    return w;
+}
+
+/* One request of the probe: 0 with the body in *out (a 200), else -1. */
+static int probe_request(llm_client *c, const char *method, const char *url, const char *body,
+                         strbuf *out)
+{
+    const char *headers[] = {"Content-Type: application/json", "Accept: application/json", NULL};
+    struct http_request rq = {.method = method,
+                              .url = url,
+                              .headers = headers,
+                              .body = body,
+                              .max_body = (size_t)1 << 20};
+    struct http_response res;
+    int rc;
+
+    rq.connect_timeout_ms = c->connect_timeout_ms;
+    rq.timeout_ms =
+        c->timeout_ms < OLLAMA_PROBE_TIMEOUT_MS ? c->timeout_ms : OLLAMA_PROBE_TIMEOUT_MS;
+    rc = http_perform(&res, NULL, &rq);
+    if (rc == 0 && res.status == 200) {
+        *out = res.body;
+        memset(&res.body, 0, sizeof(res.body));
+    } else {
+        err_clear();
+        rc = -1;
+    }
+    http_response_release(&res);
+    return rc;
+}
+
+/* Is m possibly served by Ollama's OpenAI-compatible endpoint: an openai
+ * entry whose base URL ends in /v1, not OpenAI's own, whose window the
+ * configuration does not state? */
+static int maybe_ollama(const struct llm_model *m)
+{
+    size_t n = m->base_url ? strlen(m->base_url) : 0;
+
+    return m->kind == LLM_KIND_OPENAI && !m->window_set && n > 3 &&
+           !strcmp(m->base_url + n - 3, "/v1") &&
+           strncmp(m->base_url, "https://api.openai.com", 22) != 0;
+}
+
+void llm_ollama_probe(llm_client *c, struct llm_model *m)
+{
+    strbuf url = STRBUF_INIT, show = STRBUF_INIT, ps = STRBUF_INIT;
+    cJSON *req = NULL;
+    char *body = NULL;
+    size_t root_len;
+    int64_t w;
+
+    if (!maybe_ollama(m))
+        return;
+    root_len = strlen(m->base_url) - 3; /* the server's root, without /v1 */
+    req = cJSON_CreateObject();
+    if (!req || !cJSON_AddStringToObject(req, "model", m->model) ||
+        !(body = cJSON_PrintUnformatted(req)))
+        goto out;
+    if (strbuf_addf(&url, "%.*s/api/show", (int)root_len, m->base_url) != 0 ||
+        probe_request(c, "POST", strbuf_cstr(&url), body, &show) != 0)
+        goto out; /* not Ollama, or not answering: the window stays */
+    strbuf_reset(&url);
+    if (strbuf_addf(&url, "%.*s/api/ps", (int)root_len, m->base_url) != 0 ||
+        probe_request(c, "GET", strbuf_cstr(&url), NULL, &ps) != 0)
+        strbuf_reset(&ps);
+    w = llm_ollama_window(strbuf_cstr(&show), ps.len ? strbuf_cstr(&ps) : NULL, m->model);
+    if (w <= 0)
+        goto out;
+    /* a smaller window an error of this endpoint stated still wins */
+    if (m->window_learned > 0 && m->window_learned < w)
+        w = m->window_learned;
+    if (w != m->context_window)
+        log_info("llm: %s at %s: the server applies a context window of %lld tokens (was %lld)",
+                 m->model, m->base_url, (long long)w, (long long)m->context_window);
+    m->context_window = w;
+out:
+    cJSON_free(body);
+    cJSON_Delete(req);
+    strbuf_release(&url);
+    strbuf_release(&show);
+    strbuf_release(&ps);
+}
