@@ -341,7 +341,10 @@ enum path_role gates_path_role(const struct gate_plan *plan, const char *path, i
         return ROLE_TEST_SUPPORT;
     if (test_file(path, runners))
         return ROLE_TEST;
-    for (size_t i = 0; plan && i < plan->n; i++)
+    /* a file a command names that was there at the baseline (sh
+     * test.sh); one the item added is what the gate looks for (test -f
+     * notes.txt): the product's */
+    for (size_t i = 0; !added && plan && i < plan->n; i++)
         if (plan->gates[i].command && command_names(plan->gates[i].command, path))
             return ROLE_TEST_CONFIG;
     return ROLE_PRODUCT;

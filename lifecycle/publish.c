@@ -365,16 +365,21 @@ static int nothing_done(struct job_ctx *j, const struct finished *f, int *ended)
 
 /* 2. The completion rule: the must-pass gates once more on the final
  * branch head (not for a goal a human completed as partial); *partial is
- * set when only pre-existing failures remain, and stored on the goal. */
-static int final_check(struct job_ctx *j, int *partial)
+ * set when only pre-existing failures remain, or when an item was
+ * skipped or cancelled (partial means partial: that is work not done), or
+ * when a human completed the goal as partial; stored on the goal. */
+static int final_check(struct job_ctx *j, const struct finished *f, int *partial)
 {
     int rc;
 
     *partial = 0;
-    if (j->goal->partial)
+    if (j->goal->partial) {
+        *partial = 1;
         return 0;
+    }
     if ((rc = verify_goal_final(j, partial)) != 0)
         return rc;
+    *partial = *partial || f->skipped || f->cancelled;
     if (*partial && store_goal_set_partial(j->st, j->goal->id) != 0)
         return job_fail(j, "internal", "%s", err_last());
     return 0;
@@ -548,15 +553,8 @@ int stage_publish(struct job_ctx *j)
         remote = "origin";
     if ((rc = check_finished(j, &fin)) != 0 || (rc = nothing_done(j, &fin, &ended)) != 0 || ended)
         goto out;
-    if ((rc = sync_clone(j)) != 0 || (rc = final_check(j, &partial)) != 0)
+    if ((rc = sync_clone(j)) != 0 || (rc = final_check(j, &fin, &partial)) != 0)
         goto out;
-    /* partial means partial: a skipped or cancelled item is work not done */
-    if ((fin.skipped || fin.cancelled) && !partial && !g->partial &&
-        store_goal_set_partial(j->st, g->id) != 0) {
-        rc = job_fail(j, "internal", "%s", err_last());
-        goto out;
-    }
-    partial = partial || g->partial || fin.skipped || fin.cancelled;
     worktree_head(j, head);
     if (g->repo && g->branch && push &&
         (rc = push_branch(j, remote, head, remote_url, sizeof(remote_url))) != 0)

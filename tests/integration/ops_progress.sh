@@ -45,16 +45,16 @@ expect_out "          $NR"
 run "$G" goals --json; expect_rc 0
 expect_eq "$(jqo '.[0].unverified_reason')" "no repository"
 
-# --- skipped: never hidden behind the percentage -----------------------------
+# --- skipped: never hidden behind the percentage, never counted as done ------
 # (the item's status set directly: recovery to "skipped" is tested elsewhere)
 sql "UPDATE work_items SET status = 'skipped' WHERE key = 'wi-2'"
 run "$G" report "$GID"; expect_rc 0
-expect_out "100.0%"
-expect_out "1 done, 1 skipped of 2 items (4 of 4 points)"
+expect_out "25.0%"
+expect_out "1 done, 1 skipped of 2 items (1 of 4 points)"
 bar=$(printf '%s\n' "$OUT" | sed -n 's/^progress \[\(.*\)\].*/\1/p')
 expect_eq "$(printf '%s' "$bar" | tr -cd 's' | wc -c)" 30 "skipped cells"
 run "$G" report "$GID" --json; expect_rc 0
-expect_eq "$(jqo '.progress | [.items_skipped, .skipped_points, .percent] | join(" ")')" "1 3 100"
+expect_eq "$(jqo '.progress | [.items_skipped, .skipped_points, .percent] | join(" ")')" "1 3 25"
 sql "UPDATE work_items SET status = 'blocked' WHERE key = 'wi-2'"
 
 # --- complete_partial: the goal completes; the cancelled item is named ------

@@ -125,7 +125,10 @@ static void test_generic(void **state)
     (void)state;
     /* a file a gate command names decides what runs */
     assert_string_equal(role("sh test.sh", "test.sh", 0), "test_config");
-    assert_string_equal(role("bash scripts/check", "scripts/check/run.sh", 1), "test_config");
+    assert_string_equal(role("bash scripts/check", "scripts/check/run.sh", 0), "test_config");
+    /* one the item added is what the gate looks for */
+    assert_string_equal(role("test -f notes.txt", "notes.txt", 1), "product");
+    assert_string_equal(role("test -f notes.txt", "notes.txt", 0), "test_config");
     /* a test folder a command names holds tests */
     assert_string_equal(role("python3 -m pytest tests", "tests/test_more.py", 1), "test");
     assert_string_equal(role("./run-tests", "run-tests", 0), "test_config");
