@@ -46,6 +46,7 @@ const struct cli_command cmd_report = {
                   "\"evidence\", \"budget\", \"escalations\", \"artifacts\"} as in "
                   "docs/report-json.md; with --item KEY one object {\"key\", \"id\", \"title\", "
                   "\"status\", \"baseline\", \"granularity\", \"introduced\", \"pre_existing\", "
-                  "\"fixed\", \"gate_inputs_changed\", \"tests_weakened\", \"gates\": [...]}",
+                  "\"fixed\", \"gate_inputs_changed\", \"fail_to_pass\", \"not_exercising\", "
+                  "\"accepted_test_changes\", \"tests_weakened\", \"roles\", \"gates\": [...]}",
     .readonly = 1,
 };

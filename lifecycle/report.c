@@ -469,6 +469,9 @@ static int item_json_cb(const struct work_item *wi, void *varg)
     write_list(w, "pre_existing", v);
     write_list(w, "fixed", v);
     write_list(w, "gate_inputs_changed", v);
+    write_list(w, "fail_to_pass", v);
+    write_list(w, "not_exercising", v);
+    write_list(w, "accepted_test_changes", v);
     jsonw_key(w, "tests_weakened");
     jsonw_bool(w, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "tests_weakened")));
     jsonw_object_end(w);
@@ -802,7 +805,9 @@ static int item_attempt_cb(const struct store_run_attempt *a, void *arr)
 /* The `report --item` object of wi (by key) into *out (cJSON_Delete). */
 static int item_report_json(store *st, const struct work_item *wi, const char *key, cJSON **out)
 {
-    static const char *lists[] = {"introduced", "pre_existing", "fixed", "gate_inputs_changed"};
+    static const char *lists[] = {"introduced",   "pre_existing",   "fixed",
+                                  "gate_inputs_changed", "fail_to_pass", "not_exercising",
+                                  "accepted_test_changes"};
     char status[32], title[512];
     cJSON *v = item_verification(st, wi->id), *o = xcheck(cJSON_CreateObject());
     struct item_gates ig = {v, NULL};
@@ -825,6 +830,9 @@ static int item_report_json(store *st, const struct work_item *wi, const char *k
     }
     cJSON_AddBoolToObject(o, "tests_weakened",
                           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "tests_weakened")));
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(v, "roles")))
+        cJSON_AddItemToObject(o, "roles",
+                              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(v, "roles"), 1));
     ig.gates = cJSON_AddArrayToObject(o, "gates");
     rc = store_gate_result_each_latest_of_item(st, wi->id, item_gate_cb, &ig);
     if (rc == 0)

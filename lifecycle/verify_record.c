@@ -80,6 +80,7 @@ int verify_record_verification(struct job_ctx *j, const struct verify_state *vs,
     size_t n = vs->plan.n;
     cJSON *d = cJSON_CreateObject(), *gates = cJSON_CreateArray(), *wg = NULL;
     cJSON *intro = cJSON_CreateArray(), *pre = cJSON_CreateArray(), *fixed = cJSON_CreateArray();
+    cJSON *f2p = cJSON_CreateArray(), *idle = cJSON_CreateArray(), *acc = cJSON_CreateArray();
     /* "test" when some gate was compared per test case and no failing
      * gate had to be compared as a whole; else "gate" */
     int any_test = 0, failing_gate = 0, rc;
@@ -96,6 +97,9 @@ int verify_record_verification(struct job_ctx *j, const struct verify_state *vs,
             cJSON_AddItemToObject(g, "accepted_test_changes",
                                   list_json(pin->pinned, pin->n_pinned));
             cJSON_AddStringToObject(g, "old_product_output_hash", pin->output_hash);
+            add_all(f2p, cJSON_GetObjectItemCaseSensitive(g, "fail_to_pass"));
+            add_all(idle, cJSON_GetObjectItemCaseSensitive(g, "not_exercising"));
+            add_all(acc, cJSON_GetObjectItemCaseSensitive(g, "accepted_test_changes"));
         }
         int t = ev[i].diff.granularity && !strcmp(ev[i].diff.granularity, "test");
         add_all(intro, cJSON_GetObjectItemCaseSensitive(g, "introduced"));
@@ -117,6 +121,9 @@ int verify_record_verification(struct job_ctx *j, const struct verify_state *vs,
     cJSON_AddItemToObject(d, "introduced", intro);
     cJSON_AddItemToObject(d, "pre_existing", pre);
     cJSON_AddItemToObject(d, "fixed", fixed);
+    cJSON_AddItemToObject(d, "fail_to_pass", f2p);
+    cJSON_AddItemToObject(d, "not_exercising", idle);
+    cJSON_AddItemToObject(d, "accepted_test_changes", acc);
     cJSON_AddItemToObject(d, "gate_inputs_changed", cJSON_Duplicate(vs->inputs, 1));
     if (vs->old_product[0])
         cJSON_AddStringToObject(d, "old_product_tree_id", vs->old_product);
