@@ -18,10 +18,6 @@
 export GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_MAX_RETRIES=0
 need_pytest
 
-write() { jq -nc --arg p "$1" --arg c "$2" '{name: "write", arguments: {path: $p, content: $c}}'; }
-complete() { jq -nc --arg s "$1" '{name: "complete", arguments: {summary: $s}}'; }
-ELAB='{"components": [], "implicit_requirements": [], "success_criteria": [], "allowed_actions": ["read", "write", "edit", "bash"], "verification": []}'
-REVIEW='{"verdict": "pass", "findings": []}'
 GATE=', "verification": [{"name": "pytest", "type": "test", "command": "python3 -m pytest -q -p no:cacheprovider tests", "must_pass": true}], "success_criteria": ["greet says Hello NAME!"]'
 HEAD='import os, sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

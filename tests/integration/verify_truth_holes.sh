@@ -25,11 +25,6 @@
 export GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_MAX_RETRIES=0
 need_pytest
 
-write() { jq -nc --arg p "$1" --arg c "$2" '{name: "write", arguments: {path: $p, content: $c}}'; }
-bash_call() { jq -nc --arg c "$1" '{name: "bash", arguments: {command: $c}}'; }
-complete() { jq -nc --arg s "$1" '{name: "complete", arguments: {summary: $s}}'; }
-ELAB='{"components": [], "implicit_requirements": [], "success_criteria": [], "allowed_actions": ["read", "write", "edit", "bash"], "verification": []}'
-REVIEW='{"verdict": "pass", "findings": []}'
 
 # pyproj DIR: calc.py with a wrong half(); test_half fails, the rest pass
 pyproj() {

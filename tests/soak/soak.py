@@ -189,7 +189,12 @@ class Daemon:
             self.proc.kill()
             rc = self.proc.wait()
         if not kill and rc not in (0,):
-            problem(f"the daemon exited {rc} on SIGTERM (see {self.log}.err)")
+            try:
+                with open(self.log + ".err", errors="replace") as f:
+                    tail = "".join(f.readlines()[-8:])
+            except OSError:
+                tail = ""
+            problem(f"the daemon exited {rc} on SIGTERM; its stderr ends:\n{tail}")
 
 
 def wait_url(proc_out, what):
