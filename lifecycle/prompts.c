@@ -68,6 +68,12 @@ const char prompt_execute[] =
     "you checked it.\n"
     "- If you cannot go on without a human decision, call ask_human with one precise "
     "question.\n"
+    "- The repository's existing tests judge your product change as they were at the item's "
+    "start: goald also runs them on your change without your test edits. New tests are "
+    "welcome and must fail on the old code and pass on yours. Change an existing test only "
+    "where the goal changes the behaviour it checks: its new version must fail on the old "
+    "code and pass on yours. A test the goal is about, or one you delete or loosen, is "
+    "never accepted as changed.\n"
     "- Never claim success you have not checked.";
 
 const char prompt_review[] =

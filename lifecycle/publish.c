@@ -205,6 +205,56 @@ static int item_row_cb(const struct work_item *wi, void *ctx)
     return 0;
 }
 
+/* The accepted test changes of the items, as a list (accepted_cb). */
+struct accepted {
+    store *st;
+    strbuf *sb;
+    int n;
+};
+
+static int accepted_cb(const struct work_item *wi, void *ctx)
+{
+    struct accepted *a = ctx;
+    cJSON *v = NULL;
+    const cJSON *id;
+
+    if (strcmp(wi->status, "done") != 0)
+        return 0;
+    if (store_decision_latest_verification(a->st, wi->id, &v) != 0) {
+        err_clear(); /* the body says what it can */
+        return 0;
+    }
+    cJSON_ArrayForEach(id, cJSON_GetObjectItemCaseSensitive(v, "accepted_test_changes"))
+    {
+        if (!cJSON_IsString(id))
+            continue;
+        if (!a->n++)
+            strbuf_adds_cut(a->sb,
+                            "## Existing tests changed\n\nThese tests now expect what the goal "
+                            "asks for: goald ran their new version on the original code (it "
+                            "fails) and on this branch (it passes). Their old version fails "
+                            "on this branch. Read them before you merge.\n\n");
+        strbuf_adds_cut(a->sb, "- `");
+        cell(a->sb, id->valuestring);
+        strbuf_addf_cut(a->sb, "` (item %s, commit %.12s)\n", wi->key,
+                        wi->commit_sha ? wi->commit_sha : "");
+    }
+    cJSON_Delete(v);
+    return 0;
+}
+
+/* The changed tests goald accepted, at the top of the body: a reviewer
+ * must see them first. */
+static int body_accepted(strbuf *sb, store *st, const char *goal_id)
+{
+    struct accepted a = {st, sb, 0};
+    int rc = store_item_each(st, goal_id, accepted_cb, &a);
+
+    if (a.n)
+        strbuf_adds_cut(sb, "\n");
+    return rc;
+}
+
 static int gate_row_cb(const struct store_gate_result *g, void *ctx)
 {
     strbuf *sb = ctx;
@@ -283,6 +333,8 @@ int publish_body(strbuf *sb, store *st, const char *goal_id)
         strbuf_addf_cut(sb, "## Goal\n\n**%s**\n\n", g->title);
         if (g->description && *g->description)
             strbuf_addf_cut(sb, "%s\n\n", g->description);
+        if ((rc = body_accepted(sb, st, goal_id)) != 0)
+            goto out;
         /* partial by the completion rule: the failures are listed */
         if (g->partial && (rc = body_partial(sb, st, goal_id)) != 0)
             goto out;

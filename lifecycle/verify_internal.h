@@ -131,6 +131,14 @@ int verify_pinned_only(const struct verify_state *vs, size_t i, const struct tes
 
 void verify_pins_release(struct gate_pins *p);
 
+/* The accepted test changes of the goal's done items (their latest
+ * verification's accepted_test_changes) into *out, an array of case ids
+ * the caller deletes.  0, or the store's error. */
+int verify_goal_accepted(store *st, const char *goal_id, struct cJSON **out);
+
+/* 1 when cases has failures and every one is among accepted (case ids). */
+int verify_failures_accepted(const struct cJSON *accepted, const struct test_cases *cases);
+
 /* ---- verify_record.c: the verification record ---- */
 
 /* The item's verification decision from vs (borrowed): the baseline, the

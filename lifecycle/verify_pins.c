@@ -34,6 +34,8 @@
 #include "gates/gates.h"
 #include "lifecycle/job.h"
 #include "lifecycle/workspace.h"
+#include "store/escalation.h"
+#include "store/item.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -186,6 +188,62 @@ int verify_pinned_only(const struct verify_state *vs, size_t i, const struct tes
         for (size_t m = 0; m < p->n_pinned && !pinned; m++)
             pinned = !strcmp(p->pinned[m], cases->v[k].id);
         if (!pinned)
+            return 0;
+    }
+    return failing > 0;
+}
+
+/* The accepted changes of a done item's latest verification (its
+ * accepted_test_changes) appended to the array ctx. */
+static int accepted_of_item(const struct work_item *wi, void *ctx)
+{
+    struct accepted_ctx {
+        store *st;
+        cJSON *ids;
+    } *a = ctx;
+    cJSON *v = NULL;
+    const cJSON *id;
+
+    if (strcmp(wi->status, "done") != 0)
+        return 0;
+    if (store_decision_latest_verification(a->st, wi->id, &v) != 0)
+        return -1;
+    cJSON_ArrayForEach(id, cJSON_GetObjectItemCaseSensitive(v, "accepted_test_changes"))
+        if (cJSON_IsString(id))
+            cJSON_AddItemToArray(a->ids, cJSON_CreateString(id->valuestring));
+    cJSON_Delete(v);
+    return 0;
+}
+
+int verify_goal_accepted(store *st, const char *goal_id, cJSON **out)
+{
+    struct {
+        store *st;
+        cJSON *ids;
+    } a = {st, cJSON_CreateArray()};
+    int rc = store_item_each(st, goal_id, accepted_of_item, &a);
+
+    if (rc) {
+        cJSON_Delete(a.ids);
+        return rc;
+    }
+    *out = a.ids;
+    return 0;
+}
+
+int verify_failures_accepted(const cJSON *accepted, const struct test_cases *cases)
+{
+    int failing = 0;
+
+    for (size_t k = 0; k < cases->n; k++) {
+        const cJSON *id;
+        int found = 0;
+        if (cases->v[k].status != TEST_FAIL)
+            continue;
+        failing++;
+        cJSON_ArrayForEach(id, accepted) found |= cJSON_IsString(id) &&
+                                                  !strcmp(id->valuestring, cases->v[k].id);
+        if (!found)
             return 0;
     }
     return failing > 0;

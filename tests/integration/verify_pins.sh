@@ -18,14 +18,18 @@
 export GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_MAX_RETRIES=0
 need_pytest
 
-GATE=', "verification": [{"name": "pytest", "type": "test", "command": "python3 -m pytest -q -p no:cacheprovider tests", "must_pass": true}], "success_criteria": ["greet says Hello NAME!"]'
+GATE=', "verification": [{"name": "pytest", "type": "test", "command": "python3 -m pytest -q -p no:cacheprovider tests", "must_pass": true}], "success_criteria": ["greet says Hello NAME!"], "publish": {"push": true, "remote": "origin", "pull_request": true}'
 HEAD='import os, sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import greet
 '
 
+forge_start
+export GOALD_FORGE_BASE_URL="$FORGE_URL" GOALD_FORGE_OWNER=acme GOALD_FORGE_REPO=widgets
+
 # goal NAME TESTS TOOL_CALL...: a fresh project whose tests/test_greet.py
-# holds TESTS, and a goal whose one item makes these calls
+# holds TESTS (pushed to a bare origin, with a pull request on the fake
+# forge), and a goal whose one item makes these calls
 goal() {
     local name=$1 tests=$2 calls
     shift 2
@@ -35,6 +39,8 @@ goal() {
     mkdir -p "$R/tests"
     printf '%s%s\n' "$HEAD" "$tests" >"$R/tests/test_greet.py"
     git -C "$R" add -A; git -C "$R" commit -q -m "greet without !"
+    git init -q --bare "$R.git"
+    git -C "$R" remote add origin "file://$R.git"
     calls=$(printf '%s,' "$@")
     {
         echo "{\"stage\": \"elaborate\", \"content\": $ELAB}"
@@ -66,6 +72,12 @@ expect_eq "$(gates '.gates[0].not_exercising | join(",")')" "tests/test_more.py:
 expect_eq "$(gates '[.restored_inputs_gates[0].pinned_only, .tests_weakened] | @tsv')" "$(printf 'true\tfalse')" \
     "the product-only run failed only by the pinned test"
 expect_eq "$(sql "SELECT ifnull(verified, 'NULL') FROM work_items")" 1 "verified"
+# published: the pull request's body names the changed test at its top
+step work
+expect_eq "$(jqo .status)" success "publish"
+body=$(jq -r -s '[.[] | select(.method == "POST" and .path == "/repos/acme/widgets/pulls")][0].json.body' "$FORGE_LOG")
+case "$body" in "## Goal"*"## Existing tests changed"*"tests/test_greet.py::test_greet"*"## Success criteria and evidence"*) ok ;;
+    *) fail "the pull request's body does not name the changed test first: $body" ;; esac
 
 # ===== 2. the test loosened to pass on the old product too =================
 goal loosened 'def test_greet(): assert greet.greet("Bob") == "Hello Bob"' \
