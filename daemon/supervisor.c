@@ -181,6 +181,23 @@ static long lock_holder(const struct stat *st)
     return found ? found : by_ino;
 }
 
+/* How long a start waits for the lock of a daemon that just died: a job
+ * it was forking when it was killed shares the lock until its exec, which
+ * on a loaded machine takes a while. */
+#define LOCK_GRACE_MS 2000
+
+/* flock(fd, LOCK_EX) within ms milliseconds: 1 when taken. */
+static int lock_within(int fd, int ms)
+{
+    for (int waited = 0;; waited += 50) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return 1;
+        if (errno != EWOULDBLOCK || waited >= ms)
+            return 0;
+        time_sleep_ms(50);
+    }
+}
+
 /* One instance per database: an exclusive flock() on the database file
  * itself.  flock() locks are independent of the POSIX locks SQLite takes
  * on the same file, but a close() of this descriptor would drop SQLite's
@@ -207,7 +224,7 @@ int daemon_lock_take(const char *db_path, int *out)
         close(fd);
         return err_set(ERR_IO, "%s: not a regular file", path);
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (!lock_within(fd, LOCK_GRACE_MS)) {
         long pid = lock_holder(&st);
         char who[32] = "unknown";
         close(fd);
