@@ -184,6 +184,9 @@ def test_endpoints(srv):
     for i in range(3):
         o, _ = call(srv, "/v1/goals", "/v1/goals", submitter, "POST", {"title": f"goal {i}"}, 201)
         ids.append(o["id"])
+        # newest first is by creation time (ms): goals made in the same
+        # millisecond come in id order, so each gets one of its own
+        time.sleep(0.003)
     page, h = call(srv, "/v1/goals", "/v1/goals?limit=2", reader)
     assert [g["id"] for g in page] == ids[::-1][:2]
     assert 'rel="next"' in h["Link"]
