@@ -736,6 +736,8 @@ static void test_output_limit(void **state)
     llm_error_release(&e);
     assert_string_equal(llm_error_class_name(LLM_ERR_TRUNCATED), "truncated");
     assert_int_equal(llm_error_class_parse("refused"), LLM_ERR_REFUSED);
+}
+
 /* The price table: current families at their list prices, dated
  * snapshots as their family, and no family priced by a shorter or longer
  * one's row. */
