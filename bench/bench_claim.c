@@ -1,6 +1,6 @@
 /*
  * bench_claim.c - the per-item claim latency of the work lane, on SQLite
- * and on PostgreSQL (issue 20).
+ * and on PostgreSQL.
  *
  * usage: bench_claim TARGET [GOALS]
  *   TARGET: a SQLite file path (made fresh) or a postgres:// URL of an

@@ -1,5 +1,5 @@
 /*
- * bench_cli - the foundation's figures (issue 2):
+ * bench_cli - the foundation's figures:
  *   1. `goald submit` median wall time per goal over 10,000 submits;
  *   2. `goald report ID --json` median on a database holding 100,000 work
  *      items (inserted directly): a goal of 100 items among 1,000 goals, and

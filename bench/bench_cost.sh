@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cost bench (issue 17): a 40-turn scripted item whose reads return
+# The cost bench: a 40-turn scripted item whose reads return
 # 20 KiB each, against tests/fakes/fake_llm with a context window of
 # WINDOW tokens (default 128000, gpt-4o's; the fake refuses a bigger
 # request), then bench_cost on the fake's request log: input tokens per

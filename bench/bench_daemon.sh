@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_daemon.sh GOALD_BINARY [IDLE_SECONDS] [N] - the daemon's figures (issue 7):
+# bench_daemon.sh GOALD_BINARY [IDLE_SECONDS] [N] - the daemon's figures:
 #   1. an idle daemon (nothing queued, default 1 s tick): RSS (VmRSS and
 #      RssAnon from /proc/PID/status) and CPU over IDLE_SECONDS (default
 #      60) from /proc/PID/stat utime+stime;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_http.sh GOALD_BINARY [BENCH_SSE] - the HTTP API's figures (issue 19),
+# bench_http.sh GOALD_BINARY [BENCH_SSE] - the HTTP API's figures,
 # with the real daemon working 50 goals while they are taken:
 #   1. GET /v1/goals/{id} (the report) under Debian's wrk on loopback:
 #      `wrk -t2 -c32 -d${WRK_SECONDS}s --latency`, RUNS times (default 3):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench_nodes.sh GOALD_BINARY [GOALS] [RUNS] - throughput of one node
-# against two on one PostgreSQL queue (issue 20).
+# against two on one PostgreSQL queue.
 #
 # GOALS goals (default 200) of 3 items each, on bare remotes (clone mode),
 # a scripted model answering every call in 200 ms (the script provider's

@@ -1,5 +1,5 @@
 /*
- * bench_sse - the event stream's fan-out (issue 19): N clients at once on
+ * bench_sse - the event stream's fan-out: N clients at once on
  * GET /v1/events of a running `goald serve`, for SECONDS.
  *
  *   bench_sse PORT TOKEN DB CLIENTS SECONDS

@@ -1,6 +1,6 @@
 /*
  * bench_tool_mem - peak memory of the job process when the model writes a
- * file at the file-size cap (issue 14: "memory of the job process stays
+ * file at the file-size cap ("memory of the job process stays
  * under 2x the configured file-size cap when the model writes files at the
  * cap").
  *

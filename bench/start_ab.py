@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Interleaved A/B start-up timing of two goald binaries (issue 18: before and
+# Interleaved A/B start-up timing of two goald binaries (before and
 # after linking libcurl, libgit2 and libcrypto normally).  Alternating runs
 # share whatever load the machine has, so the ratio is steadier than two
 # separate bench_cli runs.  Usage: bench/start_ab.py GOALD_A GOALD_B [ROUNDS]

@@ -196,7 +196,7 @@ static int demo(struct cli_ctx *c, const char *dir)
 }
 
 /* Make the temporary folder, run the demo in it, and remove it unless
- * --keep (issue 16: a demo leaves nothing behind). */
+ * --keep (a demo leaves nothing behind). */
 static int run(struct cli_ctx *c)
 {
     char dir[] = "/tmp/goald-demo-XXXXXX";

@@ -4,7 +4,7 @@
  *
  * One chat call through the configured chain, for tests, demos and
  * debugging a provider setup.  Not part of the user contract of
- * DESIGN.md §6; documented in docs/llm.md.  Reads the request on stdin:
+ * docs/design.md §6; documented in docs/llm.md.  Reads the request on stdin:
  * a JSON array of messages (Chat Completions shape), or an object
  * {"messages": [...], "tools": [{"name","description","parameters"}],
  *  "response_schema": {...}, "max_output_tokens": N}.

@@ -339,7 +339,7 @@ static void daemon_start(struct daemon *d)
      * its escalations with it (a key still refused fails one job and opens
      * them again).  A config breaker stays: the fingerprint sees every
      * setting but the key, so a start with the same settings starts
-     * nothing (issue 16) */
+     * nothing */
     if (breaker_config_sweep(d->st, time_now_ms()) < 0 ||
         breaker_close_sticky(d->st, "auth", BREAKER_WHY_RESTART, time_now_ms()) < 0)
         log_warn("breakers: %s", err_last());

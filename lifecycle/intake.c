@@ -676,7 +676,7 @@ static int parse_goal(struct goal **out, const char *text, size_t len, const cha
         rc = err_set(ERR_INVALID, "%s", c.first);
         goto out;
     }
-    /* issue 16: a deadline already past is accepted (the monitor escalates
+    /* A deadline already past is accepted (the monitor escalates
      * it at once, as for any goal past its deadline) and warned about */
     if (warnings && g->deadline_at >= 0 && g->deadline_at < time_now_ms()) {
         char t[TIME_RFC3339_MAX];

@@ -1,6 +1,6 @@
 /*
  * prompts.h - the system prompts and answer schemas of the LLM stages
- * (DESIGN.md §6 "LLM").  Static text; nothing to free.
+ * (docs/design.md §6 "LLM").  Static text; nothing to free.
  */
 #ifndef GOALD_LIFECYCLE_PROMPTS_H
 #define GOALD_LIFECYCLE_PROMPTS_H

@@ -1,7 +1,7 @@
 /*
  * report.h - what a goal has come to: progress by effort points, items,
  * budget, escalations and artifacts (the `goald report` contract of
- * DESIGN.md §6; the JSON shape is in docs/report-json.md).
+ * docs/design.md §6; the JSON shape is in docs/report-json.md).
  *
  * Reports are streamed: a goal with 100,000 work items is written row by
  * row, never held in memory as a tree.

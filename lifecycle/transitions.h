@@ -1,5 +1,5 @@
 /*
- * transitions.h - the state machines of DESIGN.md §2, as one table.
+ * transitions.h - the state machines of docs/design.md §2, as one table.
  *
  * Every status write of a goal, work item or run goes through
  * transition_apply(): it checks the move against the table and writes the

@@ -1,4 +1,4 @@
--- 0001_init: every table of DESIGN.md §5.
+-- 0001_init: every table of docs/design.md §5.
 -- Times are integer milliseconds since the epoch, UTC.  JSON columns hold
 -- text that json_valid() accepts.
 

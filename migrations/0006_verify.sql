@@ -1,4 +1,4 @@
--- 0006_verify: truthful verification (issue 15).
+-- 0006_verify: truthful verification.
 -- A gate's result on an item's baseline commit, run once per gate command
 -- and baseline (retries and later items on the same head reuse it).  cases
 -- holds the parsed test cases as [[id, "pass"|"fail"|"skip", file|null], ...].

@@ -1,5 +1,5 @@
 -- 0007_control: configuration errors stop work; escalations closed by the
--- system (issue 16).
+-- system.
 -- A breaker opened by a configuration or credential error (classes config
 -- and auth) does not cool down: it stays open until the LLM configuration
 -- changes (config_fp, the fingerprint of the configuration it failed with,

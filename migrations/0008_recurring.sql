@@ -1,4 +1,4 @@
--- 0008_recurring: recurring goals (issue 16, point 8).
+-- 0008_recurring: recurring goals.
 -- How a completed goal ended when it is not the usual "the work was done
 -- and published": 'nothing_to_do' when its elaboration found nothing to
 -- do (no branch, no work items), with the model's reason.

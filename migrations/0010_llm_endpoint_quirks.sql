@@ -1,4 +1,4 @@
--- 0010_llm_endpoint_quirks: what a model endpoint taught goald (issue 17),
+-- 0010_llm_endpoint_quirks: what a model endpoint taught goald,
 -- remembered across jobs: an endpoint that wants max_completion_tokens,
 -- refuses response_format, or takes at most max_tokens output tokens.
 -- Keyed by the endpoint's base_url and the model name.

@@ -1,7 +1,7 @@
 /*
  * internal.h - what only store/ may use: statements, their cache and the
  * bind/column helpers, over either backend (store/backend.h).  Nothing
- * outside store/ includes this header (issue 18): callers use the typed
+ * outside store/ includes this header: callers use the typed
  * functions of store/<entity>.h, which say who frees what.
  *
  * SQL is written once for both backends where it can be: `?` and `?N`

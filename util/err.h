@@ -34,7 +34,7 @@ enum {
 #define GOALD_PRINTF(a, b)
 #endif
 
-/* Functions whose result must be checked (issue 18): with -Werror an
+/* Functions whose result must be checked: with -Werror an
  * unchecked call does not build.  GCC warns even for a (void) cast, so a
  * result is checked by using it; text that may honestly be cut at its cap
  * goes through the strbuf_*_cut family, which says so. */

@@ -1,4 +1,4 @@
--- 0012_baseline: the whole schema in PostgreSQL's dialect (issue 20).
+-- 0012_baseline: the whole schema in PostgreSQL's dialect.
 --
 -- It equals what the SQLite migrations 0001..0012 (migrations/*.sql) build:
 -- the same tables, columns in the same order, defaults, NOT NULLs, CHECKs,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The web dashboard (issue 19) in Debian's chromium, headless, driven by
+# The web dashboard in Debian's chromium, headless, driven by
 # puppeteer-core (tests/browser/dashboard.js): the real `goald daemon`
 # works scripted goals (the script provider) while the real `goald serve`
 # answers the page.  The first goal, submitted with the CLI, escalates with

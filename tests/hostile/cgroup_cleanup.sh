@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The host stays clean (issue 14): the cgroup a job makes for its sandboxed
+# The host stays clean: the cgroup a job makes for its sandboxed
 # command is removed however the job ends - it exits, it is killed with
 # SIGKILL while the command runs, or the daemon kills it after its timeout -
 # with bubblewrap and with GOALD_SANDBOX=none (where the command outlives

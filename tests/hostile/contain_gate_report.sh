@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 "Special files" and issue 15 "Test-level comparison": a gate's
+# Special files, and comparison per test case: a gate's
 # report file is written by the gate, so by the model, and goald reads it
 # outside the sandbox.  Through whole goals with a scripted model:
 #   - the model makes its test leave a FIFO (no writer) as the report: the job does

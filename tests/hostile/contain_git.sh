@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Containment of git metadata, resets and snapshots (issue 14): a scripted
+# Containment of git metadata, resets and snapshots: a scripted
 # hostile model drives whole goals (fake LLM + claim/job) and attacks what
 # goald does with the worktree outside the sandbox:
 #   1. `.git` rewritten by write and edit to name a host folder ("gitdir:

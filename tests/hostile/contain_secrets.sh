@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Secrets out of reach (issue 14):
+# Secrets out of reach:
 # 1. a sandbox.env value is in no process's command line while a sandboxed
 #    command runs (bubblewrap used to get it as `--setenv NAME VALUE`), with
 #    bubblewrap and with GOALD_SANDBOX=none; the command still sees it;

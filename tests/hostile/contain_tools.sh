@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Containment of the file tools against a scripted hostile model driving a
-# whole goal (issue 14): .git written as a file and as a folder, in several
+# whole goal: .git written as a file and as a folder, in several
 # cases, by write and edit; a write and an edit over tools.max_file_mb; a
 # FIFO at a tool path; a 1 GiB write request; spill files.  Each attack is
 # refused (class policy; the response cap for 1 GiB) without changing the

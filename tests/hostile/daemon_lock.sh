@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The host stays clean (issue 14): one daemon per database, whatever path
+# The host stays clean: one daemon per database, whatever path
 # reaches it.  While a daemon runs on $T/db/goald.db, a second one through
 # the same path, a symlink, a hard link and a bind mount of its folder is
 # refused (exit 1, the message names the first daemon's pid) and never

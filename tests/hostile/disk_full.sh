@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The host stays clean (issue 14): a full disk or database makes
+# The host stays clean: a full disk or database makes
 # `goald daemon --once` exit non-zero with a message naming the cause
 # ("database or disk is full: PATH") - never loop, never exit 0 as if all
 # were done.  The database lives on a small tmpfs:

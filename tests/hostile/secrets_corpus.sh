@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Redaction everywhere (issue 14): the secrets corpus
+# Redaction everywhere: the secrets corpus
 # (tests/fixtures/secrets_corpus.txt, >= 30 secrets across the families of
 # public secret scanners) is planted in a repository; the scripted model
 # reads it (read, grep, bash cat), copies it into a new file (so that the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The host stays clean (issue 14): text that came from a model or a goal is
+# The host stays clean: text that came from a model or a goal is
 # never written raw to a terminal.  A goal titled with escape sequences
 # (OSC "set the window title", "clear the screen"), a model whose item
 # title, tool output and question hold them, and DEL / C1 / CR / BS too:
@@ -40,7 +40,7 @@ check_text() { # NAME CMD...: text output without a raw control byte
     ok
 }
 check_text goals "$G" goals
-# (the title column is cut at 32 columns with an ellipsis: issue 16)
+# (the title column is cut at 32 columns with an ellipsis)
 grep -qF 'goal \e]0;pwned\a\e[2J\r\b\x7f' "$T/goals.out" || fail "goals: the title is not shown escaped: $(cat "$T/goals.out")"
 ok
 check_text show "$G" goal show "$GOAL_ID"

@@ -1,4 +1,4 @@
-"""The HTTP API (issue 19), driving the real `goald serve` over loopback.
+"""The HTTP API, driving the real `goald serve` over loopback.
 
 Every answer is checked against docs/openapi.json (jsonschema, Draft
 2020-12) as well as for its own values.  Run by tests/integration/http_api.sh

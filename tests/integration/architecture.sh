@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The architecture's rules (docs/architecture.md, issue 18): SQLite only in
+# The architecture's rules (docs/architecture.md): SQLite only in
 # store/, includes point down the layers, and no production function over
 # 100 lines or a complexity of 30.
 . "$(dirname "$0")/lib.sh"

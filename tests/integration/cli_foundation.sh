@@ -209,7 +209,7 @@ kill $fpid; wait $fpid 2>/dev/null || true
 expect_eq "$(tail -n1 "$T/follow.out" | jq -r '.payload.title')" third "followed event"
 
 # --- --db overrides GOALD_DB; XDG default path; migrate
-# (read-only commands never create a database: issue 16, ops_outputs.sh)
+# (read-only commands never create a database: ops_outputs.sh)
 run "$G" --db "$T/other.db" goals --json
 expect_rc 1 "goals on a missing database"
 expect_err "no database at $T/other.db"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7: `goald cron next EXPR [--from TIME] [--count N] [--tz ZONE]`
+# `goald cron next EXPR [--from TIME] [--count N] [--tz ZONE]`
 # prints the next fire times, one RFC 3339 line each: UTC by default, the
 # zone's wall-clock time with its offset under --tz or cron.timezone; bad
 # input exits 2 with a message naming what is wrong.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7: crash recovery.
+# Crash recovery.
 #   A. kill -9 of the daemon while three goals' items run (and one of its
 #      jobs dies while it is down); a restarted daemon adopts the live
 #      jobs, aborts the dead one and recovers it: every goal finishes, no

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7, the cron lane and the daemon's service side, with the real daemon:
+# The cron lane and the daemon's service side, with the real daemon:
 #   A. a recurring goal: fires missed while the daemon was down coalesce into
 #      one instance; a fire while that instance runs is skipped (no overlap);
 #      the next fire after it completed makes a second instance;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7: three goals of three items each, run at once by one daemon,
+# Three goals of three items each, run at once by one daemon,
 # stay within the lane caps (work 3, plan 1) and never run two units of
 # one goal together; and the caps are really reached (3 work jobs at once).
 # Proof from recorded facts only, whatever the speed of the binary: the

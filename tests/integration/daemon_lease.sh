@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7, leases: a running job renews its run's lease before each model
+# Leases: a running job renews its run's lease before each model
 # call; a restarted daemon that finds a job still alive but its lease
 # expired (a job that stopped renewing: hung) kills the job's group, marks
 # the run `aborted` ("its lease expired") and recovers: the item runs again

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7: one daemon per database (a second one names the running pid);
+# One daemon per database (a second one names the running pid);
 # --log-file writes JSON lines and SIGUSR1 reopens it (logrotate's way);
 # SIGTERM stops claiming, lets a running job finish within the grace, and
 # kills and marks aborted one that outlasts it.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7: a job that hangs past its lane's timeout (a bash tool call whose
+# A job that hangs past its lane's timeout (a bash tool call whose
 # grandchild sleeps) is killed with everything under it — the grandchild's
 # process is gone — its run is marked `timeout`, and the retry gets twice
 # the time (work_items.timeout_s, the next run's timeout_s) and finishes.

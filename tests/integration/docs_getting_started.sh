@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16: docs/getting-started.md, run as written.  The blocks marked
+# docs/getting-started.md, run as written.  The blocks marked
 # `<!-- run -->` are taken from the guide in order (only build/goald, the
 # repository path the guide tells the reader to choose, the goal id it
 # prints and the model server's address are substituted) and run from a

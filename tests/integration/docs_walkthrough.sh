@@ -21,7 +21,7 @@ run "$G" demo
 expect_rc 0 "goald demo against the fake server"
 expect_out "demo: the goal completed with its gates passing"
 expect_out "model     from GOALD_LLM_*"
-# issue 16: the demo removes its temporary folder (unless --keep)
+# The demo removes its temporary folder (unless --keep)
 demodir=$(printf '%s\n' "$OUT" | sed -n 's/^goald demo in //p')
 [ -n "$demodir" ] && [ ! -e "$demodir" ] || fail "the demo left $demodir behind"
 ok

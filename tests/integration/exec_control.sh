@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5, the control plane through real execute runs (script provider,
+# The control plane through real execute runs (script provider,
 # temporary git repositories): each run limit (max_turns, max_wall_time,
 # max_tokens) fires with control.limit_reached and its payload; backoff
 # delays are computed and honoured by the claim; a model repeating the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5: a one-item goal goes elaborate -> plan -> execute (read, edit,
+# A one-item goal goes elaborate -> plan -> execute (read, edit,
 # bash, complete) -> verify -> done through `goald claim` and `goald job`,
 # on a temporary git repository with the script provider; the events come
 # in order, and tokens and cost are summed on each run and on the goal

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The HTTP API (issue 19): tests/http/test_api.py drives the real `goald
+# The HTTP API: tests/http/test_api.py drives the real `goald
 # serve` over loopback and checks every answer against docs/openapi.json.
 . "$(dirname "$0")/lib.sh"
 set -e

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17, context management's second step: when one-line stubs for old
+# Context management's second step: when one-line stubs for old
 # tool outputs are not enough (here the model's own long messages fill the
 # window, its tool outputs are small), the older turns are condensed by a
 # model call (stage condense) into a summary that replaces them; the run

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17, context management: a 60-turn item whose tool outputs are
+# Context management: a 60-turn item whose tool outputs are
 # 20 KiB each, against a fake model whose context window is 32k tokens
 # (tests/fakes/fake_llm --context-tokens: a bigger request is answered
 # 400 context_length_exceeded).  Without compaction the history passes

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17: the default output budget fits the model's context window: an
+# The default output budget fits the model's context window: an
 # 8k-token model (llama3's default window, or llm.context_window) is asked
 # for a quarter of it (2048), not llm.max_output_tokens' 8192, which vLLM
 # refuses for a small window; a large window keeps 8192; a request of the

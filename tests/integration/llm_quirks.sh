@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Servers' quirks (issue 17) against tests/fakes/fake_llm serving the exact
+# Servers' quirks against tests/fakes/fake_llm serving the exact
 # shapes: a refusal, a null content re-sent, missing tool-call ids, an empty
 # error result, a refused response_format, llama.cpp's and vLLM's context
 # errors, vLLM's max_tokens too large, what an endpoint taught remembered

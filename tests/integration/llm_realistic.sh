@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17: a whole goal against a fake that behaves like real models and
+# A whole goal against a fake that behaves like real models and
 # local servers do (fake_llm --realistic): every answer's JSON inside prose
 # and a ```json fence, tool arguments as objects instead of strings, tool
 # calls without ids, no usage object; plus a refusal, a content-filter stop,

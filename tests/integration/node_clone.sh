@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20, part 3: code state that any node can pick up (docs/scaling.md,
+# Code state that any node can pick up (docs/scaling.md,
 # "Code state: repositories every node can reach").  A goal whose repo is
 # a bare repository works in the node's own clone (beside the database:
 # repos/<first 16 hex of sha256(repo)>), pushes each done item's commit to

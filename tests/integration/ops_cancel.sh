@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 point 2: `goald cancel` stops the goal's running job.  A goal is
+# `goald cancel` stops the goal's running job.  A goal is
 # in its execute stage against a slow model (each answer 1.5 s) under a
 # running daemon; cancel returns only once the job is gone: its run is
 # aborted with reason cancelled, the job's process (group) is gone, no

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 point 1: with no model configured, work stops at once instead of
+# With no model configured, work stops at once instead of
 # looping.  One job, one escalation naming the cause and the fix, the goal
 # blocked, the config breaker open; `daemon --once` exits non-zero within
 # 5 s; as a service, no more than one job in 10 s.  A changed configuration

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 point 5: escalations.  The agent's own ask_human question is
+# Escalations.  The agent's own ask_human question is
 # shown verbatim with its context (the item, the last tool calls) in
 # `goald escalations` and `goald report` (text and JSON); `resolve --action
 # pause` reports the state it really leaves (a non-critical item's question

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 point 9: events --since (RFC 3339 or a duration), --tail N,
+# `events --since` (RFC 3339 or a duration), --tail N,
 # --type (comma list, prefix*), and --follow --goal ending (exit 0) once
 # the goal has ended, with its last events printed.
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 point 6: `daemon --once` exit codes.  0 when all work finished;
+# `daemon --once` exit codes.  0 when all work finished;
 # 3 when work is left waiting on a human, with one line per waiting goal
 # (goal id prefix, title, escalation id, question) within 80 columns; 1 when
 # the daemon itself fails (a database it cannot open).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 point 10: outputs.
+# Outputs.
 #   A. the daemon's JSON log: no key twice (pid once), integers as numbers
 #   B. read-only commands never create a database or its folder; status
 #      exits 3 when the daemon is not running

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 point 7: progress tells the truth.  A goal without a repository
+# Progress tells the truth.  A goal without a repository
 # says "unverified — no repository" in goals, goal show, report (text and
 # JSON: goal.unverified_reason) and says there is no pull request; the bar
 # and the counts show blocked items (an ask_human answer outstanding),

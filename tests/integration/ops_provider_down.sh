@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 point 5: a goal-level escalation opened for a provider's outage
+# A goal-level escalation opened for a provider's outage
 # (elaboration out of retries on HTTP 503) is closed by the system, with
 # the reason, once the provider answers again - the next successful model
 # call (here another goal's, the half-open probe of the breaker) - and its

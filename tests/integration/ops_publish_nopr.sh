@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 point 4: submit refuses `publish.pull_request: true` when the
+# Submit refuses `publish.pull_request: true` when the
 # goal's remote cannot take a pull request (a plain path or file:// remote,
 # a host without a configured forge), naming the field; nothing is stored.
 # A publish escalation offers only actions that work: retry publishes

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16, point 8: recurring goals, with the real daemon (`daemon --once`)
+# Recurring goals, with the real daemon (`daemon --once`)
 # and the script provider.
 #   A. `goals` shows a template as "scheduled" with its schedule and next
 #      fire time (human and --json); --status scheduled / queued tell them

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16, point 3: docs/operations.md's systemd recipe works as written.
+# docs/operations.md's systemd recipe works as written.
 # The shell blocks marked `<!-- recipe -->` are taken from the document and
 # run in order, as root, in a throw-away prefix ($P stands for /): the user
 # (a unique name stands for `goald`), the folders and their modes, the
@@ -125,7 +125,7 @@ read -r -a argv <<<"$exec_start"
 DPID=$!
 # systemctl enable --now returns when the service has started; here: its
 # first log line (a fresh database opened by two processes at once can be
-# refused as locked: see the report of issue 16)
+# refused as locked)
 for _ in $(seq 1 200); do grep -q daemon.started "$P/var/log/goald/goald.log" 2>/dev/null && break; sleep 0.05; done
 grep -q daemon.started "$P/var/log/goald/goald.log" || fail "the service did not start: $(cat "$T/daemon.err")"
 ok

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16: a model the endpoint does not serve is a configuration error,
+# A model the endpoint does not serve is a configuration error,
 # not the provider's trouble.  OpenAI's 404 model_not_found, Ollama's
 # 'model "x" not found' (its /v1 and its native shape) and Anthropic's 404
 # not_found_error naming the model are class `config`: no retry, the

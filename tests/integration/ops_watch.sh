@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 point 9: `goald watch` under a real pseudo-terminal (tmux, 80
+# `goald watch` under a real pseudo-terminal (tmux, 80
 # columns): the view is redrawn in place while a daemon works through a
 # three-item goal (each execute turn sleeps), the bar advances, the item
 # running now and its tool call are shown, the last line names the

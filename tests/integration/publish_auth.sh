@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17: a forge that refuses the token (401) is never asked twice: the
+# A forge that refuses the token (401) is never asked twice: the
 # publish run fails with class auth, one escalation names the forge and the
 # variable to fix, the goal waits on a human (daemon --once exits 3) with no
 # blind retries (on cf28cf2: four publish runs, then a generic escalation).

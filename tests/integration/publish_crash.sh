@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 8: idempotent publishing.  A job killed (GOALD_FAULT, SIGKILL)
+# Idempotent publishing.  A job killed (GOALD_FAULT, SIGKILL)
 #   A. between the item's commit and its record (verify.after_commit),
 #   B. between the push and the pull request (publish.after_push),
 #   C. between the pull request and the goal's completion

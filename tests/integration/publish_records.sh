@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18: the commit and branch artifacts are the record of what a goal
+# The commit and branch artifacts are the record of what a goal
 # produced; a write of one that fails fails the step instead of losing the
 # record.  The failure is injected with an SQLite trigger that refuses the
 # artifact row (as a full disk or a broken database would).  The step

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7/8: a goal's publish unit gets its own retries.  The push fails
+# A goal's publish unit gets its own retries.  The push fails
 # (the remote is missing) on the first two publish runs; each failure is a
 # retry (control.max_retries = 3), not an escalation, even though the
 # goal's elaborate and plan units ran before it; once the remote exists the

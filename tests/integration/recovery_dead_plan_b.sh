@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18: recovery takes the facts, not a job context - a run that dies
+# Recovery takes the facts, not a job context - a run that dies
 # (here: killed by the daemon past its timeout) keeps its Plan B.  With
 # control.max_retries 0 and one model, the first failure of an item is due
 # for tier 3.  The daemon, which never calls a model, cannot ask for the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6, four-tier recovery and escalation through real runs:
+# Four-tier recovery and escalation through real runs:
 #   - scripted gate failures reach each tier in order: retry x max_retries
 #     on model 0, failover to model 1, Plan B (its strategy in the next
 #     prompt), escalation with a packet whose every field is filled;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7: the files docs/ ships for running goald as a service work.
+# The files docs/ ships for running goald as a service work.
 #   - docs/examples/goald.service passes `systemd-analyze verify` without a
 #     warning, and its ExecStart is a command line goald accepts;
 #   - docs/examples/logrotate-goald, run by the real logrotate against a

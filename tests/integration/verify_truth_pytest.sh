@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15, truthful verification on a Python project tested with Debian's
+# Truthful verification on a Python project tested with Debian's
 # python3-pytest (-rA summary lines parsed into test cases):
 #   - the base has one failing test; an item that makes 8 more fail is
 #     failed (test-level comparison: at gate level the gate failed before

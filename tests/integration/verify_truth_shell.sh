@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15, truthful verification on a shell project (TAP tests run by
+# Truthful verification on a shell project (TAP tests run by
 # test.sh), each case a whole goal driven with a scripted model:
 #   1. a wrong fix of the failing test the goal is about: the item fails
 #      (class gate, "the failing test the goal is about still fails"), the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20: `goald migrate --to postgres://...` copies the project's fixture
+# `goald migrate --to postgres://...` copies the project's fixture
 # database (tests/fixtures/migrate_db.sh) into an empty PostgreSQL schema of
 # the pg fixture's server: every goal's report, the goal list, the
 # escalations, the events and the tokens read the same from both; the row

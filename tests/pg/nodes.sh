@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20: nodes.  Two daemons (nodes A and B: their own node id, state
+# Nodes.  Two daemons (nodes A and B: their own node id, state
 # folder and worktree root) on one PostgreSQL queue.
 #   1. A submit on a machine whose socket reaches no daemon wakes node B by
 #      NOTIFY: B, whose tick is a minute, claims within seconds.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20: two nodes, one PostgreSQL queue, 20 goals of 3 items each on
+# Two nodes, one PostgreSQL queue, 20 goals of 3 items each on
 # bare remotes (clone mode: each node works in its own clone, an item counts
 # as done once its commit is on refs/goald/<goal-id> of the remote).
 #

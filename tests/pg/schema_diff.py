@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""schema_diff.py SQLITE_DB PG_URI - compare goald's two schemas (issue 20).
+"""schema_diff.py SQLITE_DB PG_URI - compare goald's two schemas.
 
 SQLITE_DB is a database the real binary created (migrations/*.sql);
 PG_URI a PostgreSQL database holding migrations/pg/*.sql.  Compares the

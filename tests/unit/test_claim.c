@@ -265,7 +265,7 @@ static void fixture_ready_goals(char id[ID_SIZE], const char *title, int n)
     }
 }
 
-/* Issue 18: `status` counts its queues by the claim rule itself.  Goals and
+/* `status` counts its queues by the claim rule itself.  Goals and
  * items in every state the rule tells apart; the counts status shows must
  * be what the claims then take (the old status counted a retry not yet
  * due, a goal with a running run, an unelaborated active goal, and a ready
@@ -327,7 +327,7 @@ static void test_status_counts_are_the_claim_rule(void **state)
     assert_int_equal((int)work, 0);
 }
 
-/* Issue 20: a claim records the node that took the run, and the lane's
+/* A claim records the node that took the run, and the lane's
  * global cap (running runs of every node, counted in the claim's
  * transaction) holds whichever node claims; 0 means no global cap. */
 static void test_nodes_and_global_cap(void **state)

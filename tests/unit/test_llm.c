@@ -206,7 +206,7 @@ static void test_classify_status(void **state)
         {408, "", LLM_ERR_TIMEOUT},
         {401, "", LLM_ERR_AUTH},
         {403, "", LLM_ERR_AUTH},
-        /* an unknown model is the configuration's error (issue 16) */
+        /* an unknown model is the configuration's error */
         {404, "{\"error\":{\"message\":\"model not found\",\"type\":\"invalid_request_error\"}}",
          LLM_ERR_CONFIG},
         {404, "{\"error\":{\"type\":\"not_found_error\",\"message\":\"model: claude-x\"}}",

@@ -1,5 +1,5 @@
 /* Unit tests: recover_decide(), the four-tier recovery policy, as a table
- * with one row per rule (DESIGN.md §1, lifecycle/recover.h). */
+ * with one row per rule (docs/design.md §1, lifecycle/recover.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,7 +43,7 @@ static const struct row rows[] = {
     {"three identical signatures skip tier 1", "gate", 1, 3, 3, 3, 0, 2, 1, RECOVER_FAILOVER, 2, 0,
      1, "three times"},
     /* a run that died (its process or node killed) is not the model's
-     * failure: identical aborts retry until max_retries (issue 20: a node
+     * failure: identical aborts retry until max_retries (a node
      * killed three times while it ran the same item) */
     {"identical aborts still retry", "aborted", 1, 5, 10, 5, 0, 2, 1, RECOVER_RETRY, 1, 5000, 0,
      "tier 1"},

@@ -47,7 +47,7 @@ static void test_fresh_database(void **state)
     assert_int_equal(store_schema_version(st, &v), 0);
     assert_int_equal(v, store_schema_latest());
     assert_true(v >= 1);
-    /* every table of DESIGN.md §5 */
+    /* every table of docs/design.md §5 */
     static const char *tables[] = {
         "goals",         "work_items",  "work_item_deps",   "runs",      "events",
         "context_packs", "escalations", "artifacts",        "decisions", "gate_results",
@@ -211,7 +211,7 @@ static void test_commit_after_failed_statement(void **state)
     store_close(st);
 }
 
-/* Issue 20: a heartbeat row per node; the freshest is the default. */
+/* A heartbeat row per node; the freshest is the default. */
 static void test_heartbeat_per_node(void **state)
 {
     store *st;
@@ -254,7 +254,7 @@ static void test_heartbeat_per_node(void **state)
     store_close(st);
 }
 
-/* Issue 20: a wake from one connection reaches another that listens
+/* A wake from one connection reaches another that listens
  * (PostgreSQL's NOTIFY); SQLite has none (one node, woken by its socket). */
 static void test_wake_between_connections(void **state)
 {

@@ -182,7 +182,7 @@ static void test_registry(void **state)
     }
     assert_int_equal(n, 10);
     cJSON_Delete(s);
-    /* the exact argument names of DESIGN.md §6 */
+    /* the exact argument names of docs/design.md §6 */
     s = tool_schemas(NULL);
     cJSON_ArrayForEach(it, s)
     {
