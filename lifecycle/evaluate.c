@@ -7,8 +7,8 @@
  * analysis items a file its summary names; without git a non-empty work
  * folder), else it fails as no_artifact.  Its evidence flag is computed
  * (verified, unverified, or unknown when a must-pass gate failed the same
- * way at the baseline), and each success criterion gets an evidence
- * decision naming the gates and test cases that back it.  The item is
+ * way at the baseline), and each success criterion the item serves gets
+ * an evidence decision with its kind and what backs it (evidence.c).  The item is
  * committed on the goal branch (idempotent: found by its Work-Item-Id
  * trailer) with commit, file and test_results artifacts; in clone mode
  * (docs/scaling.md) that commit is pushed, forced, to the goal's repo as
@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lifecycle/evidence.h"
 #include "lifecycle/job.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/transitions.h"
@@ -123,64 +124,6 @@ static int item_verified(const struct verify_state *vs)
             verified = -1;
     }
     return verified;
-}
-
-/* Gate i as evidence of criterion text: its record joins gs, its name
- * joins backed when it passed and the criterion names it (or names no
- * gate at all: named 0), and its passing test cases the criterion names
- * join tests. */
-static void gate_evidence(const struct verify_state *vs, size_t i, const char *text, int named,
-                          cJSON *gs, cJSON *backed, cJSON *tests)
-{
-    const struct gate_eval *e = &vs->ev[i];
-    cJSON *g = cJSON_CreateObject();
-    int pass = e->r.passed || !strcmp(e->r.classification, "flaky");
-
-    if (vs->wev && !(vs->wev[i].r.passed || !strcmp(vs->wev[i].r.classification, "flaky") ||
-                     vs->wev[i].pinned_only))
-        pass = 0;
-    cJSON_AddStringToObject(g, "gate", e->r.name);
-    cJSON_AddNumberToObject(g, "exit_code", e->r.exit_code);
-    cJSON_AddBoolToObject(g, "passed", e->r.passed);
-    cJSON_AddStringToObject(g, "classification", e->r.classification);
-    cJSON_AddStringToObject(g, "granularity", e->diff.granularity);
-    cJSON_AddStringToObject(g, "output_hash", e->r.output_hash);
-    cJSON_AddStringToObject(g, "tree_id", vs->tree);
-    cJSON_AddItemToArray(gs, g);
-    if (pass && (!named || verify_word_in(text, e->r.name)))
-        cJSON_AddItemToArray(backed, cJSON_CreateString(e->r.name));
-    for (size_t k = 0; k < e->r.cases.n; k++)
-        if (e->r.cases.v[k].status == TEST_PASS && verify_word_in(text, e->r.cases.v[k].id))
-            cJSON_AddItemToArray(tests, cJSON_CreateString(e->r.cases.v[k].id));
-}
-
-/* The evidence decision of one success criterion. */
-static int criterion_evidence(struct job_ctx *j, const struct verify_state *vs, const char *text,
-                              int verified)
-{
-    cJSON *e = cJSON_CreateObject(), *gs = cJSON_AddArrayToObject(e, "gates");
-    cJSON *backed = cJSON_CreateArray(), *tests = cJSON_CreateArray();
-    int named = 0, rc;
-
-    cJSON_AddStringToObject(e, "criterion", text);
-    cJSON_AddStringToObject(e, "item", j->item->key);
-    if (vs->base[0])
-        cJSON_AddStringToObject(e, "baseline", vs->base);
-    for (size_t i = 0; i < vs->plan.n; i++)
-        named += verify_word_in(text, vs->ev[i].r.name);
-    for (size_t i = 0; i < vs->plan.n; i++)
-        gate_evidence(vs, i, text, named, gs, backed, tests);
-    cJSON_AddItemToObject(e, "backed_by", backed);
-    cJSON_AddItemToObject(e, "tests", tests);
-    cJSON_AddStringToObject(e, "evidence",
-                            cJSON_GetArraySize(backed)  ? "gates"
-                            : cJSON_GetArraySize(tests) ? "tests"
-                                                        : "none");
-    cJSON_AddItemToObject(e, "gate_inputs_changed", cJSON_Duplicate(vs->inputs, 1));
-    cJSON_AddBoolToObject(e, "unverified", verified == 0);
-    rc = verify_decision(j, "evidence", NULL, NULL, text, e);
-    cJSON_Delete(e);
-    return rc;
 }
 
 /* ---- the commit ---- */
@@ -321,7 +264,6 @@ int evaluate_item(struct job_ctx *j, struct workspace *ws, const char *summary,
                   const struct verify_state *vs)
 {
     struct vcs_commit_result cr = {0};
-    const cJSON *c;
     int verified, rc;
 
     if (!has_artifact(j, ws, summary))
@@ -330,11 +272,8 @@ int evaluate_item(struct job_ctx *j, struct workspace *ws, const char *summary,
                             ? " and no file named in its summary"
                             : "");
     verified = item_verified(vs);
-    cJSON_ArrayForEach(c, vs->crit)
-    {
-        if ((rc = criterion_evidence(j, vs, cJSON_GetStringValue(c), verified)) != 0)
-            return job_fail(j, "internal", "verification: %s", err_last());
-    }
+    if ((rc = evidence_record(j, vs, summary, verified)) != 0)
+        return job_fail(j, "internal", "verification: %s", err_last());
     if ((rc = item_commit(j, ws, summary, vs->gates_line, verified, &cr)) != 0)
         goto out;
     fault_point("verify.after_commit");

@@ -20,6 +20,7 @@
 
 #include "lifecycle/context.h"
 #include "lifecycle/escalate.h"
+#include "lifecycle/plan.h"
 #include "lifecycle/react.h"
 #include "lifecycle/stages.h"
 #include "lifecycle/transitions.h"
@@ -35,15 +36,20 @@
 
 /* ---- the task ---- */
 
-static void add_list(strbuf *sb, const char *title, const char *json)
+/* The goal's success criteria that the item serves (the plan assigned
+ * them; an item without an assignment serves every one). */
+static void add_criteria(strbuf *sb, const struct work_item *wi, const char *json)
 {
     cJSON *arr = json ? cJSON_Parse(json) : NULL;
     const cJSON *it;
+    int k = 0, any = 0;
 
-    if (cJSON_GetArraySize(arr) > 0) {
-        strbuf_addf_cut(sb, "%s:\n", title);
-        cJSON_ArrayForEach(it, arr) if (cJSON_IsString(it))
-            strbuf_addf_cut(sb, "- %s\n", it->valuestring);
+    cJSON_ArrayForEach(it, arr)
+    {
+        if (cJSON_IsString(it) && plan_item_serves(wi, k))
+            strbuf_addf_cut(sb, "%s- %s\n", any++ ? "" : "\nSuccess criteria of this item:\n",
+                            it->valuestring);
+        k++;
     }
     cJSON_Delete(arr);
 }
@@ -82,7 +88,7 @@ static void build_user(strbuf *sb, struct job_ctx *j)
     strbuf_addf_cut(sb, "Goal: %s\n", g->title);
     if (g->description && *g->description)
         strbuf_addf_cut(sb, "%s\n", g->description);
-    add_list(sb, "\nSuccess criteria", g->success_criteria);
+    add_criteria(sb, wi, g->success_criteria);
     strbuf_addf_cut(sb, "\nYour work item %s: %s (%s, effort %s)\n", wi->key, wi->title, wi->type,
                     wi->effort);
     if (wi->description && *wi->description)

@@ -55,6 +55,7 @@ void plan_release(struct plan *p)
         for (size_t j = 0; j < it->ndeps; j++)
             free(it->deps[j]);
         free(it->deps);
+        free(it->criteria);
     }
     free(p->items);
     p->items = NULL;
@@ -175,6 +176,68 @@ static int parse_deps(struct plan_item *it, const cJSON *o, int i)
     return 0;
 }
 
+/* criteria of work_items[i]: an array of non-negative integers (their
+ * range is checked against the goal by plan_check_criteria()). */
+static int parse_criteria(struct plan_item *it, const cJSON *o, int i)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "criteria"), *c;
+
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    if (!cJSON_IsArray(v))
+        return err_set(ERR_INVALID, "work_items[%d].criteria: expected an array of indexes", i);
+    it->has_criteria = 1;
+    it->criteria = xcalloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(int));
+    cJSON_ArrayForEach(c, v)
+    {
+        if (!cJSON_IsNumber(c) || c->valuedouble < 0 || c->valuedouble > 100000 ||
+            c->valuedouble != floor(c->valuedouble))
+            return err_set(ERR_INVALID,
+                           "work_items[%d].criteria[%zu]: expected the index of a success "
+                           "criterion",
+                           i, it->ncriteria);
+        it->criteria[it->ncriteria++] = (int)c->valuedouble;
+    }
+    return 0;
+}
+
+int plan_check_criteria(const struct plan *p, const cJSON *crit)
+{
+    int n = cJSON_IsArray(crit) ? cJSON_GetArraySize(crit) : 0;
+
+    for (size_t a = 0; a < p->n; a++)
+        for (size_t k = 0; k < p->items[a].ncriteria; k++)
+            if (p->items[a].criteria[k] >= n)
+                return err_set(ERR_INVALID,
+                               "%s: criteria: %d is not the index of a success criterion "
+                               "(there are %d, numbered from 0)",
+                               p->items[a].key, p->items[a].criteria[k], n);
+    for (int c = 0; c < n; c++) {
+        int served = 0;
+        for (size_t a = 0; a < p->n && !served; a++) {
+            const struct plan_item *it = &p->items[a];
+            served = !it->has_criteria;
+            for (size_t k = 0; k < it->ncriteria; k++)
+                served |= it->criteria[k] == c;
+        }
+        if (!served)
+            return err_set(ERR_INVALID, "success criterion %d (\"%s\") is served by no item", c,
+                           cJSON_GetStringValue(cJSON_GetArrayItem(crit, c)));
+    }
+    return 0;
+}
+
+int plan_item_serves(const struct work_item *wi, int index)
+{
+    cJSON *a = wi->criteria ? cJSON_Parse(wi->criteria) : NULL;
+    const cJSON *c;
+    int serves = !cJSON_IsArray(a);
+
+    cJSON_ArrayForEach(c, a) if (cJSON_IsNumber(c) && (int)c->valuedouble == index) serves = 1;
+    cJSON_Delete(a);
+    return serves;
+}
+
 /* Keys are unique; dependencies name other existing items, once. */
 static int check_keys(const struct plan *p)
 {
@@ -246,7 +309,7 @@ int plan_parse(struct plan *out, const cJSON *json, int max_items)
             goto fail;
         }
         if ((rc = parse_required(it, o, i)) || (rc = parse_optional(it, o, i)) ||
-            (rc = parse_deps(it, o, i)))
+            (rc = parse_deps(it, o, i)) || (rc = parse_criteria(it, o, i)))
             goto fail;
         i++;
     }
@@ -257,6 +320,24 @@ int plan_parse(struct plan *out, const cJSON *json, int max_items)
 fail:
     plan_release(&p);
     return rc;
+}
+
+/* The item's criteria as a JSON array in buf (cut at a whole index). */
+static char *criteria_json(char *buf, size_t size, const struct plan_item *it)
+{
+    size_t len = 1;
+
+    buf[0] = '[';
+    buf[1] = '\0';
+    for (size_t k = 0; k < it->ncriteria; k++) {
+        int n = snprintf(buf + len, size - len - 1, "%s%d", k ? "," : "", it->criteria[k]);
+        if (n < 0 || (size_t)n >= size - len - 1)
+            break;
+        len += (size_t)n;
+    }
+    buf[len++] = ']';
+    buf[len] = '\0';
+    return buf;
 }
 
 int plan_store(store *st, const char *goal_id, const struct plan *p)
@@ -271,6 +352,7 @@ int plan_store(store *st, const char *goal_id, const struct plan *p)
     for (size_t i = 0; i < p->n; i++) {
         const struct plan_item *it = &p->items[i];
         struct work_item wi;
+        char crit[8192];
 
         memset(&wi, 0, sizeof(wi));
         if ((rc = id_new(ids[i])) != 0)
@@ -286,6 +368,7 @@ int plan_store(store *st, const char *goal_id, const struct plan *p)
         wi.critical = it->critical;
         wi.status = it->ndeps ? "queued" : "ready";
         wi.verified = -1;
+        wi.criteria = it->has_criteria ? criteria_json(crit, sizeof(crit), it) : NULL;
         if ((rc = store_item_insert(st, &wi)) != 0)
             goto out;
     }
@@ -336,10 +419,35 @@ static void plan_prompt(strbuf *sb, const struct goal *g)
     strbuf_addf_cut(sb, "Goal: %s\n", g->title);
     if (g->description && *g->description)
         strbuf_addf_cut(sb, "Description: %s\n", g->description);
-    strbuf_addf_cut(sb, "Success criteria: %s\n", g->success_criteria);
+    cJSON *crit = cJSON_Parse(g->success_criteria ? g->success_criteria : "[]");
+    const cJSON *c;
+    int k = 0;
+
+    strbuf_adds_cut(sb, "Success criteria (by index, for each item's \"criteria\"):\n");
+    cJSON_ArrayForEach(c, crit) strbuf_addf_cut(sb, "%d. %s\n", k++, cJSON_GetStringValue(c) ? cJSON_GetStringValue(c) : "");
+    if (k == 0)
+        strbuf_adds_cut(sb, "(none)\n");
+    cJSON_Delete(crit);
     if (g->elaboration)
         strbuf_addf_cut(sb, "Elaboration: %s\n", g->elaboration);
     strbuf_addf_cut(sb, "At most %lld work items.\n", (long long)config_int(CFG_PLAN_MAX_ITEMS));
+}
+
+/* The answer parsed and its criteria checked against the goal's; on
+ * refusal p is empty and err_last() says why. */
+static int plan_accept(struct plan *p, const cJSON *answer, int max, const struct goal *g)
+{
+    cJSON *crit;
+    int rc;
+
+    if ((rc = plan_parse(p, answer, max)) != 0)
+        return rc;
+    crit = cJSON_Parse(g->success_criteria ? g->success_criteria : "[]");
+    rc = plan_check_criteria(p, crit);
+    cJSON_Delete(crit);
+    if (rc)
+        plan_release(p);
+    return rc;
 }
 
 int stage_plan(struct job_ctx *j)
@@ -354,7 +462,7 @@ int stage_plan(struct job_ctx *j)
     plan_prompt(&user, j->goal);
     if ((rc = job_ask_json(j, "plan", prompt_plan, strbuf_cstr(&user), schema_plan, &answer)))
         goto out;
-    if (plan_parse(&p, answer, max) != 0) {
+    if (plan_accept(&p, answer, max, j->goal) != 0) {
         /* one repair request carrying the error, then the run fails */
         char *prev = cJSON_PrintUnformatted(answer);
         cJSON *p2 = xcheck(cJSON_CreateObject());
@@ -371,7 +479,7 @@ int stage_plan(struct job_ctx *j)
         if ((rc = job_ask_json(j, "plan", prompt_plan, strbuf_cstr(&user), schema_plan,
                                &answer)))
             goto out;
-        if (plan_parse(&p, answer, max) != 0) {
+        if (plan_accept(&p, answer, max, j->goal) != 0) {
             rc = job_fail(j, "invalid_response", "plan refused after one repair: %s",
                           err_last());
             goto out;

@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+struct work_item;
+
 #include "store/store.h"
 
 struct cJSON;
@@ -26,6 +28,9 @@ struct plan_item {
     int critical;
     char **deps; /* keys */
     size_t ndeps;
+    int *criteria; /* indexes into the goal's success criteria */
+    size_t ncriteria;
+    int has_criteria; /* the item named its criteria (else: every one) */
 };
 
 struct plan {
@@ -41,6 +46,17 @@ struct plan {
  * "cycle: wi-1 -> wi-2 -> wi-1").  On failure out is empty. */
 int plan_parse(struct plan *out, const struct cJSON *json, int max_items);
 void plan_release(struct plan *p);
+
+/* The criteria assignment of a parsed plan against the goal's success
+ * criteria crit (a JSON array of strings).  An item without `criteria`
+ * serves every criterion (plans written before criteria were assigned);
+ * refused (ERR_INVALID, the message names the item or the criterion): an
+ * index out of range, or a criterion no item serves. */
+int plan_check_criteria(const struct plan *p, const struct cJSON *crit);
+
+/* Does the stored item wi serve criterion index?  (wi->criteria NULL or
+ * unreadable: every criterion.) */
+int plan_item_serves(const struct work_item *wi, int index);
 
 /* Insert the items of p for goal_id (items without dependencies `ready`,
  * the rest `queued`) and their edges, with the event plan.created, in one

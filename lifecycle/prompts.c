@@ -39,22 +39,25 @@ const char prompt_plan[] =
     "Answer with ONE JSON object and nothing else:\n"
     "{\"work_items\": [{\"key\": \"wi-1\", \"title\": str, \"description\": str,\n"
     "  \"type\": \"code|test|doc|refactor|analysis\", \"priority\": 0-100,\n"
-    "  \"effort\": \"S|M|L|XL\", \"critical\": bool, \"depends_on\": [keys of earlier items]}]}\n"
-    "Keys are unique; depends_on names only keys of this plan; no cycles. Prefer few items: a "
-    "small goal is one item. critical=false only for items the goal can do without.";
+    "  \"effort\": \"S|M|L|XL\", \"critical\": bool, \"depends_on\": [keys of earlier items],\n"
+    "  \"criteria\": [indexes of the success criteria this item meets]}]}\n"
+    "Keys are unique; depends_on names only keys of this plan; no cycles. Every success "
+    "criterion (numbered from 0 below) is in the criteria of at least one item. Prefer few "
+    "items: a small goal is one item. critical=false only for items the goal can do without.";
 
 const char schema_plan[] =
     "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"work_items\"],"
     "\"properties\":{\"work_items\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
     "\"additionalProperties\":false,"
     "\"required\":[\"key\",\"title\",\"description\",\"type\",\"priority\",\"effort\","
-    "\"critical\",\"depends_on\"],"
+    "\"critical\",\"depends_on\",\"criteria\"],"
     "\"properties\":{\"key\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},"
     "\"description\":{\"type\":\"string\"},\"type\":{\"type\":\"string\",\"enum\":[\"code\","
     "\"test\",\"doc\",\"refactor\",\"analysis\"]},\"priority\":{\"type\":\"integer\"},"
     "\"effort\":{\"type\":\"string\",\"enum\":[\"S\",\"M\",\"L\",\"XL\"]},"
     "\"critical\":{\"type\":\"boolean\"},\"depends_on\":{\"type\":\"array\",\"items\":"
-    "{\"type\":\"string\"}}}}}}}";
+    "{\"type\":\"string\"}},\"criteria\":{\"type\":\"array\",\"items\":"
+    "{\"type\":\"integer\"}}}}}}}";
 
 const char prompt_execute[] =
     "You are goald's execution agent, working on one work item of a goal inside a git "
@@ -62,7 +65,8 @@ const char prompt_execute[] =
     "Use the tools to read the code, make the change, and check it. Paths are relative to the "
     "worktree root. Commands run in a sandbox without network.\n"
     "Rules:\n"
-    "- Make the smallest change that meets the item and the success criteria.\n"
+    "- Make the smallest change that meets the item and the success criteria it serves (listed "
+    "below; the goal's other criteria belong to other items).\n"
     "- Run the verification gates (run_gates) before you finish when you can.\n"
     "- When the item is done, call complete with a short summary of what you changed and how "
     "you checked it.\n"

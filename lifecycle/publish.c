@@ -131,25 +131,39 @@ static void evidence_gates(strbuf *sb, const cJSON *d, int *any)
     }
 }
 
-/* One row of the evidence table: criterion, item, what backs it. */
+/* One row of the evidence table: criterion, item, kind, what backs it
+ * (the gates with their exit code, output hash and tree on a gate row,
+ * the test cases on a test row, the quote or the reason otherwise; rows
+ * written before kinds: the gates and tests they name). */
 static int evidence_row_cb(const struct store_decision *dec, void *ctx)
 {
     strbuf *sb = ctx;
     cJSON *d = cJSON_Parse(dec->data);
+    const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "kind"));
+    const char *backing = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "backing"));
     const cJSON *t;
     int any = 0, ngates = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "gates"));
+    int ftp = backing && !strncmp(backing, "fail_to_pass", 12);
 
     strbuf_adds_cut(sb, "| ");
     cell(sb, dec->note);
     strbuf_adds_cut(sb, " | ");
     cell(sb, dec->item_key);
     strbuf_adds_cut(sb, " | ");
-    evidence_gates(sb, d, &any);
-    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(d, "tests"))
-    {
-        strbuf_adds_cut(sb, any++ ? "; test `" : "test `");
-        cell(sb, cJSON_GetStringValue(t));
-        strbuf_adds_cut(sb, "` passed");
+    cell(sb, kind ? kind : "");
+    strbuf_adds_cut(sb, " | ");
+    if (!kind || !strcmp(kind, "gate"))
+        evidence_gates(sb, d, &any);
+    if (!kind || !strcmp(kind, "test"))
+        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(d, "tests"))
+        {
+            strbuf_adds_cut(sb, any++ ? "; test `" : "test `");
+            cell(sb, cJSON_GetStringValue(t));
+            strbuf_adds_cut(sb, ftp ? "` fails before, passes after" : "` passed");
+        }
+    if (!any && kind && backing) {
+        cell(sb, backing);
+        any = 1;
     }
     if (!any)
         strbuf_adds_cut(sb, ngates ? "none" : "none: **UNVERIFIED**, no deterministic gate");
@@ -297,8 +311,8 @@ static int body_tables(strbuf *sb, store *st, const char *goal_id)
     struct section_ctx rv = {sb, 0};
     int rc;
 
-    strbuf_adds_cut(sb, "## Success criteria and evidence\n\n| criterion | item | evidence |\n"
-                        "|---|---|---|\n");
+    strbuf_adds_cut(sb, "## Success criteria and evidence\n\n"
+                        "| criterion | item | kind | what backs it |\n|---|---|---|---|\n");
     if ((rc = store_decision_each_evidence(st, goal_id, evidence_row_cb, sb)) != 0 ||
         (rc = store_decision_each_gate_inputs_changed(st, goal_id, inputs_row_cb, &ic)) != 0)
         return rc;

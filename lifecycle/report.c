@@ -584,14 +584,16 @@ static void text_head(FILE *f, const struct goal *g, const struct report_progres
     fprintf(f, "progress [%s] %.1f%%\n         %s\n", bar, pr->percent, counts);
 }
 
-/* The evidence table: criterion and what backs it, per done item. */
+/* The evidence table: criterion, its kind and what backs it, per item
+ * that serves it (rows written before kinds: the gates and tests). */
 static void text_evidence(FILE *f, const cJSON *ev)
 {
     const cJSON *it;
 
     if (cJSON_GetArraySize(ev) == 0)
         return;
-    fprintf(f, "\nevidence\n  %-8s  %-30s  %s\n", "ITEM", "CRITERION", "BACKED BY");
+    fprintf(f, "\nevidence\n  %-8s  %-26s  %-9s  %s\n", "ITEM", "CRITERION", "KIND",
+            "BACKED BY");
     cJSON_ArrayForEach(it, ev)
     {
         const cJSON *b;
@@ -602,10 +604,14 @@ static void text_evidence(FILE *f, const cJSON *ev)
             strbuf_addf_cut(&by, "%sgate %s", k++ ? ", " : "", cJSON_GetStringValue(b));
         cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(it, "tests"))
             strbuf_addf_cut(&by, "%stest %s", k++ ? ", " : "", cJSON_GetStringValue(b));
+        if (k == 0 && jstr(it, "backing")[0]) {
+            strbuf_adds_cut(&by, jstr(it, "backing"));
+            k = 1;
+        }
         /* 80 columns: criterion and evidence cut with an ellipsis */
-        fprintf(f, "  %-8s  %-30s  %s\n", term_fit(jstr(it, "item"), 8),
-                term_fit(jstr(it, "criterion"), 30),
-                term_fit(k ? strbuf_cstr(&by) : "none", 80 - 44));
+        fprintf(f, "  %-8s  %-26s  %-9s  %s\n", term_fit(jstr(it, "item"), 8),
+                term_fit(jstr(it, "criterion"), 26), term_fit(jstr(it, "kind"), 9),
+                term_fit(k ? strbuf_cstr(&by) : "none", 80 - 51));
         strbuf_release(&by);
     }
 }

@@ -160,7 +160,9 @@ int store_decision_evidence_rows(store *st, const char *goal_id, cJSON **out)
         " 'evidence', coalesce(json_extract(d.data, '$.evidence'),"
         "   CASE WHEN json_extract(d.data, '$.unverified') THEN 'none' ELSE 'gates' END),"
         " 'backed_by', json(coalesce(json_extract(d.data, '$.backed_by'), '[]')),"
-        " 'tests', json(coalesce(json_extract(d.data, '$.tests'), '[]'))))" EVIDENCE_FROM
+        " 'tests', json(coalesce(json_extract(d.data, '$.tests'), '[]')),"
+        " 'kind', json_extract(d.data, '$.kind'),"
+        " 'backing', json_extract(d.data, '$.backing')))" EVIDENCE_FROM
         " ORDER BY w.created_at, w.rowid, d.id";
     static const char q_pg[] =
         "SELECT coalesce(json_agg(json_build_object('criterion', d.note, 'item', w.key,"
@@ -168,7 +170,8 @@ int store_decision_evidence_rows(store *st, const char *goal_id, cJSON **out)
         "   CASE WHEN coalesce(json_extract(d.data, '$.unverified'), '0') NOT IN ('0', '')"
         "   THEN 'none' ELSE 'gates' END),"
         " 'backed_by', coalesce(d.data::jsonb -> 'backed_by', '[]'::jsonb),"
-        " 'tests', coalesce(d.data::jsonb -> 'tests', '[]'::jsonb))"
+        " 'tests', coalesce(d.data::jsonb -> 'tests', '[]'::jsonb),"
+        " 'kind', d.data::jsonb ->> 'kind', 'backing', d.data::jsonb ->> 'backing')"
         " ORDER BY w.created_at, w.rowid, d.id), '[]'::json)" EVIDENCE_FROM;
 #undef EVIDENCE_FROM
 

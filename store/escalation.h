@@ -80,7 +80,8 @@ int store_decision_partial_failures(store *st, const char *goal_id, struct cJSON
 int store_decision_latest_final_check(store *st, const char *goal_id, struct cJSON **out);
 
 /* The evidence table of goal_id as a JSON array (one object per
- * criterion and done item: criterion, item, evidence, backed_by, tests),
+ * criterion and done item: criterion, item, evidence, backed_by, tests,
+ * kind, backing),
  * in item order; *out NULL when it cannot be read. */
 int store_decision_evidence_rows(store *st, const char *goal_id, struct cJSON **out);
 

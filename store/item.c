@@ -15,7 +15,7 @@
     "id, goal_id, key, title, description, type, status, priority, effort, critical,"              \
     " attempts, tier, max_retries, model_index, next_attempt_at, timeout_s, strategy,"             \
     " human_input, question, summary, verified, commit_sha, created_at, updated_at,"               \
-    " started_at, ended_at"
+    " started_at, ended_at, criteria"
 
 int item_effort_points(const char *effort)
 {
@@ -33,7 +33,7 @@ int item_effort_points(const char *effort)
 int store_item_insert(store *st, struct work_item *wi)
 {
     static const char sql[] = "INSERT INTO work_items(" ITEM_COLS ") VALUES (?,?,?,?,?,?,?,?,?,"
-                              "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                              "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     int64_t now = time_now_ms();
 
     wi->created_at = wi->updated_at = now;
@@ -51,7 +51,7 @@ int store_item_insert(store *st, struct work_item *wi)
                    STORE_TEXT(wi->strategy), STORE_TEXT(wi->human_input), STORE_TEXT(wi->question),
                    STORE_TEXT(wi->summary), store_arg_opt_i64(wi->verified),
                    STORE_TEXT(wi->commit_sha), STORE_I64(now), STORE_I64(now), STORE_NULL,
-                   STORE_NULL));
+                   STORE_NULL, STORE_TEXT(wi->criteria)));
 }
 
 int store_item_dep_add(store *st, const char *item_id, const char *depends_on_id,
@@ -115,6 +115,7 @@ static const struct store_field item_fields[] = {
     ITEM(updated_at, I64, 23),
     ITEM(started_at, OPT_I64, 24),
     ITEM(ended_at, OPT_I64, 25),
+    ITEM(criteria, RAW, 26),
 };
 
 /* store_row_fn: a new work item (copied strings) into *(struct work_item **)ctx. */

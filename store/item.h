@@ -40,6 +40,8 @@ struct work_item {
     char *commit_sha;
     int64_t created_at, updated_at;
     int64_t started_at, ended_at; /* -1: not yet */
+    char *criteria; /* JSON array of indexes into the goal's success
+                       criteria the item serves; NULL: every one */
 };
 
 /* Insert wi (id, goal_id, key, title and status must be set; timestamps

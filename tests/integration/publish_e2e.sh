@@ -65,8 +65,8 @@ expect_eq "$(pr head)" "$br" "PR head"
 expect_eq "$(pr base)" main "PR base"
 body=$(pr body)
 # issue 15: one row per (criterion, item), with the item's key
-case "$body" in *"| criterion | item | evidence |"*) ok ;; *) fail "PR body lacks the evidence table: $body" ;; esac
-case "$body" in *"| sh test.sh exits 0 | wi-1 | gate \`tests\` exit 0, output sha256"*) ok ;;
+case "$body" in *"| criterion | item | kind | what backs it |"*) ok ;; *) fail "PR body lacks the evidence table: $body" ;; esac
+case "$body" in *"| sh test.sh exits 0 | wi-1 | gate | gate \`tests\` exit 0, output sha256"*) ok ;;
     *) fail "PR body lacks the criterion's evidence row: $body" ;; esac
 case "$body" in *"Fix the addition in add.sh | done | yes | ${sha:0:12}"*) ok ;;
     *) fail "PR body lacks the item row with its commit: $body" ;; esac

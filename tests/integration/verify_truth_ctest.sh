@@ -5,8 +5,8 @@
 #     test to item 2 (not blamed: a later item of the plan is to fix it, so
 #     item 1 is done but not verified);
 #   - the PR's evidence table has one row per (criterion, item) with the
-#     item's key, the gate and test cases that back it, and `none` where
-#     nothing does (item 1 does not back "test_mul passes");
+#     item's key, the kind and the test cases that back it, and `unchecked`
+#     where nothing does (item 1 does not back "test_mul passes");
 #   - the final check on the branch head passes: completed, not partial.
 . "$(dirname "$0")/lib.sh"
 
@@ -58,13 +58,13 @@ expect_rc 0 "daemon --once"
 expect_eq "$(sql "SELECT status||' '||partial FROM goals")" "completed 0" "the goal"
 # the PR: one evidence row per (criterion, item)
 body=$(jq -r -s '[.[] | select(.method == "POST" and .path == "/repos/acme/calc/pulls")][0].json.body' "$FORGE_LOG")
-rows=$(printf '%s\n' "$body" | sed -n '/^| criterion | item | evidence |/,/^$/p' | grep '^| test_' || true)
+rows=$(printf '%s\n' "$body" | sed -n '/^| criterion | item | kind | what backs it |/,/^$/p' | grep '^| test_' || true)
 expect_eq "$(printf '%s\n' "$rows" | wc -l)" 4 "evidence rows: 2 criteria x 2 items"
 expect_eq "$(printf '%s\n' "$rows" | cut -d'|' -f2,3 | tr -s ' ' | tr '\n' ';')" \
     " test_add passes | wi-1 ; test_mul passes | wi-1 ; test_add passes | wi-2 ; test_mul passes | wi-2 ;" "rows by criterion and item"
-case "$(printf '%s\n' "$rows" | sed -n 1p)" in *"| wi-1 | test \`test_add\` passed |") ok ;; *) fail "row 1: $rows" ;; esac
-case "$(printf '%s\n' "$rows" | sed -n 2p)" in *"| wi-1 | none |") ok ;; *) fail "row 2 should say none: $rows" ;; esac
-case "$(printf '%s\n' "$rows" | sed -n 4p)" in *"| wi-2 | gate \`ctest\` exit 0, output sha256"*"test \`test_mul\` passed |") ok ;; *) fail "row 4: $rows" ;; esac
+case "$(printf '%s\n' "$rows" | sed -n 1p)" in *"| wi-1 | test | test \`test_add\` passed |") ok ;; *) fail "row 1: $rows" ;; esac
+case "$(printf '%s\n' "$rows" | sed -n 2p)" in *"| wi-1 | unchecked | "*) ok ;; *) fail "row 2 should say unchecked: $rows" ;; esac
+case "$(printf '%s\n' "$rows" | sed -n 4p)" in *"| wi-2 | test | test \`test_mul\` passed |") ok ;; *) fail "row 4: $rows" ;; esac
 expect_eq "$(sql "SELECT group_concat(s, ' ') FROM (SELECT key||'='||status||'/'||ifnull(verified, 'NULL') AS s FROM work_items ORDER BY key) AS q1")" \
     "wi-1=done/NULL wi-2=done/1" "the items"
 expect_eq "$(sql "SELECT json_extract(data,'\$.fixed')||' '||json_extract(data,'\$.pre_existing') FROM decisions d JOIN work_items w ON w.id=d.item_id WHERE d.kind='verification' AND w.key='wi-1'")" \
@@ -72,6 +72,7 @@ expect_eq "$(sql "SELECT json_extract(data,'\$.fixed')||' '||json_extract(data,'
 expect_eq "$(sql "SELECT json_extract(data,'\$.passed') FROM decisions WHERE kind='final_check'")" 1 "the final check passed"
 
 run "$G" report "$GID" --json
-expect_eq "$(jqo '[.evidence[] | "\(.item):\(.evidence)"] | join(" ")')" "wi-1:tests wi-1:none wi-2:gates wi-2:gates" "report: the same table"
+expect_eq "$(jqo '[.evidence[] | "\(.item):\(.evidence)"] | join(" ")')" "wi-1:tests wi-1:none wi-2:tests wi-2:tests" "report: the same table"
+expect_eq "$(jqo '[.evidence[] | .kind] | join(" ")')" "test unchecked test test" "report: the kinds"
 
 done_tests

@@ -234,11 +234,55 @@ static void test_select(void **state)
     }
 }
 
+/* criteria: indexes into the goal's success criteria; every criterion
+ * served by an item (an item without criteria serves every one). */
+static void test_criteria(void **state)
+{
+    static const struct {
+        const char *items;
+        const char *msg; /* NULL: accepted */
+    } cases[] = {
+        {"{\"key\":\"a\",\"title\":\"t\",\"type\":\"code\",\"effort\":\"S\",\"criteria\":[0,1]}",
+         NULL},
+        {"{\"key\":\"a\",\"title\":\"t\",\"type\":\"code\",\"effort\":\"S\"}", NULL},
+        {"{\"key\":\"a\",\"title\":\"t\",\"type\":\"code\",\"effort\":\"S\",\"criteria\":[0]}",
+         "success criterion 1 (\"docs updated\") is served by no item"},
+        {"{\"key\":\"a\",\"title\":\"t\",\"type\":\"code\",\"effort\":\"S\",\"criteria\":[0,1,2]}",
+         "a: criteria: 2 is not the index of a success criterion (there are 2, numbered from 0)"},
+        {"{\"key\":\"a\",\"title\":\"t\",\"type\":\"code\",\"effort\":\"S\",\"criteria\":[-1]}",
+         "work_items[0].criteria[0]: expected the index of a success criterion"},
+        {"{\"key\":\"a\",\"title\":\"t\",\"type\":\"code\",\"effort\":\"S\",\"criteria\":\"0\"}",
+         "work_items[0].criteria: expected an array of indexes"},
+    };
+    cJSON *crit = cJSON_Parse("[\"tests pass\", \"docs updated\"]");
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char json[1024];
+        struct plan p;
+        int rc;
+        snprintf(json, sizeof(json), "{\"work_items\":[%s]}", cases[i].items);
+        rc = parse(json, &p, 10);
+        if (rc == 0) {
+            rc = plan_check_criteria(&p, crit);
+            plan_release(&p);
+        }
+        if (!cases[i].msg) {
+            assert_int_equal(rc, 0);
+            continue;
+        }
+        assert_int_equal(rc, ERR_INVALID);
+        assert_string_equal(err_last(), cases[i].msg);
+    }
+    cJSON_Delete(crit);
+}
+
 int main(void)
 {
     char path[512];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validation_cases),
+        cmocka_unit_test(test_criteria),
         cmocka_unit_test(test_fan_out_fan_in),
         cmocka_unit_test(test_select),
     };
