@@ -91,7 +91,7 @@ cJSON *report_goal_json(const struct goal *g)
     add_json_text(o, "allowed_actions", g->allowed_actions);
     add_json_text(o, "publish", g->publish);
     jsonobj_add_str_or_null(o, "blocked_reason", g->blocked_reason);
-    /* issue 16: a goal without a repository is never verified */
+    /* A goal without a repository is never verified */
     jsonobj_add_str_or_null(o, "unverified_reason", report_unverified_reason(g));
     add_time(o, "created_at", g->created_at);
     add_time(o, "updated_at", g->updated_at);
@@ -460,7 +460,7 @@ static int item_json_cb(const struct work_item *wi, void *varg)
     jsonw_array_begin(w);
     rc = store_item_dep_keys_each(cb->st, wi->id, dep_key_cb, w);
     jsonw_array_end(w);
-    /* issue 15: what the item was verified against (docs/report-json.md) */
+    /* What the item was verified against (docs/report-json.md) */
     jsonw_key(w, "baseline");
     jsonw_string(w, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "baseline")));
     jsonw_key(w, "granularity");

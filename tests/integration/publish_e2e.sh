@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 8: a goal end to end on a temporary repository with a bare remote
+# A goal end to end on a temporary repository with a bare remote
 # (file://) and the fake forge: the commit on the goal's branch, checked
 # with the real git CLI (log, trailers, fsck), pushed to the remote; the
 # pull request with its title, head, base and evidence table; the webhook;
@@ -64,7 +64,7 @@ expect_eq "$(pr title)" "Fix add.sh so that the tests pass" "PR title"
 expect_eq "$(pr head)" "$br" "PR head"
 expect_eq "$(pr base)" main "PR base"
 body=$(pr body)
-# issue 15: one row per (criterion, item), with the item's key
+# One row per (criterion, item), with the item's key
 case "$body" in *"| criterion | item | kind | what backs it |"*) ok ;; *) fail "PR body lacks the evidence table: $body" ;; esac
 case "$body" in *"| sh test.sh exits 0 | wi-1 | gate | gate \`tests\` exit 0, output sha256"*) ok ;;
     *) fail "PR body lacks the criterion's evidence row: $body" ;; esac

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15, truthful verification on a C project built with CMake and tested
+# Truthful verification on a C project built with CMake and tested
 # with ctest, published to a bare remote and the fake forge:
 #   - two items each fix one failing test; item 1 leaves the other failing
 #     test to item 2 (not blamed: a later item of the plan is to fix it, so
