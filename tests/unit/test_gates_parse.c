@@ -230,6 +230,24 @@ static void test_node_tap(void **state)
     test_cases_release(&c);
 }
 
+/* `npm test` running `node --test` over two files on Node 20 (TAP, as
+ * its output is no terminal): every case named; Node names no file for a
+ * passing test, so one name at the top of two files is one case, failed
+ * when either failed. */
+static void test_node_tap_files(void **state)
+{
+    struct test_cases c;
+    (void)state;
+
+    parse_fixture(&c, "node_tap_files.txt");
+    assert_string_equal(c.format, "tap");
+    assert_string_equal(summary(&c), "F adds\n"
+                                     "F fails\n"
+                                     "P grp > inner\n"
+                                     "P grp > other\n");
+    test_cases_release(&c);
+}
+
 static void test_node_spec(void **state)
 {
     struct test_cases c;
@@ -1026,6 +1044,7 @@ int main(void)
         cmocka_unit_test(test_instrument),
         cmocka_unit_test(test_node_tap),
         cmocka_unit_test(test_node_spec),
+        cmocka_unit_test(test_node_tap_files),
         cmocka_unit_test(test_bash_tap),
         cmocka_unit_test(test_tap_edge),
         cmocka_unit_test(test_ctest),
