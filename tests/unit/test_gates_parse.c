@@ -357,6 +357,16 @@ static void test_cmocka_ctest_v(void **state)
                                      "P plain\n");
     assert_false(c.incomplete);
     test_cases_release(&c);
+    /* ctest -V -j3: the executables' lines interleave, their prefixes tell */
+    parse_fixture(&c, "cmocka_ctest_v_j3.txt");
+    assert_string_equal(summary(&c), "P test_math::test_add\n"
+                                     "F test_math::test_sub\n"
+                                     "S test_math::test_skip\n"
+                                     "P test_math::test_same\n"
+                                     "P test_str::test_len\n"
+                                     "P test_str::test_same\n"
+                                     "P plain\n");
+    test_cases_release(&c);
     /* its TAP output, under ctest -V */
     parse_fixture(&c, "cmocka_tap_ctest_v.txt");
     assert_string_equal(c.format, "ctest+tap");
