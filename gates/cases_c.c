@@ -172,10 +172,33 @@ static int set_name(struct c_ctx *c, const char *p, const char *e)
     return 0;
 }
 
-/* "Start K: NAME", "test K", "N/M Test #K: NAME ... Passed", the summary:
- * 1 when the line is ctest's (*k the context its next unprefixed lines
- * are in), 0 when not, or ERR_NOMEM. */
-static int ctest_line(struct c_state *s, const char *p, const char *e, size_t *k)
+/* "Start K: NAME" (NAME known) or "test K" (-V): 1, 0 when the line is
+ * neither, or ERR_NOMEM. */
+static int ctest_start_line(struct c_state *s, const char *p, const char *e)
+{
+    int is_start = p[0] == 'S', err = 0;
+    const char *q, *d;
+    struct c_ctx *c;
+    size_t num = 0;
+
+    for (q = p + (is_start ? 6 : 5); q < e && *q == ' '; q++)
+        ;
+    for (d = q; d < e && isdigit((unsigned char)*d) && d - q < 9; d++)
+        num = num * 10 + (size_t)(*d - '0');
+    if (d == q || (is_start && (e - d < 3 || d[0] != ':' || d[1] != ' ')) || (!is_start && d != e))
+        return 0;
+    if (!(c = ctx_at(s, num, &err)))
+        return err ? err : 1;
+    c->known = 1;
+    if (!is_start)
+        return 1;
+    s->ctest = 1;
+    return set_name(c, d + 2, e) ? ERR_NOMEM : 1;
+}
+
+/* "N/M Test #K: NAME ... Passed": 1 with *k = K, 0 when the line is none,
+ * or ERR_NOMEM. */
+static int ctest_result_line(struct c_state *s, const char *p, const char *e, size_t *k)
 {
     const char *name, *stat, *q;
     enum test_status st;
@@ -183,31 +206,6 @@ static int ctest_line(struct c_state *s, const char *p, const char *e, size_t *k
     size_t num;
     int err = 0;
 
-    while (p < e && *p == ' ')
-        p++;
-    if (starts(p, e, "Start ") || starts(p, e, "test ")) {
-        int is_start = p[0] == 'S';
-        const char *d;
-        for (q = p + (is_start ? 6 : 5); q < e && *q == ' '; q++)
-            ;
-        for (d = q, num = 0; d < e && isdigit((unsigned char)*d) && d - q < 9; d++)
-            num = num * 10 + (size_t)(*d - '0');
-        if (d == q || (is_start && (e - d < 3 || d[0] != ':' || d[1] != ' ')) ||
-            (!is_start && d != e))
-            return 0;
-        if (!(c = ctx_at(s, num, &err)))
-            return err ? err : 1;
-        c->known = 1;
-        *k = 0;
-        if (!is_start)
-            return 1;
-        s->ctest = 1;
-        return set_name(c, d + 2, e) ? ERR_NOMEM : 1;
-    }
-    if (starts(p, e, "The following tests") || strstr(p, "% tests passed, ")) {
-        *k = 0;
-        return 1;
-    }
     if (!(name = cases_ctest_name(p, e)) || !(stat = cases_ctest_status(name, e, &st)))
         return 0;
     /* the number before ": name" */
@@ -222,6 +220,26 @@ static int ctest_line(struct c_state *s, const char *p, const char *e, size_t *k
     s->ctest = 1;
     *k = num;
     return set_name(c, name, stat) ? ERR_NOMEM : 1;
+}
+
+/* ctest's own lines: 1 when the line is one (*k the context its next
+ * unprefixed lines are in: a failed test's output follows its result
+ * line), 0 when not, or ERR_NOMEM. */
+static int ctest_line(struct c_state *s, const char *p, const char *e, size_t *k)
+{
+    while (p < e && *p == ' ')
+        p++;
+    if (starts(p, e, "Start ") || starts(p, e, "test ")) {
+        int rc = ctest_start_line(s, p, e);
+        if (rc == 1)
+            *k = 0;
+        return rc;
+    }
+    if (starts(p, e, "The following tests") || strstr(p, "% tests passed, ")) {
+        *k = 0;
+        return 1;
+    }
+    return ctest_result_line(s, p, e, k);
 }
 
 /* ---- the frameworks' lines ------------------------------------------------- */
@@ -275,27 +293,52 @@ static int cmocka_line(struct c_state *s, size_t k, const char *p, const char *e
     return 0;
 }
 
-/* Unity "FILE:LINE:NAME:PASS", "...:FAIL: msg", "...:IGNORE[: msg]" and
- * Check "FILE:LINE:P:TCASE:TEST:ITER: msg" (P passed, F failed, E error);
- * Unity's "N Tests M Failures K Ignored", Check's "NN%: Checks: N, ...". */
-static int colon_line(struct c_state *s, size_t k, const char *p, const char *e)
+/* Unity's "N Tests M Failures K Ignored", Check's "NN%: Checks: N, ...":
+ * the count into the context's summary; 1 when the line is one. */
+static int colon_summary(struct c_state *s, size_t k, const char *p, const char *e)
 {
-    const char *f = p, *q, *name, *ne;
-    size_t line, n;
-
-    size_t nf, ni;
+    size_t n, nf, ni;
+    const char *q;
 
     if (sscanf(p, "%zu Tests %zu Failures %zu Ignored", &n, &nf, &ni) == 3 ||
         ((q = strstr(p, "%: Checks: ")) && q < e && sscanf(q + 11, "%zu,", &n) == 1)) {
         s->ctx[k].summary += n % 1000000;
         return 1;
     }
+    return 0;
+}
+
+/* Unity's result word after NAME: at w..e: the status, or -1. */
+static int unity_word(const char *w, const char *e)
+{
+    static const struct {
+        const char *word;
+        enum test_status st;
+    } words[] = {{"PASS", TEST_PASS}, {"FAIL", TEST_FAIL}, {"IGNORE", TEST_SKIP}};
+
+    for (size_t i = 0; i < sizeof(words) / sizeof(*words); i++) {
+        size_t n = strlen(words[i].word);
+        if ((size_t)(e - w) >= n && !memcmp(w, words[i].word, n) && (w + n == e || w[n] == ':'))
+            return (int)words[i].st;
+    }
+    return -1;
+}
+
+/* Unity "FILE:LINE:NAME:PASS", "...:FAIL: msg", "...:IGNORE[: msg]" and
+ * Check "FILE:LINE:P:TCASE:TEST:ITER: msg" (P passed, F failed, E error). */
+static int colon_line(struct c_state *s, size_t k, const char *p, const char *e)
+{
+    const char *q, *name = NULL, *ne;
+    size_t line;
+    int st;
+
+    if (colon_summary(s, k, p, e))
+        return 1;
     /* FILE: the text up to ":digits:" */
-    for (q = p; q < e; q++)
-        if (*q == ':' && q > f && q + 1 < e && isdigit((unsigned char)q[1]) &&
-            (name = number(q + 1, e, &line, ':')) != NULL)
+    for (q = p + 1; q < e; q++)
+        if (*q == ':' && (name = number(q + 1, e, &line, ':')) != NULL)
             break;
-    if (q >= e)
+    if (!name)
         return 0;
     name++;
     if (e - name > 2 && strchr("PFE", *name) && name[1] == ':') {
@@ -304,25 +347,18 @@ static int colon_line(struct c_state *s, size_t k, const char *p, const char *e)
         if (!tce || !(te = memchr(tce + 1, ':', (size_t)(e - tce - 1))) || te == tce + 1 ||
             !number(te + 1, e, &line, ':'))
             return 0;
-        return rec_add(s, k, tc, (size_t)(te - tc),
-                       *name == 'P' ? TEST_PASS : TEST_FAIL, f, (size_t)(q - f), FW_CHECK)
+        return rec_add(s, k, tc, (size_t)(te - tc), *name == 'P' ? TEST_PASS : TEST_FAIL, p,
+                       (size_t)(q - p), FW_CHECK)
                    ? ERR_NOMEM
                    : 1;
     }
     if (!(ne = memchr(name, ':', (size_t)(e - name))) || ne == name ||
-        memchr(name, ' ', (size_t)(ne - name)))
+        memchr(name, ' ', (size_t)(ne - name)) || (st = unity_word(ne + 1, e)) < 0)
         return 0;
-    n = (size_t)(e - ne - 1);
-    if ((n == 4 && !memcmp(ne + 1, "PASS", 4)) || starts(ne + 1, e, "PASS:"))
-        return rec_add(s, k, name, (size_t)(ne - name), TEST_PASS, f, (size_t)(q - f), FW_UNITY)
-                   ? ERR_NOMEM : 1;
-    if ((n == 4 && !memcmp(ne + 1, "FAIL", 4)) || starts(ne + 1, e, "FAIL:"))
-        return rec_add(s, k, name, (size_t)(ne - name), TEST_FAIL, f, (size_t)(q - f), FW_UNITY)
-                   ? ERR_NOMEM : 1;
-    if ((n == 6 && !memcmp(ne + 1, "IGNORE", 6)) || starts(ne + 1, e, "IGNORE:"))
-        return rec_add(s, k, name, (size_t)(ne - name), TEST_SKIP, f, (size_t)(q - f), FW_UNITY)
-                   ? ERR_NOMEM : 1;
-    return 0;
+    return rec_add(s, k, name, (size_t)(ne - name), (enum test_status)st, p, (size_t)(q - p),
+                   FW_UNITY)
+               ? ERR_NOMEM
+               : 1;
 }
 
 /* subunit (cmocka's and Check's): "test: name" then "success: name",
