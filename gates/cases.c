@@ -247,9 +247,24 @@ static int redact_cases(struct test_cases *out, const struct test_cases *in)
     return rc;
 }
 
-/* The text formats, in the order that breaks a tie in case counts. */
+const char *gates_format_intern(const char *f)
+{
+    static const char *const known[] = {
+        "junit",       "tap",          "pytest",      "unittest",      "go",
+        "ctest",       "cargo",        "node",        "unity",         "cmocka",
+        "check",       "subunit",      "c-mixed",     "ctest+unity",   "ctest+cmocka",
+        "ctest+check", "ctest+subunit", "ctest+tap",  "ctest+mixed",
+    };
+    for (size_t i = 0; f && i < sizeof(known) / sizeof(*known); i++)
+        if (!strcmp(f, known[i]))
+            return known[i];
+    return NULL;
+}
+
+/* The text formats, in the order that breaks a tie in case counts (the
+ * cases inside C test executables before ctest's executables: finer). */
 static int (*const text_parsers[])(struct test_cases *, const char *, size_t) = {
-    cases_parse_go,     cases_parse_cargo, cases_parse_ctest,
+    cases_parse_go,     cases_parse_cargo, cases_parse_c, cases_parse_ctest,
     cases_parse_pytest, cases_parse_unittest, cases_parse_node, cases_parse_tap,
 };
 
@@ -298,7 +313,7 @@ int gates_parse_cases(struct test_cases *out, const char *output, size_t len, co
         }
     }
     /* else the format of the output with the most cases (ties: go, cargo,
-     * ctest, pytest, unittest, node, tap) */
+     * C executables' cases, ctest, pytest, unittest, node, tap) */
     for (size_t i = 0; output && i < sizeof(text_parsers) / sizeof(*text_parsers); i++) {
         memset(&cur, 0, sizeof(cur));
         if ((rc = text_parsers[i](&cur, output, len)) != 0) {

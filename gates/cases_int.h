@@ -51,4 +51,16 @@ int cases_parse_ctest(struct test_cases *out, const char *s, size_t len);
 int cases_parse_cargo(struct test_cases *out, const char *s, size_t len);
 int cases_parse_unittest(struct test_cases *out, const char *s, size_t len);
 
+/* A ctest result line " 2/11 Test  #2: name ...   Passed": the name's
+ * start, or NULL when p..e is none (gates/cases_text.c). */
+const char *cases_ctest_name(const char *p, const char *e);
+/* Where the status starts after name ("***Failed", " Passed") with *st;
+ * NULL when there is none. */
+const char *cases_ctest_status(const char *name, const char *e, enum test_status *st);
+
+/* The cases inside C test executables (gates/cases_c.c): Unity, cmocka
+ * (its standard, TAP and subunit outputs), Check, under ctest or alone.
+ * Same contract as the text formats; 0 cases when no inner case is seen. */
+int cases_parse_c(struct test_cases *out, const char *s, size_t len);
+
 #endif

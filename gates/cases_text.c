@@ -570,7 +570,7 @@ int cases_parse_go(struct test_cases *out, const char *s, size_t len)
  * "***Not Run (Disabled)" are skips.  id = the test's name. */
 /* The name's start in a ctest result line " 2/11 Test  #2: name ...", or
  * NULL when the line is none. */
-static const char *ctest_name(const char *p, const char *e)
+const char *cases_ctest_name(const char *p, const char *e)
 {
     while (p < e && *p == ' ')
         p++;
@@ -600,7 +600,7 @@ static const char *ctest_name(const char *p, const char *e)
 
 /* Where the status of the line starts after name ("***Failed", or the last
  * " Passed"), with *st; NULL when there is none. */
-static const char *ctest_status(const char *name, const char *e, enum test_status *st)
+const char *cases_ctest_status(const char *name, const char *e, enum test_status *st)
 {
     const char *stat = find_in(name, (size_t)(e - name), "***");
 
@@ -631,7 +631,7 @@ int cases_parse_ctest(struct test_cases *out, const char *s, size_t len)
         const char *e = l.p + l.n, *name, *stat, *ne;
         enum test_status st;
 
-        if (!(name = ctest_name(l.p, e)) || !(stat = ctest_status(name, e, &st)))
+        if (!(name = cases_ctest_name(l.p, e)) || !(stat = cases_ctest_status(name, e, &st)))
             continue;
         ne = stat;
         while (ne > name && (ne[-1] == ' ' || ne[-1] == '.'))

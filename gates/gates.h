@@ -58,7 +58,8 @@ struct test_cases {
     struct test_case *v;
     size_t n;           /* unique ids: a repeated id keeps the worst status (FAIL > PASS > SKIP) */
     const char *format; /* "junit", "tap", "pytest", "unittest", "go", "ctest", "cargo",
-                         * "node"; NULL: not parsed.  A static string: never freed */
+                         * "node", the C frameworks' ("ctest+cmocka", "unity", ...:
+                         * gates_format_intern); NULL: not parsed.  Static: never freed */
     size_t unnamed_skips; /* skips the runner counted without naming them (pytest's
                            * "SKIPPED [2] file:line"), not in v */
     int truncated;        /* more than GATES_CASES_MAX cases: the rest were dropped */
@@ -82,6 +83,9 @@ struct test_cases {
 int gates_parse_cases(struct test_cases *out, const char *output, size_t len, const char *root,
                       const char *report_rel, char *note, size_t note_n);
 void test_cases_release(struct test_cases *c);
+/* The static name of format f (a stored one) among those
+ * gates_parse_cases gives, or NULL when f is none of them. */
+const char *gates_format_intern(const char *f);
 
 /* Read the report file rel beneath root into out (at most cap bytes) under
  * the path policy: no symlink leading out of root, no ".." (ERR_POLICY); a

@@ -8,8 +8,10 @@
  * without -v.  So before a gate runs, goald adds what the runner needs,
  * without changing what the command tests: PYTEST_ADDOPTS gains -rA (every
  * outcome in the short summary; a -r of the command's own comes later on
- * pytest's command line and wins), `-m unittest` gains -v, and `go test`
- * gains -json.  The gate's record keeps the command as written.
+ * pytest's command line and wins), `-m unittest` gains -v, `go test`
+ * gains -json, and `ctest` gains -V (ctest shows a test executable's own
+ * output, the cases inside it, only with -V, or for failures alone with
+ * --output-on-failure).  The gate's record keeps the command as written.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +69,17 @@ static char *go_json(const char *c)
     return insert_at(c, (size_t)(g - c) + strlen("go test"), " -json");
 }
 
+/* `ctest` without -V/-VV/--verbose/--extra-verbose: -V after it. */
+static char *ctest_verbose(const char *c)
+{
+    const char *t = word_at(c, "ctest");
+
+    if (!t || word_at(c, "-V") || word_at(c, "-VV") || word_at(c, "--verbose") ||
+        word_at(c, "--extra-verbose"))
+        return NULL;
+    return insert_at(c, (size_t)(t - c) + strlen("ctest"), " -V");
+}
+
 char *gates_instrument(const struct gate_spec *g, const char **env, size_t env_max)
 {
     struct gate_plan one = {(struct gate_spec *)g, 1};
@@ -85,6 +98,10 @@ char *gates_instrument(const struct gate_spec *g, const char **env, size_t env_m
     if ((runners & RUNNER_UNITTEST) && (next = unittest_verbose(g->command)))
         cmd = next;
     if ((runners & RUNNER_GO) && (next = go_json(cmd ? cmd : g->command))) {
+        free(cmd);
+        cmd = next;
+    }
+    if ((runners & RUNNER_CTEST) && (next = ctest_verbose(cmd ? cmd : g->command))) {
         free(cmd);
         cmd = next;
     }

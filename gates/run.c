@@ -391,7 +391,6 @@ static int case_loaded(const char *name, const char *stat, const char *file, voi
 
 int gates_cases_load(store *st, int64_t gate_result_id, struct test_cases *out)
 {
-    static const char *const formats[] = {"junit", "tap", "pytest", "go", "ctest", "cargo", "node"};
     struct case_builder b;
     const char *format = NULL;
     char *stored = NULL;
@@ -400,9 +399,7 @@ int gates_cases_load(store *st, int64_t gate_result_id, struct test_cases *out)
     memset(out, 0, sizeof(*out));
     if ((rc = store_gate_result_format(st, gate_result_id, &stored)) != 0)
         return rc;
-    for (size_t i = 0; stored && i < sizeof(formats) / sizeof(*formats); i++)
-        if (!strcmp(stored, formats[i]))
-            format = formats[i];
+    format = gates_format_intern(stored);
     free(stored);
     cb_init(&b, out);
     rc = store_gate_cases_each(st, gate_result_id, case_loaded, &b);

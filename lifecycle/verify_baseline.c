@@ -32,18 +32,6 @@ static const char *status_name(enum test_status s)
     return s == TEST_PASS ? "pass" : s == TEST_FAIL ? "fail" : "skip";
 }
 
-/* The format names gates_parse_cases() gives, so that a cached baseline's
- * format compares equal to a fresh one's. */
-static const char *format_intern(const char *f)
-{
-    static const char *known[] = {"junit",  "tap",   "pytest", "unittest",
-                                  "go",     "ctest", "cargo",  "node"};
-    for (size_t i = 0; f && i < sizeof(known) / sizeof(known[0]); i++)
-        if (!strcmp(f, known[i]))
-            return known[i];
-    return NULL;
-}
-
 static void cases_from_json(struct test_cases *c, const char *format, const char *json)
 {
     cJSON *a = cJSON_Parse(json ? json : "[]");
@@ -51,7 +39,7 @@ static void cases_from_json(struct test_cases *c, const char *format, const char
     size_t n = (size_t)cJSON_GetArraySize(a);
 
     memset(c, 0, sizeof(*c));
-    c->format = format_intern(format);
+    c->format = gates_format_intern(format);
     c->v = xcalloc(n + 1, sizeof(*c->v));
     cJSON_ArrayForEach(it, a)
     {

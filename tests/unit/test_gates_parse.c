@@ -197,6 +197,15 @@ static void test_instrument(void **state)
     free(cmd);
     g.command = "go test -json ./...";
     assert_null(gates_instrument(&g, env, 4));
+    /* ctest shows the executables' own output, their cases, with -V */
+    g.command = "cd build && ctest --output-on-failure";
+    cmd = gates_instrument(&g, env, 4);
+    assert_string_equal(cmd, "cd build && ctest -V --output-on-failure");
+    free(cmd);
+    g.command = "ctest --test-dir build -VV";
+    assert_null(gates_instrument(&g, env, 4));
+    g.command = "ctest --verbose";
+    assert_null(gates_instrument(&g, env, 4));
     g.command = "sh test.sh";
     assert_null(gates_instrument(&g, env, 4));
     assert_null(env[0]);
@@ -218,6 +227,24 @@ static void test_node_tap(void **state)
                                      "F suite > inner bad\n"
                                      "P suite > deeper > leaf\n"
                                      "P parent > child a\n");
+    test_cases_release(&c);
+}
+
+/* `npm test` running `node --test` over two files on Node 20 (TAP, as
+ * its output is no terminal): every case named; Node names no file for a
+ * passing test, so one name at the top of two files is one case, failed
+ * when either failed. */
+static void test_node_tap_files(void **state)
+{
+    struct test_cases c;
+    (void)state;
+
+    parse_fixture(&c, "node_tap_files.txt");
+    assert_string_equal(c.format, "tap");
+    assert_string_equal(summary(&c), "F adds\n"
+                                     "F fails\n"
+                                     "P grp > inner\n"
+                                     "P grp > other\n");
     test_cases_release(&c);
 }
 
@@ -309,6 +336,169 @@ static void test_ctest(void **state)
                                      "P a_b_c_d_g\n"
                                      "P a_b_c_d_h\n");
     test_cases_release(&c);
+}
+
+/* cmocka's output (tests/fixtures/gates/cmocka: two executables ctest runs)
+ * under `ctest -V`: each case inside its executable, an executable without
+ * cases stays one. */
+static void test_cmocka_ctest_v(void **state)
+{
+    struct test_cases c;
+    (void)state;
+
+    parse_fixture(&c, "cmocka_ctest_v.txt");
+    assert_string_equal(c.format, "ctest+cmocka");
+    assert_string_equal(summary(&c), "P test_math::test_add\n"
+                                     "F test_math::test_sub\n"
+                                     "S test_math::test_skip\n"
+                                     "P test_math::test_same\n"
+                                     "P test_str::test_len\n"
+                                     "P test_str::test_same\n"
+                                     "P plain\n");
+    assert_false(c.incomplete);
+    test_cases_release(&c);
+    /* ctest -V -j3: the executables' lines interleave, their prefixes tell */
+    parse_fixture(&c, "cmocka_ctest_v_j3.txt");
+    assert_string_equal(summary(&c), "P test_math::test_add\n"
+                                     "F test_math::test_sub\n"
+                                     "S test_math::test_skip\n"
+                                     "P test_math::test_same\n"
+                                     "P test_str::test_len\n"
+                                     "P test_str::test_same\n"
+                                     "P plain\n");
+    test_cases_release(&c);
+    /* its TAP output, under ctest -V */
+    parse_fixture(&c, "cmocka_tap_ctest_v.txt");
+    assert_string_equal(c.format, "ctest+tap");
+    assert_string_equal(summary(&c), "P test_math::test_add\n"
+                                     "F test_math::test_sub\n"
+                                     "S test_math::test_skip\n"
+                                     "P test_math::test_same\n"
+                                     "P test_str::test_len\n"
+                                     "P test_str::test_same\n"
+                                     "P plain\n");
+    assert_false(c.incomplete);
+    test_cases_release(&c);
+}
+
+/* --output-on-failure shows only the failed executable's cases: the list
+ * is incomplete (nothing is called removed); plain ctest stays "ctest". */
+static void test_cmocka_ctest_partial(void **state)
+{
+    struct test_cases c;
+    (void)state;
+
+    parse_fixture(&c, "cmocka_ctest_oof.txt");
+    assert_string_equal(c.format, "ctest+cmocka");
+    assert_string_equal(summary(&c), "P test_math::test_add\n"
+                                     "F test_math::test_sub\n"
+                                     "S test_math::test_skip\n"
+                                     "P test_math::test_same\n"
+                                     "P test_str\n"
+                                     "P plain\n");
+    assert_true(c.incomplete);
+    test_cases_release(&c);
+    parse_fixture(&c, "cmocka_ctest_plain.txt");
+    assert_string_equal(c.format, "ctest");
+    assert_string_equal(summary(&c), "F test_math\nP test_str\nP plain\n");
+    test_cases_release(&c);
+}
+
+/* An executable run alone: plain names; its subunit output too. */
+static void test_cmocka_alone(void **state)
+{
+    static const char started[] = "[ RUN      ] test_a\n[       OK ] test_a\n[ RUN      ] test_b\n"
+                                  "Segmentation fault\n";
+    struct test_cases c;
+    (void)state;
+
+    parse_fixture(&c, "cmocka_alone.txt");
+    assert_string_equal(c.format, "cmocka");
+    assert_string_equal(summary(&c), "P test_add\nF test_sub\nS test_skip\nP test_same\n");
+    test_cases_release(&c);
+    parse_fixture(&c, "cmocka_subunit.txt");
+    assert_string_equal(c.format, "subunit");
+    assert_string_equal(summary(&c), "P test_add\nF test_sub\nS test_skip\nP test_same\n");
+    test_cases_release(&c);
+    /* a case that started and never ended failed */
+    assert_int_equal(gates_parse_cases(&c, started, strlen(started), NULL, NULL, NULL, 0), 0);
+    assert_string_equal(summary(&c), "P test_a\nF test_b\n");
+    test_cases_release(&c);
+}
+
+/* Unity (hand-written from its documented format): alone, the file kept;
+ * under ctest -V (as cJSON's tests print), one name in two executables
+ * stays two cases, an executable without Unity lines is one, and one
+ * ctest failed after all its cases passed (a crash) fails as itself. */
+static void test_unity(void **state)
+{
+    struct test_cases c;
+    (void)state;
+
+    parse_fixture(&c, "unity_alone.txt");
+    assert_string_equal(c.format, "unity");
+    assert_string_equal(summary(&c), "P parse_number_should_parse_zero\n"
+                                     "P parse_number_should_parse_negative_integers\n"
+                                     "F parse_number_should_parse_positive_integers\n"
+                                     "S parse_number_should_parse_big\n"
+                                     "S parse_number_should_parse_real\n");
+    assert_string_equal(file_of(&c, "parse_number_should_parse_zero"), "tests/parse_number.c");
+    assert_false(c.incomplete);
+    test_cases_release(&c);
+    parse_fixture(&c, "unity_ctest_v.txt");
+    assert_string_equal(c.format, "ctest+unity");
+    assert_string_equal(summary(&c), "P parse_number::parse_number_should_parse_zero\n"
+                                     "P parse_number::parse_number_should_parse_negative_integers\n"
+                                     "F parse_number::parse_number_should_parse_hex\n"
+                                     "P print_string::parse_number_should_parse_zero\n"
+                                     "P print_string::print_string_should_print_empty_strings\n"
+                                     "P misc_tests::cjson_array_foreach_should_loop_over_arrays\n"
+                                     "P cJSON_test\n"
+                                     "F misc_tests\n");
+    assert_false(c.incomplete);
+    test_cases_release(&c);
+}
+
+/* Check: CK_VERBOSE names every case (TCASE:test); CK_NORMAL only the
+ * failures, which its "Checks: 4" shows: incomplete. */
+static void test_check(void **state)
+{
+    struct test_cases c;
+    (void)state;
+
+    parse_fixture(&c, "check_verbose.txt");
+    assert_string_equal(c.format, "check");
+    assert_string_equal(summary(&c), "P Core:test_money_create\n"
+                                     "F Core:test_money_neg\n"
+                                     "F Limits:test_money_big\n"
+                                     "P Limits:test_money_zero\n");
+    assert_string_equal(file_of(&c, "Core:test_money_neg"), "tests/check_money.c");
+    assert_false(c.incomplete);
+    test_cases_release(&c);
+    parse_fixture(&c, "check_normal.txt");
+    assert_string_equal(summary(&c), "F Core:test_money_neg\n");
+    assert_true(c.incomplete);
+    test_cases_release(&c);
+}
+
+/* A run that names only ctest's executables is not compared per test
+ * with one that names the cases inside them: the ids differ. */
+static void test_compare_ctest_formats(void **state)
+{
+    struct test_cases base, now;
+    struct case_diff d;
+    (void)state;
+
+    parse_fixture(&base, "cmocka_ctest_plain.txt");
+    parse_fixture(&now, "cmocka_ctest_v.txt");
+    assert_int_equal(gates_compare(&d, &base, &now), 0);
+    assert_string_equal(d.granularity, "gate");
+    case_diff_release(&d);
+    assert_int_equal(gates_compare(&d, &now, &now), 0);
+    assert_string_equal(d.granularity, "test");
+    case_diff_release(&d);
+    test_cases_release(&base);
+    test_cases_release(&now);
 }
 
 static void test_cargo(void **state)
@@ -864,9 +1054,16 @@ int main(void)
         cmocka_unit_test(test_instrument),
         cmocka_unit_test(test_node_tap),
         cmocka_unit_test(test_node_spec),
+        cmocka_unit_test(test_node_tap_files),
         cmocka_unit_test(test_bash_tap),
         cmocka_unit_test(test_tap_edge),
         cmocka_unit_test(test_ctest),
+        cmocka_unit_test(test_cmocka_ctest_v),
+        cmocka_unit_test(test_cmocka_ctest_partial),
+        cmocka_unit_test(test_cmocka_alone),
+        cmocka_unit_test(test_unity),
+        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_compare_ctest_formats),
         cmocka_unit_test(test_cargo),
         cmocka_unit_test(test_cargo_paren_before_name),
         cmocka_unit_test(test_go_json),
