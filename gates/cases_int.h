@@ -41,7 +41,21 @@ size_t case_index_find(const struct case_index *ix, const struct test_cases *c, 
 int case_index_build(struct case_index *ix, const struct test_cases *c);
 void case_index_release(struct case_index *ix);
 
-/* The text formats (gates/cases_text.c): each fills out (initialised
+/* A line of a text (cases_next_line): its start and length, without
+ * "\n" or "\r\n". */
+struct line {
+    const char *p;
+    size_t n;
+};
+
+/* The next line of s[*pos..len) into l; 0 at the end. */
+int cases_next_line(const char *s, size_t len, size_t *pos, struct line *l);
+/* p (n bytes) starts with word. */
+int cases_starts(const char *p, size_t n, const char *word);
+/* needle in p (n bytes), or NULL. */
+const char *cases_find_in(const char *p, size_t n, const char *needle);
+
+/* The text formats (gates/cases_text.c, cases_py.c): each fills out (initialised
  * empty by the caller, format set even with no cases).  0 or ERR_NOMEM. */
 int cases_parse_tap(struct test_cases *out, const char *s, size_t len);
 int cases_parse_node(struct test_cases *out, const char *s, size_t len);

@@ -19,13 +19,8 @@
 
 #define NEST_NAME_DEPTH 16 /* levels of "suite > " kept in a nested name */
 
-struct line {
-    const char *p;
-    size_t n;
-};
-
 /* The next line of s[*pos..len) (without "\n" or "\r\n"); 0 at the end. */
-static int next_line(const char *s, size_t len, size_t *pos, struct line *l)
+int cases_next_line(const char *s, size_t len, size_t *pos, struct line *l)
 {
     const char *nl;
 
@@ -40,7 +35,7 @@ static int next_line(const char *s, size_t len, size_t *pos, struct line *l)
     return 1;
 }
 
-static int starts(const char *p, size_t n, const char *word)
+int cases_starts(const char *p, size_t n, const char *word)
 {
     size_t w = strlen(word);
     return n >= w && !memcmp(p, word, w);
@@ -54,7 +49,7 @@ static size_t indent_of(const struct line *l)
     return i;
 }
 
-static const char *find_in(const char *p, size_t n, const char *needle)
+const char *cases_find_in(const char *p, size_t n, const char *needle)
 {
     size_t k = strlen(needle);
 
@@ -190,12 +185,12 @@ static int ci_starts(const char *p, size_t n, const char *w)
 static const char *tap_point(const char *p, size_t *n, int *is_not)
 {
     *is_not = 0;
-    if (starts(p, *n, "not ok") && (*n == 6 || p[6] == ' ')) {
+    if (cases_starts(p, *n, "not ok") && (*n == 6 || p[6] == ' ')) {
         *is_not = 1;
         *n -= 6;
         return p + 6;
     }
-    if (starts(p, *n, "ok") && (*n == 2 || p[2] == ' ')) {
+    if (cases_starts(p, *n, "ok") && (*n == 2 || p[2] == ' ')) {
         *n -= 2;
         return p + 2;
     }
@@ -282,7 +277,7 @@ int cases_parse_tap(struct test_cases *out, const char *s, size_t len)
 
     memset(&t, 0, sizeof(t));
     out->format = "tap";
-    while (!rc && next_line(s, len, &pos, &l)) {
+    while (!rc && cases_next_line(s, len, &pos, &l)) {
         size_t ind = indent_of(&l), n = l.n - ind;
         const char *p = l.p + ind, *e, *desc, *hash;
         enum test_status st;
@@ -334,16 +329,16 @@ int cases_parse_node(struct test_cases *out, const char *s, size_t len)
 
     memset(&t, 0, sizeof(t));
     out->format = "node";
-    while (!rc && next_line(s, len, &pos, &l)) {
+    while (!rc && cases_next_line(s, len, &pos, &l)) {
         size_t ind = indent_of(&l), n = l.n - ind;
         const char *p = l.p + ind, *e, *hash;
         enum test_status st;
 
-        if (starts(p, n, pass))
+        if (cases_starts(p, n, pass))
             st = TEST_PASS;
-        else if (starts(p, n, fail))
+        else if (cases_starts(p, n, fail))
             st = TEST_FAIL;
-        else if (starts(p, n, skip))
+        else if (cases_starts(p, n, skip))
             st = TEST_SKIP;
         else
             continue;
@@ -353,7 +348,7 @@ int cases_parse_node(struct test_cases *out, const char *s, size_t len)
         if (st == TEST_FAIL && ind == 0 && n == 14 && !memcmp(p, "failing tests:", 14))
             break;
         /* " # directive" after the duration */
-        hash = find_in(p, n, ") # ");
+        hash = cases_find_in(p, n, ") # ");
         if (hash) {
             if (st == TEST_FAIL)
                 st = TEST_SKIP; /* a todo */
@@ -408,7 +403,7 @@ static const char *py_id_end(const char *p, const char *e)
 
 static int py_add(struct case_builder *b, const char *id, size_t n, enum test_status st)
 {
-    const char *sep = find_in(id, n, "::");
+    const char *sep = cases_find_in(id, n, "::");
 
     if (!sep) {
         /* "ERROR tests/test_b.py - ImportError": a file that did not even
@@ -454,7 +449,7 @@ static size_t py_verbose_word(const struct line *l, const char **end)
     const char *e = l->p + l->n, *q;
     size_t w;
 
-    if (!l->n || l->p[0] == ' ' || !find_in(l->p, l->n, "::"))
+    if (!l->n || l->p[0] == ' ' || !cases_find_in(l->p, l->n, "::"))
         return PY_NWORDS;
     *end = q = py_id_end(l->p, e);
     while (q < e && *q == ' ')
@@ -477,7 +472,7 @@ int cases_parse_pytest(struct test_cases *out, const char *s, size_t len)
 
     cb_init(&b, out);
     out->format = "pytest";
-    while (!rc && next_line(s, len, &pos, &l)) {
+    while (!rc && cases_next_line(s, len, &pos, &l)) {
         const char *p = l.p, *e = l.p + l.n, *id, *end;
         size_t w = py_summary_word(&p, e);
 
@@ -522,12 +517,12 @@ int cases_parse_go(struct test_cases *out, const char *s, size_t len)
     cb_init(&rb, &started);
     strbuf_init(&id, CASE_ID_MAX * 3);
     out->format = "go";
-    while (!rc && next_line(s, len, &pos, &l)) {
+    while (!rc && cases_next_line(s, len, &pos, &l)) {
         const cJSON *act, *pkg, *test;
         enum test_status st;
         cJSON *j;
 
-        if (l.n < 2 || l.p[0] != '{' || l.p[l.n - 1] != '}' || !find_in(l.p, l.n, "\"Test\""))
+        if (l.n < 2 || l.p[0] != '{' || l.p[l.n - 1] != '}' || !cases_find_in(l.p, l.n, "\"Test\""))
             continue;
         if (!(j = cJSON_ParseWithLength(l.p, l.n)))
             continue;
@@ -584,7 +579,7 @@ const char *cases_ctest_name(const char *p, const char *e)
         p++;
     while (p < e && *p == ' ')
         p++;
-    if (!starts(p, (size_t)(e - p), "Test"))
+    if (!cases_starts(p, (size_t)(e - p), "Test"))
         return NULL;
     p += 4;
     while (p < e && *p == ' ')
@@ -602,17 +597,17 @@ const char *cases_ctest_name(const char *p, const char *e)
  * " Passed"), with *st; NULL when there is none. */
 const char *cases_ctest_status(const char *name, const char *e, enum test_status *st)
 {
-    const char *stat = find_in(name, (size_t)(e - name), "***");
+    const char *stat = cases_find_in(name, (size_t)(e - name), "***");
 
     if (stat) {
         const char *w = stat + 3;
         size_t wn = (size_t)(e - w);
-        *st = starts(w, wn, "Skipped") || starts(w, wn, "Not Run (Disabled)") ? TEST_SKIP
+        *st = cases_starts(w, wn, "Skipped") || cases_starts(w, wn, "Not Run (Disabled)") ? TEST_SKIP
                                                                                 : TEST_FAIL;
         return stat;
     }
-    for (const char *q = find_in(name, (size_t)(e - name), " Passed"); q;
-         q = find_in(q + 1, (size_t)(e - q - 1), " Passed"))
+    for (const char *q = cases_find_in(name, (size_t)(e - name), " Passed"); q;
+         q = cases_find_in(q + 1, (size_t)(e - q - 1), " Passed"))
         stat = q;
     *st = TEST_PASS;
     return stat;
@@ -627,7 +622,7 @@ int cases_parse_ctest(struct test_cases *out, const char *s, size_t len)
 
     cb_init(&b, out);
     out->format = "ctest";
-    while (!rc && next_line(s, len, &pos, &l)) {
+    while (!rc && cases_next_line(s, len, &pos, &l)) {
         const char *e = l.p + l.n, *name, *stat, *ne;
         enum test_status st;
 
@@ -657,147 +652,39 @@ int cases_parse_cargo(struct test_cases *out, const char *s, size_t len)
 
     cb_init(&b, out);
     out->format = "cargo";
-    while (!rc && next_line(s, len, &pos, &l)) {
+    while (!rc && cases_next_line(s, len, &pos, &l)) {
         size_t ind = indent_of(&l), n = l.n - ind;
         const char *p = l.p + ind, *e = p + n, *dots, *r;
         enum test_status st;
 
-        if (starts(p, n, "Running ")) {
+        if (cases_starts(p, n, "Running ")) {
             /* "Running unittests src/lib.rs (target/...)", "Running tests/it.rs (...)" */
             const char *f = p + 8, *paren;
-            if (starts(f, (size_t)(e - f), "unittests "))
+            if (cases_starts(f, (size_t)(e - f), "unittests "))
                 f += 10;
             /* looked for after "unittests ": "Running unittests (x" has
              * its " (" before the name */
-            paren = find_in(f, (size_t)(e - f), " (");
+            paren = cases_find_in(f, (size_t)(e - f), " (");
             file = f;
             file_n = paren ? (size_t)(paren - f) : (size_t)(e - f);
             continue;
         }
-        if (starts(p, n, "Doc-tests ")) {
+        if (cases_starts(p, n, "Doc-tests ")) {
             file = NULL;
             continue;
         }
-        if (ind || !starts(p, n, "test ") || !(dots = find_in(p + 5, n - 5, " ... ")))
+        if (ind || !cases_starts(p, n, "test ") || !(dots = cases_find_in(p + 5, n - 5, " ... ")))
             continue;
         r = dots + 5;
         if ((size_t)(e - r) == 2 && !memcmp(r, "ok", 2))
             st = TEST_PASS;
         else if ((size_t)(e - r) == 6 && !memcmp(r, "FAILED", 6))
             st = TEST_FAIL;
-        else if (starts(r, (size_t)(e - r), "ignored"))
+        else if (cases_starts(r, (size_t)(e - r), "ignored"))
             st = TEST_SKIP;
         else
             continue;
         rc = cb_add(&b, p + 5, (size_t)(dots - p - 5), st, file, file_n);
-    }
-    cb_release(&b);
-    return rc;
-}
-
-/* ---- python -m unittest ---------------------------------------------------------------
- * -v lines "test_add (tests.test_calc.TestCalc.test_add) ... ok" (Python
- * 3.11; before it "(tests.test_calc.TestCalc)"), "... FAIL", "... ERROR",
- * "... skipped 'why'", "... expected failure" (a skip), "... unexpected
- * success" (a pass); with a docstring the result ends the next line.  The
- * failure report's "FAIL: name (...)" / "ERROR: name (...)" lines name
- * failures without -v.  id = module.Class.method; file = the module's
- * path (its dotted part before a capitalised class). */
-static const struct {
-    const char *tail;
-    enum test_status st;
-} ut_results[] = {
-    {"ok", TEST_PASS},          {"FAIL", TEST_FAIL},
-    {"ERROR", TEST_FAIL},       {"expected failure", TEST_SKIP},
-    {"unexpected success", TEST_PASS}, {"skipped", TEST_SKIP},
-};
-
-/* "name (dotted)" at p..e: the id into id (n bytes, "" when the line is
- * not one), and the file into file. */
-static void ut_name(const char *p, const char *e, char *id, size_t n, char *file, size_t fn)
-{
-    const char *sp = memchr(p, ' ', (size_t)(e - p)), *open, *close, *cls;
-    size_t name_n, dot_n, k;
-
-    id[0] = file[0] = '\0';
-    if (!sp || sp == p || sp + 2 >= e || sp[1] != '(' || !(close = memchr(sp, ')', (size_t)(e - sp))))
-        return;
-    name_n = (size_t)(sp - p);
-    open = sp + 2;
-    dot_n = (size_t)(close - open);
-    if (!dot_n || memchr(p, '(', name_n) || !memchr(open, '.', dot_n))
-        return;
-    /* 3.11 names the method at the end of the parenthesis already */
-    if (dot_n > name_n && open[dot_n - name_n - 1] == '.' &&
-        !memcmp(open + dot_n - name_n, p, name_n))
-        snprintf(id, n, "%.*s", (int)dot_n, open);
-    else
-        snprintf(id, n, "%.*s.%.*s", (int)dot_n, open, (int)name_n, p);
-    /* the module: the dotted part before the first capitalised one */
-    for (cls = open, k = 0; cls < close; cls++)
-        if ((cls == open || cls[-1] == '.') && *cls >= 'A' && *cls <= 'Z')
-            break;
-    k = (size_t)(cls - open);
-    if (k > 1 && open[k - 1] == '.') {
-        snprintf(file, fn, "%.*s.py", (int)(k - 1), open);
-        for (char *f = file; *f && f < file + k - 1; f++)
-            if (*f == '.')
-                *f = '/';
-    }
-}
-
-/* The result word after " ... " at p..e, or -1. */
-static int ut_result(const char *p, const char *e)
-{
-    for (size_t w = 0; w < sizeof(ut_results) / sizeof(*ut_results); w++) {
-        size_t k = strlen(ut_results[w].tail);
-        if ((size_t)(e - p) >= k && !memcmp(p, ut_results[w].tail, k) && (p + k == e || p[k] == ' '))
-            return (int)w;
-    }
-    return -1;
-}
-
-int cases_parse_unittest(struct test_cases *out, const char *s, size_t len)
-{
-    struct case_builder b;
-    struct line l;
-    size_t pos = 0;
-    char id[CASE_ID_MAX + 1], file[CASE_ID_MAX + 1], pending[CASE_ID_MAX + 1] = "",
-        pfile[CASE_ID_MAX + 1] = "";
-    int rc = 0;
-
-    cb_init(&b, out);
-    out->format = "unittest";
-    while (!rc && next_line(s, len, &pos, &l)) {
-        const char *e = l.p + l.n, *dots = find_in(l.p, l.n, " ... ");
-        int w;
-
-        if (starts(l.p, l.n, "FAIL: ") || starts(l.p, l.n, "ERROR: ")) {
-            const char *p = l.p + (l.p[0] == 'F' ? 6 : 7);
-            ut_name(p, e, id, sizeof(id), file, sizeof(file));
-            if (id[0])
-                rc = cb_add(&b, id, strlen(id), TEST_FAIL, file[0] ? file : NULL, strlen(file));
-            continue;
-        }
-        ut_name(l.p, dots ? dots : e, id, sizeof(id), file, sizeof(file));
-        if (!dots) {
-            /* "name (dotted)" then a docstring line with the result */
-            if (id[0]) {
-                memcpy(pending, id, sizeof(pending));
-                memcpy(pfile, file, sizeof(pfile));
-            }
-            continue;
-        }
-        if ((w = ut_result(dots + 5, e)) < 0)
-            continue;
-        if (!id[0] && pending[0]) {
-            memcpy(id, pending, sizeof(id));
-            memcpy(file, pfile, sizeof(file));
-        }
-        pending[0] = '\0';
-        if (id[0])
-            rc = cb_add(&b, id, strlen(id), ut_results[w].st, file[0] ? file : NULL,
-                        strlen(file));
     }
     cb_release(&b);
     return rc;
