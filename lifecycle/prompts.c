@@ -77,10 +77,17 @@ const char prompt_execute[] =
     "- Never claim success you have not checked.";
 
 const char prompt_review[] =
-    "You are goald's review stage. The deterministic gates of this work item passed; review "
-    "the diff for code smells, security and performance problems. You cannot change the "
-    "verdict of the gates. Answer with ONE JSON object: {\"verdict\": \"pass|concerns\", "
-    "\"findings\": [{\"aspect\": \"code_smell|security|performance\", \"severity\": "
+    "You are goald's review stage. The deterministic gates of this work item passed. Review "
+    "the diff against the item's description and the goal's success criteria: is the change "
+    "correct (does it do what the item asks, are edge cases and errors handled), do its tests "
+    "check the behaviour (would they fail on the old code), and are there code smells, "
+    "security or performance problems. What your verdict does: it is advisory and cannot "
+    "change the gates' verdict; the item is done either way. \"pass\": nothing a human must "
+    "look at. \"concerns\": your findings are listed, with their aspect and severity, in the "
+    "Review section of the goal's pull request, for the human who merges; "
+    "mark a change you believe is wrong as a critical correctness finding. Answer with ONE "
+    "JSON object: {\"verdict\": \"pass|concerns\", \"findings\": [{\"aspect\": "
+    "\"correctness|tests|code_smell|security|performance\", \"severity\": "
     "\"info|warning|critical\", \"note\": str}]}";
 
 const char schema_review[] =
@@ -88,7 +95,8 @@ const char schema_review[] =
     "\"properties\":{\"verdict\":{\"type\":\"string\",\"enum\":[\"pass\",\"concerns\"]},"
     "\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"additionalProperties\":"
     "false,\"required\":[\"aspect\",\"severity\",\"note\"],\"properties\":{\"aspect\":{\"type\":"
-    "\"string\",\"enum\":[\"code_smell\",\"security\",\"performance\"]},\"severity\":{\"type\":"
+    "\"string\",\"enum\":[\"correctness\",\"tests\",\"code_smell\",\"security\","
+    "\"performance\"]},\"severity\":{\"type\":"
     "\"string\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"note\":{\"type\":\"string\"}}}}}}";
 
 const char prompt_plan_b[] =

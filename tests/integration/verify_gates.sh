@@ -108,7 +108,11 @@ expect_eq "$(echo "$ev" | jq -r '[.gates[0].gate, .gates[0].passed, (.gates[0].o
 # the commit on the goal branch holds the fix and names its evidence
 sha=$(sql "SELECT commit_sha FROM work_items")
 expect_eq "$(git -C "$R" show "$sha:mul.sh" | tail -1)" 'echo $(($1 * $2))'
-case "$(git -C "$R" log -1 --format=%B "$sha")" in *"Evidence: tests=pass"*) ok ;; *) fail "commit message lacks the evidence" ;; esac
+# the gates once, as a trailer; the subject is the item's title
+msg=$(git -C "$R" log -1 --format=%B "$sha")
+case "$msg" in *"Gates: tests=pass"*) ok ;; *) fail "commit message lacks the gates: $msg" ;; esac
+case "$msg" in *"Evidence:"*) fail "the gates said twice: $msg" ;; *) ok ;; esac
+expect_eq "$(git -C "$R" log -1 --format=%s "$sha")" "Add mul.sh" "the subject"
 run "$G" report "$GID" --json
 expect_eq "$(jqo '.work_items[0] | [.status, .verified, .unverified, .attempts] | @tsv')" "$(printf 'done\ttrue\tfalse\t2')"
 unset GOALD_LLM_PROVIDER GOALD_LLM_BASE_URL GOALD_LLM_MODEL
