@@ -83,7 +83,7 @@ jq -c 'select(.headers["x-goald-stage"] == "execute") | .body.messages[1].conten
 expect_eq "$(wc -l <"$T/prompts")" 4 "execute requests"
 first=$(sed -n 1p "$T/prompts"); retry=$(sed -n 3p "$T/prompts")
 case "$first" in *"expected 6, got 5"*) fail "the first attempt cannot know the failure" ;; *) ok ;; esac
-case "$retry" in *"Gate tests failed (exit 1)"*"not ok - mul 2 3: expected 6, got 5"*) ok ;;
+case "$retry" in *"Output of gate tests (exit 1)"*"not ok - mul 2 3: expected 6, got 5"*) ok ;;
     *) fail "the retry's prompt lacks the gate output: $retry" ;; esac
 case "$retry" in *"Where earlier runs of this item left off (context pack)"*) ok ;;
     *) fail "the retry's prompt lacks the context pack: $retry" ;; esac
