@@ -287,8 +287,8 @@ static int add_failed_gate(const char *name, int exit_code, const char *tail, vo
     return 0;
 }
 
-void digest_failure(strbuf *sb, store *st, const char *item_id, const char *cls,
-                    const char *reason, size_t max)
+void digest_failure(strbuf *sb, store *st, const char *item_id, const char *cls, const char *reason,
+                    size_t max)
 {
     struct failed_gates fg = {reason, 0, {{0}}};
     int weakened = !strncmp(reason, "tests weakened: ", 16);

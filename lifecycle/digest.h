@@ -37,8 +37,8 @@ void digest_reason(strbuf *out, const char *reason, size_t max);
  * digested to about max bytes, saying which run it came from (the item's
  * tree, or the product-only tree of a "tests weakened"); otherwise, or
  * when no output was recorded, the reason digested (digest_reason). */
-void digest_failure(strbuf *sb, store *st, const char *item_id, const char *cls,
-                    const char *reason, size_t max);
+void digest_failure(strbuf *sb, store *st, const char *item_id, const char *cls, const char *reason,
+                    size_t max);
 
 /* 1 when line (n bytes, no newline) opens a gate's part of a failure
  * reason: "gate NAME failed (exit N)...:" or "tests weakened: ...:". */

@@ -4,9 +4,11 @@
  *
  * Top to bottom: the goal's workspace is opened (clean at the branch
  * head); the task is written (the goal, its success criteria, the item,
- * its gates, the strategy of a retry, a human's answer, the context pack
- * of earlier runs and the failure of the last attempt with its failing
- * gates); the loop runs until the model calls complete or ask_human or a
+ * the items done before it, its gates, the strategy of a retry, a human's
+ * answer, the context pack of earlier runs rebuilt as the ledger stands,
+ * that the worktree was reset with the last discarded patch, and the
+ * failure of the last attempt with its failing gates' output digested
+ * once, digest.c); the loop runs until the model calls complete or ask_human or a
  * limit stops it.  complete: the item goes to verification (verify.c,
  * which also runs review.c and evaluate.c).  ask_human: the item is
  * blocked with its question and an escalation opens.  A failed run's

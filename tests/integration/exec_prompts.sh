@@ -97,7 +97,7 @@ case "$user" in *"multiply two numbers given as arguments"*"- sh test.sh exits 0
     *) fail "the review lacks the description or criteria: $user" ;; esac
 case "$sys" in *"advisory"*"correctness|tests|code_smell|security|performance"*) ok ;;
     *) fail "the review prompt: $sys" ;; esac
-case "$sys" in *'"concerns": your findings are listed'*) ok ;; *) fail "the review prompt does not say what concerns does: $sys" ;; esac
+case "$sys" in *'"concerns" asks them to look before merging'*) ok ;; *) fail "the review prompt does not say what concerns does: $sys" ;; esac
 
 # the commit
 SHA1=$(sql "SELECT commit_sha FROM work_items WHERE key='wi-1'")
