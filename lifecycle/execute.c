@@ -55,6 +55,7 @@ static void add_list(strbuf *sb, const char *title, const char *json)
 }
 
 #define FEEDBACK_OUTPUT_MAX 6000 /* one failing gate's output, digested */
+#define DONE_SUMMARY_MAX 1000 /* an earlier item's summary, in bytes */
 #define PATCH_SHOWN_MAX 8192       /* the discarded patch's hunks in the task */
 #define PATCH_READ_MAX (4 << 20)  /* larger: summarised as too large */
 
@@ -180,9 +181,14 @@ static int add_done_item(const struct work_item *wi, void *arg)
     if (d->n++ == 0)
         strbuf_adds_cut(sb, "\nItems of this goal done before yours (the worktree already holds "
                             "their commits; build on them, do not redo them):\n");
-    strbuf_addf_cut(sb, "- %s: %s (commit %.12s)%s%.1000s\n", wi->key, wi->title,
-                    wi->commit_sha && wi->commit_sha[0] ? wi->commit_sha : "none",
-                    wi->summary && wi->summary[0] ? ": " : "", wi->summary ? wi->summary : "");
+    {
+        const char *sum = wi->summary ? wi->summary : "";
+        size_t n = strlen(sum);
+        size_t cut = n > DONE_SUMMARY_MAX ? utf8_cut_back(sum, DONE_SUMMARY_MAX) : n;
+        strbuf_addf_cut(sb, "- %s: %s (commit %.12s)%s%.*s%s\n", wi->key, wi->title,
+                        wi->commit_sha && wi->commit_sha[0] ? wi->commit_sha : "none",
+                        n ? ": " : "", (int)cut, sum, cut < n ? "\xe2\x80\xa6" : "");
+    }
     return 0;
 }
 
