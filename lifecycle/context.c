@@ -27,18 +27,40 @@ static int has_string(const cJSON *arr, const char *s)
 
 struct steps {
     cJSON *steps, *files;
-    cJSON *pending; /* the started call waiting for its end */
+    cJSON *discarded, *discarded_files; /* the steps and files before the last reset */
+    cJSON *pending;                     /* the started call waiting for its end */
 };
 
+/* A worktree reset: the steps so far were discarded with their changes. */
+static void steps_reset(struct steps *sp)
+{
+    cJSON *it;
+
+    while ((it = cJSON_DetachItemFromArray(sp->steps, 0)) != NULL)
+        cJSON_AddItemToArray(sp->discarded, it);
+    while ((it = cJSON_DetachItemFromArray(sp->files, 0)) != NULL) {
+        if (has_string(sp->discarded_files, it->valuestring))
+            cJSON_Delete(it);
+        else
+            cJSON_AddItemToArray(sp->discarded_files, it);
+    }
+    while (cJSON_GetArraySize(sp->discarded) > MAX_STEPS)
+        cJSON_DeleteItemFromArray(sp->discarded, 0);
+    cJSON_Delete(sp->pending);
+    sp->pending = NULL;
+}
+
 /* One tool call event: a start names a step (and a file written), an end
- * closes it as ok or failed. */
+ * closes it as ok or failed; a worktree reset discards what came before. */
 static int add_step(const char *type, const char *payload, void *ctx)
 {
     struct steps *sp = ctx;
     cJSON *p = cJSON_Parse(payload);
     const char *tool = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "tool"));
 
-    if (!strcmp(type, "tool_call.started")) {
+    if (!strcmp(type, "worktree.reset")) {
+        steps_reset(sp);
+    } else if (!strcmp(type, "tool_call.started")) {
         const char *args = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "arguments"));
         cJSON *a = args ? cJSON_Parse(args) : NULL;
         const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "path"));
@@ -66,10 +88,12 @@ static int add_step(const char *type, const char *payload, void *ctx)
     return 0;
 }
 
-/* Steps and files from the item's tool calls, in order. */
-static int add_steps(store *st, const char *item_id, cJSON *steps, cJSON *files)
+/* Steps and files from the item's tool calls, in order: those since the
+ * last worktree reset, and those it discarded. */
+static int add_steps(store *st, const char *item_id, cJSON *steps, cJSON *files, cJSON *discarded,
+                     cJSON *discarded_files)
 {
-    struct steps sp = {steps, files, NULL};
+    struct steps sp = {steps, files, discarded, discarded_files, NULL};
     int rc = store_event_item_tool_calls_each(st, item_id, add_step, &sp);
 
     cJSON_Delete(sp.pending);
@@ -95,8 +119,9 @@ static int add_failure(const struct store_run_failure *f, void *ctx)
 
     cJSON_AddStringToObject(o, "class", f->error_class);
     cJSON_AddStringToObject(o, "signature", f->error_signature);
-    if (!fl->first[0])
-        snprintf(fl->first, fl->first_n, "%s", f->failure_reason);
+    if (!fl->first[0]) /* its first line: a gate's output is in the task once, digested */
+        snprintf(fl->first, fl->first_n, "%.*s", (int)strcspn(f->failure_reason, "\n"),
+                 f->failure_reason);
     cJSON_AddItemToArray(fl->arr, o);
     return 0;
 }
@@ -126,6 +151,7 @@ int context_pack_build(store *st, const char *item_id, const char *model_summary
     cJSON *steps = cJSON_CreateArray(), *files = cJSON_CreateArray(), *next = cJSON_CreateArray();
     cJSON *questions = cJSON_CreateArray(), *gates = cJSON_CreateObject(),
           *fails = cJSON_CreateArray();
+    cJSON *discarded = cJSON_CreateArray(), *discarded_files = cJSON_CreateArray();
     char status[32] = "", question[2048] = "", first_failure[1024] = "";
     struct fails fl = {fails, first_failure, sizeof(first_failure)};
     struct work_item *wi = NULL;
@@ -140,7 +166,7 @@ int context_pack_build(store *st, const char *item_id, const char *model_summary
     } else {
         goto out;
     }
-    if ((rc = add_steps(st, item_id, steps, files)) != 0 ||
+    if ((rc = add_steps(st, item_id, steps, files, discarded, discarded_files)) != 0 ||
         (rc = store_gate_result_latest_by_item_each(st, item_id, add_gate, gates)) != 0 ||
         (rc = store_run_item_failures_each(st, item_id, add_failure, &fl)) != 0)
         goto out;
@@ -150,6 +176,14 @@ int context_pack_build(store *st, const char *item_id, const char *model_summary
     cJSON_AddItemToObject(pack, "next_steps", next);
     cJSON_AddItemToObject(pack, "open_questions", questions);
     cJSON_AddItemToObject(pack, "files_touched", files);
+    if (cJSON_GetArraySize(discarded) > 0 || cJSON_GetArraySize(discarded_files) > 0) {
+        cJSON_AddStringToObject(pack, "worktree",
+                                "reset to the item's start after a run that did not finish: "
+                                "the discarded steps' changes are not in it");
+        cJSON_AddItemToObject(pack, "discarded_steps", discarded);
+        cJSON_AddItemToObject(pack, "discarded_files", discarded_files);
+        discarded = discarded_files = NULL;
+    }
     cJSON_AddItemToObject(pack, "gate_status", gates);
     cJSON_AddItemToObject(pack, "last_failures", fails);
     cJSON_AddStringToObject(pack, "summary", model_summary ? model_summary : "");
@@ -163,6 +197,8 @@ out:
     cJSON_Delete(questions);
     cJSON_Delete(gates);
     cJSON_Delete(fails);
+    cJSON_Delete(discarded);
+    cJSON_Delete(discarded_files);
     cJSON_Delete(pack);
     return rc;
 }

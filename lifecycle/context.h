@@ -4,7 +4,10 @@
  * every run, and given to the item's next run.
  *
  * A pack: {"phase", "completed_steps", "next_steps", "open_questions",
- * "files_touched", "gate_status", "last_failures", "summary"}.
+ * "files_touched", "gate_status", "last_failures", "summary"}, and after a
+ * worktree reset {"worktree", "discarded_steps", "discarded_files"}: the
+ * steps and files before the last reset, whose changes the reset took
+ * out of the worktree (completed_steps and files_touched are those since).
  */
 #ifndef GOALD_LIFECYCLE_CONTEXT_H
 #define GOALD_LIFECYCLE_CONTEXT_H

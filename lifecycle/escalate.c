@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lifecycle/control.h"
+#include "lifecycle/digest.h"
 #include "lifecycle/job.h"
 #include "lifecycle/prompts.h"
 #include "lifecycle/transitions.h"
@@ -219,16 +220,42 @@ static cJSON *fallback_analysis(const struct escalate_facts *f, const char *type
     return a;
 }
 
-/* Ask stage escalate; NULL when the model cannot answer. */
-static cJSON *model_analysis(struct job_ctx *j, const cJSON *attempts)
+/* Ask stage escalate with the packet's item, the agent's own question
+ * (ask_human) or the failure, and the attempts; NULL when the model cannot
+ * answer. */
+static cJSON *model_analysis(struct job_ctx *j, const cJSON *packet)
 {
+    cJSON *attempts = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(packet, "attempts"), 1);
+    const char *question = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet, "question"));
+    const char *cause = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet, "cause"));
+    cJSON *a;
     strbuf user;
     cJSON *answer = NULL;
-    char *t = cJSON_PrintUnformatted(attempts);
+    char *t;
     char saved_cls[32];
     struct run_usage saved_usage;
     strbuf saved;
 
+    /* each attempt's failure digested (a gate's output cut between lines,
+     * pytest's failures kept and its warnings dropped), the one being
+     * escalated said once */
+    cJSON_ArrayForEach(a, attempts)
+    {
+        const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "why_failed"));
+        strbuf d;
+        if (!why || !*why)
+            continue;
+        strbuf_init(&d, 1 << 16);
+        if (cause && !strcmp(why, cause))
+            strbuf_adds_cut(&d, "(the failure shown above)");
+        else
+            digest_reason(&d, why, 2000);
+        cJSON_ReplaceItemInObjectCaseSensitive(a, "why_failed",
+                                               cJSON_CreateString(strbuf_cstr(&d)));
+        strbuf_release(&d);
+    }
+    t = cJSON_PrintUnformatted(attempts);
+    cJSON_Delete(attempts);
     /* keep the failure being escalated if this call fails too */
     snprintf(saved_cls, sizeof(saved_cls), "%s", j->error_class);
     strbuf_init(&saved, 16384);
@@ -238,6 +265,18 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *attempts)
     if (j->item)
         strbuf_addf_cut(&user, "Work item: %s\n%s\n", j->item->title,
                     j->item->description ? j->item->description : "");
+    if (question) {
+        strbuf_addf_cut(&user, "The agent stopped and asked a human (its words): %s\n", question);
+    } else if (cause) {
+        strbuf_adds_cut(&user, "Why the item stopped:\n");
+        if (j->item)
+            digest_failure(&user, j->st, j->item->id,
+                           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet,
+                                                                                 "error_class")),
+                           cause, 6000);
+        else
+            digest_reason(&user, cause, 6000);
+    }
     strbuf_addf_cut(&user, "Attempts: %s\n", t ? t : "[]");
     cJSON_free(t);
     /* its own account, like Plan B: not refused by the failed run's limits;
@@ -319,7 +358,7 @@ static void packet_finish(cJSON *packet, const struct escalate_facts *f, struct 
     cJSON *analysis = NULL, *acts;
 
     if (!model_down && model && model->llm)
-        analysis = model_analysis(model, cJSON_GetObjectItemCaseSensitive(packet, "attempts"));
+        analysis = model_analysis(model, packet);
     if (!analysis)
         analysis = fallback_analysis(f, type, scope, actions);
     cJSON_AddItemToObject(packet, "analysis", analysis);

@@ -159,18 +159,21 @@ static int item_commit(struct job_ctx *j, struct workspace *ws, const char *summ
                        const char *gates_line, int verified, struct vcs_commit_result *cr)
 {
     struct vcs_commit_msg msg;
-    strbuf body;
+    strbuf body, gates;
     int rc;
 
     if (!ws->wt)
         return 0;
+    strbuf_init(&gates, 4096);
     strbuf_init(&body, 1 << 20);
     /* a commit message is not cut: too long a summary is refused as the
-     * commit itself refuses too big a change */
-    if (strbuf_addf(&body, "%s\n\nEvidence: %s%s", summary ? summary : "",
-                    gates_line[0] ? gates_line : "no deterministic gate",
+     * commit itself refuses too big a change.  The gates are said once,
+     * in the Gates trailer */
+    if (strbuf_addf(&body, "%s", summary ? summary : "") != 0 ||
+        strbuf_addf(&gates, "%s%s", gates_line[0] ? gates_line : "none",
                     verified == 0 ? " (UNVERIFIED)" : "") != 0) {
         strbuf_release(&body);
+        strbuf_release(&gates);
         return job_fail(j, "policy", "%s: commit message: %s", j->item->key, err_last());
     }
     memset(&msg, 0, sizeof(msg));
@@ -178,9 +181,10 @@ static int item_commit(struct job_ctx *j, struct workspace *ws, const char *summ
     msg.body = strbuf_cstr(&body);
     msg.goal_id = j->goal->id;
     msg.work_item_id = j->item->id;
-    msg.gates = gates_line[0] ? gates_line : "none";
+    msg.gates = strbuf_cstr(&gates);
     rc = vcs_commit_item(cr, ws->wt, j->goal->base_branch, &msg);
     strbuf_release(&body);
+    strbuf_release(&gates);
     if (rc)
         return rc == ERR_TOOBIG || rc == ERR_POLICY
                    ? job_fail(j, "policy", "%s: %s", j->item->key, err_last())

@@ -4,9 +4,11 @@
  *
  * Top to bottom: the goal's workspace is opened (clean at the branch
  * head); the task is written (the goal, its success criteria, the item,
- * its gates, the strategy of a retry, a human's answer, the context pack
- * of earlier runs and the failure of the last attempt with its failing
- * gates); the loop runs until the model calls complete or ask_human or a
+ * the items done before it, its gates, the strategy of a retry, a human's
+ * answer, the context pack of earlier runs rebuilt as the ledger stands,
+ * that the worktree was reset with the last discarded patch, and the
+ * failure of the last attempt with its failing gates' output digested
+ * once, digest.c); the loop runs until the model calls complete or ask_human or a
  * limit stops it.  complete: the item goes to verification (verify.c,
  * which also runs review.c and evaluate.c).  ask_human: the item is
  * blocked with its question and an escalation opens.  A failed run's
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "lifecycle/context.h"
+#include "lifecycle/digest.h"
 #include "lifecycle/escalate.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/react.h"
@@ -26,10 +29,13 @@
 #include "lifecycle/transitions.h"
 #include "lifecycle/verify.h"
 #include "lifecycle/workspace.h"
+#include "store/artifact.h"
 #include "store/gate_result.h"
 #include "store/item.h"
 #include "store/run.h"
 #include "util/err.h"
+#include "util/fsutil.h"
+#include "util/redact.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -54,36 +60,177 @@ static void add_criteria(strbuf *sb, const struct work_item *wi, const char *jso
     cJSON_Delete(arr);
 }
 
-/* A failing gate of the last attempt, with the last 6000 bytes of its
- * output. */
-static int add_failed_gate(const char *name, int exit_code, const char *tail, void *arg)
-{
-    size_t n = tail ? strlen(tail) : 0;
-    size_t from = tail ? utf8_cut_forward(tail, n > 6000 ? n - 6000 : 0, n) : 0;
+#define FEEDBACK_OUTPUT_MAX 6000 /* one failing gate's output, digested */
+#define DONE_SUMMARY_MAX 1000 /* an earlier item's summary, in bytes */
+#define PATCH_SHOWN_MAX 8192       /* the discarded patch's hunks in the task */
+#define PATCH_READ_MAX (4 << 20)  /* larger: summarised as too large */
 
-    strbuf_addf_cut(arg, "\nGate %s failed (exit %d) after the last attempt. Its output:\n%s\n",
-                    name, exit_code, tail ? tail + from : "");
-    return 0;
-}
-
-/* The last failure of this item and the failing gates it left, so that a
- * retry starts from what went wrong. */
+/* The last failure of this item, so that a retry starts from what went
+ * wrong. */
 static void add_feedback(strbuf *sb, struct job_ctx *j)
 {
     char *cls = NULL, *reason = NULL;
 
-    if (store_run_last_failure(j->st, j->item->id, j->claim.run_id, &cls, &reason) == 0 && reason)
-        strbuf_addf_cut(sb, "\nThe previous attempt failed (%s): %s\n", cls ? cls : "", reason);
+    if (store_run_last_failure(j->st, j->item->id, j->claim.run_id, &cls, &reason) == 0 &&
+        reason) {
+        strbuf_addf_cut(sb, "\nThe previous attempt failed (%s):\n", cls ? cls : "");
+        digest_failure(sb, j->st, j->item->id, cls, reason, FEEDBACK_OUTPUT_MAX);
+    }
     free(cls);
     free(reason);
-    store_gate_result_failed_last_run_each(j->st, j->item->id, add_failed_gate, sb);
+}
+
+/* The files of a patch with their added and removed lines. */
+static void patch_summary(strbuf *sb, const char *patch)
+{
+    const char *p = patch;
+    long add = 0, del = 0;
+    int files = 0;
+
+    while (*p) {
+        size_t n = strcspn(p, "\n");
+        if (n > 13 && !strncmp(p, "diff --git a/", 13)) {
+            const char *b = memmem(p, n, " b/", 3);
+            if (files++)
+                strbuf_addf_cut(sb, " (+%ld -%ld)", add, del);
+            strbuf_addf_cut(sb, "%s%.*s", files > 1 ? ", " : "",
+                            b ? (int)(p + n - b - 3) : (int)(n - 13), b ? b + 3 : p + 13);
+            add = del = 0;
+        } else if (n >= 1 && p[0] == '+' && strncmp(p, "+++ ", 4) != 0) {
+            add++;
+        } else if (n >= 1 && p[0] == '-' && strncmp(p, "--- ", 4) != 0) {
+            del++;
+        }
+        p += n + (p[n] ? 1 : 0);
+    }
+    if (files)
+        strbuf_addf_cut(sb, " (+%ld -%ld)", add, del);
+    else
+        strbuf_adds_cut(sb, "(no file)");
+}
+
+static int last_patch(const struct store_artifact *a, void *arg)
+{
+    void **out = arg;
+
+    if (a->item_id && a->path && !strcmp(a->item_id, (const char *)out[0])) {
+        free(out[1]);
+        out[1] = xstrdup(a->path);
+    }
+    return 0;
+}
+
+/* The truth about the worktree of a retry: reset to the item's start,
+ * the discarded changes' summary, where they are kept, and their hunks
+ * (capped) to re-apply what was right. */
+static void add_reset(strbuf *sb, struct job_ctx *j)
+{
+    void *lp[2] = {j->item->id, NULL};
+    char *path, *red;
+    strbuf text;
+    size_t len, cut;
+
+    if (store_artifact_each(j->st, j->goal->id, "patch", last_patch, lp) != 0)
+        err_clear();
+    path = lp[1];
+    if (!path)
+        return;
+    strbuf_adds_cut(sb, "\nThe worktree was reset to the item's start (the branch head, with the "
+                        "commits of the items done before): the changes of earlier attempts at "
+                        "this item are NOT in it.\n");
+    strbuf_init(&text, PATCH_READ_MAX + 1);
+    if (fs_read_file(&text, path, PATCH_READ_MAX) != 0) {
+        err_clear();
+        strbuf_addf_cut(sb, "Their last discarded changes are kept by goald in %s (outside the "
+                            "worktree; too large or unreadable to show here).\n",
+                        path);
+        strbuf_release(&text);
+        free(path);
+        return;
+    }
+    red = redact_str(strbuf_cstr(&text), NULL); /* what the model wrote, as any tool result */
+    strbuf_addf_cut(sb, "The last discarded changes are kept by goald in %s (outside the "
+                        "worktree): ", path);
+    patch_summary(sb, red);
+    strbuf_adds_cut(sb, ".\nIf the failure was elsewhere, re-apply what was right with write or "
+                        "edit. The patch:\n");
+    len = strlen(red);
+    cut = len;
+    if (len > PATCH_SHOWN_MAX) {
+        cut = PATCH_SHOWN_MAX;
+        while (cut > 0 && red[cut - 1] != '\n')
+            cut--;
+    }
+    strbuf_add_cut(sb, red, cut);
+    if (cut < len)
+        strbuf_addf_cut(sb, "[patch cut at %zu of %zu bytes]\n", cut, len);
+    free(red);
+    strbuf_release(&text);
+    free(path);
+}
+
+/* One item of the goal done before this one: its key, title, commit and
+ * summary (the model's, capped). */
+struct done_items {
+    strbuf *sb;
+    const char *self_id;
+    int n;
+};
+
+static int add_done_item(const struct work_item *wi, void *arg)
+{
+    struct done_items *d = arg;
+    strbuf *sb = d->sb;
+
+    if (!strcmp(wi->id, d->self_id) || strcmp(wi->status, "done") != 0)
+        return 0;
+    if (d->n++ == 0)
+        strbuf_adds_cut(sb, "\nItems of this goal done before yours (the worktree already holds "
+                            "their commits; build on them, do not redo them):\n");
+    {
+        const char *sum = wi->summary ? wi->summary : "";
+        size_t n = strlen(sum);
+        size_t cut = n > DONE_SUMMARY_MAX ? utf8_cut_back(sum, DONE_SUMMARY_MAX) : n;
+        strbuf_addf_cut(sb, "- %s: %s (commit %.12s)%s%.*s%s\n", wi->key, wi->title,
+                        wi->commit_sha && wi->commit_sha[0] ? wi->commit_sha : "none",
+                        n ? ": " : "", (int)cut, sum, cut < n ? "\xe2\x80\xa6" : "");
+    }
+    return 0;
+}
+
+/* Where earlier runs left off: the pack rebuilt as the ledger stands now
+ * (this run's opening may have reset the worktree), with the summary of
+ * the latest stored one. */
+static void add_pack(strbuf *sb, struct job_ctx *j)
+{
+    char *stored = NULL, *text;
+    cJSON *old, *pack = NULL;
+
+    if (context_pack_latest(j->st, j->item->id, &stored) != 0 || !stored) {
+        err_clear();
+        return;
+    }
+    old = cJSON_Parse(stored);
+    if (context_pack_build(j->st, j->item->id,
+                           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(old, "summary")),
+                           &pack) != 0) {
+        err_clear();
+        text = NULL;
+    } else {
+        text = cJSON_PrintUnformatted(pack);
+    }
+    strbuf_addf_cut(sb, "\nWhere earlier runs of this item left off (context pack):\n%s\n",
+                    text ? text : stored);
+    cJSON_free(text);
+    cJSON_Delete(pack);
+    cJSON_Delete(old);
+    free(stored);
 }
 
 static void build_user(strbuf *sb, struct job_ctx *j)
 {
     const struct goal *g = j->goal;
     const struct work_item *wi = j->item;
-    char *pack = NULL;
 
     strbuf_addf_cut(sb, "Goal: %s\n", g->title);
     if (g->description && *g->description)
@@ -93,6 +240,11 @@ static void build_user(strbuf *sb, struct job_ctx *j)
                     wi->effort);
     if (wi->description && *wi->description)
         strbuf_addf_cut(sb, "%s\n", wi->description);
+    {
+        struct done_items d = {sb, wi->id, 0};
+        if (store_item_each(j->st, g->id, add_done_item, &d) != 0)
+            err_clear(); /* the list is a help: the task goes on without it */
+    }
     if (g->verification && strcmp(g->verification, "[]") != 0)
         strbuf_addf_cut(sb, "\nVerification gates (run_gates runs them): %s\n", g->verification);
     else
@@ -101,10 +253,8 @@ static void build_user(strbuf *sb, struct job_ctx *j)
         strbuf_addf_cut(sb, "\nStrategy to follow (earlier ones failed): %s\n", wi->strategy);
     if (wi->human_input)
         strbuf_addf_cut(sb, "\nA human answered: %s\n", wi->human_input);
-    if (context_pack_latest(j->st, wi->id, &pack) == 0 && pack)
-        strbuf_addf_cut(sb, "\nWhere earlier runs of this item left off (context pack):\n%s\n",
-                        pack);
-    free(pack);
+    add_pack(sb, j);
+    add_reset(sb, j);
     add_feedback(sb, j);
 }
 

@@ -81,10 +81,18 @@ const char prompt_execute[] =
     "- Never claim success you have not checked.";
 
 const char prompt_review[] =
-    "You are goald's review stage. The deterministic gates of this work item passed; review "
-    "the diff for code smells, security and performance problems. You cannot change the "
-    "verdict of the gates. Answer with ONE JSON object: {\"verdict\": \"pass|concerns\", "
-    "\"findings\": [{\"aspect\": \"code_smell|security|performance\", \"severity\": "
+    "You are goald's review stage. The deterministic gates of this work item passed. Review "
+    "the diff against the item's description and the goal's success criteria: is the change "
+    "correct (does it do what the item asks, are edge cases and errors handled), do its tests "
+    "check the behaviour (would they fail on the old code), and are there code smells, "
+    "security or performance problems. What your verdict does: it is advisory and cannot "
+    "change the gates' verdict; the item is done either way. Your verdict and findings (with "
+    "their aspect and severity) are listed in the Review section of the goal's pull request "
+    "for the human who merges it: \"pass\" says nothing needs their attention, \"concerns\" "
+    "asks them to look before merging. Mark a change you believe is wrong as a critical "
+    "correctness finding with verdict concerns. Answer with ONE "
+    "JSON object: {\"verdict\": \"pass|concerns\", \"findings\": [{\"aspect\": "
+    "\"correctness|tests|code_smell|security|performance\", \"severity\": "
     "\"info|warning|critical\", \"note\": str}]}";
 
 const char schema_review[] =
@@ -92,7 +100,8 @@ const char schema_review[] =
     "\"properties\":{\"verdict\":{\"type\":\"string\",\"enum\":[\"pass\",\"concerns\"]},"
     "\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"additionalProperties\":"
     "false,\"required\":[\"aspect\",\"severity\",\"note\"],\"properties\":{\"aspect\":{\"type\":"
-    "\"string\",\"enum\":[\"code_smell\",\"security\",\"performance\"]},\"severity\":{\"type\":"
+    "\"string\",\"enum\":[\"correctness\",\"tests\",\"code_smell\",\"security\","
+    "\"performance\"]},\"severity\":{\"type\":"
     "\"string\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"note\":{\"type\":\"string\"}}}}}}";
 
 const char prompt_plan_b[] =

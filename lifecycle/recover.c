@@ -56,6 +56,14 @@ void recover_decide(const struct recover_facts *f, struct recover_decision *d)
         d->why = "needs a human: another attempt cannot help";
         return;
     }
+    /* a human answered and the run failed the same way again: the answer
+     * did not help, and another attempt would spend for nothing */
+    if (f->repeats_answered && strcmp(cls, "aborted") != 0) {
+        d->action = RECOVER_ESCALATE;
+        d->tier = 4;
+        d->why = "the same failure as before the human's answer: a human decides again";
+        return;
+    }
     /* three identical failures in a row say the approach or the model
      * fails; a run that died (aborted: its process, its daemon or its
      * node was killed) says nothing about either, and only
@@ -210,8 +218,10 @@ static int item_facts(store *st, const struct recover_input *in, struct recover_
     f->model_index = in->model_index;
     f->nmodels = in->nmodels > 0 ? in->nmodels : 1;
     f->critical = in->item->critical;
-    return store_item_recovery_counts(st, in->item->id, f->tier, &f->failures_at_tier,
-                                      &f->same_signature);
+    int rc = store_item_recovery_counts(st, in->item->id, f->tier, &f->failures_at_tier,
+                                        &f->same_signature);
+
+    return rc ? rc : store_item_repeats_answered(st, in->item->id, &f->repeats_answered);
 }
 
 /* Write decision d for in's item (already failed): its tier, chain

@@ -36,6 +36,7 @@ struct recover_facts {
     int model_index;       /* the chain position that failed */
     int nmodels;
     int critical;
+    int repeats_answered;  /* the failure a human's answer was meant to fix, again */
 };
 
 struct recover_decision {

@@ -2,9 +2,10 @@
  * review.c - the review that closes stage 5 (verification): advisory,
  * and only after every must-pass gate passed (verify.c).
  *
- * Top to bottom: the item's diff (capped at 200 KiB, redacted: it holds
- * what the model wrote) and its summary go to the model with the review
- * prompt; its verdict and each finding become decisions, and a
+ * Top to bottom: the goal's title and success criteria, the item's title
+ * and description, its diff (capped at 200 KiB, redacted: it holds what
+ * the model wrote) and the model's summary go to the model with the
+ * review prompt; its verdict and each finding become decisions, and a
  * review.completed event counts them.  A failed call is noted as a
  * review_unavailable decision and does not block: the review can only add
  * findings, never change a gate's verdict.  The review has its own budget
@@ -30,7 +31,22 @@
 
 #define REVIEW_DIFF_MAX (200 * 1024)
 
-/* The review's task: the item, the model's summary and the diff. */
+/* The goal's success criteria (a JSON array of strings), one a line. */
+static void review_criteria(strbuf *user, const char *json)
+{
+    cJSON *arr = json ? cJSON_Parse(json) : NULL;
+    const cJSON *it;
+
+    if (cJSON_GetArraySize(arr) > 0) {
+        strbuf_adds_cut(user, "Success criteria of the goal:\n");
+        cJSON_ArrayForEach(it, arr) if (cJSON_IsString(it))
+            strbuf_addf_cut(user, "- %s\n", it->valuestring);
+    }
+    cJSON_Delete(arr);
+}
+
+/* The review's task: the item (title, description), the goal's success
+ * criteria, the model's summary and the diff. */
 static void review_task(strbuf *user, struct job_ctx *j, struct workspace *ws, const char *summary)
 {
     strbuf diff;
@@ -43,8 +59,13 @@ static void review_task(strbuf *user, struct job_ctx *j, struct workspace *ws, c
     cut = ws->wt && vcs_diff_text(&diff, ws->wt) == ERR_TOOBIG;
     red = redact_str(diff.len ? strbuf_cstr(&diff) : "(no git diff)", NULL);
     /* the task is a prompt under its cap: cut, not refused */
-    strbuf_addf_cut(user, "Work item: %s\nSummary: %s\nDiff:\n%s%s\n", j->item->title,
-                    summary ? summary : "", red, cut ? "\n[diff cut at 200 KiB]\n" : "");
+    strbuf_addf_cut(user, "Goal: %s\nWork item %s: %s\n", j->goal->title, j->item->key,
+                    j->item->title);
+    if (j->item->description && *j->item->description)
+        strbuf_addf_cut(user, "%s\n", j->item->description);
+    review_criteria(user, j->goal->success_criteria);
+    strbuf_addf_cut(user, "Summary: %s\nDiff:\n%s%s\n", summary ? summary : "", red,
+                    cut ? "\n[diff cut at 200 KiB]\n" : "");
     free(red);
     strbuf_release(&diff);
 }

@@ -284,7 +284,8 @@ int store_event_item_tool_calls_each(store *st, const char *item_id,
 {
     static const char sql[] =
         "SELECT type, payload FROM events WHERE item_id = ? AND type IN"
-        " ('tool_call.started', 'tool_call.completed', 'tool_call.failed') ORDER BY id";
+        " ('tool_call.started', 'tool_call.completed', 'tool_call.failed', 'worktree.reset')"
+        " ORDER BY id";
     struct tool_call_each h = {fn, ctx};
 
     return store_each_row(st, NULL, tool_call_row, &h, sql, STORE_ARGS(STORE_TEXT(item_id)));

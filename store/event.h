@@ -84,8 +84,8 @@ int store_event_last_failure_goal(store *st, char out[ID_SIZE]);
  * ERR_NOTFOUND (no message, outputs untouched) when it made none. */
 int store_event_last_llm_usage(store *st, const char *goal_id, int64_t *tokens, double *cost_usd);
 
-/* Call fn for each tool_call.started/completed/failed event of an item, in
- * order, with its type and payload text (valid during the call).  fn
+/* Call fn for each tool_call.started/completed/failed and worktree.reset
+ * event of an item, in order, with its type and payload text (valid during the call).  fn
  * returns non-zero to stop (that value is returned). */
 int store_event_item_tool_calls_each(store *st, const char *item_id,
                                      int (*fn)(const char *type, const char *payload, void *ctx),

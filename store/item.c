@@ -389,6 +389,29 @@ int store_item_recovery_counts(store *st, const char *id, int tier, int *failure
     return 0;
 }
 
+int store_item_repeats_answered(store *st, const char *id, int *repeats)
+{
+    /* the latest execute run since the human's resolution against the
+     * latest failed one before it, for an item a human gave input to */
+    static const char q[] =
+        "SELECT count(*) FROM work_items w WHERE w.id = ?1 AND w.human_input IS NOT NULL"
+        " AND coalesce((SELECT error_signature FROM runs WHERE item_id = ?1 AND kind = 'execute'"
+        " AND status <> 'running' AND created_at >= w.recovery_epoch"
+        " ORDER BY created_at DESC, rowid DESC LIMIT 1), '') <> ''"
+        " AND (SELECT error_signature FROM runs WHERE item_id = ?1 AND kind = 'execute'"
+        " AND status <> 'running' AND created_at >= w.recovery_epoch"
+        " ORDER BY created_at DESC, rowid DESC LIMIT 1) ="
+        " (SELECT error_signature FROM runs WHERE item_id = ?1 AND kind = 'execute'"
+        " AND status <> 'running' AND coalesce(error_signature, '') <> ''"
+        " AND created_at < w.recovery_epoch"
+        " ORDER BY created_at DESC, rowid DESC LIMIT 1)";
+    int64_t v = 0;
+    int found, rc = store_get_int64(st, NULL, &v, &found, q, STORE_ARGS(STORE_TEXT(id)));
+
+    *repeats = rc == 0 && v > 0;
+    return rc;
+}
+
 int store_item_set_timeout(store *st, const char *id, int timeout_s)
 {
     static const char dbl[] = "UPDATE work_items SET timeout_s = ? WHERE id = ?";

@@ -148,6 +148,11 @@ int store_item_set_recovery(store *st, const char *id, int tier, int model_index
  * error signature. */
 int store_item_recovery_counts(store *st, const char *id, int tier, int *failures, int *same);
 
+/* *repeats = 1 when id has a human's input and its latest execute run
+ * since the human's resolution failed with the signature of its latest
+ * failed one before it (the answer did not help), else 0. */
+int store_item_repeats_answered(store *st, const char *id, int *repeats);
+
 /* The item's next run gets timeout_s. */
 int store_item_set_timeout(store *st, const char *id, int timeout_s);
 

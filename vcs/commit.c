@@ -9,6 +9,7 @@
 #include "util/err.h"
 #include "util/hash.h"
 #include "util/strbuf.h"
+#include "util/utf8.h"
 #include "vcs/internal.h"
 
 void vcs_changed_files_free(struct vcs_changed_file *files, size_t nfiles)
@@ -52,11 +53,47 @@ static int blank(const char *s)
     return 1;
 }
 
-/* Append the body.  git (and libgit2) read a line starting with "---"
- * and a space as the start of a patch and look for trailers only above
- * it, so such lines (markdown rules, diff headers) get one leading space:
- * the trailers below must stay visible to `git interpret-trailers` and to
- * vcs_commit_find_by_trailer(). */
+/* The longest prefix of the n bytes of s that holds at most max
+ * characters, ending at a space when one is past its first half (the cut
+ * is then at that space): a subject line or a wrapped body line. */
+static size_t fit_chars(const char *s, size_t n, size_t max)
+{
+    size_t cut, sp;
+
+    if (utf8_count(s, n) <= max)
+        return n;
+    cut = utf8_offset(s, n, max);
+    for (sp = cut; sp > 0 && s[sp] != ' '; sp--)
+        ;
+    return utf8_count(s, sp) > max / 2 ? sp : cut;
+}
+
+/* Append one body line, wrapped at VCS_LINE_MAX characters at spaces.
+ * An indented line (code, a quoted output) is kept whole. */
+static int add_wrapped(strbuf *sb, const char *s, size_t n)
+{
+    int rc = 0;
+
+    if (n && (s[0] == ' ' || s[0] == '\t'))
+        return strbuf_add(sb, s, n);
+    while (!rc && utf8_count(s, n) > VCS_LINE_MAX) {
+        size_t cut = fit_chars(s, n, VCS_LINE_MAX);
+        rc = strbuf_add(sb, s, cut);
+        if (!rc)
+            rc = strbuf_addc(sb, '\n');
+        while (cut < n && s[cut] == ' ')
+            cut++;
+        s += cut;
+        n -= cut;
+    }
+    return rc ? rc : strbuf_add(sb, s, n);
+}
+
+/* Append the body, its lines wrapped (add_wrapped).  git (and libgit2)
+ * read a line starting with "---" and a space as the start of a patch and
+ * look for trailers only above it, so such lines (markdown rules, diff
+ * headers) get one leading space: the trailers below must stay visible to
+ * `git interpret-trailers` and to vcs_commit_find_by_trailer(). */
 static int add_body(strbuf *sb, const char *b, size_t n)
 {
     size_t i = 0;
@@ -64,22 +101,44 @@ static int add_body(strbuf *sb, const char *b, size_t n)
 
     while (i < n && !rc) {
         const char *nl = memchr(b + i, '\n', n - i);
-        size_t len = nl ? (size_t)(nl - (b + i)) + 1 : n - i;
+        size_t len = nl ? (size_t)(nl - (b + i)) : n - i;
         if (len >= 3 && strncmp(b + i, "---", 3) == 0 &&
-            (len == 3 || b[i + 3] == ' ' || b[i + 3] == '\t' || b[i + 3] == '\n' ||
-             b[i + 3] == '\r'))
+            (len == 3 || b[i + 3] == ' ' || b[i + 3] == '\t' || b[i + 3] == '\r'))
             rc = strbuf_addc(sb, ' ');
         if (!rc)
-            rc = strbuf_add(sb, b + i, len);
-        i += len;
+            rc = add_wrapped(sb, b + i, len);
+        if (!rc && nl)
+            rc = strbuf_addc(sb, '\n');
+        i += len + (nl ? 1 : 0);
     }
     return rc;
 }
 
-/* The commit message of DESIGN.md §6 / docs/publishing.md. */
+/* The subject: the title on one line, at most VCS_LINE_MAX characters
+ * (cut at a space); *cut is set when the whole title did not fit. */
+static int add_subject(strbuf *sb, const char *title, int *cut)
+{
+    strbuf one;
+    size_t n;
+    int rc;
+
+    strbuf_init(&one, 1 << 16);
+    rc = add_one_line(&one, title);
+    n = fit_chars(strbuf_cstr(&one), one.len, VCS_LINE_MAX);
+    while (n > 0 && strbuf_cstr(&one)[n - 1] == ' ')
+        n--;
+    *cut = n < one.len;
+    if (!rc)
+        rc = strbuf_add(sb, strbuf_cstr(&one), n);
+    strbuf_release(&one);
+    return rc;
+}
+
+/* The commit message of docs/publishing.md: the subject, the full title
+ * when the subject cut it, the body, the trailers. */
 static int build_message(strbuf *sb, const struct vcs_commit_msg *m)
 {
-    int rc = 0;
+    int rc = 0, cut = 0;
 
     {
         const char *t = m->title + strspn(m->title, " \t\r\n");
@@ -87,7 +146,15 @@ static int build_message(strbuf *sb, const struct vcs_commit_msg *m)
             rc = strbuf_addc(sb, ' '); /* see add_body() */
     }
     if (!rc)
-        rc = add_one_line(sb, m->title);
+        rc = add_subject(sb, m->title, &cut);
+    if (!rc && cut) {
+        strbuf full;
+        strbuf_init(&full, 1 << 16);
+        rc = strbuf_adds(sb, "\n\n");
+        if (!rc && (rc = add_one_line(&full, m->title)) == 0)
+            rc = add_body(sb, strbuf_cstr(&full), full.len);
+        strbuf_release(&full);
+    }
     if (!rc && !blank(m->body)) {
         size_t e = strlen(m->body);
         const char *b = m->body;

@@ -3,7 +3,7 @@
  *
  * Message format (docs/publishing.md):
  *
- *     <title>
+ *     <subject: the title>
  *
  *     <body, when given>
  *
@@ -11,8 +11,11 @@
  *     Work-Item-Id: <work item id>
  *     Gates: <gate summary>
  *
- * The title and the trailer values are single lines (line breaks become
- * spaces).  Title and body lines starting with "---" and a space get one
+ * The subject is the title on one line, at most VCS_LINE_MAX characters
+ * (cut at a space; the whole title then opens the body).  Body lines are
+ * wrapped at VCS_LINE_MAX characters at spaces, except indented ones
+ * (code, quoted output).  The trailer values are single lines (line
+ * breaks become spaces).  Title and body lines starting with "---" and a space get one
  * leading space, or git would take them for the start of a patch and miss
  * the trailers.  Author and committer come from vcs.author_name and
  * vcs.author_email (default "goald <goald@localhost>").
@@ -33,6 +36,9 @@
 #define VCS_TRAILER_GOAL "Goal-Id"
 #define VCS_TRAILER_ITEM "Work-Item-Id"
 #define VCS_TRAILER_GATES "Gates"
+
+/* The subject and the body lines: at most this many characters. */
+#define VCS_LINE_MAX 72
 
 struct vcs_commit_msg {
     const char *title;        /* required: the work item's title */

@@ -83,7 +83,7 @@ jq -c 'select(.headers["x-goald-stage"] == "execute") | .body.messages[1].conten
 expect_eq "$(wc -l <"$T/prompts")" 4 "execute requests"
 first=$(sed -n 1p "$T/prompts"); retry=$(sed -n 3p "$T/prompts")
 case "$first" in *"expected 6, got 5"*) fail "the first attempt cannot know the failure" ;; *) ok ;; esac
-case "$retry" in *"Gate tests failed (exit 1)"*"not ok - mul 2 3: expected 6, got 5"*) ok ;;
+case "$retry" in *"Output of gate tests (exit 1)"*"not ok - mul 2 3: expected 6, got 5"*) ok ;;
     *) fail "the retry's prompt lacks the gate output: $retry" ;; esac
 case "$retry" in *"Where earlier runs of this item left off (context pack)"*) ok ;;
     *) fail "the retry's prompt lacks the context pack: $retry" ;; esac
@@ -108,7 +108,11 @@ expect_eq "$(echo "$ev" | jq -r '[.gates[0].gate, .gates[0].passed, (.gates[0].o
 # the commit on the goal branch holds the fix and names its evidence
 sha=$(sql "SELECT commit_sha FROM work_items")
 expect_eq "$(git -C "$R" show "$sha:mul.sh" | tail -1)" 'echo $(($1 * $2))'
-case "$(git -C "$R" log -1 --format=%B "$sha")" in *"Evidence: tests=pass"*) ok ;; *) fail "commit message lacks the evidence" ;; esac
+# the gates once, as a trailer; the subject is the item's title
+msg=$(git -C "$R" log -1 --format=%B "$sha")
+case "$msg" in *"Gates: tests=pass"*) ok ;; *) fail "commit message lacks the gates: $msg" ;; esac
+case "$msg" in *"Evidence:"*) fail "the gates said twice: $msg" ;; *) ok ;; esac
+expect_eq "$(git -C "$R" log -1 --format=%s "$sha")" "Add mul.sh" "the subject"
 run "$G" report "$GID" --json
 expect_eq "$(jqo '.work_items[0] | [.status, .verified, .unverified, .attempts] | @tsv')" "$(printf 'done\ttrue\tfalse\t2')"
 unset GOALD_LLM_PROVIDER GOALD_LLM_BASE_URL GOALD_LLM_MODEL

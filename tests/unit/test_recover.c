@@ -86,7 +86,7 @@ static void test_policy_table(void **state)
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         const struct row *r = &rows[i];
         struct recover_facts f = {r->cls,  r->tier,        r->failures, r->max_retries,
-                                  r->same, r->model_index, r->nmodels,  r->critical};
+                                  r->same, r->model_index, r->nmodels,  r->critical, 0};
         struct recover_decision d;
 
         recover_decide(&f, &d);
@@ -102,11 +102,28 @@ static void test_policy_table(void **state)
     }
 }
 
+/* A run failing as the item did before a human's answer goes back to a
+ * human at once, whatever is left of the ladder (a died run does not). */
+static void test_repeats_answered(void **state)
+{
+    struct recover_facts f = {"gate", 1, 1, 3, 1, 0, 2, 0, 1};
+    struct recover_decision d;
+
+    (void)state;
+    recover_decide(&f, &d);
+    assert_int_equal(d.action, RECOVER_ESCALATE);
+    assert_int_equal(d.tier, 4);
+    assert_non_null(strstr(d.why, "before the human's answer"));
+    f.error_class = "aborted";
+    recover_decide(&f, &d);
+    assert_int_equal(d.action, RECOVER_RETRY);
+}
+
 /* The whole ladder for one item on a two-model chain: 1 + max_retries
  * attempts on model 0, one on model 1, Plan B, then a human. */
 static void test_ladder(void **state)
 {
-    struct recover_facts f = {"gate", 1, 0, 3, 1, 0, 2, 1};
+    struct recover_facts f = {"gate", 1, 0, 3, 1, 0, 2, 1, 0};
     struct recover_decision d;
     enum recover_action seen[8];
     int n = 0;
@@ -139,6 +156,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_policy_table),
         cmocka_unit_test(test_ladder),
+        cmocka_unit_test(test_repeats_answered),
     };
 
     setenv("GOALD_CONTROL_BACKOFF_BASE_MS", "1000", 1);
