@@ -28,7 +28,7 @@ static const char *const goal_budget_actions[] = {"increase_budget", "pause", NU
 static const char *const item_actions[] = {"retry",           "alternative",      "skip",
                                            "increase_budget", "complete_partial", "pause",
                                            NULL};
-/* a blocked item (ask_human) cannot be skipped (DESIGN.md §2): answer it */
+/* a blocked item (ask_human) cannot be skipped (docs/design.md §2): answer it */
 static const char *const ask_actions[] = {"retry", "alternative", "complete_partial", "pause",
                                           NULL};
 /* the model's key or configuration (alternative: retry with another

@@ -1,5 +1,5 @@
 /*
- * recover.h - four-tier recovery of a failed run (DESIGN.md §1).
+ * recover.h - four-tier recovery of a failed run (docs/design.md §1).
  *
  * recover_decide() is the whole policy, a pure function of the facts
  * (tested as a table); recover_after_failure() gathers the facts from the

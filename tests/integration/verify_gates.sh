@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Issue 6, verification on temporary repositories with real test commands
+# Verification on temporary repositories with real test commands
 # run in the sandbox:
 #   - the first attempt leaves a failing test: the gate fails (introduced),
 #     the retry's prompt carries the failure output, the fix passes the
 #     gate, the review runs, the item is done with evidence rows;
 #   - a test failing on the base commit too is pre-existing: not blamed
-#     (issue 15: only when the goal is not about it: here the goal has two
+#     (only when the goal is not about it: here the goal has two
 #     gates and no criterion names the failing one);
-#   - a gate failing once then passing is flaky: not blamed (issue 15: gates
+#   - a gate failing once then passing is flaky: not blamed (gates
 #     run on throw-away copies, so the marker lives outside the worktree and
 #     this case runs unconfined);
 #   - a goal with no gate: its item is `unverified` in `report --json`.
