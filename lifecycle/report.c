@@ -9,6 +9,7 @@
  * terminal (util/termesc.h).
  */
 #include "lifecycle/report.h"
+#include "lifecycle/report_internal.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -38,7 +39,7 @@ double report_percent(long long done_points, long long total_points)
     return round(1000.0 * (double)done_points / (double)total_points) / 10.0;
 }
 
-static void add_time(cJSON *o, const char *k, int64_t ms)
+void report_add_time(cJSON *o, const char *k, int64_t ms)
 {
     char buf[TIME_RFC3339_MAX];
 
@@ -85,7 +86,7 @@ cJSON *report_goal_json(const struct goal *g)
     cJSON_AddBoolToObject(o, "template", g->is_template);
     jsonobj_add_str_or_null(o, "outcome", g->outcome);
     jsonobj_add_str_or_null(o, "outcome_reason", g->outcome_reason);
-    add_time(o, "deadline", g->deadline_at);
+    report_add_time(o, "deadline", g->deadline_at);
     add_json_text(o, "success_criteria", g->success_criteria);
     add_json_text(o, "verification", g->verification);
     add_json_text(o, "allowed_actions", g->allowed_actions);
@@ -93,10 +94,10 @@ cJSON *report_goal_json(const struct goal *g)
     jsonobj_add_str_or_null(o, "blocked_reason", g->blocked_reason);
     /* A goal without a repository is never verified */
     jsonobj_add_str_or_null(o, "unverified_reason", report_unverified_reason(g));
-    add_time(o, "created_at", g->created_at);
-    add_time(o, "updated_at", g->updated_at);
-    add_time(o, "started_at", g->started_at);
-    add_time(o, "ended_at", g->ended_at);
+    report_add_time(o, "created_at", g->created_at);
+    report_add_time(o, "updated_at", g->updated_at);
+    report_add_time(o, "started_at", g->started_at);
+    report_add_time(o, "ended_at", g->ended_at);
     return o;
 }
 
@@ -263,7 +264,7 @@ static int escalation_json_cb(const struct store_escalation *e, void *ctx)
     cJSON_AddStringToObject(o, "severity", e->severity);
     cJSON_AddStringToObject(o, "urgency", e->urgency);
     cJSON_AddStringToObject(o, "status", e->status);
-    add_time(o, "created_at", e->created_at);
+    report_add_time(o, "created_at", e->created_at);
     jsonobj_add_str_or_null(o, "question", e->question);
     if (e->item_key) {
         /* what the question is about: the item and, for an agent's
@@ -292,7 +293,7 @@ static int artifact_json_cb(const struct store_artifact *a, void *ctx)
     jsonobj_add_str_or_null(o, "hash", a->hash);
     jsonobj_add_str_or_null(o, "url", a->url);
     jsonobj_add_str_or_null(o, "item_id", a->item_id);
-    add_time(o, "created_at", a->created_at);
+    report_add_time(o, "created_at", a->created_at);
     cJSON_AddItemToArray(ctx, o);
     return 0;
 }
@@ -357,7 +358,7 @@ static void spent_limit(struct jsonw *w, const char *key, double spent, double l
 /* The latest "verification" decision of an item (verify.c): its baseline,
  * granularity, test cases and changed gate inputs; NULL when none (or
  * when it cannot be read: the report shows what it has). */
-static cJSON *item_verification(store *st, const char *item_id)
+cJSON *report_item_verification(store *st, const char *item_id)
 {
     cJSON *d = NULL;
 
@@ -422,7 +423,7 @@ static int item_json_cb(const struct work_item *wi, void *varg)
 {
     struct item_cb *cb = varg;
     struct jsonw *w = cb->w;
-    cJSON *v = item_verification(cb->st, wi->id);
+    cJSON *v = report_item_verification(cb->st, wi->id);
     int rc;
 
     jsonw_object_begin(w);
@@ -559,7 +560,7 @@ static void budget_line(FILE *f, const char *label, const char *fmt, double spen
     fprintf(f, "  %-12s %s / %s\n", label, s, l);
 }
 
-static const char *jstr(const cJSON *o, const char *k)
+const char *report_jstr(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsString(v) ? v->valuestring : "";
@@ -604,13 +605,13 @@ static void text_evidence(FILE *f, const cJSON *ev)
             strbuf_addf_cut(&by, "%sgate %s", k++ ? ", " : "", cJSON_GetStringValue(b));
         cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(it, "tests"))
             strbuf_addf_cut(&by, "%stest %s", k++ ? ", " : "", cJSON_GetStringValue(b));
-        if (k == 0 && jstr(it, "backing")[0]) {
-            strbuf_adds_cut(&by, jstr(it, "backing"));
+        if (k == 0 && report_jstr(it, "backing")[0]) {
+            strbuf_adds_cut(&by, report_jstr(it, "backing"));
             k = 1;
         }
         /* 80 columns: criterion and evidence cut with an ellipsis */
-        fprintf(f, "  %-8s  %-26s  %-9s  %s\n", term_fit(jstr(it, "item"), 8),
-                term_fit(jstr(it, "criterion"), 26), term_fit(jstr(it, "kind"), 9),
+        fprintf(f, "  %-8s  %-26s  %-9s  %s\n", term_fit(report_jstr(it, "item"), 8),
+                term_fit(report_jstr(it, "criterion"), 26), term_fit(report_jstr(it, "kind"), 9),
                 term_fit(k ? strbuf_cstr(&by) : "none", 80 - 51));
         strbuf_release(&by);
     }
@@ -638,7 +639,7 @@ static void text_partial(FILE *f, const cJSON *pf)
     {
         const cJSON *t;
         int k = 0;
-        fprintf(f, "  %s", term_view(jstr(it, "gate")));
+        fprintf(f, "  %s", term_view(report_jstr(it, "gate")));
         cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(it, "tests"))
             fprintf(f, "%s%s", k++ ? ", " : ": ", term_view(cJSON_GetStringValue(t)));
         fputc('\n', f);
@@ -665,17 +666,17 @@ static void text_escalations(FILE *f, const cJSON *escalations)
     {
         const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(it, "context"), *call;
         char line[1024];
-        fprintf(f, "  %.8s  %-10s %s\n", jstr(it, "id"), term_fit(jstr(it, "type"), 10),
-                term_fit(jstr(it, "severity"), 8));
+        fprintf(f, "  %.8s  %-10s %s\n", report_jstr(it, "id"), term_fit(report_jstr(it, "type"), 10),
+                term_fit(report_jstr(it, "severity"), 8));
         /* the question whole (an agent's own words), wrapped */
-        term_wrap(f, jstr(it, "question"), 12, 80);
+        term_wrap(f, report_jstr(it, "question"), 12, 80);
         if (!ctx)
             continue;
-        snprintf(line, sizeof(line), "%s: %s", jstr(ctx, "item_key"), jstr(ctx, "item_title"));
+        snprintf(line, sizeof(line), "%s: %s", report_jstr(ctx, "item_key"), report_jstr(ctx, "item_title"));
         fprintf(f, "            item %s\n", term_fit(line, 80 - 17));
         cJSON_ArrayForEach(call, cJSON_GetObjectItemCaseSensitive(ctx, "last_tool_calls"))
         {
-            snprintf(line, sizeof(line), "%s %s", jstr(call, "tool"), jstr(call, "args"));
+            snprintf(line, sizeof(line), "%s %s", report_jstr(call, "tool"), report_jstr(call, "args"));
             fprintf(f, "            called %s\n", term_fit(line, 80 - 19));
         }
     }
@@ -689,11 +690,11 @@ static void text_artifacts(FILE *f, const cJSON *artifacts)
         return;
     cJSON_ArrayForEach(it, artifacts)
     {
-        const char *what = *jstr(it, "url")   ? jstr(it, "url")
-                           : *jstr(it, "ref") ? jstr(it, "ref")
-                                              : jstr(it, "path");
-        fprintf(f, "  %-14s %s %s\n", jstr(it, "type"), term_fit(what, 50),
-                term_fit(jstr(it, "hash"), 12));
+        const char *what = *report_jstr(it, "url")   ? report_jstr(it, "url")
+                           : *report_jstr(it, "ref") ? report_jstr(it, "ref")
+                                              : report_jstr(it, "path");
+        fprintf(f, "  %-14s %s %s\n", report_jstr(it, "type"), term_fit(what, 50),
+                term_fit(report_jstr(it, "hash"), 12));
     }
 }
 
@@ -723,198 +724,5 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
     text_artifacts(f, p.artifacts);
 out:
     parts_release(&p);
-    return rc;
-}
-
-/* What `report --item` shows of one gate result; the verification record
- * v (may be NULL) names its failing test cases. */
-struct item_gates {
-    const cJSON *v;
-    cJSON *gates;
-};
-
-/* The failing test cases of gate name (NULL: of every gate), from the
- * verification record: the restored-inputs run's when restored, else the
- * item's own. */
-static cJSON *failing_tests(const cJSON *v, const char *name, int restored)
-{
-    static const char *kinds[] = {"introduced", "new_failing", "pre_existing"};
-    cJSON *failing = xcheck(cJSON_CreateArray());
-    const cJSON *ge;
-
-    cJSON_ArrayForEach(
-        ge, cJSON_GetObjectItemCaseSensitive(v, restored ? "restored_inputs_gates" : "gates"))
-    {
-        if (name && strcmp(jstr(ge, "gate"), name) != 0)
-            continue;
-        for (size_t k = 0; k < 3; k++) {
-            const cJSON *t;
-            cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(ge, kinds[k]))
-                cJSON_AddItemToArray(failing, cJSON_Duplicate(t, 1));
-        }
-    }
-    return failing;
-}
-
-static int item_gate_cb(const struct store_gate_result *r, void *varg)
-{
-    struct item_gates *ig = varg;
-    cJSON *g = xcheck(cJSON_CreateObject());
-    int restored = ig->v && !strcmp(r->tree_id, jstr(ig->v, "restored_tree_id"));
-    size_t n = strlen(r->output_tail);
-    /* the last 4000 bytes, from a character's first byte */
-    size_t from = utf8_cut_forward(r->output_tail, n > 4000 ? n - 4000 : 0, n);
-
-    cJSON_AddStringToObject(g, "gate", r->name);
-    cJSON_AddBoolToObject(g, "passed", r->passed);
-    cJSON_AddNumberToObject(g, "exit_code", r->exit_code);
-    cJSON_AddStringToObject(g, "classification", r->classification);
-    cJSON_AddStringToObject(g, "tree_id", r->tree_id);
-    cJSON_AddBoolToObject(g, "restored_inputs", restored);
-    if (r->counted) {
-        cJSON_AddNumberToObject(g, "tests_passed", r->tests_passed);
-        cJSON_AddNumberToObject(g, "tests_failed", r->tests_failed);
-    }
-    /* its failing test cases, from the item's verification record */
-    cJSON_AddItemToObject(g, "failing_tests", failing_tests(ig->v, r->name, restored));
-    cJSON_AddStringToObject(g, "output_hash", r->output_hash);
-    cJSON_AddStringToObject(g, "output_tail", r->output_tail + from);
-    cJSON_AddItemToArray(ig->gates, g);
-    return 0;
-}
-
-/* One attempt at the item: its run, how it ended, and the test cases
- * that failed in it (from its own verification record). */
-static int item_attempt_cb(const struct store_run_attempt *a, void *arr)
-{
-    cJSON *o = xcheck(cJSON_CreateObject());
-    cJSON *v = a->verification ? cJSON_Parse(a->verification) : NULL;
-
-    cJSON_AddStringToObject(o, "run_id", a->run_id);
-    cJSON_AddStringToObject(o, "kind", a->kind);
-    cJSON_AddNumberToObject(o, "attempt", a->attempt);
-    cJSON_AddNumberToObject(o, "tier", a->tier);
-    cJSON_AddStringToObject(o, "status", a->status);
-    cJSON_AddStringToObject(o, "model", a->model);
-    cJSON_AddNumberToObject(o, "turns", a->turns);
-    jsonobj_add_str_or_null(o, "error_class", *a->error_class ? a->error_class : NULL);
-    jsonobj_add_str_or_null(o, "failure_reason", *a->failure_reason ? a->failure_reason : NULL);
-    jsonobj_add_str_or_null(o, "summary", *a->summary ? a->summary : NULL);
-    add_time(o, "started_at", a->started_at);
-    add_time(o, "ended_at", a->ended_at);
-    cJSON_AddItemToObject(o, "failing_tests", failing_tests(v, NULL, 0));
-    cJSON_Delete(v);
-    cJSON_AddItemToArray(arr, o);
-    return 0;
-}
-
-/* The `report --item` object of wi (by key) into *out (cJSON_Delete). */
-static int item_report_json(store *st, const struct work_item *wi, const char *key, cJSON **out)
-{
-    static const char *lists[] = {"introduced",   "pre_existing",   "fixed",
-                                  "gate_inputs_changed", "fail_to_pass", "not_exercising",
-                                  "accepted_test_changes"};
-    char status[32], title[512];
-    cJSON *v = item_verification(st, wi->id), *o = xcheck(cJSON_CreateObject());
-    struct item_gates ig = {v, NULL};
-    int rc;
-
-    snprintf(status, sizeof(status), "%s", wi->status);
-    snprintf(title, sizeof(title), "%s", wi->title);
-    cJSON_AddStringToObject(o, "key", key);
-    cJSON_AddStringToObject(o, "id", wi->id);
-    cJSON_AddStringToObject(o, "title", title);
-    cJSON_AddStringToObject(o, "status", status);
-    jsonobj_add_str_or_null(o, "baseline",
-                            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "baseline")));
-    jsonobj_add_str_or_null(
-        o, "granularity", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "granularity")));
-    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
-        const cJSON *l = cJSON_GetObjectItemCaseSensitive(v, lists[i]);
-        cJSON_AddItemToObject(o, lists[i],
-                              cJSON_IsArray(l) ? cJSON_Duplicate(l, 1) : cJSON_CreateArray());
-    }
-    cJSON_AddBoolToObject(o, "tests_weakened",
-                          cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "tests_weakened")));
-    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(v, "roles")))
-        cJSON_AddItemToObject(o, "roles",
-                              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(v, "roles"), 1));
-    ig.gates = cJSON_AddArrayToObject(o, "gates");
-    rc = store_gate_result_each_latest_of_item(st, wi->id, item_gate_cb, &ig);
-    if (rc == 0)
-        rc = store_run_item_attempts_each(st, wi->id, item_attempt_cb,
-                                          cJSON_AddArrayToObject(o, "attempts"));
-    cJSON_Delete(v);
-    if (rc)
-        cJSON_Delete(o);
-    else
-        *out = o;
-    return rc;
-}
-
-/* The `report --item` object for people: title, test-case lists, and each
- * gate with its failing tests and output tail.  Title, test names and gate
- * output come from the model's work: escaped (util/termesc.h). */
-static void item_report_text(FILE *f, const cJSON *o)
-{
-    static const char *lists[] = {"introduced", "pre_existing", "fixed", "gate_inputs_changed"};
-    const cJSON *g, *t;
-
-    fprintf(f, "item     %s  %s\nstatus   %s\n", term_fit(jstr(o, "key"), 16),
-            term_fit(jstr(o, "title"), 80 - 27), term_view(jstr(o, "status")));
-    fprintf(f, "baseline %s  (granularity: %s)\n", term_view(jstr(o, "baseline")),
-            term_view(jstr(o, "granularity")));
-    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
-        const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, lists[i]);
-        int k = 0;
-        if (cJSON_GetArraySize(l) == 0)
-            continue;
-        fprintf(f, "%-20s ", lists[i]);
-        cJSON_ArrayForEach(t, l)
-            fprintf(f, "%s%s", k++ ? ", " : "", term_view(cJSON_GetStringValue(t)));
-        fputc('\n', f);
-    }
-    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(o, "gates"))
-    {
-        int k = 0;
-        fprintf(f, "\ngate %s%s: %s (exit %d)%s%s\n", term_view(jstr(g, "gate")),
-                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "restored_inputs"))
-                    ? " (gate inputs restored)"
-                    : "",
-                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "passed")) ? "pass" : "fail",
-                (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(g, "exit_code")),
-                *jstr(g, "classification") ? ", " : "", term_view(jstr(g, "classification")));
-        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(g, "failing_tests"))
-            fprintf(f, "%s%s", k++ ? ", " : "failing tests: ", term_view(cJSON_GetStringValue(t)));
-        if (k)
-            fputc('\n', f);
-        fprintf(f, "--- output (tail) ---\n%s\n---\n",
-                term_view_flags(jstr(g, "output_tail"), TERM_KEEP_NL));
-    }
-}
-
-/* `goald report ID --item KEY`: each gate's latest result for the item,
- * its failing test cases and the tail of its output. */
-int report_write_item(store *st, const char *goal_id, const char *key, int json, FILE *f)
-{
-    struct work_item *wi = NULL;
-    cJSON *o = NULL;
-    int rc = store_item_get_by_key(st, goal_id, key, &wi);
-
-    if (rc)
-        return rc;
-    if ((rc = item_report_json(st, wi, key, &o)) != 0)
-        goto out;
-    if (json) {
-        char *t = xcheck(cJSON_PrintUnformatted(o));
-        fprintf(f, "%s\n", t);
-        cJSON_free(t);
-    } else {
-        item_report_text(f, o);
-    }
-    rc = ferror(f) ? err_set(ERR_IO, "write error") : 0;
-out:
-    store_item_free(wi);
-    cJSON_Delete(o);
     return rc;
 }

@@ -73,6 +73,13 @@ int vcs_auth_cb(git_credential **out, const char *url, const char *user_from_url
  * (vcs/lock.c).  Returns the descriptor to give vcs_wt_unlock(), or a
  * negative error: ERR_BUSY when another process held it for a minute.  Not reentrant: a process that holds it and asks again
  * waits for ever, so only the public functions of worktree.c take it. */
+/* An absolute, symlink-free spelling of path into out (n bytes), which
+ * need not exist: its longest existing prefix resolved with realpath(),
+ * the rest appended.  0, or an error (too long). */
+int vcs_abs_path(char *out, size_t n, const char *path);
+/* a and b are the same folder (compared as realpaths). */
+int vcs_same_dir(const char *a, const char *b);
+
 int vcs_wt_lock(git_repository *main);
 void vcs_wt_unlock(int fd);
 

@@ -98,7 +98,7 @@ int vcs_worktree_root(char *out, size_t n)
 /* An absolute, symlink-free spelling of path, which need not exist (its
  * parent need not either): the longest existing prefix is resolved with
  * realpath() and the rest appended. */
-static int abs_path(char *out, size_t n, const char *path)
+int vcs_abs_path(char *out, size_t n, const char *path)
 {
     char full[PATH_MAX], buf[PATH_MAX], cwd[PATH_MAX], res[PATH_MAX];
     size_t cut;
@@ -164,7 +164,7 @@ static int dir_is_empty(const char *path)
 }
 
 /* Same folder?  Compares realpaths (libgit2 ends folders with '/'). */
-static int same_dir(const char *a, const char *b)
+int vcs_same_dir(const char *a, const char *b)
 {
     char ra[PATH_MAX], rb[PATH_MAX];
 
@@ -344,7 +344,7 @@ static int open_recorded(git_repository **out, char common[PATH_MAX], char admin
         snprintf(why, n, "no worktree \"%s\" is registered in %s", name, common);
         return RECORD_UNREGISTERED;
     }
-    if (abs_path(rp, sizeof(rp), git_worktree_path(gwt)) != 0 || strcmp(rp, abs) != 0) {
+    if (vcs_abs_path(rp, sizeof(rp), git_worktree_path(gwt)) != 0 || strcmp(rp, abs) != 0) {
         err_clear();
         snprintf(why, n, "worktree name \"%s\" is already used by %s", name,
                  git_worktree_path(gwt));
@@ -386,7 +386,7 @@ int vcs_worktree_open(vcs_worktree **out, const char *repo_path, const char *wt_
     char abs[PATH_MAX], common[PATH_MAX], admin[PATH_MAX], why[512];
     int rc;
 
-    if ((rc = vcs_init()) != 0 || (rc = abs_path(abs, sizeof(abs), wt_path)) != 0)
+    if ((rc = vcs_init()) != 0 || (rc = vcs_abs_path(abs, sizeof(abs), wt_path)) != 0)
         return rc;
     if ((rc = open_main(&main, repo_path)) != 0)
         return rc;
@@ -672,14 +672,14 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
         return rc;
     if (!branch || !vcs_branch_name_valid(branch))
         return err_set(ERR_INVALID, "\"%s\" is not a valid branch name", branch ? branch : "");
-    if ((rc = abs_path(abs, sizeof(abs), wt_path)) != 0)
+    if ((rc = vcs_abs_path(abs, sizeof(abs), wt_path)) != 0)
         return rc;
     name = base_name(abs);
     if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
         return err_set(ERR_INVALID, "%s: not a usable worktree folder", wt_path);
     if ((rc = open_main(&main, repo_path)) != 0)
         goto out;
-    if (same_dir(git_repository_workdir(main), abs)) {
+    if (vcs_same_dir(git_repository_workdir(main), abs)) {
         rc = err_set(ERR_INVALID, "%s is the repository's own work folder", abs);
         goto out;
     }
@@ -739,139 +739,6 @@ out:
     git_commit_free(base_commit);
     git_reference_free(base_ref);
     git_reference_free(ref);
-    git_repository_free(main);
-    return rc;
-}
-
-/* The registered worktree gwt, whose folder is abs, removed: the folder
- * (never following a link) and then the registration.  Under the lock. */
-static int drop_registered(git_worktree *gwt, const char *abs)
-{
-    git_worktree_prune_options po = GIT_WORKTREE_PRUNE_OPTIONS_INIT;
-    struct stat sb;
-    int rc;
-
-    if (git_worktree_is_locked(NULL, gwt) > 0)
-        return err_set(ERR_BUSY, "worktree %s is locked", abs);
-    if (lstat(abs, &sb) == 0 && (rc = fs_remove_tree(abs)) != 0)
-        return err_wrap(rc, "removing worktree %s", abs);
-    if (vcs_test_pause)
-        vcs_test_pause("remove.before_prune");
-    /* the folder is gone already (fs_remove_tree never follows a link);
-     * libgit2's own removal of the working tree is not asked for */
-    po.flags = GIT_WORKTREE_PRUNE_VALID;
-    if (git_worktree_prune(gwt, &po) < 0)
-        return vcs_git_err(ERR_FAIL, "cannot prune worktree %s", abs);
-    return 0;
-}
-
-/* Each worktree registered in main, with its folder as an absolute path
- * (goald's record of it, in the common folder), handed to fn until it
- * returns non-zero (returned).  Under the lock. */
-static int each_registered(git_repository *main, const char *repo_path,
-                           int (*fn)(git_worktree *gwt, const char *abs, void *ctx), void *ctx)
-{
-    git_strarray names = {NULL, 0};
-    char p[PATH_MAX];
-    int rc = 0;
-
-    if (git_worktree_list(&names, main) < 0)
-        return vcs_git_err(ERR_FAIL, "%s: cannot list worktrees", repo_path);
-    for (size_t i = 0; i < names.count && rc == 0; i++) {
-        git_worktree *gwt = NULL;
-        if (git_worktree_lookup(&gwt, main, names.strings[i]) < 0) {
-            git_error_clear();
-            continue;
-        }
-        if (abs_path(p, sizeof(p), git_worktree_path(gwt)) == 0)
-            rc = fn(gwt, p, ctx);
-        else
-            err_clear();
-        git_worktree_free(gwt);
-    }
-    git_strarray_dispose(&names);
-    return rc;
-}
-
-struct remove_one {
-    const char *abs;
-    int found;
-};
-
-static int remove_if_named(git_worktree *gwt, const char *abs, void *ctx)
-{
-    struct remove_one *r = ctx;
-
-    if (strcmp(abs, r->abs) != 0)
-        return 0;
-    r->found = 1;
-    return drop_registered(gwt, abs);
-}
-
-int vcs_worktree_remove(const char *repo_path, const char *wt_path)
-{
-    git_repository *main = NULL;
-    struct remove_one r = {NULL, 0};
-    char abs[PATH_MAX];
-    int lock = -1, rc;
-
-    if ((rc = vcs_init()) != 0 || (rc = abs_path(abs, sizeof(abs), wt_path)) != 0)
-        return rc;
-    if ((rc = vcs_repo_open(&main, repo_path)) != 0)
-        goto out;
-    if (git_repository_workdir(main) && same_dir(git_repository_workdir(main), abs)) {
-        rc = err_set(ERR_INVALID, "%s is the repository's own work folder", abs);
-        goto out;
-    }
-    if ((lock = vcs_wt_lock(main)) < 0) {
-        rc = lock;
-        goto out;
-    }
-    r.abs = abs;
-    /* none registered there: already gone, nothing to do */
-    rc = each_registered(main, repo_path, remove_if_named, &r);
-out:
-    vcs_wt_unlock(lock);
-    git_repository_free(main);
-    return rc;
-}
-
-struct prune_ctx {
-    int (*doomed)(const char *path, void *ctx);
-    void *ctx;
-    int removed;
-};
-
-static int prune_if_doomed(git_worktree *gwt, const char *abs, void *ctx)
-{
-    struct prune_ctx *p = ctx;
-    int rc;
-
-    if (!p->doomed(abs, p->ctx))
-        return 0;
-    if ((rc = drop_registered(gwt, abs)) == 0)
-        p->removed++;
-    return rc;
-}
-
-int vcs_worktree_prune(const char *repo_path, int (*doomed)(const char *path, void *ctx), void *ctx,
-                       int *removed)
-{
-    git_repository *main = NULL;
-    struct prune_ctx p = {doomed, ctx, 0};
-    int lock = -1, rc;
-
-    *removed = 0;
-    if ((rc = vcs_init()) != 0 || (rc = vcs_repo_open(&main, repo_path)) != 0)
-        return rc;
-    if ((lock = vcs_wt_lock(main)) < 0) {
-        rc = lock;
-        goto out;
-    }
-    rc = each_registered(main, repo_path, prune_if_doomed, &p);
-    *removed = p.removed;
-out:
-    vcs_wt_unlock(lock);
     git_repository_free(main);
     return rc;
 }
