@@ -67,23 +67,29 @@ static long number_after(const char *s, const char *key)
     return n;
 }
 
+const char *llm_error_message(const cJSON *root)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error"), *v;
+
+    if (cJSON_IsObject(e))
+        v = cJSON_GetObjectItemCaseSensitive(e, "message");
+    else if (cJSON_IsString(e))
+        v = e;
+    else
+        v = cJSON_GetObjectItemCaseSensitive(root, "message");
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
 int llm_output_limit_stated(int status, const char *body)
 {
     cJSON *root;
-    const cJSON *e, *v = NULL;
     const char *msg = NULL;
     long limit = 0;
 
     if (status != 400 && status != 422)
         return 0;
     root = cJSON_Parse(body ? body : "");
-    e = cJSON_GetObjectItemCaseSensitive(root, "error");
-    if (cJSON_IsObject(e))
-        v = cJSON_GetObjectItemCaseSensitive(e, "message");
-    else if (cJSON_IsString(e))
-        v = e;
-    if (cJSON_IsString(v))
-        msg = v->valuestring;
+    msg = llm_error_message(root);
     /* Anthropic: "max_tokens: 8192 > 4096, which is the maximum allowed
      * number of output tokens for claude-..." */
     if (msg && strstr(msg, "which is the maximum allowed")) {

@@ -201,6 +201,10 @@ int llm_output_cap(const struct llm_client *c, const struct llm_model *m,
  * completion tokens ...". */
 int llm_output_limit_stated(int status, const char *body);
 
+/* The message of an error body (parsed): error.message, an error that is
+ * a string, or a top-level message; NULL when none.  Points into root. */
+const char *llm_error_message(const struct cJSON *root);
+
 /* Learn m's output limit (kept in m->max_output and in
  * llm_endpoint_quirks.max_tokens for the next process); read it from
  * there once per client (llm_output_limit_load). */

@@ -628,7 +628,6 @@ static const char *refused_param(int status, const char *body)
 int llm_openai_fit_max_tokens(int status, const char *body, int64_t *window_out)
 {
     cJSON *root;
-    const cJSON *e, *v = NULL;
     const char *msg = NULL, *p;
     long window = 0, input = 0;
     int fit = 0;
@@ -638,15 +637,7 @@ int llm_openai_fit_max_tokens(int status, const char *body, int64_t *window_out)
     if (status != 400 && status != 422)
         return 0;
     root = cJSON_Parse(body ? body : "");
-    e = cJSON_GetObjectItemCaseSensitive(root, "error");
-    if (cJSON_IsObject(e))
-        v = cJSON_GetObjectItemCaseSensitive(e, "message");
-    else if (cJSON_IsString(e))
-        v = e;
-    else
-        v = cJSON_GetObjectItemCaseSensitive(root, "message");
-    if (cJSON_IsString(v))
-        msg = v->valuestring;
+    msg = llm_error_message(root);
     if (!msg || !(has(msg, "max_tokens") || has(msg, "output tokens")))
         goto out;
     if ((p = strcasestr(msg, "maximum context length is ")))
