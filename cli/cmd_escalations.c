@@ -154,11 +154,12 @@ const struct cli_command cmd_resolve = {
     .name = "resolve",
     .args = "ESC_ID",
     .summary = "answer an escalation: retry, skip, alternative, increase_budget, "
-               "complete_partial or pause",
+               "complete_partial, pause or accept_test_changes",
     .details = "retry and alternative put --input into the next run's prompt (alternative as "
                "the strategy);\nincrease_budget takes --input like max_cost_usd=5,max_tokens="
                "1000000;\ncomplete_partial completes the goal with what is done; pause leaves it "
-               "blocked.",
+               "blocked;\naccept_test_changes (an item refused for changed tests) takes --input "
+               "naming the\ntest cases whose change you accept.",
     .opts = (const struct cli_opt[]){{"action", "A", "what to do"},
                                      {"input", "TEXT", "the human's answer, hint or new limits"},
                                      {NULL, NULL, NULL}},

@@ -344,7 +344,7 @@ static void post_resolve(struct http_req *r, char seg[][256], struct http_answer
     if (!cJSON_IsObject(body) || !action) {
         http_answer_error(ans, 422, "invalid", "action",
                           "action: required (retry, skip, alternative, increase_budget, "
-                          "complete_partial, pause)");
+                          "complete_partial, pause, accept_test_changes)");
         goto out;
     }
     if (input && !cJSON_IsNull(input) && !cJSON_IsString(input)) {

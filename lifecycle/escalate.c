@@ -35,6 +35,10 @@ static const char *const ask_actions[] = {"retry", "alternative", "complete_part
  * strategy once it is fixed) */
 static const char *const item_config_actions[] = {"retry", "alternative", "skip",
                                                   "complete_partial", "pause", NULL};
+/* an item refused because its tests were weakened or removed: a human
+ * may accept named test changes (resolve.c) */
+static const char *const tests_changed_actions[] = {
+    "accept_test_changes", "retry", "alternative", "skip", "complete_partial", "pause", NULL};
 static const char *const publish_actions[] = {"retry", "skip", "pause", NULL};
 static const char *const goal_actions[] = {"retry", "pause", NULL};
 static const char *const deadline_actions[] = {"retry", "complete_partial", "pause", NULL};
@@ -53,6 +57,8 @@ const char *const *escalate_actions(const char *type, const char *scope)
         return goal_actions;
     if (!strcmp(type, "ask_human"))
         return ask_actions;
+    if (!strcmp(type, "tests_changed"))
+        return tests_changed_actions;
     if (!strcmp(type, "auth") || !strcmp(type, "config"))
         return item_config_actions;
     return item_actions;
@@ -135,6 +141,12 @@ static struct option_row option_for(const char *action, const char *type, const 
     if (!strcmp(action, "complete_partial"))
         return (struct option_row){"complete_partial", "complete the goal with what is done",
                                    "no more spend", "the goal is partial", "none"};
+    if (!strcmp(action, "accept_test_changes"))
+        return (struct option_row){"accept_test_changes",
+                                   "accept the changed test cases the cause names (--input: "
+                                   "their ids): the check waives exactly those",
+                                   "an intended behaviour change lands",
+                                   "you vouch for those tests", "a minute"};
     return (struct option_row){"pause", "leave it waiting for now", "nothing changes",
                                "nothing progresses", "none"};
 }

@@ -304,6 +304,20 @@ static int still_its_item(store *st, const struct recover_input *in)
     return 0;
 }
 
+/* The escalation a run that exhausted recovery opens: its class when a
+ * human must act on it (auth, config, ...), tests_changed when the item
+ * was refused for weakened or removed tests (a human may accept named
+ * changes), else recovery_exhausted. */
+static const char *escalation_type(const struct recover_input *in)
+{
+    if (needs_human(in->error_class))
+        return in->error_class;
+    if (in->failure && (!strncmp(in->failure, "tests weakened", 14) ||
+                        !strncmp(in->failure, "tests removed", 13)))
+        return "tests_changed";
+    return "recovery_exhausted";
+}
+
 int recover_run(store *st, const struct recover_input *in, struct job_ctx *model, char *next,
                 size_t next_n)
 {
@@ -336,8 +350,7 @@ int recover_run(store *st, const struct recover_input *in, struct job_ctx *model
     if ((rc = store_tx_end(st, rc)) != 0)
         goto out;
     if (d.action == RECOVER_ESCALATE)
-        rc = escalate_run(st, in, model,
-                          needs_human(in->error_class) ? in->error_class : "recovery_exhausted");
+        rc = escalate_run(st, in, model, escalation_type(in));
 out:
     free(strategy);
     cJSON_Delete(p);

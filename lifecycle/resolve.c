@@ -11,6 +11,11 @@
  *   complete_partial  the goal completes with what is done (report and
  *                     pull request say partial); open items are cancelled
  *   pause             the escalation stays open, the goal stays as it is
+ *   accept_test_changes  (an item refused for tests weakened or removed)
+ *                     the input names test cases whose change the human
+ *                     accepts: the check waives exactly those for the
+ *                     item (recorded as a decision and in its evidence),
+ *                     and the item tries again
  *
  * Which of these an escalation offers depends on its kind
  * (escalate_actions()).  The system closes escalations too
@@ -94,8 +99,9 @@ static int parse_budget(const char *input, double *tokens, double *cost, double 
 
 static int is_action(const char *a)
 {
-    static const char *const all[] = {"retry", "alternative", "skip", "increase_budget",
-                                      "complete_partial", "pause", NULL};
+    static const char *const all[] = {"retry",           "alternative",         "skip",
+                                      "increase_budget", "complete_partial",    "pause",
+                                      "accept_test_changes", NULL};
     for (int i = 0; all[i]; i++)
         if (!strcmp(all[i], a))
             return 1;
@@ -142,6 +148,40 @@ static int do_complete_partial(store *st, const struct store_escalation_ref *e, 
     return store_escalation_resolve_others_partial(st, e->goal_id, e->id, now);
 }
 
+/* accept_test_changes: the cases named in input (comma, blank or line
+ * separated) join the item's waiver, every case a human accepted so far
+ * (a "test_changes_accepted" decision the verification reads). */
+static int do_accept(store *st, const struct store_escalation_ref *e, const char *input)
+{
+    cJSON *prev = NULL, *d = cJSON_CreateObject(), *cases = cJSON_AddArrayToObject(d, "cases");
+    const cJSON *it;
+    char id[1024];
+    int rc;
+
+    if ((rc = store_decision_latest_waiver(st, e->item_id, &prev)) != 0)
+        goto out;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(prev, "cases"))
+        if (cJSON_IsString(it))
+            cJSON_AddItemToArray(cases, cJSON_CreateString(it->valuestring));
+    for (const char *p = input; p && *p;) {
+        size_t n;
+        p += strspn(p, ", \t\r\n");
+        n = strcspn(p, ", \t\r\n");
+        if (n && n < sizeof(id)) {
+            memcpy(id, p, n);
+            id[n] = '\0';
+            cJSON_AddItemToArray(cases, cJSON_CreateString(id));
+        }
+        p += n;
+    }
+    rc = store_decision_add(st, e->goal_id, e->item_id, NULL, "test_changes_accepted", NULL, NULL,
+                            "by a human, through escalation", d);
+out:
+    cJSON_Delete(prev);
+    cJSON_Delete(d);
+    return rc;
+}
+
 /* An item's escalation: skip it (its dependents go on), or - retry,
  * alternative, increase_budget - it goes again, its recovery starting
  * over, with the human's words. */
@@ -182,6 +222,11 @@ static int do_action(store *st, const struct store_escalation_ref *e, const char
         if ((rc = store_goal_publish_skip_push(st, e->goal_id)) != 0)
             return rc;
         return store_event_add(st, e->goal_id, NULL, NULL, "publish.skipped", p, NULL);
+    }
+    if (!strcmp(action, "accept_test_changes")) {
+        if ((rc = do_accept(st, e, input)) != 0)
+            return rc;
+        return do_item(st, e, "retry", NULL, p, now);
     }
     if (e->item_id[0])
         return do_item(st, e, action, input, p, now);
@@ -262,7 +307,8 @@ int lifecycle_resolve(store *st, const char *esc_id, const char *action, const c
     memset(out, 0, sizeof(*out));
     if (!is_action(action))
         return err_set(ERR_INVALID, "--action: expected retry, skip, alternative, "
-                                    "increase_budget, complete_partial or pause, got \"%s\"",
+                                    "increase_budget, complete_partial, pause or "
+                                    "accept_test_changes, got \"%s\"",
                        action);
     if ((rc = store_escalation_ref_get(st, esc_id, &e)) != 0)
         return rc;
@@ -282,6 +328,9 @@ int lifecycle_resolve(store *st, const char *esc_id, const char *action, const c
     }
     if ((!strcmp(action, "alternative")) && (!input || !*input))
         return err_set(ERR_INVALID, "alternative: --input: describe the approach to take");
+    if (!strcmp(action, "accept_test_changes") && (!input || !*input))
+        return err_set(ERR_INVALID, "accept_test_changes: --input: name the test cases whose "
+                                    "change you accept (as the escalation's cause lists them)");
     if (!strcmp(action, "skip") && !strcmp(e.item_status, "blocked"))
         return err_set(ERR_INVALID, "escalation %s: the item is waiting for an answer; give it "
                                     "with --action retry --input TEXT (or complete_partial)",

@@ -158,7 +158,7 @@ static int verify_gates(struct verify_state *vs, struct job_ctx *j, struct works
      * on the baseline's product first, so that a changed test that pins
      * the new behaviour is expected to fail there in its old version */
     if (!blamed && vs->plan.n && vs->base[0] && nrestore &&
-        ((rc = verify_new_tests(vs, j, ws, ch, nch)) != 0 ||
+        ((rc = verify_load_waiver(vs, j)) != 0 || (rc = verify_new_tests(vs, j, ws, ch, nch)) != 0 ||
          (rc = verify_restored_pass(vs, j, ws, restore, nrestore, &blame, &weakened)) != 0))
         goto out;
     if (!blamed && !weakened)
@@ -222,5 +222,6 @@ void verify_state_release(struct verify_state *vs)
     cJSON_Delete(vs->crit);
     cJSON_Delete(vs->inputs);
     cJSON_Delete(vs->roles);
+    cJSON_Delete(vs->waived);
     memset(vs, 0, sizeof(*vs));
 }

@@ -108,6 +108,7 @@ struct verify_state {
     char tree[64], base[VCS_OID_HEX], restored[VCS_OID_HEX];
     char old_product[VCS_OID_HEX]; /* the baseline with the item's tests, "" when none */
     struct gate_pins *pins;        /* plan.n entries, or NULL when not run */
+    struct cJSON *waived;          /* case ids a human accepted for the item (an array) */
     char gates_line[1024]; /* "name=pass name=introduced ..." for the commit */
     struct cJSON *crit;    /* the goal's success criteria (an array) */
     struct cJSON *inputs;  /* the item's changes that are not product (paths) */

@@ -126,10 +126,16 @@ int verify_new_tests(struct verify_state *vs, struct job_ctx *j, struct workspac
                      const struct vcs_tree_change *ch, size_t nch);
 
 /* 1 when every failing case of cases (gate i on the product-only tree) is
- * one vs->pins says the item's new version pins (and one fails). */
+ * one vs->pins says the item's new version pins, or one a human accepted
+ * (vs->waived), and one fails. */
 int verify_pinned_only(const struct verify_state *vs, size_t i, const struct test_cases *cases);
 
 void verify_pins_release(struct gate_pins *p);
+
+/* The cases a human accepted for j's item (its latest waiver decision)
+ * into vs->waived (an array, owned by vs; empty when none).  0, or
+ * ERR_FAIL after job_fail(). */
+int verify_load_waiver(struct verify_state *vs, struct job_ctx *j);
 
 /* The accepted test changes of the goal's done items (their latest
  * verification's accepted_test_changes) into *out, an array of case ids

@@ -22,7 +22,9 @@
  *     failed at the baseline is never pinned: a target of the goal changed
  *     is judged by its original version.
  * The product-only judgement (verify_weakened.c, verify_blame.c) then
- * forgives a gate whose only failures there are pinned cases.
+ * forgives a gate whose only failures there are pinned cases, or cases a
+ * human accepted through an escalation (accept_test_changes: the item's
+ * waiver, loaded by verify_load_waiver).
  */
 #include "lifecycle/verify_internal.h"
 
@@ -173,24 +175,48 @@ int verify_new_tests(struct verify_state *vs, struct job_ctx *j, struct workspac
     return 0;
 }
 
+/* id is among the cases a human accepted for the item (vs->waived). */
+static int waived(const struct verify_state *vs, const char *id)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, vs->waived) if (cJSON_IsString(it) && !strcmp(it->valuestring, id))
+        return 1;
+    return 0;
+}
+
 int verify_pinned_only(const struct verify_state *vs, size_t i, const struct test_cases *cases)
 {
     const struct gate_pins *p = vs->pins ? &vs->pins[i] : NULL;
     int failing = 0;
 
-    if (!p || !p->n_pinned)
+    if ((!p || !p->n_pinned) && !cJSON_GetArraySize(vs->waived))
         return 0;
     for (size_t k = 0; k < cases->n; k++) {
         int pinned = 0;
         if (cases->v[k].status != TEST_FAIL)
             continue;
         failing++;
-        for (size_t m = 0; m < p->n_pinned && !pinned; m++)
+        for (size_t m = 0; p && m < p->n_pinned && !pinned; m++)
             pinned = !strcmp(p->pinned[m], cases->v[k].id);
-        if (!pinned)
+        if (!pinned && !waived(vs, cases->v[k].id))
             return 0;
     }
     return failing > 0;
+}
+
+int verify_load_waiver(struct verify_state *vs, struct job_ctx *j)
+{
+    cJSON *d = NULL;
+    int rc = store_decision_latest_waiver(j->st, j->item->id, &d);
+
+    if (rc != 0)
+        return job_fail(j, "internal", "verification: %s", err_last());
+    vs->waived = d ? cJSON_DetachItemFromObjectCaseSensitive(d, "cases") : NULL;
+    cJSON_Delete(d);
+    if (!vs->waived)
+        vs->waived = cJSON_CreateArray();
+    return 0;
 }
 
 /* The accepted changes of a done item's latest verification (its
@@ -209,6 +235,9 @@ static int accepted_of_item(const struct work_item *wi, void *ctx)
     if (store_decision_latest_verification(a->st, wi->id, &v) != 0)
         return -1;
     cJSON_ArrayForEach(id, cJSON_GetObjectItemCaseSensitive(v, "accepted_test_changes"))
+        if (cJSON_IsString(id))
+            cJSON_AddItemToArray(a->ids, cJSON_CreateString(id->valuestring));
+    cJSON_ArrayForEach(id, cJSON_GetObjectItemCaseSensitive(v, "accepted_by_human"))
         if (cJSON_IsString(id))
             cJSON_AddItemToArray(a->ids, cJSON_CreateString(id->valuestring));
     cJSON_Delete(v);

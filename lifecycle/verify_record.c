@@ -124,6 +124,8 @@ int verify_record_verification(struct job_ctx *j, const struct verify_state *vs,
     cJSON_AddItemToObject(d, "fail_to_pass", f2p);
     cJSON_AddItemToObject(d, "not_exercising", idle);
     cJSON_AddItemToObject(d, "accepted_test_changes", acc);
+    if (cJSON_GetArraySize(vs->waived))
+        cJSON_AddItemToObject(d, "accepted_by_human", cJSON_Duplicate(vs->waived, 1));
     cJSON_AddItemToObject(d, "gate_inputs_changed", cJSON_Duplicate(vs->inputs, 1));
     if (vs->old_product[0])
         cJSON_AddStringToObject(d, "old_product_tree_id", vs->old_product);

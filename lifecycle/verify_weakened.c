@@ -143,6 +143,21 @@ static size_t targets_in(const struct verify_state *vs, const struct job_ctx *j,
     return k;
 }
 
+/* Every one of ids is a case a human accepted the change of (a deleted
+ * test the item's escalation named). */
+static int all_waived(const struct verify_state *vs, char **ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *it;
+        int found = 0;
+        cJSON_ArrayForEach(it, vs->waived) found |= cJSON_IsString(it) &&
+                                                    !strcmp(it->valuestring, ids[i]);
+        if (!found)
+            return 0;
+    }
+    return n > 0;
+}
+
 /* Tests that passed at the baseline and are absent on the item's tree
  * (deleted, deselected) or on the product-only tree (deselected by a
  * product build file), and failing tests the goal is about that no longer
@@ -156,10 +171,10 @@ void verify_tests_removed(const struct verify_state *vs, const struct job_ctx *j
         const struct gate_eval *e = &vs->ev[i], *w = vs->wev ? &vs->wev[i] : NULL;
         if (!e->r.must_pass)
             continue;
-        if (e->diff.n_removed)
+        if (e->diff.n_removed && !all_waived(vs, e->diff.removed, e->diff.n_removed))
             removed_add(blame, weakened, e->r.name, e->diff.removed, e->diff.n_removed,
                         "passed at the baseline, no longer run");
-        else if (w && w->diff.n_removed)
+        else if (w && w->diff.n_removed && !all_waived(vs, w->diff.removed, w->diff.n_removed))
             removed_add(blame, weakened, e->r.name, w->diff.removed, w->diff.n_removed,
                         "passed at the baseline, no longer run with the item's product");
         if (targets_in(vs, j, e->diff.removed_failing, e->diff.n_removed_failing))

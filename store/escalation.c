@@ -127,6 +127,14 @@ int store_decision_latest_verification(store *st, const char *item_id, cJSON **o
     return decision_json(st, q, item_id, out);
 }
 
+int store_decision_latest_waiver(store *st, const char *item_id, cJSON **out)
+{
+    static const char q[] = "SELECT data FROM decisions WHERE item_id = ?"
+                            " AND kind = 'test_changes_accepted' ORDER BY id DESC LIMIT 1";
+
+    return decision_json(st, q, item_id, out);
+}
+
 int store_decision_partial_failures(store *st, const char *goal_id, cJSON **out)
 {
     static const char q[] = "SELECT json_extract(data, '$.partial_failures') FROM decisions"

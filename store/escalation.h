@@ -106,6 +106,11 @@ int store_decision_each_review(store *st, const char *goal_id,
 
 struct cJSON;
 
+/* The item's latest "test_changes_accepted" decision (a human's waiver:
+ * {"cases": [id, ...]}, every case waived so far) into *out
+ * (cJSON_Delete), NULL when there is none. */
+int store_decision_latest_waiver(store *st, const char *item_id, struct cJSON **out);
+
 /* Append a decision (created_at is now).  item_id, run_id, aspect,
  * severity and note may be NULL; data NULL is stored as {}. */
 int store_decision_add(store *st, const char *goal_id, const char *item_id, const char *run_id,

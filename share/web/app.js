@@ -575,7 +575,8 @@
 
   /* ---- escalations ---- */
 
-  var ACTIONS = ['retry', 'skip', 'alternative', 'increase_budget', 'complete_partial', 'pause'];
+  var ACTIONS = ['retry', 'skip', 'alternative', 'increase_budget', 'complete_partial', 'pause',
+                 'accept_test_changes'];
 
   function viewEscalations(signal) {
     var list = el('ul', {class: 'list', id: 'escalations'});

@@ -88,6 +88,30 @@ case "$(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")" in
     "tests weakened: tests/test_greet.py"*) ok ;; *) fail "failure reason: $(sql "SELECT failure_reason FROM runs WHERE id='$RUN'")" ;; esac
 expect_eq "$(gates '.gates[0].accepted_test_changes | length')" 0 "nothing accepted"
 
+# ===== 2b. the same change, accepted by a human ============================
+# The loosened test refused, recovery exhausted: the escalation offers
+# accept_test_changes; the human names the case, the check waives exactly
+# it, and the item's next run is done with the waiver in its evidence.
+LOOSE="$(write tests/test_greet.py "${HEAD}def test_greet(): assert greet.greet(\"Bob\").startswith(\"Hello Bob\")")"
+goal waived 'def test_greet(): assert greet.greet("Bob") == "Hello Bob"' \
+    "$(write greet.py "$NEW_GREET")" "$LOOSE"
+expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "refused before the human"
+run "$G" daemon --once
+expect_rc 3 "the goal waits on a human"
+esc=$(sql "SELECT id FROM escalations WHERE status = 'open'")
+expect_eq "$(sql "SELECT type || ' ' || json_extract(packet, '\$.actions[0]') FROM escalations WHERE id = '$esc'")" \
+    "tests_changed accept_test_changes" "the escalation offers to accept the change"
+run "$G" resolve "$esc" --action accept_test_changes
+expect_rc 2 "the cases must be named"
+run "$G" resolve "$esc" --action accept_test_changes --input "tests/test_greet.py::test_greet"
+expect_rc 0 "accept the named change"
+echo "{\"stage\": \"execute\", \"tool_calls\": [$(write greet.py "$NEW_GREET"),$LOOSE,$(complete "done")]}" >>"$GOALD_LLM_SCRIPT"
+echo "{\"stage\": \"review\", \"content\": $REVIEW}" >>"$GOALD_LLM_SCRIPT"
+step work
+expect_eq "$(jqo .status)" success "the accepted change lands"
+expect_eq "$(sql "SELECT data FROM decisions WHERE kind = 'verification' ORDER BY id DESC LIMIT 1" | jq -r '.accepted_by_human | join(",")')" \
+    "tests/test_greet.py::test_greet" "the waiver is in the verification record"
+
 # ===== 3. a failing target rewritten to expect the old behaviour ===========
 goal target 'def test_greet(): assert greet.greet("Bob") == "Hello Bob!"' \
     "$(write tests/test_greet.py "${HEAD}def test_greet(): assert greet.greet(\"Bob\") == \"Hello Bob\"")"
