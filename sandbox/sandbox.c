@@ -559,7 +559,7 @@ static void run_release(struct run *r)
     sandbox_strv_free(&r->env);
 }
 
-int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
+static int run_once(const struct sandbox_spec *spec, struct sandbox_result *res)
 {
     struct run r = {.spec = spec,
                     .res = res,
@@ -594,6 +594,34 @@ out:
     run_release(&r);
     if (rc)
         sandbox_result_release(res);
+    return rc;
+}
+
+/* bubblewrap gave up while it set the mounts up, before the command ran:
+ * its own one line, "bwrap: Can't ... mount ...: Unable to ...".  It
+ * reads the mount table and remounts what it bound, and a mount made or
+ * removed elsewhere at that moment makes the remount fail (EINVAL). */
+static int setup_raced(const struct sandbox_result *res)
+{
+    const struct sandbox_stream *s = res->err.len ? &res->err : &res->out;
+    const char *d = s->data ? s->data : "", *nl = strchr(d, '\n');
+
+    return res->exit_code == 1 && !res->timed_out && !strncmp(d, "bwrap: Can't ", 13) &&
+           strstr(d, "mount") && strstr(d, "Unable to") && (!nl || !nl[1]);
+}
+
+int sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res)
+{
+    int rc = run_once(spec, res);
+
+    /* the command never ran: once more (the race does not last) */
+    if (rc == 0 && !spec->direct && setup_raced(res)) {
+        const char *why = res->err.len ? res->err.data : res->out.data;
+        log_warn("sandbox: bubblewrap's setup raced a mount elsewhere (%.*s): run again",
+                 (int)strcspn(why, "\n"), why);
+        sandbox_result_release(res);
+        rc = run_once(spec, res);
+    }
     return rc;
 }
 

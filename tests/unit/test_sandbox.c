@@ -325,6 +325,43 @@ static void test_drop_give(void **state)
 /* As root, a command runs as sandbox.uid/sandbox.gid with no other group:
  * it writes its worktree (a file goald made there too), and a root-only
  * file outside is out of its reach even where it is mounted (/etc). */
+/* bubblewrap that gives up while it sets the mounts up (a mount made
+ * elsewhere at that moment: its remount fails) ran nothing: the command
+ * is run once more.  A stand-in prints bubblewrap's message and exits 1
+ * the first time, then runs the real one. */
+static void test_setup_race_retried(void **state)
+{
+    char dir[] = "/tmp/goald-fakebwrap-XXXXXX", fake[64], mark[64], real[4096], script[8192];
+    struct sandbox_result r;
+
+    (void)state;
+    assert_int_equal(sandbox_find_bwrap(real, sizeof(real)), 0);
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chmod(dir, 01777), 0); /* the sandbox user writes its mark too */
+    snprintf(fake, sizeof(fake), "%s/bwrap", dir);
+    snprintf(mark, sizeof(mark), "%s/raced", dir);
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\nif [ ! -e %s ]; then : > %s; echo \"bwrap: Can't bind mount "
+             "/oldroot/dev/null on /newroot/etc/gshadow: Unable to remount destination "
+             "\\\"/newroot/etc/gshadow\\\" with correct flags: Invalid argument\" >&2; "
+             "exit 1; fi\nexec %s \"$@\"\n",
+             mark, mark, real);
+    assert_int_equal(fs_write_atomic(fake, script, strlen(script), 0755), 0);
+    setenv("GOALD_SANDBOX_BWRAP", fake, 1);
+    config_load(NULL);
+    fresh("race");
+    assert_int_equal(sh(&r, "echo ran", 1, 0), 0);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.out.data, "ran\n");
+    assert_true(fs_exists(mark)); /* the stand-in raced once */
+    sandbox_result_release(&r);
+    unsetenv("GOALD_SANDBOX_BWRAP");
+    config_load(NULL);
+    unlink(fake);
+    unlink(mark);
+    rmdir(dir);
+}
+
 static void test_drop_run(void **state)
 {
     struct sandbox_result r;
@@ -392,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_stop_and_timeout),
         cmocka_unit_test(test_describe),
         cmocka_unit_test(test_selftest_and_refusal),
+        cmocka_unit_test(test_setup_race_retried),
         cmocka_unit_test(test_unconfined),
         cmocka_unit_test(test_bad_spec),
         cmocka_unit_test(test_drop_give),
