@@ -170,6 +170,35 @@ static const char *ws(const char *p)
     return p;
 }
 
+/* The 4 hex digits after u at p as a number, or -1. */
+static long hex4(const char *p)
+{
+    long v = 0;
+
+    for (int k = 1; k <= 4; k++) {
+        if (!isxdigit((unsigned char)p[k]))
+            return -1;
+        v = v * 16 + (isdigit((unsigned char)p[k]) ? p[k] - '0' : (tolower(p[k]) - 'a' + 10));
+    }
+    return v;
+}
+
+/* A \u escape at p (its u) checked as cJSON checks it: four hex digits,
+ * a high surrogate followed by an escaped low one, never a low one
+ * alone.  Its last character, or NULL. */
+static const char *skip_u_escape(const char *p)
+{
+    long hi = hex4(p), lo;
+
+    if (hi < 0 || (hi >= 0xDC00 && hi <= 0xDFFF))
+        return NULL;
+    if (hi < 0xD800 || hi > 0xDBFF)
+        return p + 4;
+    if (p[5] != '\\' || p[6] != 'u' || (lo = hex4(p + 6)) < 0xDC00 || lo > 0xDFFF)
+        return NULL;
+    return p + 10;
+}
+
 static const char *skip_value(const char *p, int depth)
 {
     p = ws(p);
@@ -182,10 +211,8 @@ static const char *skip_value(const char *p, int depth)
             if (*p == '\\') {
                 p++;
                 if (*p == 'u') {
-                    for (int k = 1; k <= 4; k++)
-                        if (!isxdigit((unsigned char)p[k]))
-                            return NULL;
-                    p += 4;
+                    if (!(p = skip_u_escape(p)))
+                        return NULL;
                 } else if (!strchr("\"\\/bfnrt", *p) || !*p) {
                     return NULL;
                 }

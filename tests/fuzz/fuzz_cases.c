@@ -20,7 +20,8 @@ static void check_cases(const struct test_cases *c, int junit)
     struct test_counts k;
     struct case_diff d;
     size_t fails = 0;
-    int known = c->format && gates_format_intern(c->format) == c->format;
+    const char *interned = c->format ? gates_format_intern(c->format) : NULL;
+    int known = interned && !strcmp(interned, c->format);
 
     FUZZ_CHECK(!c->format || known, "unknown format %s", c->format);
     FUZZ_CHECK(junit || c->format || (!c->n && !c->unnamed_skips), "cases without a format");

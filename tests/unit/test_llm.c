@@ -97,6 +97,19 @@ static void test_openai_bad_arguments(void **state)
     assert_int_equal(
         llm_openai_parse(NULL, "{\"choices\":[{\"message\":{\"content\":42}}]}", &r, &e), ERR_FAIL);
     llm_error_release(&e);
+    /* arguments the check passed and cJSON refuses (found by fuzz_llm_openai):
+     * a lone low surrogate, a high one without its low one */
+    for (int i = 0; i < 2; i++) {
+        const char *esc = i ? "\\\\ud800x" : "\\\\udddd";
+        char b[512];
+        snprintf(b, sizeof(b),
+                 "{\"choices\":[{\"message\":{\"tool_calls\":[{\"id\":\"c\",\"function\":"
+                 "{\"name\":\"read\",\"arguments\":\"{\\\"path\\\":\\\"%s\\\"}\"}}]}}]}",
+                 esc);
+        assert_int_equal(llm_openai_parse(NULL, b, &r, &e), ERR_FAIL);
+        assert_int_equal(e.cls, LLM_ERR_INVALID_RESPONSE);
+        llm_error_release(&e);
+    }
 }
 
 /* Token counts from a broken or hostile server: negative ones would give
