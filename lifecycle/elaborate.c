@@ -217,8 +217,11 @@ static void build_request(strbuf *user, const struct goal *g)
     if (g->description && *g->description)
         strbuf_addf_cut(user, "Description: %s\n", g->description);
     strbuf_addf_cut(user, "Success criteria given: %s\n", g->success_criteria);
-    if (g->verification)
-        strbuf_addf_cut(user, "Verification given: %s\n", g->verification);
+    if (g->verification && strcmp(g->verification, "[]") != 0)
+        strbuf_addf_cut(user,
+                        "Verification given (the goal's own gates are used as they are; "
+                        "answer \"verification\": [] or repeat them): %s\n",
+                        g->verification);
     if (g->allowed_actions)
         strbuf_addf_cut(user, "Allowed actions given: %s\n", g->allowed_actions);
     list_root(user, local_root(g));

@@ -10,7 +10,7 @@ const char prompt_elaborate[] =
     " \"allowed_actions\": [tool names the work needs, from: ls, find, grep, read, write, edit, "
     "bash, run_gates],\n"
     " \"verification\": [{\"name\": str, \"type\": \"test|build|lint|typecheck|custom\", "
-    "\"command\": str, \"must_pass\": bool}]}\n"
+    "\"command\": str, \"must_pass\": bool, \"timeout_s\": int (optional)}]}\n"
     "Verification commands run in the repository root in a sandbox without network; prefer "
     "the project's own test and build commands. Keep criteria few and concrete.\n"
     "When the goal is a check that finds the repository already as it asks (nothing to "
@@ -31,7 +31,8 @@ const char schema_elaborate[] =
     "\"additionalProperties\":false,\"required\":[\"name\",\"type\",\"command\",\"must_pass\"],"
     "\"properties\":{\"name\":{\"type\":\"string\"},\"type\":{\"type\":\"string\",\"enum\":"
     "[\"test\",\"build\",\"lint\",\"typecheck\",\"custom\"]},\"command\":{\"type\":\"string\"},"
-    "\"must_pass\":{\"type\":\"boolean\"}}}}}}";
+    "\"must_pass\":{\"type\":\"boolean\"},\"timeout_s\":{\"type\":\"integer\"},"
+    "\"report\":{\"type\":\"string\"}}}}}}";
 
 const char prompt_plan[] =
     "You are the planning stage of goald. Break the goal into work items that form a DAG.\n"
