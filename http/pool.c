@@ -6,8 +6,9 @@
  * request takes a store from the pool for as long as it is answered and
  * gives it back, and an event stream takes one for each look at the
  * events table, so a stream open for hours holds none.  At most
- * HTTP_POOL_IDLE stores wait in the pool; one given back beyond that, or
- * after a failure that may have left it unusable, is closed.  Every store
+ * HTTP_POOL_IDLE stores wait in the pool; one given back beyond that,
+ * after a failure that may have left it unusable, or still inside a
+ * transaction, is closed.  Every store
  * here is opened with store_open_existing(): the server never creates a
  * database, and only SQLite touches its files (store/sqlite.c).
  */
@@ -42,7 +43,9 @@ void http_pool_give(struct http_server *s, store *st, int usable)
 {
     if (!st)
         return;
-    if (usable) {
+    /* a store a request left inside a transaction would hold its snapshot
+     * (and its locks) into the next request: never given again */
+    if (usable && !store_in_tx(st)) {
         pthread_mutex_lock(&s->pool_mu);
         if (s->nidle < HTTP_POOL_IDLE) {
             s->idle[s->nidle++] = st;

@@ -279,6 +279,11 @@ char *store_col_strdup(store_stmt *s, int i)
     return t ? xstrdup(t) : NULL;
 }
 
+int store_in_tx(const store *st)
+{
+    return st->tx_depth > 0;
+}
+
 int store_tx_begin(store *st)
 {
     int rc;

@@ -96,6 +96,8 @@ int store_schema_latest(void);
 int store_migrate(store *st, int *applied);
 
 int store_tx_begin(store *st);
+/* 1 while a transaction of st is open (store_tx_begin without its end). */
+int store_in_tx(const store *st);
 int store_tx_commit(store *st) GOALD_MUST_CHECK;
 void store_tx_rollback(store *st);
 /* End the transaction store_tx_begin() opened by how the work went: rc 0
