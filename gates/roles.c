@@ -286,9 +286,11 @@ static int config_file(const char *path, unsigned runners)
         return 1;
     if ((runners & RUNNER_MAKE) && (base_in(base, make) || ends_with(base, ".mk")))
         return 1;
+    /* every CMake file: an add_test anywhere decides what ctest runs (a
+     * test swapped for `true` in the top CMakeLists.txt passes by name) */
     if ((runners & RUNNER_CTEST) &&
-        (base_in(base, ctest) || ((!strcmp(base, "CMakeLists.txt") || ends_with(base, ".cmake")) &&
-                                  in_folder(path, test_dirs))))
+        (base_in(base, ctest) || !strcmp(base, "CMakeLists.txt") || ends_with(base, ".cmake") ||
+         !strcmp(base, "CMakePresets.json") || !strcmp(base, "CMakeUserPresets.json")))
         return 1;
     if ((runners & RUNNER_CARGO) && (!strncmp(path, ".cargo/", 7) ||
                                      (!strncmp(path, ".config/", 8) && base_in(base, cargo))))
