@@ -66,13 +66,41 @@ void verify_pins_release(struct gate_pins *p)
     memset(p, 0, sizeof(*p));
 }
 
-/* The status of id in c, or -1 when c does not run it. */
-static int status_of(const struct test_cases *c, const char *id)
+static int cmp_str(const void *a, const void *b)
 {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A run's cases sorted by id, for lookups in O(log n): a suite may name
+ * 200,000 cases, and a scan per case would be quadratic. */
+struct sorted {
+    const struct test_case **v;
+    size_t n;
+};
+
+static int by_id(const void *a, const void *b)
+{
+    return strcmp((*(const struct test_case *const *)a)->id,
+                  (*(const struct test_case *const *)b)->id);
+}
+
+static void sorted_make(struct sorted *s, const struct test_cases *c)
+{
+    s->n = c->n;
+    s->v = xcalloc(c->n + 1, sizeof(*s->v));
     for (size_t i = 0; i < c->n; i++)
-        if (!strcmp(c->v[i].id, id))
-            return (int)c->v[i].status;
-    return -1;
+        s->v[i] = &c->v[i];
+    qsort(s->v, s->n, sizeof(*s->v), by_id);
+}
+
+/* The status of id in s, or -1 when the run did not name it. */
+static int status_of(const struct sorted *s, const char *id)
+{
+    struct test_case key = {.id = (char *)id};
+    const struct test_case *kp = &key, *const *hit;
+
+    hit = bsearch(&kp, s->v, s->n, sizeof(*s->v), by_id);
+    return hit ? (int)(*hit)->status : -1;
 }
 
 /* file is one the item modified (not added) among its test changes. */
@@ -86,13 +114,17 @@ static int modified_test(const struct vcs_tree_change *ch, size_t nch, const cha
 
 /* Gate i's lists from its cases at the baseline (base), on the item's
  * tree (item) and with the baseline's product (old). */
-static void classify(struct gate_pins *p, const struct test_cases *base,
-                     const struct test_cases *item, const struct test_cases *old,
+static void classify(struct gate_pins *p, const struct test_cases *base_cases,
+                     const struct test_cases *item, const struct test_cases *old_cases,
                      const struct vcs_tree_change *ch, size_t nch)
 {
+    struct sorted base, old;
+
+    sorted_make(&base, base_cases);
+    sorted_make(&old, old_cases);
     for (size_t k = 0; k < item->n; k++) {
         const struct test_case *c = &item->v[k];
-        int was = status_of(base, c->id), before = status_of(old, c->id);
+        int was = status_of(&base, c->id), before = status_of(&old, c->id);
         if (c->status != TEST_PASS)
             continue;
         if (was < 0 || was == TEST_SKIP) {
@@ -105,6 +137,11 @@ static void classify(struct gate_pins *p, const struct test_cases *base,
             list_push(&p->pinned, &p->n_pinned, c->id);
         }
     }
+    free(base.v);
+    free(old.v);
+    /* sorted: verify_pinned_only looks each failure up */
+    if (p->n_pinned)
+        qsort(p->pinned, p->n_pinned, sizeof(*p->pinned), cmp_str);
 }
 
 /* The baseline with the item's test changes laid over it into out. */
@@ -197,8 +234,10 @@ int verify_pinned_only(const struct verify_state *vs, size_t i, const struct tes
         if (cases->v[k].status != TEST_FAIL)
             continue;
         failing++;
-        for (size_t m = 0; p && m < p->n_pinned && !pinned; m++)
-            pinned = !strcmp(p->pinned[m], cases->v[k].id);
+        if (p && p->n_pinned) {
+            const char *id = cases->v[k].id;
+            pinned = bsearch(&id, p->pinned, p->n_pinned, sizeof(*p->pinned), cmp_str) != NULL;
+        }
         if (!pinned && !waived(vs, cases->v[k].id))
             return 0;
     }
