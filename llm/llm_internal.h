@@ -205,6 +205,11 @@ int llm_output_limit_stated(int status, const char *body);
  * a string, or a top-level message; NULL when none.  Points into root. */
 const char *llm_error_message(const struct cJSON *root);
 
+/* The host of url is the operator's own: loopback, a private network
+ * (10/8, 172.16/12, 192.168/16) or a name without a dot (llm/ollama.c
+ * asks only such a server for its window). */
+int llm_url_is_local(const char *url);
+
 /* Learn m's output limit (kept in m->max_output and in
  * llm_endpoint_quirks.max_tokens for the next process); read it from
  * there once per client (llm_output_limit_load). */

@@ -129,16 +129,41 @@ static int probe_request(llm_client *c, const char *method, const char *url, con
     return rc;
 }
 
-/* Is m possibly served by Ollama's OpenAI-compatible endpoint: an openai
- * entry whose base URL ends in /v1, not OpenAI's own, whose window the
+/* The host of url is one an Ollama server of the operator's own would
+ * have: loopback, a private network (10/8, 172.16/12, 192.168/16), or a
+ * name without a dot (a container's service name).  A public provider is
+ * never asked: every job would spend a round trip on its 404. */
+int llm_url_is_local(const char *url)
+{
+    const char *h = strstr(url, "://");
+    char host[256];
+    size_t n;
+    int a = 0, b = 0;
+
+    h = h ? h + 3 : url;
+    if (*h == '[')
+        return !strncmp(h, "[::1]", 5);
+    n = strcspn(h, ":/");
+    if (n == 0 || n >= sizeof(host))
+        return 0;
+    memcpy(host, h, n);
+    host[n] = '\0';
+    if (!strcmp(host, "localhost") || !strchr(host, '.'))
+        return 1;
+    if (sscanf(host, "%d.%d.", &a, &b) != 2)
+        return 0;
+    return a == 127 || a == 10 || (a == 192 && b == 168) || (a == 172 && b >= 16 && b <= 31);
+}
+
+/* Is m possibly served by an Ollama of the operator's own: an openai
+ * entry on a local host whose base URL ends in /v1, whose window the
  * configuration does not state? */
 static int maybe_ollama(const struct llm_model *m)
 {
     size_t n = m->base_url ? strlen(m->base_url) : 0;
 
     return m->kind == LLM_KIND_OPENAI && !m->window_set && n > 3 &&
-           !strcmp(m->base_url + n - 3, "/v1") &&
-           strncmp(m->base_url, "https://api.openai.com", 22) != 0;
+           !strcmp(m->base_url + n - 3, "/v1") && llm_url_is_local(m->base_url);
 }
 
 void llm_ollama_probe(llm_client *c, struct llm_model *m)

@@ -859,6 +859,19 @@ static void test_prices_check(void **state)
  * trained length; 0 for an answer that is not Ollama's. */
 static void test_ollama_window(void **state)
 {
+    /* only a server of the operator's own is asked: a public provider
+     * would answer every job's probe with a 404 */
+    assert_true(llm_url_is_local("http://127.0.0.1:11434/v1"));
+    assert_true(llm_url_is_local("http://localhost:11434/v1"));
+    assert_true(llm_url_is_local("http://[::1]:11434/v1"));
+    assert_true(llm_url_is_local("http://ollama:11434/v1"));
+    assert_true(llm_url_is_local("http://192.168.1.5:11434/v1"));
+    assert_true(llm_url_is_local("http://172.20.0.2/v1"));
+    assert_false(llm_url_is_local("https://openrouter.ai/api/v1"));
+    assert_false(llm_url_is_local("https://api.openai.com/v1"));
+    assert_false(llm_url_is_local("http://172.32.0.1/v1"));
+    assert_false(llm_url_is_local("http://8.8.8.8/v1"));
+
     const char *show_ctx = "{\"model_info\":{\"general.architecture\":\"qwen2\","
                            "\"qwen2.context_length\":32768},\"parameters\":\"num_ctx    "
                            "        8192\\nstop \\\"<|im_end|>\\\"\"}";
