@@ -64,7 +64,10 @@ while [ $((daemon_kills + job_kills)) -lt "$KILLS" ]; do
         [ -n "$pids" ] || continue
         set -- $pids
         pid=$(eval echo "\${$((RANDOM % $# + 1))}")
-        run_id=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | awk '{print $NF}')
+        # a job's forked child (a gate, a tool) carries the job's command line
+        # until it execs: the line read now must still be the job's own
+        run_id=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null |
+            awk -v db="$GOALD_DB" '$(NF-1) == "job" && index($0, "--db " db " ") { print $NF }')
         [ -n "$run_id" ] || continue
         kill -KILL "$pid" 2>/dev/null && { job_kills=$((job_kills + 1)); echo "$run_id" >>"$T/killed_runs"; }
     fi
