@@ -42,6 +42,7 @@ static const char *const tests_changed_actions[] = {
 static const char *const publish_actions[] = {"retry", "skip", "pause", NULL};
 static const char *const goal_actions[] = {"retry", "pause", NULL};
 static const char *const deadline_actions[] = {"retry", "complete_partial", "pause", NULL};
+static const char *const criteria_actions[] = {"complete_partial", "pause", NULL};
 
 const char *const *escalate_actions(const char *type, const char *scope)
 {
@@ -49,6 +50,8 @@ const char *const *escalate_actions(const char *type, const char *scope)
 
     if (!strcmp(type, "deadline"))
         return deadline_actions;
+    if (!strcmp(type, "criteria_unmet"))
+        return criteria_actions;
     if (!strcmp(type, "budget"))
         return item ? item_budget_actions : goal_budget_actions;
     if (scope && !strcmp(scope, "publish"))
@@ -172,6 +175,10 @@ static void fallback_question(strbuf *q, const struct escalate_facts *f, const c
         strbuf_addf_cut(q, "%s. Fix it, then retry (a changed configuration retries by itself: "
                        "SIGHUP after editing the file, or a restart with other settings)?",
                     cause);
+    } else if (!strcmp(type, "criteria_unmet")) {
+        strbuf_addf_cut(q, "%s. No gate or test proves it. Complete the goal as partial (the "
+                           "pull request says what is unmet), or pause?",
+                        cause);
     } else if (!strcmp(type, "deadline")) {
         strbuf_addf_cut(q, "%s: carry on, or complete with what is done?", cause);
     } else if (!strcmp(scope, "publish")) {

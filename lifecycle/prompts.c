@@ -105,6 +105,26 @@ const char schema_review[] =
     "\"performance\"]},\"severity\":{\"type\":"
     "\"string\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"note\":{\"type\":\"string\"}}}}}}";
 
+const char prompt_evaluate[] =
+    "You are goald's evaluate stage. Every work item of the goal is done and the goal's "
+    "must-pass gates passed on the final tree. For each success criterion asked about, judge "
+    "from the goal's diff, the items' summaries and the evidence shown whether the change "
+    "meets it: \"met\" only when you can quote the diff or a test that shows it, \"unmet\" when "
+    "the diff shows it is not done or done wrong, \"unknown\" when what you see cannot tell. "
+    "Quote exactly, at most a few lines. What your verdict does: it is recorded as the "
+    "criterion's review evidence and shown in the pull request; it never changes a gate's "
+    "result; an unmet criterion that no gate or test proves sends the goal back for more "
+    "work once, then leaves it partial. Answer with ONE JSON object: {\"criteria\": "
+    "[{\"index\": int, \"verdict\": \"met|unmet|unknown\", \"quote\": str}]}, one entry per "
+    "criterion asked about.";
+
+const char schema_evaluate[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"criteria\"],"
+    "\"properties\":{\"criteria\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+    "\"additionalProperties\":false,\"required\":[\"index\",\"verdict\",\"quote\"],"
+    "\"properties\":{\"index\":{\"type\":\"integer\"},\"verdict\":{\"type\":\"string\","
+    "\"enum\":[\"met\",\"unmet\",\"unknown\"]},\"quote\":{\"type\":\"string\"}}}}}}";
+
 const char prompt_plan_b[] =
     "You are goald's Plan B stage. A work item failed several times with the strategy shown. "
     "Propose a different strategy that avoids what failed. Answer with ONE JSON object: "

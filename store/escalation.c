@@ -154,6 +154,17 @@ int store_decision_latest_final_check(store *st, const char *goal_id, cJSON **ou
     return decision_json(st, q_final, goal_id, out);
 }
 
+int store_decision_latest_of_goal(store *st, const char *goal_id, const char *kind, cJSON **out)
+{
+    static const char q[] = "SELECT data FROM decisions WHERE goal_id = ?1 AND item_id IS NULL"
+                            " AND kind = ?2 ORDER BY id DESC LIMIT 1";
+    int found;
+
+    *out = NULL;
+    return store_get_row(st, "decisions", json_fill, out, &found, q,
+                         STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(kind)));
+}
+
 int store_decision_evidence_rows(store *st, const char *goal_id, cJSON **out)
 {
     /* one JSON array of the latest evidence per (criterion, item) of the

@@ -79,6 +79,11 @@ int store_decision_partial_failures(store *st, const char *goal_id, struct cJSON
  * NULL when none. */
 int store_decision_latest_final_check(store *st, const char *goal_id, struct cJSON **out);
 
+/* The data of goal_id's latest goal-level decision (no item) of kind,
+ * parsed, into *out (cJSON_Delete); NULL when there is none. */
+int store_decision_latest_of_goal(store *st, const char *goal_id, const char *kind,
+                                  struct cJSON **out);
+
 /* The evidence table of goal_id as a JSON array (one object per
  * criterion and done item: criterion, item, evidence, backed_by, tests,
  * kind, backing),

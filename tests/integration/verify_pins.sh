@@ -78,6 +78,9 @@ expect_eq "$(jqo .status)" success "publish"
 body=$(jq -r -s '[.[] | select(.method == "POST" and .path == "/repos/acme/widgets/pulls")][0].json.body' "$FORGE_LOG")
 case "$body" in "## Goal"*"## Existing tests changed"*"tests/test_greet.py::test_greet"*"## Success criteria and evidence"*) ok ;;
     *) fail "the pull request's body does not name the changed test first: $body" ;; esac
+# ... with its old and new lines together, in a fence no backtick of it can close
+case "$body" in *'  ````diff'*'-def test_greet(): assert greet.greet("Bob") == "Hello Bob"'*'+def test_greet(): assert greet.greet("Bob") == "Hello Bob!"'*'  ````'*"## Success criteria"*) ok ;;
+    *) fail "the changed test's old and new version are not shown: $body" ;; esac
 
 # ===== 2. the test loosened to pass on the old product too =================
 goal loosened 'def test_greet(): assert greet.greet("Bob") == "Hello Bob"' \
