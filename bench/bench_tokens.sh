@@ -22,7 +22,8 @@ set -euo pipefail
 B=$(cd "$1" && pwd)
 WINDOW=${2:-128000}
 MODE=${3:-openai}
-export GOALD_BIN="$B/goald" GOALD_BUILD_DIR="$B" GOALD_SOURCE_DIR="$(cd "$(dirname "$0")/.." && pwd)"
+GOALD_SOURCE_DIR="$(cd "$(dirname "$0")/.." && pwd)"
+export GOALD_BIN="$B/goald" GOALD_BUILD_DIR="$B" GOALD_SOURCE_DIR
 SRC=$GOALD_SOURCE_DIR
 . "$SRC/tests/integration/lib.sh"
 R="$T/repo"

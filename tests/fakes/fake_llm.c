@@ -473,6 +473,7 @@ static char *render_reply(const cJSON *e, const char *model, long reqno)
 
     if (anthropic_mode) {
         cJSON *content, *u;
+        int64_t in;
         snprintf(id, sizeof(id), "msg_fake_%ld", reqno);
         cJSON_AddStringToObject(root, "id", id);
         cJSON_AddStringToObject(root, "type", "message");
@@ -509,11 +510,10 @@ static char *render_reply(const cJSON *e, const char *model, long reqno)
         anthropic_thinking_remember(content);
         u = cJSON_AddObjectToObject(root, "usage");
         /* Anthropic's input_tokens leave the cache reads out */
-        cJSON_AddNumberToObject(u, "input_tokens",
-                                (double)(jint(usage, "input") -
-                                         (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(usage, "auto"))
-                                              ? jint(usage, "cached_input")
-                                              : 0)));
+        in = jint(usage, "input");
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(usage, "auto")))
+            in -= jint(usage, "cached_input");
+        cJSON_AddNumberToObject(u, "input_tokens", (double)in);
         cJSON_AddNumberToObject(u, "cache_creation_input_tokens",
                                 (double)jint(usage, "cache_write"));
         cJSON_AddNumberToObject(u, "cache_read_input_tokens", (double)jint(usage, "cached_input"));
@@ -1032,8 +1032,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         e = take_entry(&reqno);
     if (e && req)
         auto_usage(conn, e, req);
-    log_request(conn, method, url, &c->body, reqno,
-                cJSON_GetObjectItemCaseSensitive(e, "usage"));
+    log_request(conn, method, url, &c->body, reqno, cJSON_GetObjectItemCaseSensitive(e, "usage"));
     ollama_truncate_note(&c->body, reqno);
     v = cJSON_GetObjectItemCaseSensitive(req, "model");
     if (cJSON_IsString(v))
