@@ -16,6 +16,10 @@
  *                     accepts: the check waives exactly those for the
  *                     item (recorded as a decision and in its evidence),
  *                     and the item tries again
+ *   accept_best_attempt  (the same escalations) the item's best attempt
+ *                     (its gates passed; its test changes were refused)
+ *                     is applied again by its next run, verified with
+ *                     that refusal waived, and committed: no model call
  *
  * Which of these an escalation offers depends on its kind
  * (escalate_actions()).  The system closes escalations too
@@ -101,7 +105,7 @@ static int is_action(const char *a)
 {
     static const char *const all[] = {"retry",           "alternative",         "skip",
                                       "increase_budget", "complete_partial",    "pause",
-                                      "accept_test_changes", NULL};
+                                      "accept_test_changes", "accept_best_attempt", NULL};
     for (int i = 0; all[i]; i++)
         if (!strcmp(all[i], a))
             return 1;
@@ -182,6 +186,37 @@ out:
     return rc;
 }
 
+/* accept_best_attempt: the item's best attempt (its gates passed, its
+ * test changes were refused; store_decision_best_attempt) is applied
+ * again by the item's next run, verified with those changes waived, and
+ * committed: a "best_attempt_accepted" decision the run reads. */
+static int do_accept_best(store *st, const struct store_escalation_ref *e)
+{
+    struct store_best_attempt b;
+    cJSON *d;
+    int found = 0, rc;
+
+    if ((rc = store_decision_best_attempt(st, e->item_id, &b, &found)) != 0)
+        goto out;
+    if (!found) {
+        rc = err_set(ERR_INVALID, "escalation %s: the item has no best attempt (no run whose "
+                                  "gates passed left a saved patch)",
+                     e->id);
+        goto out;
+    }
+    d = xcheck(cJSON_CreateObject());
+    cJSON_AddStringToObject(d, "run_id", b.run_id);
+    cJSON_AddStringToObject(d, "patch", b.patch);
+    cJSON_AddStringToObject(d, "escalation_id", e->id);
+    cJSON_AddStringToObject(d, "rejected_because", b.reason);
+    rc = store_decision_add(st, e->goal_id, e->item_id, NULL, "best_attempt_accepted", NULL, NULL,
+                            "by a human, through escalation", d);
+    cJSON_Delete(d);
+out:
+    store_best_attempt_release(&b);
+    return rc;
+}
+
 /* An item's escalation: skip it (its dependents go on), or - retry,
  * alternative, increase_budget - it goes again, its recovery starting
  * over, with the human's words. */
@@ -225,6 +260,11 @@ static int do_action(store *st, const struct store_escalation_ref *e, const char
     }
     if (!strcmp(action, "accept_test_changes")) {
         if ((rc = do_accept(st, e, input)) != 0)
+            return rc;
+        return do_item(st, e, "retry", NULL, p, now);
+    }
+    if (!strcmp(action, "accept_best_attempt")) {
+        if ((rc = do_accept_best(st, e)) != 0)
             return rc;
         return do_item(st, e, "retry", NULL, p, now);
     }

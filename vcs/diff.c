@@ -258,3 +258,73 @@ out:
     strbuf_release(&patch);
     return rc;
 }
+
+/* The patch applied in memory to HEAD's tree: the tree it makes. */
+static int patched_tree(git_tree **out, vcs_worktree *wt, const strbuf *patch)
+{
+    git_diff *diff = NULL;
+    git_tree *head = NULL;
+    git_index *idx = NULL;
+    git_oid oid;
+    int rc;
+
+    *out = NULL;
+    if (git_diff_from_buffer(&diff, patch->buf, patch->len) < 0)
+        return vcs_git_err(ERR_INVALID, "the saved patch does not parse");
+    if ((rc = vcs_head_tree(&head, wt->repo)) != 0)
+        goto out;
+    if (git_apply_to_tree(&idx, wt->repo, head, diff, NULL) < 0) {
+        rc = vcs_git_err(ERR_FAIL, "the saved patch does not apply to the item's start");
+        goto out;
+    }
+    if (git_index_write_tree_to(&oid, idx, wt->repo) < 0 ||
+        git_tree_lookup(out, wt->repo, &oid) < 0)
+        rc = vcs_git_err(ERR_IO, "%s: tree", wt->path);
+out:
+    git_index_free(idx);
+    git_tree_free(head);
+    git_diff_free(diff);
+    return rc;
+}
+
+int vcs_worktree_apply(vcs_worktree *wt, const char *patch_path)
+{
+    strbuf patch;
+    git_tree *tree = NULL, *head = NULL;
+    git_index *index = NULL;
+    git_checkout_options co;
+    int empty = 0, rc;
+
+    strbuf_init(&patch, (size_t)64 << 20);
+    if ((rc = vcs_diff_is_empty(&empty, wt)) != 0)
+        goto out;
+    if (!empty) {
+        rc = err_set(ERR_FAIL, "%s: the worktree has changes; a patch applies to a clean one",
+                     wt->path);
+        goto out;
+    }
+    if ((rc = fs_read_file(&patch, patch_path, patch.cap - 1)) != 0 ||
+        (rc = patched_tree(&tree, wt, &patch)) != 0)
+        goto out;
+    /* the files written by libgit2's checkout (links as links, paths
+     * checked as for any checkout); HEAD stays where it is */
+    git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+    co.checkout_strategy = GIT_CHECKOUT_SAFE;
+    if (git_checkout_tree(wt->repo, (const git_object *)tree, &co) < 0) {
+        rc = vcs_git_err(ERR_IO, "%s: checkout of the patched tree", wt->path);
+        goto out;
+    }
+    /* the index back at HEAD: the changes are the worktree's, uncommitted */
+    if ((rc = vcs_head_tree(&head, wt->repo)) != 0)
+        goto out;
+    if (git_repository_index(&index, wt->repo) < 0 || git_index_read_tree(index, head) < 0 ||
+        git_index_write(index) < 0)
+        rc = vcs_git_err(ERR_IO, "%s: index", wt->path);
+out:
+    git_index_free(index);
+    git_tree_free(head);
+    git_tree_free(tree);
+    strbuf_release(&patch);
+    return rc;
+}
+

@@ -55,4 +55,12 @@ int vcs_diff_path(strbuf *out, int *cut, const char *repo_path, const char *from
  * (disk full) nothing is reset. */
 int vcs_worktree_reset(int *saved_out, vcs_worktree *wt, const char *patch_path);
 
+/* Apply the patch at patch_path (one vcs_diff_text() saved before a
+ * reset) to the worktree, which must have no changes: the patched tree
+ * is made in memory from HEAD's and checked out by libgit2 (HEAD and the
+ * index stay), so the changes are the worktree's, uncommitted.
+ * ERR_FAIL when the worktree has changes or the patch does not apply;
+ * ERR_INVALID when it does not parse. */
+int vcs_worktree_apply(vcs_worktree *wt, const char *patch_path);
+
 #endif
