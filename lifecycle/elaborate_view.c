@@ -112,6 +112,15 @@ static char **tree_names(struct tree_walk *w, int fd, size_t *count)
     return names;
 }
 
+/* A name as the repository has it, but for control characters (a newline
+ * would start a line of the prompt the repository wrote): '?' each. */
+static void name_add(strbuf *out, const char *name)
+{
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        if (strbuf_addc_cut(out, *c < 0x20 || *c == 0x7f ? '?' : (char)*c) != 0)
+            return;
+}
+
 /* One entry of the folder f into the walk's line: its size, '/' for a
  * folder (queued when deep enough), '@' for a link (never followed). */
 static void tree_entry(struct tree_walk *w, const struct folder *f, const char *name, int first)
@@ -120,7 +129,8 @@ static void tree_entry(struct tree_walk *w, const struct folder *f, const char *
     char sz[32], *sub;
     int fd;
 
-    strbuf_addf_cut(&w->out, "%s%s", first ? " " : ", ", name);
+    strbuf_adds_cut(&w->out, first ? " " : ", ");
+    name_add(&w->out, name);
     w->shown++;
     if (f->fd < 0 || fstatat(f->fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return;
@@ -153,7 +163,8 @@ static void tree_folder(struct tree_walk *w)
     struct folder f = w->q[w->head];
 
     f.fd = w->q[w->head].fd; /* the dup tree_names kept, or -1 */
-    strbuf_addf_cut(&w->out, "%s:", f.prefix[0] ? f.prefix : ".");
+    name_add(&w->out, f.prefix[0] ? f.prefix : ".");
+    strbuf_adds_cut(&w->out, ":");
     for (k = 0; k < n && k < TREE_PER_DIR && w->shown < TREE_ENTRIES; k++)
         tree_entry(w, &f, names[k], k == 0);
     if (k < n) {
@@ -202,10 +213,11 @@ static void tree_add(strbuf *user, const char *root)
     err_clear();
     if (w.hidden || w.unopened || w.names_cut)
         strbuf_addf_cut(user,
-                        "[tree cut: %zu entries not shown (at most %d a folder, %d in all), "
-                        "%zu folders not listed (more than %d levels deep or past the "
+                        "[tree cut: %s%zu entries not shown (at most %d a folder, %d in "
+                        "all), %zu folders not listed (more than %d levels deep or past the "
                         "limits)%s; use look with ls to see more]\n",
-                        w.hidden, TREE_PER_DIR, TREE_ENTRIES, w.unopened, TREE_DEPTH,
+                        w.names_cut ? "at least " : "", w.hidden, TREE_PER_DIR, TREE_ENTRIES,
+                        w.unopened, TREE_DEPTH,
                         w.names_cut ? ", folders of over 4096 entries read in part" : "");
     strbuf_release(&w.out);
     strbuf_release(&red);
