@@ -3,8 +3,10 @@
  * success criteria, allowed actions and a verification plan.
  *
  * Read top to bottom, stage_elaborate() (at the end of this file):
- *   1. asks the model (build_request: the goal and the repository's top
- *      files) for a JSON answer and checks its shape (check_answer);
+ *   1. asks the model (build_request: the goal and a read-only view of the
+ *      repository, elaborate_view.h) for a JSON answer, running the reads
+ *      it asks for ("look") for up to ELAB_LOOK_TURNS turns first
+ *      (ask_with_looks), and checks its shape (check_answer);
  *   2. a recurring goal's run may answer nothing_to_do: the goal completes
  *      with that outcome (nothing_to_do);
  *   3. merges the answer with the goal (merge_criteria, merge_actions,
@@ -204,7 +206,7 @@ static void build_request(strbuf *user, struct job_ctx *j, const char *root)
     if (root)
         elaborate_view_add(user, j, root);
     else
-        strbuf_adds_cut(user, "The repository is not on this node's disk yet: no view of it, "
+        strbuf_adds_cut(user, "The repository's folder is not on this node: no view of it, "
                               "and look is not available.\n");
 }
 

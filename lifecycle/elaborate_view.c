@@ -75,19 +75,20 @@ static void tree_push(struct tree_walk *w, int fd, const char *prefix, int depth
     w->n++;
 }
 
-/* The names in the folder fd (taken) but . and .. and git metadata,
+/* The names in the folder fd (borrowed) but . and .. and git metadata,
  * sorted, at most TREE_NAMES; *count receives how many. */
 static char **tree_names(struct tree_walk *w, int fd, size_t *count)
 {
-    DIR *d = fdopendir(fd);
+    int own = fd >= 0 ? dup(fd) : -1;
+    DIR *d = own >= 0 ? fdopendir(own) : NULL;
     struct dirent *de;
     char **names = NULL;
     size_t n = 0, cap = 0;
 
     *count = 0;
     if (!d) {
-        close(fd);
-        w->q[w->head].fd = -1;
+        if (own >= 0)
+            close(own);
         return NULL;
     }
     while ((de = readdir(d)) != NULL) {
@@ -103,12 +104,10 @@ static char **tree_names(struct tree_walk *w, int fd, size_t *count)
         }
         names[n++] = xstrdup(de->d_name);
     }
+    closedir(d);
     if (n)
         qsort(names, n, sizeof(*names), by_name);
     *count = n;
-    /* the entries' types are asked of the folder again: keep it open */
-    w->q[w->head].fd = dup(dirfd(d));
-    closedir(d);
     return names;
 }
 
@@ -149,7 +148,7 @@ static void tree_entry(struct tree_walk *w, const struct folder *f, const char *
             return;
         w->opened++;
         sub = xmalloc(strlen(f->prefix) + strlen(name) + 2);
-        sprintf(sub, "%s%s/", f->prefix, name);
+        snprintf(sub, strlen(f->prefix) + strlen(name) + 2, "%s%s/", f->prefix, name);
         tree_push(w, fd, sub, f->depth + 1);
         free(sub);
     }
@@ -158,11 +157,10 @@ static void tree_entry(struct tree_walk *w, const struct folder *f, const char *
 /* The folder at the queue's head: one line "prefix: entries". */
 static void tree_folder(struct tree_walk *w)
 {
+    struct folder f = w->q[w->head]; /* a copy: the queue may grow */
     size_t n = 0, k;
-    char **names = tree_names(w, w->q[w->head].fd, &n);
-    struct folder f = w->q[w->head];
+    char **names = tree_names(w, f.fd, &n);
 
-    f.fd = w->q[w->head].fd; /* the dup tree_names kept, or -1 */
     name_add(&w->out, f.prefix[0] ? f.prefix : ".");
     strbuf_adds_cut(&w->out, ":");
     for (k = 0; k < n && k < TREE_PER_DIR && w->shown < TREE_ENTRIES; k++)
@@ -204,7 +202,7 @@ static void tree_add(strbuf *user, const char *root)
     }
     free(w.q);
     strbuf_adds_cut(user, "\nRepository tree (each folder: its entries, files with their "
-                          "size, folders end in /, links in @ and are not followed; .git "
+                          "size, folders end in /, links end in @ and are not followed; .git "
                           "left out):\n");
     /* names are the repository's: valid UTF-8, secrets masked */
     if (utf8_sanitize(&clean, strbuf_cstr(&w.out), w.out.len, NULL) == 0 &&
