@@ -53,6 +53,7 @@ def sub(a, b): return a - b
     jq -nc --argjson a "$(write CHANGELOG.rst 'Fixed: add.
 ')" --argjson c "$(complete "wrote the release note")" '{tool_calls: [$a, $c]}'
     echo "{\"content\": $FINDING}"
+    echo '{"content": {"criteria": [{"index": 1, "verdict": "met", "quote": "+Fixed: add."}]}}'
 } >"$T/calc.jsonl"
 start_fake_llm calc openai "$T/calc.jsonl"
 export GOALD_LLM_PROVIDER=openai GOALD_LLM_BASE_URL="$FAKE_URL" GOALD_LLM_MODEL=m1
@@ -102,12 +103,12 @@ step work; expect_eq "$(jqo .status)" success "publish"
 body=$(jq -r -s '[.[] | select(.method == "POST" and .path == "/repos/acme/calc/pulls")][0].json.body' "$FORGE_LOG")
 rows=$(printf '%s\n' "$body" | sed -n '/^| criterion | item | kind | what backs it |/,/^$/p' | grep '^| [tCn]' || true)
 expect_eq "$(printf '%s\n' "$rows" | cut -d'|' -f2-4 | tr -s ' ' | tr '\n' ';')" \
-    " test_add passes | wi-1 | test ; new regression tests fail on the original code | wi-1 | test ; CHANGELOG.rst has a new entry | wi-2 | review ; new regression tests fail on the original code | wi-2 | unchecked ;" \
-    "the PR's rows"
+    " test_add passes | wi-1 | test ; new regression tests fail on the original code | wi-1 | test ; CHANGELOG.rst has a new entry | wi-2 | review ; new regression tests fail on the original code | wi-2 | unchecked ; CHANGELOG.rst has a new entry | (goal) | review ;" \
+    "the PR's rows (the goal's evaluation asked only about the changelog: test cases prove the others)"
 case "$rows" in *"| wi-1 | test | test \`tests/test_calc.py::test_add\` fails before, passes after |"*) ok ;; *) fail "PR: fail_to_pass row: $rows" ;; esac
 case "$rows" in *"| wi-2 | review | review (code_smell, info): \"The CHANGELOG.rst entry"*) ok ;; *) fail "PR: review row: $rows" ;; esac
 run "$G" report "$GID" --json
-expect_eq "$(jqo '[.evidence[] | "\(.item):\(.kind)"] | join(" ")')" "wi-1:test wi-1:test wi-2:review wi-2:unchecked" "report: the same kinds"
+expect_eq "$(jqo '[.evidence[] | "\(.item):\(.kind)"] | join(" ")')" "wi-1:test wi-1:test wi-2:review wi-2:unchecked null:review" "report: the same kinds"
 expect_eq "$(jqo '[.evidence[] | select(.kind == "gate")] | length')" 0 "report: no gate row"
 run "$G" report "$GID"
 expect_out "unchecked"
