@@ -2,7 +2,8 @@
  * sse.c - GET /v1/events?goal=&since= as Server-Sent Events.
  *
  * Each event is "id: SEQ" and "data: " the object of `goald events
- * --json` (lifecycle/views.h).  The stream polls the events table for ids
+ * --json` (lifecycle/views.h), every string of its payload redacted
+ * (util/redact.h; a payload sent in slices is as stored).  The stream polls the events table for ids
  * above the last one sent: event ids only grow, and SQLite has one writer
  * at a time, so an id is committed before any larger one and none is
  * skipped.  A client that reconnects with Last-Event-ID: N gets every
@@ -27,6 +28,7 @@
 #include "store/event.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/redact.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -83,6 +85,27 @@ static int start_big(struct sse *s, const struct store_event *ev)
     return SSE_STOP;
 }
 
+/* Every string under v (keys aside) with its secrets redacted: a payload
+ * may quote what a tool printed or the model wrote. */
+static void redact_tree(cJSON *v)
+{
+    cJSON *c;
+
+    cJSON_ArrayForEach(c, v)
+    {
+        char *red;
+        if (!cJSON_IsString(c) || !c->valuestring) {
+            redact_tree(c);
+            continue;
+        }
+        red = xcheck(redact_str(c->valuestring, NULL));
+        /* cJSON allocates with malloc (no hooks are set): its string is
+         * swapped for the redacted one, whatever its key */
+        free(c->valuestring);
+        c->valuestring = red;
+    }
+}
+
 static int add_event(const struct store_event *ev, void *ctx)
 {
     struct sse *s = ctx;
@@ -94,6 +117,7 @@ static int add_event(const struct store_event *ev, void *ctx)
     if (!ev->payload)
         return s->out.len ? SSE_STOP : start_big(s, ev); /* alone in its looks */
     o = view_event(ev);
+    redact_tree(cJSON_GetObjectItem(o, "payload"));
     text = xcheck(cJSON_PrintUnformatted(o));
     rc = strbuf_addf(&s->out, "id: %lld\ndata: %s\n\n", (long long)ev->id, text);
     cJSON_free(text);
