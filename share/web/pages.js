@@ -201,9 +201,13 @@
       items: function (wis) {
         var have = {};
         Array.prototype.forEach.call(itemSel.options, function (o) { have[o.value] = true; });
+        var added = false;
         wis.forEach(function (wi) {
-          if (!have[wi.id]) itemSel.appendChild(el('option', {value: wi.id, text: wi.key + ': ' + wi.title}));
+          if (have[wi.id]) return;
+          itemSel.appendChild(el('option', {value: wi.id, text: wi.key + ': ' + wi.title}));
+          added = true;
         });
+        if (added) redraw(); /* the events listed before name their items now */
       }
     };
   }
@@ -424,7 +428,7 @@
   function escalationCard(e, canResolve, reload) {
     var pk = e.packet || {}, an = pk.analysis || {}, wi = pk.work_item || null;
     var question = pk.minimal_question || pk.question || an.minimal_question || '';
-    var cause = pk.cause || an.root_cause || '';
+    var cause = pk.cause || (e.type === 'ask_human' ? 'the agent asks a human' : an.root_cause) || '';
     var last = lastError(pk);
     return el('li', {class: 'card escalation', 'data-escalation-id': e.id},
       el('p', null, badge(e.type), ' ', badge(e.severity), ' ',

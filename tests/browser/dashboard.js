@@ -16,6 +16,7 @@ const HOSTILE_Q = process.env.HOSTILE_Q;
 const READ_TOKEN = process.env.GOALD_READ_TOKEN;
 const SECRET = process.env.SECRET;
 const problems = [];
+const DOC_SHOTS = ['overview', 'goal-running', 'goal-escalated', 'escalations', 'item', 'goal-partial', 'goals'];
 let allow4xx = null; // a status the current step provokes on purpose
 
 // A step that provokes status on purpose: act(), then wait until shown (a
@@ -47,6 +48,12 @@ async function shots(page, name) {
       assert(sw <= 364, `${name} at 360 px: scrollWidth ${sw}`);
     }
     await page.screenshot({path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true});
+  }
+  // the copies docs/http.md shows (docs/img): the first screen, smaller
+  if (DOC_SHOTS.includes(name)) {
+    await page.setViewport({width: 1024, height: 760});
+    await new Promise((r) => setTimeout(r, 150));
+    await page.screenshot({path: path.join(SHOTS, `dashboard-${name}.png`)});
   }
   await page.setViewport({width: 1280, height: 900});
 }
@@ -250,7 +257,6 @@ async function noInjection(page, where, texts) {
     await page.click('#first-page');
     await page.waitForFunction((f) => document.querySelector('#goals li[data-goal-id]')?.getAttribute('data-goal-id') === f, {}, first[0]);
     await noInjection(page, 'goals list', [HOSTILE_TITLE]);
-    await shots(page, 'goals');
 
     step('the item page: per-test results and each gate\'s output tail');
     await page.goto(`${URL0}/#/goals/${gid}/items/wi-1`);
@@ -323,6 +329,8 @@ async function noInjection(page, where, texts) {
     await shots(page, 'goal-partial');
     await page.click('nav a[href="#/goals"]');
     await page.waitForSelector(`#goals li.partial[data-goal-id="${g3}"] .st-partial`);
+    await page.waitForFunction(() => document.querySelectorAll('#goals li[data-goal-id]').length === 3);
+    await shots(page, 'goals');
 
     assert.deepStrictEqual(problems, [], 'no off-origin request, console error or CSP violation');
   } catch (e) {

@@ -11,7 +11,8 @@
 # submitted by the page's script after the first completed, asks in its
 # second item; the page resolves that as complete_partial, and the goal
 # shows partial.  Screenshots go to $GOALD_BUILD_DIR/artifacts/browser
-# (docs/img/dashboard-*.png are copies of some, at 1280 px).
+# (dashboard-*.png there: the first screen of some pages, 1024 px wide,
+# which docs/img holds for docs/http.md).
 # chromium, node and npm are required (scripts/install-deps): missing, the
 # test fails.
 . "$GOALD_SOURCE_DIR/tests/integration/lib.sh"
