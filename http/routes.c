@@ -27,6 +27,7 @@
 #define MAX_SEGS 6
 #define PAGE_DEFAULT 50
 #define PAGE_MAX 500
+#define Q_MAX 100 /* bytes of ?q= (the Link of the next page holds it encoded) */
 
 typedef void (*route_fn)(struct http_req *r, char seg[][256], struct http_answer *ans);
 
@@ -72,7 +73,7 @@ struct page_ctx {
     store *st;
     const char *want, *cursor;
     const char *q; /* a title must hold it (case-insensitive), or NULL */
-    int passed; /* the cursor's goal was seen (or there is no cursor) */
+    int passed;    /* the cursor's goal was seen (or there is no cursor) */
     int limit;
     int64_t now;
     cJSON *arr;
@@ -113,8 +114,8 @@ static int page_limit(const char *s)
     return *s && !*end && n >= 1 && n <= PAGE_MAX ? (int)n : 0;
 }
 
-/* s (NULL: "") percent-encoded into out (n bytes), cut whole at a
- * character's encoding when it does not fit. */
+/* s (NULL: "") percent-encoded into out (n bytes: 3 a byte of s, and
+ * one). */
 static void query_encode(char *out, size_t n, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
@@ -152,6 +153,10 @@ static void get_goals(struct http_req *r, char seg[][256], struct http_answer *a
                           "status: expected " VIEW_GOAL_STATUSES ", got \"%s\"", pc.want);
         return;
     }
+    if (pc.q && strlen(pc.q) > Q_MAX) {
+        http_answer_error(ans, 422, "invalid", "q", "q: at most %d bytes", Q_MAX);
+        return;
+    }
     if (!(pc.limit = page_limit(query(r, "limit")))) {
         http_answer_error(ans, 422, "invalid", "limit", "limit: expected 1 to %d", PAGE_MAX);
         return;
@@ -166,7 +171,7 @@ static void get_goals(struct http_req *r, char seg[][256], struct http_answer *a
         return;
     }
     if (pc.more) {
-        char q[3 * 64 + 1];
+        char q[3 * Q_MAX + 1];
         query_encode(q, sizeof(q), pc.q);
         snprintf(ans->link, sizeof(ans->link),
                  "</v1/goals?cursor=%s&limit=%d%s%s%s%s>; rel=\"next\"", pc.last, pc.limit,

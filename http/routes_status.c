@@ -60,8 +60,7 @@ static void add_health(cJSON *o)
 /* {"queued": N, ...} for each stored goal status; -1 when unread. */
 static void add_goals(store *st, cJSON *o)
 {
-    static const char *const statuses[] = {"queued", "active", "blocked", "completed",
-                                           "cancelled"};
+    static const char *const statuses[] = {"queued", "active", "blocked", "completed", "cancelled"};
     cJSON *g = xcheck(cJSON_AddObjectToObject(o, "goals"));
 
     for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {

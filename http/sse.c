@@ -3,12 +3,13 @@
  *
  * Each event is "id: SEQ" and "data: " the object of `goald events
  * --json` (lifecycle/views.h), every string of its payload redacted
- * (util/redact.h; a payload sent in slices is as stored).  The stream polls the events table for ids
- * above the last one sent: event ids only grow, and SQLite has one writer
- * at a time, so an id is committed before any larger one and none is
- * skipped.  A client that reconnects with Last-Event-ID: N gets every
- * event after N, none twice.  A comment line every 15 s keeps proxies
- * from closing an idle stream (and finds a client that left).
+ * (util/redact.h; a payload sent in slices is as stored).  The stream
+ * polls the events table for ids above the last one sent: event ids only
+ * grow, and SQLite has one writer at a time, so an id is committed before
+ * any larger one and none is skipped.  A client that reconnects with
+ * Last-Event-ID: N gets every event after N, none twice.  A comment line
+ * every 15 s keeps proxies from closing an idle stream (and finds a
+ * client that left).
  *
  * Memory is bounded whatever the table holds: a look reads at most
  * SSE_PAGE events and stops once SSE_OUT_SOFT bytes are waiting; a payload

@@ -203,6 +203,7 @@ def test_endpoints(srv):
     pq, hq = call(srv, "/v1/goals", "/v1/goals?q=goal&limit=1", reader)
     assert [g["id"] for g in pq] == [ids[2]] and "&q=goal>" in hq["Link"]
     assert call(srv, "/v1/goals", "/v1/goals?q=nothing%20like%20it", reader)[0] == []
+    call(srv, "/v1/goals", "/v1/goals?q=" + "x" * 101, reader, want=422)
     # the report, by a prefix, the same as report --json
     rep, _ = call(srv, "/v1/goals/{id}", "/v1/goals/" + ids[0][:8], reader)
     assert rep == json.loads(goald(srv.env, "report", ids[0], "--json").stdout)
