@@ -310,7 +310,11 @@ async function noInjection(page, where, texts) {
     }, TOKEN, process.env.GOALD_REPO);
     await page.goto(`${URL0}/#/goals/${g3}`);
     await page.waitForSelector('#goal-escalations li.escalation form', {timeout: 120000});
-    assert.match(await page.$eval('#goal-why', (e) => e.textContent), /Which licence/);
+    await page.waitForFunction(() => /Blocked: /.test(document.querySelector('#goal-why')?.textContent || ''));
+    const why3 = await page.$eval('#goal-why', (e) => e.textContent);
+    assert.match(why3, /Which licence/, 'the question at the top: ' + why3);
+    assert(await page.$eval('#goal-why', (e) => e.classList.contains('why-stop')), 'a blocked goal stops in red');
+    await shots(page, 'goal-blocked');
     assert.strictEqual(await page.$eval('#goal-escalations .esc-item-title', (e) => e.textContent), 'pick a licence');
     await page.select('#goal-escalations li.escalation select[name=action]', 'complete_partial');
     await page.click('#goal-escalations li.escalation button[type=submit]');

@@ -9,8 +9,10 @@
 # once before it passes; its second item reads a path shaped like a
 # GitHub token (the page shows that event redacted).  The third goal,
 # submitted by the page's script after the first completed, asks in its
-# second item; the page resolves that as complete_partial, and the goal
-# shows partial.  Screenshots go to $GOALD_BUILD_DIR/artifacts/browser
+# second, critical item (the goal is blocked); the page resolves that as
+# complete_partial, and the goal shows partial.  A read token sees the
+# escalation but no resolve form.  Screenshots go to
+# $GOALD_BUILD_DIR/artifacts/browser
 # (dashboard-*.png there: the first screen of some pages, 1024 px wide,
 # which docs/img holds for docs/http.md).
 # chromium, node and npm are required (scripts/install-deps): missing, the
@@ -88,7 +90,7 @@ jq -nc --arg q "$HOSTILE_Q" --arg t2 "$HOSTILE_ITEM" --arg secret "$SECRET" --ar
    allowed_actions: ["read", "write", "ask_human"], verification: []}},
   {stage: "plan", content: {work_items: [
     {key: "wi-1", title: "write the usage", description: "usage", type: "code", effort: "S", critical: true, depends_on: []},
-    {key: "wi-2", title: "pick a licence", description: "ask", type: "code", effort: "S", critical: false, depends_on: ["wi-1"]}]}},
+    {key: "wi-2", title: "pick a licence", description: "ask", type: "code", effort: "S", critical: true, depends_on: ["wi-1"]}]}},
   {stage: "execute", tool_calls: [{name: "write", arguments: {path: "USAGE.md", content: "sh mul.sh A B\n"}},
                                   {name: "complete", arguments: {summary: "usage written"}}]},
   {stage: "review", content: {verdict: "pass", findings: []}},
