@@ -88,6 +88,8 @@ int cli_store(struct cli_ctx *c, store **out)
         rc = store_open(&c->st, path);
     if (rc != 0)
         return cli_fail(EXIT_FAIL, "%s", err_last());
+    if (store_created(c->st))
+        cli_fail(0, "created a new database at %s", store_path(c->st));
     *out = c->st;
     return 0;
 }

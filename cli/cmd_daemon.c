@@ -1,9 +1,11 @@
 /* goald daemon [--once] [--log-file PATH] : the supervisor. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -78,6 +80,8 @@ static int run(struct cli_ctx *c)
 {
     http_server *srv = NULL;
     struct daemon_opts o;
+    struct stat sb;
+    int fresh;
     char path[PATH_MAX];
     char cfg[PATH_MAX];
     int rc;
@@ -111,9 +115,14 @@ static int run(struct cli_ctx *c)
     /* the lock before any connection of this process (the server's
      * threads open theirs as soon as it listens), released after the last
      * is closed: daemon_lock_take */
+    fresh = !store_is_url(path) && stat(path, &sb) != 0 && errno == ENOENT;
     if ((rc = daemon_lock_take(path, &o.lock_fd)) != 0)
         return cli_fail(EXIT_FAIL, "%s", err_last());
     o.has_lock = 1;
+    /* the lock is on the database file itself and makes it: say so (a
+     * typo in --db is otherwise a second queue nobody fills) */
+    if (fresh)
+        cli_fail(0, "created a new database at %s", path);
     if ((rc = start_http(path, &srv)) != EXIT_OK) {
         daemon_lock_release(o.lock_fd);
         return rc;
