@@ -171,7 +171,8 @@ const struct cli_command cmd_daemon = {
     .summary = "run the supervisor: claim work, run jobs, fire schedules (one per database)",
     .details = "--once works until nothing is runnable (waiting for scheduled retries),\n"
                "then exits: 0 all work finished; 3 work left waiting on a human (one\n"
-               "line per goal on stdout: goal, title, escalation, question); 1 the\n"
+               "line per goal on stdout: goal, title, escalation, question; on stderr\n"
+               "how many, and each question too long for its line, whole); 1 the\n"
                "daemon failed.  Signals: SIGTERM/SIGINT stop (jobs get\n"
                "daemon.shutdown_grace_s to finish), SIGHUP reloads the config, SIGUSR1\n"
                "reopens the log file.  See docs/operations.md.",
