@@ -76,10 +76,13 @@ static int report_waiting(struct cli_ctx *c)
     if (wt.n == 0)
         goto out;
     fflush(stdout);
-    fprintf(stderr, "goald: daemon --once: %d goal%s left waiting on a human (goald escalations)%s\n",
-            wt.n, wt.n == 1 ? "" : "s", cJSON_GetArraySize(wt.whole) ? ":" : "");
+    fprintf(stderr,
+            "goald: daemon --once: %d goal%s left waiting on a human (goald escalations)%s\n", wt.n,
+            wt.n == 1 ? "" : "s", cJSON_GetArraySize(wt.whole) ? ":" : "");
     cJSON_ArrayForEach(it, wt.whole)
+    {
         term_wrap(stderr, it->valuestring, 7, 80);
+    }
 out:
     cJSON_Delete(wt.whole);
     return wt.n;

@@ -404,17 +404,19 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static int start_failed(const struct http_server *s, const char *listen,
                         const struct sockaddr_storage *addr)
 {
-    unsigned port = ntohs(addr->ss_family == AF_INET6
-                              ? ((const struct sockaddr_in6 *)addr)->sin6_port
-                              : ((const struct sockaddr_in *)addr)->sin_port);
+    unsigned port =
+        ntohs(addr->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)addr)->sin6_port
+                                          : ((const struct sockaddr_in *)addr)->sin_port);
 
     if (strstr(start_err, "in use"))
-        return err_set(ERR_IO, "http: cannot listen on %s: port %u is in use (another goald "
-                               "serve or daemon, or another program: ss -ltnp 'sport = :%u')",
+        return err_set(ERR_IO,
+                       "http: cannot listen on %s: port %u is in use (another goald "
+                       "serve or daemon, or another program: ss -ltnp 'sport = :%u')",
                        listen, port, port);
     if (s->tls_cert)
-        return err_set(ERR_IO, "http: cannot listen on %s: %s (a bad http.tls_cert or "
-                               "http.tls_key?)",
+        return err_set(ERR_IO,
+                       "http: cannot listen on %s: %s (a bad http.tls_cert or "
+                       "http.tls_key?)",
                        listen, start_err[0] ? start_err : "libmicrohttpd did not start");
     return err_set(ERR_IO, "http: cannot listen on %s: %s", listen,
                    start_err[0] ? start_err : "libmicrohttpd did not start");

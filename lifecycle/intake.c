@@ -515,8 +515,10 @@ static const char *expand_home(char *buf, size_t n, struct ctx *c, const char *s
         return NULL;
     }
     if (!home || home[0] != '/') {
-        fail(c, "repo", NULL, "\"%s\": HOME is not set to an absolute path to expand \"~\"; "
-                              "write the repository's absolute path", s);
+        fail(c, "repo", NULL,
+             "\"%s\": HOME is not set to an absolute path to expand \"~\"; "
+             "write the repository's absolute path",
+             s);
         return NULL;
     }
     w = snprintf(buf, n, "%s%s", home, s + 1);
