@@ -193,12 +193,14 @@ const struct cli_command cmd_resolve = {
     .name = "resolve",
     .args = "ESC_ID",
     .summary = "answer an escalation: retry, skip, alternative, increase_budget, "
-               "complete_partial, pause or accept_test_changes",
+               "complete_partial, pause, accept_test_changes or accept_best_attempt",
     .details = "retry and alternative put --input into the next run's prompt (alternative as "
                "the strategy);\nincrease_budget takes --input like max_cost_usd=5,max_tokens="
                "1000000;\ncomplete_partial completes the goal with what is done; pause leaves it "
                "blocked;\naccept_test_changes (an item refused for changed tests) takes --input "
-               "naming the\ntest cases whose change you accept.",
+               "naming the\ntest cases whose change you accept (as the refusal names them);\n"
+               "accept_best_attempt commits the item's best attempt (the packet's best_attempt:\n"
+               "its gates passed, its test changes were refused) after verifying it again.",
     .opts = (const struct cli_opt[]){{"action", "A", "what to do"},
                                      {"input", "TEXT", "the human's answer, hint or new limits"},
                                      {NULL, NULL, NULL}},

@@ -3,8 +3,10 @@
  * success criteria, allowed actions and a verification plan.
  *
  * Read top to bottom, stage_elaborate() (at the end of this file):
- *   1. asks the model (build_request: the goal and the repository's top
- *      files) for a JSON answer and checks its shape (check_answer);
+ *   1. asks the model (build_request: the goal and a read-only view of the
+ *      repository, elaborate_view.h) for a JSON answer, running the reads
+ *      it asks for ("look") for up to ELAB_LOOK_TURNS turns first
+ *      (ask_with_looks), and checks its shape (check_answer);
  *   2. a recurring goal's run may answer nothing_to_do: the goal completes
  *      with that outcome (nothing_to_do);
  *   3. merges the answer with the goal (merge_criteria, merge_actions,
@@ -18,13 +20,14 @@
  * never replace them).
  */
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <dirent.h>
 
 #include "gates/detect.h"
+#include "lifecycle/elaborate_view.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/prompts.h"
 #include "lifecycle/stages.h"
@@ -125,32 +128,6 @@ static int check_answer(const cJSON *a, char *why, size_t n)
     return 0;
 }
 
-/* The repository's top level, for the prompt. */
-static void list_root(strbuf *sb, const char *repo)
-{
-    char line[512];
-    int n = 0;
-
-    if (!repo)
-        return;
-    {
-        /* opendir: no shell, no subprocess */
-        DIR *d = opendir(repo);
-        struct dirent *e;
-        if (!d)
-            return;
-        strbuf_adds_cut(sb, "\nRepository top level:");
-        while ((e = readdir(d)) && n < 100) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, ".git"))
-                continue;
-            snprintf(line, sizeof(line), " %s%s", e->d_name, e->d_type == DT_DIR ? "/" : "");
-            strbuf_adds_cut(sb, line);
-            n++;
-        }
-        closedir(d);
-    }
-}
-
 /* The reason as stored: at most REASON_MAX bytes, cut on a character
  * boundary.  Free with free(). */
 #define REASON_MAX 1000
@@ -209,10 +186,12 @@ static const char *local_root(const struct goal *g)
     return g->repo && !vcs_repo_is_shared(g->repo) ? g->repo : NULL;
 }
 
-/* What the model is told: the goal as submitted, and the repository's
- * top-level files. */
-static void build_request(strbuf *user, const struct goal *g)
+/* What the model is told: the goal as submitted, and a view of the
+ * repository when its folder is on this node (root). */
+static void build_request(strbuf *user, struct job_ctx *j, const char *root)
 {
+    const struct goal *g = j->goal;
+
     strbuf_addf_cut(user, "Goal: %s\n", g->title);
     if (g->description && *g->description)
         strbuf_addf_cut(user, "Description: %s\n", g->description);
@@ -224,7 +203,34 @@ static void build_request(strbuf *user, const struct goal *g)
                         g->verification);
     if (g->allowed_actions)
         strbuf_addf_cut(user, "Allowed actions given: %s\n", g->allowed_actions);
-    list_root(user, local_root(g));
+    if (root)
+        elaborate_view_add(user, j, root);
+    else
+        strbuf_adds_cut(user, "The repository's folder is not on this node: no view of it, "
+                              "and look is not available.\n");
+}
+
+/* The model's answer, after at most ELAB_LOOK_TURNS turns of looks (an
+ * answer with a non-empty "look" asks to see more first; one past the
+ * last turn is taken as the elaboration).  0, or ERR_FAIL after
+ * job_fail(). */
+static int ask_with_looks(struct job_ctx *j, strbuf *user, const char *root, cJSON **answer)
+{
+    int rc;
+
+    for (int turn = 1;; turn++) {
+        const cJSON *look;
+        if ((rc = job_ask_json(j, "elaborate", prompt_elaborate, strbuf_cstr(user),
+                               schema_elaborate, answer)) != 0)
+            return rc;
+        look = cJSON_GetObjectItemCaseSensitive(*answer, "look");
+        if (!root || !cJSON_IsArray(look) || cJSON_GetArraySize(look) == 0 ||
+            turn > ELAB_LOOK_TURNS)
+            return 0;
+        elaborate_view_look(user, j, root, look, turn, turn == ELAB_LOOK_TURNS);
+        cJSON_Delete(*answer);
+        *answer = NULL;
+    }
 }
 
 /* Criteria: the goal's first, then the model's new ones. */
@@ -387,13 +393,14 @@ int stage_elaborate(struct job_ctx *j)
     strbuf user = STRBUF_INIT;
     cJSON *answer = NULL, *criteria = NULL, *actions = NULL, *gates = NULL;
     const char *source = "none";
-    char why[256];
+    char why[256], root[PATH_MAX] = "";
     int rc;
 
     strbuf_init(&user, 1 << 20); /* the prompt: cut at its cap */
-    build_request(&user, g);
-    rc = job_ask_json(j, "elaborate", prompt_elaborate, strbuf_cstr(&user), schema_elaborate,
-                      &answer);
+    if (local_root(g) && !realpath(local_root(g), root))
+        root[0] = '\0'; /* gone: the view says so */
+    build_request(&user, j, root[0] ? root : NULL);
+    rc = ask_with_looks(j, &user, root[0] ? root : NULL, &answer);
     if (rc)
         goto out;
     if (check_answer(answer, why, sizeof(why)) != 0) {

@@ -42,6 +42,7 @@ static const char *const tests_changed_actions[] = {
 static const char *const publish_actions[] = {"retry", "skip", "pause", NULL};
 static const char *const goal_actions[] = {"retry", "pause", NULL};
 static const char *const deadline_actions[] = {"retry", "complete_partial", "pause", NULL};
+static const char *const criteria_actions[] = {"complete_partial", "pause", NULL};
 
 const char *const *escalate_actions(const char *type, const char *scope)
 {
@@ -49,6 +50,8 @@ const char *const *escalate_actions(const char *type, const char *scope)
 
     if (!strcmp(type, "deadline"))
         return deadline_actions;
+    if (!strcmp(type, "criteria_unmet"))
+        return criteria_actions;
     if (!strcmp(type, "budget"))
         return item ? item_budget_actions : goal_budget_actions;
     if (scope && !strcmp(scope, "publish"))
@@ -141,6 +144,15 @@ static struct option_row option_for(const char *action, const char *type, const 
     if (!strcmp(action, "complete_partial"))
         return (struct option_row){"complete_partial", "complete the goal with what is done",
                                    "no more spend", "the goal is partial", "none"};
+    if (!strcmp(action, "accept_best_attempt"))
+        return (struct option_row){"accept_best_attempt",
+                                   "accept the best attempt (the packet's best_attempt: its "
+                                   "gates passed, its test changes were refused): goald applies "
+                                   "it again, waives the test cases its check named, verifies "
+                                   "and commits it",
+                                   "no more model calls; the refused test changes are listed "
+                                   "as accepted by a human",
+                                   "you vouch for those test changes", "none"};
     if (!strcmp(action, "accept_test_changes"))
         return (struct option_row){"accept_test_changes",
                                    "accept the changed test cases the cause names (--input: "
@@ -172,6 +184,10 @@ static void fallback_question(strbuf *q, const struct escalate_facts *f, const c
         strbuf_addf_cut(q, "%s. Fix it, then retry (a changed configuration retries by itself: "
                        "SIGHUP after editing the file, or a restart with other settings)?",
                     cause);
+    } else if (!strcmp(type, "criteria_unmet")) {
+        strbuf_addf_cut(q, "%s. No gate or test proves it. Complete the goal as partial (the "
+                           "pull request says what is unmet), or pause?",
+                        cause);
     } else if (!strcmp(type, "deadline")) {
         strbuf_addf_cut(q, "%s: carry on, or complete with what is done?", cause);
     } else if (!strcmp(scope, "publish")) {
@@ -319,6 +335,27 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *packet)
     return answer;
 }
 
+/* The item's best attempt (its gates passed; its test changes were
+ * refused), when it has one: the packet's "best_attempt". */
+static void packet_best_attempt(store *st, const char *item_id, cJSON *packet)
+{
+    struct store_best_attempt b;
+    int found = 0;
+    cJSON *o;
+
+    if (store_decision_best_attempt(st, item_id, &b, &found) != 0 || !found) {
+        err_clear();
+        store_best_attempt_release(&b);
+        return;
+    }
+    o = cJSON_AddObjectToObject(packet, "best_attempt");
+    cJSON_AddStringToObject(o, "run_id", b.run_id);
+    cJSON_AddStringToObject(o, "gates", "pass");
+    cJSON_AddStringToObject(o, "rejected_because", b.reason);
+    cJSON_AddStringToObject(o, "patch", b.patch);
+    store_best_attempt_release(&b);
+}
+
 /* The packet's item, reason, cause, question and attempts (the part that
  * needs no model). */
 static cJSON *packet_start(store *st, const struct escalate_facts *f, const char *type,
@@ -354,7 +391,31 @@ static cJSON *packet_start(store *st, const struct escalate_facts *f, const char
     (void)store_escalation_packet_attempts(st, f->goal->id, f->item ? f->item->id : NULL,
                                            attempts);
     cJSON_AddItemToObject(packet, "state", state_json(st, f));
+    if (f->item)
+        packet_best_attempt(st, f->item->id, packet);
     return packet;
+}
+
+/* The question names the best attempt, when there is one: a human may
+ * accept it instead of paying for another. */
+static void best_attempt_note(cJSON *packet)
+{
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(packet, "best_attempt");
+    const char *q =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet, "minimal_question"));
+    const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "rejected_because"));
+    strbuf t;
+
+    if (!b || !q)
+        return;
+    strbuf_init(&t, 8192);
+    strbuf_addf_cut(&t, "%s (Best attempt: run %.8s, gates pass, rejected because %s. "
+                        "accept_best_attempt commits it after verifying it again.)",
+                    q, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "run_id")),
+                    why && *why ? why : "its test changes were refused");
+    cJSON_ReplaceItemInObjectCaseSensitive(packet, "minimal_question",
+                                           cJSON_CreateString(strbuf_cstr(&t)));
+    strbuf_release(&t);
 }
 
 /* The packet's analysis (the model's, or goald's), its question, actions
@@ -381,7 +442,11 @@ static void packet_finish(cJSON *packet, const struct escalate_facts *f, struct 
                                 ? f->item->question
                                 : cJSON_GetObjectItemCaseSensitive(analysis, "minimal_question")
                                       ->valuestring);
+    best_attempt_note(packet);
     acts = cJSON_AddArrayToObject(packet, "actions");
+    /* an item's best attempt may be accepted whatever stopped the item */
+    if (cJSON_GetObjectItemCaseSensitive(packet, "best_attempt") && !strcmp(scope, "item"))
+        cJSON_AddItemToArray(acts, cJSON_CreateString("accept_best_attempt"));
     for (int i = 0; actions[i]; i++)
         cJSON_AddItemToArray(acts, cJSON_CreateString(actions[i]));
     cJSON_AddStringToObject(packet, "urgency", urgency);

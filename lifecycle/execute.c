@@ -30,6 +30,7 @@
 #include "lifecycle/verify.h"
 #include "lifecycle/workspace.h"
 #include "store/artifact.h"
+#include "store/escalation.h"
 #include "store/gate_result.h"
 #include "store/item.h"
 #include "store/run.h"
@@ -39,6 +40,7 @@
 #include "util/strbuf.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
+#include "vcs/diff.h"
 
 /* ---- the task ---- */
 
@@ -284,16 +286,73 @@ out:
 
 /* ---- the stage ---- */
 
+/* A best attempt a human accepted (resolve.c, accept_best_attempt) and no
+ * run applied yet: *data is its decision (cJSON_Delete), else NULL. */
+static int best_attempt_pending(struct job_ctx *j, cJSON **data)
+{
+    cJSON *acc = NULL, *done = NULL;
+    const char *a, *d;
+
+    *data = NULL;
+    if (store_decision_latest_of_item(j->st, j->item->id, "best_attempt_accepted", &acc) != 0 ||
+        store_decision_latest_of_item(j->st, j->item->id, "best_attempt_applied", &done) != 0) {
+        cJSON_Delete(acc);
+        return job_fail(j, "internal", "%s", err_last());
+    }
+    a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(acc, "escalation_id"));
+    d = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(done, "escalation_id"));
+    if (a && !(d && !strcmp(a, d))) {
+        *data = acc;
+        acc = NULL;
+    }
+    cJSON_Delete(acc);
+    cJSON_Delete(done);
+    return 0;
+}
+
+/* Apply the accepted best attempt to the worktree (clean: just opened)
+ * and verify it with its refused test changes accepted; no model call.
+ * Recorded once (best_attempt_applied) before the verification, so that
+ * a crash never applies it twice. */
+static int apply_best_attempt(struct job_ctx *j, struct workspace *ws, const cJSON *acc)
+{
+    const char *run = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(acc, "run_id"));
+    const char *patch = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(acc, "patch"));
+    char summary[256];
+
+    if (store_decision_add(j->st, j->goal->id, j->item->id, j->claim.run_id,
+                           "best_attempt_applied", NULL, NULL, NULL, acc) != 0)
+        return job_fail(j, "internal", "%s", err_last());
+    job_event_or_warn(j, "item.best_attempt_applied", acc);
+    if (!ws->wt || !patch || vcs_worktree_apply(ws->wt, patch) != 0)
+        return job_fail(j, "workspace", "the accepted best attempt (run %.8s) could not be "
+                                        "applied: %s",
+                        run ? run : "?", ws->wt && patch ? err_last() : "no worktree or patch");
+    snprintf(summary, sizeof(summary),
+             "the best attempt of run %.8s, its test changes accepted by a human",
+             run ? run : "?");
+    strbuf_adds_cut(&j->summary, summary);
+    j->accept_weakened = 1;
+    return verify_item(j, ws, summary);
+}
+
 int stage_execute(struct job_ctx *j)
 {
     struct react_outcome x = {0};
     struct workspace ws;
     strbuf user;
+    cJSON *acc = NULL;
     int rc;
 
     if (workspace_open(&ws, j) != 0)
         return job_fail(j, "workspace", "%s", err_last());
     strbuf_init(&user, 4 << 20); /* the task: cut at its cap */
+    if ((rc = best_attempt_pending(j, &acc)) != 0 || acc) {
+        if (acc)
+            rc = apply_best_attempt(j, &ws, acc);
+        cJSON_Delete(acc);
+        goto done;
+    }
     build_user(&user, j);
     rc = react_run(&x, j, &ws, strbuf_cstr(&user));
     if (x.completed) {
@@ -304,6 +363,7 @@ int stage_execute(struct job_ctx *j)
         if ((rc = finish_blocked(j, x.question)) != 0)
             rc = job_fail(j, "internal", "%s", err_last());
     }
+done:
     if (rc)
         workspace_discard(&ws, j); /* the next attempt starts from the branch head */
     workspace_close(&ws);

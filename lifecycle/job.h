@@ -48,6 +48,9 @@ struct job_ctx {
     /* > 0: a server said when to come back (a forge's rate limit reset,
      * ms since the epoch): a goal-level retry waits at least until then */
     int64_t retry_not_before_ms;
+    /* 1: a human accepted this attempt's test changes (execute.c,
+     * accept_best_attempt): a "tests weakened" verdict does not fail it */
+    int accept_weakened;
 };
 
 /* The result of a run, for the caller (CLI, daemon). */

@@ -15,7 +15,13 @@ const char prompt_elaborate[] =
     "the project's own test and build commands. Keep criteria few and concrete.\n"
     "When the goal is a check that finds the repository already as it asks (nothing to "
     "change), answer instead {\"nothing_to_do\": true, \"reason\": str: what you checked "
-    "and found}; the goal then completes without a branch.";
+    "and found}; the goal then completes without a branch.\n"
+    "The request shows the repository's tree, README and the files the goal names, cut "
+    "where it says. To see more before answering, answer {\"look\": [{\"tool\": "
+    "\"ls|read|grep\", \"path\": str, \"pattern\": str (grep), \"offset\": int (read), "
+    "\"limit\": int}]} (the other fields may be empty): at most 6 requests a turn and 4 "
+    "turns, read-only, paths relative to the root; the results come back and you answer "
+    "again. Look only for what the answer needs.";
 
 const char schema_elaborate[] =
     "{\"type\":\"object\",\"additionalProperties\":false,"
@@ -23,6 +29,11 @@ const char schema_elaborate[] =
     "\"allowed_actions\",\"verification\"],"
     "\"properties\":{"
     "\"nothing_to_do\":{\"type\":\"boolean\"},\"reason\":{\"type\":\"string\"},"
+    "\"look\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+    "\"additionalProperties\":false,\"required\":[\"tool\"],\"properties\":{"
+    "\"tool\":{\"type\":\"string\",\"enum\":[\"ls\",\"read\",\"grep\"]},"
+    "\"path\":{\"type\":\"string\"},\"pattern\":{\"type\":\"string\"},"
+    "\"offset\":{\"type\":\"integer\"},\"limit\":{\"type\":\"integer\"}}}},"
     "\"components\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
     "\"implicit_requirements\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
     "\"success_criteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
@@ -75,7 +86,8 @@ const char prompt_execute[] =
     "question.\n"
     "- The repository's existing tests judge your product change as they were at the item's "
     "start: goald also runs them on your change without your test edits. New tests are "
-    "welcome and must fail on the old code and pass on yours. Change an existing test only "
+    "welcome and must fail on the old code and pass on yours (run_at_start, when offered, "
+    "runs them on the item's start). Change an existing test only "
     "where the goal changes the behaviour it checks: its new version must fail on the old "
     "code and pass on yours. A test the goal is about, or one you delete or loosen, is "
     "never accepted as changed.\n"
@@ -104,6 +116,26 @@ const char schema_review[] =
     "\"string\",\"enum\":[\"correctness\",\"tests\",\"code_smell\",\"security\","
     "\"performance\"]},\"severity\":{\"type\":"
     "\"string\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"note\":{\"type\":\"string\"}}}}}}";
+
+const char prompt_evaluate[] =
+    "You are goald's evaluate stage. Every work item of the goal is done and the goal's "
+    "must-pass gates passed on the final tree. For each success criterion asked about, judge "
+    "from the goal's diff, the items' summaries and the evidence shown whether the change "
+    "meets it: \"met\" only when you can quote the diff or a test that shows it, \"unmet\" when "
+    "the diff shows it is not done or done wrong, \"unknown\" when what you see cannot tell. "
+    "Quote exactly, at most a few lines. What your verdict does: it is recorded as the "
+    "criterion's review evidence and shown in the pull request; it never changes a gate's "
+    "result; an unmet criterion that no gate or test proves sends the goal back for more "
+    "work once, then leaves it partial. Answer with ONE JSON object: {\"criteria\": "
+    "[{\"index\": int, \"verdict\": \"met|unmet|unknown\", \"quote\": str}]}, one entry per "
+    "criterion asked about.";
+
+const char schema_evaluate[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"criteria\"],"
+    "\"properties\":{\"criteria\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+    "\"additionalProperties\":false,\"required\":[\"index\",\"verdict\",\"quote\"],"
+    "\"properties\":{\"index\":{\"type\":\"integer\"},\"verdict\":{\"type\":\"string\","
+    "\"enum\":[\"met\",\"unmet\",\"unknown\"]},\"quote\":{\"type\":\"string\"}}}}}}";
 
 const char prompt_plan_b[] =
     "You are goald's Plan B stage. A work item failed several times with the strategy shown. "

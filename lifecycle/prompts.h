@@ -12,6 +12,8 @@ extern const char schema_plan[];
 extern const char prompt_execute[];
 extern const char prompt_review[];
 extern const char schema_review[];
+extern const char prompt_evaluate[];
+extern const char schema_evaluate[];
 extern const char prompt_plan_b[];
 extern const char schema_plan_b[];
 extern const char prompt_escalate[];

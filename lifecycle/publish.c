@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lifecycle/goal_evaluate.h"
 #include "lifecycle/job.h"
 #include "lifecycle/report.h"
 #include "lifecycle/transitions.h"
@@ -44,9 +45,11 @@
 #include "util/err.h"
 #include "util/fault.h"
 #include "util/log.h"
+#include "util/redact.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
+#include "vcs/diff.h"
 #include "vcs/forge.h"
 #include "vcs/push.h"
 #include "vcs/worktree.h"
@@ -68,18 +71,45 @@ static void cell(strbuf *sb, const char *s)
     }
 }
 
+/* The success criteria the goal-level evaluation left unmet or
+ * unchecked; 1 when there was one. */
+static int body_criteria_partial(strbuf *sb, store *st, const char *goal_id)
+{
+    cJSON *why = report_partial_reasons(st, goal_id);
+    const cJSON *r;
+    int n = cJSON_GetArraySize(why);
+
+    if (n > 0)
+        strbuf_adds_cut(sb, "**Partial**: these success criteria are not proven:\n\n");
+    cJSON_ArrayForEach(r, why)
+    {
+        strbuf_adds_cut(sb, "- ");
+        cell(sb, r->valuestring);
+        strbuf_adds_cut(sb, "\n");
+    }
+    if (n > 0)
+        strbuf_adds_cut(sb, "\n");
+    cJSON_Delete(why);
+    return n > 0;
+}
+
 /* A partial goal: the must-pass failures it was completed with (the
- * latest final check), or that a human completed it with what was done. */
+ * latest final check), the criteria not proven, or that a human
+ * completed it with what was done. */
 static int body_partial(strbuf *sb, store *st, const char *goal_id)
 {
     cJSON *d = NULL;
     const cJSON *f;
     int rc = store_decision_latest_final_check(st, goal_id, &d);
+    int crit;
 
     if (rc)
         return rc;
+    crit = body_criteria_partial(sb, st, goal_id);
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "partial"))) {
-        strbuf_adds_cut(sb, "**Partial**: completed by a human with what was done.\n\n");
+        if (!crit)
+            strbuf_adds_cut(sb, "**Partial**: completed with what was done (items skipped or "
+                                "cancelled, or a human's decision).\n\n");
         cJSON_Delete(d);
         return 0;
     }
@@ -223,8 +253,56 @@ static int item_row_cb(const struct work_item *wi, void *ctx)
 struct accepted {
     store *st;
     strbuf *sb;
+    const char *repo; /* NULL: no diffs shown */
     int n;
+    char shown[16][512]; /* the files of this item whose diff is shown */
+    int nshown;
 };
+
+#define ACCEPTED_DIFF_MAX (8 * 1024)
+
+/* The test file of case id as the item changed it, old and new lines
+ * together (a unified diff of the file from the item's baseline to its
+ * commit), once per file; only for ids that name their file
+ * ("path::name"). */
+static void accepted_diff(struct accepted *a, const struct work_item *wi, const cJSON *v,
+                          const char *id)
+{
+    const char *base = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "baseline"));
+    const char *sep = strstr(id, "::");
+    char path[512];
+    strbuf d;
+    int cut = 0;
+
+    if (!a->repo || !base || !wi->commit_sha || !sep || (size_t)(sep - id) >= sizeof(path))
+        return;
+    snprintf(path, sizeof(path), "%.*s", (int)(sep - id), id);
+    for (int i = 0; i < a->nshown; i++)
+        if (!strcmp(a->shown[i], path))
+            return;
+    if (a->nshown < 16)
+        snprintf(a->shown[a->nshown++], sizeof(a->shown[0]), "%s", path);
+    strbuf_init(&d, ACCEPTED_DIFF_MAX);
+    if (vcs_diff_path(&d, &cut, a->repo, base, wi->commit_sha, path) == 0 && d.len) {
+        /* the model wrote it: redacted, and no backtick can close the fence */
+        char *red = redact_str(strbuf_cstr(&d), NULL);
+        strbuf_adds_cut(a->sb, "\n  ````diff\n");
+        for (const char *p = red; *p;) {
+            size_t n = strcspn(p, "\n");
+            strbuf_adds_cut(a->sb, "  ");
+            for (size_t k = 0; k < n; k++)
+                strbuf_add_cut(a->sb, p[k] == '`' ? "'" : p + k, 1);
+            strbuf_adds_cut(a->sb, "\n");
+            p += n + (p[n] == '\n');
+        }
+        strbuf_addf_cut(a->sb, "  ````\n%s\n", cut ? "  (cut: the whole change is in the "
+                                                     "item's commit)\n"
+                                                   : "");
+        free(red);
+    }
+    err_clear();
+    strbuf_release(&d);
+}
 
 static int accepted_cb(const struct work_item *wi, void *ctx)
 {
@@ -252,20 +330,27 @@ static int accepted_cb(const struct work_item *wi, void *ctx)
         cell(a->sb, id->valuestring);
         strbuf_addf_cut(a->sb, "` (item %s, commit %.12s)\n", wi->key,
                         wi->commit_sha ? wi->commit_sha : "");
+        accepted_diff(a, wi, v, id->valuestring);
     }
+    a->nshown = 0;
     cJSON_Delete(v);
     return 0;
 }
 
 /* The changed tests goald accepted, at the top of the body: a reviewer
  * must see them first. */
-static int body_accepted(strbuf *sb, store *st, const char *goal_id)
+static int body_accepted(strbuf *sb, store *st, const char *goal_id, const char *repo)
 {
-    struct accepted a = {st, sb, 0};
-    int rc = store_item_each(st, goal_id, accepted_cb, &a);
+    struct accepted *a = xcalloc(1, sizeof(*a));
+    int rc;
 
-    if (a.n)
+    a->st = st;
+    a->sb = sb;
+    a->repo = repo;
+    rc = store_item_each(st, goal_id, accepted_cb, a);
+    if (a->n)
         strbuf_adds_cut(sb, "\n");
+    free(a);
     return rc;
 }
 
@@ -303,6 +388,27 @@ static int review_row_cb(const struct store_decision *d, void *ctx)
     return 0;
 }
 
+/* The goal-level evaluation's rows of the evidence table (item "goal"). */
+static int body_evaluation_rows(strbuf *sb, store *st, const char *goal_id)
+{
+    cJSON *rows = xcheck(cJSON_CreateArray());
+    const cJSON *r;
+    int rc = report_evaluation_rows(st, goal_id, rows);
+
+    cJSON_ArrayForEach(r, rows)
+    {
+        strbuf_adds_cut(sb, "| ");
+        cell(sb, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "criterion")));
+        strbuf_adds_cut(sb, " | (goal) | ");
+        cell(sb, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "kind")));
+        strbuf_adds_cut(sb, " | ");
+        cell(sb, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "backing")));
+        strbuf_adds_cut(sb, " |\n");
+    }
+    cJSON_Delete(rows);
+    return rc;
+}
+
 /* The tables after the goal's head: evidence, changed gate inputs, items,
  * gates and review. */
 static int body_tables(strbuf *sb, store *st, const char *goal_id)
@@ -314,6 +420,7 @@ static int body_tables(strbuf *sb, store *st, const char *goal_id)
     strbuf_adds_cut(sb, "## Success criteria and evidence\n\n"
                         "| criterion | item | kind | what backs it |\n|---|---|---|---|\n");
     if ((rc = store_decision_each_evidence(st, goal_id, evidence_row_cb, sb)) != 0 ||
+        (rc = body_evaluation_rows(sb, st, goal_id)) != 0 ||
         (rc = store_decision_each_gate_inputs_changed(st, goal_id, inputs_row_cb, &ic)) != 0)
         return rc;
     strbuf_adds_cut(sb, "\n## Work items\n\n| item | title | status | verified | commit |\n"
@@ -332,7 +439,7 @@ static int body_tables(strbuf *sb, store *st, const char *goal_id)
     return 0;
 }
 
-int publish_body(strbuf *sb, store *st, const char *goal_id)
+int publish_body(strbuf *sb, store *st, const char *goal_id, const char *repo)
 {
     struct goal *g = NULL;
     int rc = store_goal_get(st, goal_id, &g);
@@ -347,7 +454,7 @@ int publish_body(strbuf *sb, store *st, const char *goal_id)
         strbuf_addf_cut(sb, "## Goal\n\n**%s**\n\n", g->title);
         if (g->description && *g->description)
             strbuf_addf_cut(sb, "%s\n\n", g->description);
-        if ((rc = body_accepted(sb, st, goal_id)) != 0)
+        if ((rc = body_accepted(sb, st, goal_id, repo)) != 0)
             goto out;
         /* partial by the completion rule: the failures are listed */
         if (g->partial && (rc = body_partial(sb, st, goal_id)) != 0)
@@ -446,9 +553,34 @@ static int final_check(struct job_ctx *j, const struct finished *f, int *partial
     if ((rc = verify_goal_final(j, partial)) != 0)
         return rc;
     *partial = *partial || f->skipped || f->cancelled;
-    if (*partial && store_goal_set_partial(j->st, j->goal->id) != 0)
-        return job_fail(j, "internal", "%s", err_last());
     return 0;
+}
+
+/* 2b. The goal-level evaluation (goal_evaluate.c) on the final head: it
+ * may send the goal back to planning or to a human (*ended: the run
+ * stops here, the goal stays open), or leave criteria unmet or
+ * unchecked (partial).  Then partial is stored on the goal. */
+static int evaluate_goal(struct job_ctx *j, const char *head, int human_partial, int *partial,
+                         int *ended)
+{
+    struct goal_eval ev;
+    int rc;
+
+    *ended = 0;
+    if ((rc = goal_evaluate(&ev, j, head, human_partial)) != 0)
+        goto out;
+    if (ev.action != GOAL_EVAL_PUBLISH) {
+        *ended = 1;
+        if (ev.action == GOAL_EVAL_ESCALATED)
+            strbuf_addf_cut(&j->summary, "a critical criterion is unmet: escalated");
+        goto out;
+    }
+    *partial = *partial || ev.partial;
+    if (*partial && !human_partial && store_goal_set_partial(j->st, j->goal->id) != 0)
+        rc = job_fail(j, "internal", "%s", err_last());
+out:
+    goal_eval_release(&ev);
+    return rc;
 }
 
 /* The head commit of the goal's worktree into head ("" when unknown). */
@@ -506,7 +638,7 @@ static int open_pull_request(struct job_ctx *j, const char *remote_url, int part
     int rc;
 
     strbuf_init(&body, 1 << 20);
-    if ((rc = publish_body(&body, j->st, g->id)) != 0) {
+    if ((rc = publish_body(&body, j->st, g->id, j->repo)) != 0) {
         strbuf_release(&body);
         return job_fail(j, "internal", "%s", err_last());
     }
@@ -613,7 +745,7 @@ int stage_publish(struct job_ctx *j)
     struct vcs_pr pr = {0};
     cJSON *p = NULL;
     struct finished fin;
-    int partial = 0, ended = 0, rc;
+    int partial = 0, ended = 0, human_partial = g->partial, rc;
 
     if (!remote)
         remote = "origin";
@@ -622,6 +754,8 @@ int stage_publish(struct job_ctx *j)
     if ((rc = sync_clone(j)) != 0 || (rc = final_check(j, &fin, &partial)) != 0)
         goto out;
     worktree_head(j, head);
+    if ((rc = evaluate_goal(j, head, human_partial, &partial, &ended)) != 0 || ended)
+        goto out;
     if (g->repo && g->branch && push &&
         (rc = push_branch(j, remote, head, remote_url, sizeof(remote_url))) != 0)
         goto out;

@@ -15,7 +15,9 @@ int stage_publish(struct job_ctx *j);
 
 /* The pull request body: success criteria -> evidence, items, gates with
  * their failure classes, review findings, tokens and cost (markdown),
- * cut at sb's cap.  A store error is returned (sb then holds part). */
-int publish_body(strbuf *sb, store *st, const char *goal_id);
+ * cut at sb's cap; with repo (the goal's repository, may be NULL) each
+ * accepted change of an existing test shows its diff.  A store error is
+ * returned (sb then holds part). */
+int publish_body(strbuf *sb, store *st, const char *goal_id, const char *repo);
 
 #endif

@@ -394,7 +394,10 @@ static cJSON *evidence_rows(store *st, const char *goal_id)
 
     if (store_decision_evidence_rows(st, goal_id, &d) != 0)
         err_clear();
-    return array_or_empty(d);
+    d = array_or_empty(d);
+    if (report_evaluation_rows(st, goal_id, d) != 0)
+        err_clear();
+    return d;
 }
 
 struct item_cb {
@@ -512,8 +515,12 @@ int report_write_json(store *st, const char *goal_id, FILE *out)
         goto out;
     {
         cJSON *pf = partial_failures(st, goal_id), *ev = evidence_rows(st, goal_id);
+        cJSON *why = report_partial_reasons(st, goal_id);
         jsonw_key(&w, "partial_failures");
         write_raw_cjson(&w, pf);
+        jsonw_key(&w, "partial_reasons");
+        write_raw_cjson(&w, why);
+        cJSON_Delete(why);
         jsonw_key(&w, "evidence");
         write_raw_cjson(&w, ev);
         cJSON_Delete(pf);
@@ -610,7 +617,11 @@ static void text_evidence(FILE *f, const cJSON *ev)
             k = 1;
         }
         /* 80 columns: criterion and evidence cut with an ellipsis */
-        fprintf(f, "  %-8s  %-26s  %-9s  %s\n", term_fit(report_jstr(it, "item"), 8),
+        fprintf(f, "  %-8s  %-26s  %-9s  %s\n",
+                term_fit(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(it, "item"))
+                             ? report_jstr(it, "item")
+                             : "(goal)",
+                         8),
                 term_fit(report_jstr(it, "criterion"), 26), term_fit(report_jstr(it, "kind"), 9),
                 term_fit(k ? strbuf_cstr(&by) : "none", 80 - 51));
         strbuf_release(&by);
@@ -625,6 +636,17 @@ static int text_section(FILE *f, const cJSON *items, const char *heading)
         return 0;
     fprintf(f, "\n%s\n", heading);
     return 1;
+}
+
+/* The criteria that leave the goal partial, one a line (wrapped). */
+static void text_partial_reasons(FILE *f, store *st, const char *goal_id)
+{
+    cJSON *why = report_partial_reasons(st, goal_id);
+    const cJSON *r;
+
+    if (text_section(f, why, "partial: criteria not proven"))
+        cJSON_ArrayForEach(r, why) fprintf(f, "  - %s\n", r->valuestring);
+    cJSON_Delete(why);
 }
 
 /* The must-pass gates a partial goal still fails, with their tests. */
@@ -717,6 +739,7 @@ int report_write_text(store *st, const char *goal_id, FILE *f)
     pf = partial_failures(st, goal_id);
     text_evidence(f, ev);
     text_partial(f, pf);
+    text_partial_reasons(f, st, goal_id);
     cJSON_Delete(ev);
     cJSON_Delete(pf);
     text_budget(f, p.goal);

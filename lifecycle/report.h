@@ -75,6 +75,15 @@ struct cJSON *report_goal_json(const struct goal *g);
 /* Progress of goal_id, from one aggregate query. */
 int report_progress(store *st, const char *goal_id, struct report_progress *out);
 
+/* Append to rows one evidence row per criterion the goal-level
+ * evaluation judged (item null, kind review, or unchecked when it gave
+ * no verdict; report_eval.c).  0, or an error when it cannot be read. */
+int report_evaluation_rows(store *st, const char *goal_id, struct cJSON *rows);
+
+/* Why the goal's criteria leave it partial (the evaluation's reasons, one
+ * string each; [] when none): cJSON_Delete it. */
+struct cJSON *report_partial_reasons(store *st, const char *goal_id);
+
 /* percent with one decimal of done/total (0 when there is nothing to do). */
 double report_percent(long long done_points, long long total_points);
 

@@ -164,13 +164,15 @@ static int verify_gates(struct verify_state *vs, struct job_ctx *j, struct works
     if (!blamed && !weakened)
         verify_tests_removed(vs, j, &blame, &weakened);
     if ((rc = verify_record_verification(j, vs, weakened > 0,
-                                         blamed     ? "gate"
+                                         blamed ? "gate"
+                                         : weakened && j->accept_weakened
+                                             ? "tests weakened, accepted by a human"
                                          : weakened ? "tests weakened"
                                                     : "ok")) != 0) {
         rc = job_fail(j, "internal", "verification: %s", err_last());
         goto out;
     }
-    if (blamed || weakened)
+    if (blamed || (weakened && !j->accept_weakened))
         rc = job_fail(j, "gate", "%s", strbuf_cstr(&blame));
 out:
     free(restore);

@@ -9,6 +9,7 @@
 #include "store/internal.h"
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 /* A member of a row struct and the column that fills it (store_fields_fill()). */
 #define ESC(member, col) STORE_FIELD(struct store_escalation, member, RAW, col)
@@ -152,6 +153,62 @@ int store_decision_latest_final_check(store *st, const char *goal_id, cJSON **ou
         " ORDER BY id DESC LIMIT 1";
 
     return decision_json(st, q_final, goal_id, out);
+}
+
+int store_decision_latest_of_goal(store *st, const char *goal_id, const char *kind, cJSON **out)
+{
+    static const char q[] = "SELECT data FROM decisions WHERE goal_id = ?1 AND item_id IS NULL"
+                            " AND kind = ?2 ORDER BY id DESC LIMIT 1";
+    int found;
+
+    *out = NULL;
+    return store_get_row(st, "decisions", json_fill, out, &found, q,
+                         STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(kind)));
+}
+
+int store_decision_latest_of_item(store *st, const char *item_id, const char *kind, cJSON **out)
+{
+    static const char q[] = "SELECT data FROM decisions WHERE item_id = ?1 AND kind = ?2"
+                            " ORDER BY id DESC LIMIT 1";
+    int found;
+
+    *out = NULL;
+    return store_get_row(st, "decisions", json_fill, out, &found, q,
+                         STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(kind)));
+}
+
+static void best_fill(store_stmt *s, void *ctx)
+{
+    struct store_best_attempt *b = ctx;
+    const char *run = store_col_raw(s, 0);
+
+    snprintf(b->run_id, sizeof(b->run_id), "%s", run ? run : "");
+    b->patch = xstrdup(store_col_raw(s, 1) ? store_col_raw(s, 1) : "");
+    b->reason = xstrdup(store_col_raw(s, 2) ? store_col_raw(s, 2) : "");
+    b->verification = store_col_raw(s, 3) ? cJSON_Parse(store_col_raw(s, 3)) : NULL;
+}
+
+int store_decision_best_attempt(store *st, const char *item_id, struct store_best_attempt *out,
+                                int *found)
+{
+    static const char q[] =
+        "SELECT d.run_id, a.path, coalesce(r.failure_reason, ''), d.data FROM decisions d"
+        " JOIN artifacts a ON a.run_id = d.run_id AND a.type = 'patch'"
+        " JOIN runs r ON r.id = d.run_id"
+        " WHERE d.item_id = ?1 AND d.kind = 'verification' AND d.note = 'tests weakened'"
+        " ORDER BY d.id DESC, a.id DESC LIMIT 1";
+
+    memset(out, 0, sizeof(*out));
+    return store_get_row(st, "decisions", best_fill, out, found, q,
+                         STORE_ARGS(STORE_TEXT(item_id)));
+}
+
+void store_best_attempt_release(struct store_best_attempt *b)
+{
+    free(b->patch);
+    free(b->reason);
+    cJSON_Delete(b->verification);
+    memset(b, 0, sizeof(*b));
 }
 
 int store_decision_evidence_rows(store *st, const char *goal_id, cJSON **out)

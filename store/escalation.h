@@ -79,6 +79,32 @@ int store_decision_partial_failures(store *st, const char *goal_id, struct cJSON
  * NULL when none. */
 int store_decision_latest_final_check(store *st, const char *goal_id, struct cJSON **out);
 
+/* The data of item_id's latest decision of kind, parsed, into *out
+ * (cJSON_Delete); NULL when there is none. */
+int store_decision_latest_of_item(store *st, const char *item_id, const char *kind,
+                                  struct cJSON **out);
+
+/* An item's best attempt: the latest run whose gates passed on its own
+ * tree but whose verification found the tests weakened, and whose
+ * changes were saved as a patch when the worktree was reset. */
+struct store_best_attempt {
+    char run_id[ID_SIZE];
+    char *patch;                 /* the patch file (goald's, outside the worktree) */
+    char *reason;                /* the run's failure reason */
+    struct cJSON *verification;  /* that run's verification data */
+};
+
+/* The best attempt of item_id into *out (*found 0 when there is none);
+ * release it with store_best_attempt_release(). */
+int store_decision_best_attempt(store *st, const char *item_id, struct store_best_attempt *out,
+                                int *found);
+void store_best_attempt_release(struct store_best_attempt *b);
+
+/* The data of goal_id's latest goal-level decision (no item) of kind,
+ * parsed, into *out (cJSON_Delete); NULL when there is none. */
+int store_decision_latest_of_goal(store *st, const char *goal_id, const char *kind,
+                                  struct cJSON **out);
+
 /* The evidence table of goal_id as a JSON array (one object per
  * criterion and done item: criterion, item, evidence, backed_by, tests,
  * kind, backing),

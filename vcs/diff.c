@@ -7,6 +7,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "vcs/internal.h"
+#include "vcs/repo.h"
 
 int vcs_diff_is_empty(int *empty_out, vcs_worktree *wt)
 {
@@ -102,6 +103,93 @@ out:
     return rc;
 }
 
+/* Whole lines while they fit; the first that does not ends the print. */
+static int add_line_fit(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l,
+                        void *arg)
+{
+    struct print *p = arg;
+    size_t need = l->content_len + 1, cap = p->out->cap ? p->out->cap : STRBUF_DEFAULT_CAP;
+
+    if (p->out->len + need + 1 > cap) {
+        p->rc = ERR_TOOBIG;
+        return -1;
+    }
+    return add_line(d, h, l, arg);
+}
+
+int vcs_diff_commits(strbuf *out, int *cut, vcs_worktree *wt, const char *base_sha)
+{
+    git_tree *base = NULL, *head = NULL;
+    git_diff *diff = NULL;
+    git_diff_options o;
+    struct print p = {out, out->len, 0};
+    int rc;
+
+    *cut = 0;
+    if ((rc = vcs_rev_tree_get(&base, wt->repo, base_sha)) != 0 ||
+        (rc = vcs_head_tree(&head, wt->repo)) != 0)
+        goto out;
+    git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+    o.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
+    o.max_size = (git_off_t)(out->cap ? out->cap : STRBUF_DEFAULT_CAP);
+    if (git_diff_tree_to_tree(&diff, wt->repo, base, head, &o) < 0) {
+        rc = vcs_git_err(ERR_FAIL, "%s: diff", wt->path);
+        goto out;
+    }
+    if (git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, add_line_fit, &p) < 0) {
+        if (p.rc == ERR_TOOBIG)
+            *cut = 1;
+        else
+            rc = p.rc ? err_wrap(p.rc, "%s: diff", wt->path)
+                      : vcs_git_err(ERR_FAIL, "%s: diff", wt->path);
+    }
+out:
+    git_diff_free(diff);
+    git_tree_free(base);
+    git_tree_free(head);
+    return rc;
+}
+
+int vcs_diff_path(strbuf *out, int *cut, const char *repo_path, const char *from_rev,
+                  const char *to_rev, const char *path)
+{
+    git_repository *r = NULL;
+    git_tree *a = NULL, *b = NULL;
+    git_diff *diff = NULL;
+    git_diff_options o;
+    struct print p = {out, out->len, 0};
+    char *spec[1] = {(char *)path};
+    int rc;
+
+    *cut = 0;
+    if ((rc = vcs_init()) != 0 || (rc = vcs_repo_open(&r, repo_path)) != 0)
+        return rc;
+    if ((rc = vcs_rev_tree_get(&a, r, from_rev)) != 0 ||
+        (rc = vcs_rev_tree_get(&b, r, to_rev)) != 0)
+        goto out;
+    git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+    o.flags = GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+    o.pathspec.strings = spec;
+    o.pathspec.count = 1;
+    o.max_size = (git_off_t)(out->cap ? out->cap : STRBUF_DEFAULT_CAP);
+    if (git_diff_tree_to_tree(&diff, r, a, b, &o) < 0) {
+        rc = vcs_git_err(ERR_FAIL, "diff %s", path);
+        goto out;
+    }
+    if (git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, add_line_fit, &p) < 0) {
+        if (p.rc == ERR_TOOBIG)
+            *cut = 1;
+        else
+            rc = p.rc ? p.rc : vcs_git_err(ERR_FAIL, "diff %s", path);
+    }
+out:
+    git_diff_free(diff);
+    git_tree_free(a);
+    git_tree_free(b);
+    git_repository_free(r);
+    return rc;
+}
+
 /* Make the worktree again from its branch: the folder is removed without
  * following any link (fs_remove_tree), the registration pruned, and a
  * fresh checkout made, so nothing goald writes can land outside it. */
@@ -170,3 +258,73 @@ out:
     strbuf_release(&patch);
     return rc;
 }
+
+/* The patch applied in memory to HEAD's tree: the tree it makes. */
+static int patched_tree(git_tree **out, vcs_worktree *wt, const strbuf *patch)
+{
+    git_diff *diff = NULL;
+    git_tree *head = NULL;
+    git_index *idx = NULL;
+    git_oid oid;
+    int rc;
+
+    *out = NULL;
+    if (git_diff_from_buffer(&diff, patch->buf, patch->len) < 0)
+        return vcs_git_err(ERR_INVALID, "the saved patch does not parse");
+    if ((rc = vcs_head_tree(&head, wt->repo)) != 0)
+        goto out;
+    if (git_apply_to_tree(&idx, wt->repo, head, diff, NULL) < 0) {
+        rc = vcs_git_err(ERR_FAIL, "the saved patch does not apply to the item's start");
+        goto out;
+    }
+    if (git_index_write_tree_to(&oid, idx, wt->repo) < 0 ||
+        git_tree_lookup(out, wt->repo, &oid) < 0)
+        rc = vcs_git_err(ERR_IO, "%s: tree", wt->path);
+out:
+    git_index_free(idx);
+    git_tree_free(head);
+    git_diff_free(diff);
+    return rc;
+}
+
+int vcs_worktree_apply(vcs_worktree *wt, const char *patch_path)
+{
+    strbuf patch;
+    git_tree *tree = NULL, *head = NULL;
+    git_index *index = NULL;
+    git_checkout_options co;
+    int empty = 0, rc;
+
+    strbuf_init(&patch, (size_t)64 << 20);
+    if ((rc = vcs_diff_is_empty(&empty, wt)) != 0)
+        goto out;
+    if (!empty) {
+        rc = err_set(ERR_FAIL, "%s: the worktree has changes; a patch applies to a clean one",
+                     wt->path);
+        goto out;
+    }
+    if ((rc = fs_read_file(&patch, patch_path, patch.cap - 1)) != 0 ||
+        (rc = patched_tree(&tree, wt, &patch)) != 0)
+        goto out;
+    /* the files written by libgit2's checkout (links as links, paths
+     * checked as for any checkout); HEAD stays where it is */
+    git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+    co.checkout_strategy = GIT_CHECKOUT_SAFE;
+    if (git_checkout_tree(wt->repo, (const git_object *)tree, &co) < 0) {
+        rc = vcs_git_err(ERR_IO, "%s: checkout of the patched tree", wt->path);
+        goto out;
+    }
+    /* the index back at HEAD: the changes are the worktree's, uncommitted */
+    if ((rc = vcs_head_tree(&head, wt->repo)) != 0)
+        goto out;
+    if (git_repository_index(&index, wt->repo) < 0 || git_index_read_tree(index, head) < 0 ||
+        git_index_write(index) < 0)
+        rc = vcs_git_err(ERR_IO, "%s: index", wt->path);
+out:
+    git_index_free(index);
+    git_tree_free(head);
+    git_tree_free(tree);
+    strbuf_release(&patch);
+    return rc;
+}
+

@@ -26,6 +26,20 @@ int vcs_diff_is_empty(int *empty_out, vcs_worktree *wt);
  * vcs_worktree_state_tree(). */
 int vcs_diff_text(strbuf *out, vcs_worktree *wt);
 
+/* Append the committed change from commit base_sha (40 hex) to the
+ * worktree's HEAD as a unified diff to out (for a model to read: no
+ * binary patches), whole lines as long as they fit out's cap; *cut = 1
+ * when some did not.  Uncommitted changes are not shown. */
+int vcs_diff_commits(strbuf *out, int *cut, vcs_worktree *wt, const char *base_sha);
+
+/* Append the change of one file (path, '/' separated, matched exactly)
+ * between the trees of from_rev and to_rev in the repository at
+ * repo_path, as vcs_diff_commits() does (whole lines up to out's cap;
+ * *cut = 1 when some did not fit).  Nothing is appended when it did not
+ * change. */
+int vcs_diff_path(strbuf *out, int *cut, const char *repo_path, const char *from_rev,
+                  const char *to_rev, const char *path);
+
 /* Give up the worktree's uncommitted changes after a failed or aborted
  * run: when there are changes and patch_path is not NULL, they are first
  * written to patch_path (atomically, mode 0600, parent folders created)
@@ -40,5 +54,13 @@ int vcs_diff_text(strbuf *out, vcs_worktree *wt);
  * never starts from the same state.  When the patch cannot be written
  * (disk full) nothing is reset. */
 int vcs_worktree_reset(int *saved_out, vcs_worktree *wt, const char *patch_path);
+
+/* Apply the patch at patch_path (one vcs_diff_text() saved before a
+ * reset) to the worktree, which must have no changes: the patched tree
+ * is made in memory from HEAD's and checked out by libgit2 (HEAD and the
+ * index stay), so the changes are the worktree's, uncommitted.
+ * ERR_FAIL when the worktree has changes or the patch does not apply;
+ * ERR_INVALID when it does not parse. */
+int vcs_worktree_apply(vcs_worktree *wt, const char *patch_path);
 
 #endif

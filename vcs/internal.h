@@ -53,6 +53,10 @@ int vcs_repo_open(git_repository **out, const char *path);
 /* The HEAD commit's tree into *tree_out (free with git_tree_free). */
 int vcs_head_tree(git_tree **tree_out, git_repository *repo);
 
+/* The tree rev names in r (a commit id, a branch...) into *out
+ * (git_tree_free); ERR_NOTFOUND naming rev. */
+int vcs_rev_tree_get(git_tree **out, git_repository *r, const char *rev);
+
 /* Credentials for a remote, as push.h describes them, for libgit2's
  * credential callback (payload: a zeroed struct vcs_auth): push and fetch
  * both use it.  A kind asked for twice was rejected: the callback gives

@@ -20,7 +20,7 @@ static int open_repo(git_repository **r, const char *repo_path)
     return 0;
 }
 
-static int commit_tree(git_tree **out, git_repository *r, const char *rev)
+int vcs_rev_tree_get(git_tree **out, git_repository *r, const char *rev)
 {
     git_object *obj = NULL;
     int rc = 0;
@@ -92,7 +92,7 @@ int vcs_tree_changes(struct vcs_tree_change **out, size_t *n, const char *repo_p
     git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
     if ((rc = open_repo(&r, repo_path)) != 0)
         return rc;
-    if ((rc = commit_tree(&a, r, base_rev)) != 0 || (rc = commit_tree(&b, r, tree_sha)) != 0)
+    if ((rc = vcs_rev_tree_get(&a, r, base_rev)) != 0 || (rc = vcs_rev_tree_get(&b, r, tree_sha)) != 0)
         goto out;
     if (git_diff_tree_to_tree(&d, r, a, b, &o) < 0) {
         rc = vcs_git_err(ERR_IO, "diff %s %s", base_rev, tree_sha);
@@ -132,7 +132,7 @@ int vcs_tree_restore(char out[VCS_OID_HEX], const char *repo_path, const char *t
 
     if ((rc = open_repo(&r, repo_path)) != 0)
         return rc;
-    if ((rc = commit_tree(&now, r, tree_sha)) != 0 || (rc = commit_tree(&base, r, base_rev)) != 0)
+    if ((rc = vcs_rev_tree_get(&now, r, tree_sha)) != 0 || (rc = vcs_rev_tree_get(&base, r, base_rev)) != 0)
         goto out;
     if (git_index_new(&idx) < 0 || git_index_read_tree(idx, now) < 0) {
         rc = vcs_git_err(ERR_IO, "index of %s", tree_sha);

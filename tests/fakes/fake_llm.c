@@ -2,7 +2,8 @@
  * fake_llm - a scripted OpenAI-compatible (or Anthropic-shaped) HTTP
  * server on 127.0.0.1 for the tests and the bench.
  *
- *   fake_llm --port-file F [--mode openai|anthropic] [--realistic] --script S.jsonl [--log L.jsonl]
+ *   fake_llm --port-file F [--mode openai|anthropic] [--realistic] [--auto-condense]
+ *            --script S.jsonl [--log L.jsonl]
  *
  * Binds an ephemeral port and writes it to F (atomically, once
  * listening).  Serves POST .../chat/completions (openai mode) or
@@ -25,6 +26,16 @@
  *   "echo_key": true                     an error body quoting the request's key
  *                                        (as a careless server would)
  *   "repeat": N                          serve this entry N times (0: forever)
+ *   "usage": "auto"                      usage as a provider's automatic prompt cache
+ *                                        counts it: input, the prompt's bytes / 4 (its
+ *                                        tools, system and messages, each as JSON, in
+ *                                        that order, Anthropic's cache_control marks
+ *                                        left out); cached_input, the bytes it shares
+ *                                        as a prefix with the previous prompt of the
+ *                                        same X-Goald-Run, / 4; output, the reply's
+ *                                        text and arguments' bytes / 4 (Anthropic mode:
+ *                                        input_tokens without the cached part; the log
+ *                                        has input with it)
  * Real servers' shapes (openai mode; --realistic turns on omit_ids,
  * args_object, no_usage and prose for every reply):
  *   "refusal": "text"                    message.refusal set, content null
@@ -55,9 +66,12 @@
  * --ollama-num-ctx N [--ollama-report show|ps|none] [--ollama-trained T]
  * [--truncated-log F]: an Ollama-like server (see "an Ollama-like server"
  * below): /api/show and /api/ps, and prompts past N tokens cut silently.
- * Every request (n, t_ms: wall clock in ms, method, path, headers, body) is
- * appended to L as one JSON line (not /api/show nor /api/ps).  Exits on
- * SIGTERM or SIGINT.
+ * --auto-condense: a request of stage condense (X-Goald-Stage) is answered
+ * {"summary": ...} with "usage": "auto", without taking a script entry (a
+ * script need not know when goald compacts).
+ * Every request (n, t_ms: wall clock in ms, method, path, headers, body,
+ * and the usage answered when it was "auto") is appended to L as one JSON
+ * line (not /api/show nor /api/ps).  Exits on SIGTERM or SIGINT.
  */
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -459,6 +473,7 @@ static char *render_reply(const cJSON *e, const char *model, long reqno)
 
     if (anthropic_mode) {
         cJSON *content, *u;
+        int64_t in;
         snprintf(id, sizeof(id), "msg_fake_%ld", reqno);
         cJSON_AddStringToObject(root, "id", id);
         cJSON_AddStringToObject(root, "type", "message");
@@ -494,7 +509,11 @@ static char *render_reply(const cJSON *e, const char *model, long reqno)
         cJSON_AddNullToObject(root, "stop_sequence");
         anthropic_thinking_remember(content);
         u = cJSON_AddObjectToObject(root, "usage");
-        cJSON_AddNumberToObject(u, "input_tokens", (double)jint(usage, "input"));
+        /* Anthropic's input_tokens leave the cache reads out */
+        in = jint(usage, "input");
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(usage, "auto")))
+            in -= jint(usage, "cached_input");
+        cJSON_AddNumberToObject(u, "input_tokens", (double)in);
         cJSON_AddNumberToObject(u, "cache_creation_input_tokens",
                                 (double)jint(usage, "cache_write"));
         cJSON_AddNumberToObject(u, "cache_read_input_tokens", (double)jint(usage, "cached_input"));
@@ -565,6 +584,129 @@ printed:
     cJSON_Delete(root);
     free(text);
     return out;
+}
+
+/* ---- "usage": "auto" ------------------------------------------------------ */
+
+static int auto_condense;
+
+/* The last prompt of each run (X-Goald-Run), for the cached prefix. */
+struct run_prompt {
+    char *run, *text;
+    struct run_prompt *next;
+};
+static struct run_prompt *run_prompts;
+
+/* Anthropic's cache_control breakpoints mark where to cache; they are not
+ * part of the prompt the cache compares. */
+static void drop_cache_marks(cJSON *o)
+{
+    cJSON *it;
+
+    if (cJSON_IsObject(o))
+        cJSON_DeleteItemFromObjectCaseSensitive(o, "cache_control");
+    cJSON_ArrayForEach(it, o) drop_cache_marks(it);
+}
+
+/* What a provider tokenizes, in its order: the tools, the system prompt,
+ * the messages, each as compact JSON. */
+static char *prompt_text(const cJSON *req)
+{
+    static const char *const parts[] = {"tools", "system", NULL};
+    strbuf sb = STRBUF_INIT;
+    cJSON *p = cJSON_Duplicate(req, 1);
+    const cJSON *m;
+    char *t;
+    int rc = 0;
+
+    drop_cache_marks(p);
+    strbuf_init(&sb, (size_t)1 << 30);
+    for (int i = 0; parts[i]; i++) {
+        t = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(p, parts[i]));
+        rc |= strbuf_adds(&sb, t ? t : "");
+        cJSON_free(t);
+    }
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(p, "messages"))
+    {
+        t = cJSON_PrintUnformatted(m);
+        rc |= strbuf_adds(&sb, t ? t : "");
+        cJSON_free(t);
+    }
+    cJSON_Delete(p);
+    if (rc) /* past 1 GiB: a request body is at most 64 MiB */
+        abort();
+    return strbuf_detach(&sb, NULL);
+}
+
+/* The bytes text shares as a prefix with the run's previous prompt; text
+ * becomes the run's last prompt (taken). */
+static size_t cached_prefix(const char *run, char *text)
+{
+    struct run_prompt *r;
+    size_t k = 0;
+
+    for (r = run_prompts; r && strcmp(r->run, run); r = r->next)
+        ;
+    if (!r) {
+        r = calloc(1, sizeof(*r));
+        r->run = strdup(run);
+        r->next = run_prompts;
+        run_prompts = r;
+    }
+    while (r->text && r->text[k] && r->text[k] == text[k])
+        k++;
+    free(r->text);
+    r->text = text;
+    return k;
+}
+
+/* The entry's "usage": "auto" replaced by the counts it stands for. */
+static void auto_usage(struct MHD_Connection *conn, cJSON *e, const cJSON *req)
+{
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(e, "usage"), *call;
+    const char *run = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Goald-Run");
+    char *text, *reply = content_text(e);
+    size_t len, cached, out = reply ? strlen(reply) : 0;
+    cJSON *n;
+
+    if (!cJSON_IsString(u) || strcmp(u->valuestring, "auto") != 0)
+        return;
+    text = prompt_text(req);
+    len = strlen(text);
+    pthread_mutex_lock(&lock);
+    cached = cached_prefix(run ? run : "", text);
+    pthread_mutex_unlock(&lock);
+    cJSON_ArrayForEach(call, cJSON_GetObjectItemCaseSensitive(e, "tool_calls"))
+    {
+        char *a = args_text(call);
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(call, "name"));
+        out += strlen(a) + (name ? strlen(name) : 0);
+        free(a);
+    }
+    free(reply);
+    n = cJSON_CreateObject();
+    cJSON_AddNumberToObject(n, "input", (double)(len / 4)); /* with the cached part */
+    cJSON_AddBoolToObject(n, "auto", 1);
+    cJSON_AddNumberToObject(n, "cached_input", (double)(cached / 4));
+    cJSON_AddNumberToObject(n, "output", (double)((out + 3) / 4));
+    cJSON_ReplaceItemInObjectCaseSensitive(e, "usage", n);
+}
+
+/* With --auto-condense, a condense request's answer (no script entry). */
+static cJSON *condense_entry(struct MHD_Connection *conn, long *reqno)
+{
+    const char *st = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Goald-Stage");
+    cJSON *e;
+
+    if (!auto_condense || !st || strcmp(st, "condense") != 0)
+        return NULL;
+    e = cJSON_Parse("{\"content\": {\"summary\": \"The earlier turns read the files named "
+                    "in the task, ran the tests (they failed before the edit) and edited the "
+                    "code as planned; nothing was left half done.\"}, \"usage\": \"auto\"}");
+    pthread_mutex_lock(&lock);
+    *reqno = ++nrequests; /* counted, but no script entry is taken */
+    pthread_mutex_unlock(&lock);
+    return e;
 }
 
 /* Slow drip and big bodies are produced by a callback. */
@@ -674,7 +816,7 @@ static void stream_free(void *cls)
 }
 
 static void log_request(struct MHD_Connection *conn, const char *method, const char *url,
-                        const strbuf *body, long reqno)
+                        const strbuf *body, long reqno, const cJSON *usage)
 {
     cJSON *o, *h, *b;
     char *line;
@@ -694,6 +836,8 @@ static void log_request(struct MHD_Connection *conn, const char *method, const c
     MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_header, h);
     b = cJSON_Parse(strbuf_cstr(body));
     cJSON_AddItemToObject(o, "body", b ? b : cJSON_CreateString(strbuf_cstr(body)));
+    if (cJSON_IsObject(usage))
+        cJSON_AddItemToObject(o, "usage", cJSON_Duplicate(usage, 1));
     line = cJSON_PrintUnformatted(o);
     pthread_mutex_lock(&lock);
     fprintf(log_file, "%s\n", line);
@@ -842,14 +986,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     if (ollama_route(url))
         return ollama_answer(conn, url, &c->body);
     if (strcmp(method, "POST") != 0 || ul < wl || strcmp(url + ul - wl, want) != 0) {
-        log_request(conn, method, url, &c->body, 0);
+        log_request(conn, method, url, &c->body, 0, NULL);
         return answer(conn, 404, NULL, NULL,
                       "{\"error\":{\"message\":\"fake_llm: no such endpoint\",\"type\":"
                       "\"not_found_error\"}}");
     }
     if (context_tokens > 0 && (long)(c->body.len / 4) > context_tokens) {
         char msg[512];
-        log_request(conn, method, url, &c->body, 0);
+        log_request(conn, method, url, &c->body, 0, NULL);
         if (anthropic_mode)
             snprintf(msg, sizeof(msg),
                      "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\","
@@ -872,7 +1016,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             pthread_mutex_lock(&lock);
             reqno = ++nrequests; /* counted, but no script entry is taken */
             pthread_mutex_unlock(&lock);
-            log_request(conn, method, url, &c->body, reqno);
+            log_request(conn, method, url, &c->body, reqno, NULL);
             cJSON_AddStringToObject(o, "type", "error");
             er = cJSON_AddObjectToObject(o, "error");
             cJSON_AddStringToObject(er, "type", "invalid_request_error");
@@ -884,8 +1028,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             goto out;
         }
     }
-    e = take_entry(&reqno);
-    log_request(conn, method, url, &c->body, reqno);
+    if (!(e = condense_entry(conn, &reqno)))
+        e = take_entry(&reqno);
+    if (e && req)
+        auto_usage(conn, e, req);
+    log_request(conn, method, url, &c->body, reqno, cJSON_GetObjectItemCaseSensitive(e, "usage"));
     ollama_truncate_note(&c->body, reqno);
     v = cJSON_GetObjectItemCaseSensitive(req, "model");
     if (cJSON_IsString(v))
@@ -1069,6 +1216,8 @@ int main(int argc, char **argv)
             log_path = argv[++i];
         else if (!strcmp(argv[i], "--realistic"))
             realistic = 1;
+        else if (!strcmp(argv[i], "--auto-condense"))
+            auto_condense = 1;
         else if (!strcmp(argv[i], "--context-tokens") && i + 1 < argc)
             context_tokens = atol(argv[++i]);
         else if (!strcmp(argv[i], "--ollama-num-ctx") && i + 1 < argc)
@@ -1136,6 +1285,13 @@ int main(int argc, char **argv)
         cJSON_Delete(entries[i]);
     free(entries);
     cJSON_Delete(served_thinking);
+    while (run_prompts) {
+        struct run_prompt *r = run_prompts;
+        run_prompts = r->next;
+        free(r->run);
+        free(r->text);
+        free(r);
+    }
     if (log_file)
         fclose(log_file);
     return 0;

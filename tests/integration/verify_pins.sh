@@ -78,6 +78,9 @@ expect_eq "$(jqo .status)" success "publish"
 body=$(jq -r -s '[.[] | select(.method == "POST" and .path == "/repos/acme/widgets/pulls")][0].json.body' "$FORGE_LOG")
 case "$body" in "## Goal"*"## Existing tests changed"*"tests/test_greet.py::test_greet"*"## Success criteria and evidence"*) ok ;;
     *) fail "the pull request's body does not name the changed test first: $body" ;; esac
+# ... with its old and new lines together, in a fence no backtick of it can close
+case "$body" in *'  ````diff'*'-def test_greet(): assert greet.greet("Bob") == "Hello Bob"'*'+def test_greet(): assert greet.greet("Bob") == "Hello Bob!"'*'  ````'*"## Success criteria"*) ok ;;
+    *) fail "the changed test's old and new version are not shown: $body" ;; esac
 
 # ===== 2. the test loosened to pass on the old product too =================
 goal loosened 'def test_greet(): assert greet.greet("Bob") == "Hello Bob"' \
@@ -99,10 +102,13 @@ expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "refused before the h
 run "$G" daemon --once
 expect_rc 3 "the goal waits on a human"
 esc=$(sql "SELECT id FROM escalations WHERE status = 'open'")
-expect_eq "$(sql "SELECT type || ' ' || json_extract(packet, '\$.actions[0]') FROM escalations WHERE id = '$esc'")" \
-    "tests_changed accept_test_changes" "the escalation offers to accept the change"
+expect_eq "$(sql "SELECT type || ' ' || json_extract(packet, '\$.actions[0]') || ' ' || json_extract(packet, '\$.actions[1]') FROM escalations WHERE id = '$esc'")" \
+    "tests_changed accept_best_attempt accept_test_changes" "the escalation offers to accept the change"
 run "$G" resolve "$esc" --action accept_test_changes
 expect_rc 2 "the cases must be named"
+run "$G" resolve "$esc" --action accept_test_changes --input "tests/test_greet.py"
+expect_rc 2 "a file is not a case"
+expect_err '"tests/test_greet.py" is not a test case the refusal named (a file is not a case); it named: tests/test_greet.py::test_greet'
 run "$G" resolve "$esc" --action accept_test_changes --input "tests/test_greet.py::test_greet"
 expect_rc 0 "accept the named change"
 echo "{\"stage\": \"execute\", \"tool_calls\": [$(write greet.py "$NEW_GREET"),$LOOSE,$(complete "done")]}" >>"$GOALD_LLM_SCRIPT"
@@ -111,6 +117,35 @@ step work
 expect_eq "$(jqo .status)" success "the accepted change lands"
 expect_eq "$(sql "SELECT data FROM decisions WHERE kind = 'verification' ORDER BY id DESC LIMIT 1" | jq -r '.accepted_by_human | join(",")')" \
     "tests/test_greet.py::test_greet" "the waiver is in the verification record"
+
+# ===== 2c. the best attempt, accepted by a human ==========================
+# The packet names the best attempt (gates pass, rejected because ...);
+# accept_best_attempt applies its saved patch again, verifies it with the
+# refusal waived and commits it: no model call (the script has no line
+# left for execute).
+goal best 'def test_greet(): assert greet.greet("Bob") == "Hello Bob"' \
+    "$(write greet.py "$NEW_GREET")" "$LOOSE"
+expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "refused before the human"
+BEST_RUN=$RUN
+run "$G" daemon --once
+expect_rc 3 "the goal waits on a human"
+esc=$(sql "SELECT id FROM escalations WHERE status = 'open'")
+expect_eq "$(sql "SELECT json_extract(packet, '\$.best_attempt.run_id') || ' ' || json_extract(packet, '\$.best_attempt.gates') FROM escalations WHERE id = '$esc'")" \
+    "$BEST_RUN pass" "the packet names the best attempt"
+case "$(sql "SELECT json_extract(packet, '\$.minimal_question') FROM escalations WHERE id = '$esc'")" in
+    *"Best attempt: run ${BEST_RUN:0:8}, gates pass, rejected because tests weakened"*) ok ;;
+    *) fail "the question does not name the best attempt: $(sql "SELECT json_extract(packet, '\$.minimal_question') FROM escalations WHERE id = '$esc'")" ;; esac
+run "$G" resolve "$esc" --action accept_best_attempt
+expect_rc 0 "accept the best attempt"
+echo "{\"stage\": \"review\", \"content\": $REVIEW}" >>"$GOALD_LLM_SCRIPT"
+step work
+expect_eq "$(jqo .status)" success "the best attempt lands without a model call"
+expect_eq "$(sql "SELECT note FROM decisions WHERE kind = 'verification' ORDER BY id DESC LIMIT 1")" \
+    "tests weakened, accepted by a human" "the verification says who accepted it"
+expect_eq "$(sql "SELECT status FROM work_items")" done "done"
+expect_eq "$(git -C "$R" show "$(sql "SELECT commit_sha FROM work_items")":tests/test_greet.py | tail -n1)" \
+    'def test_greet(): assert greet.greet("Bob").startswith("Hello Bob")' "the commit holds the best attempt"
+expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'item.best_attempt_applied'")" 1 "applied once"
 
 # ===== 3. a failing target rewritten to expect the old behaviour ===========
 goal target 'def test_greet(): assert greet.greet("Bob") == "Hello Bob!"' \
