@@ -86,13 +86,17 @@ int forge_pr_body_closes(strbuf *body, store *st, const char *goal_id);
 int forge_commands_apply(store *st, const struct forge_trigger *t, int64_t number,
                          const char *goal_id);
 
-/* A forge webhook (POST /v1/forge/webhook): headers event (X-GitHub-Event
- * or X-Gitea-Event), signature (X-Hub-Signature-256 "sha256=HEX" or
- * X-Gitea-Signature "HEX"), body (len bytes).  The signature is checked
- * (HMAC-SHA256 with a trigger's secret, in constant time) before anything
- * is read.  *status gets the HTTP status to answer (202, 200 ignored,
- * 401 bad signature, 400 bad body) and msg (n bytes) why. */
-int forge_webhook_handle(int *status, char *msg, size_t n, store *st, const char *event,
-                         const char *signature, const char *body, size_t len);
+/* A forge webhook whose signature matched trigger t's secret (the
+ * caller checked it): event is X-GitHub-Event / X-Gitea-Event, payload
+ * the parsed body.  An "issues" event that puts t's label on an open
+ * issue starts its goal at once (the sender must be able to push); an
+ * "issue_comment" on a linked issue applies its `/goald` commands; the
+ * rest is ignored.  *status gets the HTTP status to answer (202 acted,
+ * 200 nothing to do, 422 not t's repository) and msg (n bytes) why.
+ * ERR_* on a forge or store failure (the forge redelivers, or the poll
+ * finds the issue). */
+int forge_webhook_event(int *status, char *msg, size_t n, store *st,
+                        const struct forge_trigger *t, const char *event,
+                        const struct cJSON *payload);
 
 #endif
