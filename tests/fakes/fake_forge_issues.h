@@ -248,6 +248,15 @@ static cJSON *comment_patch(int *status, const char *repo, long id, const cJSON 
     return NULL;
 }
 
+/* Does rest match "/issues/%ld" + tail exactly?  The number into *n. */
+static int issue_path(const char *rest, const char *tail, long *n)
+{
+    int used = 0;
+    if (sscanf(rest, "/issues/%ld%n", n, &used) != 1)
+        return 0;
+    return strcmp(rest + used, tail) == 0;
+}
+
 /* The issue routes under /repos/{o}/{r}; 1 when path was one of them. */
 static int issues_route(cJSON **ans, int *status, cJSON *extra, struct MHD_Connection *c,
                         const char *method, const char *path, const cJSON *in, int gitea)
@@ -267,16 +276,17 @@ static int issues_route(cJSON **ans, int *status, cJSON *extra, struct MHD_Conne
         *status = 200;
     } else if (!strcmp(rest, "/issues") && get) {
         *ans = issue_list(status, extra, c, repo);
-    } else if (sscanf(rest, "/issues/comments/%ld", &n) == 1 && !strcmp(method, "PATCH")) {
+    } else if (!strncmp(rest, "/issues/comments/", 17) && !strcmp(method, "PATCH") &&
+               (n = strtol(rest + 17, NULL, 10)) > 0) {
         *ans = comment_patch(status, repo, n, in);
-    } else if (sscanf(rest, "/issues/%ld/events", &n) == 1 && get && (is = issue_find(repo, n))) {
+    } else if (issue_path(rest, "/events", &n) && get && (is = issue_find(repo, n))) {
         *ans = issue_events(is, 0);
         *status = 200;
-    } else if (sscanf(rest, "/issues/%ld/timeline", &n) == 1 && get &&
+    } else if (issue_path(rest, "/timeline", &n) && get &&
                (is = issue_find(repo, n))) {
         *ans = issue_events(is, 1);
         *status = 200;
-    } else if (sscanf(rest, "/issues/%ld/comments", &n) == 1 && (is = issue_find(repo, n))) {
+    } else if (issue_path(rest, "/comments", &n) && (is = issue_find(repo, n))) {
         cJSON *cms = cJSON_GetObjectItemCaseSensitive(is, "_comments");
         if (get) {
             *ans = with_etag(status, cJSON_Duplicate(cms, 1), extra, c);
