@@ -123,6 +123,7 @@ static void trigger_fill(struct forge_trigger *t, const cJSON *j)
         t->f.base_url[--n] = '\0';
     t->f.owner = xstrndup(repo, (size_t)(slash - repo));
     t->f.repo = xstrdup(slash + 1);
+    t->f.no_wait = 1; /* the cron lane and the webhook never wait in line */
     if (opt_str(j, "token_env"))
         t->f.token_env = xstrdup(opt_str(j, "token_env"));
     if (opt_str(j, "name"))

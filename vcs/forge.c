@@ -391,7 +391,7 @@ int vcs_forge_request(struct http_response *res, struct forge_failure *fl,
                       const struct vcs_forge *f, const char *method, const char *url,
                       const char *body, const char *extra)
 {
-    int max = (int)config_int(CFG_FORGE_MAX_ATTEMPTS);
+    int max = f->no_wait ? 1 : (int)config_int(CFG_FORGE_MAX_ATTEMPTS);
     int64_t cap_ms = config_int(CFG_FORGE_RETRY_MAX_WAIT_S) * 1000;
     int rc = 0;
 
@@ -418,8 +418,10 @@ int vcs_forge_request(struct http_response *res, struct forge_failure *fl,
             if (!rc)
                 rc = http_status_err(method, url, res->status, &res->body);
             err_wrap(rc, "after %d attempts", n);
-            if (fl)
+            if (fl) {
                 snprintf(fl->cls, sizeof(fl->cls), "forge");
+                fl->wait_ms = limited ? server_ms : 0;
+            }
             return rc;
         }
         log_info("forge: %s %s: %s; attempt %d of %d in %lld ms", method, url,

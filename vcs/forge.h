@@ -38,6 +38,9 @@ struct vcs_forge {
     char *head_owner; /* a fork's owner, whose branch the pull request comes
                        * from; NULL: the branch is in owner/repo */
     char *token_env;  /* the NAME of the token's variable; NULL: forge.token_env */
+    int no_wait;      /* 1: one attempt, never a wait in line: a rate limit or
+                       * an outage fails at once (failure.wait_ms: the
+                       * forge's wait) for a caller that tries again later */
 };
 
 /* Fill f from the configuration: forge.base_url, and forge.owner /
