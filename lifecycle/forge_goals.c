@@ -17,24 +17,24 @@
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
-/* The link row of issue under t pointing at goal_id. */
+/* The link row of (number, source) under t pointing at goal_id. */
 static void link_of(struct store_forge_link *l, const struct forge_trigger *t, int64_t number,
-                    const char *goal_id)
+                    const char *source, const char *goal_id)
 {
     memset(l, 0, sizeof(*l));
     snprintf(l->forge, sizeof(l->forge), "%s", t->f.base_url);
     snprintf(l->repo, sizeof(l->repo), "%s", t->repo_key);
     l->number = number;
-    snprintf(l->source, sizeof(l->source), "issue");
+    snprintf(l->source, sizeof(l->source), "%s", source);
     snprintf(l->goal_id, sizeof(l->goal_id), "%s", goal_id);
     snprintf(l->trigger, sizeof(l->trigger), "%s", t->name);
 }
 
-/* Insert g and its link in one transaction: *made 0 (and nothing
- * written) when the issue got its goal meanwhile (another node, a
- * webhook): the link's unique key decides. */
-static int submit_linked(store *st, const struct forge_trigger *t, int64_t number,
-                         struct goal *g, int *made, char goal_id[ID_SIZE])
+/* The link's unique key decides: the issue may have got its goal
+ * meanwhile (another node, a webhook). */
+int forge_goal_submit_linked(store *st, const struct forge_trigger *t, int64_t number,
+                             const char *source, struct goal *g, int *made,
+                             char goal_id[ID_SIZE])
 {
     struct store_forge_link l;
     char id[ID_SIZE];
@@ -45,7 +45,7 @@ static int submit_linked(store *st, const struct forge_trigger *t, int64_t numbe
         return rc;
     if ((rc = intake_submit(st, g, id)) != 0)
         goto out;
-    link_of(&l, t, number, id);
+    link_of(&l, t, number, source, id);
     if ((rc = store_forge_link_insert(st, &l, time_now_ms(), &inserted)) != 0)
         goto out;
     if (!inserted)
@@ -55,7 +55,7 @@ out:
     if (rc == ERR_AMBIGUOUS && !inserted) {
         int found = 0;
         err_clear();
-        return store_forge_link_goal(st, t->f.base_url, t->repo_key, number, "issue", goal_id,
+        return store_forge_link_goal(st, t->f.base_url, t->repo_key, number, source, goal_id,
                                      &found);
     }
     if (rc == 0) {
@@ -87,7 +87,7 @@ int forge_goal_from_issue(store *st, const struct forge_trigger *t, const struct
         err_wrap(rc, "%s#%lld", t->repo_key, (long long)issue->number);
         goto out;
     }
-    rc = submit_linked(st, t, issue->number, g, made, goal_id);
+    rc = forge_goal_submit_linked(st, t, issue->number, "issue", g, made, goal_id);
 out:
     store_goal_free(g);
     cJSON_free(text);

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/goal.h"
 #include "store/store.h"
 #include "util/id.h"
 #include "util/strbuf.h"
@@ -56,6 +57,18 @@ struct cJSON *forge_goal_json(const struct forge_trigger *t, const struct vcs_is
  * its goal (its id into goal_id).  The caller checked the permission. */
 int forge_goal_from_issue(store *st, const struct forge_trigger *t, const struct vcs_issue *issue,
                           int *made, char goal_id[ID_SIZE]);
+
+/* Insert g with its link (number, source) under t in one transaction:
+ * *made 0 (nothing written, goal_id the linked goal's) when the key is
+ * linked already. */
+int forge_goal_submit_linked(store *st, const struct forge_trigger *t, int64_t number,
+                             const char *source, struct goal *g, int *made,
+                             char goal_id[ID_SIZE]);
+
+/* Reviews of the pull requests of t's goals become follow-up goals on
+ * the same branch (forge_reviews.c): one at a time per branch, each
+ * review once, only from people who may push. */
+int forge_reviews_poll(store *st, const struct forge_trigger *t);
 
 /* The whole rule for one labelled issue: skipped when linked already;
  * else whoever put the label on it must be able to push (else a log

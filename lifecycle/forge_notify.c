@@ -111,7 +111,8 @@ int forge_pr_body_closes(strbuf *body, store *st, const char *goal_id)
     struct store_forge_link l;
     int rc, found = 0;
 
-    if ((rc = store_forge_link_of_goal(st, goal_id, &l, &found)) != 0 || !found)
-        return rc;
+    if ((rc = store_forge_link_of_goal(st, goal_id, &l, &found)) != 0 || !found ||
+        strcmp(l.source, "issue") != 0)
+        return rc; /* a review's follow-up: its pull request is open already */
     return strbuf_addf(body, "\n\nCloses #%lld\n", (long long)l.number);
 }

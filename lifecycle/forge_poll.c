@@ -108,6 +108,10 @@ void forge_poll_run(store *st, int64_t now_ms)
             err_clear();
         }
         tell_issues(st, &t[i]);
+        if (forge_reviews_poll(st, &t[i]) != 0) {
+            log_warn("forge: %s: %s", t[i].name, err_last());
+            err_clear();
+        }
     }
     forge_triggers_free(t, n);
 }

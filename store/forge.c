@@ -90,6 +90,41 @@ int store_forge_links_to_tell(store *st, const char *trigger, struct store_forge
                            STORE_ARGS(STORE_TEXT(trigger)));
 }
 
+/* store_row_fn: link_fill, then the pull request's number (column 6). */
+static void link_pr_fill(store_stmt *s, void *ctx)
+{
+    struct store_forge_link *l = ctx;
+
+    link_fill(s, ctx);
+    l->pr_number = strtoll(store_col_raw(s, 6) ? store_col_raw(s, 6) + 1 : "0", NULL, 10);
+}
+
+int store_forge_links_with_pr(store *st, const char *trigger, struct store_forge_link *rows,
+                              int max, int *n)
+{
+    static const char q[] =
+        "SELECT l.forge, l.repo, l.issue_number, l.source, l.goal_id, l.trigger_name, a.ref"
+        " FROM forge_links l JOIN goals g ON g.id = l.goal_id JOIN artifacts a"
+        " ON a.goal_id = l.goal_id AND a.type = 'pull_request' AND a.ref LIKE '#%'"
+        " WHERE l.trigger_name = ? AND l.source = 'issue' AND g.status = 'completed'"
+        " ORDER BY l.created_at DESC LIMIT 64";
+
+    return store_rows_fill(st, rows, sizeof(*rows), max, n, link_pr_fill, q,
+                           STORE_ARGS(STORE_TEXT(trigger)));
+}
+
+int store_forge_branch_busy(store *st, const char *repo, const char *branch, int *busy)
+{
+    static const char q[] = "SELECT count(*) FROM goals WHERE repo = ? AND branch = ?"
+                            " AND status IN ('queued', 'active', 'blocked')";
+    int64_t c = 0;
+    int rc;
+
+    rc = store_count(st, "forge branch", &c, q, STORE_ARGS(STORE_TEXT(repo), STORE_TEXT(branch)));
+    *busy = rc == 0 && c > 0;
+    return rc;
+}
+
 int store_forge_comment_get(store *st, const char *forge, const char *repo, int64_t number,
                             const char *kind, int64_t *comment_id, char sha[65], int *found)
 {

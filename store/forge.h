@@ -22,6 +22,7 @@ struct store_forge_link {
     char source[64]; /* "issue", or "review:ID" */
     char goal_id[ID_SIZE];
     char trigger[128];
+    int64_t pr_number; /* store_forge_links_with_pr(): its pull request's */
 };
 
 /* Link l->goal_id to (forge, repo, number, source) unless that key is
@@ -44,6 +45,15 @@ int store_forge_link_of_goal(store *st, const char *goal_id, struct store_forge_
  * or changed since the comment. */
 int store_forge_links_to_tell(store *st, const char *trigger, struct store_forge_link *rows,
                               int max, int *n);
+
+/* The issue links of trigger whose goal completed with a pull request
+ * (at most max, newest first), pr_number set. */
+int store_forge_links_with_pr(store *st, const char *trigger, struct store_forge_link *rows,
+                              int max, int *n);
+
+/* *busy 1 when a goal of repo works on branch (queued, active or
+ * blocked). */
+int store_forge_branch_busy(store *st, const char *repo, const char *branch, int *busy);
 
 /* goald's comment of kind on an issue: its id and the SHA-256 (hex) of
  * the body it last wrote; *found 0 when none yet. */

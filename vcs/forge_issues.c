@@ -347,3 +347,97 @@ int vcs_forge_comments_list(struct vcs_comment **out, int *n, int *not_modified,
     strbuf_release(&u);
     return rc;
 }
+
+void vcs_reviews_free(struct vcs_review *v, int n)
+{
+    for (int i = 0; v && i < n; i++) {
+        free(v[i].author);
+        free(v[i].state);
+        free(v[i].body);
+    }
+    free(v);
+}
+
+int vcs_forge_reviews_list(struct vcs_review **out, int *n, int *not_modified, char *etag,
+                           size_t etag_n, const struct vcs_forge *f, int64_t number)
+{
+    const cJSON *it;
+    strbuf u;
+    cJSON *j = NULL;
+    int rc, k = 0;
+
+    *out = NULL;
+    *n = 0;
+    strbuf_init(&u, URL_CAP);
+    rc = repo_url(&u, f, "/pulls/%lld/reviews?%s", (long long)number,
+                  vcs_forge_is_gitea(f) ? "limit=50" : "per_page=100");
+    if (rc == 0)
+        rc = get_array_if(&j, not_modified, etag, etag_n, NULL, f, &u);
+    if (rc == 0 && cJSON_GetArraySize(j) > 0) {
+        *out = xcalloc((size_t)cJSON_GetArraySize(j), sizeof(**out));
+        cJSON_ArrayForEach(it, j)
+        {
+            if (jint(it, "id") <= 0)
+                continue;
+            (*out)[k].id = jint(it, "id");
+            (*out)[k].author = xstrdup(jlogin(it, "user"));
+            (*out)[k].state = xstrdup(jstr(it, "state"));
+            (*out)[k].body = xstrdup(jstr(it, "body"));
+            k++;
+        }
+    }
+    *n = k;
+    cJSON_Delete(j);
+    strbuf_release(&u);
+    return rc;
+}
+
+void vcs_review_comments_free(struct vcs_review_comment *v, int n)
+{
+    for (int i = 0; v && i < n; i++) {
+        free(v[i].path);
+        free(v[i].body);
+    }
+    free(v);
+}
+
+/* A review comment's line: GitHub's line (original_line once outdated),
+ * Gitea's position (original_position). */
+static int64_t comment_line(const cJSON *c)
+{
+    static const char *const keys[] = {"line", "original_line", "position", "original_position",
+                                       NULL};
+    for (int i = 0; keys[i]; i++)
+        if (jint(c, keys[i]) > 0)
+            return jint(c, keys[i]);
+    return 0;
+}
+
+int vcs_forge_review_comments(struct vcs_review_comment **out, int *n, const struct vcs_forge *f,
+                              int64_t number, int64_t review_id)
+{
+    const cJSON *it;
+    strbuf u;
+    cJSON *j = NULL;
+    int rc, k = 0;
+
+    *out = NULL;
+    *n = 0;
+    strbuf_init(&u, URL_CAP);
+    rc = repo_url(&u, f, "/pulls/%lld/reviews/%lld/comments", (long long)number,
+                  (long long)review_id);
+    if (rc == 0 && (rc = get_json(&j, f, &u)) == 0 && cJSON_GetArraySize(j) > 0) {
+        *out = xcalloc((size_t)cJSON_GetArraySize(j), sizeof(**out));
+        cJSON_ArrayForEach(it, j)
+        {
+            (*out)[k].path = xstrdup(jstr(it, "path"));
+            (*out)[k].line = comment_line(it);
+            (*out)[k].body = xstrdup(jstr(it, "body"));
+            k++;
+        }
+    }
+    *n = k;
+    cJSON_Delete(j);
+    strbuf_release(&u);
+    return rc;
+}

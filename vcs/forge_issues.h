@@ -12,6 +12,8 @@
  *   GET   {base}/repos/{o}/{r}/issues/{n}/comments
  *   POST  {base}/repos/{o}/{r}/issues/{n}/comments    {"body"}
  *   PATCH {base}/repos/{o}/{r}/issues/comments/{id}   {"body"}
+ *   GET   {base}/repos/{o}/{r}/pulls/{n}/reviews
+ *   GET   {base}/repos/{o}/{r}/pulls/{n}/reviews/{id}/comments
  *
  * Everything read from the forge is data: titles, bodies and logins are
  * copied, never interpreted here.
@@ -75,5 +77,32 @@ int vcs_forge_comments_list(struct vcs_comment **out, int *n, int *not_modified,
                             int64_t after);
 
 void vcs_comments_free(struct vcs_comment *v, int n);
+
+struct vcs_review {
+    int64_t id;
+    char *author; /* free with vcs_reviews_free() */
+    char *state;  /* GitHub: CHANGES_REQUESTED, COMMENTED, APPROVED, ...;
+                   * Gitea: REQUEST_CHANGES, COMMENT, APPROVED, ... */
+    char *body;
+};
+
+/* The reviews of pull request number, oldest first (one page: 100;
+ * Gitea 50); etag as vcs_forge_issues_list(). */
+int vcs_forge_reviews_list(struct vcs_review **out, int *n, int *not_modified, char *etag,
+                           size_t etag_n, const struct vcs_forge *f, int64_t number);
+
+void vcs_reviews_free(struct vcs_review *v, int n);
+
+struct vcs_review_comment {
+    char *path; /* free with vcs_review_comments_free() */
+    int64_t line; /* 0: none (a comment on the file) */
+    char *body;
+};
+
+/* The comments of review review_id of pull request number (one page). */
+int vcs_forge_review_comments(struct vcs_review_comment **out, int *n, const struct vcs_forge *f,
+                              int64_t number, int64_t review_id);
+
+void vcs_review_comments_free(struct vcs_review_comment *v, int n);
 
 #endif

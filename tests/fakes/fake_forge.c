@@ -630,6 +630,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     } else if (strcmp(path, "/_fake/collaborator") == 0 && strcmp(method, "POST") == 0) {
         api = 0;
         ans = collaborator_seed(&status, in);
+    } else if (strcmp(path, "/_fake/review") == 0 && strcmp(method, "POST") == 0) {
+        api = 0;
+        ans = review_seed(&status, in);
     } else if (strcmp(path, "/_fake/state") == 0) {
         api = 0;
         ans = fake_state(&status);

@@ -18,6 +18,10 @@
  *         put each label on it (an event apiece)
  *   POST  /_fake/comment {"repo","number","user","body"}  a person's comment
  *   POST  /_fake/collaborator {"repo","login","permission"}
+ *   GET   /repos/{o}/{r}/pulls/{n}/reviews      with an ETag (304 as above)
+ *   GET   /repos/{o}/{r}/pulls/{n}/reviews/{id}/comments
+ *   POST  /_fake/review {"repo","number","user","state","body",
+ *         "comments":[{"path","line","body"}]}  a review of pull request n
  *   GET   /_fake/state   {"issues": [...], "rate_used": N}
  * Every API answer but a 304 counts against a rate limit of 5000
  * (x-ratelimit-remaining, x-ratelimit-used), as GitHub's does.
@@ -27,6 +31,7 @@
 
 static cJSON *issues;        /* each has "_repo", "labels", "_events", "_comments" */
 static cJSON *collaborators; /* {"o/r": {"login": "permission"}} */
+static cJSON *reviews; /* each has "_repo", "_pr", "_comments" */
 static long rate_used;
 static long next_comment_id = 1000;
 
@@ -34,12 +39,14 @@ static void issues_init(void)
 {
     issues = cJSON_CreateArray();
     collaborators = cJSON_CreateObject();
+    reviews = cJSON_CreateArray();
 }
 
 static void issues_cleanup(void)
 {
     cJSON_Delete(issues);
     cJSON_Delete(collaborators);
+    cJSON_Delete(reviews);
 }
 
 static cJSON *issue_find(const char *repo, long n)
@@ -257,6 +264,84 @@ static int issue_path(const char *rest, const char *tail, long *n)
     return strcmp(rest + used, tail) == 0;
 }
 
+/* POST /_fake/review */
+static cJSON *review_seed(int *status, const cJSON *in)
+{
+    const cJSON *num = cJSON_GetObjectItemCaseSensitive(in, "number");
+    const cJSON *cms = cJSON_GetObjectItemCaseSensitive(in, "comments");
+    cJSON *rv;
+
+    if (!jstr(in, "repo") || !cJSON_IsNumber(num)) {
+        *status = 400;
+        return cJSON_CreateObject();
+    }
+    rv = cJSON_CreateObject();
+    cJSON_AddNumberToObject(rv, "id", (double)++next_comment_id);
+    cJSON_AddItemToObject(rv, "user", user_obj(jstr(in, "user")));
+    cJSON_AddStringToObject(rv, "state", jstr(in, "state") ? jstr(in, "state") : "COMMENTED");
+    cJSON_AddStringToObject(rv, "body", jstr(in, "body") ? jstr(in, "body") : "");
+    cJSON_AddStringToObject(rv, "_repo", jstr(in, "repo"));
+    cJSON_AddNumberToObject(rv, "_pr", num->valuedouble);
+    cJSON_AddItemToObject(rv, "_comments",
+                          cJSON_IsArray(cms) ? cJSON_Duplicate(cms, 1) : cJSON_CreateArray());
+    cJSON_AddItemToArray(reviews, rv);
+    *status = 201;
+    return cJSON_Duplicate(rv, 1);
+}
+
+/* The reviews of pull request n (public form), or the comments of
+ * review id when id > 0 (NULL: no such review). */
+static cJSON *review_list(const char *repo, long n, long id)
+{
+    cJSON *arr = cJSON_CreateArray(), *rv;
+
+    cJSON_ArrayForEach(rv, reviews)
+    {
+        cJSON *c;
+        if (strcmp(jstr(rv, "_repo"), repo) ||
+            (long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rv, "_pr")) != n)
+            continue;
+        if (id > 0) {
+            if ((long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rv, "id")) != id)
+                continue;
+            cJSON_Delete(arr);
+            return cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(rv, "_comments"), 1);
+        }
+        c = cJSON_Duplicate(rv, 1);
+        cJSON_DeleteItemFromObjectCaseSensitive(c, "_repo");
+        cJSON_DeleteItemFromObjectCaseSensitive(c, "_pr");
+        cJSON_DeleteItemFromObjectCaseSensitive(c, "_comments");
+        cJSON_AddItemToArray(arr, c);
+    }
+    if (id > 0) {
+        cJSON_Delete(arr);
+        return NULL;
+    }
+    return arr;
+}
+
+/* The review routes: /pulls/{n}/reviews and /pulls/{n}/reviews/{id}/comments. */
+static int reviews_route(cJSON **ans, int *status, cJSON *extra, struct MHD_Connection *c,
+                         const char *repo, const char *rest)
+{
+    long n = 0, id = 0;
+    int used = 0;
+
+    if (sscanf(rest, "/pulls/%ld/reviews%n", &n, &used) != 1 || used == 0)
+        return 0;
+    if (!rest[used]) {
+        *ans = with_etag(status, review_list(repo, n, 0), extra, c);
+        return 1;
+    }
+    used = 0;
+    if (sscanf(rest, "/pulls/%ld/reviews/%ld/comments%n", &n, &id, &used) != 2 || rest[used] ||
+        used == 0)
+        return 0;
+    *ans = review_list(repo, n, id);
+    *status = *ans ? 200 : 404;
+    return 1;
+}
+
 /* The issue routes under /repos/{o}/{r}; 1 when path was one of them. */
 static int issues_route(cJSON **ans, int *status, cJSON *extra, struct MHD_Connection *c,
                         const char *method, const char *path, const cJSON *in, int gitea)
@@ -269,7 +354,9 @@ static int issues_route(cJSON **ans, int *status, cJSON *extra, struct MHD_Conne
     if (sscanf(path, "/repos/%255[^/]/%255[^/]%511s", o, r, rest) < 2)
         return 0;
     snprintf(repo, sizeof(repo), "%s/%s", o, r);
-    if (!rest[0] && get) {
+    if (get && reviews_route(ans, status, extra, c, repo, rest)) {
+        /* a review answer */
+    } else if (!rest[0] && get) {
         *ans = cJSON_CreateObject();
         cJSON_AddStringToObject(*ans, "full_name", repo);
         cJSON_AddStringToObject(*ans, "default_branch", "main");
