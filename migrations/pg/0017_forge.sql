@@ -1,4 +1,6 @@
--- 0017_forge, PostgreSQL's twin of migrations/0017_forge.sql: goals from a forge's issues (docs/forge.md).
+-- 0017_forge, PostgreSQL's twin of migrations/0017_forge.sql: goals from
+-- a forge's issues (docs/forge.md).  Each table has the rowid SQLite gives
+-- it.
 -- forge_links: which goal an issue (source 'issue') or a review of
 -- goald's pull request (source 'review:ID') became.  The key is unique,
 -- so a second poll, a restart, a second node or a replayed webhook
@@ -11,7 +13,8 @@ CREATE TABLE forge_links (
     goal_id      TEXT NOT NULL REFERENCES goals(id),
     trigger_name TEXT NOT NULL,
     created_at   BIGINT NOT NULL,
-    UNIQUE (forge, repo, issue_number, source)
+    UNIQUE (forge, repo, issue_number, source),
+    rowid        BIGINT GENERATED ALWAYS AS IDENTITY
 );
 CREATE INDEX forge_links_goal ON forge_links(goal_id);
 -- forge_comments: goald's own comment on an issue per kind ('status'),
@@ -24,12 +27,14 @@ CREATE TABLE forge_comments (
     comment_id   BIGINT NOT NULL,
     body_sha     TEXT NOT NULL DEFAULT '',
     updated_at   BIGINT NOT NULL,
-    PRIMARY KEY (forge, repo, issue_number, kind)
+    PRIMARY KEY (forge, repo, issue_number, kind),
+    rowid        BIGINT GENERATED ALWAYS AS IDENTITY
 );
 -- forge_state: small named values of the forge triggers: a poll's ETag
 -- ('etag:TRIGGER'), the last comment read on an issue.
 CREATE TABLE forge_state (
     key        TEXT PRIMARY KEY,
     value      TEXT NOT NULL,
-    updated_at BIGINT NOT NULL
+    updated_at BIGINT NOT NULL,
+    rowid      BIGINT GENERATED ALWAYS AS IDENTITY
 );
