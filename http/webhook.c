@@ -55,7 +55,8 @@ static int signature_ok(const char *hex, const char *secret, const strbuf *body)
     unsigned char mac[EVP_MAX_MD_SIZE], want[32];
     unsigned int len = 0;
 
-    if (!hex || strlen(hex) != 64 || !secret || !*secret)
+    if (!hex || strlen(hex) != 64 || strspn(hex, "0123456789abcdefABCDEF") != 64 || !secret ||
+        !*secret)
         return 0;
     for (int i = 0; i < 32; i++) {
         unsigned v;

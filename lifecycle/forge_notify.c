@@ -14,6 +14,7 @@
 #include "store/escalation.h"
 #include "store/forge.h"
 #include "store/goal.h"
+#include "util/config.h"
 #include "util/err.h"
 #include "util/hash.h"
 #include "util/log.h"
@@ -59,9 +60,14 @@ static int status_body(strbuf *sb, store *st, const struct goal *g)
 {
     int rc, open = 0;
 
-    if ((rc = strbuf_addf(sb,
-                          "goald took this issue up as goal `%s` (status: **%s**).\n",
-                          g->id, g->status)) != 0 ||
+    const char *page = config_str(CFG_HTTP_PUBLIC_URL);
+    size_t pn = page ? strlen(page) : 0;
+
+    while (pn > 0 && page[pn - 1] == '/')
+        pn--;
+    if ((rc = strbuf_addf(sb, "goald took this issue up as goal `%s` (status: **%s**).\n", g->id,
+                          g->status)) != 0 ||
+        (pn && (rc = strbuf_addf(sb, "\nIts page: %.*s/#/goals/%s\n", (int)pn, page, g->id)) != 0) ||
         (rc = store_escalation_count_open(st, g->id, &open)) != 0 ||
         (rc = store_escalation_each_open_of_goal(st, g->id, add_escalation, sb)) != 0)
         return rc;

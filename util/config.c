@@ -180,6 +180,10 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_FORGE_WEBHOOK_MAX_KB] = {"forge.webhook_max_kb", CFG_INT, "256", NULL, 1, 16384,
                                   "the largest forge webhook body accepted (KiB); larger "
                                   "ones get 413"},
+    [CFG_HTTP_PUBLIC_URL] = {"http.public_url", CFG_STRING, NULL, NULL, NOB,
+                             "where people reach `goald serve` (https://goald.example.com): "
+                             "goald's comments on a forge's issues link to the goal's page "
+                             "there; unset: no link"},
     [CFG_NOTIFY_WEBHOOK_URL] = {"notify.webhook_url", CFG_STRING, NULL, NULL, NOB,
                                 "URL that receives a JSON POST when a goal ends (unset: none)"},
     [CFG_NOTIFY_WEBHOOK_TIMEOUT_S] = {"notify.webhook_timeout_s", CFG_INT, "10", NULL, 1, 300,

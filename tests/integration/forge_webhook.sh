@@ -45,7 +45,7 @@ expect_eq "$(fake issue '{"repo": "acme/gadgets", "number": 3, "title": "Gadget"
 
 run "$G" migrate
 expect_rc 0 "migrate"
-GOALD_LOG_LEVEL=info "$G" serve --listen 127.0.0.1:0 >"$T/serve.out" 2>"$T/serve.err" &
+GOALD_HTTP_PUBLIC_URL=https://goald.example.com/ GOALD_LOG_LEVEL=info "$G" serve --listen 127.0.0.1:0 >"$T/serve.out" 2>"$T/serve.err" &
 FAKE_PIDS="$FAKE_PIDS $!"
 wait_until 10 grep -q "serving" "$T/serve.out"
 URL=$(awk '/serving/ {print $NF; exit}' "$T/serve.out")
@@ -73,8 +73,8 @@ expect_eq "$CODE" 202 "the signed event ($ANS)"
 expect_eq "$(goals)" 1 "goals after the webhook"
 GOAL_ID=$(sql "SELECT goal_id FROM forge_links WHERE issue_number = 11")
 expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GOAL_ID'")" queued "the goal waits for the daemon"
-expect_eq "$(curl -s "$FORGE_URL/_fake/state" | jq '[.issues[] | select(.number == 11) | ._comments[] | select(.body | contains("'"$GOAL_ID"'"))] | length')" 1 \
-    "the issue is told at once"
+expect_eq "$(curl -s "$FORGE_URL/_fake/state" | jq '[.issues[] | select(.number == 11) | ._comments[] | select(.body | contains("https://goald.example.com/#/goals/'"$GOAL_ID"'"))] | length')" 1 \
+    "the issue is told at once, with the goal's page (http.public_url)"
 hook "$body" -H 'X-GitHub-Event: issues' -H "X-Hub-Signature-256: $sig"
 expect_eq "$CODE" 200 "the replayed event"
 expect_eq "$(goals)" 1 "goals after the replay"
