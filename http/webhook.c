@@ -77,8 +77,7 @@ static int signer(const struct forge_trigger *t, int n, const char *sig, const s
     int found = -1;
 
     for (int i = 0; i < n; i++)
-        if (t[i].secret_env[0] && found < 0 &&
-            signature_ok(sig, secret_get(t[i].secret_env), body))
+        if (t[i].secret_env[0] && found < 0 && signature_ok(sig, secret_get(t[i].secret_env), body))
             found = i;
     return found;
 }

@@ -68,8 +68,7 @@ static int first_open(const struct store_escalation *e, void *ctx)
 
 /* Apply one command from login to goal_id's open escalation, if any. */
 static int command_apply(store *st, const struct forge_trigger *t, int64_t number,
-                         const char *goal_id, const struct vcs_comment *cm,
-                         const struct command *c)
+                         const char *goal_id, const struct vcs_comment *cm, const struct command *c)
 {
     struct resolve_result res;
     char esc[ID_SIZE] = "";
@@ -87,20 +86,20 @@ static int command_apply(store *st, const struct forge_trigger *t, int64_t numbe
     if (rc < 0)
         return rc;
     if (!esc[0]) {
-        log_info("forge: %s#%lld: /goald %s by @%s: goal %.8s has no open escalation",
-                 t->repo_key, (long long)number, c->action, cm->author, goal_id);
+        log_info("forge: %s#%lld: /goald %s by @%s: goal %.8s has no open escalation", t->repo_key,
+                 (long long)number, c->action, cm->author, goal_id);
         return 0;
     }
     rc = lifecycle_resolve(st, esc, c->action, c->input[0] ? c->input : NULL, &res);
     if (rc == ERR_INVALID || rc == ERR_TRANSITION) {
-        log_info("forge: %s#%lld: /goald %s by @%s: %s", t->repo_key, (long long)number,
-                 c->action, cm->author, err_last());
+        log_info("forge: %s#%lld: /goald %s by @%s: %s", t->repo_key, (long long)number, c->action,
+                 cm->author, err_last());
         err_clear();
         return 0;
     }
     if (rc == 0)
-        log_info("forge: %s#%lld: /goald %s by @%s resolved escalation %.8s (goal %s)",
-                 t->repo_key, (long long)number, c->action, cm->author, esc, res.goal_status);
+        log_info("forge: %s#%lld: /goald %s by @%s resolved escalation %.8s (goal %s)", t->repo_key,
+                 (long long)number, c->action, cm->author, esc, res.goal_status);
     return rc;
 }
 

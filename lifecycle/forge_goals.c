@@ -33,8 +33,7 @@ static void link_of(struct store_forge_link *l, const struct forge_trigger *t, i
 /* The link's unique key decides: the issue may have got its goal
  * meanwhile (another node, a webhook). */
 int forge_goal_submit_linked(store *st, const struct forge_trigger *t, int64_t number,
-                             const char *source, struct goal *g, int *made,
-                             char goal_id[ID_SIZE])
+                             const char *source, struct goal *g, int *made, char goal_id[ID_SIZE])
 {
     struct store_forge_link l;
     char id[ID_SIZE];
@@ -75,8 +74,8 @@ int forge_goal_from_issue(store *st, const struct forge_trigger *t, const struct
 
     *made = 0;
     goal_id[0] = '\0';
-    if ((rc = store_forge_link_goal(st, t->f.base_url, t->repo_key, issue->number, "issue",
-                                    goal_id, &found)) != 0 ||
+    if ((rc = store_forge_link_goal(st, t->f.base_url, t->repo_key, issue->number, "issue", goal_id,
+                                    &found)) != 0 ||
         found)
         return rc;
     if ((rc = vcs_forge_default_branch(base, sizeof(base), &t->f)) != 0)
@@ -102,8 +101,8 @@ int forge_issue_consider(store *st, const struct forge_trigger *t, const struct 
     int rc, found = 0, allowed = 0;
 
     *made = 0;
-    if ((rc = store_forge_link_goal(st, t->f.base_url, t->repo_key, issue->number, "issue",
-                                    goal_id, &found)) != 0 ||
+    if ((rc = store_forge_link_goal(st, t->f.base_url, t->repo_key, issue->number, "issue", goal_id,
+                                    &found)) != 0 ||
         found)
         return rc;
     if (labeler)

@@ -28,12 +28,12 @@
 struct cJSON;
 
 struct forge_trigger {
-    char name[128];      /* the trigger's name (its poll state's key) */
-    char label[128];     /* the label that asks for a goal */
-    char repo_key[256];  /* "OWNER/NAME" */
+    char name[128];     /* the trigger's name (its poll state's key) */
+    char label[128];    /* the label that asks for a goal */
+    char repo_key[256]; /* "OWNER/NAME" */
     char local_repo[1024];
-    char secret_env[128]; /* NAME of the webhook secret's variable; "" none */
-    struct vcs_forge f;   /* the API: base_url, owner, repo, token_env */
+    char secret_env[128];     /* NAME of the webhook secret's variable; "" none */
+    struct vcs_forge f;       /* the API: base_url, owner, repo, token_env */
     const struct cJSON *tmpl; /* the template object (the config's), or NULL */
 };
 
@@ -62,8 +62,7 @@ int forge_goal_from_issue(store *st, const struct forge_trigger *t, const struct
  * *made 0 (nothing written, goal_id the linked goal's) when the key is
  * linked already. */
 int forge_goal_submit_linked(store *st, const struct forge_trigger *t, int64_t number,
-                             const char *source, struct goal *g, int *made,
-                             char goal_id[ID_SIZE]);
+                             const char *source, struct goal *g, int *made, char goal_id[ID_SIZE]);
 
 /* Reviews of the pull requests of t's goals become follow-up goals on
  * the same branch (forge_reviews.c): one at a time per branch, each
@@ -108,8 +107,7 @@ int forge_commands_apply(store *st, const struct forge_trigger *t, int64_t numbe
  * 200 nothing to do, 422 not t's repository) and msg (n bytes) why.
  * ERR_* on a forge or store failure (the forge redelivers, or the poll
  * finds the issue). */
-int forge_webhook_event(int *status, char *msg, size_t n, store *st,
-                        const struct forge_trigger *t, const char *event,
-                        const struct cJSON *payload);
+int forge_webhook_event(int *status, char *msg, size_t n, store *st, const struct forge_trigger *t,
+                        const char *event, const struct cJSON *payload);
 
 #endif

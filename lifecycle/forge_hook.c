@@ -42,8 +42,8 @@ static int labels_it(const cJSON *p, const char *label)
     if (strcmp(action, "label_updated") != 0)
         return 0;
     cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(
-                              cJSON_GetObjectItemCaseSensitive(p, "issue"), "labels"))
-        if (!strcmp(str_at(l, "name"), label)) return 1;
+                              cJSON_GetObjectItemCaseSensitive(p, "issue"),
+                              "labels")) if (!strcmp(str_at(l, "name"), label)) return 1;
     return 0;
 }
 
@@ -108,11 +108,10 @@ static int on_comment(int *status, char *msg, size_t n, store *st, const struct 
     return 0;
 }
 
-int forge_webhook_event(int *status, char *msg, size_t n, store *st,
-                        const struct forge_trigger *t, const char *event, const cJSON *payload)
+int forge_webhook_event(int *status, char *msg, size_t n, store *st, const struct forge_trigger *t,
+                        const char *event, const cJSON *payload)
 {
-    const char *full = str_at(cJSON_GetObjectItemCaseSensitive(payload, "repository"),
-                              "full_name");
+    const char *full = str_at(cJSON_GetObjectItemCaseSensitive(payload, "repository"), "full_name");
     const char *sender = str_at(cJSON_GetObjectItemCaseSensitive(payload, "sender"), "login");
 
     *status = 200;

@@ -67,7 +67,8 @@ static int status_body(strbuf *sb, store *st, const struct goal *g)
         pn--;
     if ((rc = strbuf_addf(sb, "goald took this issue up as goal `%s` (status: **%s**).\n", g->id,
                           g->status)) != 0 ||
-        (pn && (rc = strbuf_addf(sb, "\nIts page: %.*s/#/goals/%s\n", (int)pn, page, g->id)) != 0) ||
+        (pn &&
+         (rc = strbuf_addf(sb, "\nIts page: %.*s/#/goals/%s\n", (int)pn, page, g->id)) != 0) ||
         (rc = store_escalation_count_open(st, g->id, &open)) != 0 ||
         (rc = store_escalation_each_open_of_goal(st, g->id, add_escalation, sb)) != 0)
         return rc;
@@ -83,8 +84,7 @@ static int status_body(strbuf *sb, store *st, const struct goal *g)
     return rc;
 }
 
-int forge_notify_goal(store *st, const struct forge_trigger *t, const char *goal_id,
-                      int64_t number)
+int forge_notify_goal(store *st, const struct forge_trigger *t, const char *goal_id, int64_t number)
 {
     char sha[HASH_HEX_SIZE] = "", old[HASH_HEX_SIZE] = "";
     struct forge_failure fl = {{0}, 0};
@@ -97,8 +97,8 @@ int forge_notify_goal(store *st, const struct forge_trigger *t, const char *goal
     if ((rc = store_goal_get(st, goal_id, &g)) != 0 || (rc = status_body(&sb, st, g)) != 0)
         goto out;
     hash_sha256_hex(sha, strbuf_cstr(&sb), sb.len);
-    if ((rc = store_forge_comment_get(st, t->f.base_url, t->repo_key, number, "status", &cid,
-                                      old, &found)) != 0)
+    if ((rc = store_forge_comment_get(st, t->f.base_url, t->repo_key, number, "status", &cid, old,
+                                      &found)) != 0)
         goto out;
     if (found && !strcmp(old, sha))
         goto out; /* the issue knows */

@@ -22,11 +22,10 @@
 /* The keys a trigger and its template may hold: a template sets only what
  * the issue may not (the issue's text gives title, description and
  * success criteria, nothing else). */
-static const char *const trigger_keys[] = {"name",       "kind",       "base_url",
-                                           "repo",       "label",      "token_env",
-                                           "webhook_secret_env",       "local_repo",
-                                           "template",   NULL};
-static const char *const template_keys[] = {"verification", "budget", "publish",
+static const char *const trigger_keys[] = {
+    "name",       "kind",     "base_url", "repo", "label", "token_env", "webhook_secret_env",
+    "local_repo", "template", NULL};
+static const char *const template_keys[] = {"verification",    "budget",   "publish",
                                             "allowed_actions", "priority", NULL};
 
 static int key_known(const char *k, const char *const *keys)
@@ -45,8 +44,8 @@ static const char *opt_str(const cJSON *o, const char *k)
 /* One trigger object i: known keys, the strings they must be. */
 static int check_one(const cJSON *t, int i)
 {
-    static const char *const strs[] = {"name",      "kind",      "base_url",
-                                       "label",     "token_env", "webhook_secret_env", NULL};
+    static const char *const strs[] = {
+        "name", "kind", "base_url", "label", "token_env", "webhook_secret_env", NULL};
     const cJSON *it, *tmpl = cJSON_GetObjectItemCaseSensitive(t, "template");
     const char *repo = opt_str(t, "repo"), *local = opt_str(t, "local_repo"), *kind;
     const char *slash = repo ? strchr(repo, '/') : NULL;
@@ -197,8 +196,7 @@ static cJSON *criteria_of(const struct vcs_issue *issue)
     }
     if (cJSON_GetArraySize(arr) == 0) {
         char c[64];
-        snprintf(c, sizeof(c), "the change issue #%lld asks for is made",
-                 (long long)issue->number);
+        snprintf(c, sizeof(c), "the change issue #%lld asks for is made", (long long)issue->number);
         cJSON_AddItemToArray(arr, xcheck(cJSON_CreateString(c)));
     }
     return arr;

@@ -19,10 +19,9 @@ int store_forge_link_insert(store *st, const struct store_forge_link *l, int64_t
 
     *inserted = 0;
     rc = store_exec_args(st, "forge link", &changed, ins,
-                         STORE_ARGS(STORE_TEXT(l->forge), STORE_TEXT(l->repo),
-                                    STORE_I64(l->number), STORE_TEXT(l->source),
-                                    STORE_TEXT(l->goal_id), STORE_TEXT(l->trigger),
-                                    STORE_I64(now_ms)));
+                         STORE_ARGS(STORE_TEXT(l->forge), STORE_TEXT(l->repo), STORE_I64(l->number),
+                                    STORE_TEXT(l->source), STORE_TEXT(l->goal_id),
+                                    STORE_TEXT(l->trigger), STORE_I64(now_ms)));
     if (rc == 0)
         *inserted = changed > 0;
     return rc;
@@ -34,9 +33,9 @@ int store_forge_link_goal(store *st, const char *forge, const char *repo, int64_
     static const char q[] = "SELECT goal_id FROM forge_links WHERE forge = ? AND repo = ?"
                             " AND issue_number = ? AND source = ?";
 
-    return store_get_text(st, "forge link", goal_id, ID_SIZE, found, q,
-                          STORE_ARGS(STORE_TEXT(forge), STORE_TEXT(repo), STORE_I64(number),
-                                     STORE_TEXT(source)));
+    return store_get_text(
+        st, "forge link", goal_id, ID_SIZE, found, q,
+        STORE_ARGS(STORE_TEXT(forge), STORE_TEXT(repo), STORE_I64(number), STORE_TEXT(source)));
 }
 
 int store_forge_link_of_goal(store *st, const char *goal_id, struct store_forge_link *out,
@@ -55,8 +54,7 @@ int store_forge_link_of_goal(store *st, const char *goal_id, struct store_forge_
     int rc;
 
     memset(out, 0, sizeof(*out));
-    rc = store_get_texts(st, "forge link", cols, 6, found, q,
-                         STORE_ARGS(STORE_TEXT(goal_id)));
+    rc = store_get_texts(st, "forge link", cols, 6, found, q, STORE_ARGS(STORE_TEXT(goal_id)));
     if (rc == 0 && *found)
         out->number = strtoll(num, NULL, 10);
     return rc;
@@ -135,16 +133,15 @@ int store_forge_comment_get(store *st, const char *forge, const char *repo, int6
     struct store_text_col cols[] = {{id, sizeof(id)}, {sha, 65}};
     int rc;
 
-    rc = store_get_texts(st, "forge comment", cols, 2, found, q,
-                         STORE_ARGS(STORE_TEXT(forge), STORE_TEXT(repo), STORE_I64(number),
-                                    STORE_TEXT(kind)));
+    rc = store_get_texts(
+        st, "forge comment", cols, 2, found, q,
+        STORE_ARGS(STORE_TEXT(forge), STORE_TEXT(repo), STORE_I64(number), STORE_TEXT(kind)));
     *comment_id = rc == 0 && *found ? strtoll(id, NULL, 10) : 0;
     return rc;
 }
 
 int store_forge_comment_set(store *st, const char *forge, const char *repo, int64_t number,
-                            const char *kind, int64_t comment_id, const char *sha,
-                            int64_t now_ms)
+                            const char *kind, int64_t comment_id, const char *sha, int64_t now_ms)
 {
     static const char up[] =
         "INSERT INTO forge_comments(forge, repo, issue_number, kind, comment_id, body_sha,"

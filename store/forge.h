@@ -62,8 +62,7 @@ int store_forge_comment_get(store *st, const char *forge, const char *repo, int6
 
 /* Record (insert or replace) goald's comment of kind on an issue. */
 int store_forge_comment_set(store *st, const char *forge, const char *repo, int64_t number,
-                            const char *kind, int64_t comment_id, const char *sha,
-                            int64_t now_ms);
+                            const char *kind, int64_t comment_id, const char *sha, int64_t now_ms);
 
 /* A named value into out (n bytes, cut): *found 0 and out "" when unset. */
 int store_forge_state_get(store *st, const char *key, char *out, size_t n, int *found);

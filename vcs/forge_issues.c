@@ -32,8 +32,9 @@ static int repo_url(strbuf *u, const struct vcs_forge *f, const char *tail, ...)
     va_end(ap);
     if (w < 0 || (size_t)w >= sizeof(rest))
         return err_set(ERR_INVALID, "forge URL too long");
-    if ((rc = strbuf_addf(u, "%s/repos/", f->base_url)) != 0 || (rc = http_escape(u, f->owner)) != 0 ||
-        (rc = strbuf_add(u, "/", 1)) != 0 || (rc = http_escape(u, f->repo)) != 0)
+    if ((rc = strbuf_addf(u, "%s/repos/", f->base_url)) != 0 ||
+        (rc = http_escape(u, f->owner)) != 0 || (rc = strbuf_add(u, "/", 1)) != 0 ||
+        (rc = http_escape(u, f->repo)) != 0)
         return rc;
     return strbuf_addf(u, "%s", rest);
 }
@@ -156,8 +157,8 @@ int vcs_forge_issues_list(struct vcs_issue **out, int *n, int *not_modified, cha
     strbuf_init(&u, URL_CAP);
     if ((rc = repo_url(&u, f, "/issues?state=open&labels=")) == 0 &&
         (rc = http_escape(&u, label)) == 0 &&
-        (rc = strbuf_adds(&u, vcs_forge_is_gitea(f) ? "&type=issues&limit=50"
-                                                    : "&per_page=100")) == 0 &&
+        (rc = strbuf_adds(&u, vcs_forge_is_gitea(f) ? "&type=issues&limit=50" : "&per_page=100")) ==
+            0 &&
         (rc = get_array_if(&j, not_modified, etag, etag_n, fl, f, &u)) == 0 && j)
         issues_from(out, n, j);
     cJSON_Delete(j);
@@ -278,8 +279,8 @@ static int comment_send(int64_t *id, long *status, struct forge_failure *fl,
     return rc;
 }
 
-int vcs_forge_comment_put(int64_t *comment_id, struct forge_failure *fl,
-                          const struct vcs_forge *f, int64_t number, const char *body)
+int vcs_forge_comment_put(int64_t *comment_id, struct forge_failure *fl, const struct vcs_forge *f,
+                          int64_t number, const char *body)
 {
     strbuf u;
     long status = 0;
@@ -315,8 +316,7 @@ void vcs_comments_free(struct vcs_comment *v, int n)
 }
 
 int vcs_forge_comments_list(struct vcs_comment **out, int *n, int *not_modified, char *etag,
-                            size_t etag_n, const struct vcs_forge *f, int64_t number,
-                            int64_t after)
+                            size_t etag_n, const struct vcs_forge *f, int64_t number, int64_t after)
 {
     const cJSON *it;
     strbuf u;

@@ -60,8 +60,8 @@ int vcs_forge_can_push(int *allowed, const struct vcs_forge *f, const char *logi
 /* Write body as goald's comment on issue number: a new comment when
  * *comment_id is 0 (or the old one is gone: 404), else the comment
  * edited in place.  *comment_id receives the comment's id. */
-int vcs_forge_comment_put(int64_t *comment_id, struct forge_failure *fl,
-                          const struct vcs_forge *f, int64_t number, const char *body);
+int vcs_forge_comment_put(int64_t *comment_id, struct forge_failure *fl, const struct vcs_forge *f,
+                          int64_t number, const char *body);
 
 struct vcs_comment {
     int64_t id;
@@ -94,7 +94,7 @@ int vcs_forge_reviews_list(struct vcs_review **out, int *n, int *not_modified, c
 void vcs_reviews_free(struct vcs_review *v, int n);
 
 struct vcs_review_comment {
-    char *path; /* free with vcs_review_comments_free() */
+    char *path;   /* free with vcs_review_comments_free() */
     int64_t line; /* 0: none (a comment on the file) */
     char *body;
 };
