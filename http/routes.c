@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "http/internal.h"
+#include "http/webhook.h"
 #include "lifecycle/cancel.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/report.h"
@@ -441,6 +442,7 @@ static const struct route {
     {"POST", "/v1/escalations/{}/resolve", SCOPE_RESOLVE, post_resolve},
     {"GET", "/v1/events", SCOPE_READ, get_events},
     {"GET", "/v1/openapi.json", SCOPE_READ, get_openapi},
+    {"POST", HTTP_WEBHOOK_PATH, SCOPE_NONE, http_forge_webhook}, /* signed, no token */
 };
 
 /* Does url match pattern?  The {} segments go to seg, in order. */
