@@ -18,22 +18,31 @@
 #include "util/err.h"
 #include "util/hash.h"
 #include "util/log.h"
+#include "util/redact.h"
 #include "util/timeutil.h"
+#include "util/utf8.h"
 
 #define COMMENT_CAP (64 * 1024)
 
 /* Each line of text quoted ("> ") into sb. */
 static int add_quoted(strbuf *sb, const char *text)
 {
+    /* a model's words on a public page: secrets masked as in any tool
+     * result, each line cut on a character boundary */
+    char *red = redact_str(text ? text : "", NULL);
+    const char *p = red;
     int rc = 0;
 
-    while (rc == 0 && text && *text) {
-        size_t len = strcspn(text, "\n");
-        rc = strbuf_addf(sb, "> %.*s\n", (int)(len > 2000 ? 2000 : len), text);
-        text += len;
-        if (*text == '\n')
-            text++;
+    while (rc == 0 && *p) {
+        size_t len = strcspn(p, "\n");
+        char *line = utf8_cap_dup(p, len, 2000);
+        rc = strbuf_addf(sb, "> %s\n", line);
+        free(line);
+        p += len;
+        if (*p == '\n')
+            p++;
     }
+    free(red);
     return rc;
 }
 
