@@ -91,7 +91,8 @@ const char prompt_execute[] =
     "welcome and must fail on the old code and pass on yours (run_at_start, when offered, "
     "runs them on the item's start). Change an existing test only "
     "where the goal changes the behaviour it checks: its new version must fail on the old "
-    "code and pass on yours. A test the goal is about, or one you delete or loosen, is "
+    "code and pass on yours. A test the goal is about (one it names that fails at the "
+    "item's start), or one you delete or loosen, is "
     "never accepted as changed.\n"
     "- Never claim success you have not checked.";
 
