@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lifecycle/context.h"
 #include "lifecycle/control.h"
 #include "lifecycle/digest.h"
 #include "lifecycle/job.h"
@@ -306,6 +307,10 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *packet)
         else
             digest_reason(&user, cause, 6000);
     }
+    if (j->item)
+        context_human_answers(&user, j->st, j->item->id,
+                              "What a human answered for this item so far (newest first; do "
+                              "not offer again what was tried):");
     strbuf_addf_cut(&user, "Attempts: %s\n", t ? t : "[]");
     cJSON_free(t);
     /* its own account, like Plan B: not refused by the failed run's limits;
