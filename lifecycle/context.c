@@ -338,11 +338,41 @@ static void add_quoted(strbuf *sb, const char *s, size_t max)
     strbuf_addf_cut(sb, "\"%.*s%s\"", (int)cut, s, cut < len ? "\xe2\x80\xa6" : "");
 }
 
+/* s on the line, its line breaks as spaces, cut at max bytes with "…". */
+static void add_flat(strbuf *sb, const char *s, size_t max)
+{
+    size_t len = strlen(s), cut = len > max ? utf8_cut_back(s, max) : len;
+
+    for (size_t i = 0; i < cut; i++)
+        strbuf_addc_cut(sb, s[i] == '\n' || s[i] == '\r' ? ' ' : s[i]);
+    if (cut < len)
+        strbuf_adds_cut(sb, "\xe2\x80\xa6");
+}
+
+/* What an action did, in words, before the human's input (if any). */
+static const char *answer_words(const char *act, int has_input)
+{
+    if (!strcmp(act, "retry"))
+        return has_input ? "A human answered: " : "try again (the human gave no words)";
+    if (!strcmp(act, "alternative"))
+        return "another approach to follow: ";
+    if (!strcmp(act, "accept_test_changes"))
+        return "the human accepted the change of these test cases (the verification no longer "
+               "counts it against the item): ";
+    if (!strcmp(act, "accept_best_attempt"))
+        return "the human accepted the item's best attempt (its gates passed; goald applies it "
+               "again, verifies and commits it)";
+    if (!strcmp(act, "increase_budget"))
+        return "the human raised the budget: ";
+    return has_input ? "the human said: " : "";
+}
+
 static int add_answer(const struct store_escalation *e, void *ctx)
 {
     struct answers *a = ctx;
     strbuf *sb = a->sb;
     const char *act = e->resolution, *in = e->resolution_input;
+    int input = in[0] && strcmp(act, "accept_best_attempt") != 0;
 
     if (!strcmp(act, "pause"))
         return 0;
@@ -355,22 +385,9 @@ static int add_answer(const struct store_escalation *e, void *ctx)
         add_quoted(sb, e->question, ANSWER_QUESTION_MAX);
         strbuf_adds_cut(sb, ")");
     }
-    if (!strcmp(act, "retry"))
-        strbuf_adds_cut(sb, in[0] ? ": try again; the human answered " : ": try again");
-    else if (!strcmp(act, "alternative"))
-        strbuf_adds_cut(sb, ": follow another approach: ");
-    else if (!strcmp(act, "accept_test_changes"))
-        strbuf_adds_cut(sb, ": the human accepted the change of these test cases (the "
-                            "verification no longer counts it against the item): ");
-    else if (!strcmp(act, "accept_best_attempt"))
-        strbuf_adds_cut(sb, ": the human accepted the item's best attempt (its gates passed; "
-                            "goald applies it again, verifies and commits it)");
-    else if (!strcmp(act, "increase_budget"))
-        strbuf_adds_cut(sb, ": the human raised the budget: ");
-    else if (in[0])
-        strbuf_adds_cut(sb, ": ");
-    if (in[0] && strcmp(act, "accept_best_attempt") != 0)
-        add_quoted(sb, in, ANSWER_INPUT_MAX);
+    strbuf_addf_cut(sb, ": %s", answer_words(act, input));
+    if (input)
+        add_flat(sb, in, ANSWER_INPUT_MAX);
     strbuf_adds_cut(sb, "\n");
     return 0;
 }

@@ -91,7 +91,7 @@ p4=$(sed -n 7p "$T/prompts" | jq -r .)
 case "$p4" in *"The worktree holds the changes from before the question"*"mul.sh (+2 -0), tests/mul_test.sh (+2 -0)"*) ok ;;
     *) fail "attempt 4 is not told its worktree holds the changes: $p4" ;; esac
 case "$p4" in *"The worktree was reset"*) fail "attempt 4 is told of a reset: $p4" ;; *) ok ;; esac
-case "$p4" in *"What a human decided about this item so far"*'- retry (to the agent'"'"'s question "QUESTION-1: may mul.sh stay a shell script?"): try again; the human answered "ANSWER-1: yes, keep it a shell script"'*) ok ;;
+case "$p4" in *"What a human decided about this item so far"*'- retry (to the agent'"'"'s question "QUESTION-1: may mul.sh stay a shell script?"): A human answered: ANSWER-1: yes, keep it a shell script'*) ok ;;
     *) fail "attempt 4 lacks the human's answer: $p4" ;; esac
 case "$p4" in *"The previous attempt failed"*) fail "attempt 3 asked; it is called a failure: $p4" ;; *) ok ;; esac
 case "$p4" in *"The previous attempt did not fail: it asked a human"*) ok ;; *) fail "attempt 4 is not told attempt 3 asked: $p4" ;; esac
@@ -129,7 +129,7 @@ p5=$(sed -n 8p "$T/prompts" | jq -r .)
 answers=$(printf '%s\n' "$p5" | grep -oE '^- (retry|alternative) \(to the agent.s question "QUESTION-[0-9]' | tr '\n' '|')
 expect_eq "$answers" "- alternative (to the agent's question \"QUESTION-2|- retry (to the agent's question \"QUESTION-1|" \
     "the answers, newest first"
-case "$p5" in *'follow another approach: "APPROACH-2: the order does not matter"'*) ok ;; *) fail "attempt 5 lacks the alternative: $p5" ;; esac
+case "$p5" in *'"): another approach to follow: APPROACH-2: the order does not matter'*) ok ;; *) fail "attempt 5 lacks the alternative: $p5" ;; esac
 SHA=$(sql "SELECT commit_sha FROM work_items")
 git -C "$R" show "$SHA:mul.sh" | grep -q '\$1 \* \$2' || fail "the commit lacks the kept mul.sh"
 ok
