@@ -117,6 +117,10 @@ expect_eq "$(printf '%s' "$pack" | jq -c '.completed_steps')" \
 esc=$(jq -c 'select(.headers["x-goald-stage"] == "escalate") | .body.messages[1].content' "$FAKE_LOG" | sed -n 2p | jq -r .)
 case "$esc" in *"QUESTION-2"*"What a human answered for this item so far"*"ANSWER-1: yes, keep it a shell script"*) ok ;;
     *) fail "the escalate stage lacks the earlier answer: $esc" ;; esac
+# ... and its attempts carry no ids nor hashes, nor the run still going
+att=$(printf '%s\n' "$esc" | sed -n 's/^Attempts: //p')
+expect_eq "$(printf '%s' "$att" | jq -c '[length, ([.[] | keys[]] | map(select(. == "run_id" or . == "signature" or . == "tier" or . == "model_index")) | length), ([.[] | select(.status == "running")] | length)]')" \
+    '[3,0,0]' "the escalate stage's attempts ($att)"
 ESC=$(sql "SELECT id FROM escalations WHERE status='open'")
 run "$G" resolve "$ESC" --action alternative --input "APPROACH-2: the order does not matter"
 expect_rc 0 "resolve alternative"
