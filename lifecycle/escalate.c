@@ -250,6 +250,24 @@ static cJSON *fallback_analysis(const struct escalate_facts *f, const char *type
     return a;
 }
 
+/* The attempts as the model reads them: no ids nor hashes, and not the
+ * run still going (its question or failure is said before them). */
+static void attempts_for_model(cJSON *attempts)
+{
+    static const char *const noise[] = {"run_id", "tier", "model_index", "signature"};
+
+    for (int i = cJSON_GetArraySize(attempts) - 1; i >= 0; i--) {
+        cJSON *a = cJSON_GetArrayItem(attempts, i);
+        const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "status"));
+        if (status && !strcmp(status, "running")) {
+            cJSON_DeleteItemFromArray(attempts, i);
+            continue;
+        }
+        for (size_t k = 0; k < sizeof(noise) / sizeof(noise[0]); k++)
+            cJSON_DeleteItemFromObjectCaseSensitive(a, noise[k]);
+    }
+}
+
 /* Ask stage escalate with the packet's item, the agent's own question
  * (ask_human) or the failure, and the attempts; NULL when the model cannot
  * answer. */
@@ -266,20 +284,7 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *packet)
     struct run_usage saved_usage;
     strbuf saved;
 
-    /* the attempts as the model reads them: no ids nor hashes, and not
-     * the run still going (its question or failure is said above) */
-    for (int i = cJSON_GetArraySize(attempts) - 1; i >= 0; i--) {
-        static const char *const noise[] = {"run_id", "tier", "model_index", "signature"};
-        const char *status;
-        a = cJSON_GetArrayItem(attempts, i);
-        status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "status"));
-        if (status && !strcmp(status, "running")) {
-            cJSON_DeleteItemFromArray(attempts, i);
-            continue;
-        }
-        for (size_t k = 0; k < sizeof(noise) / sizeof(noise[0]); k++)
-            cJSON_DeleteItemFromObjectCaseSensitive(a, noise[k]);
-    }
+    attempts_for_model(attempts);
     /* each attempt's failure digested (a gate's output cut between lines,
      * pytest's failures kept and its warnings dropped), the one being
      * escalated said once */
