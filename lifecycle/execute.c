@@ -266,10 +266,9 @@ static void add_pack(strbuf *sb, struct job_ctx *j, int answered)
 
 static void build_user(strbuf *sb, struct job_ctx *j, struct workspace *ws)
 {
-    int answers;
-
     const struct goal *g = j->goal;
     const struct work_item *wi = j->item;
+    int answers;
 
     strbuf_addf_cut(sb, "Goal: %s\n", g->title);
     if (g->description && *g->description)
