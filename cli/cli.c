@@ -88,6 +88,8 @@ int cli_store(struct cli_ctx *c, store **out)
         rc = store_open(&c->st, path);
     if (rc != 0)
         return cli_fail(EXIT_FAIL, "%s", err_last());
+    if (store_created(c->st))
+        cli_fail(0, "created a new database at %s", store_path(c->st));
     *out = c->st;
     return 0;
 }
@@ -144,36 +146,88 @@ int cli_list_end(struct cli_list *l, int rc)
     return rc ? cli_fail_err(rc) : EXIT_OK;
 }
 
-/* Print text from column col, wrapped at 80 columns on spaces (a newline
- * in text starts a new line); continuation lines start at column indent. */
-static void wrap(FILE *f, int col, int indent, const char *text)
+/* Lay out one line of text (len bytes, no newline) from column *col,
+ * breaking on spaces before a word that would pass column 80 and before
+ * word number force (-1: none); printed to f unless f is NULL.  *last and
+ * *prev receive the numbers of the words that start the last line and the
+ * line before it (-1: none); returns the number of words. */
+static int lay_out(FILE *f, int *col, int indent, const char *text, size_t len, int force,
+                   int *last, int *prev)
 {
-    const char *p = text;
-    int space = 0; /* a space is owed before the next word on this line */
+    const char *p = text, *end = text + len;
+    int space = 0, k = 0; /* a space is owed before the next word on this line */
 
-    while (*p) {
-        size_t word = strcspn(p, " \n");
+    *last = *prev = -1;
+    while (p < end) {
+        size_t word = strcspn(p, " ");
+        if (word > (size_t)(end - p))
+            word = (size_t)(end - p);
         int cols = (int)utf8_count(p, word); /* columns, not bytes */
-        if (col > indent && col + space + cols > 80) {
-            fprintf(f, "\n%*s", indent, "");
-            col = indent;
+        if (k == force || (*col > indent && *col + space + cols > 80)) {
+            if (f)
+                fprintf(f, "\n%*s", indent, "");
+            *prev = *last;
+            *last = k;
+            *col = indent;
             space = 0;
         }
-        if (space)
+        if (f && space)
             fputc(' ', f);
-        fprintf(f, "%.*s", (int)word, p);
-        col += space + cols;
+        if (f)
+            fprintf(f, "%.*s", (int)word, p);
+        *col += space + cols;
         space = 0;
         p += word;
-        if (*p == '\n') {
-            fprintf(f, "\n%*s", p[1] ? indent : 0, "");
-            col = indent;
-            p++;
-        } else if (*p == ' ') {
-            while (*p == ' ')
+        k++;
+        if (p < end && *p == ' ') {
+            while (p < end && *p == ' ')
                 p++;
             space = 1;
         }
+    }
+    return k;
+}
+
+/* The columns of word number n of text (len bytes). */
+static int word_cols(const char *text, size_t len, int n)
+{
+    const char *p = text, *end = text + len;
+
+    for (int k = 0; p < end; k++) {
+        size_t word = strcspn(p, " ");
+        if (word > (size_t)(end - p))
+            word = (size_t)(end - p);
+        if (k == n)
+            return (int)utf8_count(p, word);
+        p += word;
+        while (p < end && *p == ' ')
+            p++;
+    }
+    return 0;
+}
+
+/* Print text from column col, wrapped at 80 columns on spaces (a newline
+ * in text starts a new line); continuation lines start at column indent.
+ * A wrapped line never ends with one word alone on its last line: the word
+ * before goes down with it when there is room. */
+static void wrap(FILE *f, int col, int indent, const char *text)
+{
+    const char *p = text;
+
+    for (;;) {
+        size_t len = strcspn(p, "\n");
+        int c = col, last, prev, force = -1;
+        int n = lay_out(NULL, &c, indent, p, len, -1, &last, &prev);
+        if (n >= 3 && last == n - 1 && prev < n - 2 &&
+            indent + word_cols(p, len, n - 2) + 1 + word_cols(p, len, n - 1) <= 80)
+            force = n - 2;
+        lay_out(f, &col, indent, p, len, force, &last, &prev);
+        p += len;
+        if (*p != '\n')
+            break;
+        fprintf(f, "\n%*s", p[1] ? indent : 0, "");
+        col = indent;
+        p++;
     }
     fputc('\n', f);
 }
@@ -255,8 +309,8 @@ void cli_print_usage(FILE *f)
     }
     fprintf(f, "\nglobal options:\n"
                "  --db PATH       the database: a SQLite file or a postgres:// URL\n"
-               "                  (GOALD_DB; default store.url, else\n"
-               "                  $XDG_STATE_HOME/goald/goald.db)\n"
+               "                  (GOALD_DB; default store.url,\n"
+               "                  else $XDG_STATE_HOME/goald/goald.db)\n"
                "  --config PATH   the config file (GOALD_CONFIG)\n"
                "  --version       print the version\n"
                "\n`goald COMMAND --help` describes a command.\n");

@@ -1,9 +1,11 @@
 /* goald daemon [--once] [--log-file PATH] : the supervisor. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -18,10 +20,17 @@
 
 enum { EXIT_WAITING = 3 };
 
+struct waiting {
+    int n;
+    cJSON *whole; /* "ID: question" of each question cut on its line */
+};
+
 /* One waiting goal, one line of 80 columns: id, title, escalation, what
- * it waits on (its question, or the breaker that holds it). */
+ * it waits on (its question, or the breaker that holds it); a question
+ * cut there is kept whole for the closing lines on stderr. */
 static int waiting_line(const struct store_goal_waiting *w, void *ctx)
 {
+    struct waiting *wt = ctx;
     const char *esc = w->escalation_id;
     cJSON *packet = esc ? cJSON_Parse(w->packet) : NULL;
     const char *question =
@@ -39,24 +48,44 @@ static int waiting_line(const struct store_goal_waiting *w, void *ctx)
     snprintf(title, sizeof(title), "%s", term_fit(w->title, 22));
     printf("%.8s  %s%*s  esc %-8.8s  %s\n", w->id, title, 22 - term_columns(title), "",
            esc ? esc : "-", term_fit(question ? question : "", 32));
+    if (question && term_columns(term_view(question)) > 32) {
+        snprintf(line, sizeof(line), "%.8s: ", w->id);
+        size_t k = strlen(line);
+        snprintf(line + k, sizeof(line) - k, "%s", question);
+        cJSON_AddItemToArray(wt->whole, cJSON_CreateString(line));
+    }
     cJSON_Delete(packet);
-    (*(int *)ctx)++;
+    wt->n++;
     return 0;
 }
 
 /* After `daemon --once`: the goals left unfinished (each waits on a human:
  * its own escalation, or a breaker a configuration error opened), one line
- * each on stdout within 80 columns; returns how many. */
+ * each on stdout within 80 columns, then on stderr how many, and each
+ * question too long for its line whole, wrapped; returns how many. */
 static int report_waiting(struct cli_ctx *c)
 {
+    struct waiting wt = {0, cJSON_CreateArray()};
+    const cJSON *it;
     store *st;
-    int n = 0;
 
     if (cli_store(c, &st) != 0)
-        return 0;
-    if (store_goal_each_waiting(st, waiting_line, &n) != 0)
+        goto out;
+    if (store_goal_each_waiting(st, waiting_line, &wt) != 0)
         err_clear(); /* the lines printed stand */
-    return n;
+    if (wt.n == 0)
+        goto out;
+    fflush(stdout);
+    fprintf(stderr,
+            "goald: daemon --once: %d goal%s left waiting on a human (goald escalations)%s\n", wt.n,
+            wt.n == 1 ? "" : "s", cJSON_GetArraySize(wt.whole) ? ":" : "");
+    cJSON_ArrayForEach(it, wt.whole)
+    {
+        term_wrap(stderr, it->valuestring, 7, 80);
+    }
+out:
+    cJSON_Delete(wt.whole);
+    return wt.n;
 }
 
 /* With config http.listen set, the daemon serves the HTTP API too (in its
@@ -78,6 +107,8 @@ static int run(struct cli_ctx *c)
 {
     http_server *srv = NULL;
     struct daemon_opts o;
+    struct stat sb;
+    int fresh;
     char path[PATH_MAX];
     char cfg[PATH_MAX];
     int rc;
@@ -111,9 +142,14 @@ static int run(struct cli_ctx *c)
     /* the lock before any connection of this process (the server's
      * threads open theirs as soon as it listens), released after the last
      * is closed: daemon_lock_take */
+    fresh = !store_is_url(path) && stat(path, &sb) != 0 && errno == ENOENT;
     if ((rc = daemon_lock_take(path, &o.lock_fd)) != 0)
         return cli_fail(EXIT_FAIL, "%s", err_last());
     o.has_lock = 1;
+    /* the lock is on the database file itself and makes it: say so (a
+     * typo in --db is otherwise a second queue nobody fills) */
+    if (fresh)
+        cli_fail(0, "created a new database at %s", path);
     if ((rc = start_http(path, &srv)) != EXIT_OK) {
         daemon_lock_release(o.lock_fd);
         return rc;
@@ -126,13 +162,8 @@ static int run(struct cli_ctx *c)
     if (rc)
         return cli_fail(EXIT_FAIL, "daemon: %s", err_last());
     if (o.once) {
-        int waiting = report_waiting(c);
-        if (waiting > 0) {
-            fprintf(stderr, "goald: daemon --once: %d goal%s left waiting on a human (goald "
-                            "escalations)\n",
-                    waiting, waiting == 1 ? "" : "s");
+        if (report_waiting(c) > 0)
             return EXIT_WAITING;
-        }
     }
     return EXIT_OK;
 }
@@ -143,7 +174,8 @@ const struct cli_command cmd_daemon = {
     .summary = "run the supervisor: claim work, run jobs, fire schedules (one per database)",
     .details = "--once works until nothing is runnable (waiting for scheduled retries),\n"
                "then exits: 0 all work finished; 3 work left waiting on a human (one\n"
-               "line per goal on stdout: goal, title, escalation, question); 1 the\n"
+               "line per goal on stdout: goal, title, escalation, question; on stderr\n"
+               "how many, and each question too long for its line, whole); 1 the\n"
                "daemon failed.  Signals: SIGTERM/SIGINT stop (jobs get\n"
                "daemon.shutdown_grace_s to finish), SIGHUP reloads the config, SIGUSR1\n"
                "reopens the log file.  See docs/operations.md.",

@@ -65,8 +65,21 @@ static int model_from_env(void)
 }
 
 struct demo_paths {
-    char repo[PATH_MAX], origin[PATH_MAX], db[PATH_MAX], script[PATH_MAX];
+    char dir[PATH_MAX], repo[PATH_MAX], origin[PATH_MAX], db[PATH_MAX], script[PATH_MAX];
+    int keep; /* --keep: the folder stays */
 };
+
+/* path (in the demo's folder) as the demo prints it: whole when the
+ * folder is kept, else its name in the folder, which is removed at the
+ * end (no path is shown that will not be there). */
+static const char *shown(const struct demo_paths *d, const char *path)
+{
+    size_t n = strlen(d->dir);
+
+    if (d->keep || strncmp(path, d->dir, n) != 0 || path[n] != '/')
+        return path;
+    return path + n + 1;
+}
 
 /* 1. the project, its repository and a bare remote; 2. the model: the
  * installed script unless GOALD_LLM_* names one. */
@@ -79,11 +92,11 @@ static int demo_setup(struct cli_ctx *c, const struct demo_paths *d)
         vcs_repo_init_commit(d->repo, "main", "A small project whose test fails") != 0 ||
         vcs_repo_init_bare(d->origin) != 0 || vcs_remote_set(d->repo, "origin", d->origin) != 0)
         return cli_fail(EXIT_FAIL, "demo: %s", err_last());
-    printf("  project   %s (add.sh subtracts; sh test.sh fails)\n", d->repo);
+    printf("  project   %s (add.sh subtracts; sh test.sh fails)\n", shown(d, d->repo));
     if (!model_from_env()) {
         setenv("GOALD_LLM_PROVIDER", "script", 1);
         setenv("GOALD_LLM_SCRIPT", d->script, 1);
-        printf("  model     the scripted demo model (%s)\n", d->script);
+        printf("  model     the scripted demo model (%s)\n", shown(d, d->script));
     } else {
         printf("  model     from GOALD_LLM_*\n");
     }
@@ -132,7 +145,7 @@ static int print_commit(const struct store_artifact *a, void *ctx)
 
 /* 5. what came of it: the report, the branch and its commits; EXIT_OK
  * only if the goal completed with every item done and verified. */
-static int demo_result(struct cli_ctx *c, const struct demo_paths *d, const char *id)
+static int demo_result(const struct demo_paths *d, const char *id)
 {
     struct goal *g = NULL;
     store *st = NULL;
@@ -146,8 +159,8 @@ static int demo_result(struct cli_ctx *c, const struct demo_paths *d, const char
         store_item_count_done_verified(st, id, &items, &verified) == 0) {
         const char *branch = g->branch ? g->branch : "";
         completed = !strcmp(g->status, "completed");
-        printf("\nbranch   %s (pushed to %s)\n", branch, d->origin);
-        if (cli_flag(c, "keep"))
+        printf("\nbranch   %s (pushed to %s)\n", branch, shown(d, d->origin));
+        if (d->keep)
             printf("see      git -C %s log --stat %s\n", d->repo, branch);
     }
     store_goal_free(g);
@@ -156,7 +169,7 @@ static int demo_result(struct cli_ctx *c, const struct demo_paths *d, const char
     if (completed && items > 0 && verified == items) {
         printf("\ndemo: the goal completed with its gates passing\n");
         code = EXIT_OK;
-    } else if (cli_flag(c, "keep")) {
+    } else if (d->keep) {
         fprintf(stderr, "goald: demo: the goal did not complete with its gates passing "
                         "(see goald --db %s events --goal %.8s)\n",
                 d->db, id);
@@ -176,11 +189,15 @@ static int demo(struct cli_ctx *c, const char *dir)
     struct daemon_opts o;
     int code;
 
+    snprintf(d.dir, sizeof(d.dir), "%s", dir);
+    d.keep = cli_flag(c, "keep");
     snprintf(d.repo, sizeof(d.repo), "%s/project", dir);
     snprintf(d.origin, sizeof(d.origin), "%s/origin.git", dir);
     snprintf(d.db, sizeof(d.db), "%s/goald.db", dir);
     snprintf(d.script, sizeof(d.script), "%s/demo.jsonl", dir);
     printf("goald demo in %s\n", dir);
+    if (!d.keep)
+        printf("  (a temporary folder, removed at the end: --keep keeps it)\n");
     if ((code = demo_setup(c, &d)) != EXIT_OK || (code = demo_submit(&d, id)) != EXIT_OK)
         return code;
 
@@ -192,7 +209,7 @@ static int demo(struct cli_ctx *c, const char *dir)
     o.log_level = log_get_level(); /* the command's level: quiet unless asked */
     if (daemon_run(&o) != 0)
         return cli_fail(EXIT_FAIL, "demo: daemon: %s", err_last());
-    return demo_result(c, &d, id);
+    return demo_result(&d, id);
 }
 
 /* Make the temporary folder, run the demo in it, and remove it unless
@@ -212,6 +229,8 @@ static int run(struct cli_ctx *c)
         fprintf(stderr, "goald: demo: %s\n", err_last());
         if (code == EXIT_OK)
             code = EXIT_FAIL;
+    } else {
+        printf("removed  the demo's folder (goald demo --keep keeps it)\n");
     }
     return code;
 }

@@ -7,7 +7,6 @@
  * of the variable and whether it is set are ever shown.
  */
 #include <cjson/cJSON.h>
-#include <git2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +17,6 @@
 #include "sandbox/sandbox.h"
 #include "llm/llm.h"
 #include "util/config.h"
-#include "vcs/repo.h"
 
 enum doctor_status { DOC_OK, DOC_WARN, DOC_FAIL };
 
@@ -140,31 +138,21 @@ static int check_database(struct doctor *d)
     return 0;
 }
 
+/* The identity goald's commits carry: vcs.author_name and
+ * vcs.author_email, never the user's git config (goald signs its commits
+ * with its own). */
 static int check_git(struct doctor *d)
 {
-    git_config *cfg = NULL, *snap = NULL;
-    const char *name = NULL, *email = NULL;
-    char nb[256] = "", eb[256] = "";
-
-    if (vcs_init() == 0 && git_config_open_default(&cfg) == 0 &&
-        git_config_snapshot(&snap, cfg) == 0) {
-        if (git_config_get_string(&name, snap, "user.name") == 0)
-            snprintf(nb, sizeof(nb), "%s", name);
-        if (git_config_get_string(&email, snap, "user.email") == 0)
-            snprintf(eb, sizeof(eb), "%s", email);
-    }
-    git_config_free(snap);
-    git_config_free(cfg);
+    const char *name = config_str(CFG_VCS_AUTHOR_NAME), *email = config_str(CFG_VCS_AUTHOR_EMAIL);
+    int dflt = !strcmp(config_source(CFG_VCS_AUTHOR_NAME), "default") &&
+               !strcmp(config_source(CFG_VCS_AUTHOR_EMAIL), "default");
     cJSON *x = cJSON_CreateObject();
-    cJSON_AddStringToObject(x, "user_name", nb[0] ? nb : "goald");
-    cJSON_AddStringToObject(x, "user_email", eb[0] ? eb : "goald@localhost");
-    cJSON_AddBoolToObject(x, "default", !nb[0] || !eb[0]);
-    if (nb[0] && eb[0])
-        doctor_report(d, "git", DOC_OK, x, "%s <%s> (git config)", nb, eb);
-    else
-        doctor_report(d, "git", DOC_OK, x,
-                      "goald <goald@localhost> (the default: git config user.name/user.email "
-                      "unset)");
+
+    cJSON_AddStringToObject(x, "user_name", name);
+    cJSON_AddStringToObject(x, "user_email", email);
+    cJSON_AddBoolToObject(x, "default", dflt);
+    doctor_report(d, "git", DOC_OK, x, "commits as %s <%s> (vcs.author_*%s)", name, email,
+                  dflt ? ", the default" : "");
     return 0;
 }
 
@@ -301,7 +289,7 @@ static int run(struct cli_ctx *c)
 const struct cli_command cmd_doctor = {
     .name = "doctor",
     .args = "",
-    .summary = "check bubblewrap, rg, fd, git identity, the database and the LLM config",
+    .summary = "check bubblewrap, rg, fd, goald's commit identity, the database and the LLM config",
     .details = "Lists the configured models (provider, model, base URL, which key variable and\n"
                "whether it is set - never its value).  Exit 0 when no check failed, 1 otherwise.",
     .opts = (const struct cli_opt[]){{"llm", NULL, "make one round trip to each configured model"},

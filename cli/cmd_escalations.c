@@ -34,8 +34,44 @@ static void print_context(const cJSON *packet, const char *q)
                  cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "args")));
         printf("          called %s\n", term_fit(line, 80 - 17));
     }
-    if (cause && (!q || !strstr(q, cause)))
-        printf("          cause: %s\n", term_fit(cause, 80 - 17));
+    if (cause && (!q || !strstr(q, cause))) {
+        printf("          cause:\n");
+        term_wrap(stdout, cause, 12, 80);
+    }
+}
+
+/* What the escalate stage made of it: the root cause (unless the question
+ * or the cause already says it) and each option with its pros and cons,
+ * wrapped whole. */
+static void print_analysis(const cJSON *packet, const char *q)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(packet, "analysis"), *it;
+    const char *cause = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet, "cause"));
+    const char *root = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "root_cause"));
+    const cJSON *opts = cJSON_GetObjectItemCaseSensitive(a, "options");
+
+    if (root && *root && (!q || !strstr(q, root)) && (!cause || strcmp(cause, root) != 0)) {
+        printf("          root cause:\n");
+        term_wrap(stdout, root, 12, 80);
+    }
+    if (cJSON_GetArraySize(opts) > 0)
+        printf("          options:\n");
+    cJSON_ArrayForEach(it, opts)
+    {
+        static const char *const keys[] = {"description", "pros", "cons", "effort"};
+        static const char *const labels[] = {"", "pros: ", "cons: ", "effort: "};
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "option"));
+        char line[4096];
+
+        printf("            %s\n", term_fit(name ? name : "?", 80 - 12));
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+            const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, keys[k]));
+            if (!v || !*v)
+                continue;
+            snprintf(line, sizeof(line), "%s%s", labels[k], v);
+            term_wrap(stdout, line, 14, 80);
+        }
+    }
 }
 
 /* The packet's actions, each after a space, as many as fit acts. */
@@ -56,7 +92,8 @@ static void actions_line(char *acts, size_t n, const cJSON *packet)
 }
 
 /* Titles, questions, resolutions: text of a model or a goal
- * (util/termesc.h); 80 columns, long texts cut with an ellipsis (--json
+ * (util/termesc.h); 80 columns: what explains the problem (question,
+ * cause, analysis) wrapped whole, the rest cut with an ellipsis (--json
  * has them whole). */
 static void print_escalation(const struct store_escalation *e, const cJSON *packet)
 {
@@ -73,6 +110,7 @@ static void print_escalation(const struct store_escalation *e, const cJSON *pack
         term_wrap(stdout, q, 12, 80);
     }
     print_context(packet, q);
+    print_analysis(packet, q);
     actions_line(acts, sizeof(acts), packet);
     printf("          actions:%s\n", term_fit(acts, 80 - 18));
     if (*e->resolution)
@@ -114,9 +152,10 @@ const struct cli_command cmd_escalations = {
     .name = "escalations",
     .args = "",
     .summary = "escalations waiting for a human, with their question and actions",
-    .details = "--json prints each escalation with its whole packet: the work item, every "
-               "attempt,\nthe current state, the analysis (root cause, options, one minimal "
-               "question).",
+    .details = "Each shows its question, the item and the agent's last tool calls, the\n"
+               "cause, and the escalate stage's analysis: the root cause and the options\n"
+               "with their pros and cons.  --json prints each escalation with its whole\n"
+               "packet: also every attempt and the current state.",
     .opts = (const struct cli_opt[]){{"all", NULL, "resolved ones too"},
                                      {"json", NULL, "print a JSON array"},
                                      {NULL, NULL, NULL}},
@@ -154,12 +193,14 @@ const struct cli_command cmd_resolve = {
     .name = "resolve",
     .args = "ESC_ID",
     .summary = "answer an escalation: retry, skip, alternative, increase_budget, "
-               "complete_partial, pause or accept_test_changes",
+               "complete_partial, pause, accept_test_changes or accept_best_attempt",
     .details = "retry and alternative put --input into the next run's prompt (alternative as "
                "the strategy);\nincrease_budget takes --input like max_cost_usd=5,max_tokens="
                "1000000;\ncomplete_partial completes the goal with what is done; pause leaves it "
                "blocked;\naccept_test_changes (an item refused for changed tests) takes --input "
-               "naming the\ntest cases whose change you accept.",
+               "naming the\ntest cases whose change you accept (as the refusal names them);\n"
+               "accept_best_attempt commits the item's best attempt (the packet's best_attempt:\n"
+               "its gates passed, its test changes were refused) after verifying it again.",
     .opts = (const struct cli_opt[]){{"action", "A", "what to do"},
                                      {"input", "TEXT", "the human's answer, hint or new limits"},
                                      {NULL, NULL, NULL}},

@@ -57,6 +57,7 @@ const struct cli_command cmd_job = {
     .max_pos = 1,
     .run = run_job,
     .json_shape = "{\"run_id\", \"status\", \"error_class\", \"next\"}",
+    .hidden = 1, /* internal: the daemon runs it */
 };
 
 static int run_claim(struct cli_ctx *c)

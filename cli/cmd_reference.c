@@ -58,8 +58,8 @@ static int reference(struct cli_ctx *c)
            "- Ids may be given by a unique prefix of 8 or more characters; an unknown or\n"
            "  ambiguous prefix is an error (exit 2) naming it.\n"
            "- Exit codes: 0 ok, 1 failure, 2 bad input or usage (message on stderr,\n"
-           "  nothing stored); `status` exits 3 when the daemon is not running, `watch`\n"
-           "  3 when the goals it watches wait on a human.\n\n"
+           "  nothing stored); 3: `status` when the daemon is not running, `watch` and\n"
+           "  `daemon --once` when work waits on a human (their own sections say more).\n\n"
            "## Output conventions\n\n"
            "- Every `--json` output is one JSON document (with `events --follow`, one\n"
            "  object per line): numbers are JSON numbers, booleans JSON booleans, no\n"
@@ -76,8 +76,9 @@ static int reference(struct cli_ctx *c)
     for (int i = 0; cli_commands[i]; i++)
         if (!cli_commands[i]->hidden)
             command(cli_commands[i]);
-    printf("## Commands for tests and tools\n\n"
-           "Left out of `goald --help`; their own `--help` works.\n\n");
+    printf("## Internal commands\n\n"
+           "Left out of `goald --help`: the daemon runs `goald job`, the others are for\n"
+           "tests and tools.  Their own `--help` works.\n\n");
     for (int i = 0; cli_commands[i]; i++)
         if (cli_commands[i]->hidden)
             command(cli_commands[i]);

@@ -119,6 +119,26 @@ static void add_linef(struct view *v, const char *fmt, ...)
     add_line(v, buf);
 }
 
+/* Append prefix and text wrapped at width columns, continuation lines
+ * indented under the text (text escaped: util/termesc.h), one '\n' after
+ * each line: an error is read whole, not cut at the screen's edge. */
+static void add_wrapped(strbuf *out, const char *prefix, const char *text, int width)
+{
+    int indent = (int)strlen(prefix);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *mem = open_memstream(&buf, &n);
+
+    if (!mem)
+        return;
+    term_wrap(mem, text, indent, width);
+    fclose(mem);
+    if (buf && n >= (size_t)indent)
+        memcpy(buf, prefix, (size_t)indent);
+    strbuf_addf_cut(out, "%s", buf ? buf : "");
+    free(buf);
+}
+
 /* The open escalations' questions of a goal, one line each (at most 3). */
 static int escalation_line(const struct store_escalation *e, void *ctx)
 {
@@ -204,8 +224,8 @@ static int goal_frame(struct view *v, store *st, struct watched *w)
             add_line(v, "  " REPORT_NO_REPO);
         if (!w->ended)
             add_linef(v, "  now: %s", now);
-        if (a.last_error[0])
-            add_linef(v, "  last error: %s", a.last_error);
+        if (a.last_error[0] && strcmp(g->status, "completed") != 0)
+            add_wrapped(&v->frame, "  last error: ", a.last_error, v->width);
         add_escalations(v, st, w->id);
         goto out;
     }
@@ -217,9 +237,16 @@ static int goal_frame(struct view *v, store *st, struct watched *w)
         snprintf(line, sizeof(line), "%.8s %s [%s] %.1f%% %s; %s", g->id, g->status, bar, p.percent,
                  counts, w->ended ? g->title : now);
         emit_if_changed(v, &w->last_line, line);
-        if (a.last_error[0]) {
-            snprintf(line, sizeof(line), "%.8s last error: %s", g->id, a.last_error);
-            emit_if_changed(v, &w->last_error, line);
+        if (a.last_error[0] && strcmp(g->status, "completed") != 0) {
+            /* whole, wrapped within the width after "HH:MM:SS " */
+            strbuf err = STRBUF_INIT;
+            snprintf(line, sizeof(line), "%.8s last error: ", g->id);
+            strbuf_init(&err, 1 << 16);
+            add_wrapped(&err, line, a.last_error, v->width - 9);
+            if (err.len)
+                strbuf_setlen(&err, err.len - 1);
+            emit_if_changed(v, &w->last_error, strbuf_cstr(&err));
+            strbuf_release(&err);
         }
         strbuf_reset(&v->frame);
         add_escalations(v, st, w->id);

@@ -21,6 +21,7 @@
 #include "lifecycle/abort.h"
 #include "lifecycle/claim.h"
 #include "lifecycle/control.h"
+#include "lifecycle/forge_goals.h"
 #include "lifecycle/job.h"
 #include "lifecycle/monitor.h"
 #include "sandbox/cgroup.h"
@@ -171,6 +172,7 @@ static void cron_lane(struct daemon *d)
         log_warn("triggers: %s", err_last());
     else if (n)
         log_info("cron: %d recurring goal instance%s made", n, n == 1 ? "" : "s");
+    forge_poll_run(d->st, now); /* labelled issues become goals (docs/forge.md) */
     ended_goals(d);
     if (monitor_check_deadlines(d->st, now, &n) != 0)
         log_warn("deadlines: %s", err_last());

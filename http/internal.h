@@ -103,6 +103,10 @@ const char *http_scope_name(int scope);
 /* routes.c: answer a /v1 request (after auth). */
 void http_route(struct http_req *r, struct http_answer *ans);
 
+/* routes_status.c: GET /v1/overview (routed, scope checked, by
+ * http_route). */
+void http_get_overview(struct http_req *r, char seg[][256], struct http_answer *ans);
+
 /* An event naming the caller's token (its id and name, never the
  * secret): type http.write, with what was asked (method, path) and
  * goal_id (may be NULL).  Failures are logged, not returned: the write

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "http/internal.h"
+#include "http/webhook.h"
 #include "lifecycle/cancel.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/report.h"
@@ -27,6 +28,7 @@
 #define MAX_SEGS 6
 #define PAGE_DEFAULT 50
 #define PAGE_MAX 500
+#define Q_MAX 100 /* bytes of ?q= (the Link of the next page holds it encoded) */
 
 typedef void (*route_fn)(struct http_req *r, char seg[][256], struct http_answer *ans);
 
@@ -71,7 +73,8 @@ static void get_status(struct http_req *r, char seg[][256], struct http_answer *
 struct page_ctx {
     store *st;
     const char *want, *cursor;
-    int passed; /* the cursor's goal was seen (or there is no cursor) */
+    const char *q; /* a title must hold it (case-insensitive), or NULL */
+    int passed;    /* the cursor's goal was seen (or there is no cursor) */
     int limit;
     int64_t now;
     cJSON *arr;
@@ -88,6 +91,8 @@ static int page_each(const struct goal *g, void *ctx)
         return 0;
     }
     if (!view_goal_status_matches(g, pc->want))
+        return 0;
+    if (pc->q && *pc->q && !strcasestr(g->title, pc->q))
         return 0;
     if (cJSON_GetArraySize(pc->arr) == pc->limit) {
         pc->more = 1;
@@ -110,17 +115,47 @@ static int page_limit(const char *s)
     return *s && !*end && n >= 1 && n <= PAGE_MAX ? (int)n : 0;
 }
 
-/* GET /v1/goals?status=&limit=&cursor=: an array (the shape of `goals
- * --json`), newest first; Link: <...cursor=ID>; rel="next" when more. */
+/* s (NULL: "") percent-encoded into out (n bytes: 3 a byte of s, and
+ * one). */
+static void query_encode(char *out, size_t n, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t k = 0;
+
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.' || c == '~';
+        if (k + (plain ? 1 : 3) >= n)
+            break;
+        if (plain) {
+            out[k++] = (char)c;
+        } else {
+            out[k++] = '%';
+            out[k++] = hex[c >> 4];
+            out[k++] = hex[c & 15];
+        }
+    }
+    out[k] = '\0';
+}
+
+/* GET /v1/goals?status=&q=&limit=&cursor=: an array (the shape of `goals
+ * --json`), newest first, q: only titles holding it (in any case);
+ * Link: <...cursor=ID>; rel="next" when more. */
 static void get_goals(struct http_req *r, char seg[][256], struct http_answer *ans)
 {
-    struct page_ctx pc = {.st = r->st, .want = query(r, "status"), .cursor = query(r, "cursor")};
+    struct page_ctx pc = {.st = r->st, .want = query(r, "status"), .cursor = query(r, "cursor"),
+                          .q = query(r, "q")};
     int rc;
 
     (void)seg;
     if (pc.want && !view_goal_status_valid(pc.want)) {
         http_answer_error(ans, 422, "invalid", "status",
                           "status: expected " VIEW_GOAL_STATUSES ", got \"%s\"", pc.want);
+        return;
+    }
+    if (pc.q && strlen(pc.q) > Q_MAX) {
+        http_answer_error(ans, 422, "invalid", "q", "q: at most %d bytes", Q_MAX);
         return;
     }
     if (!(pc.limit = page_limit(query(r, "limit")))) {
@@ -136,9 +171,13 @@ static void get_goals(struct http_req *r, char seg[][256], struct http_answer *a
         http_answer_err(ans, rc);
         return;
     }
-    if (pc.more)
-        snprintf(ans->link, sizeof(ans->link), "</v1/goals?cursor=%s&limit=%d%s%s>; rel=\"next\"",
-                 pc.last, pc.limit, pc.want ? "&status=" : "", pc.want ? pc.want : "");
+    if (pc.more) {
+        char q[3 * Q_MAX + 1];
+        query_encode(q, sizeof(q), pc.q);
+        snprintf(ans->link, sizeof(ans->link),
+                 "</v1/goals?cursor=%s&limit=%d%s%s%s%s>; rel=\"next\"", pc.last, pc.limit,
+                 pc.want ? "&status=" : "", pc.want ? pc.want : "", *q ? "&q=" : "", q);
+    }
     http_answer_json(ans, 200, pc.arr);
 }
 
@@ -392,6 +431,7 @@ static const struct route {
     route_fn fn;
 } routes[] = {
     {"GET", "/v1/status", SCOPE_READ, get_status},
+    {"GET", "/v1/overview", SCOPE_READ, http_get_overview},
     {"GET", "/v1/goals", SCOPE_READ, get_goals},
     {"POST", "/v1/goals", SCOPE_SUBMIT, post_goal},
     {"GET", "/v1/intake", SCOPE_READ, get_intake},
@@ -402,6 +442,7 @@ static const struct route {
     {"POST", "/v1/escalations/{}/resolve", SCOPE_RESOLVE, post_resolve},
     {"GET", "/v1/events", SCOPE_READ, get_events},
     {"GET", "/v1/openapi.json", SCOPE_READ, get_openapi},
+    {"POST", HTTP_WEBHOOK_PATH, SCOPE_NONE, http_forge_webhook}, /* signed, no token */
 };
 
 /* Does url match pattern?  The {} segments go to seg, in order. */

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 
 #include "http/internal.h"
+#include "http/webhook.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
@@ -222,6 +223,10 @@ static void answer_v1(struct http_req *r, struct http_answer *ans)
         http_answer_error(ans, 503, "unavailable", NULL, "%s", err_last());
         return;
     }
+    if (http_webhook_is(r->url)) { /* a forge's: its signature is checked instead */
+        http_route(r, ans);
+        return;
+    }
     if (http_auth_check(r, ans))
         return;
     http_guard_proven(r->conn);
@@ -377,17 +382,64 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *uri)
     return MHD_http_unescape(uri);
 }
 
+/* What libmicrohttpd said while this thread started a server (its first
+ * complaint: the reason a start failed); its threads' later messages go to
+ * stderr as its own logger would print them. */
+static _Thread_local int starting;
+static _Thread_local char start_err[256];
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    if (!starting) {
+        vfprintf(stderr, fmt, ap);
+        return;
+    }
+    if (!start_err[0]) {
+        size_t n;
+        vsnprintf(start_err, sizeof(start_err), fmt, ap);
+        n = strlen(start_err);
+        while (n && (start_err[n - 1] == '\n' || start_err[n - 1] == '.'))
+            start_err[--n] = '\0';
+    }
+}
+
+/* Why the server at listen (addr) did not start, in the error slot: a
+ * port in use is named; a certificate is blamed only when one is set. */
+static int start_failed(const struct http_server *s, const char *listen,
+                        const struct sockaddr_storage *addr)
+{
+    unsigned port =
+        ntohs(addr->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)addr)->sin6_port
+                                          : ((const struct sockaddr_in *)addr)->sin_port);
+
+    if (strstr(start_err, "in use"))
+        return err_set(ERR_IO,
+                       "http: cannot listen on %s: port %u is in use (another goald "
+                       "serve or daemon, or another program: ss -ltnp 'sport = :%u')",
+                       listen, port, port);
+    if (s->tls_cert)
+        return err_set(ERR_IO,
+                       "http: cannot listen on %s: %s (a bad http.tls_cert or "
+                       "http.tls_key?)",
+                       listen, start_err[0] ? start_err : "libmicrohttpd did not start");
+    return err_set(ERR_IO, "http: cannot listen on %s: %s", listen,
+                   start_err[0] ? start_err : "libmicrohttpd did not start");
+}
+
 static struct MHD_Daemon *start_mhd(struct http_server *s, struct sockaddr_storage *addr)
 {
     unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
-    struct MHD_OptionItem opts[12];
+    struct MHD_OptionItem opts[13];
     struct MHD_Daemon *d;
     sigset_t all, old;
     int n = 0;
 
     if (addr->ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    /* first: libmicrohttpd logs through the logger set when it reads it */
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, addr};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed,
                                         NULL};
@@ -407,8 +459,11 @@ static struct MHD_Daemon *start_mhd(struct http_server *s, struct sockaddr_stora
      * caller's thread (the daemon's handlers, serve's sigwait) */
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
+    starting = 1;
+    start_err[0] = '\0';
     d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
                          MHD_OPTION_END);
+    starting = 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return d;
 }
@@ -431,8 +486,7 @@ int http_server_start(http_server **out, const struct http_opts *o)
         (rc = http_guard_start(s)) != 0)
         goto out;
     if (!(s->mhd = start_mhd(s, &addr))) {
-        rc = err_set(ERR_IO, "http: cannot listen on %s (in use, or a bad certificate)",
-                     listen);
+        rc = start_failed(s, listen, &addr);
         goto out;
     }
     set_url(s, &addr);

@@ -2,12 +2,14 @@
  * sse.c - GET /v1/events?goal=&since= as Server-Sent Events.
  *
  * Each event is "id: SEQ" and "data: " the object of `goald events
- * --json` (lifecycle/views.h).  The stream polls the events table for ids
- * above the last one sent: event ids only grow, and SQLite has one writer
- * at a time, so an id is committed before any larger one and none is
- * skipped.  A client that reconnects with Last-Event-ID: N gets every
- * event after N, none twice.  A comment line every 15 s keeps proxies
- * from closing an idle stream (and finds a client that left).
+ * --json` (lifecycle/views.h), every string of its payload redacted
+ * (util/redact.h; a payload sent in slices is as stored).  The stream
+ * polls the events table for ids above the last one sent: event ids only
+ * grow, and SQLite has one writer at a time, so an id is committed before
+ * any larger one and none is skipped.  A client that reconnects with
+ * Last-Event-ID: N gets every event after N, none twice.  A comment line
+ * every 15 s keeps proxies from closing an idle stream (and finds a
+ * client that left).
  *
  * Memory is bounded whatever the table holds: a look reads at most
  * SSE_PAGE events and stops once SSE_OUT_SOFT bytes are waiting; a payload
@@ -27,6 +29,7 @@
 #include "store/event.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/redact.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -83,6 +86,27 @@ static int start_big(struct sse *s, const struct store_event *ev)
     return SSE_STOP;
 }
 
+/* Every string under v (keys aside) with its secrets redacted: a payload
+ * may quote what a tool printed or the model wrote. */
+static void redact_tree(cJSON *v)
+{
+    cJSON *c;
+
+    cJSON_ArrayForEach(c, v)
+    {
+        char *red;
+        if (!cJSON_IsString(c) || !c->valuestring) {
+            redact_tree(c);
+            continue;
+        }
+        red = xcheck(redact_str(c->valuestring, NULL));
+        /* cJSON allocates with malloc (no hooks are set): its string is
+         * swapped for the redacted one, whatever its key */
+        free(c->valuestring);
+        c->valuestring = red;
+    }
+}
+
 static int add_event(const struct store_event *ev, void *ctx)
 {
     struct sse *s = ctx;
@@ -94,6 +118,7 @@ static int add_event(const struct store_event *ev, void *ctx)
     if (!ev->payload)
         return s->out.len ? SSE_STOP : start_big(s, ev); /* alone in its looks */
     o = view_event(ev);
+    redact_tree(cJSON_GetObjectItem(o, "payload"));
     text = xcheck(cJSON_PrintUnformatted(o));
     rc = strbuf_addf(&s->out, "id: %lld\ndata: %s\n\n", (long long)ev->id, text);
     cJSON_free(text);

@@ -3,8 +3,10 @@
  * success criteria, allowed actions and a verification plan.
  *
  * Read top to bottom, stage_elaborate() (at the end of this file):
- *   1. asks the model (build_request: the goal and the repository's top
- *      files) for a JSON answer and checks its shape (check_answer);
+ *   1. asks the model (build_request: the goal and a read-only view of the
+ *      repository, elaborate_view.h) for a JSON answer, running the reads
+ *      it asks for ("look") for up to ELAB_LOOK_TURNS turns first
+ *      (ask_with_looks), and checks its shape (check_answer);
  *   2. a recurring goal's run may answer nothing_to_do: the goal completes
  *      with that outcome (nothing_to_do);
  *   3. merges the answer with the goal (merge_criteria, merge_actions,
@@ -18,13 +20,15 @@
  * never replace them).
  */
 #include <cjson/cJSON.h>
+#include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <dirent.h>
 
 #include "gates/detect.h"
+#include "lifecycle/elaborate_view.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/prompts.h"
 #include "lifecycle/stages.h"
@@ -125,32 +129,6 @@ static int check_answer(const cJSON *a, char *why, size_t n)
     return 0;
 }
 
-/* The repository's top level, for the prompt. */
-static void list_root(strbuf *sb, const char *repo)
-{
-    char line[512];
-    int n = 0;
-
-    if (!repo)
-        return;
-    {
-        /* opendir: no shell, no subprocess */
-        DIR *d = opendir(repo);
-        struct dirent *e;
-        if (!d)
-            return;
-        strbuf_adds_cut(sb, "\nRepository top level:");
-        while ((e = readdir(d)) && n < 100) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, ".git"))
-                continue;
-            snprintf(line, sizeof(line), " %s%s", e->d_name, e->d_type == DT_DIR ? "/" : "");
-            strbuf_adds_cut(sb, line);
-            n++;
-        }
-        closedir(d);
-    }
-}
-
 /* The reason as stored: at most REASON_MAX bytes, cut on a character
  * boundary.  Free with free(). */
 #define REASON_MAX 1000
@@ -209,10 +187,12 @@ static const char *local_root(const struct goal *g)
     return g->repo && !vcs_repo_is_shared(g->repo) ? g->repo : NULL;
 }
 
-/* What the model is told: the goal as submitted, and the repository's
- * top-level files. */
-static void build_request(strbuf *user, const struct goal *g)
+/* What the model is told: the goal as submitted, and a view of the
+ * repository when its folder is on this node (root). */
+static void build_request(strbuf *user, struct job_ctx *j, const char *root)
 {
+    const struct goal *g = j->goal;
+
     strbuf_addf_cut(user, "Goal: %s\n", g->title);
     if (g->description && *g->description)
         strbuf_addf_cut(user, "Description: %s\n", g->description);
@@ -224,10 +204,108 @@ static void build_request(strbuf *user, const struct goal *g)
                         g->verification);
     if (g->allowed_actions)
         strbuf_addf_cut(user, "Allowed actions given: %s\n", g->allowed_actions);
-    list_root(user, local_root(g));
+    if (root)
+        elaborate_view_add(user, j, root);
+    else
+        strbuf_adds_cut(user, "The repository's folder is not on this node: no view of it, "
+                              "and look is not available.\n");
 }
 
-/* Criteria: the goal's first, then the model's new ones. */
+/* The model's answer, after at most ELAB_LOOK_TURNS turns of looks (an
+ * answer with a non-empty "look" asks to see more first; one past the
+ * last turn is taken as the elaboration).  0, or ERR_FAIL after
+ * job_fail(). */
+static int ask_with_looks(struct job_ctx *j, strbuf *user, const char *root, cJSON **answer)
+{
+    int rc;
+
+    for (int turn = 1;; turn++) {
+        const cJSON *look;
+        if ((rc = job_ask_json(j, "elaborate", prompt_elaborate, strbuf_cstr(user),
+                               schema_elaborate, answer)) != 0)
+            return rc;
+        look = cJSON_GetObjectItemCaseSensitive(*answer, "look");
+        if (!root || !cJSON_IsArray(look) || cJSON_GetArraySize(look) == 0 ||
+            turn > ELAB_LOOK_TURNS)
+            return 0;
+        elaborate_view_look(user, j, root, look, turn, turn == ELAB_LOOK_TURNS);
+        cJSON_Delete(*answer);
+        *answer = NULL;
+    }
+}
+
+/* Words that say nothing a criterion needs. */
+static int stop_word(const char *w, size_t n)
+{
+    static const char *const stop[] = {"the", "and", "with", "under", "for", "its", "all",
+                                       "still", "not", "are", "is", "be", "to", "of", "in",
+                                       "a", "an", "it", "that", "must", "should", NULL};
+
+    for (int k = 0; stop[k]; k++)
+        if (strlen(stop[k]) == n && !strncasecmp(stop[k], w, n))
+            return 1;
+    return 0;
+}
+
+/* Does word w (n bytes) occur in s, as a word, ignoring case and a final
+ * "s" on either side? */
+static int has_word(const char *s, const char *w, size_t n)
+{
+    size_t m = n > 3 && (w[n - 1] == 's' || w[n - 1] == 'S') ? n - 1 : n;
+
+    for (const char *p = s; *p;) {
+        size_t k = 0;
+        while (isalnum((unsigned char)p[k]))
+            k++;
+        if (k) {
+            size_t km = k > 3 && (p[k - 1] == 's' || p[k - 1] == 'S') ? k - 1 : k;
+            if (km == m && !strncasecmp(p, w, m))
+                return 1;
+            p += k;
+        } else {
+            p++;
+        }
+    }
+    return 0;
+}
+
+/* How many significant words of a are not in b (-1: a has none). */
+static int words_missing(const char *a, const char *b)
+{
+    int missing = 0, any = 0;
+
+    for (const char *p = a; *p;) {
+        size_t k = 0;
+        while (isalnum((unsigned char)p[k]))
+            k++;
+        if (k >= 2 && !stop_word(p, k)) {
+            any = 1;
+            missing += !has_word(b, p, k);
+        }
+        p += k ? k : 1;
+    }
+    return any ? missing : -1;
+}
+
+/* Does the model's criterion c restate a given one: every significant
+ * word of the given one is in it, and it adds at most one of its own
+ * ("ms('') still throws" for "ms('') throws")? */
+static int restates(const cJSON *given, const char *c)
+{
+    const cJSON *g;
+
+    cJSON_ArrayForEach(g, given)
+    {
+        if (!cJSON_IsString(g))
+            continue;
+        if (words_missing(g->valuestring, c) == 0 && words_missing(c, g->valuestring) <= 1)
+            return 1;
+    }
+    return 0;
+}
+
+/* Criteria: the goal's first, then the model's new ones (a restatement
+ * of a given one is dropped). */
 static cJSON *merge_criteria(const struct goal *g, const cJSON *answer)
 {
     cJSON *goal_criteria = cJSON_Parse(g->success_criteria ? g->success_criteria : "[]");
@@ -236,7 +314,8 @@ static cJSON *merge_criteria(const struct goal *g, const cJSON *answer)
 
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(answer, "success_criteria"))
     {
-        if (it->valuestring[0] && !in_array(criteria, it->valuestring))
+        if (it->valuestring[0] && !in_array(criteria, it->valuestring) &&
+            !restates(goal_criteria, it->valuestring))
             cJSON_AddItemToArray(criteria, cJSON_CreateString(it->valuestring));
     }
     cJSON_Delete(goal_criteria);
@@ -387,13 +466,14 @@ int stage_elaborate(struct job_ctx *j)
     strbuf user = STRBUF_INIT;
     cJSON *answer = NULL, *criteria = NULL, *actions = NULL, *gates = NULL;
     const char *source = "none";
-    char why[256];
+    char why[256], root[PATH_MAX] = "";
     int rc;
 
     strbuf_init(&user, 1 << 20); /* the prompt: cut at its cap */
-    build_request(&user, g);
-    rc = job_ask_json(j, "elaborate", prompt_elaborate, strbuf_cstr(&user), schema_elaborate,
-                      &answer);
+    if (local_root(g) && !realpath(local_root(g), root))
+        root[0] = '\0'; /* gone: the view says so */
+    build_request(&user, j, root[0] ? root : NULL);
+    rc = ask_with_looks(j, &user, root[0] ? root : NULL, &answer);
     if (rc)
         goto out;
     if (check_answer(answer, why, sizeof(why)) != 0) {

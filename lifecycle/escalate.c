@@ -39,8 +39,7 @@ static const char *const item_config_actions[] = {"retry", "alternative", "skip"
 /* an item refused because its tests were weakened or removed: a human
  * may accept named test changes (resolve.c) */
 static const char *const tests_changed_actions[] = {
-    "accept_best_attempt", "accept_test_changes", "retry", "alternative", "skip",
-    "complete_partial",    "pause",              NULL};
+    "accept_test_changes", "retry", "alternative", "skip", "complete_partial", "pause", NULL};
 static const char *const publish_actions[] = {"retry", "skip", "pause", NULL};
 static const char *const goal_actions[] = {"retry", "pause", NULL};
 static const char *const deadline_actions[] = {"retry", "complete_partial", "pause", NULL};
@@ -469,6 +468,9 @@ static void packet_finish(cJSON *packet, const struct escalate_facts *f, struct 
                                       ->valuestring);
     best_attempt_note(packet);
     acts = cJSON_AddArrayToObject(packet, "actions");
+    /* an item's best attempt may be accepted whatever stopped the item */
+    if (cJSON_GetObjectItemCaseSensitive(packet, "best_attempt") && !strcmp(scope, "item"))
+        cJSON_AddItemToArray(acts, cJSON_CreateString("accept_best_attempt"));
     for (int i = 0; actions[i]; i++)
         cJSON_AddItemToArray(acts, cJSON_CreateString(actions[i]));
     cJSON_AddStringToObject(packet, "urgency", urgency);

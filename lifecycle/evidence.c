@@ -118,6 +118,37 @@ static int about_new_tests(const char *t)
                      verify_word_in(t, "added") || verify_word_in(t, "old"));
 }
 
+/* Is the criterion only that the gates pass ("the gate passes", "all
+ * tests pass", "existing tests still pass", "the test suite is green")?
+ * Every word is one of a few, with a word for the tests or gates and one
+ * for passing. */
+static int about_all_gates(const char *t)
+{
+    static const char *const ok[] = {
+        "the",   "all",    "every", "tests",  "test",     "gate",  "gates",   "suite",
+        "unit",  "checks", "check", "ci",     "existing", "still", "must",    "should",
+        "is",    "are",    "and",   "pass",   "passes",   "passing", "green", "succeed",
+        "succeeds", "ok",  NULL};
+    int subject = 0, passing = 0;
+
+    for (const char *p = t ? t : ""; *p;) {
+        size_t n = 0;
+        int known = 0;
+        while (isalnum((unsigned char)p[n]))
+            n++;
+        for (int k = 0; n && ok[k]; k++)
+            if (strlen(ok[k]) == n && !strncasecmp(ok[k], p, n)) {
+                known = 1;
+                subject |= k >= 3 && k <= 11;
+                passing |= k >= 19;
+            }
+        if (n && !known)
+            return 0;
+        p += n ? n : 1;
+    }
+    return subject && passing;
+}
+
 /* Does the criterion name the case id (whole, or its last part after
  * "::", "." or "/")? */
 static int names_case(const char *t, const char *id)
@@ -215,7 +246,8 @@ static int gate_named(const struct verify_state *vs, size_t i, const char *t)
 {
     const char *cmd = vs->plan.gates[i].command;
 
-    return verify_word_in(t, vs->ev[i].r.name) || (cmd && strlen(cmd) >= 3 && strcasestr(t, cmd));
+    return verify_word_in(t, vs->ev[i].r.name) || (cmd && strlen(cmd) >= 3 && strcasestr(t, cmd)) ||
+           (about_all_gates(t) && vs->plan.gates[i].must_pass);
 }
 
 /* The passing gates that back criterion t into backed: those it names,
@@ -348,6 +380,14 @@ static int criterion_evidence(struct job_ctx *j, const struct verify_state *vs, 
                             !strcmp(kind, "gate")   ? "gates"
                             : !strcmp(kind, "test") ? "tests"
                                                     : "none");
+    /* a gate the criterion names (not one that only shares a word with
+     * it): the goal's evaluation need not ask about it */
+    if (!strcmp(kind, "gate")) {
+        int named = 0;
+        for (size_t i = 0; i < vs->plan.n; i++)
+            named |= gate_passed(vs, i) && gate_named(vs, i, t);
+        cJSON_AddBoolToObject(e, "gate_named", named);
+    }
     cJSON_AddItemToObject(e, "gate_inputs_changed", cJSON_Duplicate(vs->inputs, 1));
     cJSON_AddBoolToObject(e, "unverified", verified == 0);
     rc = verify_decision(j, "evidence", NULL, NULL, t, e);

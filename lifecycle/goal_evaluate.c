@@ -47,6 +47,7 @@
 struct crit {
     const char *text;
     const char *det;   /* "test", "gate" or NULL: what the items' gates prove */
+    int named;         /* det is a gate the criterion names (its name or command) */
     char *det_backing; /* what backs det, for the prompt */
     int critical;      /* a critical done item serves it */
     const char *verdict; /* met, unmet, unknown; NULL: not asked or no answer */
@@ -93,6 +94,9 @@ static int evidence_cb(const struct store_decision *d, void *ctx)
     const char *backing = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "backing"));
     int k = find_crit(e, d->note);
 
+    if (k >= 0 && kind && !strcmp(kind, "gate") &&
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(data, "gate_named")))
+        e->c[k].named = 1;
     if (k >= 0 && kind && (!strcmp(kind, "test") || !strcmp(kind, "gate")) &&
         !(e->c[k].det && !strcmp(e->c[k].det, "test"))) {
         e->c[k].det = !strcmp(kind, "test") ? "test" : "gate";
@@ -322,7 +326,8 @@ static int eval_record(struct eval *e, const cJSON *reasons, const char *head, c
     if (e->unavailable)
         cJSON_AddStringToObject(d, "unavailable", e->unavailable);
     if (asked == 0)
-        cJSON_AddStringToObject(d, "skipped", "every criterion is proven by test cases");
+        cJSON_AddStringToObject(d, "skipped", "every criterion is proven by test cases or by "
+                                              "a passing gate it names");
     cJSON_AddItemToObject(d, "partial_reasons", cJSON_Duplicate(reasons, 1));
     rc = verify_decision(e->j, "evaluation", NULL, NULL, NULL, d);
     p = cJSON_CreateObject();
@@ -424,8 +429,10 @@ int goal_evaluate(struct goal_eval *out, struct job_ctx *j, const char *head, in
         rc = job_fail(j, "internal", "%s", err_last());
         goto out;
     }
+    /* proven: by test cases, or by a passing gate the criterion names */
     for (int k = 0; k < e->n; k++)
-        any |= e->c[k].asked = !(e->c[k].det && !strcmp(e->c[k].det, "test"));
+        any |= e->c[k].asked =
+            !(e->c[k].det && (!strcmp(e->c[k].det, "test") || e->c[k].named));
     if (store_decision_first_verification_baseline(j->st, j->goal->id, base, sizeof(base)) != 0)
         err_clear();
     if (any && !(cached = eval_cached(e, head)) && (rc = eval_ask(e, base)) != 0)

@@ -22,7 +22,8 @@ struct goal_eval {
 };
 
 /* Evaluate j's goal (a publish run) on its worktree's head (40 hex).  A
- * criterion proven by test cases needs no model; the others are asked
+ * criterion proven by test cases, or by a passing gate it names, needs
+ * no model; the others are asked
  * of the model once per head (a publish retried on the same head reuses
  * the answer).  The verdicts are recorded as an "evaluation" decision
  * and a goal.evaluated event.  An unmet criterion that no gate or test

@@ -500,13 +500,42 @@ static void field_base_branch(struct ctx *c, const cJSON *root, struct goal *g)
     }
 }
 
+/* A repo path written "~" or "~/..." as a shell would read it: under
+ * $HOME, into buf (n bytes).  NULL after a field error when it cannot be
+ * (another user's "~name", no HOME, too long): no shell expands it for
+ * goald, and a folder named "~" is never what was meant. */
+static const char *expand_home(char *buf, size_t n, struct ctx *c, const char *s)
+{
+    const char *home = getenv("HOME");
+    int w;
+
+    if (s[1] != '\0' && s[1] != '/') {
+        fail(c, "repo", NULL,
+             "\"%s\": \"~name\" is not expanded; write the repository's absolute path", s);
+        return NULL;
+    }
+    if (!home || home[0] != '/') {
+        fail(c, "repo", NULL,
+             "\"%s\": HOME is not set to an absolute path to expand \"~\"; "
+             "write the repository's absolute path",
+             s);
+        return NULL;
+    }
+    w = snprintf(buf, n, "%s%s", home, s + 1);
+    if (w < 0 || (size_t)w >= n) {
+        fail(c, "repo", NULL, "\"%s\": too long once \"~\" is expanded", s);
+        return NULL;
+    }
+    return buf;
+}
+
 /* The repository: probed (it exists, the base branch is in it); its head
  * is the base branch when none is given.  A git URL (clone mode,
  * docs/scaling.md) is checked for its syntax only, and needs a base
  * branch: what the remote holds shows at the first run. */
 static void field_repo(struct ctx *c, const cJSON *root, struct goal *g)
 {
-    char abs[4096], head[256];
+    char abs[4096], head[256], tilde[PATH_MAX];
     const char *s;
     int prc;
 
@@ -524,6 +553,8 @@ static void field_repo(struct ctx *c, const cJSON *root, struct goal *g)
     }
     if (c->repo_real[0])
         s = c->repo_real; /* what http.repos admitted, symbolic links resolved */
+    else if (s[0] == '~' && (s = expand_home(tilde, sizeof(tilde), c, s)) == NULL)
+        return;
     if (vcs_repo_is_url(s)) {
         if (!g->base_branch && !cJSON_GetObjectItemCaseSensitive(root, "base_branch"))
             fail(c, "base_branch", NULL, "required with a git URL as \"repo\"");

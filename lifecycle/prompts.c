@@ -6,7 +6,9 @@ const char prompt_elaborate[] =
     "Answer with ONE JSON object and nothing else:\n"
     "{\"components\": [strings: the parts of the code or system involved],\n"
     " \"implicit_requirements\": [strings: what the goal needs without saying it],\n"
-    " \"success_criteria\": [strings: observable, checkable conditions of done],\n"
+    " \"success_criteria\": [strings: observable, checkable conditions of done that the "
+    "criteria given do not already state; never a given one reworded (goald keeps the given "
+    "ones first)],\n"
     " \"allowed_actions\": [tool names the work needs, from: ls, find, grep, read, write, edit, "
     "bash, run_gates],\n"
     " \"verification\": [{\"name\": str, \"type\": \"test|build|lint|typecheck|custom\", "
@@ -15,7 +17,13 @@ const char prompt_elaborate[] =
     "the project's own test and build commands. Keep criteria few and concrete.\n"
     "When the goal is a check that finds the repository already as it asks (nothing to "
     "change), answer instead {\"nothing_to_do\": true, \"reason\": str: what you checked "
-    "and found}; the goal then completes without a branch.";
+    "and found}; the goal then completes without a branch.\n"
+    "The request shows the repository's tree, README and the files the goal names, cut "
+    "where it says. To see more before answering, answer {\"look\": [{\"tool\": "
+    "\"ls|read|grep\", \"path\": str, \"pattern\": str (grep), \"offset\": int (read), "
+    "\"limit\": int}]} (the other fields may be empty): at most 6 requests a turn and 4 "
+    "turns, read-only, paths relative to the root; the results come back and you answer "
+    "again. Look only for what the answer needs.";
 
 const char schema_elaborate[] =
     "{\"type\":\"object\",\"additionalProperties\":false,"
@@ -23,6 +31,11 @@ const char schema_elaborate[] =
     "\"allowed_actions\",\"verification\"],"
     "\"properties\":{"
     "\"nothing_to_do\":{\"type\":\"boolean\"},\"reason\":{\"type\":\"string\"},"
+    "\"look\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+    "\"additionalProperties\":false,\"required\":[\"tool\"],\"properties\":{"
+    "\"tool\":{\"type\":\"string\",\"enum\":[\"ls\",\"read\",\"grep\"]},"
+    "\"path\":{\"type\":\"string\"},\"pattern\":{\"type\":\"string\"},"
+    "\"offset\":{\"type\":\"integer\"},\"limit\":{\"type\":\"integer\"}}}},"
     "\"components\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
     "\"implicit_requirements\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
     "\"success_criteria\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
@@ -75,15 +88,17 @@ const char prompt_execute[] =
     "question.\n"
     "- The repository's existing tests judge your product change as they were at the item's "
     "start: goald also runs them on your change without your test edits. New tests are "
-    "welcome and must fail on the old code and pass on yours. Change an existing test only "
+    "welcome and must fail on the old code and pass on yours (run_at_start, when offered, "
+    "runs them on the item's start). Change an existing test only "
     "where the goal changes the behaviour it checks: its new version must fail on the old "
     "code and pass on yours. A test the goal is about, or one you delete or loosen, is "
     "never accepted as changed.\n"
     "- Never claim success you have not checked.";
 
 const char prompt_review[] =
-    "You are goald's review stage. The deterministic gates of this work item passed. Review "
-    "the diff against the item's description and the goal's success criteria: is the change "
+    "You are goald's review stage. The deterministic gates of this work item passed (what "
+    "they found is shown). Review the diff against the item's description and the success "
+    "criteria it serves: is the change "
     "correct (does it do what the item asks, are edge cases and errors handled), do its tests "
     "check the behaviour (would they fail on the old code), and are there code smells, "
     "security or performance problems. What your verdict does: it is advisory and cannot "

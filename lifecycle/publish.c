@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lifecycle/forge_goals.h"
 #include "lifecycle/goal_evaluate.h"
 #include "lifecycle/job.h"
 #include "lifecycle/report.h"
@@ -638,7 +639,8 @@ static int open_pull_request(struct job_ctx *j, const char *remote_url, int part
     int rc;
 
     strbuf_init(&body, 1 << 20);
-    if ((rc = publish_body(&body, j->st, g->id, j->repo)) != 0) {
+    if ((rc = publish_body(&body, j->st, g->id, j->repo)) != 0 ||
+        (rc = forge_pr_body_closes(&body, j->st, g->id)) != 0) {
         strbuf_release(&body);
         return job_fail(j, "internal", "%s", err_last());
     }

@@ -27,6 +27,7 @@
 #include "lifecycle/control.h"
 #include "lifecycle/job.h"
 #include "lifecycle/prompts.h"
+#include "lifecycle/run_at_start.h"
 #include "lifecycle/verify.h"
 #include "lifecycle/workspace.h"
 #include "gates/gates.h"
@@ -238,6 +239,8 @@ static int hook(void *arg, struct tool_ctx *ctx, const char *name, const cJSON *
                            "Question recorded. The item waits for a human answer.");
     if (!strcmp(name, "run_gates"))
         return run_gates(x, res);
+    if (!strcmp(name, "run_at_start"))
+        return run_at_start(x->j, x->ws, args, res);
     return tool_fail(res, TOOL_VALIDATION, "%s: not a hooked tool", name);
 }
 

@@ -155,12 +155,57 @@ static int do_complete_partial(store *st, const struct store_escalation_ref *e, 
 /* accept_test_changes: the cases named in input (comma, blank or line
  * separated) join the item's waiver, every case a human accepted so far
  * (a "test_changes_accepted" decision the verification reads). */
+/* The test cases the item's latest refusal for weakened or removed tests
+ * named (its verification decision), into names (a JSON array). */
+static void refused_cases(store *st, const char *item_id, cJSON *names)
+{
+    static const char *const keys[] = {"introduced", "new_failing", "removed", "removed_failing",
+                                       NULL};
+    static const char *const where[] = {"gates", "restored_inputs_gates", NULL};
+    cJSON *v = NULL;
+    const cJSON *g, *id;
+
+    if (store_decision_latest_of_item(st, item_id, "verification", &v) != 0)
+        err_clear();
+    for (int w = 0; where[w]; w++)
+        cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(v, where[w]))
+            for (int k = 0; keys[k]; k++)
+                cJSON_ArrayForEach(id, cJSON_GetObjectItemCaseSensitive(g, keys[k]))
+                    if (cJSON_IsString(id))
+                        cJSON_AddItemToArray(names, cJSON_CreateString(id->valuestring));
+    cJSON_Delete(v);
+}
+
+/* Is id among names?  Else ERR_INVALID naming what the refusal named. */
+static int case_named(const cJSON *names, const char *id)
+{
+    const cJSON *n;
+    char list[1024] = "";
+
+    cJSON_ArrayForEach(n, names) if (!strcmp(n->valuestring, id)) return 0;
+    cJSON_ArrayForEach(n, names)
+        if (strlen(list) + strlen(n->valuestring) + 8 < sizeof(list))
+            snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", list[0] ? ", " : "",
+                     n->valuestring);
+    if (!list[0])
+        return err_set(ERR_INVALID, "--input: \"%s\": the refusal named no test case (the "
+                                    "whole gate failed): accept_best_attempt accepts the "
+                                    "attempt as it was",
+                       id);
+    return err_set(ERR_INVALID, "--input: \"%s\" is not a test case the refusal named (a file "
+                                "is not a case); it named: %s",
+                   id, list);
+}
+
 static int do_accept(store *st, const struct store_escalation_ref *e, const char *input)
 {
     cJSON *prev = NULL, *d = cJSON_CreateObject(), *cases = cJSON_AddArrayToObject(d, "cases");
+    cJSON *named = cJSON_CreateArray();
     const cJSON *it;
     char id[1024];
     int rc;
+
+    refused_cases(st, e->item_id, named);
 
     if ((rc = store_decision_latest_waiver(st, e->item_id, &prev)) != 0)
         goto out;
@@ -174,6 +219,8 @@ static int do_accept(store *st, const struct store_escalation_ref *e, const char
         if (n && n < sizeof(id)) {
             memcpy(id, p, n);
             id[n] = '\0';
+            if ((rc = case_named(named, id)) != 0)
+                goto out;
             cJSON_AddItemToArray(cases, cJSON_CreateString(id));
         }
         p += n;
@@ -183,6 +230,7 @@ static int do_accept(store *st, const struct store_escalation_ref *e, const char
 out:
     cJSON_Delete(prev);
     cJSON_Delete(d);
+    cJSON_Delete(named);
     return rc;
 }
 
@@ -347,8 +395,8 @@ int lifecycle_resolve(store *st, const char *esc_id, const char *action, const c
     memset(out, 0, sizeof(*out));
     if (!is_action(action))
         return err_set(ERR_INVALID, "--action: expected retry, skip, alternative, "
-                                    "increase_budget, complete_partial, pause or "
-                                    "accept_test_changes, got \"%s\"",
+                                    "increase_budget, complete_partial, pause, "
+                                    "accept_test_changes or accept_best_attempt, got \"%s\"",
                        action);
     if ((rc = store_escalation_ref_get(st, esc_id, &e)) != 0)
         return rc;
@@ -358,6 +406,8 @@ int lifecycle_resolve(store *st, const char *esc_id, const char *action, const c
     for (int i = 0; allowed[i]; i++)
         if (!strcmp(allowed[i], action))
             ok = 1;
+    /* any item escalation: do_accept_best() says when there is none */
+    ok |= !strcmp(action, "accept_best_attempt") && e.item_id[0];
     if (!ok) {
         char list[256] = "";
         for (int i = 0; allowed[i]; i++)

@@ -83,6 +83,8 @@ struct gate_eval {
     int blame;              /* the item fails for this gate */
     int pinned_only;        /* on the product-only tree: its only failures are tests whose
                                new version pins the new behaviour (verify_pins.c) */
+    int inconclusive;       /* on the product-only tree: the baseline ran no test case of
+                               this gate, so its original tests cannot judge the product */
     strbuf why;             /* the reason, for the next attempt */
     struct cJSON *targeted; /* the failing tests (or the gate) the goal is about */
 };

@@ -159,7 +159,7 @@ static void gate_rerun(struct job_ctx *j, struct workspace *ws, const struct gat
 /* The reason of a failure the item introduced: the gate passed at the
  * baseline, or tests that passed there fail now, or new tests fail, or
  * the baseline's test cases are lost. */
-static void blame_introduced(struct gate_eval *e, const char *base, int lost)
+static void blame_introduced(struct gate_eval *e, const char *base, int lost, size_t base_cases)
 {
     snprintf(e->r.classification, sizeof(e->r.classification), "introduced");
     e->blame = 1;
@@ -174,7 +174,8 @@ static void blame_introduced(struct gate_eval *e, const char *base, int lost)
         verify_list_add(&e->why, e->diff.new_failing, e->diff.n_new_failing, 50);
     }
     if (e->base_known && e->base_passed)
-        strbuf_addf_cut(&e->why, "; the gate passed at the baseline %.12s", base);
+        strbuf_addf_cut(&e->why, "; the gate passed at the baseline %.12s%s", base,
+                        base_cases || e->r.cases.n ? "" : " (where it ran no test case)");
     else if (lost)
         strbuf_addf_cut(&e->why,
                         "; its test cases at the baseline %.12s are not in its "
@@ -269,6 +270,7 @@ static int gate_judge(const struct judge_pass *p, size_t i, struct gate_result *
     const struct gate_eval *main = p->main ? &p->main[i] : NULL;
     struct gate_eval *e = &p->out[i];
     struct test_cases bc = {0};
+    size_t base_cases;
     int rc, lost = 0, git = ws->wt && j->repo && tree && tree[0];
 
     memset(e, 0, sizeof(*e));
@@ -284,6 +286,7 @@ static int gate_judge(const struct judge_pass *p, size_t i, struct gate_result *
     }
     gates_compare(&e->diff, &bc, &e->r.cases);
     lost = verify_format_lost(&bc, &e->r.cases);
+    base_cases = bc.n;
     test_cases_release(&bc);
     if (e->r.passed || !e->r.must_pass || !strcmp(e->r.classification, "flaky"))
         return 0;
@@ -293,9 +296,20 @@ static int gate_judge(const struct judge_pass *p, size_t i, struct gate_result *
         e->pinned_only = 1;
         return 0;
     }
+    /* the product-only tree of a gate that ran no test case at the
+     * baseline (its tests did not exist yet: the item adds the first) and
+     * runs none here either, while it passed on the item's tree: there
+     * are no original tests to judge the product with; the item's new
+     * tests are judged on the old product instead (verify_pins.c) */
+    if (main && main->r.passed && e->base_known && !e->base_passed && base_cases == 0 &&
+        e->r.cases.n == 0) {
+        e->inconclusive = 1;
+        snprintf(e->r.classification, sizeof(e->r.classification), "pre-existing");
+        return 0;
+    }
     if (!e->base_known || e->base_passed || e->diff.n_introduced || e->diff.n_new_failing ||
         lost)
-        blame_introduced(e, base, lost);
+        blame_introduced(e, base, lost, base_cases);
     else
         judge_pre_existing(j, plan, gs, crit, main, e);
     return 0;

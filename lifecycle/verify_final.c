@@ -9,7 +9,8 @@
  * start per test case: a failure the goal introduced, or one it set out
  * to fix, blocks the goal, another is recorded as a partial failure); the
  * head with the gate inputs the goal changed as they were at its start;
- * the goal's worktree opened (fail closed without it) with the head, the
+ * a clean pass an item's run already had on the same tree, reused; the
+ * goal's worktree opened (fail closed without it) with the head, the
  * start and the restored head; the "final_check" decision; and
  * verify_goal_final, which judges every must-pass gate on the head and on
  * the restored head.
@@ -25,6 +26,7 @@
 #include "lifecycle/job.h"
 #include "lifecycle/workspace.h"
 #include "store/escalation.h"
+#include "store/gate_result.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 #include "vcs/tree.h"
@@ -92,6 +94,41 @@ static void final_blame(struct final_check *fc, const struct gate_result *r,
     strbuf_adds_cut(blame, "\n");
 }
 
+/* A clean pass of gs that an item's run already had on the very tree of
+ * rev (the last item's tree is the head's): not run again, and cited in
+ * the final check with that run.  *reused = 1 when so. */
+static int final_reused(struct final_check *fc, const struct gate_spec *gs, const char *rev,
+                        int restored, int *reused)
+{
+    struct job_ctx *j = fc->j;
+    struct store_gate_clean c;
+    char tree[VCS_OID_HEX];
+    cJSON *gj;
+    int found = 0;
+
+    *reused = 0;
+    if (vcs_rev_tree(tree, j->repo, rev) != 0 ||
+        store_gate_result_clean_pass(j->st, j->goal->id, gs->name, gs->command, tree, &c,
+                                     &found) != 0) {
+        err_clear(); /* run it, then */
+        return 0;
+    }
+    if (!found)
+        return 0;
+    gj = cJSON_CreateObject();
+    cJSON_AddStringToObject(gj, "gate", gs->name);
+    if (restored)
+        cJSON_AddBoolToObject(gj, "restored_inputs", 1);
+    cJSON_AddBoolToObject(gj, "passed", 1);
+    cJSON_AddNumberToObject(gj, "exit_code", c.exit_code);
+    cJSON_AddStringToObject(gj, "output_hash", c.output_hash);
+    cJSON_AddStringToObject(gj, "tree_id", tree);
+    cJSON_AddStringToObject(gj, "reused_from_run", c.run_id);
+    cJSON_AddItemToArray(fc->gates, gj);
+    *reused = 1;
+    return 0;
+}
+
 /* One must-pass gate on a final tree: the branch head, or (restored) the
  * head with the gate inputs the goal changed as they were at its start.
  * Adds to fc's gates, failures and blame; fc->blocked when the gate fails
@@ -104,9 +141,11 @@ static int final_judge(struct final_check *fc, const struct gate_spec *gs, const
     struct gate_result r = {0};
     struct test_cases bc = {0};
     struct case_diff diff = {0};
-    int base_passed = 0, base_known = 0, targeted = 0, introduced, rc = 0;
+    int base_passed = 0, base_known = 0, targeted = 0, introduced, reused = 0, rc = 0;
     cJSON *gj, *ids = NULL;
 
+    if ((rc = final_reused(fc, gs, tree, restored, &reused)) != 0 || reused)
+        return rc;
     if ((rc = verify_run_on_tree(j, &fc->ws, &fc->gc, gs, tree, &r)) != 0) {
         gate_result_release(&r);
         return job_fail(j, "sandbox", "final check: %s", err_last());

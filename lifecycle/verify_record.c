@@ -141,6 +141,8 @@ int verify_record_verification(struct job_ctx *j, const struct verify_state *vs,
             cJSON *g = eval_json(&wev[i]);
             if (wev[i].pinned_only)
                 cJSON_AddBoolToObject(g, "pinned_only", 1);
+            if (wev[i].inconclusive)
+                cJSON_AddBoolToObject(g, "inconclusive", 1);
             cJSON_AddItemToArray(wg, g);
         }
     }

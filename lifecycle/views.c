@@ -17,6 +17,7 @@
 #include "util/err.h"
 #include "util/id.h"
 #include "util/jsonobj.h"
+#include "util/redact.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -131,6 +132,16 @@ static int add_job(const struct store_run_job *r, void *ctx)
     return 0;
 }
 
+/* o[key] = text, its secrets redacted: a tool's argument or an error
+ * quotes what the model wrote or a tool printed. */
+static void add_redacted(cJSON *o, const char *key, const char *text)
+{
+    char *red = xcheck(redact_str(text, NULL));
+
+    cJSON_AddStringToObject(o, key, red);
+    free(red);
+}
+
 /* The running jobs, and what each is doing now: its turn and last tool
  * call. */
 static cJSON *running_jobs(store *st, int64_t now)
@@ -153,7 +164,7 @@ static cJSON *running_jobs(store *st, int64_t now)
             cJSON_AddStringToObject(it, "last_tool", a.tool);
         else
             cJSON_AddNullToObject(it, "last_tool");
-        cJSON_AddStringToObject(it, "last_tool_arg", a.tool_arg);
+        add_redacted(it, "last_tool_arg", a.tool_arg);
     }
     return jc.jobs;
 }
@@ -173,7 +184,7 @@ static void add_last_error(store *st, cJSON *o)
         cJSON *e = cJSON_AddObjectToObject(o, "last_error");
         cJSON_AddStringToObject(e, "goal_id", gid);
         cJSON_AddStringToObject(e, "time", time_format_rfc3339_ms(t, sizeof(t), a.last_error_at));
-        cJSON_AddStringToObject(e, "message", a.last_error);
+        add_redacted(e, "message", a.last_error);
     } else {
         cJSON_AddNullToObject(o, "last_error");
     }

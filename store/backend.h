@@ -35,6 +35,7 @@ struct store {
     int tx_depth;
     struct stmt_slot cache[STORE_STMT_CACHE];
     int ncache;
+    int created; /* the open made the SQLite file (store_created()) */
 };
 
 /* Every backend's statement starts with this. */

@@ -1,6 +1,7 @@
 /* gate_result.c - the gate_results table (see gate_result.h). */
 #include "store/gate_result.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,34 @@ int store_gate_result_each_latest_of_goal(store *st, const char *goal_id,
 
     return gate_results_each(st, "gate results", STORE_FIELDS(cols), fn, ctx, q_gates,
                              STORE_ARGS(STORE_TEXT(goal_id)));
+}
+
+static void clean_fill(store_stmt *s, void *ctx)
+{
+    struct store_gate_clean *c = ctx;
+    const char *run = store_col_raw(s, 0), *hash = store_col_raw(s, 1);
+
+    snprintf(c->run_id, sizeof(c->run_id), "%s", run ? run : "");
+    snprintf(c->output_hash, sizeof(c->output_hash), "%s", hash ? hash : "");
+    c->exit_code = (int)store_col_i64(s, 2);
+}
+
+int store_gate_result_clean_pass(store *st, const char *goal_id, const char *name,
+                                 const char *command, const char *tree_id,
+                                 struct store_gate_clean *out, int *found)
+{
+    /* an item's run on that very tree: passed at once (a flaky pass is
+     * classified "flaky"; a timed-out run did not pass) */
+    static const char q[] =
+        "SELECT run_id, output_hash, coalesce(exit_code, 0) FROM gate_results"
+        " WHERE goal_id = ?1 AND name = ?2 AND command = ?3 AND tree_id = ?4"
+        " AND item_id IS NOT NULL AND passed = 1 AND classification IS NULL"
+        " ORDER BY id DESC LIMIT 1";
+
+    memset(out, 0, sizeof(*out));
+    return store_get_row(st, "gate results", clean_fill, out, found, q,
+                         STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(name), STORE_TEXT(command),
+                                    STORE_TEXT(tree_id)));
 }
 
 int store_gate_result_insert(store *st, const struct store_gate_row *r, int64_t *id_out)

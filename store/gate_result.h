@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "store/store.h"
+#include "util/id.h"
 
 struct store_gate_result {
     const char *item_key; /* only store_gate_result_each_latest_of_goal() */
@@ -40,6 +41,17 @@ int store_gate_result_each_latest_of_goal(store *st, const char *goal_id,
                                           int (*fn)(const struct store_gate_result *g,
                                                     void *ctx),
                                           void *ctx);
+
+/* A clean pass of gate name (with command) on tree tree_id by one of
+ * goal_id's items: passed at once, not flaky (*found 0 when none). */
+struct store_gate_clean {
+    char run_id[ID_SIZE];
+    char output_hash[72];
+    int exit_code;
+};
+int store_gate_result_clean_pass(store *st, const char *goal_id, const char *name,
+                                 const char *command, const char *tree_id,
+                                 struct store_gate_clean *out, int *found);
 
 /* One gate_results row.  Any string may be NULL (SQL NULL); a test count
  * below 0 is stored as NULL (unknown). */

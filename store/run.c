@@ -543,3 +543,22 @@ int store_run_set_cancelled(store *st, const char *id)
                               " 'cancelled' WHERE id = ? AND status = 'running'";
     return store_exec_id(st, upd, id, "cancel");
 }
+
+int store_run_window_totals(store *st, int64_t since_ms, struct store_run_window *out)
+{
+    static const char failed[] = "SELECT count(*) FROM runs WHERE created_at >= ?"
+                                 " AND status IN ('failed', 'timeout')",
+                      tokens[] = "SELECT CAST(coalesce(sum(tokens_in + tokens_out), 0) AS BIGINT)"
+                                 " FROM runs WHERE created_at >= ?",
+                      cost[] = "SELECT CAST(round(coalesce(sum(cost_usd), 0) * 1000000) AS BIGINT)"
+                               " FROM runs WHERE created_at >= ?";
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = store_count(st, "failed runs", &out->failed, failed,
+                          STORE_ARGS(STORE_I64(since_ms)))) != 0 ||
+        (rc = store_count(st, "tokens used", &out->tokens, tokens,
+                          STORE_ARGS(STORE_I64(since_ms)))) != 0)
+        return rc;
+    return store_count(st, "cost", &out->cost_micro_usd, cost, STORE_ARGS(STORE_I64(since_ms)));
+}

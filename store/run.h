@@ -96,6 +96,14 @@ struct store_run_queues {
 };
 int store_run_queue_counts(store *st, int64_t now_ms, struct store_run_queues *out);
 
+/* The runs created at or after since_ms: how many ended failed or timed
+ * out, the tokens they used (in and out) and their cost in micro-USD (the
+ * dashboard's last 24 hours). */
+struct store_run_window {
+    int64_t failed, tokens, cost_micro_usd;
+};
+int store_run_window_totals(store *st, int64_t since_ms, struct store_run_window *out);
+
 /* How many ready items and queued or active goals wait for a retry that is
  * not yet due at now_ms (`daemon --once` waits for them). */
 int store_run_pending_retries(store *st, int64_t now_ms, int *out);

@@ -147,6 +147,7 @@ static int lite_open(store *st, const char *path, int create)
         return rc;
     }
     st->conn = db;
+    st->created = made;
     atomic_fetch_add(&open_count, 1);
     if (made && chmod(path, 0600) != 0)
         return err_set(ERR_IO, "%s: cannot make it private (chmod 0600): %s", path,

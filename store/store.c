@@ -117,6 +117,11 @@ int store_reachable(store *st)
     return store_err(st, "database");
 }
 
+int store_created(const store *st)
+{
+    return st->created;
+}
+
 const char *store_path(const store *st)
 {
     return st->path;

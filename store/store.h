@@ -50,6 +50,11 @@ void store_close(store *st);
 
 const char *store_path(const store *st);
 
+/* 1 when store_open() made the database file (there was none at its
+ * path): the caller may say so, as a path with a typo otherwise makes a
+ * second, silent database.  0 for one that was there, and for a URL. */
+int store_created(const store *st);
+
 /* The default database: config store.url when set, else the file
  * $XDG_STATE_HOME/goald/goald.db, else ~/.local/state/goald/goald.db.
  * 0 or ERR_INVALID (no HOME). */

@@ -62,6 +62,6 @@ int tool_spill_dir(struct tool_ctx *ctx, char *out, size_t n);
 /* Builtin definitions (one file each). */
 extern const struct tool_def tool_def_ls, tool_def_find, tool_def_grep, tool_def_read,
     tool_def_write, tool_def_edit, tool_def_bash, tool_def_run_gates, tool_def_complete,
-    tool_def_ask_human;
+    tool_def_ask_human, tool_def_run_at_start;
 
 #endif

@@ -11,8 +11,9 @@
  * fills the envelope: errors are results with ok = 0 and an error class,
  * never a crash.
  *
- * run_gates, complete and ask_human are registered (their schemas are
- * exported) but executed by the caller (the ReAct loop) through ctx->hook;
+ * run_gates, run_at_start, complete and ask_human are registered (their
+ * schemas are exported) but executed by the caller (the ReAct loop)
+ * through ctx->hook;
  * without a hook they are a `validation` error "only available inside a
  * run".  docs/tools.md describes each tool.
  */
@@ -70,8 +71,8 @@ struct cJSON *tool_result_json(const struct tool_result *r);
 
 struct tool_ctx;
 
-/* Executes the caller's tools (run_gates, complete, ask_human): fill res
- * and return 0. */
+/* Executes the caller's tools (run_gates, run_at_start, complete,
+ * ask_human): fill res and return 0. */
 typedef int (*tool_hook_fn)(void *arg, struct tool_ctx *ctx, const char *name,
                             const struct cJSON *args, struct tool_result *res);
 
@@ -117,7 +118,8 @@ size_t tool_count(void);
 const struct tool_def *tool_at(size_t i);
 
 /* Whether name is allowed by the list (NULL: everything).  "read" also
- * grants ls, find and grep; complete and ask_human are always allowed. */
+ * grants ls, find and grep, "bash" run_at_start; complete and ask_human
+ * are always allowed. */
 int tool_allowed(const char *const *allowed, const char *name);
 
 /* [{"name", "description", "parameters"}] of the tools allowed (NULL:

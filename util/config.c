@@ -167,6 +167,23 @@ const struct cfg_def config_defs[CFG__COUNT] = {
     [CFG_FORGE_MAX_PAGES] = {"forge.max_pages", CFG_INT, "20", NULL, 1, 1000,
                              "pages of open pull requests read to find the goal's (Gitea and "
                              "Forgejo list them without a head filter)"},
+    [CFG_FORGE_TRIGGERS] = {"forge.triggers", CFG_JSON, "[]", NULL, NOB,
+                            "issues that become goals: [{\"repo\": \"OWNER/NAME\", "
+                            "\"local_repo\": \"/srv/repos/x\", \"label\": \"goald\", "
+                            "\"kind\", \"base_url\", \"token_env\", "
+                            "\"webhook_secret_env\", \"name\", \"template\": {verification, "
+                            "budget, publish, allowed_actions, priority}}] (docs/forge.md)"},
+    [CFG_FORGE_POLL_INTERVAL_S] = {"forge.poll_interval_s", CFG_INT, "60", NULL, 1, 86400,
+                                   "how often the daemon's cron lane asks each forge trigger's "
+                                   "repository for labelled issues (an unchanged answer, 304, "
+                                   "costs no rate limit)"},
+    [CFG_FORGE_WEBHOOK_MAX_KB] = {"forge.webhook_max_kb", CFG_INT, "256", NULL, 1, 16384,
+                                  "the largest forge webhook body accepted (KiB); larger "
+                                  "ones get 413"},
+    [CFG_HTTP_PUBLIC_URL] = {"http.public_url", CFG_STRING, NULL, NULL, NOB,
+                             "where people reach `goald serve` (https://goald.example.com): "
+                             "goald's comments on a forge's issues link to the goal's page "
+                             "there; unset: no link"},
     [CFG_NOTIFY_WEBHOOK_URL] = {"notify.webhook_url", CFG_STRING, NULL, NULL, NOB,
                                 "URL that receives a JSON POST when a goal ends (unset: none)"},
     [CFG_NOTIFY_WEBHOOK_TIMEOUT_S] = {"notify.webhook_timeout_s", CFG_INT, "10", NULL, 1, 300,

@@ -26,6 +26,7 @@ void vcs_forge_release(struct vcs_forge *f)
     free(f->owner);
     free(f->repo);
     free(f->head_owner);
+    free(f->token_env);
     memset(f, 0, sizeof(*f));
 }
 
@@ -191,9 +192,9 @@ static int forge_is_gitea(const char *base_url)
 /* The "Authorization: ..." line of the forge token into auth (n bytes),
  * or "" when forge.token_env names no set variable.  ERR_INVALID when the
  * token does not fit. */
-static int auth_line(char *auth, size_t n)
+static int auth_line(char *auth, size_t n, const struct vcs_forge *f)
 {
-    const char *name = config_str(CFG_FORGE_TOKEN_ENV);
+    const char *name = f->token_env ? f->token_env : config_str(CFG_FORGE_TOKEN_ENV);
     const char *tok = name && *name ? secret_get(name) : NULL;
     const char *scheme = config_str(CFG_FORGE_AUTH_SCHEME);
     int bearer = scheme && strcasecmp(scheme, "bearer") == 0;
@@ -217,11 +218,12 @@ static int auth_line(char *auth, size_t n)
  * errors; any HTTP status is returned for the caller to judge.  shown is
  * how messages name the URL. */
 static int http_do(struct http_response *res, const struct vcs_forge *f, const char *method,
-                   const char *url, const char *shown, const char *body, long timeout_s)
+                   const char *url, const char *shown, const char *body, long timeout_s,
+                   const char *extra)
 {
     int with_token = f != NULL, github = f && !forge_is_gitea(f->base_url);
     char auth[4096];
-    const char *lines[6];
+    const char *lines[7];
     struct http_request rq = {.method = method, .url = url, .shown = shown, .body = body,
                               .headers = lines, .max_body = FORGE_RESPONSE_CAP,
                               .drop_body = !with_token};
@@ -230,7 +232,7 @@ static int http_do(struct http_response *res, const struct vcs_forge *f, const c
 
     memset(res, 0, sizeof(*res));
     res->retry_after_ms = -1;
-    if (with_token && (rc = auth_line(auth, sizeof(auth))) != 0)
+    if (with_token && (rc = auth_line(auth, sizeof(auth), f)) != 0)
         return rc;
     if (github) {
         lines[n++] = "Accept: application/vnd.github+json";
@@ -242,6 +244,8 @@ static int http_do(struct http_response *res, const struct vcs_forge *f, const c
         lines[n++] = "Content-Type: application/json";
     if (with_token && auth[0])
         lines[n++] = auth;
+    if (extra)
+        lines[n++] = extra;
     lines[n] = NULL;
     rq.timeout_ms = (int64_t)timeout_s * 1000;
     rq.connect_timeout_ms = (int64_t)(timeout_s < 10 ? timeout_s : 10) * 1000;
@@ -327,7 +331,7 @@ static int rate_limited(const struct http_response *res)
 static int auth_refused(const struct http_response *res, struct forge_failure *fl,
                         const struct vcs_forge *f, const char *method, const char *url)
 {
-    const char *name = config_str(CFG_FORGE_TOKEN_ENV);
+    const char *name = f->token_env ? f->token_env : config_str(CFG_FORGE_TOKEN_ENV);
     const char *tok = name && *name ? secret_get(name) : NULL;
     char why[640];
 
@@ -375,7 +379,19 @@ static int forge_request(struct http_response *res, struct forge_failure *fl,
                          const struct vcs_forge *f, const char *method, const char *url,
                          const char *body)
 {
-    int max = (int)config_int(CFG_FORGE_MAX_ATTEMPTS);
+    return vcs_forge_request(res, fl, f, method, url, body, NULL);
+}
+
+int vcs_forge_is_gitea(const struct vcs_forge *f)
+{
+    return forge_is_gitea(f->base_url);
+}
+
+int vcs_forge_request(struct http_response *res, struct forge_failure *fl,
+                      const struct vcs_forge *f, const char *method, const char *url,
+                      const char *body, const char *extra)
+{
+    int max = f->no_wait ? 1 : (int)config_int(CFG_FORGE_MAX_ATTEMPTS);
     int64_t cap_ms = config_int(CFG_FORGE_RETRY_MAX_WAIT_S) * 1000;
     int rc = 0;
 
@@ -384,7 +400,7 @@ static int forge_request(struct http_response *res, struct forge_failure *fl,
         int give_up = 0, limited;
 
         http_response_release(res);
-        rc = http_do(res, f, method, url, url, body, (long)config_int(CFG_FORGE_TIMEOUT_S));
+        rc = http_do(res, f, method, url, url, body, (long)config_int(CFG_FORGE_TIMEOUT_S), extra);
         if (rc == ERR_NOMEM || rc == ERR_INVALID)
             return rc;
         limited = !rc && rate_limited(res);
@@ -402,8 +418,10 @@ static int forge_request(struct http_response *res, struct forge_failure *fl,
             if (!rc)
                 rc = http_status_err(method, url, res->status, &res->body);
             err_wrap(rc, "after %d attempts", n);
-            if (fl)
+            if (fl) {
                 snprintf(fl->cls, sizeof(fl->cls), "forge");
+                fl->wait_ms = limited ? server_ms : 0;
+            }
             return rc;
         }
         log_info("forge: %s %s: %s; attempt %d of %d in %lld ms", method, url,
@@ -736,7 +754,7 @@ int vcs_webhook_post(int *sent_out, const char *url, const char *json)
         return err_set(ERR_INVALID, "webhook: no body");
     url_origin(shown, sizeof(shown), url);
     rc = http_do(&res, NULL, "POST", url, shown, json,
-                 (long)config_int(CFG_NOTIFY_WEBHOOK_TIMEOUT_S));
+                 (long)config_int(CFG_NOTIFY_WEBHOOK_TIMEOUT_S), NULL);
     status = res.status;
     http_response_release(&res);
     if (rc)

@@ -37,6 +37,10 @@ struct vcs_forge {
     char *repo;
     char *head_owner; /* a fork's owner, whose branch the pull request comes
                        * from; NULL: the branch is in owner/repo */
+    char *token_env;  /* the NAME of the token's variable; NULL: forge.token_env */
+    int no_wait;      /* 1: one attempt, never a wait in line: a rate limit or
+                       * an outage fails at once (failure.wait_ms: the
+                       * forge's wait) for a caller that tries again later */
 };
 
 /* Fill f from the configuration: forge.base_url, and forge.owner /
@@ -94,6 +98,23 @@ int vcs_forge_pr_ensure(struct vcs_pr *out, const struct vcs_forge *f, const cha
  * forge.max_pages pages of open pull requests). */
 int vcs_forge_pr_find(struct vcs_pr *out, const struct vcs_forge *f, const char *head,
                       const char *base);
+
+struct http_response;
+
+/* One request to forge f's API at url (body NULL: none) with the policy
+ * of the pull-request calls: the token, the media type, the retries of a
+ * network error, a 5xx or a rate limit (waiting the forge's time, capped
+ * at forge.retry_max_wait_s), 401/403 never retried (class "auth").
+ * extra is one more header line ("If-None-Match: ...") or NULL.  Any
+ * other status (304 and 404 among them) is returned in *res for the
+ * caller to judge; release *res with http_response_release(), also after
+ * an error.  fl (may be NULL) says why it failed. */
+int vcs_forge_request(struct http_response *res, struct forge_failure *fl,
+                      const struct vcs_forge *f, const char *method, const char *url,
+                      const char *body, const char *extra);
+
+/* Is f's base URL a Gitea or Forgejo API (".../api/v1")? */
+int vcs_forge_is_gitea(const struct vcs_forge *f);
 
 /* POST json (a complete JSON document) to url with Content-Type
  * application/json, within notify.webhook_timeout_s.  url NULL means

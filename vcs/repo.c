@@ -155,6 +155,49 @@ int vcs_branch_name_for_goal(char *out, size_t n, const char *title, const char 
     return 0;
 }
 
+/* The local branches of repo into out (n bytes), ", " between them,
+ * "none" when it has none; cut with "..." when they do not fit. */
+static void branch_list(char *out, size_t n, git_repository *repo)
+{
+    git_branch_iterator *it = NULL;
+    git_reference *ref = NULL;
+    git_branch_t type;
+    size_t len = 0;
+
+    snprintf(out, n, "none");
+    if (git_branch_iterator_new(&it, repo, GIT_BRANCH_LOCAL) < 0)
+        return;
+    while (git_branch_next(&ref, &type, it) == 0) {
+        const char *name = git_reference_shorthand(ref);
+        int w = snprintf(out + len, n - len, "%s%s", len ? ", " : "", name);
+        git_reference_free(ref);
+        if (w < 0 || (size_t)w >= n - len) {
+            if (n > 4)
+                memcpy(out + n - 4, "...", 4);
+            break;
+        }
+        len += (size_t)w;
+    }
+    git_branch_iterator_free(it);
+}
+
+/* 1 when repo has a local branch (a commit to start from): libgit2's
+ * git_repository_is_empty() asks only about its default branch name. */
+static int has_branch(git_repository *repo)
+{
+    git_branch_iterator *it = NULL;
+    git_reference *ref = NULL;
+    git_branch_t type;
+    int found;
+
+    if (git_branch_iterator_new(&it, repo, GIT_BRANCH_LOCAL) < 0)
+        return 1; /* unknown: the checks after this one say more */
+    found = git_branch_next(&ref, &type, it) == 0;
+    git_reference_free(ref);
+    git_branch_iterator_free(it);
+    return found;
+}
+
 int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t abs_n,
                    char *head_branch_out, size_t head_n)
 {
@@ -195,13 +238,23 @@ int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t a
         git_reference_free(ref);
         ref = NULL;
     }
+    if (!has_branch(repo)) {
+        rc = err_set(ERR_INVALID,
+                     "%s has no commits: goald works on a branch of an existing commit "
+                     "(commit something first)",
+                     path);
+        goto out;
+    }
     if (branch) {
         if (!vcs_branch_name_valid(branch)) {
             rc = err_set(ERR_INVALID, "\"%s\" is not a valid branch name", branch);
             goto out;
         }
         if (git_branch_lookup(&ref, repo, branch, GIT_BRANCH_LOCAL) < 0) {
-            rc = err_set(ERR_NOTFOUND, "no branch \"%s\" in %s", branch, path);
+            char have[512];
+            branch_list(have, sizeof(have), repo);
+            rc = err_set(ERR_NOTFOUND, "no branch \"%s\" in %s (its branches: %s)", branch, path,
+                         have);
             goto out;
         }
     }

@@ -26,8 +26,9 @@ int vcs_repo_open_err(int code, const char *path);
  * branch is not NULL, that refs/heads/<branch> exists.  abs_out (may be
  * NULL) receives the repository's work folder as an absolute path;
  * head_branch_out (may be NULL) the branch HEAD points at ("" when
- * detached).  Errors: ERR_NOTFOUND (no repository, no branch),
- * ERR_INVALID (bad branch name; owned by another user, or unreadable:
+ * detached).  Errors: ERR_NOTFOUND (no repository; no branch, the
+ * message listing the branches it has), ERR_INVALID (a repository with
+ * no commits; bad branch name; owned by another user, or unreadable:
  * vcs_repo_open_err()). */
 int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t abs_n,
                    char *head_branch_out, size_t head_n);

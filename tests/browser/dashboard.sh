@@ -4,8 +4,17 @@
 # works scripted goals (the script provider) while the real `goald serve`
 # answers the page.  The first goal, submitted with the CLI, escalates with
 # a question holding <script>; the second is submitted through the page's
-# form with a hostile title, and its first item fails a test gate once
-# before it passes.  Screenshots go to $GOALD_BUILD_DIR/artifacts/browser.
+# form with a hostile title: its first item runs two turns (the page shows
+# the turn and the last tool call while it runs) and fails a test gate
+# once before it passes; its second item reads a path shaped like a
+# GitHub token (the page shows that event redacted).  The third goal,
+# submitted by the page's script after the first completed, asks in its
+# second, critical item (the goal is blocked); the page resolves that as
+# complete_partial, and the goal shows partial.  A read token sees the
+# escalation but no resolve form.  Screenshots go to
+# $GOALD_BUILD_DIR/artifacts/browser
+# (dashboard-*.png there: the first screen of some pages, 1024 px wide,
+# which docs/img holds for docs/http.md).
 # chromium, node and npm are required (scripts/install-deps): missing, the
 # test fails.
 . "$GOALD_SOURCE_DIR/tests/integration/lib.sh"
@@ -47,10 +56,11 @@ mul() { # the model's mul.sh computing with OP, and its test
          content: "got=$(sh mul.sh 2 3)\nif [ \"$got\" = 6 ]; then echo \"ok 1 - mul 2 3\"; else echo \"not ok 1 - mul 2 3: expected 6, got $got\"; exit 1; fi\n"}},
         {name: "complete", arguments: {summary: "mul.sh written"}}]'
 }
-jq -nc --arg q "$HOSTILE_Q" --arg t2 "$HOSTILE_ITEM" --argjson m1 "$(mul +)" --argjson m2 "$(mul '*')" '
+SECRET=ghp_$(printf 'Zq8vT3kLw9xNc2RbY7pMf4HsJd6Ga1EuK0oV' | head -c 36)
+jq -nc --arg q "$HOSTILE_Q" --arg t2 "$HOSTILE_ITEM" --arg secret "$SECRET" --argjson m1 "$(mul +)" --argjson m2 "$(mul '*')" '
   # goal 1 (the CLI): its agent asks a question
   {stage: "elaborate", content: {components: ["README"], implicit_requirements: [], success_criteria: ["decided"],
-   allowed_actions: ["read", "ask_human"], verification: []}},
+   allowed_actions: ["read", "write", "ask_human"], verification: []}},
   {stage: "plan", content: {work_items: [{key: "wi-1", title: "decide the sign", description: "ask",
    type: "code", effort: "S", critical: false, depends_on: []}]}},
   {stage: "execute", tool_calls: [{name: "ask_human", arguments: {question: $q}}]},
@@ -61,15 +71,30 @@ jq -nc --arg q "$HOSTILE_Q" --arg t2 "$HOSTILE_ITEM" --argjson m1 "$(mul +)" --a
   {stage: "plan", content: {work_items: [
     {key: "wi-1", title: "add mul.sh", description: "multiply", type: "code", effort: "S", critical: true, depends_on: []},
     {key: "wi-2", title: $t2, description: "notes", type: "code", effort: "S", critical: false, depends_on: ["wi-1"]}]}},
-  {stage: "execute", sleep_ms: 300, tool_calls: $m1},
+  # wi-1, attempt 1: two turns, the second slow (the page watches it run)
+  {stage: "execute", sleep_ms: 300, tool_calls: [$m1[0]]},
+  {stage: "execute", sleep_ms: 6000, tool_calls: $m1[1:]},
   {stage: "execute", sleep_ms: 300, tool_calls: $m2},
   {stage: "review", content: {verdict: "pass", findings: []}},
-  {stage: "execute", sleep_ms: 300, tool_calls: [{name: "write", arguments: {path: "NOTES.md", content: "mul.sh multiplies\n"}},
+  {stage: "execute", sleep_ms: 300, tool_calls: [{name: "read", arguments: {path: $secret}},
+                                                 {name: "write", arguments: {path: "NOTES.md", content: "mul.sh multiplies\n"}},
                                                  {name: "complete", arguments: {summary: "notes"}}]},
   {stage: "review", content: {verdict: "pass", findings: []}},
   # goal 1 again, after the answer given through the page
-  {stage: "execute", tool_calls: [{name: "complete", arguments: {summary: "the sign rules stay"}}]},
-  {stage: "review", content: {verdict: "pass", findings: []}}' >"$T/script.jsonl"
+  {stage: "execute", tool_calls: [{name: "write", arguments: {path: "SIGN.md", content: "the sign rules stay\n"}},
+                                  {name: "complete", arguments: {summary: "the sign rules stay"}}]},
+  {stage: "review", content: {verdict: "pass", findings: []}},
+  # goal 3 (the page'"'"'s script, after goal 1): its second item asks; the page
+  # answers complete_partial
+  {stage: "elaborate", content: {components: ["README"], implicit_requirements: [], success_criteria: ["documented"],
+   allowed_actions: ["read", "write", "ask_human"], verification: []}},
+  {stage: "plan", content: {work_items: [
+    {key: "wi-1", title: "write the usage", description: "usage", type: "code", effort: "S", critical: true, depends_on: []},
+    {key: "wi-2", title: "pick a licence", description: "ask", type: "code", effort: "S", critical: true, depends_on: ["wi-1"]}]}},
+  {stage: "execute", tool_calls: [{name: "write", arguments: {path: "USAGE.md", content: "sh mul.sh A B\n"}},
+                                  {name: "complete", arguments: {summary: "usage written"}}]},
+  {stage: "review", content: {verdict: "pass", findings: []}},
+  {stage: "execute", tool_calls: [{name: "ask_human", arguments: {question: "Which licence: MIT or GPL?"}}]}' >"$T/script.jsonl"
 export GOALD_LLM_SCRIPT="$T/script.jsonl"
 
 run "$G" migrate; expect_rc 0 "migrate"
@@ -89,11 +114,12 @@ URL=$(head -1 "$T/serve.out" | sed 's/.*serving //')
 esc_open() { [ "$(sql "SELECT count(*) FROM escalations WHERE status = 'open' AND type = 'ask_human'")" = 1 ]; }
 wait_until 60 esc_open; ok
 TOKEN=$("$G" token create --scope admin --name browser | tail -n1)
+READ_TOKEN=$("$G" token create --scope read --name browser-read | tail -n1)
 
 mkdir -p "$GOALD_BUILD_DIR/artifacts/browser"
 start=$(date +%s)
-NODE_PATH="$DEPS/node_modules" GOALD_URL="$URL" GOALD_TOKEN="$TOKEN" GOALD_REPO="$R" CHROMIUM="$CHROMIUM" \
-    SHOTS="$GOALD_BUILD_DIR/artifacts/browser" HOSTILE_Q="$HOSTILE_Q" \
+NODE_PATH="$DEPS/node_modules" GOALD_URL="$URL" GOALD_TOKEN="$TOKEN" GOALD_READ_TOKEN="$READ_TOKEN" GOALD_REPO="$R" CHROMIUM="$CHROMIUM" \
+    SHOTS="$GOALD_BUILD_DIR/artifacts/browser" HOSTILE_Q="$HOSTILE_Q" SECRET="$SECRET" \
     node "$HERE/dashboard.js" || fail "the browser test failed (daemon: $(tail -3 "$T/daemon.err"))"
 echo "browser part: $(($(date +%s) - start)) s"
 # the daemon stops here: what follows checks what the page did
@@ -101,8 +127,10 @@ kill -TERM "$DAEMON"; wait "$DAEMON" || true
 
 # the API agrees with what the page showed
 expect_eq "$(sql "SELECT count(*) FROM escalations WHERE status = 'open'")" 0 "no open escalation left"
-expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'http.write' AND json_extract(payload, '\$.action') = 'resolve'")" 1 \
-    "the resolve came through the API"
+expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'http.write' AND json_extract(payload, '\$.action') = 'resolve'")" 2 \
+    "both resolves came through the API"
+expect_eq "$(sql "SELECT status || ' ' || partial FROM goals WHERE title = 'a goal left partial'")" "completed 1" \
+    "the third goal completed partial"
 expect_eq "$(sql "SELECT group_concat(status, ' ') FROM (SELECT w.status FROM work_items w JOIN goals g ON g.id = w.goal_id
               WHERE g.title LIKE '<script>%' ORDER BY w.key)")" "done done" "the page's goal: items done"
 echo "PASS ($TESTS_RUN checks)"

@@ -31,6 +31,7 @@
  *        with --git-root DIR, `git http-backend` serves the repositories
  *        under DIR there (fetch and push; /git/OWNER/REPO.git is
  *        DIR/OWNER/REPO.git), once the token matches (or none is required)
+ * Issues, comments and collaborators: see fake_forge_issues.h.
  * Pull requests live in memory.  With --require-token, API requests
  * without "Authorization: token T" or "Bearer T" get 401.
  *
@@ -56,6 +57,8 @@
 #include <unistd.h>
 
 #include "util/strbuf.h"
+
+static const char *jstr(const cJSON *o, const char *k);
 
 static FILE *logf_;
 static const char *token;
@@ -158,6 +161,8 @@ static const char *jstr(const cJSON *o, const char *k)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
+
+#include "fake_forge_issues.h"
 
 static cJSON *public_pr(const cJSON *pr)
 {
@@ -616,12 +621,29 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         status = 200;
         ans = cJSON_CreateObject();
         cJSON_AddBoolToObject(ans, "ok", 1);
+    } else if (strcmp(path, "/_fake/issue") == 0 && strcmp(method, "POST") == 0) {
+        api = 0;
+        ans = issue_seed(&status, in);
+    } else if (strcmp(path, "/_fake/comment") == 0 && strcmp(method, "POST") == 0) {
+        api = 0;
+        ans = comment_seed(&status, in);
+    } else if (strcmp(path, "/_fake/collaborator") == 0 && strcmp(method, "POST") == 0) {
+        api = 0;
+        ans = collaborator_seed(&status, in);
+    } else if (strcmp(path, "/_fake/review") == 0 && strcmp(method, "POST") == 0) {
+        api = 0;
+        ans = review_seed(&status, in);
+    } else if (strcmp(path, "/_fake/state") == 0) {
+        api = 0;
+        ans = fake_state(&status);
     } else if (inject_take(&status, &ans, extra, method)) {
         /* an injected answer */
     } else if (token && !auth_ok) {
         status = 401;
         ans = cJSON_CreateObject();
         cJSON_AddStringToObject(ans, "message", "Bad credentials");
+    } else if (issues_route(&ans, &status, extra, c, method, path, in, gitea)) {
+        rate_count(status, extra);
     } else if (gitea && sscanf(path, "/repos/%255[^/]/%255[^/]/%63[^/]", o, r, tail) == 3 &&
                strcmp(tail, "pulls") == 0 && strstr(path, "/pulls/")) {
         ans = pull_by_base_head(&status, method, o, r, strstr(path, "/pulls/") + 7);
@@ -670,8 +692,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         cJSON_Delete(in);
         return ret;
     }
-    text = cJSON_PrintUnformatted(ans);
-    ret = reply(c, status, text, want_basic, extra);
+    text = ans ? cJSON_PrintUnformatted(ans) : NULL;
+    ret = reply(c, status, text ? text : "", want_basic, extra);
     cJSON_free(text);
     cJSON_Delete(extra);
     cJSON_Delete(ans);
@@ -736,6 +758,7 @@ int main(int argc, char **argv)
     }
     prs = cJSON_CreateArray();
     injects = cJSON_CreateArray();
+    issues_init();
     signal(SIGPIPE, SIG_IGN);
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
@@ -766,6 +789,7 @@ int main(int argc, char **argv)
     MHD_stop_daemon(d);
     cJSON_Delete(prs);
     cJSON_Delete(injects);
+    issues_cleanup();
     fclose(logf_);
     return 0;
 }

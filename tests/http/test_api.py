@@ -197,6 +197,13 @@ def test_endpoints(srv):
     allp, _ = call(srv, "/v1/goals", "/v1/goals", reader)
     assert allp == cli, "GET /v1/goals is goals --json"
     call(srv, "/v1/goals", "/v1/goals?status=nope", reader, want=422)
+    # q: titles holding it, in any case; the next page keeps it
+    found, _ = call(srv, "/v1/goals", "/v1/goals?q=GOAL%201", reader)
+    assert [g["id"] for g in found] == [ids[1]]
+    pq, hq = call(srv, "/v1/goals", "/v1/goals?q=goal&limit=1", reader)
+    assert [g["id"] for g in pq] == [ids[2]] and "&q=goal>" in hq["Link"]
+    assert call(srv, "/v1/goals", "/v1/goals?q=nothing%20like%20it", reader)[0] == []
+    call(srv, "/v1/goals", "/v1/goals?q=" + "x" * 101, reader, want=422)
     # the report, by a prefix, the same as report --json
     rep, _ = call(srv, "/v1/goals/{id}", "/v1/goals/" + ids[0][:8], reader)
     assert rep == json.loads(goald(srv.env, "report", ids[0], "--json").stdout)
@@ -246,6 +253,14 @@ def test_endpoints(srv):
     st, _ = call(srv, "/v1/status", "/v1/status", reader)
     assert st["daemon"]["state"] == "not running" and st["open_escalations"] == 0
     assert set(st) == set(json.loads(goald(srv.env, "status", "--json", check=False).stdout))
+    # the overview: the status and what the dashboard adds
+    ov, _ = call(srv, "/v1/overview", "/v1/overview", reader)
+    assert set(st) < set(ov) and ov["daemon"]["health"] == "dead"
+    assert ov["goals"] == {"queued": 1, "active": 1, "blocked": 0, "completed": 0, "cancelled": 1}
+    assert ov["last_24h"]["runs_failed"] == 0 and ov["last_24h"]["tokens"] == 0
+    assert ov["token"] == {"name": "dash", "scopes": ["read"]}
+    ov, _ = call(srv, "/v1/overview", "/v1/overview", admin)
+    assert ov["token"]["scopes"] == ["read", "submit", "resolve"]
     intake, _ = call(srv, "/v1/intake", "/v1/intake", reader)
     assert intake["submit"] is True and intake["repos"][0] == os.path.join(srv.tmp, "repos")
     spec, _ = call(srv, "/v1/openapi.json", "/v1/openapi.json", reader)
@@ -452,21 +467,24 @@ def test_static_and_traversal(srv):
     # the dashboard: its script from /static only, no inline script or handler
     st, h, b = request(srv.url + "/")
     assert st == 200 and h["Content-Type"].startswith("text/html")
-    assert b'<script src="/static/app.js" defer></script>' in b
-    assert re.findall(rb"<script[^>]*>", b) == [b'<script src="/static/app.js" defer>']
+    scripts = ("lib.js", "pages.js", "app.js")
+    assert re.findall(rb"<script[^>]*>", b) == [
+        b'<script src="/static/%s" defer>' % n.encode() for n in scripts]
     assert not re.search(rb"\son[a-z]+\s*=", b) and b"style=" not in b
     security_headers(h)
     assert "require-trusted-types-for 'script'" in h["Content-Security-Policy"]
-    for name, ctype in (("app.js", "text/javascript"), ("app.css", "text/css"),
+    for name, ctype in (("app.js", "text/javascript"), ("lib.js", "text/javascript"),
+                        ("pages.js", "text/javascript"), ("app.css", "text/css"),
                         ("index.html", "text/html"), ("icon.svg", "image/svg+xml")):
         st, h, b = request(srv.url + "/static/" + name)
         assert st == 200 and h["Content-Type"].startswith(ctype), (name, st, h["Content-Type"])
         with open(os.path.join(SRC, "share", "web", name), "rb") as f:
             assert b == f.read(), name
         security_headers(h)
-    js = request(srv.url + "/static/app.js")[2]
-    assert b"innerHTML" not in js.replace(b"never innerHTML", b"") and b"eval(" not in js
-    assert b"new Function" not in js and b"EventSource(" not in js
+    for name in scripts:
+        js = request(srv.url + "/static/" + name)[2]
+        assert b"innerHTML" not in js.replace(b"never innerHTML", b"") and b"eval(" not in js, name
+        assert b"new Function" not in js and b"EventSource(" not in js, name
     # traversal and names not in the table: 400 or 404, never a file's bytes
     with open(srv.env["GOALD_DB"], "rb") as f:
         db_head = f.read(16)
@@ -629,6 +647,26 @@ def test_sse_resume_no_loss_no_repeat(srv):
     evs = only.events(2)
     only.close()
     assert {d["goal_id"] for _, d in evs} == {gid}
+
+
+def test_sse_redacts_payloads(srv):
+    """A secret in an event's payload (a tool's argument, the model's
+    text) is redacted on the stream, at any depth."""
+    tok = srv.token("read")
+    secret = "ghp_" + "Zq8vT3kLw9xNc2RbY7pMf4HsJd6Ga1EuK0oV"
+    db = srv.db()
+    db.execute("INSERT INTO events (ts, type, payload) VALUES (?, 'tool_call.failed', ?)",
+               (int(time.time() * 1000), json.dumps({"tool": "read", "args": {"path": secret},
+                                                     "list": ["x " + secret]})))
+    n = db.execute("SELECT count(*) FROM events").fetchone()[0]
+    db.close()
+    s = SSE(srv.url, tok)
+    evs = s.events(n)
+    s.close()
+    data = [d for _, d in evs if d["type"] == "tool_call.failed"][0]
+    assert secret not in json.dumps(data)
+    assert data["payload"]["args"]["path"] == "***REDACTED***"
+    assert data["payload"]["list"][0].startswith("x ***REDACTED***")
 
 
 def test_sse_ends_on_sigterm():

@@ -53,6 +53,7 @@ def sub(a, b): return a - b
     jq -nc --argjson a "$(write CHANGELOG.rst 'Fixed: add.
 ')" --argjson c "$(complete "wrote the release note")" '{tool_calls: [$a, $c]}'
     echo "{\"content\": $FINDING}"
+    echo '{"content": {"criteria": [{"index": 1, "verdict": "met", "quote": "+Fixed: add."}]}}'
 } >"$T/calc.jsonl"
 start_fake_llm calc openai "$T/calc.jsonl"
 export GOALD_LLM_PROVIDER=openai GOALD_LLM_BASE_URL="$FAKE_URL" GOALD_LLM_MODEL=m1
@@ -83,6 +84,13 @@ case "$ex1" in *CHANGELOG*) fail "wi-1's prompt lists the changelog criterion: $
 case "$ex2" in *"CHANGELOG.rst has a new entry"*"new regression tests"*) ok ;; *) fail "wi-2's prompt lacks its criteria: $ex2" ;; esac
 case "$ex2" in *"test_add passes"*) fail "wi-2's prompt lists wi-1's criterion: $ex2" ;; *) ok ;; esac
 
+# --- the review sees the item's criteria and what the gates found ----------------
+rv1=$(jq -r 'select(.headers["x-goald-stage"] == "review") | .body.messages[1].content' "$FAKE_LOG" | head -c 20000)
+case "$rv1" in *"Success criteria this item serves:"*"- test_add passes"*"(1 more of the goal's criteria belong to other items.)"*) ok ;;
+    *) fail "wi-1's review request does not list its criteria: $rv1" ;; esac
+case "$rv1" in *"- pytest: passed ("*"new tests that fail on the old code and pass now: tests/test_calc.py::test_add"*) ok ;;
+    *) fail "wi-1's review request does not say what the gates found: $rv1" ;; esac
+
 # --- the evidence: one row per (criterion, serving item), with its kind ---------
 ev() { sql "SELECT json_extract(d.data, '\$.$3') FROM decisions d JOIN work_items w ON w.id = d.item_id WHERE d.kind='evidence' AND w.key='$1' AND d.note LIKE '$2%' ORDER BY d.id DESC LIMIT 1"; }
 expect_eq "$(sql "SELECT count(*) FROM decisions WHERE kind='evidence'")" 4 "four rows: wi-1 x 2, wi-2 x 2"
@@ -102,12 +110,12 @@ step work; expect_eq "$(jqo .status)" success "publish"
 body=$(jq -r -s '[.[] | select(.method == "POST" and .path == "/repos/acme/calc/pulls")][0].json.body' "$FORGE_LOG")
 rows=$(printf '%s\n' "$body" | sed -n '/^| criterion | item | kind | what backs it |/,/^$/p' | grep '^| [tCn]' || true)
 expect_eq "$(printf '%s\n' "$rows" | cut -d'|' -f2-4 | tr -s ' ' | tr '\n' ';')" \
-    " test_add passes | wi-1 | test ; new regression tests fail on the original code | wi-1 | test ; CHANGELOG.rst has a new entry | wi-2 | review ; new regression tests fail on the original code | wi-2 | unchecked ;" \
-    "the PR's rows"
+    " test_add passes | wi-1 | test ; new regression tests fail on the original code | wi-1 | test ; CHANGELOG.rst has a new entry | wi-2 | review ; new regression tests fail on the original code | wi-2 | unchecked ; CHANGELOG.rst has a new entry | (goal) | review ;" \
+    "the PR's rows (the goal's evaluation asked only about the changelog: test cases prove the others)"
 case "$rows" in *"| wi-1 | test | test \`tests/test_calc.py::test_add\` fails before, passes after |"*) ok ;; *) fail "PR: fail_to_pass row: $rows" ;; esac
 case "$rows" in *"| wi-2 | review | review (code_smell, info): \"The CHANGELOG.rst entry"*) ok ;; *) fail "PR: review row: $rows" ;; esac
 run "$G" report "$GID" --json
-expect_eq "$(jqo '[.evidence[] | "\(.item):\(.kind)"] | join(" ")')" "wi-1:test wi-1:test wi-2:review wi-2:unchecked" "report: the same kinds"
+expect_eq "$(jqo '[.evidence[] | "\(.item):\(.kind)"] | join(" ")')" "wi-1:test wi-1:test wi-2:review wi-2:unchecked null:review" "report: the same kinds"
 expect_eq "$(jqo '[.evidence[] | select(.kind == "gate")] | length')" 0 "report: no gate row"
 run "$G" report "$GID"
 expect_out "unchecked"

@@ -4,7 +4,8 @@
 # criterion "sh test.sh exits 0", and a criterion no gate can see ("the
 # CHANGELOG has an entry for the fix").
 #   1. the evaluate request holds the goal, the criteria with their
-#      deterministic evidence, the items' summaries and the goal's diff;
+#      deterministic evidence, the items' summaries and the goal's diff; it
+#      asks only about the changelog (the other names its passing gate);
 #      the changelog judged unmet sends the goal back to planning once (a
 #      new item, its key renamed from the taken wi-1); judged met after it,
 #      the goal completes, not partial, with a (goal) review row in the
@@ -13,9 +14,11 @@
 #      item: escalation criteria_unmet (complete_partial or pause), the
 #      goal blocked and nothing pushed; complete_partial publishes
 #      [partial] reusing the verdict (no second evaluate call);
-#   3. a model's "unmet" never turns a passing gate: the test criterion
-#      stays met; "unknown" leaves the changelog unchecked: partial, with
-#      the reason, and no follow-up plan.
+#   3. a criterion a passing gate backs only by a shared word ("the
+#      addition is checked", gate `sh test.sh addition`) is asked about, and
+#      the model's "unmet" never turns the gate: it stays met; "unknown"
+#      leaves the changelog unchecked: partial, with the reason, and no
+#      follow-up plan.
 . "$(dirname "$0")/lib.sh"
 . "$GOALD_SOURCE_DIR/tests/fixtures/units.sh"
 
@@ -40,10 +43,10 @@ verdicts() { # V0 V1: the evaluate answer for criteria 0 and 1
     jq -nc --arg a "$1" --arg b "$2" '{criteria: [{index: 0, verdict: $a, quote: "+echo $(($1 + $2))"}, {index: 1, verdict: $b, quote: "CHANGELOG: no such file in the diff"}]}'
 }
 FIX=$(jq -nc '{name: "edit", arguments: {path: "add.sh", old_text: "$(($1 - $2))", new_text: "$(($1 + $2))"}}')
-goal() { # NAME REPO
-    jq -n --arg repo "$2" --arg t "$1" '{title: $t, repo: $repo, base_branch: "main",
-        success_criteria: ["sh test.sh exits 0", "the CHANGELOG has an entry for the fix"],
-        verification: [{name: "tests", type: "test", command: "sh test.sh", must_pass: true}],
+goal() { # NAME REPO [CRITERION0 COMMAND]
+    jq -n --arg repo "$2" --arg t "$1" --arg c0 "${3:-sh test.sh exits 0}" --arg cmd "${4:-sh test.sh}" '{title: $t, repo: $repo, base_branch: "main",
+        success_criteria: [$c0, "the CHANGELOG has an entry for the fix"],
+        verification: [{name: "tests", type: "test", command: $cmd, must_pass: true}],
         publish: {push: true, remote: "origin", pull_request: true}}' >"$T/$1.json"
     db_use "$1"
     run "$G" submit "$T/$1.json"; expect_rc 0 "submit $1"; GID=$OUT
@@ -72,7 +75,7 @@ step work; expect_eq "$(jqo .status)" success "the first publish run (a follow-u
 req=$(jq -r 'select(.headers["x-goald-stage"] == "evaluate") | .body.messages[1].content' "$FAKE_LOG" | head -c 100000)
 case "$req" in *"0. sh test.sh exits 0"*"evidence: gate: gates passed: tests"*"1. the CHANGELOG has an entry for the fix"*"evidence: nothing deterministic"*) ok ;;
     *) fail "the evaluate request lacks the criteria and their evidence: $req" ;; esac
-case "$req" in *"Judge the criteria with these indexes: 0, 1"*"- wi-1 Fix add: add.sh adds"*'+echo $(($1 + $2))'*) ok ;;
+case "$req" in *"Judge the criteria with these indexes: 1"$'\n'*"- wi-1 Fix add: add.sh adds"*'+echo $(($1 + $2))'*) ok ;;
     *) fail "the evaluate request lacks the items or the diff: $req" ;; esac
 run "$G" report "$GID" --json
 expect_eq "$(jqo .goal.status)" active "the goal goes on working"
@@ -84,7 +87,7 @@ run "$G" report "$GID" --json
 expect_eq "$(jqo .goal.status)" completed "completed"
 expect_eq "$(jqo .goal.partial)" false "not partial"
 expect_eq "$(jqo '[.evidence[] | select(.item == null) | "\(.criterion):\(.kind):\(.verdict)"] | join(";")')" \
-    "sh test.sh exits 0:review:met;the CHANGELOG has an entry for the fix:review:met" "the evaluation's rows"
+    "the CHANGELOG has an entry for the fix:review:met" "the evaluation's row"
 expect_eq "$(jqo '.partial_reasons | length')" 0 "no partial reason"
 expect_eq "$(calls evaluate)" 2 "two evaluations (one per head)"
 expect_eq "$(calls plan)" 2 "one plan and one follow-up plan"
@@ -143,7 +146,7 @@ repo "$T/r3"
 } >"$T/three.jsonl"
 start_fake_llm three openai "$T/three.jsonl"
 export GOALD_LLM_BASE_URL="$FAKE_URL"
-goal three "$T/r3"
+goal three "$T/r3" "the addition is checked" "sh test.sh addition"
 step plan; step plan; step work; step work
 run "$G" report "$GID" --json
 expect_eq "$(jqo .goal.status)/$(jqo .goal.partial)" completed/true "completed, partial"

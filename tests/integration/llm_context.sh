@@ -23,7 +23,7 @@ git -C "$R" commit -q -m "data files"
 [ "$(wc -c <"$R/data/f01.txt")" -eq 20480 ] || fail "the data files are not 20 KiB"
 
 script() {
-    echo '{"content": {"components": ["data"], "implicit_requirements": [], "success_criteria": ["read everything"], "allowed_actions": ["read", "write", "bash"], "verification": [{"name": "ok", "type": "test", "command": "true", "must_pass": true}]}, "usage": {"input": 500, "output": 100}}'
+    echo '{"content": {"components": ["data"], "implicit_requirements": [], "success_criteria": ["the gate ok passes"], "allowed_actions": ["read", "write", "bash"], "verification": [{"name": "ok", "type": "test", "command": "true", "must_pass": true}]}, "usage": {"input": 500, "output": 100}}'
     echo '{"content": {"work_items": [{"key": "wi-1", "title": "read all the data", "description": "", "type": "code", "priority": 50, "effort": "S", "critical": true, "depends_on": []}]}, "usage": {"input": 500, "output": 100}}'
     for i in $(seq -w 1 58); do
         printf '{"tool_calls": [{"name": "read", "arguments": {"path": "data/f%s.txt"}}], "usage": {"input": 1000, "output": 50}}\n' "$i"

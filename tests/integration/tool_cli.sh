@@ -23,7 +23,7 @@ run "$G" tool rm --root "$W" --args '{}'
 expect_rc 2
 json_ok
 expect_eq "$(jqo .error_class)" validation
-expect_eq "$(jqo .output)" 'unknown tool "rm" (tools: ls, find, grep, read, write, edit, bash, run_gates, complete, ask_human)'
+expect_eq "$(jqo .output)" 'unknown tool "rm" (tools: ls, find, grep, read, write, edit, bash, run_gates, complete, ask_human, run_at_start)'
 
 # write then read: the envelope
 run "$G" tool write --root "$W" --args '{"path":"d/hello.txt","content":"hi\nthere\n"}'
@@ -63,10 +63,10 @@ expect_eq "$(jqo .output)" "d/hello.txt:2: there"
 # schemas for the LLM tools list
 run "$G" tool --schemas
 expect_rc 0
-expect_eq "$(jqo 'map(.name) | join(",")')" "ls,find,grep,read,write,edit,bash,run_gates,complete,ask_human"
+expect_eq "$(jqo 'map(.name) | join(",")')" "ls,find,grep,read,write,edit,bash,run_gates,complete,ask_human,run_at_start"
 expect_eq "$(jqo '.[] | select(.name == "read") | .parameters.required | join(",")')" "path"
 run "$G" tool --schemas --allow read,bash
-expect_eq "$(jqo 'map(.name) | join(",")')" "ls,find,grep,read,bash,complete,ask_human"
+expect_eq "$(jqo 'map(.name) | join(",")')" "ls,find,grep,read,bash,complete,ask_human,run_at_start"
 
 # the caller's tools need a run
 run "$G" tool ask_human --root "$W" --args '{"question":"which one?"}'

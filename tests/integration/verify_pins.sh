@@ -106,6 +106,9 @@ expect_eq "$(sql "SELECT type || ' ' || json_extract(packet, '\$.actions[0]') ||
     "tests_changed accept_best_attempt accept_test_changes" "the escalation offers to accept the change"
 run "$G" resolve "$esc" --action accept_test_changes
 expect_rc 2 "the cases must be named"
+run "$G" resolve "$esc" --action accept_test_changes --input "tests/test_greet.py"
+expect_rc 2 "a file is not a case"
+expect_err '"tests/test_greet.py" is not a test case the refusal named (a file is not a case); it named: tests/test_greet.py::test_greet'
 run "$G" resolve "$esc" --action accept_test_changes --input "tests/test_greet.py::test_greet"
 expect_rc 0 "accept the named change"
 echo "{\"stage\": \"execute\", \"tool_calls\": [$(write greet.py "$NEW_GREET"),$LOOSE,$(complete "done")]}" >>"$GOALD_LLM_SCRIPT"

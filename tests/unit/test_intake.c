@@ -120,8 +120,8 @@ static void test_rules_with_exact_messages(void **state)
 
     snprintf(json_repo, sizeof(json_repo),
              "{\"title\": \"a\", \"repo\": \"%s\", \"base_branch\": \"nope\"}", repo);
-    snprintf(want_branch, sizeof(want_branch), "g.json: base_branch: no branch \"nope\" in %s",
-             repo);
+    snprintf(want_branch, sizeof(want_branch),
+             "g.json: base_branch: no branch \"nope\" in %s (its branches: main)", repo);
     snprintf(json_branch, sizeof(json_branch), "{\"title\": \"a\", \"repo\": 3}");
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

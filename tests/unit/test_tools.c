@@ -156,8 +156,9 @@ static void assert_ends(const char *hay, const char *tail)
 
 static void test_registry(void **state)
 {
-    static const char *names[] = {"ls",   "find", "grep",      "read",     "write",
-                                  "edit", "bash", "run_gates", "complete", "ask_human"};
+    static const char *names[] = {"ls",   "find",      "grep",     "read",      "write",
+                                  "edit", "bash",      "run_gates", "complete", "ask_human",
+                                  "run_at_start"};
     static const struct tool_def dup = {"read", "again", "{}", NULL};
     cJSON *s, *it;
     size_t n = 0;
@@ -165,12 +166,12 @@ static void test_registry(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         assert_non_null(tool_find(names[i]));
-    assert_int_equal(tool_count(), 10);
+    assert_int_equal(tool_count(), 11);
     for (size_t i = 0; i < tool_count(); i++)
         for (size_t j = i + 1; j < tool_count(); j++)
             assert_string_not_equal(tool_at(i)->name, tool_at(j)->name);
     assert_int_equal(tool_register(&dup), ERR_INVALID);
-    assert_int_equal(tool_count(), 10);
+    assert_int_equal(tool_count(), 11);
     s = tool_schemas(NULL);
     cJSON_ArrayForEach(it, s)
     {
@@ -180,7 +181,7 @@ static void test_registry(void **state)
         assert_string_equal(cJSON_GetObjectItem(params, "type")->valuestring, "object");
         n++;
     }
-    assert_int_equal(n, 10);
+    assert_int_equal(n, 11);
     cJSON_Delete(s);
     /* the exact argument names of docs/design.md §6 */
     s = tool_schemas(NULL);
@@ -216,6 +217,8 @@ static void test_registry(void **state)
             assert_string_equal(keys, "question,");
         else if (!strcmp(nm, "run_gates"))
             assert_string_equal(keys, "");
+        else if (!strcmp(nm, "run_at_start"))
+            assert_string_equal(keys, "command,files,timeout_s,");
     }
     cJSON_Delete(s);
 }
