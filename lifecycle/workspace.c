@@ -7,6 +7,7 @@
 
 #include "lifecycle/job.h"
 #include "store/artifact.h"
+#include "store/escalation.h"
 #include "store/event.h"
 #include "store/goal.h"
 #include "store/run.h"
@@ -69,11 +70,35 @@ static int save_and_reset(struct workspace *ws, struct job_ctx *j, const char *w
     return rc;
 }
 
+/* 1 when a human accepted the item's best attempt and no run applied it
+ * yet: that run applies its patch to a clean worktree (execute.c). */
+static int best_attempt_owed(struct job_ctx *j)
+{
+    cJSON *acc = NULL, *done = NULL;
+    const char *a, *d;
+    int owed;
+
+    if (store_decision_latest_of_item(j->st, j->item->id, "best_attempt_accepted", &acc) != 0 ||
+        store_decision_latest_of_item(j->st, j->item->id, "best_attempt_applied", &done) != 0) {
+        err_clear();
+        cJSON_Delete(acc);
+        cJSON_Delete(done);
+        return 1; /* unknown: as if owed (the leftovers are saved and reset) */
+    }
+    a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(acc, "escalation_id"));
+    d = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(done, "escalation_id"));
+    owed = a && !(d && !strcmp(a, d));
+    cJSON_Delete(acc);
+    cJSON_Delete(done);
+    return owed;
+}
+
 /* The changes the worktree holds at a run's start: an earlier run's.
  * Those of the item's own run that asked a human (it was blocked on its
  * question: a pause, not a failure) are kept for the run after the
- * answer, with a "worktree.kept" event, when may_keep; any other run's
- * are saved as a patch and reset. */
+ * answer, with a "worktree.kept" event, when may_keep and the answer was
+ * not to apply the item's best attempt; any other run's are saved as a
+ * patch and reset. */
 static int leftovers(struct workspace *ws, struct job_ctx *j, int may_keep)
 {
     int empty = 1, asked = 0, rc;
@@ -86,6 +111,8 @@ static int leftovers(struct workspace *ws, struct job_ctx *j, int may_keep)
         err_clear(); /* unknown: reset, as for any leftover */
         asked = 0;
     }
+    if (asked && best_attempt_owed(j))
+        asked = 0; /* the answer was to apply the best attempt instead */
     if (!asked)
         return save_and_reset(ws, j, "left by an earlier run that did not finish");
     ws->kept = 1;
