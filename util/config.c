@@ -403,6 +403,28 @@ static int check_roots(const cJSON *j, const char *where)
 
 /* Parse text into v according to the entry.  where names the source for
  * messages ("config.json: a.b" or "GOALD_A_B"). */
+/* A JSON setting's text parsed into v->j and checked (the roots of
+ * http.repos/remotes here, a higher layer's check when one is set). */
+static int json_from_text(struct cfg_val *v, enum cfg_key k, const char *text, const char *where)
+{
+    v->j = cJSON_Parse(text);
+    if (!v->j)
+        return err_set(ERR_INVALID, "%s: expected JSON", where);
+    if ((k == CFG_HTTP_REPOS || k == CFG_HTTP_REMOTES) && check_roots(v->j, where) != 0) {
+        cJSON_Delete(v->j);
+        v->j = NULL;
+        return ERR_INVALID;
+    }
+    if (json_checks[k] && json_checks[k](v->j) != 0) {
+        char why[512];
+        snprintf(why, sizeof(why), "%s", err_last());
+        cJSON_Delete(v->j);
+        v->j = NULL;
+        return err_set(ERR_INVALID, "%s: %s", where, why);
+    }
+    return 0;
+}
+
 static int val_from_text(struct cfg_val *v, enum cfg_key k, const char *text, const char *where)
 {
     const struct cfg_def *d = &config_defs[k];
@@ -455,21 +477,8 @@ static int val_from_text(struct cfg_val *v, enum cfg_key k, const char *text, co
         }
         break;
     case CFG_JSON:
-        v->j = cJSON_Parse(text);
-        if (!v->j)
-            return err_set(ERR_INVALID, "%s: expected JSON", where);
-        if ((k == CFG_HTTP_REPOS || k == CFG_HTTP_REMOTES) && check_roots(v->j, where) != 0) {
-            cJSON_Delete(v->j);
-            v->j = NULL;
+        if (json_from_text(v, k, text, where) != 0)
             return ERR_INVALID;
-        }
-        if (json_checks[k] && json_checks[k](v->j) != 0) {
-            char why[512];
-            snprintf(why, sizeof(why), "%s", err_last());
-            cJSON_Delete(v->j);
-            v->j = NULL;
-            return err_set(ERR_INVALID, "%s: %s", where, why);
-        }
         break;
     }
     v->s = xstrdup(text);
