@@ -477,6 +477,6 @@ int store_item_list_held_idle(store *st, struct store_item_held **out, size_t *n
         " WHERE w.status IN ('in_progress', 'verify') AND NOT EXISTS"
         " (SELECT 1 FROM runs y WHERE y.goal_id = w.goal_id AND y.status = 'running')";
 
-    return store_rows_alloc(st, "held items", (void **)out, n, sizeof(**out), held_fill, sql, NULL,
-                            0);
+    return store_rows_alloc(st, "held items", (void **)out, n, STORE_ROW_SHAPE(**out, held_fill),
+                            sql, NULL, 0);
 }

@@ -91,7 +91,7 @@ int store_run_latest_running(store *st, const char *goal_id, struct store_run_ru
         RUNNING(started_at, OPT_I64, 4),
         RUNNING(turns_started, INT, 5),
     };
-    int rc = store_get_fields(st, "runs", out, sizeof(*out), STORE_FIELDS(cols), found, q_run,
+    int rc = store_get_fields(st, "runs", STORE_INTO(out, cols), found, q_run,
                               STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (!*found)
@@ -310,7 +310,8 @@ int store_run_list_running(store *st, struct store_run **out, size_t *n)
 {
     static const char sql[] = "SELECT " RUN_COLS " FROM runs WHERE status = 'running'";
     void *rows;
-    int rc = store_rows_alloc(st, "running runs", &rows, n, sizeof(**out), run_fill, sql, NULL, 0);
+    int rc = store_rows_alloc(st, "running runs", &rows, n, STORE_ROW_SHAPE(**out, run_fill), sql,
+                              NULL, 0);
 
     *out = rows;
     return rc;
@@ -475,7 +476,7 @@ int store_run_facts_get(store *st, const char *id, struct store_run_facts *out)
         FACT(lane, COPY, 3),    FACT(attempt, INT, 4),     FACT(timeout_s, INT, 5),
         FACT(status, COPY, 6),  FACT(model_index, INT, 7),
     };
-    const struct store_fields_into into = {out, STORE_FIELDS(cols)};
+    const struct store_fields_into into = {out, STORE_FIELDS(cols), sizeof(*out)};
 
     memset(out, 0, sizeof(*out));
     return store_get_by_id(st, "run", store_fields_row, (void *)&into, q, id);
@@ -508,7 +509,7 @@ int store_run_running_of_goal(store *st, const char *goal_id, struct store_run_l
     static const char q[] = "SELECT id, coalesce(pid, 0) FROM runs WHERE goal_id = ?"
                             " AND status = 'running' ORDER BY created_at, rowid";
     void *rows;
-    int rc = store_rows_alloc(st, "runs", &rows, n, sizeof(**out), live_fill, q,
+    int rc = store_rows_alloc(st, "runs", &rows, n, STORE_ROW_SHAPE(**out, live_fill), q,
                               STORE_ARGS(STORE_TEXT(goal_id)));
 
     *out = rows;
