@@ -239,6 +239,34 @@ struct store_field {
     }
 #define STORE_FIELDS(table) (table), (int)(sizeof(table) / sizeof((table)[0]))
 
+/* An entity's columns, written once: an X-macro list
+ *
+ *   #define ITEM_COLUMNS(FIRST, NEXT)                       \
+ *       FIRST(id, COPY, STORE_TEXT(row->id))                \
+ *       NEXT(goal_id, COPY, STORE_TEXT(row->goal_id)) ...
+ *
+ * names each column in table order (the column and the member of the row
+ * struct it fills have one name), the member's STORE_FIELD kind, and the
+ * value an INSERT of the whole row binds for it: an expression of row (a
+ * pointer to the struct being inserted) and now (the time of the insert,
+ * in ms).  The first column is FIRST, every later one NEXT.  From the
+ * list, as literals or initialisers:
+ *   STORE_COLS(LIST)          "id, goal_id, ..." (SELECT and INSERT lists)
+ *   STORE_PLACEHOLDERS(LIST)  "?,?,..." (one per column)
+ *   STORE_VALUES(LIST)        the values to bind, for STORE_ARGS()
+ * and, with a per-entity enum of column numbers (`#define ITEM_COL(m, k,
+ * v) ITEM_COL_##m,` then `enum { ITEM_COLUMNS(ITEM_COL, ITEM_COL) };`), the
+ * STORE_FIELD table.  scripts/columns fails when such a table's columns are
+ * written again by hand. */
+#define STORE_COL_NAME_FIRST(member, kind, value) #member
+#define STORE_COL_NAME_NEXT(member, kind, value) ", " #member
+#define STORE_COLS(LIST) LIST(STORE_COL_NAME_FIRST, STORE_COL_NAME_NEXT)
+#define STORE_COL_MARK_FIRST(member, kind, value) "?"
+#define STORE_COL_MARK_NEXT(member, kind, value) ",?"
+#define STORE_PLACEHOLDERS(LIST) LIST(STORE_COL_MARK_FIRST, STORE_COL_MARK_NEXT)
+#define STORE_COL_VALUE(member, kind, value) value,
+#define STORE_VALUES(LIST) LIST(STORE_COL_VALUE, STORE_COL_VALUE)
+
 /* Fill row from the current row of s by fields[0..n).  RAW strings point
  * into s (valid until its next step or done) or, with copy, are malloc'd
  * copies (the caller frees them with free()).  Members not named are left
