@@ -211,6 +211,18 @@ int digest_is_header(const char *line, size_t n)
     return n > 5 && !memcmp(line, "gate ", 5) && memmem(line, n, " failed (exit ", 14) != NULL;
 }
 
+/* A header line with nothing after it: its introducing colon becomes a
+ * full stop (no line ends in a dangling colon). */
+static void add_header_closed(strbuf *out, const char *line, size_t n)
+{
+    while (n > 0 && (line[n - 1] == ':' || line[n - 1] == ' '))
+        n--;
+    if (n > 4096)
+        n = utf8_cut_back(line, 4096);
+    strbuf_add_cut(out, line, n);
+    strbuf_adds_cut(out, ".\n");
+}
+
 void digest_reason(strbuf *out, const char *reason, size_t max)
 {
     struct line *v = NULL;
@@ -220,7 +232,10 @@ void digest_reason(strbuf *out, const char *reason, size_t max)
     for (size_t i = 0; i < n;) {
         if (digest_is_header(v[i].s, v[i].n)) {
             in_gate = 1;
-            add_line(out, &v[i], 4096);
+            if (i + 1 == n)
+                add_header_closed(out, v[i].s, v[i].n);
+            else
+                add_line(out, &v[i], 4096);
             i++;
             continue;
         }
@@ -306,11 +321,23 @@ void digest_failure(strbuf *sb, store *st, const char *item_id, const char *cls,
         digest_reason(sb, reason, max);
         return;
     }
-    while (*p) {
-        size_t n = strcspn(p, "\n");
-        if (digest_is_header(p, n))
-            strbuf_addf_cut(sb, "%.*s\n", (int)n, p);
-        p += n + (p[n] ? 1 : 0);
+    {
+        /* the reason's headers; the last one's output follows below,
+         * under its own title: its colon is closed */
+        const char *last = NULL;
+        size_t last_n = 0;
+        while (*p) {
+            size_t n = strcspn(p, "\n");
+            if (digest_is_header(p, n)) {
+                if (last)
+                    strbuf_addf_cut(sb, "%.*s\n", (int)last_n, last);
+                last = p;
+                last_n = n;
+            }
+            p += n + (p[n] ? 1 : 0);
+        }
+        if (last)
+            add_header_closed(sb, last, last_n);
     }
     for (size_t i = 0; i < fg.n; i++) {
         strbuf_addf_cut(sb, "\nOutput of gate %s (exit %d), run on %s:\n", fg.g[i].name,
@@ -318,6 +345,8 @@ void digest_failure(strbuf *sb, store *st, const char *item_id, const char *cls,
                         weakened ? "the product-only tree (the original tests re-run against "
                                    "the item's product, its test changes left out)"
                                  : "the item's tree (the worktree as the attempt left it)");
+        if (!fg.g[i].tail[0])
+            strbuf_adds_cut(sb, "(no output)\n");
         digest_output(sb, fg.g[i].tail, strlen(fg.g[i].tail) + 4 >= GATES_TAIL, max);
         free(fg.g[i].name);
         free(fg.g[i].tail);

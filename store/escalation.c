@@ -86,6 +86,26 @@ int store_escalation_each_listed(store *st, int all,
                             NULL, 0);
 }
 
+int store_escalation_each_answered(store *st, const char *item_id, int limit,
+                                   int (*fn)(const struct store_escalation *e, void *ctx),
+                                   void *ctx)
+{
+    static const char q[] =
+        "SELECT type, resolution, coalesce(resolution_input, ''),"
+        " coalesce(json_extract(packet, '$.minimal_question'), '') FROM escalations"
+        " WHERE item_id = ? AND status = 'resolved' AND resolution IS NOT NULL"
+        " AND resolution != 'system' ORDER BY resolved_at DESC, created_at DESC, id LIMIT ?";
+    static const struct store_field cols[] = {
+        ESC(type, 0),
+        ESC(resolution, 1),
+        ESC(resolution_input, 2),
+        ESC(question, 3),
+    };
+
+    return escalations_each(st, "escalations", STORE_FIELDS(cols), fn, ctx, q,
+                            STORE_ARGS(STORE_TEXT(item_id), STORE_I64(limit)));
+}
+
 int store_escalation_each_open_question(store *st, const char *goal_id, int limit,
                                         int (*fn)(const struct store_escalation *e, void *ctx),
                                         void *ctx)

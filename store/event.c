@@ -292,6 +292,35 @@ int store_event_item_tool_calls_each(store *st, const char *item_id,
     return store_each_row(st, NULL, tool_call_row, &h, sql, STORE_ARGS(STORE_TEXT(item_id)));
 }
 
+struct step_each {
+    int (*fn)(const struct store_step_event *e, void *ctx);
+    void *ctx;
+};
+
+static int step_row(store_stmt *s, void *ctx)
+{
+    const struct step_each *h = ctx;
+    struct store_step_event e = {store_col_raw(s, 0), store_col_raw(s, 1), store_col_raw(s, 2),
+                                 store_col_raw(s, 3), store_col_raw(s, 4)};
+
+    return h->fn(&e, h->ctx);
+}
+
+int store_event_item_steps_each(store *st, const char *item_id,
+                                int (*fn)(const struct store_step_event *e, void *ctx),
+                                void *ctx)
+{
+    static const char sql[] =
+        "SELECT e.type, e.payload, coalesce(e.run_id, ''), coalesce(r.status, ''),"
+        " coalesce(r.error_class, '') FROM events e LEFT JOIN runs r ON r.id = e.run_id"
+        " WHERE e.item_id = ? AND e.type IN"
+        " ('tool_call.started', 'tool_call.completed', 'tool_call.failed', 'worktree.reset')"
+        " ORDER BY e.id";
+    struct step_each h = {fn, ctx};
+
+    return store_each_row(st, NULL, step_row, &h, sql, STORE_ARGS(STORE_TEXT(item_id)));
+}
+
 int store_event_delete_before(store *st, int64_t cutoff_ms, int *deleted)
 {
     static const char del_events[] = "DELETE FROM events WHERE ts < ?";

@@ -402,6 +402,28 @@ int store_run_latest_of_item(store *st, const char *item_id, char out[ID_SIZE])
     return store_get_text(st, "run", out, ID_SIZE, &found, q, STORE_ARGS(STORE_TEXT(item_id)));
 }
 
+int store_run_item_asked_last(store *st, const char *goal_id, const char *item_id,
+                              const char *except_run_id, int *yes)
+{
+    static const char q_goal[] =
+        "SELECT CASE WHEN r.item_id = ? AND EXISTS (SELECT 1 FROM escalations e WHERE"
+        " e.run_id = r.id AND e.type = 'ask_human') THEN 1 ELSE 0 END FROM runs r"
+        " WHERE r.goal_id = ? AND r.item_id IS NOT NULL AND r.id != ?"
+        " ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1";
+    static const char q_item[] =
+        "SELECT CASE WHEN r.item_id = ? AND EXISTS (SELECT 1 FROM escalations e WHERE"
+        " e.run_id = r.id AND e.type = 'ask_human') THEN 1 ELSE 0 END FROM runs r"
+        " WHERE r.item_id = ? AND r.id != ? ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1";
+    int64_t v = 0;
+    int found = 0, rc;
+
+    rc = store_get_int64(st, "run", &v, &found, goal_id ? q_goal : q_item,
+                         STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(goal_id ? goal_id : item_id),
+                                    STORE_TEXT(except_run_id)));
+    *yes = rc == 0 && found && v == 1;
+    return rc;
+}
+
 int store_run_renew_lease(store *st, const char *run_id, int64_t lease_until)
 {
     static const char sql[] = "UPDATE runs SET lease_until = ? WHERE id = ? AND status = 'running'";

@@ -347,6 +347,8 @@ struct cfg_val {
 static struct cfg_val vals[CFG__COUNT];
 static int loaded;
 static char *loaded_path;
+/* config_set_json_check(): checks of JSON values owned by higher layers */
+static int (*json_checks[CFG__COUNT])(const struct cJSON *v);
 
 static void val_free(struct cfg_val *v)
 {
@@ -461,6 +463,13 @@ static int val_from_text(struct cfg_val *v, enum cfg_key k, const char *text, co
             v->j = NULL;
             return ERR_INVALID;
         }
+        if (json_checks[k] && json_checks[k](v->j) != 0) {
+            char why[512];
+            snprintf(why, sizeof(why), "%s", err_last());
+            cJSON_Delete(v->j);
+            v->j = NULL;
+            return err_set(ERR_INVALID, "%s: %s", where, why);
+        }
         break;
     }
     v->s = xstrdup(text);
@@ -569,6 +578,12 @@ static const char *default_path(char *buf, size_t n)
 
 static unsigned generation; /* counts the configurations loaded (config_generation()) */
 static const struct cfg_val *get(enum cfg_key k);
+
+void config_set_json_check(enum cfg_key k, int (*fn)(const struct cJSON *v))
+{
+    if (k >= 0 && k < CFG__COUNT)
+        json_checks[k] = fn;
+}
 
 int config_load(const char *path)
 {
