@@ -363,8 +363,11 @@ static int apply_best_attempt(struct job_ctx *j, struct workspace *ws, const cJS
     const char *patch = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(acc, "patch"));
     char summary[256];
 
-    if (store_decision_add(j->st, j->goal->id, j->item->id, j->claim.run_id,
-                           "best_attempt_applied", NULL, NULL, NULL, acc) != 0)
+    if (store_decision_add(j->st, &(struct store_decision_new){.goal_id = j->goal->id,
+                                                               .item_id = j->item->id,
+                                                               .run_id = j->claim.run_id,
+                                                               .kind = "best_attempt_applied",
+                                                               .data = acc}) != 0)
         return job_fail(j, "internal", "%s", err_last());
     job_event_or_warn(j, "item.best_attempt_applied", acc);
     if (!ws->wt || !patch || vcs_worktree_apply(ws->wt, patch) != 0)

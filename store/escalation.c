@@ -318,19 +318,17 @@ int store_decision_each_review(store *st, const char *goal_id,
                           STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
-int store_decision_add(store *st, const char *goal_id, const char *item_id, const char *run_id,
-                       const char *kind, const char *aspect, const char *severity, const char *note,
-                       const struct cJSON *data)
+int store_decision_add(store *st, const struct store_decision_new *d)
 {
     static const char sql[] =
         "INSERT INTO decisions(goal_id, item_id, run_id, kind, aspect, severity, note, data,"
         " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    char *text = data ? cJSON_PrintUnformatted(data) : NULL;
-    int rc = store_exec_args(st, "decision", NULL, sql,
-                             STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(item_id),
-                                        STORE_TEXT(run_id), STORE_TEXT(kind), STORE_TEXT(aspect),
-                                        STORE_TEXT(severity), STORE_TEXT(note),
-                                        STORE_TEXT(text ? text : "{}"), STORE_I64(time_now_ms())));
+    char *text = d->data ? cJSON_PrintUnformatted(d->data) : NULL;
+    int rc = store_exec_args(
+        st, "decision", NULL, sql,
+        STORE_ARGS(STORE_TEXT(d->goal_id), STORE_TEXT(d->item_id), STORE_TEXT(d->run_id),
+                   STORE_TEXT(d->kind), STORE_TEXT(d->aspect), STORE_TEXT(d->severity),
+                   STORE_TEXT(d->note), STORE_TEXT(text ? text : "{}"), STORE_I64(time_now_ms())));
 
     cJSON_free(text);
     return rc;

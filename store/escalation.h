@@ -146,11 +146,17 @@ struct cJSON;
  * (cJSON_Delete), NULL when there is none. */
 int store_decision_latest_waiver(store *st, const char *item_id, struct cJSON **out);
 
-/* Append a decision (created_at is now).  item_id, run_id, aspect,
- * severity and note may be NULL; data NULL is stored as {}. */
-int store_decision_add(store *st, const char *goal_id, const char *item_id, const char *run_id,
-                       const char *kind, const char *aspect, const char *severity, const char *note,
-                       const struct cJSON *data) GOALD_MUST_CHECK;
+/* A decision to append (store_decision_add()): item_id, run_id, aspect,
+ * severity and note may be NULL; data NULL is stored as {}.  Every
+ * pointer is the caller's. */
+struct store_decision_new {
+    const char *goal_id, *item_id, *run_id;
+    const char *kind, *aspect, *severity, *note;
+    const struct cJSON *data;
+};
+
+/* Append the decision d (created_at is now). */
+int store_decision_add(store *st, const struct store_decision_new *d) GOALD_MUST_CHECK;
 
 /* The baseline of goal_id's first "verification" decision that has one
  * (the goal's starting commit) into out (n bytes), or "" when there is

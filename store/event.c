@@ -95,8 +95,8 @@ static int capped_row(store_stmt *s, void *ctx)
 
     store_fields_fill(&ev, s, STORE_FIELDS(cols), 0);
     if (store_dialect_of(st) == STORE_SQLITE) {
-        rc = store_lite_text_read(st, "events", "payload", ev.id, 0, c->buf, c->inline_max, &got,
-                                  &ev.payload_size);
+        rc = store_lite_text_read(st, &(struct store_lite_cell){"events", "payload", ev.id}, 0,
+                                  c->buf, c->inline_max, &got, &ev.payload_size);
         if (rc == ERR_NOTFOUND)
             return 0; /* deleted since the row was read: as if before it */
         if (rc)
@@ -174,7 +174,8 @@ int store_event_payload_read(store *st, int64_t id, int64_t off, char *buf, size
     int rc;
 
     if (store_dialect_of(st) == STORE_SQLITE)
-        return store_lite_text_read(st, "events", "payload", id, off, buf, n, got, &size);
+        return store_lite_text_read(st, &(struct store_lite_cell){"events", "payload", id}, off,
+                                    buf, n, got, &size);
     rc = store_get_one(st, "events", hex_fill, &h, pg,
                        STORE_ARGS(STORE_I64(id), STORE_I64(off + 1), STORE_I64((int64_t)n)));
     if (rc == ERR_NOTFOUND)
