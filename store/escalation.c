@@ -175,26 +175,31 @@ int store_decision_latest_final_check(store *st, const char *goal_id, cJSON **ou
     return decision_json(st, q_final, goal_id, out);
 }
 
-int store_decision_latest_of_goal(store *st, const char *goal_id, const char *kind, cJSON **out)
+/* decision_json() with the kind bound as ?2. */
+static int decision_json_kind(store *st, const char *sql, const char *id, const char *kind,
+                              cJSON **out)
 {
-    static const char q[] = "SELECT data FROM decisions WHERE goal_id = ?1 AND item_id IS NULL"
-                            " AND kind = ?2 ORDER BY id DESC LIMIT 1";
     int found;
 
     *out = NULL;
-    return store_get_row(st, "decisions", json_fill, out, &found, q,
-                         STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(kind)));
+    return store_get_row(st, "decisions", json_fill, out, &found, sql,
+                         STORE_ARGS(STORE_TEXT(id), STORE_TEXT(kind)));
+}
+
+int store_decision_latest_of_goal(store *st, const char *goal_id, const char *kind, cJSON **out)
+{
+    return decision_json_kind(st,
+                              "SELECT data FROM decisions WHERE goal_id = ?1 AND item_id IS NULL"
+                              " AND kind = ?2 ORDER BY id DESC LIMIT 1",
+                              goal_id, kind, out);
 }
 
 int store_decision_latest_of_item(store *st, const char *item_id, const char *kind, cJSON **out)
 {
-    static const char q[] = "SELECT data FROM decisions WHERE item_id = ?1 AND kind = ?2"
-                            " ORDER BY id DESC LIMIT 1";
-    int found;
-
-    *out = NULL;
-    return store_get_row(st, "decisions", json_fill, out, &found, q,
-                         STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(kind)));
+    return decision_json_kind(st,
+                              "SELECT data FROM decisions WHERE item_id = ?1 AND kind = ?2"
+                              " ORDER BY id DESC LIMIT 1",
+                              item_id, kind, out);
 }
 
 static void best_fill(store_stmt *s, void *ctx)
