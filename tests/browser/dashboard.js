@@ -14,6 +14,23 @@ const SHOTS = process.env.SHOTS;
 const HOSTILE_TITLE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">';
 const HOSTILE_Q = process.env.HOSTILE_Q;
 const READ_TOKEN = process.env.GOALD_READ_TOKEN;
+
+// A click on what sel names once it is there: the page re-renders live
+// (events, a 5 s refresh), so an element found a moment ago may be gone;
+// the click is tried again on the new one (a lost element throws before
+// any click is dispatched).
+async function click(page, sel) {
+  for (let i = 0; ; i++) {
+    try {
+      await page.waitForSelector(sel);
+      await page.click(sel);
+      return;
+    } catch (e) {
+      if (i >= 5 || !/detached|not clickable|No node found|has no bounding box/i.test(String(e))) throw e;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
 const SECRET = process.env.SECRET;
 const problems = [];
 const DOC_SHOTS = ['overview', 'goal-running', 'goal-escalated', 'escalations', 'item', 'goal-partial', 'goals'];
@@ -35,7 +52,7 @@ async function signIn(page, token) {
   await page.waitForSelector('#login #token');
   await page.$eval('#token', (e) => { e.value = ''; });
   await page.type('#token', token);
-  await page.click('#login button[type=submit]');
+  await click(page, '#login button[type=submit]');
   await page.waitForSelector('#overview');
 }
 
@@ -105,7 +122,7 @@ async function noInjection(page, where, texts) {
     await shots(page, 'login');
     await provoked(page, 401, async () => {
       await page.type('#token', 'gld_wrong');
-      await page.click('#login button[type=submit]');
+      await click(page, '#login button[type=submit]');
     }, () => /refused/.test(document.querySelector('#login-error')?.textContent || ''));
     await signIn(page, READ_TOKEN);
     assert.strictEqual(await page.evaluate(() => document.cookie), '', 'no cookie');
@@ -132,10 +149,10 @@ async function noInjection(page, where, texts) {
     await shots(page, 'overview');
 
     step('an escalated goal says why at the top of its page');
-    await page.click('#goal-counts [data-status="active"]');
+    await click(page, '#goal-counts [data-status="active"]');
     await page.waitForSelector('#goals li[data-goal-id]');
     const g1 = await page.$eval('#goals li[data-goal-id]', (li) => li.getAttribute('data-goal-id'));
-    await page.click(`#goals li[data-goal-id="${g1}"] a.title`);
+    await click(page, `#goals li[data-goal-id="${g1}"] a.title`);
     await page.waitForFunction((q) => (document.querySelector('#goal-why')?.textContent || '').includes(q), {}, HOSTILE_Q);
     const why = await page.$eval('#goal-why', (e) => e.textContent);
     assert.match(why, /Escalated \(ask_human\) on wi-1 decide the sign/, 'the reason at the top: ' + why);
@@ -144,29 +161,29 @@ async function noInjection(page, where, texts) {
     await shots(page, 'goal-escalated');
 
     step('a read token sees the escalation card but no resolve form');
-    await page.click('nav a[href="#/escalations"]');
+    await click(page, 'nav a[href="#/escalations"]');
     await page.waitForSelector('#escalations li.escalation');
     assert.strictEqual(await page.$eval('#escalations li.escalation .esc-item-title', (e) => e.textContent), 'decide the sign');
     assert.strictEqual(await page.$$eval('#escalations li.escalation form', (f) => f.length), 0, 'no form without resolve');
     await page.waitForSelector('#escalations li.escalation .no-resolve');
 
     step('sign in again with an admin token');
-    await page.click('#signout');
+    await click(page, '#signout');
     await signIn(page, TOKEN);
     await page.waitForSelector('#overview #daemon');
 
     step('goals: the submit form has its own page');
-    await page.click('nav a[href="#/goals"]');
+    await click(page, 'nav a[href="#/goals"]');
     await page.waitForSelector('#goals');
     assert.strictEqual(await page.$$eval('#submit', (f) => f.length), 0, 'no form above the list');
-    await page.click('nav a[href="#/submit"]');
+    await click(page, 'nav a[href="#/submit"]');
     await page.waitForSelector('#submit');
 
     step('submit: a 422 shown next to its field');
     await provoked(page, 422, async () => {
       await page.type('#f-title', 'x');
       await page.type('#f-budget-max_tokens', '-5');
-      await page.click('#submit button[type=submit]');
+      await click(page, '#submit button[type=submit]');
     }, () => (document.querySelector('[data-error-for="budget.max_tokens"]')?.textContent || '').includes('max_tokens'));
     await page.$eval('#f-title', (e) => { e.value = ''; });
     await page.$eval('#f-budget-max_tokens', (e) => { e.value = ''; });
@@ -182,10 +199,10 @@ async function noInjection(page, where, texts) {
     await page.type('#f-base_branch', 'main');
     await page.type('#f-success_criteria', 'sh test.sh exits 0');
     await page.type('#f-budget-max_tokens', '1000000');
-    await page.click('#submit button[type=submit]');
+    await click(page, '#submit button[type=submit]');
     await page.waitForSelector('#submitted-link');
     await page.evaluate(() => { window.__noReload = 1; });
-    await page.click('#submitted-link');
+    await click(page, '#submitted-link');
     await page.waitForSelector('#goal-title');
     const gid = await page.evaluate(() => decodeURIComponent(location.hash.split('/')[2]));
 
@@ -216,18 +233,18 @@ async function noInjection(page, where, texts) {
     await page.select('#ev-item', wi2);
     const types = await page.$$eval('#events > li', (lis) => lis.map((li) => li.getAttribute('data-type')));
     assert(types.length >= 1 && types.every((t) => t === 'tool_call.failed'), 'filtered by type: ' + types);
-    await page.click('#events > li:first-child summary');
+    await click(page, '#events > li:first-child summary');
     const payload = await page.$eval('#events > li:first-child pre.payload', (e) => e.textContent);
     assert(payload.includes('REDACTED'), 'the payload is redacted: ' + payload);
     assert(!payload.includes(SECRET) && !(await page.evaluate(() => document.body.textContent)).includes(SECRET),
       'the secret is nowhere on the page');
     await page.select('#ev-type', '');
     await page.select('#ev-item', '');
-    await page.click('#events > li:first-child summary');
+    await click(page, '#events > li:first-child summary');
     await shots(page, 'goal');
 
     step('the goals list: search by title, filter by status, paging');
-    await page.click('nav a[href="#/goals"]');
+    await click(page, 'nav a[href="#/goals"]');
     await page.waitForSelector(`#goals li[data-goal-id="${gid}"]`);
     await page.type('#goals-q', 'ASKS');
     await page.waitForFunction(() => {
@@ -249,12 +266,12 @@ async function noInjection(page, where, texts) {
     await page.waitForSelector('#next-page');
     const first = await page.$$eval('#goals li[data-goal-id]', (l) => l.map((x) => x.getAttribute('data-goal-id')));
     assert.strictEqual(first.length, 1, 'a page of one: ' + first);
-    await page.click('#next-page');
+    await click(page, '#next-page');
     await page.waitForFunction((f) => {
       const ids = Array.from(document.querySelectorAll('#goals li[data-goal-id]')).map((x) => x.getAttribute('data-goal-id'));
       return ids.length === 1 && ids[0] !== f && document.querySelector('#first-page');
     }, {}, first[0]);
-    await page.click('#first-page');
+    await click(page, '#first-page');
     await page.waitForFunction((f) => document.querySelector('#goals li[data-goal-id]')?.getAttribute('data-goal-id') === f, {}, first[0]);
     await noInjection(page, 'goals list', [HOSTILE_TITLE]);
 
@@ -280,7 +297,7 @@ async function noInjection(page, where, texts) {
     await noInjection(page, 'item page', ['<script>window.__pwned=5</script>document mul']);
 
     step('resolve the escalation through its card: only the actions it allows');
-    await page.click('nav a[href="#/escalations"]');
+    await click(page, 'nav a[href="#/escalations"]');
     await page.waitForSelector('#escalations li.escalation form');
     await noInjection(page, 'escalations', [HOSTILE_Q]);
     const offered = await page.$$eval('#escalations li.escalation select[name=action] option', (o) => o.map((x) => x.value));
@@ -288,11 +305,11 @@ async function noInjection(page, where, texts) {
     await shots(page, 'escalations');
     await provoked(page, 422, async () => {
       await page.select('#escalations li.escalation select[name=action]', 'alternative');
-      await page.click('#escalations li.escalation button[type=submit]');
+      await click(page, '#escalations li.escalation button[type=submit]');
     }, () => /alternative/.test(document.querySelector('#escalations li.escalation p.error')?.textContent || ''));
     await page.select('#escalations li.escalation select[name=action]', 'retry');
     await page.type('#escalations li.escalation textarea[name=input]', 'keep the sign rules');
-    await page.click('#escalations li.escalation button[type=submit]');
+    await click(page, '#escalations li.escalation button[type=submit]');
     await page.waitForSelector('#no-escalations');
     const r = await page.evaluate(async (t) => (await fetch('/v1/escalations', {headers: {Authorization: 'Bearer ' + t}})).json(), TOKEN);
     assert.deepStrictEqual(r, [], 'the API has no open escalation');
@@ -317,7 +334,7 @@ async function noInjection(page, where, texts) {
     await shots(page, 'goal-blocked');
     assert.strictEqual(await page.$eval('#goal-escalations .esc-item-title', (e) => e.textContent), 'pick a licence');
     await page.select('#goal-escalations li.escalation select[name=action]', 'complete_partial');
-    await page.click('#goal-escalations li.escalation button[type=submit]');
+    await click(page, '#goal-escalations li.escalation button[type=submit]');
     await page.waitForSelector('#goal-partial', {timeout: 120000});
     await page.waitForFunction(() => /completed/.test(document.querySelector('#goal-head')?.textContent || ''), {timeout: 120000});
     const part = await page.evaluate(() => ({
@@ -331,7 +348,7 @@ async function noInjection(page, where, texts) {
     assert.match(part.skipped, /1 cancelled/, 'the items not done counted apart: ' + part.skipped);
     assert.match(part.progress, /1 of 2 items done · 1 cancelled/);
     await shots(page, 'goal-partial');
-    await page.click('nav a[href="#/goals"]');
+    await click(page, 'nav a[href="#/goals"]');
     await page.waitForSelector(`#goals li.partial[data-goal-id="${g3}"] .st-partial`);
     await page.waitForFunction(() => document.querySelectorAll('#goals li[data-goal-id]').length === 3);
     await shots(page, 'goals');
