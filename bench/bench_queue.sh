@@ -6,11 +6,17 @@
 # tick and lanes) until every goal has ended.  The script provider
 # answers at once (stage-keyed lines: elaborate, plan, then execute and
 # review per item; the execute line appends to a file with the bash tool).
+# The script holds the answers for the largest N in every run
+# (BENCH_SCRIPT_GOALS sets another size): each job parses the whole
+# script (llm/script.c), a cost that grows with the script, not with the
+# queue, and would otherwise be counted as the queue's.
 # Per goal: wall time (daemon start -> the last goal.completed event, / N)
 # and CPU (the daemon's utime + stime and its reaped children's, from
 # /proc/PID/stat just before it is stopped, / N); the daemon's own CPU;
 # the mean duration of a run per kind (is a job's cost flat?).  Then the
-# ratios to the first N.  BENCH_TICK_MS sets daemon.tick_ms.
+# ratios to the first N.  BENCH_TICK_MS sets daemon.tick_ms;
+# BENCH_SNAPSHOT=FILE keeps a copy of the database of the last N taken
+# when half its goals have completed (for bench_queue_sql.py).
 # Results are recorded in bench/RESULTS.md ("## Queue").
 set -euo pipefail
 G=$(realpath "${1:?usage: bench_queue.sh GOALD_BINARY [N ...]}")
@@ -67,7 +73,7 @@ one_run() {
     mkdir -p "$W/r" "$W/db"
     export GOALD_DB="$W/db/goald.db"
     "$G" migrate >/dev/null
-    write_script "$n"
+    write_script "$SCRIPT_GOALS"
     # one goal through `goald submit`, the others copies of its row (a
     # repository of their own, new ids, one millisecond apart): the same
     # queue, without 10,000 submit processes
@@ -86,6 +92,9 @@ one_run() {
         open=$(sqlite3 -cmd ".timeout 5000" "$GOALD_DB" \
             "SELECT count(*) FROM goals WHERE status IN ('queued', 'active')")
         [ "$open" = 0 ] && break
+        if [ -n "${BENCH_SNAPSHOT:-}" ] && [ "$n" = "$last" ] && [ ! -e "$BENCH_SNAPSHOT" ] && [ "$open" -le $((n / 2)) ]; then
+            sqlite3 -cmd ".timeout 5000" "$GOALD_DB" ".backup '$BENCH_SNAPSHOT'"
+        fi
         kill -0 "$DPID" 2>/dev/null || { echo "the daemon exited" >&2; exit 1; }
     done
     st=$(awk '{print $14 + $15, $16 + $17}' "/proc/$DPID/stat")
@@ -100,7 +109,10 @@ one_run() {
         awk -v hz="$hz" '{printf "%d %.2f %.2f %.2f %d\n", $1, $2 / 1000, $3 / hz, $4 / hz, $5}'
 }
 
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs); goals of 3 chained items, SQLite, script model at once"
+last=0
+for n in "$@"; do [ "$n" -gt "$last" ] && last=$n; done
+SCRIPT_GOALS=${BENCH_SCRIPT_GOALS:-$last}
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs); goals of 3 chained items, SQLite, script model at once (a script for $SCRIPT_GOALS goals)"
 : >"$W/results"
 for n in "$@"; do
     one_run "$n" | tee -a "$W/results" | awk '{printf "N=%d: %d of %d completed, wall %.1f s, daemon CPU %.2f s, children CPU %.2f s\n", $1, $5, $1, $2, $3, $4}'
