@@ -4,7 +4,8 @@ queries as the queue grows, before and after migrations/0018.
 
 SNAPSHOT: a SQLite database taken during a bench_queue.sh run (its
 BENCH_SNAPSHOT, taken when half the goals have completed: goals queued,
-active with items ready, completed), at schema 17 (a goald before 0018).
+active with items ready, completed), of either schema (0018 is undone for
+"before" and done for "after").
 For each K (default 1 10): a copy holding the snapshot's goals, items,
 dependencies and runs K times (ids suffixed), without and with 0018's
 indexes; each query runs 40 times and its CPU time (time.process_time) is
@@ -92,9 +93,15 @@ def main():
         for k in ks:
             old, new = os.path.join(tmp, "old%d.db" % k), os.path.join(tmp, "new%d.db" % k)
             scale(snap, old, k)
+            c = sqlite3.connect(old)  # a snapshot of either schema: 0018 undone
+            c.executescript("DROP INDEX IF EXISTS goals_pick; DROP INDEX IF EXISTS goals_template;"
+                            " DROP INDEX IF EXISTS goals_deadline; CREATE INDEX IF NOT EXISTS"
+                            " goals_status ON goals(status, priority DESC, created_at);")
+            c.close()
             shutil.copy(old, new)
             c = sqlite3.connect(new)
-            c.executescript(open(mig).read())
+            c.executescript(open(mig).read().replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS")
+                            .replace("DROP INDEX", "DROP INDEX IF EXISTS"))
             c.close()
             c = sqlite3.connect(old)
             counts = dict(c.execute("SELECT status, count(*) FROM goals GROUP BY status"))
