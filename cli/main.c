@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "lifecycle/forge_goals.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/secret.h"
@@ -78,6 +79,9 @@ int main(int argc, char **argv)
         cli_print_usage(stderr);
         return EXIT_USAGE;
     }
+    /* a broken trigger is refused when the configuration loads, not when
+     * the daemon first polls */
+    config_set_json_check(CFG_FORGE_TRIGGERS, forge_triggers_check);
     if (config_load(c.config_path) != 0)
         return cli_fail(EXIT_USAGE, "%s", err_last());
     secret_take_all(); /* and the variables the configuration names */

@@ -101,6 +101,8 @@ static void heartbeat(struct daemon *d)
         cJSON_AddNumberToObject(o, "cap",
                                 (double)config_int(l ? CFG_DAEMON_WORK_CAP : CFG_DAEMON_PLAN_CAP));
     }
+    /* which goald this node runs (the page's nodes table, `status --json`) */
+    cJSON_AddStringToObject(lanes, "version", GOALD_VERSION);
     jobs = cJSON_AddArrayToObject(lanes, "jobs");
     for (int i = 0; i < d->nkids; i++) {
         cJSON *j = cJSON_CreateObject();

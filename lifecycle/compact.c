@@ -312,21 +312,34 @@ static size_t keep_turns(const struct shape *sh, const struct llm_message *m, in
     return keep;
 }
 
+/* What a compaction did, for its event. */
+struct compacted {
+    int turn, force;
+    const char *how;
+    int64_t before, after, window, threshold;
+    size_t keep;
+    int stubbed, condensed;
+    const char *cond_error;
+};
+
 /* Condense the old turns [head_end, old_end) (and an earlier summary) into
- * one user message, or drop them when the condense call fails: *how says
- * which, *cond_error (caller frees) why it failed. */
+ * one user message (at most 2 * r->window bytes), or drop them when the
+ * condense call fails: r->how says which, *cond_error (caller frees) why
+ * it failed.  The turns before the r->keep last ones are those dropped. */
 static void condense_old(struct job_ctx *j, struct llm_message *m, size_t *n,
-                         const struct shape *sh, size_t old_end, size_t dropped_turns,
-                         int64_t window, const char **how, char **cond_error)
+                         const struct shape *sh, size_t old_end, struct compacted *r,
+                         char **cond_error)
 {
+    size_t dropped_turns = sh->nturns - r->keep;
     size_t from = sh->summary_at ? sh->summary_at : sh->head_end, drop;
     strbuf sb = STRBUF_INIT;
     char *summary = NULL;
 
-    if (condense_call(j, m, sh->head_end, old_end, sh->summary_at ? m[sh->summary_at].content : NULL,
-                      (size_t)window * 2, &summary) == 0) {
+    if (condense_call(j, m, sh->head_end, old_end,
+                      sh->summary_at ? m[sh->summary_at].content : NULL, (size_t)r->window * 2,
+                      &summary) == 0) {
         strbuf_addf_cut(&sb, SUMMARY_PREFIX "%s", summary);
-        *how = "condense";
+        r->how = "condense";
     } else {
         *cond_error = xstrdup(err_last());
         log_warn("%s: %s", j->item ? j->item->key : "run", *cond_error);
@@ -335,7 +348,7 @@ static void condense_old(struct job_ctx *j, struct llm_message *m, size_t *n,
                         "%zu earlier turns were dropped to fit the "
                         "context window; what they changed is in the worktree]",
                         dropped_turns);
-        *how = "drop";
+        r->how = "drop";
     }
     /* messages [from, old_end) become one: the summary at from */
     for (size_t i = from; i < old_end; i++)
@@ -347,16 +360,6 @@ static void condense_old(struct job_ctx *j, struct llm_message *m, size_t *n,
     *n -= drop;
     free(summary);
 }
-
-/* What a compaction did, for its event. */
-struct compacted {
-    int turn, force;
-    const char *how;
-    int64_t before, after, window, threshold;
-    size_t keep;
-    int stubbed, condensed;
-    const char *cond_error;
-};
 
 static int compacted_event(struct job_ctx *j, const struct compacted *r)
 {
@@ -419,7 +422,7 @@ int compact_history(struct job_ctx *j, struct llm_message *m, size_t *n,
     r.stubbed = stub_range(m, sh.head_end, old_end, changed);
     r.after = compact_estimate(m, *n, tools, ntools);
     if ((r.after > r.threshold || (force && !*changed)) && head_t + tail_t < r.threshold) {
-        condense_old(j, m, n, &sh, old_end, sh.nturns - r.keep, r.window, &r.how, &cond_error);
+        condense_old(j, m, n, &sh, old_end, &r, &cond_error);
         r.condensed = (int)(sh.nturns - r.keep);
         *changed = 1;
     }

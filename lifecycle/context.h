@@ -13,6 +13,7 @@
 #define GOALD_LIFECYCLE_CONTEXT_H
 
 #include "store/store.h"
+#include "util/strbuf.h"
 
 struct job_ctx;
 struct cJSON;
@@ -24,6 +25,13 @@ int context_pack_build(store *st, const char *item_id, const char *model_summary
 
 /* Build and store the pack after j's run (the item's runs only). */
 int context_pack_write(struct job_ctx *j, const char *model_summary);
+
+/* Append to sb every answer a human gave to the item's escalations, newest
+ * first (at most 20): the action, the question it answered (cut) and the
+ * human's input (the retry's words, the alternative, the accepted test
+ * cases, ...), after the line intro; nothing when there is none.  Returns
+ * how many were listed. */
+int context_human_answers(strbuf *sb, store *st, const char *item_id, const char *intro);
 
 /* The latest pack of an item as JSON text (caller frees), *out NULL when
  * there is none. */

@@ -128,10 +128,63 @@ static int pytest_parts(const struct line *v, size_t n, size_t from, enum part *
     return pytest;
 }
 
-/* pytest: the failures from their start, then the short summary and the
- * closing line (kept first: they name every failing test). */
-static void digest_pytest(strbuf *out, const struct line *v, size_t n, size_t from,
-                          const enum part *part, size_t max)
+static int starts(const struct line *l, size_t at, const char *w)
+{
+    size_t k = strlen(w);
+
+    return l->n >= at + k && !memcmp(l->s + at, w, k);
+}
+
+/* Each line's part of a TAP output (node's test runner, tap-producing
+ * runners); 0 when it has no "not ok N" nor "TAP version" line.  A failing
+ * test's line and its YAML block are the detail, without its stack and
+ * node's internal frames; the closing counts ("# tests 4", "# fail 1")
+ * the summary; passing tests, subtest headers and timings are left out. */
+static int tap_parts(const struct line *v, size_t n, size_t from, enum part *part)
+{
+    static const char *const counts[] = {"# tests ", "# pass ", "# fail ", "# skipped ",
+                                         "# todo ", "# cancelled ", "# suites ", NULL};
+    int tap = 0, in_fail = 0, in_stack = 0;
+    size_t fail_at = 0, stack_at = 0;
+
+    for (size_t i = from; i < n; i++) {
+        size_t at = 0;
+        while (at < v[i].n && v[i].s[at] == ' ')
+            at++;
+        part[i] = PART_DROP;
+        if (starts(&v[i], at, "TAP version")) {
+            tap = 1;
+        } else if (starts(&v[i], at, "not ok ") && v[i].n > at + 7 &&
+                   v[i].s[at + 7] >= '0' && v[i].s[at + 7] <= '9') {
+            tap = 1, in_fail = 1, in_stack = 0, fail_at = at;
+            part[i] = PART_DETAIL;
+        } else if (starts(&v[i], at, "ok ") || starts(&v[i], at, "# Subtest")) {
+            in_fail = 0;
+        } else if (at == 0 && v[i].n && v[i].s[0] == '#') {
+            for (int k = 0; counts[k]; k++)
+                if (starts(&v[i], 0, counts[k]))
+                    part[i] = PART_SUMMARY;
+            in_fail = 0;
+        } else if (in_fail && at > fail_at) {
+            if (starts(&v[i], at, "stack:"))
+                in_stack = 1, stack_at = at;
+            else if (in_stack && at > stack_at)
+                ; /* a frame of the stack */
+            else if (memmem(v[i].s, v[i].n, "node:internal", 13) == NULL &&
+                     !starts(&v[i], at, "duration_ms:"))
+                in_stack = 0, part[i] = PART_DETAIL;
+        } else if (v[i].n) {
+            in_fail = 0;
+        }
+    }
+    return tap;
+}
+
+/* pytest or TAP: the failures from their start, then the summary and the
+ * closing line (kept first: they name every failing test); note says
+ * what was left out. */
+static void digest_parts(strbuf *out, const struct line *v, size_t n, size_t from,
+                         const enum part *part, size_t max, const char *note)
 {
     size_t used = 0, budget, left = 0, dropped = 0;
 
@@ -145,7 +198,7 @@ static void digest_pytest(strbuf *out, const struct line *v, size_t n, size_t fr
         used = max / 2;
     budget = max - used;
     if (dropped)
-        strbuf_adds_cut(out, "[pytest's warnings summary and progress lines left out]\n");
+        strbuf_addf_cut(out, "[%s left out]\n", note);
     for (size_t i = from; i < n; i++) {
         if (part[i] != PART_DETAIL)
             continue;
@@ -195,7 +248,10 @@ void digest_output(strbuf *out, const char *output, int cut_front, size_t max)
     enum part *part = xcalloc(n + 1, sizeof(*part));
 
     if (pytest_parts(v, n, from, part))
-        digest_pytest(out, v, n, from, part, max);
+        digest_parts(out, v, n, from, part, max, "pytest's warnings summary and progress lines");
+    else if (tap_parts(v, n, from, part))
+        digest_parts(out, v, n, from, part, max,
+                     "passing tests, stack frames and timings of the TAP output");
     else
         digest_tail(out, v, n, from, max);
     free(part);
@@ -211,6 +267,18 @@ int digest_is_header(const char *line, size_t n)
     return n > 5 && !memcmp(line, "gate ", 5) && memmem(line, n, " failed (exit ", 14) != NULL;
 }
 
+/* A header line with nothing after it: its introducing colon becomes a
+ * full stop (no line ends in a dangling colon). */
+static void add_header_closed(strbuf *out, const char *line, size_t n)
+{
+    while (n > 0 && (line[n - 1] == ':' || line[n - 1] == ' '))
+        n--;
+    if (n > 4096)
+        n = utf8_cut_back(line, 4096);
+    strbuf_add_cut(out, line, n);
+    strbuf_adds_cut(out, ".\n");
+}
+
 void digest_reason(strbuf *out, const char *reason, size_t max)
 {
     struct line *v = NULL;
@@ -220,7 +288,10 @@ void digest_reason(strbuf *out, const char *reason, size_t max)
     for (size_t i = 0; i < n;) {
         if (digest_is_header(v[i].s, v[i].n)) {
             in_gate = 1;
-            add_line(out, &v[i], 4096);
+            if (i + 1 == n)
+                add_header_closed(out, v[i].s, v[i].n);
+            else
+                add_line(out, &v[i], 4096);
             i++;
             continue;
         }
@@ -306,11 +377,23 @@ void digest_failure(strbuf *sb, store *st, const char *item_id, const char *cls,
         digest_reason(sb, reason, max);
         return;
     }
-    while (*p) {
-        size_t n = strcspn(p, "\n");
-        if (digest_is_header(p, n))
-            strbuf_addf_cut(sb, "%.*s\n", (int)n, p);
-        p += n + (p[n] ? 1 : 0);
+    {
+        /* the reason's headers; the last one's output follows below,
+         * under its own title: its colon is closed */
+        const char *last = NULL;
+        size_t last_n = 0;
+        while (*p) {
+            size_t n = strcspn(p, "\n");
+            if (digest_is_header(p, n)) {
+                if (last)
+                    strbuf_addf_cut(sb, "%.*s\n", (int)last_n, last);
+                last = p;
+                last_n = n;
+            }
+            p += n + (p[n] ? 1 : 0);
+        }
+        if (last)
+            add_header_closed(sb, last, last_n);
     }
     for (size_t i = 0; i < fg.n; i++) {
         strbuf_addf_cut(sb, "\nOutput of gate %s (exit %d), run on %s:\n", fg.g[i].name,
@@ -318,6 +401,8 @@ void digest_failure(strbuf *sb, store *st, const char *item_id, const char *cls,
                         weakened ? "the product-only tree (the original tests re-run against "
                                    "the item's product, its test changes left out)"
                                  : "the item's tree (the worktree as the attempt left it)");
+        if (!fg.g[i].tail[0])
+            strbuf_adds_cut(sb, "(no output)\n");
         digest_output(sb, fg.g[i].tail, strlen(fg.g[i].tail) + 4 >= GATES_TAIL, max);
         free(fg.g[i].name);
         free(fg.g[i].tail);

@@ -20,6 +20,7 @@
  * never replace them).
  */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,7 +234,78 @@ static int ask_with_looks(struct job_ctx *j, strbuf *user, const char *root, cJS
     }
 }
 
-/* Criteria: the goal's first, then the model's new ones. */
+/* Words that say nothing a criterion needs. */
+static int stop_word(const char *w, size_t n)
+{
+    static const char *const stop[] = {"the", "and", "with", "under", "for", "its", "all",
+                                       "still", "not", "are", "is", "be", "to", "of", "in",
+                                       "a", "an", "it", "that", "must", "should", NULL};
+
+    for (int k = 0; stop[k]; k++)
+        if (strlen(stop[k]) == n && !strncasecmp(stop[k], w, n))
+            return 1;
+    return 0;
+}
+
+/* Does word w (n bytes) occur in s, as a word, ignoring case and a final
+ * "s" on either side? */
+static int has_word(const char *s, const char *w, size_t n)
+{
+    size_t m = n > 3 && (w[n - 1] == 's' || w[n - 1] == 'S') ? n - 1 : n;
+
+    for (const char *p = s; *p;) {
+        size_t k = 0;
+        while (isalnum((unsigned char)p[k]))
+            k++;
+        if (k) {
+            size_t km = k > 3 && (p[k - 1] == 's' || p[k - 1] == 'S') ? k - 1 : k;
+            if (km == m && !strncasecmp(p, w, m))
+                return 1;
+            p += k;
+        } else {
+            p++;
+        }
+    }
+    return 0;
+}
+
+/* How many significant words of a are not in b (-1: a has none). */
+static int words_missing(const char *a, const char *b)
+{
+    int missing = 0, any = 0;
+
+    for (const char *p = a; *p;) {
+        size_t k = 0;
+        while (isalnum((unsigned char)p[k]))
+            k++;
+        if (k >= 2 && !stop_word(p, k)) {
+            any = 1;
+            missing += !has_word(b, p, k);
+        }
+        p += k ? k : 1;
+    }
+    return any ? missing : -1;
+}
+
+/* Does the model's criterion c restate a given one: every significant
+ * word of the given one is in it, and it adds at most one of its own
+ * ("ms('') still throws" for "ms('') throws")? */
+static int restates(const cJSON *given, const char *c)
+{
+    const cJSON *g;
+
+    cJSON_ArrayForEach(g, given)
+    {
+        if (!cJSON_IsString(g))
+            continue;
+        if (words_missing(g->valuestring, c) == 0 && words_missing(c, g->valuestring) <= 1)
+            return 1;
+    }
+    return 0;
+}
+
+/* Criteria: the goal's first, then the model's new ones (a restatement
+ * of a given one is dropped). */
 static cJSON *merge_criteria(const struct goal *g, const cJSON *answer)
 {
     cJSON *goal_criteria = cJSON_Parse(g->success_criteria ? g->success_criteria : "[]");
@@ -242,7 +314,8 @@ static cJSON *merge_criteria(const struct goal *g, const cJSON *answer)
 
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(answer, "success_criteria"))
     {
-        if (it->valuestring[0] && !in_array(criteria, it->valuestring))
+        if (it->valuestring[0] && !in_array(criteria, it->valuestring) &&
+            !restates(goal_criteria, it->valuestring))
             cJSON_AddItemToArray(criteria, cJSON_CreateString(it->valuestring));
     }
     cJSON_Delete(goal_criteria);

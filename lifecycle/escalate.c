@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lifecycle/context.h"
 #include "lifecycle/control.h"
 #include "lifecycle/digest.h"
 #include "lifecycle/job.h"
@@ -248,6 +249,24 @@ static cJSON *fallback_analysis(const struct escalate_facts *f, const char *type
     return a;
 }
 
+/* The attempts as the model reads them: no ids nor hashes, and not the
+ * run still going (its question or failure is said before them). */
+static void attempts_for_model(cJSON *attempts)
+{
+    static const char *const noise[] = {"run_id", "tier", "model_index", "signature"};
+
+    for (int i = cJSON_GetArraySize(attempts) - 1; i >= 0; i--) {
+        cJSON *a = cJSON_GetArrayItem(attempts, i);
+        const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "status"));
+        if (status && !strcmp(status, "running")) {
+            cJSON_DeleteItemFromArray(attempts, i);
+            continue;
+        }
+        for (size_t k = 0; k < sizeof(noise) / sizeof(noise[0]); k++)
+            cJSON_DeleteItemFromObjectCaseSensitive(a, noise[k]);
+    }
+}
+
 /* Ask stage escalate with the packet's item, the agent's own question
  * (ask_human) or the failure, and the attempts; NULL when the model cannot
  * answer. */
@@ -264,6 +283,7 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *packet)
     struct run_usage saved_usage;
     strbuf saved;
 
+    attempts_for_model(attempts);
     /* each attempt's failure digested (a gate's output cut between lines,
      * pytest's failures kept and its warnings dropped), the one being
      * escalated said once */
@@ -305,6 +325,10 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *packet)
         else
             digest_reason(&user, cause, 6000);
     }
+    if (j->item)
+        context_human_answers(&user, j->st, j->item->id,
+                              "What a human answered for this item so far (newest first; do "
+                              "not offer again what was tried):");
     strbuf_addf_cut(&user, "Attempts: %s\n", t ? t : "[]");
     cJSON_free(t);
     /* its own account, like Plan B: not refused by the failed run's limits;

@@ -11,9 +11,10 @@
  * once, digest.c); the loop runs until the model calls complete or ask_human or a
  * limit stops it.  complete: the item goes to verification (verify.c,
  * which also runs review.c and evaluate.c).  ask_human: the item is
- * blocked with its question and an escalation opens.  A failed run's
- * changes are saved as a patch artifact and the worktree is reset, so the
- * next attempt starts from the branch head.
+ * blocked with its question and an escalation opens; its changes stay in
+ * the worktree for the run after the answer.  A failed run's changes are
+ * saved as a patch artifact and the worktree is reset, so the next
+ * attempt starts from the branch head.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -68,16 +69,27 @@ static void add_criteria(strbuf *sb, const struct work_item *wi, const char *jso
 #define PATCH_READ_MAX (4 << 20)  /* larger: summarised as too large */
 
 /* The last failure of this item, so that a retry starts from what went
- * wrong. */
+ * wrong; when the previous attempt asked a human instead, it is not
+ * called a failure. */
 static void add_feedback(strbuf *sb, struct job_ctx *j)
 {
     char *cls = NULL, *reason = NULL;
+    int asked = 0;
 
+    if (store_run_item_asked_last(j->st, NULL, j->item->id, j->claim.run_id, &asked) != 0)
+        err_clear();
     if (store_run_last_failure(j->st, j->item->id, j->claim.run_id, &cls, &reason) == 0 &&
         reason) {
-        strbuf_addf_cut(sb, "\nThe previous attempt failed (%s):\n", cls ? cls : "");
+        if (asked)
+            strbuf_addf_cut(sb, "\nThe previous attempt did not fail: it asked a human (the "
+                                "answers are above). The last attempt that failed, before "
+                                "it (%s):\n",
+                            cls ? cls : "");
+        else
+            strbuf_addf_cut(sb, "\nThe previous attempt failed (%s):\n", cls ? cls : "");
         digest_failure(sb, j->st, j->item->id, cls, reason, FEEDBACK_OUTPUT_MAX);
     }
+    err_clear();
     free(cls);
     free(reason);
 }
@@ -171,6 +183,26 @@ static void add_reset(strbuf *sb, struct job_ctx *j)
     free(path);
 }
 
+/* The worktree of a run after a human's answer: it holds the changes the
+ * run that asked left (workspace.c kept them), summed up. */
+static void add_kept(strbuf *sb, struct workspace *ws)
+{
+    strbuf diff;
+    char *red;
+
+    strbuf_init(&diff, PATCH_READ_MAX);
+    if (vcs_diff_text(&diff, ws->wt) != 0)
+        err_clear();
+    red = redact_str(strbuf_cstr(&diff), NULL);
+    strbuf_adds_cut(sb, "\nThe worktree holds the changes from before the question: your run "
+                        "that asked a human left them and goald kept them for this run "
+                        "(git diff shows them): ");
+    patch_summary(sb, red);
+    strbuf_adds_cut(sb, ". Go on from them.\n");
+    free(red);
+    strbuf_release(&diff);
+}
+
 /* One item of the goal done before this one: its key, title, commit and
  * summary (the model's, capped). */
 struct done_items {
@@ -203,8 +235,9 @@ static int add_done_item(const struct work_item *wi, void *arg)
 /* Where earlier runs left off: the pack rebuilt as the ledger stands now
  * (this run's opening may have reset the worktree), with the summary of
  * the latest stored one. */
-static void add_pack(strbuf *sb, struct job_ctx *j)
+static void add_pack(strbuf *sb, struct job_ctx *j, int answered)
 {
+    const char *summary;
     char *stored = NULL, *text;
     cJSON *old, *pack = NULL;
 
@@ -213,9 +246,11 @@ static void add_pack(strbuf *sb, struct job_ctx *j)
         return;
     }
     old = cJSON_Parse(stored);
-    if (context_pack_build(j->st, j->item->id,
-                           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(old, "summary")),
-                           &pack) != 0) {
+    summary = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(old, "summary"));
+    /* the question is listed with its answer: not again */
+    if (summary && !strncmp(summary, "asked a human: ", 15) && answered)
+        summary = "asked a human (the answers are above)";
+    if (context_pack_build(j->st, j->item->id, summary, &pack) != 0) {
         err_clear();
         text = NULL;
     } else {
@@ -229,10 +264,11 @@ static void add_pack(strbuf *sb, struct job_ctx *j)
     free(stored);
 }
 
-static void build_user(strbuf *sb, struct job_ctx *j)
+static void build_user(strbuf *sb, struct job_ctx *j, struct workspace *ws)
 {
     const struct goal *g = j->goal;
     const struct work_item *wi = j->item;
+    int answers;
 
     strbuf_addf_cut(sb, "Goal: %s\n", g->title);
     if (g->description && *g->description)
@@ -253,10 +289,17 @@ static void build_user(strbuf *sb, struct job_ctx *j)
         strbuf_adds_cut(sb, "\nThis goal has no deterministic gate: check your work with bash.\n");
     if (wi->strategy)
         strbuf_addf_cut(sb, "\nStrategy to follow (earlier ones failed): %s\n", wi->strategy);
-    if (wi->human_input)
+    answers = context_human_answers(sb, j->st, wi->id,
+                                    "\nWhat a human decided about this item so far (newest "
+                                    "first; each line: the action, what it answered, the "
+                                    "human's words):");
+    if (!answers && wi->human_input)
         strbuf_addf_cut(sb, "\nA human answered: %s\n", wi->human_input);
-    add_pack(sb, j);
-    add_reset(sb, j);
+    add_pack(sb, j, answers > 0);
+    if (ws->kept)
+        add_kept(sb, ws);
+    else
+        add_reset(sb, j);
     add_feedback(sb, j);
 }
 
@@ -320,8 +363,11 @@ static int apply_best_attempt(struct job_ctx *j, struct workspace *ws, const cJS
     const char *patch = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(acc, "patch"));
     char summary[256];
 
-    if (store_decision_add(j->st, j->goal->id, j->item->id, j->claim.run_id,
-                           "best_attempt_applied", NULL, NULL, NULL, acc) != 0)
+    if (store_decision_add(j->st, &(struct store_decision_new){.goal_id = j->goal->id,
+                                                               .item_id = j->item->id,
+                                                               .run_id = j->claim.run_id,
+                                                               .kind = "best_attempt_applied",
+                                                               .data = acc}) != 0)
         return job_fail(j, "internal", "%s", err_last());
     job_event_or_warn(j, "item.best_attempt_applied", acc);
     if (!ws->wt || !patch || vcs_worktree_apply(ws->wt, patch) != 0)
@@ -353,7 +399,7 @@ int stage_execute(struct job_ctx *j)
         cJSON_Delete(acc);
         goto done;
     }
-    build_user(&user, j);
+    build_user(&user, j, &ws);
     rc = react_run(&x, j, &ws, strbuf_cstr(&user));
     if (x.completed) {
         strbuf_adds_cut(&j->summary, x.summary);
@@ -364,8 +410,11 @@ int stage_execute(struct job_ctx *j)
             rc = job_fail(j, "internal", "%s", err_last());
     }
 done:
+    /* a failed run's changes go (the next attempt starts from the branch
+     * head); an item blocked on its question keeps them: the run after
+     * the answer starts from them (workspace_open) */
     if (rc)
-        workspace_discard(&ws, j); /* the next attempt starts from the branch head */
+        workspace_discard(&ws, j);
     workspace_close(&ws);
     react_outcome_release(&x);
     strbuf_release(&user);

@@ -53,6 +53,7 @@ struct crit {
     const char *verdict; /* met, unmet, unknown; NULL: not asked or no answer */
     char *quote;
     int asked;
+    int unquoted; /* said met, but its quote is not in the diff */
 };
 
 struct eval {
@@ -61,6 +62,8 @@ struct eval {
     int n;
     strbuf items; /* the done items' summaries, for the prompt */
     char *unavailable; /* why the model gave no verdicts */
+    char *diff;        /* the diff the model was shown (redacted), NULL: none */
+    int check_quotes;  /* verdicts of this call (not reused ones): quotes checked */
 };
 
 static int find_crit(const struct eval *e, const char *text)
@@ -146,14 +149,48 @@ static void eval_prompt(strbuf *u, struct eval *e, const char *base)
         char *red = redact_str(diff.len ? strbuf_cstr(&diff) : "(empty)", NULL);
         strbuf_addf_cut(u, "The goal's diff (from %.12s to the branch head)%s:\n%s\n", base,
                         cut ? ", cut at 160 KiB: later files are not shown" : "", red);
-        free(red);
+        free(e->diff);
+        e->diff = red; /* a "met" verdict's quote must be in it */
     }
     vcs_worktree_free(wt);
     strbuf_release(&diff);
 }
 
+/* Does quote show in the diff?  Its longest line (a diff's "+", "-" or
+ * " " and the blanks around it left out) of at least 8 bytes must be a
+ * part of some line of the diff; a quote without such a line is no
+ * quote. */
+static int quote_in_diff(const char *diff, const char *quote)
+{
+    const char *best = NULL;
+    size_t best_n = 0;
+    char *needle;
+    int found;
+
+    for (const char *p = quote ? quote : ""; *p;) {
+        size_t n = strcspn(p, "\n");
+        const char *a = p, *b = p + n;
+        if (a < b && (*a == '+' || *a == '-'))
+            a++;
+        while (a < b && (*a == ' ' || *a == '\t'))
+            a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r'))
+            b--;
+        if ((size_t)(b - a) > best_n)
+            best = a, best_n = (size_t)(b - a);
+        p += n + (p[n] == '\n');
+    }
+    if (!diff || best_n < 8)
+        return 0;
+    needle = xstrndup(best, best_n);
+    found = strstr(diff, needle) != NULL;
+    free(needle);
+    return found;
+}
+
 /* The verdicts of answer into e (entries for criteria not asked, or
- * repeated, are ignored). */
+ * repeated, are ignored).  A "met" whose quote is not in the diff is
+ * taken as "unknown" (a claim, not a quote). */
 static void eval_take(struct eval *e, const cJSON *answer)
 {
     const cJSON *a;
@@ -167,6 +204,10 @@ static void eval_take(struct eval *e, const cJSON *answer)
         if (k < 0 || k >= e->n || !e->c[k].asked || e->c[k].verdict || !v)
             continue;
         e->c[k].verdict = !strcmp(v, "met") ? "met" : !strcmp(v, "unmet") ? "unmet" : "unknown";
+        if (!strcmp(e->c[k].verdict, "met") && e->check_quotes && !quote_in_diff(e->diff, q)) {
+            e->c[k].verdict = "unknown";
+            e->c[k].unquoted = 1;
+        }
         if (q) {
             char *capped = utf8_cap_dup(q, strlen(q), EVAL_QUOTE_MAX);
             e->c[k].quote = redact_str(capped, NULL);
@@ -239,7 +280,9 @@ static int eval_ask(struct eval *e, const char *base)
             err_clear();
         }
     } else {
+        e->check_quotes = 1;
         eval_take(e, answer);
+        e->check_quotes = 0;
     }
     cJSON_Delete(answer);
     strbuf_release(&u);
@@ -276,6 +319,8 @@ static cJSON *crit_json(const struct eval *e, int k)
         cJSON_AddNullToObject(o, "verdict");
     }
     cJSON_AddBoolToObject(o, "critical", c->critical);
+    if (c->unquoted)
+        cJSON_AddBoolToObject(o, "quote_not_in_diff", 1);
     return o;
 }
 
@@ -293,6 +338,10 @@ static void eval_reasons(struct goal_eval *out, const struct eval *e)
         if (!strcmp(st, "unmet"))
             strbuf_addf_cut(&r, "criterion %d \"%s\" is unmet: the evaluation quotes \"%s\"", k,
                             c->text, c->quote ? c->quote : "");
+        else if (c->unquoted)
+            strbuf_addf_cut(&r, "criterion %d \"%s\" is unchecked: no gate or test proves it, and "
+                                "the evaluation's \"met\" quoted nothing the diff holds",
+                            k, c->text);
         else
             strbuf_addf_cut(&r, "criterion %d \"%s\" is unchecked: no gate or test proves it and "
                                 "the evaluation %s%s",
@@ -405,6 +454,7 @@ static void eval_free(struct eval *e)
         free(e->c[k].quote);
     }
     free(e->unavailable);
+    free(e->diff);
     strbuf_release(&e->items);
 }
 

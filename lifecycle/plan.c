@@ -428,8 +428,18 @@ static void plan_prompt(strbuf *sb, const struct goal *g)
     if (k == 0)
         strbuf_adds_cut(sb, "(none)\n");
     cJSON_Delete(crit);
-    if (g->elaboration)
-        strbuf_addf_cut(sb, "Elaboration: %s\n", g->elaboration);
+    if (g->elaboration) {
+        /* the criteria are listed above; where the gates came from is
+         * goald's business */
+        cJSON *e = cJSON_Parse(g->elaboration);
+        char *t;
+        cJSON_DeleteItemFromObjectCaseSensitive(e, "success_criteria");
+        cJSON_DeleteItemFromObjectCaseSensitive(e, "verification_source");
+        t = e ? cJSON_PrintUnformatted(e) : NULL;
+        strbuf_addf_cut(sb, "Elaboration: %s\n", t ? t : g->elaboration);
+        cJSON_free(t);
+        cJSON_Delete(e);
+    }
     strbuf_addf_cut(sb, "At most %lld work items.\n", (long long)config_int(CFG_PLAN_MAX_ITEMS));
 }
 

@@ -88,7 +88,11 @@ static void gate_new_cases(strbuf *out, const struct gates_report *gr, const str
     const cJSON *it;
 
     if (!gr->base_tree[0] || !r->cases.format ||
-        store_gate_baseline_get(gr->j->st, gr->j->goal->id, r->name, r->command, gr->base_tree,
+        store_gate_baseline_get(gr->j->st,
+                                &(struct store_gate_baseline){.goal_id = gr->j->goal->id,
+                                                              .gate = r->name,
+                                                              .command = r->command,
+                                                              .baseline = gr->base_tree},
                                 &found, &passed, &format, &json) != 0 ||
         !found || !format || strcmp(format, r->cases.format))
         goto out;

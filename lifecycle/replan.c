@@ -164,8 +164,10 @@ static int replan_store(struct job_ctx *j, const struct plan *p, const int *unme
     if ((rc = store_tx_begin(j->st)) != 0)
         goto out;
     if ((rc = plan_store(j->st, j->goal->id, p)) == 0 &&
-        (rc = store_decision_add(j->st, j->goal->id, NULL, j->claim.run_id, "replanned", NULL,
-                                 NULL, NULL, d)) == 0)
+        (rc = store_decision_add(j->st, &(struct store_decision_new){.goal_id = j->goal->id,
+                                                                     .run_id = j->claim.run_id,
+                                                                     .kind = "replanned",
+                                                                     .data = d})) == 0)
         rc = store_event_add(j->st, j->goal->id, NULL, j->claim.run_id, "goal.replanned", d,
                              NULL);
     rc = store_tx_end(j->st, rc);

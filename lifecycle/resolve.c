@@ -225,8 +225,12 @@ static int do_accept(store *st, const struct store_escalation_ref *e, const char
         }
         p += n;
     }
-    rc = store_decision_add(st, e->goal_id, e->item_id, NULL, "test_changes_accepted", NULL, NULL,
-                            "by a human, through escalation", d);
+    rc = store_decision_add(st,
+                            &(struct store_decision_new){.goal_id = e->goal_id,
+                                                         .item_id = e->item_id,
+                                                         .kind = "test_changes_accepted",
+                                                         .note = "by a human, through escalation",
+                                                         .data = d});
 out:
     cJSON_Delete(prev);
     cJSON_Delete(d);
@@ -257,8 +261,12 @@ static int do_accept_best(store *st, const struct store_escalation_ref *e)
     cJSON_AddStringToObject(d, "patch", b.patch);
     cJSON_AddStringToObject(d, "escalation_id", e->id);
     cJSON_AddStringToObject(d, "rejected_because", b.reason);
-    rc = store_decision_add(st, e->goal_id, e->item_id, NULL, "best_attempt_accepted", NULL, NULL,
-                            "by a human, through escalation", d);
+    rc = store_decision_add(st,
+                            &(struct store_decision_new){.goal_id = e->goal_id,
+                                                         .item_id = e->item_id,
+                                                         .kind = "best_attempt_accepted",
+                                                         .note = "by a human, through escalation",
+                                                         .data = d});
     cJSON_Delete(d);
 out:
     store_best_attempt_release(&b);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lifecycle/job.h"
+#include "lifecycle/plan.h"
 #include "lifecycle/prompts.h"
 #include "lifecycle/verify.h"
 #include "lifecycle/workspace.h"
@@ -31,23 +32,71 @@
 
 #define REVIEW_DIFF_MAX (200 * 1024)
 
-/* The goal's success criteria (a JSON array of strings), one a line. */
-static void review_criteria(strbuf *user, const char *json)
+/* The success criteria the item serves (a JSON array of strings, the
+ * goal's), one a line; the others are said to be other items'. */
+static void review_criteria(strbuf *user, const struct work_item *wi, const char *json)
 {
     cJSON *arr = json ? cJSON_Parse(json) : NULL;
     const cJSON *it;
+    int k = 0, others = 0, any = 0;
 
-    if (cJSON_GetArraySize(arr) > 0) {
-        strbuf_adds_cut(user, "Success criteria of the goal:\n");
-        cJSON_ArrayForEach(it, arr) if (cJSON_IsString(it))
-            strbuf_addf_cut(user, "- %s\n", it->valuestring);
+    cJSON_ArrayForEach(it, arr)
+    {
+        if (!cJSON_IsString(it))
+            continue;
+        if (!plan_item_serves(wi, k++)) {
+            others++;
+            continue;
+        }
+        if (!any++)
+            strbuf_adds_cut(user, "Success criteria this item serves:\n");
+        strbuf_addf_cut(user, "- %s\n", it->valuestring);
     }
+    if (others)
+        strbuf_addf_cut(user, "(%d more of the goal's criteria belong to other items.)\n",
+                        others);
     cJSON_Delete(arr);
+}
+
+static void review_list(strbuf *user, const char *what, char **ids, size_t n)
+{
+    if (n == 0)
+        return;
+    strbuf_addf_cut(user, "  %s: ", what);
+    for (size_t i = 0; i < n && i < 20; i++)
+        strbuf_addf_cut(user, "%s%s", i ? ", " : "", ids[i]);
+    strbuf_addf_cut(user, "%s\n", n > 20 ? ", ..." : "");
+}
+
+/* What the gates found: each gate's result and counts, and the item's
+ * new tests judged on the old product (fail before, pass after). */
+static void review_gates(strbuf *user, const struct verify_state *vs)
+{
+    if (!vs || vs->plan.n == 0)
+        return;
+    strbuf_adds_cut(user, "What the gates found on the item's tree:\n");
+    for (size_t i = 0; i < vs->plan.n; i++) {
+        const struct gate_result *r = &vs->ev[i].r;
+        const struct gate_pins *pin = vs->pins ? &vs->pins[i] : NULL;
+        strbuf_addf_cut(user, "- %s: %s", r->name, r->passed ? "passed" : "failed");
+        if (r->counts.total >= 0)
+            strbuf_addf_cut(user, " (%d passed, %d failed, %d skipped)", r->counts.passed,
+                            r->counts.failed, r->counts.skipped);
+        strbuf_adds_cut(user, "\n");
+        if (pin && pin->ran) {
+            review_list(user, "new tests that fail on the old code and pass now",
+                        pin->fail_to_pass, pin->n_fail_to_pass);
+            review_list(user, "new tests that also pass on the old code (they do not exercise "
+                              "the change)",
+                        pin->not_exercising, pin->n_not_exercising);
+        }
+    }
 }
 
 /* The review's task: the item (title, description), the goal's success
  * criteria, the model's summary and the diff. */
-static void review_task(strbuf *user, struct job_ctx *j, struct workspace *ws, const char *summary)
+static void review_task(strbuf *user, struct job_ctx *j, struct workspace *ws, const char *summary,
+                        const struct verify_state *vs)
 {
     strbuf diff;
     char *red; /* the diff holds what the model wrote: redacted like any tool result */
@@ -63,7 +112,8 @@ static void review_task(strbuf *user, struct job_ctx *j, struct workspace *ws, c
                     j->item->title);
     if (j->item->description && *j->item->description)
         strbuf_addf_cut(user, "%s\n", j->item->description);
-    review_criteria(user, j->goal->success_criteria);
+    review_criteria(user, j->item, j->goal->success_criteria);
+    review_gates(user, vs);
     strbuf_addf_cut(user, "Summary: %s\nDiff:\n%s%s\n", summary ? summary : "", red,
                     cut ? "\n[diff cut at 200 KiB]\n" : "");
     free(red);
@@ -103,14 +153,15 @@ static void review_record(struct job_ctx *j, const cJSON *answer)
     cJSON_Delete(p);
 }
 
-void review_item(struct job_ctx *j, struct workspace *ws, const char *summary)
+void review_item(struct job_ctx *j, struct workspace *ws, const char *summary,
+                 const struct verify_state *vs)
 {
     strbuf user;
     cJSON *answer = NULL;
     int turns, rc;
 
     strbuf_init(&user, 1 << 20);
-    review_task(&user, j, ws, summary);
+    review_task(&user, j, ws, summary, vs);
     /* the review has its own budget of turns, but its call still counts
      * among the run's model calls (runs.turns) */
     turns = j->usage.turns;

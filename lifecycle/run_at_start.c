@@ -65,7 +65,7 @@ static int walk_beneath(const char *root, const char *rel, char *why, size_t n)
             break;
         }
         if (S_ISLNK(st.st_mode)) {
-            snprintf(why, n, "%s is a symbolic link: links are not laid over", part);
+            snprintf(why, n, "%.200s is a symbolic link: links are not laid over", part);
             break;
         }
         if (!slash) {
@@ -79,7 +79,7 @@ static int walk_beneath(const char *root, const char *rel, char *why, size_t n)
         }
         if (!S_ISDIR(st.st_mode) ||
             (next = openat(dfd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-            snprintf(why, n, "%s is not a folder", part);
+            snprintf(why, n, "%.200s is not a folder", part);
             break;
         }
         close(dfd);

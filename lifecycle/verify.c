@@ -193,7 +193,7 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
     }
     if ((rc = verify_gates(&vs, j, ws)) != 0)
         goto out;
-    review_item(j, ws, summary);             /* advisory, only after the gates */
+    review_item(j, ws, summary, &vs);        /* advisory, only after the gates */
     rc = evaluate_item(j, ws, summary, &vs); /* evidence, the commit, done */
 out:
     verify_state_release(&vs);

@@ -96,8 +96,9 @@ static int baseline_cached(struct job_ctx *j, const struct gate_spec *g, const c
                            int *found, int *passed, struct test_cases *cases)
 {
     char *format = NULL, *json = NULL;
-    int rc = store_gate_baseline_get(j->st, j->goal->id, g->name, g->command, base_tree, found,
-                                     passed, &format, &json);
+    const struct store_gate_baseline key = {
+        .goal_id = j->goal->id, .gate = g->name, .command = g->command, .baseline = base_tree};
+    int rc = store_gate_baseline_get(j->st, &key, found, passed, &format, &json);
 
     if (rc == 0 && *found)
         cases_from_json(cases, format, json);

@@ -20,15 +20,17 @@
 int verify_decision(struct job_ctx *j, const char *kind, const char *aspect,
                     const char *severity, const char *note, const cJSON *data)
 {
-    return store_decision_add(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
-                              kind, aspect, severity, note, data);
+    return store_decision_add(
+        j->st, &(struct store_decision_new){j->goal->id, j->item ? j->item->id : NULL,
+                                            j->claim.run_id, kind, aspect, severity, note, data});
 }
 
 int verify_artifact(struct job_ctx *j, const char *type, const char *ref, const char *path,
                     const char *hash, const char *url, const struct cJSON *meta)
 {
-    return store_artifact_add_once(j->st, j->goal->id, j->item ? j->item->id : NULL,
-                                   j->claim.run_id, type, ref, path, hash, url, meta);
+    return store_artifact_add_once(
+        j->st, &(struct store_artifact_new){j->goal->id, j->item ? j->item->id : NULL,
+                                            j->claim.run_id, type, ref, path, hash, url, meta});
 }
 
 static cJSON *list_json(char **v, size_t n)

@@ -7,8 +7,10 @@
 
 #include "lifecycle/job.h"
 #include "store/artifact.h"
+#include "store/escalation.h"
 #include "store/event.h"
 #include "store/goal.h"
+#include "store/run.h"
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
@@ -65,6 +67,61 @@ static int save_and_reset(struct workspace *ws, struct job_ctx *j, const char *w
         cJSON_free(mt);
         cJSON_Delete(meta);
     }
+    return rc;
+}
+
+/* 1 when a human accepted the item's best attempt and no run applied it
+ * yet: that run applies its patch to a clean worktree (execute.c). */
+static int best_attempt_owed(struct job_ctx *j)
+{
+    cJSON *acc = NULL, *done = NULL;
+    const char *a, *d;
+    int owed;
+
+    if (store_decision_latest_of_item(j->st, j->item->id, "best_attempt_accepted", &acc) != 0 ||
+        store_decision_latest_of_item(j->st, j->item->id, "best_attempt_applied", &done) != 0) {
+        err_clear();
+        cJSON_Delete(acc);
+        cJSON_Delete(done);
+        return 1; /* unknown: as if owed (the leftovers are saved and reset) */
+    }
+    a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(acc, "escalation_id"));
+    d = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(done, "escalation_id"));
+    owed = a && !(d && !strcmp(a, d));
+    cJSON_Delete(acc);
+    cJSON_Delete(done);
+    return owed;
+}
+
+/* The changes the worktree holds at a run's start: an earlier run's.
+ * Those of the item's own run that asked a human (it was blocked on its
+ * question: a pause, not a failure) are kept for the run after the
+ * answer, with a "worktree.kept" event, when may_keep and the answer was
+ * not to apply the item's best attempt; any other run's are saved as a
+ * patch and reset. */
+static int leftovers(struct workspace *ws, struct job_ctx *j, int may_keep)
+{
+    int empty = 1, asked = 0, rc;
+    cJSON *meta;
+
+    if ((rc = vcs_diff_is_empty(&empty, ws->wt)) != 0 || empty)
+        return rc;
+    if (may_keep && j->item &&
+        store_run_item_asked_last(j->st, j->goal->id, j->item->id, j->claim.run_id, &asked) != 0) {
+        err_clear(); /* unknown: reset, as for any leftover */
+        asked = 0;
+    }
+    if (asked && best_attempt_owed(j))
+        asked = 0; /* the answer was to apply the best attempt instead */
+    if (!asked)
+        return save_and_reset(ws, j, "left by an earlier run that did not finish");
+    ws->kept = 1;
+    meta = cJSON_CreateObject();
+    cJSON_AddStringToObject(meta, "why", "the item's last run asked a human: its changes are "
+                                         "kept for the run after the answer");
+    rc = store_event_add(j->st, j->goal->id, j->item->id, j->claim.run_id, "worktree.kept", meta,
+                         NULL);
+    cJSON_Delete(meta);
     return rc;
 }
 
@@ -172,7 +229,7 @@ static int open_clone(struct workspace *ws, struct job_ctx *j)
 {
     const struct goal *g = j->goal;
     char ref[128], head[VCS_OID_HEX], target[VCS_OID_HEX], rev[600];
-    int empty = 1, rc;
+    int rc;
 
     if (!g->base_branch || !g->branch)
         return err_set(ERR_INVALID, "goal %.8s: clone mode needs a base branch and a branch",
@@ -191,11 +248,10 @@ static int open_clone(struct workspace *ws, struct job_ctx *j)
     }
     if ((rc = attach(ws, j, j->repo)) != 0 || (rc = record_worktree(j, ws->root)) != 0)
         return rc;
-    if ((rc = vcs_diff_is_empty(&empty, ws->wt)) != 0)
-        return rc;
-    if (!empty && (rc = save_and_reset(ws, j, "left by an earlier run that did not finish")) != 0)
-        return rc;
     if ((rc = vcs_worktree_head(head, ws->wt)) != 0)
+        return rc;
+    /* changes are kept only on the head they were made on */
+    if ((rc = leftovers(ws, j, strcmp(head, target) == 0)) != 0)
         return rc;
     if (strcmp(head, target) == 0)
         return 0;
@@ -218,7 +274,7 @@ static int open_clone(struct workspace *ws, struct job_ctx *j)
 int workspace_open(struct workspace *ws, struct job_ctx *j)
 {
     const struct goal *g = j->goal;
-    int empty = 1, rc;
+    int rc;
 
     memset(ws, 0, sizeof(*ws));
     if (!g->repo) {
@@ -244,12 +300,9 @@ int workspace_open(struct workspace *ws, struct job_ctx *j)
         return rc;
     if (!g->worktree && (rc = record_worktree(j, ws->root)) != 0)
         return rc;
-    /* a run starts from the branch head: an earlier run's leftovers go */
-    if ((rc = vcs_diff_is_empty(&empty, ws->wt)) != 0)
-        return rc;
-    if (!empty)
-        rc = save_and_reset(ws, j, "left by an earlier run that did not finish");
-    return rc;
+    /* a run starts from the branch head: an earlier run's leftovers go,
+     * but for the item's own changes from before its question */
+    return leftovers(ws, j, 1);
 }
 
 void workspace_close(struct workspace *ws)

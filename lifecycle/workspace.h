@@ -4,7 +4,9 @@
  * A goal with a repository works in its own git worktree (vcs/worktree.h)
  * on the goal branch, under vcs.worktree_root; the path is remembered on
  * the goal.  A run starts from the branch head: changes left by an earlier
- * run that died are saved as a patch artifact and reset first.  A goal
+ * run that died are saved as a patch artifact and reset first; but the
+ * changes of the item's own last run, when it ended by asking a human,
+ * are kept for the run after the answer (ws->kept).  A goal
  * without a repository works in a plain folder beside the database.
  *
  * Clone mode (the goal's repo is a git URL or a bare repository,
@@ -30,6 +32,9 @@ struct workspace {
     /* the git folders bound read-only into the sandbox, from goald's
      * records (vcs_worktree_git_common/_dir); NULL without a repository */
     const char *git_common, *git_dir;
+    /* 1 when the worktree holds the item's changes from its run that
+     * asked a human (kept for the run after the answer, not reset) */
+    int kept;
 };
 
 /* Where goal g's code is on this node.  *repo: the repository its
@@ -43,7 +48,8 @@ struct workspace {
 int workspace_locate(store *st, const struct goal *g, char **repo, char **worktree, int *clone);
 
 /* Open (creating) j's goal workspace, clean at the branch head (in clone
- * mode: fetched, at the goal's head). */
+ * mode: fetched, at the goal's head), or holding the changes of the
+ * item's run that asked a human (ws->kept, a "worktree.kept" event). */
 int workspace_open(struct workspace *ws, struct job_ctx *j);
 void workspace_close(struct workspace *ws);
 

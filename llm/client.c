@@ -104,10 +104,22 @@ static void model_prices(struct llm_model *m, const double *prices)
         m->price_known = 1;
 }
 
-static int model_add(llm_client *c, const char *where, const char *provider, const char *model,
-                     const char *base_url, const char *key_env, const char *script,
-                     const double *prices, int64_t context_window)
+/* A model to add (model_add()): where names it in messages; base_url,
+ * key_env and script may be NULL (the provider's defaults); prices as
+ * model_prices() takes them; context_window 0 for the default.  Every
+ * pointer is the caller's. */
+struct model_spec {
+    const char *where, *provider, *model, *base_url, *key_env, *script;
+    const double *prices;
+    int64_t context_window;
+};
+
+static int model_add(llm_client *c, const struct model_spec *spec)
 {
+    const char *where = spec->where, *provider = spec->provider, *model = spec->model;
+    const char *base_url = spec->base_url, *key_env = spec->key_env, *script = spec->script;
+    const double *prices = spec->prices;
+    int64_t context_window = spec->context_window;
     struct llm_model m;
     struct llm_model *n;
     size_t bl;
@@ -203,11 +215,11 @@ static int models_from_json(llm_client *c, const cJSON *arr)
             if (cJSON_IsNumber(p))
                 prices[k] = p->valuedouble;
         }
-        rc =
-            model_add(c, where, jstr(it, "provider"), jstr(it, "model"), jstr(it, "base_url"),
-                      jstr(it, "api_key_env"),
-                      jstr(it, "script") ? jstr(it, "script") : config_str(CFG_LLM_SCRIPT), prices,
-                      window);
+        rc = model_add(c, &(struct model_spec){where, jstr(it, "provider"), jstr(it, "model"),
+                                               jstr(it, "base_url"), jstr(it, "api_key_env"),
+                                               jstr(it, "script") ? jstr(it, "script")
+                                                                  : config_str(CFG_LLM_SCRIPT),
+                                               prices, window});
         if (rc)
             return rc;
         i++;
@@ -243,12 +255,21 @@ static int models_from_shortcut(llm_client *c)
         return err_set(ERR_INVALID,
                        "no model is configured: set GOALD_LLM_BASE_URL and GOALD_LLM_MODEL, or "
                        "llm in the config; `goald doctor --llm` checks it");
-    rc = model_add(c, "llm", provider, model, config_str(CFG_LLM_BASE_URL),
-                   shortcut_key_env(provider), script, prices, config_int(CFG_LLM_CONTEXT_WINDOW));
-    if (rc == 0 && fb && *fb)
-        rc = model_add(c, "llm.fallback_model", provider, fb, config_str(CFG_LLM_BASE_URL),
-                       shortcut_key_env(provider), script, prices,
-                       config_int(CFG_LLM_CONTEXT_WINDOW));
+    struct model_spec spec = {.where = "llm",
+                              .provider = provider,
+                              .model = model,
+                              .base_url = config_str(CFG_LLM_BASE_URL),
+                              .key_env = shortcut_key_env(provider),
+                              .script = script,
+                              .prices = prices,
+                              .context_window = config_int(CFG_LLM_CONTEXT_WINDOW)};
+
+    rc = model_add(c, &spec);
+    if (rc == 0 && fb && *fb) {
+        spec.where = "llm.fallback_model";
+        spec.model = fb;
+        rc = model_add(c, &spec);
+    }
     return rc;
 }
 

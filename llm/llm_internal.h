@@ -183,7 +183,9 @@ void llm_quirks_save(llm_client *c, const struct llm_model *m);
  * ending in /v1 (not api.openai.com) whose window is not configured, ask
  * the server (short timeout) and set m->context_window to that window
  * (or the smaller one an error stated); nothing changes when the server
- * does not answer as Ollama does. */
+ * does not answer as Ollama does.  An answer (the window, or not an
+ * Ollama) is remembered in c's store for an hour (store_llm_probe_put):
+ * the next jobs do not ask. */
 int64_t llm_ollama_window(const char *show_json, const char *ps_json, const char *model);
 void llm_ollama_probe(llm_client *c, struct llm_model *m);
 

@@ -9,6 +9,9 @@
  * server (POST /api/show: model_info's <arch>.context_length, the
  * parameters' num_ctx; GET /api/ps: the context_length of the model when
  * loaded) and uses that window for compaction and the output budget.
+ * The answer is remembered in the store for the endpoint and model (the
+ * window, or that the server is not an Ollama: a 404 or another answer),
+ * so that one probe serves every job for an hour, not one probe a job.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -16,13 +19,18 @@
 #include <string.h>
 
 #include "llm/llm_internal.h"
+#include "store/llm.h"
 #include "util/http.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 
 /* The smallest window Ollama applies by default (a GPU under 24 GiB). */
 #define OLLAMA_DEFAULT_CTX 4096
 /* A probe is a small request to a server nearby: never the chat's timeout. */
 #define OLLAMA_PROBE_TIMEOUT_MS 10000
+/* How long a remembered answer stands before the server is asked again
+ * (an operator may change the model's num_ctx). */
+#define OLLAMA_PROBE_KEEP_MS (3600 * 1000LL)
 
 /* "num_ctx    8192" among the parameters text (one "name value" a line):
  * the value, or 0. */
@@ -101,7 +109,8 @@ out:
     return w;
 }
 
-/* One request of the probe: 0 with the body in *out (a 200), else -1. */
+/* One request of the probe: 0 with the body in *out (a 200), 1 for
+ * another answer (the server is not an Ollama), -1 when none came. */
 static int probe_request(llm_client *c, const char *method, const char *url, const char *body,
                          strbuf *out)
 {
@@ -123,7 +132,7 @@ static int probe_request(llm_client *c, const char *method, const char *url, con
         memset(&res.body, 0, sizeof(res.body));
     } else {
         err_clear();
-        rc = -1;
+        rc = rc == 0 ? 1 : -1;
     }
     http_response_release(&res);
     return rc;
@@ -166,38 +175,71 @@ static int maybe_ollama(const struct llm_model *m)
            !strcmp(m->base_url + n - 3, "/v1") && llm_url_is_local(m->base_url);
 }
 
-void llm_ollama_probe(llm_client *c, struct llm_model *m)
+/* m's window is w, the server's (a smaller one an error of this endpoint
+ * stated still wins). */
+static void window_apply(struct llm_model *m, int64_t w)
 {
-    strbuf url = STRBUF_INIT, show = STRBUF_INIT, ps = STRBUF_INIT;
-    cJSON *req = NULL;
-    char *body = NULL;
-    size_t root_len;
-    int64_t w;
-
-    if (!maybe_ollama(m))
-        return;
-    root_len = strlen(m->base_url) - 3; /* the server's root, without /v1 */
-    req = cJSON_CreateObject();
-    if (!req || !cJSON_AddStringToObject(req, "model", m->model) ||
-        !(body = cJSON_PrintUnformatted(req)))
-        goto out;
-    if (strbuf_addf(&url, "%.*s/api/show", (int)root_len, m->base_url) != 0 ||
-        probe_request(c, "POST", strbuf_cstr(&url), body, &show) != 0)
-        goto out; /* not Ollama, or not answering: the window stays */
-    strbuf_reset(&url);
-    if (strbuf_addf(&url, "%.*s/api/ps", (int)root_len, m->base_url) != 0 ||
-        probe_request(c, "GET", strbuf_cstr(&url), NULL, &ps) != 0)
-        strbuf_reset(&ps);
-    w = llm_ollama_window(strbuf_cstr(&show), ps.len ? strbuf_cstr(&ps) : NULL, m->model);
-    if (w <= 0)
-        goto out;
-    /* a smaller window an error of this endpoint stated still wins */
     if (m->window_learned > 0 && m->window_learned < w)
         w = m->window_learned;
     if (w != m->context_window)
         log_info("llm: %s at %s: the server applies a context window of %lld tokens (was %lld)",
                  m->model, m->base_url, (long long)w, (long long)m->context_window);
     m->context_window = w;
+}
+
+/* The probe's answer for m remembered in the store, recent enough: 1 (the
+ * window applied when it was an Ollama's), else 0 (ask the server). */
+static int probe_remembered(llm_client *c, struct llm_model *m)
+{
+    int64_t w = 0, at = 0;
+    int found = 0;
+
+    if (!c->st)
+        return 0;
+    if (store_llm_probe_get(c->st, m->base_url, m->model, &w, &at, &found) != 0) {
+        log_warn("llm: window probe of %s: %s", m->base_url, err_last());
+        return 0;
+    }
+    if (!found || time_now_ms() - at >= OLLAMA_PROBE_KEEP_MS || time_now_ms() < at)
+        return 0;
+    if (w > 0)
+        window_apply(m, w);
+    return 1;
+}
+
+void llm_ollama_probe(llm_client *c, struct llm_model *m)
+{
+    strbuf url = STRBUF_INIT, show = STRBUF_INIT, ps = STRBUF_INIT;
+    cJSON *req = NULL;
+    char *body = NULL;
+    size_t root_len;
+    int64_t w = 0;
+    int rc;
+
+    if (!maybe_ollama(m) || probe_remembered(c, m))
+        return;
+    root_len = strlen(m->base_url) - 3; /* the server's root, without /v1 */
+    req = cJSON_CreateObject();
+    if (!req || !cJSON_AddStringToObject(req, "model", m->model) ||
+        !(body = cJSON_PrintUnformatted(req)) ||
+        strbuf_addf(&url, "%.*s/api/show", (int)root_len, m->base_url) != 0)
+        goto out;
+    rc = probe_request(c, "POST", strbuf_cstr(&url), body, &show);
+    if (rc < 0)
+        goto out; /* not answering: asked again by the next job */
+    if (rc == 0) {
+        strbuf_reset(&url);
+        if (strbuf_addf(&url, "%.*s/api/ps", (int)root_len, m->base_url) != 0 ||
+            probe_request(c, "GET", strbuf_cstr(&url), NULL, &ps) != 0)
+            strbuf_reset(&ps);
+        w = llm_ollama_window(strbuf_cstr(&show), ps.len ? strbuf_cstr(&ps) : NULL, m->model);
+    }
+    /* remembered either way: the window, or 0 (not an Ollama, the window
+     * stays) */
+    if (c->st && store_llm_probe_put(c->st, m->base_url, m->model, w > 0 ? w : 0) != 0)
+        log_warn("llm: window probe of %s: %s", m->base_url, err_last());
+    if (w > 0)
+        window_apply(m, w);
 out:
     cJSON_free(body);
     cJSON_Delete(req);

@@ -34,9 +34,7 @@ int store_artifact_each(store *st, const char *goal_id, const char *type,
                           args, type ? 2 : 1);
 }
 
-int store_artifact_add_once(store *st, const char *goal_id, const char *item_id, const char *run_id,
-                            const char *type, const char *ref, const char *path, const char *hash,
-                            const char *url, const struct cJSON *meta)
+int store_artifact_add_once(store *st, const struct store_artifact_new *a)
 {
     static const char exists[] =
         "SELECT 1 FROM artifacts WHERE goal_id = ? AND type = ? AND coalesce(item_id, '') = ?"
@@ -44,22 +42,22 @@ int store_artifact_add_once(store *st, const char *goal_id, const char *item_id,
     static const char ins[] =
         "INSERT INTO artifacts(goal_id, item_id, run_id, type, ref, path, hash, url, meta,"
         " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    char *mt = meta ? cJSON_PrintUnformatted(meta) : NULL;
+    char *mt = a->meta ? cJSON_PrintUnformatted(a->meta) : NULL;
     int64_t one;
     int rc, found = 0;
 
     /* once per item, type, hash and path: a re-run does not record twice */
     rc = store_get_int64(st, NULL, &one, &found, exists,
-                         STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(type),
-                                    STORE_TEXT(item_id ? item_id : ""), STORE_TEXT(hash),
-                                    STORE_TEXT(path)));
+                         STORE_ARGS(STORE_TEXT(a->goal_id), STORE_TEXT(a->type),
+                                    STORE_TEXT(a->item_id ? a->item_id : ""), STORE_TEXT(a->hash),
+                                    STORE_TEXT(a->path)));
     if (rc || found)
         goto out;
     rc = store_exec_args(st, "artifact", NULL, ins,
-                         STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(item_id), STORE_TEXT(run_id),
-                                    STORE_TEXT(type), STORE_TEXT(ref), STORE_TEXT(path),
-                                    STORE_TEXT(hash), STORE_TEXT(url), STORE_TEXT(mt ? mt : "{}"),
-                                    STORE_I64(time_now_ms())));
+                         STORE_ARGS(STORE_TEXT(a->goal_id), STORE_TEXT(a->item_id),
+                                    STORE_TEXT(a->run_id), STORE_TEXT(a->type), STORE_TEXT(a->ref),
+                                    STORE_TEXT(a->path), STORE_TEXT(a->hash), STORE_TEXT(a->url),
+                                    STORE_TEXT(mt ? mt : "{}"), STORE_I64(time_now_ms())));
 out:
     cJSON_free(mt);
     return rc;

@@ -27,12 +27,18 @@ int store_artifact_each(store *st, const char *goal_id, const char *type,
 
 struct cJSON;
 
+/* An artifact to record (store_artifact_add_once()); every pointer is
+ * the caller's. */
+struct store_artifact_new {
+    const char *goal_id, *item_id, *run_id, *type;
+    const char *ref, *path, *hash, *url;
+    const struct cJSON *meta;
+};
+
 /* Record an artifact of goal_id (and item_id, may be NULL) once: when one
  * with the same type, item, hash and path exists, nothing changes.  ref,
  * path, hash, url may be NULL; meta NULL is stored as {}. */
-int store_artifact_add_once(store *st, const char *goal_id, const char *item_id, const char *run_id,
-                            const char *type, const char *ref, const char *path, const char *hash,
-                            const char *url, const struct cJSON *meta) GOALD_MUST_CHECK;
+int store_artifact_add_once(store *st, const struct store_artifact_new *a) GOALD_MUST_CHECK;
 
 /* Record a saved patch file of a run (item_id may be NULL; meta is JSON
  * text). */

@@ -46,7 +46,7 @@ int store_breaker_list_not_closed(store *st, struct store_breaker *rows, int max
         " (SELECT status FROM runs WHERE id = breakers.probe_run_id), config_fp FROM breakers"
         " WHERE state <> 'closed' ORDER BY error_class";
 
-    return store_rows_fill(st, rows, sizeof(*rows), max, n, breaker_fill, sel, NULL, 0);
+    return store_rows_fill(st, rows, max, n, STORE_ROW_SHAPE(*rows, breaker_fill), sel, NULL, 0);
 }
 
 int store_breaker_set_probe(store *st, const char *cls, const char *probe_run_id, int64_t now_ms)

@@ -86,6 +86,26 @@ int store_escalation_each_listed(store *st, int all,
                             NULL, 0);
 }
 
+int store_escalation_each_answered(store *st, const char *item_id, int limit,
+                                   int (*fn)(const struct store_escalation *e, void *ctx),
+                                   void *ctx)
+{
+    static const char q[] =
+        "SELECT type, resolution, coalesce(resolution_input, ''),"
+        " coalesce(json_extract(packet, '$.minimal_question'), '') FROM escalations"
+        " WHERE item_id = ? AND status = 'resolved' AND resolution IS NOT NULL"
+        " AND resolution != 'system' ORDER BY resolved_at DESC, created_at DESC, id LIMIT ?";
+    static const struct store_field cols[] = {
+        ESC(type, 0),
+        ESC(resolution, 1),
+        ESC(resolution_input, 2),
+        ESC(question, 3),
+    };
+
+    return escalations_each(st, "escalations", STORE_FIELDS(cols), fn, ctx, q,
+                            STORE_ARGS(STORE_TEXT(item_id), STORE_I64(limit)));
+}
+
 int store_escalation_each_open_question(store *st, const char *goal_id, int limit,
                                         int (*fn)(const struct store_escalation *e, void *ctx),
                                         void *ctx)
@@ -155,26 +175,31 @@ int store_decision_latest_final_check(store *st, const char *goal_id, cJSON **ou
     return decision_json(st, q_final, goal_id, out);
 }
 
-int store_decision_latest_of_goal(store *st, const char *goal_id, const char *kind, cJSON **out)
+/* decision_json() with the kind bound as ?2. */
+static int decision_json_kind(store *st, const char *sql, const char *id, const char *kind,
+                              cJSON **out)
 {
-    static const char q[] = "SELECT data FROM decisions WHERE goal_id = ?1 AND item_id IS NULL"
-                            " AND kind = ?2 ORDER BY id DESC LIMIT 1";
     int found;
 
     *out = NULL;
-    return store_get_row(st, "decisions", json_fill, out, &found, q,
-                         STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(kind)));
+    return store_get_row(st, "decisions", json_fill, out, &found, sql,
+                         STORE_ARGS(STORE_TEXT(id), STORE_TEXT(kind)));
+}
+
+int store_decision_latest_of_goal(store *st, const char *goal_id, const char *kind, cJSON **out)
+{
+    return decision_json_kind(st,
+                              "SELECT data FROM decisions WHERE goal_id = ?1 AND item_id IS NULL"
+                              " AND kind = ?2 ORDER BY id DESC LIMIT 1",
+                              goal_id, kind, out);
 }
 
 int store_decision_latest_of_item(store *st, const char *item_id, const char *kind, cJSON **out)
 {
-    static const char q[] = "SELECT data FROM decisions WHERE item_id = ?1 AND kind = ?2"
-                            " ORDER BY id DESC LIMIT 1";
-    int found;
-
-    *out = NULL;
-    return store_get_row(st, "decisions", json_fill, out, &found, q,
-                         STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(kind)));
+    return decision_json_kind(st,
+                              "SELECT data FROM decisions WHERE item_id = ?1 AND kind = ?2"
+                              " ORDER BY id DESC LIMIT 1",
+                              item_id, kind, out);
 }
 
 static void best_fill(store_stmt *s, void *ctx)
@@ -298,19 +323,17 @@ int store_decision_each_review(store *st, const char *goal_id,
                           STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
-int store_decision_add(store *st, const char *goal_id, const char *item_id, const char *run_id,
-                       const char *kind, const char *aspect, const char *severity, const char *note,
-                       const struct cJSON *data)
+int store_decision_add(store *st, const struct store_decision_new *d)
 {
     static const char sql[] =
         "INSERT INTO decisions(goal_id, item_id, run_id, kind, aspect, severity, note, data,"
         " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    char *text = data ? cJSON_PrintUnformatted(data) : NULL;
-    int rc = store_exec_args(st, "decision", NULL, sql,
-                             STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(item_id),
-                                        STORE_TEXT(run_id), STORE_TEXT(kind), STORE_TEXT(aspect),
-                                        STORE_TEXT(severity), STORE_TEXT(note),
-                                        STORE_TEXT(text ? text : "{}"), STORE_I64(time_now_ms())));
+    char *text = d->data ? cJSON_PrintUnformatted(d->data) : NULL;
+    int rc = store_exec_args(
+        st, "decision", NULL, sql,
+        STORE_ARGS(STORE_TEXT(d->goal_id), STORE_TEXT(d->item_id), STORE_TEXT(d->run_id),
+                   STORE_TEXT(d->kind), STORE_TEXT(d->aspect), STORE_TEXT(d->severity),
+                   STORE_TEXT(d->note), STORE_TEXT(text ? text : "{}"), STORE_I64(time_now_ms())));
 
     cJSON_free(text);
     return rc;

@@ -30,6 +30,7 @@ struct store_escalation {
     const char *item_title;      /* the work item's title (from the packet) */
     const char *question;        /* the packet's minimal_question */
     const char *last_tool_calls; /* the packet's last_tool_calls, JSON text */
+    const char *resolution_input; /* the human's input to the action taken */
 };
 
 /* The number of open escalations of goal_id. */
@@ -51,6 +52,14 @@ int store_escalation_each_open_of_goal(store *st, const char *goal_id,
 int store_escalation_each_listed(store *st, int all,
                                  int (*fn)(const struct store_escalation *e, void *ctx),
                                  void *ctx);
+
+/* The escalations of item_id a human answered (resolved, not by the
+ * system), newest first, at most limit: type, resolution (the action),
+ * resolution_input ("" when none) and question (the packet's
+ * minimal_question, "" when none). */
+int store_escalation_each_answered(store *st, const char *item_id, int limit,
+                                   int (*fn)(const struct store_escalation *e, void *ctx),
+                                   void *ctx);
 
 /* At most limit open escalations of goal_id, oldest first, for `watch`:
  * type, item_key ("" when none) and question (the packet's, else the
@@ -137,11 +146,17 @@ struct cJSON;
  * (cJSON_Delete), NULL when there is none. */
 int store_decision_latest_waiver(store *st, const char *item_id, struct cJSON **out);
 
-/* Append a decision (created_at is now).  item_id, run_id, aspect,
- * severity and note may be NULL; data NULL is stored as {}. */
-int store_decision_add(store *st, const char *goal_id, const char *item_id, const char *run_id,
-                       const char *kind, const char *aspect, const char *severity, const char *note,
-                       const struct cJSON *data) GOALD_MUST_CHECK;
+/* A decision to append (store_decision_add()): item_id, run_id, aspect,
+ * severity and note may be NULL; data NULL is stored as {}.  Every
+ * pointer is the caller's. */
+struct store_decision_new {
+    const char *goal_id, *item_id, *run_id;
+    const char *kind, *aspect, *severity, *note;
+    const struct cJSON *data;
+};
+
+/* Append the decision d (created_at is now). */
+int store_decision_add(store *st, const struct store_decision_new *d) GOALD_MUST_CHECK;
 
 /* The baseline of goal_id's first "verification" decision that has one
  * (the goal's starting commit) into out (n bytes), or "" when there is

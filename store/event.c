@@ -95,8 +95,8 @@ static int capped_row(store_stmt *s, void *ctx)
 
     store_fields_fill(&ev, s, STORE_FIELDS(cols), 0);
     if (store_dialect_of(st) == STORE_SQLITE) {
-        rc = store_lite_text_read(st, "events", "payload", ev.id, 0, c->buf, c->inline_max, &got,
-                                  &ev.payload_size);
+        rc = store_lite_text_read(st, &(struct store_lite_cell){"events", "payload", ev.id}, 0,
+                                  c->buf, c->inline_max, &got, &ev.payload_size);
         if (rc == ERR_NOTFOUND)
             return 0; /* deleted since the row was read: as if before it */
         if (rc)
@@ -174,7 +174,8 @@ int store_event_payload_read(store *st, int64_t id, int64_t off, char *buf, size
     int rc;
 
     if (store_dialect_of(st) == STORE_SQLITE)
-        return store_lite_text_read(st, "events", "payload", id, off, buf, n, got, &size);
+        return store_lite_text_read(st, &(struct store_lite_cell){"events", "payload", id}, off,
+                                    buf, n, got, &size);
     rc = store_get_one(st, "events", hex_fill, &h, pg,
                        STORE_ARGS(STORE_I64(id), STORE_I64(off + 1), STORE_I64((int64_t)n)));
     if (rc == ERR_NOTFOUND)
@@ -289,6 +290,35 @@ int store_event_item_tool_calls_each(store *st, const char *item_id,
     struct tool_call_each h = {fn, ctx};
 
     return store_each_row(st, NULL, tool_call_row, &h, sql, STORE_ARGS(STORE_TEXT(item_id)));
+}
+
+struct step_each {
+    int (*fn)(const struct store_step_event *e, void *ctx);
+    void *ctx;
+};
+
+static int step_row(store_stmt *s, void *ctx)
+{
+    const struct step_each *h = ctx;
+    struct store_step_event e = {store_col_raw(s, 0), store_col_raw(s, 1), store_col_raw(s, 2),
+                                 store_col_raw(s, 3), store_col_raw(s, 4)};
+
+    return h->fn(&e, h->ctx);
+}
+
+int store_event_item_steps_each(store *st, const char *item_id,
+                                int (*fn)(const struct store_step_event *e, void *ctx),
+                                void *ctx)
+{
+    static const char sql[] =
+        "SELECT e.type, e.payload, coalesce(e.run_id, ''), coalesce(r.status, ''),"
+        " coalesce(r.error_class, '') FROM events e LEFT JOIN runs r ON r.id = e.run_id"
+        " WHERE e.item_id = ? AND e.type IN"
+        " ('tool_call.started', 'tool_call.completed', 'tool_call.failed', 'worktree.reset')"
+        " ORDER BY e.id";
+    struct step_each h = {fn, ctx};
+
+    return store_each_row(st, NULL, step_row, &h, sql, STORE_ARGS(STORE_TEXT(item_id)));
 }
 
 int store_event_delete_before(store *st, int64_t cutoff_ms, int *deleted)

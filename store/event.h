@@ -91,6 +91,18 @@ int store_event_item_tool_calls_each(store *st, const char *item_id,
                                      int (*fn)(const char *type, const char *payload, void *ctx),
                                      void *ctx);
 
+/* One event of store_event_item_steps_each(): its type and payload, and
+ * its run's id, status and error class ("" when none); borrowed, valid
+ * during the call. */
+struct store_step_event {
+    const char *type, *payload, *run_id, *run_status, *run_error_class;
+};
+
+/* store_event_item_tool_calls_each() with each event's run. */
+int store_event_item_steps_each(store *st, const char *item_id,
+                                int (*fn)(const struct store_step_event *e, void *ctx),
+                                void *ctx);
+
 /* The goals that ended (goal.completed and goal.cancelled events) after
  * event *after_id, oldest first, into *ids (malloc'd, free(); NULL when
  * none) of *n; *after_id moves to the last event's id.  *after_id < 0

@@ -84,7 +84,7 @@ int store_forge_links_to_tell(store *st, const char *trigger, struct store_forge
         " AND (c.comment_id IS NULL OR g.status NOT IN ('completed', 'cancelled')"
         " OR g.updated_at >= c.updated_at) ORDER BY l.created_at LIMIT 256";
 
-    return store_rows_fill(st, rows, sizeof(*rows), max, n, link_fill, q,
+    return store_rows_fill(st, rows, max, n, STORE_ROW_SHAPE(*rows, link_fill), q,
                            STORE_ARGS(STORE_TEXT(trigger)));
 }
 
@@ -107,7 +107,7 @@ int store_forge_links_with_pr(store *st, const char *trigger, struct store_forge
         " WHERE l.trigger_name = ? AND l.source = 'issue' AND g.status = 'completed'"
         " ORDER BY l.created_at DESC LIMIT 64";
 
-    return store_rows_fill(st, rows, sizeof(*rows), max, n, link_pr_fill, q,
+    return store_rows_fill(st, rows, max, n, STORE_ROW_SHAPE(*rows, link_pr_fill), q,
                            STORE_ARGS(STORE_TEXT(trigger)));
 }
 

@@ -200,9 +200,8 @@ static void baseline_fill(store_stmt *s, void *ctx)
     *b->cases = store_col_strdup(s, 2);
 }
 
-int store_gate_baseline_get(store *st, const char *goal_id, const char *gate, const char *command,
-                            const char *baseline, int *found, int *passed, char **format,
-                            char **cases)
+int store_gate_baseline_get(store *st, const struct store_gate_baseline *key, int *found,
+                            int *passed, char **format, char **cases)
 {
     static const char q[] = "SELECT passed, format, cases FROM gate_baselines WHERE goal_id = ?"
                             " AND gate = ? AND command = ? AND baseline = ?";
@@ -210,8 +209,8 @@ int store_gate_baseline_get(store *st, const char *goal_id, const char *gate, co
 
     *format = *cases = NULL;
     return store_get_row(st, NULL, baseline_fill, &out, found, q,
-                         STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(gate), STORE_TEXT(command),
-                                    STORE_TEXT(baseline)));
+                         STORE_ARGS(STORE_TEXT(key->goal_id), STORE_TEXT(key->gate),
+                                    STORE_TEXT(key->command), STORE_TEXT(key->baseline)));
 }
 
 int store_gate_baseline_put(store *st, const struct store_gate_baseline *b)

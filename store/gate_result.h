@@ -107,12 +107,12 @@ struct store_gate_baseline {
     const char *format, *cases, *output_hash;
 };
 
-/* The cached baseline of (goal_id, gate, command, baseline): *found 1 with
- * *passed and malloc'd *format and *cases (free() them; either may be
- * NULL), or *found 0.  An error of the lookup is returned. */
-int store_gate_baseline_get(store *st, const char *goal_id, const char *gate, const char *command,
-                            const char *baseline, int *found, int *passed, char **format,
-                            char **cases);
+/* The cached baseline of key's (goal_id, gate, command, baseline) (its
+ * other members are not read): *found 1 with *passed and malloc'd
+ * *format and *cases (free() them; either may be NULL), or *found 0.  An
+ * error of the lookup is returned. */
+int store_gate_baseline_get(store *st, const struct store_gate_baseline *key, int *found,
+                            int *passed, char **format, char **cases);
 
 /* Insert or replace b (created_at is now). */
 int store_gate_baseline_put(store *st, const struct store_gate_baseline *b);

@@ -9,80 +9,69 @@
 #include "util/timeutil.h"
 
 /* A member of a row struct and the column that fills it (store_fields_fill()). */
-#define GOAL(member, kind, col) STORE_FIELD(struct goal, member, kind, col)
 #define WAITING(member, col) STORE_FIELD(struct store_goal_waiting, member, RAW, col)
 
-#define GOAL_COLS                                                                                  \
-    "id, parent_id, title, description, status, priority, is_template, schedule, repo,"            \
-    " base_branch, branch, worktree, deadline_at, budget_max_tokens, budget_max_cost_usd,"         \
-    " budget_max_hours, spent_tokens, spent_cost_usd, spent_wall_ms, success_criteria,"            \
-    " allowed_actions, verification, publish, elaboration, spec, partial, blocked_reason,"         \
-    " created_at, updated_at, started_at, ended_at, outcome, outcome_reason, head_commit"
+/* The columns of goals, the only place they are listed (internal.h:
+ * STORE_COLS): each fills the member of struct goal of its name, as its
+ * kind; the third is what store_goal_insert() binds for it. */
+#define GOAL_COLUMNS(FIRST, NEXT)                                                                  \
+    FIRST(id, COPY, STORE_TEXT(row->id))                                                           \
+    NEXT(parent_id, RAW, STORE_TEXT(row->parent_id))                                               \
+    NEXT(title, RAW, STORE_TEXT(row->title))                                                       \
+    NEXT(description, RAW, STORE_TEXT(row->description ? row->description : ""))                   \
+    NEXT(status, RAW, STORE_TEXT(row->status ? row->status : "queued"))                            \
+    NEXT(priority, INT, STORE_I64(row->priority))                                                  \
+    NEXT(is_template, INT, STORE_I64(row->is_template))                                            \
+    NEXT(schedule, RAW, STORE_TEXT(row->schedule))                                                 \
+    NEXT(repo, RAW, STORE_TEXT(row->repo))                                                         \
+    NEXT(base_branch, RAW, STORE_TEXT(row->base_branch))                                           \
+    NEXT(branch, RAW, STORE_TEXT(row->branch))                                                     \
+    NEXT(worktree, RAW, STORE_TEXT(row->worktree))                                                 \
+    NEXT(deadline_at, OPT_I64, store_arg_opt_i64(row->deadline_at))                                \
+    NEXT(budget_max_tokens, OPT_I64, store_arg_opt_i64(row->budget_max_tokens))                    \
+    NEXT(budget_max_cost_usd, OPT_DOUBLE, store_arg_opt_double(row->budget_max_cost_usd))          \
+    NEXT(budget_max_hours, OPT_DOUBLE, store_arg_opt_double(row->budget_max_hours))                \
+    NEXT(spent_tokens, I64, STORE_I64(row->spent_tokens))                                          \
+    NEXT(spent_cost_usd, DOUBLE, STORE_DOUBLE(row->spent_cost_usd))                                \
+    NEXT(spent_wall_ms, I64, STORE_I64(row->spent_wall_ms))                                        \
+    NEXT(success_criteria, RAW,                                                                    \
+         STORE_TEXT(row->success_criteria ? row->success_criteria : "[]"))                         \
+    NEXT(allowed_actions, RAW, STORE_TEXT(row->allowed_actions))                                   \
+    NEXT(verification, RAW, STORE_TEXT(row->verification))                                         \
+    NEXT(publish, RAW, STORE_TEXT(row->publish))                                                   \
+    NEXT(elaboration, RAW, STORE_TEXT(row->elaboration))                                           \
+    NEXT(spec, RAW, STORE_TEXT(row->spec))                                                         \
+    NEXT(partial, INT, STORE_I64(row->partial))                                                    \
+    NEXT(blocked_reason, RAW, STORE_TEXT(row->blocked_reason))                                     \
+    NEXT(created_at, I64, STORE_I64(now))                                                          \
+    NEXT(updated_at, I64, STORE_I64(now))                                                          \
+    NEXT(started_at, OPT_I64, store_arg_opt_i64(row->started_at))                                  \
+    NEXT(ended_at, OPT_I64, store_arg_opt_i64(row->ended_at))                                      \
+    NEXT(outcome, RAW, STORE_TEXT(row->outcome))                                                   \
+    NEXT(outcome_reason, RAW, STORE_TEXT(row->outcome_reason))                                     \
+    NEXT(head_commit, RAW, STORE_TEXT(row->head_commit))
+
+#define GOAL_COLS STORE_COLS(GOAL_COLUMNS)
+
+/* The column numbers of GOAL_COLS. */
+#define GOAL_COL(member, kind, value) GOAL_COL_##member,
+enum goal_col { GOAL_COLUMNS(GOAL_COL, GOAL_COL) };
 
 int store_goal_insert(store *st, struct goal *g)
 {
-    static const char sql[] = "INSERT INTO goals(" GOAL_COLS ") VALUES (?,?,?,?,?,?,?,?,?,?,"
-                              "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    static const char sql[] = "INSERT INTO goals(" GOAL_COLS ") VALUES ("
+                              STORE_PLACEHOLDERS(GOAL_COLUMNS) ")";
+    const struct goal *row = g;
     int64_t now = time_now_ms();
 
     g->created_at = g->updated_at = now;
-    return store_exec_args(
-        st, "insert goal", NULL, sql,
-        STORE_ARGS(STORE_TEXT(g->id), STORE_TEXT(g->parent_id), STORE_TEXT(g->title),
-                   STORE_TEXT(g->description ? g->description : ""),
-                   STORE_TEXT(g->status ? g->status : "queued"), STORE_I64(g->priority),
-                   STORE_I64(g->is_template), STORE_TEXT(g->schedule), STORE_TEXT(g->repo),
-                   STORE_TEXT(g->base_branch), STORE_TEXT(g->branch), STORE_TEXT(g->worktree),
-                   store_arg_opt_i64(g->deadline_at), store_arg_opt_i64(g->budget_max_tokens),
-                   store_arg_opt_double(g->budget_max_cost_usd),
-                   store_arg_opt_double(g->budget_max_hours), STORE_I64(g->spent_tokens),
-                   STORE_DOUBLE(g->spent_cost_usd), STORE_I64(g->spent_wall_ms),
-                   STORE_TEXT(g->success_criteria ? g->success_criteria : "[]"),
-                   STORE_TEXT(g->allowed_actions), STORE_TEXT(g->verification),
-                   STORE_TEXT(g->publish), STORE_TEXT(g->elaboration), STORE_TEXT(g->spec),
-                   STORE_I64(g->partial), STORE_TEXT(g->blocked_reason), STORE_I64(now),
-                   STORE_I64(now), store_arg_opt_i64(g->started_at), store_arg_opt_i64(g->ended_at),
-                   STORE_TEXT(g->outcome), STORE_TEXT(g->outcome_reason),
-                   STORE_TEXT(g->head_commit)));
+    return store_exec_args(st, "insert goal", NULL, sql, STORE_ARGS(STORE_VALUES(GOAL_COLUMNS)));
 }
 
 /* Where each of GOAL_COLS goes in a struct goal. */
-static const struct store_field goal_fields[] = {
-    GOAL(id, COPY, 0),
-    GOAL(parent_id, RAW, 1),
-    GOAL(title, RAW, 2),
-    GOAL(description, RAW, 3),
-    GOAL(status, RAW, 4),
-    GOAL(priority, INT, 5),
-    GOAL(is_template, INT, 6),
-    GOAL(schedule, RAW, 7),
-    GOAL(repo, RAW, 8),
-    GOAL(base_branch, RAW, 9),
-    GOAL(branch, RAW, 10),
-    GOAL(worktree, RAW, 11),
-    GOAL(deadline_at, OPT_I64, 12),
-    GOAL(budget_max_tokens, OPT_I64, 13),
-    GOAL(budget_max_cost_usd, OPT_DOUBLE, 14),
-    GOAL(budget_max_hours, OPT_DOUBLE, 15),
-    GOAL(spent_tokens, I64, 16),
-    GOAL(spent_cost_usd, DOUBLE, 17),
-    GOAL(spent_wall_ms, I64, 18),
-    GOAL(success_criteria, RAW, 19),
-    GOAL(allowed_actions, RAW, 20),
-    GOAL(verification, RAW, 21),
-    GOAL(publish, RAW, 22),
-    GOAL(elaboration, RAW, 23),
-    GOAL(spec, RAW, 24),
-    GOAL(partial, INT, 25),
-    GOAL(blocked_reason, RAW, 26),
-    GOAL(created_at, I64, 27),
-    GOAL(updated_at, I64, 28),
-    GOAL(started_at, OPT_I64, 29),
-    GOAL(ended_at, OPT_I64, 30),
-    GOAL(outcome, RAW, 31),
-    GOAL(outcome_reason, RAW, 32),
-    GOAL(head_commit, RAW, 33),
-};
+#define GOAL_FIELD(member, kind, value)                                                            \
+    STORE_FIELD(struct goal, member, kind, GOAL_COL_##member),
+static const struct store_field goal_fields[] = {GOAL_COLUMNS(GOAL_FIELD, GOAL_FIELD)};
 
 /* store_row_fn: a new goal (copied strings) into *(struct goal **)ctx. */
 static void goal_fill(store_stmt *s, void *ctx)

@@ -83,13 +83,20 @@ enum store_arg_type store_col_type(store_stmt *s, int i);
 /* Column text as a malloc'd copy (caller frees) or NULL. */
 char *store_col_strdup(store_stmt *s, int i);
 
+/* One value of a table: column col of the row rowid (table and col are
+ * literals, never user text). */
+struct store_lite_cell {
+    const char *table, *col;
+    int64_t rowid;
+};
+
 /* SQLite only (store/sqlite.c): up to n bytes (n < 2 GiB) of the text or
- * blob in column col of table's row rowid, from byte off on, into buf
- * (*got: how many, 0 past its end); *size receives its whole size in bytes.
- * It is read where it lies (sqlite3_blob_read): a value of any size costs
- * n bytes here.  ERR_NOTFOUND when the row is gone. */
-int store_lite_text_read(store *st, const char *table, const char *col, int64_t rowid, int64_t off,
-                         char *buf, size_t n, size_t *got, int64_t *size);
+ * blob in cell, from byte off on, into buf (*got: how many, 0 past its
+ * end); *size receives its whole size in bytes.  It is read where it lies
+ * (sqlite3_blob_read): a value of any size costs n bytes here.
+ * ERR_NOTFOUND when the row is gone. */
+int store_lite_text_read(store *st, const struct store_lite_cell *cell, int64_t off, char *buf,
+                         size_t n, size_t *got, int64_t *size);
 
 /* Shared statement shapes (store/query.c), so each store/<entity>.c says
  * only its SQL, its values and its error wording (what). */
@@ -232,6 +239,34 @@ struct store_field {
     }
 #define STORE_FIELDS(table) (table), (int)(sizeof(table) / sizeof((table)[0]))
 
+/* An entity's columns, written once: an X-macro list
+ *
+ *   #define ITEM_COLUMNS(FIRST, NEXT)                       \
+ *       FIRST(id, COPY, STORE_TEXT(row->id))                \
+ *       NEXT(goal_id, COPY, STORE_TEXT(row->goal_id)) ...
+ *
+ * names each column in table order (the column and the member of the row
+ * struct it fills have one name), the member's STORE_FIELD kind, and the
+ * value an INSERT of the whole row binds for it: an expression of row (a
+ * pointer to the struct being inserted) and now (the time of the insert,
+ * in ms).  The first column is FIRST, every later one NEXT.  From the
+ * list, as literals or initialisers:
+ *   STORE_COLS(LIST)          "id, goal_id, ..." (SELECT and INSERT lists)
+ *   STORE_PLACEHOLDERS(LIST)  "?,?,..." (one per column)
+ *   STORE_VALUES(LIST)        the values to bind, for STORE_ARGS()
+ * and, with a per-entity enum of column numbers (`#define ITEM_COL(m, k,
+ * v) ITEM_COL_##m,` then `enum { ITEM_COLUMNS(ITEM_COL, ITEM_COL) };`), the
+ * STORE_FIELD table.  scripts/columns fails when such a table's columns are
+ * written again by hand. */
+#define STORE_COL_NAME_FIRST(member, kind, value) #member
+#define STORE_COL_NAME_NEXT(member, kind, value) ", " #member
+#define STORE_COLS(LIST) LIST(STORE_COL_NAME_FIRST, STORE_COL_NAME_NEXT)
+#define STORE_COL_MARK_FIRST(member, kind, value) "?"
+#define STORE_COL_MARK_NEXT(member, kind, value) ",?"
+#define STORE_PLACEHOLDERS(LIST) LIST(STORE_COL_MARK_FIRST, STORE_COL_MARK_NEXT)
+#define STORE_COL_VALUE(member, kind, value) value,
+#define STORE_VALUES(LIST) LIST(STORE_COL_VALUE, STORE_COL_VALUE)
+
 /* Fill row from the current row of s by fields[0..n).  RAW strings point
  * into s (valid until its next step or done) or, with copy, are malloc'd
  * copies (the caller frees them with free()).  Members not named are left
@@ -246,20 +281,26 @@ void *store_fields_dup(store_stmt *s, size_t size, const struct store_field *fie
  * itself is the caller's. */
 void store_fields_free(void *row, const struct store_field *fields, int n);
 
-/* A row struct and its layout, for store_fields_row(). */
+/* A row struct and its layout, for store_fields_row() and
+ * store_get_fields() (size: the row's bytes, which store_get_fields()
+ * zeroes first).  STORE_INTO(row, table) makes one (a pointer) for row, a
+ * pointer to a struct, and a STORE_FIELD table. */
 struct store_fields_into {
     void *row;
     const struct store_field *fields;
     int n;
+    size_t size;
 };
+#define STORE_INTO(row, table)                                                                     \
+    (&(const struct store_fields_into){(row), STORE_FIELDS(table), sizeof(*(row))})
 /* store_row_fn: store_fields_fill() of (const struct store_fields_into *)ctx
  * (strings borrowed). */
 void store_fields_row(store_stmt *s, void *ctx);
 
-/* store_get_row() into row (size bytes, zeroed first) by fields. */
-int store_get_fields(store *st, const char *what, void *row, size_t size,
-                     const struct store_field *fields, int nfields, int *found, const char *sql,
-                     const struct store_arg *args, int nargs);
+/* store_get_row() into into->row (into->size bytes, zeroed first) by
+ * into->fields. */
+int store_get_fields(store *st, const char *what, const struct store_fields_into *into, int *found,
+                     const char *sql, const struct store_arg *args, int nargs);
 
 /* store_get_row() of the row sql selects with id bound as ?1: ERR_NOTFOUND
  * "WHAT ID: not found" when there is none; a step error is store_err(st,
@@ -298,18 +339,29 @@ int store_get_by_id(store *st, const char *what, store_row_fn *fill, void *ctx, 
         return store_each_row(st, what, name##_row, &h, sql, args, nargs);                         \
     }
 
+/* The elements of an array of rows (store_rows_fill(), store_rows_alloc()):
+ * size bytes each, zeroed, then fill(s, element).  STORE_ROW_SHAPE(elem,
+ * fill) makes one (a pointer); elem is an expression of the element's type
+ * (*rows), never evaluated. */
+struct store_row_shape {
+    size_t size;
+    store_row_fn *fill;
+};
+#define STORE_ROW_SHAPE(elem, fill) (&(const struct store_row_shape){sizeof(elem), (fill)})
+
 /* At most max rows sql selects (args bound) into rows, an array of
- * elements of size bytes: each zeroed, then fill(s, element); *n how
- * many.  A step error ends the rows; only a prepare error is returned. */
-int store_rows_fill(store *st, void *rows, size_t size, int max, int *n, store_row_fn *fill,
+ * elements of shape; *n how many.  A step error ends the rows; only a
+ * prepare error is returned. */
+int store_rows_fill(store *st, void *rows, int max, int *n, const struct store_row_shape *shape,
                     const char *sql, const struct store_arg *args, int nargs);
 
 /* Every row sql selects (args bound) into a malloc'd array *out of *n
- * elements of size bytes (each zeroed, then fill(s, element)): free() it;
- * NULL when none.  A step error is store_err(st, what) with *out NULL, or
- * with what NULL ends the rows quietly. */
-int store_rows_alloc(store *st, const char *what, void **out, size_t *n, size_t size,
-                     store_row_fn *fill, const char *sql, const struct store_arg *args, int nargs);
+ * elements of shape: free() it; NULL when none.  A step error is
+ * store_err(st, what) with *out NULL, or with what NULL ends the rows
+ * quietly. */
+int store_rows_alloc(store *st, const char *what, void **out, size_t *n,
+                     const struct store_row_shape *shape, const char *sql,
+                     const struct store_arg *args, int nargs);
 
 /* store_rows_alloc() of column 0 as ids (37 bytes each, cut). */
 int store_ids_args(store *st, const char *what, char (**out)[37], size_t *n, const char *sql,

@@ -8,14 +8,43 @@
 #include "util/err.h"
 #include "util/timeutil.h"
 
-/* A member of a row struct and the column that fills it (store_fields_fill()). */
-#define ITEM(member, kind, col) STORE_FIELD(struct work_item, member, kind, col)
+/* The columns of work_items, the only place they are listed (internal.h:
+ * STORE_COLS): each fills the member of struct work_item of its name, as
+ * its kind; the third is what store_item_insert() binds for it. */
+#define ITEM_COLUMNS(FIRST, NEXT)                                                                  \
+    FIRST(id, COPY, STORE_TEXT(row->id))                                                           \
+    NEXT(goal_id, COPY, STORE_TEXT(row->goal_id))                                                  \
+    NEXT(key, RAW, STORE_TEXT(row->key))                                                           \
+    NEXT(title, RAW, STORE_TEXT(row->title))                                                       \
+    NEXT(description, RAW, STORE_TEXT(row->description ? row->description : ""))                   \
+    NEXT(type, RAW, STORE_TEXT(row->type ? row->type : "code"))                                    \
+    NEXT(status, RAW, STORE_TEXT(row->status ? row->status : "queued"))                            \
+    NEXT(priority, INT, STORE_I64(row->priority))                                                  \
+    NEXT(effort, RAW, STORE_TEXT(row->effort ? row->effort : "M"))                                 \
+    NEXT(critical, INT, STORE_I64(row->critical))                                                  \
+    NEXT(attempts, INT, STORE_I64(row->attempts))                                                  \
+    NEXT(tier, INT, STORE_I64(row->tier > 0 ? row->tier : 1))                                      \
+    NEXT(max_retries, INT, STORE_I64(row->max_retries > 0 ? row->max_retries : 3))                 \
+    NEXT(model_index, INT, STORE_I64(row->model_index))                                            \
+    NEXT(next_attempt_at, I64, STORE_I64(row->next_attempt_at))                                    \
+    NEXT(timeout_s, INT, row->timeout_s > 0 ? STORE_I64(row->timeout_s) : STORE_NULL)              \
+    NEXT(strategy, RAW, STORE_TEXT(row->strategy))                                                 \
+    NEXT(human_input, RAW, STORE_TEXT(row->human_input))                                           \
+    NEXT(question, RAW, STORE_TEXT(row->question))                                                 \
+    NEXT(summary, RAW, STORE_TEXT(row->summary))                                                   \
+    NEXT(verified, OPT_INT, store_arg_opt_i64(row->verified))                                      \
+    NEXT(commit_sha, RAW, STORE_TEXT(row->commit_sha))                                             \
+    NEXT(created_at, I64, STORE_I64(now))                                                          \
+    NEXT(updated_at, I64, STORE_I64(now))                                                          \
+    NEXT(started_at, OPT_I64, STORE_NULL)                                                          \
+    NEXT(ended_at, OPT_I64, STORE_NULL)                                                            \
+    NEXT(criteria, RAW, STORE_TEXT(row->criteria))
 
-#define ITEM_COLS                                                                                  \
-    "id, goal_id, key, title, description, type, status, priority, effort, critical,"              \
-    " attempts, tier, max_retries, model_index, next_attempt_at, timeout_s, strategy,"             \
-    " human_input, question, summary, verified, commit_sha, created_at, updated_at,"               \
-    " started_at, ended_at, criteria"
+#define ITEM_COLS STORE_COLS(ITEM_COLUMNS)
+
+/* The column numbers of ITEM_COLS. */
+#define ITEM_COL(member, kind, value) ITEM_COL_##member,
+enum item_col { ITEM_COLUMNS(ITEM_COL, ITEM_COL) };
 
 int item_effort_points(const char *effort)
 {
@@ -32,26 +61,14 @@ int item_effort_points(const char *effort)
 
 int store_item_insert(store *st, struct work_item *wi)
 {
-    static const char sql[] = "INSERT INTO work_items(" ITEM_COLS ") VALUES (?,?,?,?,?,?,?,?,?,"
-                              "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    static const char sql[] = "INSERT INTO work_items(" ITEM_COLS ") VALUES ("
+                              STORE_PLACEHOLDERS(ITEM_COLUMNS) ")";
+    const struct work_item *row = wi;
     int64_t now = time_now_ms();
 
     wi->created_at = wi->updated_at = now;
-    return store_exec_args(
-        st, "insert work item", NULL, sql,
-        STORE_ARGS(STORE_TEXT(wi->id), STORE_TEXT(wi->goal_id), STORE_TEXT(wi->key),
-                   STORE_TEXT(wi->title), STORE_TEXT(wi->description ? wi->description : ""),
-                   STORE_TEXT(wi->type ? wi->type : "code"),
-                   STORE_TEXT(wi->status ? wi->status : "queued"), STORE_I64(wi->priority),
-                   STORE_TEXT(wi->effort ? wi->effort : "M"), STORE_I64(wi->critical),
-                   STORE_I64(wi->attempts), STORE_I64(wi->tier > 0 ? wi->tier : 1),
-                   STORE_I64(wi->max_retries > 0 ? wi->max_retries : 3), STORE_I64(wi->model_index),
-                   STORE_I64(wi->next_attempt_at),
-                   wi->timeout_s > 0 ? STORE_I64(wi->timeout_s) : STORE_NULL,
-                   STORE_TEXT(wi->strategy), STORE_TEXT(wi->human_input), STORE_TEXT(wi->question),
-                   STORE_TEXT(wi->summary), store_arg_opt_i64(wi->verified),
-                   STORE_TEXT(wi->commit_sha), STORE_I64(now), STORE_I64(now), STORE_NULL,
-                   STORE_NULL, STORE_TEXT(wi->criteria)));
+    return store_exec_args(st, "insert work item", NULL, sql,
+                           STORE_ARGS(STORE_VALUES(ITEM_COLUMNS)));
 }
 
 int store_item_dep_add(store *st, const char *item_id, const char *depends_on_id,
@@ -88,35 +105,9 @@ int store_item_dep_keys_each(store *st, const char *item_id, int (*fn)(const cha
 }
 
 /* Where each of ITEM_COLS goes in a struct work_item. */
-static const struct store_field item_fields[] = {
-    ITEM(id, COPY, 0),
-    ITEM(goal_id, COPY, 1),
-    ITEM(key, RAW, 2),
-    ITEM(title, RAW, 3),
-    ITEM(description, RAW, 4),
-    ITEM(type, RAW, 5),
-    ITEM(status, RAW, 6),
-    ITEM(priority, INT, 7),
-    ITEM(effort, RAW, 8),
-    ITEM(critical, INT, 9),
-    ITEM(attempts, INT, 10),
-    ITEM(tier, INT, 11),
-    ITEM(max_retries, INT, 12),
-    ITEM(model_index, INT, 13),
-    ITEM(next_attempt_at, I64, 14),
-    ITEM(timeout_s, INT, 15),
-    ITEM(strategy, RAW, 16),
-    ITEM(human_input, RAW, 17),
-    ITEM(question, RAW, 18),
-    ITEM(summary, RAW, 19),
-    ITEM(verified, OPT_INT, 20),
-    ITEM(commit_sha, RAW, 21),
-    ITEM(created_at, I64, 22),
-    ITEM(updated_at, I64, 23),
-    ITEM(started_at, OPT_I64, 24),
-    ITEM(ended_at, OPT_I64, 25),
-    ITEM(criteria, RAW, 26),
-};
+#define ITEM_FIELD(member, kind, value)                                                            \
+    STORE_FIELD(struct work_item, member, kind, ITEM_COL_##member),
+static const struct store_field item_fields[] = {ITEM_COLUMNS(ITEM_FIELD, ITEM_FIELD)};
 
 /* store_row_fn: a new work item (copied strings) into *(struct work_item **)ctx. */
 static void item_fill(store_stmt *s, void *ctx)
@@ -477,6 +468,6 @@ int store_item_list_held_idle(store *st, struct store_item_held **out, size_t *n
         " WHERE w.status IN ('in_progress', 'verify') AND NOT EXISTS"
         " (SELECT 1 FROM runs y WHERE y.goal_id = w.goal_id AND y.status = 'running')";
 
-    return store_rows_alloc(st, "held items", (void **)out, n, sizeof(**out), held_fill, sql, NULL,
-                            0);
+    return store_rows_alloc(st, "held items", (void **)out, n, STORE_ROW_SHAPE(**out, held_fill),
+                            sql, NULL, 0);
 }

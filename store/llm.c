@@ -4,11 +4,14 @@
  */
 #include "store/llm.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store/internal.h"
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 static void quirks_fill(store_stmt *s, void *ctx)
 {
@@ -91,4 +94,61 @@ int store_llm_output_limit_put(store *st, const char *base_url, const char *mode
                            "excluded.updated_at",
                            STORE_ARGS(STORE_TEXT(base_url), STORE_TEXT(model), STORE_I64(limit),
                                       STORE_I64(time_now_ms())));
+}
+
+/* ---- what the Ollama window probe learned (a row of its own key) -------- */
+
+#define PROBE_KEY "ollama-probe:"
+
+struct probe_row {
+    int64_t *window, *at;
+};
+
+static void probe_fill(store_stmt *s, void *ctx)
+{
+    struct probe_row *r = ctx;
+
+    *r->window = store_col_i64(s, 0);
+    *r->at = store_col_i64(s, 1);
+}
+
+/* The probe's key of base_url: "ollama-probe:" + base_url (malloc'd). */
+static char *probe_key(const char *base_url)
+{
+    size_t n = strlen(PROBE_KEY) + strlen(base_url) + 1;
+    char *k = xmalloc(n);
+
+    snprintf(k, n, "%s%s", PROBE_KEY, base_url);
+    return k;
+}
+
+int store_llm_probe_get(store *st, const char *base_url, const char *model, int64_t *window_out,
+                        int64_t *at_ms, int *found)
+{
+    struct probe_row r = {window_out, at_ms};
+    char *key = probe_key(base_url);
+    int rc;
+
+    *window_out = *at_ms = 0;
+    rc = store_get_row(st, "window probe", probe_fill, &r, found,
+                       "SELECT context_window, updated_at FROM llm_endpoint_quirks WHERE "
+                       "base_url = ? AND model = ?",
+                       STORE_ARGS(STORE_TEXT(key), STORE_TEXT(model)));
+    free(key);
+    return rc;
+}
+
+int store_llm_probe_put(store *st, const char *base_url, const char *model, int64_t window)
+{
+    char *key = probe_key(base_url);
+    int rc = store_exec_args(st, "window probe", NULL,
+                             "INSERT INTO llm_endpoint_quirks (base_url, model, context_window, "
+                             "updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (base_url, model) DO "
+                             "UPDATE SET context_window = excluded.context_window, updated_at = "
+                             "excluded.updated_at",
+                             STORE_ARGS(STORE_TEXT(key), STORE_TEXT(model), STORE_I64(window),
+                                        STORE_I64(time_now_ms())));
+
+    free(key);
+    return rc;
 }

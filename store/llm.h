@@ -39,6 +39,17 @@ int store_llm_output_limit_get(store *st, const char *base_url, const char *mode
                                int64_t *limit_out);
 int store_llm_output_limit_put(store *st, const char *base_url, const char *model, int64_t limit);
 
+/* What the Ollama window probe (llm/ollama.c) learned of base_url +
+ * model, kept in llm_endpoint_quirks under the key "ollama-probe:" +
+ * base_url (never a URL, so never an endpoint's own row): its
+ * context_window is the window the server applies, 0 when the server
+ * answered but not as Ollama does.  _get: *found 0 when never probed,
+ * else *window_out and *at_ms (when it was learned).  _put records it
+ * (insert or replace), stamped now. */
+int store_llm_probe_get(store *st, const char *base_url, const char *model, int64_t *window_out,
+                        int64_t *at_ms, int *found);
+int store_llm_probe_put(store *st, const char *base_url, const char *model, int64_t window);
+
 /* The next line index of a script cursor (path, sha256, stage): *next_out
  * is 0 when the cursor was never moved. */
 int store_llm_script_cursor_get(store *st, const char *path, const char *sha256,

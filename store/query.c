@@ -292,14 +292,11 @@ void store_fields_row(store_stmt *s, void *ctx)
     store_fields_fill(into->row, s, into->fields, into->n, 0);
 }
 
-int store_get_fields(store *st, const char *what, void *row, size_t size,
-                     const struct store_field *fields, int nfields, int *found, const char *sql,
-                     const struct store_arg *args, int nargs)
+int store_get_fields(store *st, const char *what, const struct store_fields_into *into, int *found,
+                     const char *sql, const struct store_arg *args, int nargs)
 {
-    const struct store_fields_into into = {row, fields, nfields};
-
-    memset(row, 0, size);
-    return store_get_row(st, what, store_fields_row, (void *)&into, found, sql, args, nargs);
+    memset(into->row, 0, into->size);
+    return store_get_row(st, what, store_fields_row, (void *)into, found, sql, args, nargs);
 }
 
 /* The array store_rows_fill() and store_rows_alloc() fill: its elements,
@@ -328,10 +325,10 @@ static int fill_fixed(store_stmt *s, void *ctx)
     return 0;
 }
 
-int store_rows_fill(store *st, void *rows, size_t size, int max, int *n, store_row_fn *fill,
+int store_rows_fill(store *st, void *rows, int max, int *n, const struct store_row_shape *shape,
                     const char *sql, const struct store_arg *args, int nargs)
 {
-    struct row_array a = {rows, size, 0, max > 0 ? (size_t)max : 0, fill};
+    struct row_array a = {rows, shape->size, 0, max > 0 ? (size_t)max : 0, shape->fill};
     int rc = store_each_row(st, NULL, fill_fixed, &a, sql, args, nargs);
 
     *n = (int)a.n;
@@ -350,10 +347,11 @@ static int fill_grown(store_stmt *s, void *ctx)
     return 0;
 }
 
-int store_rows_alloc(store *st, const char *what, void **out, size_t *n, size_t size,
-                     store_row_fn *fill, const char *sql, const struct store_arg *args, int nargs)
+int store_rows_alloc(store *st, const char *what, void **out, size_t *n,
+                     const struct store_row_shape *shape, const char *sql,
+                     const struct store_arg *args, int nargs)
 {
-    struct row_array a = {NULL, size, 0, 0, fill};
+    struct row_array a = {NULL, shape->size, 0, 0, shape->fill};
     int rc = store_each_row(st, what, fill_grown, &a, sql, args, nargs);
 
     *out = NULL;
@@ -377,7 +375,7 @@ int store_ids_args(store *st, const char *what, char (**out)[37], size_t *n, con
                    const struct store_arg *args, int nargs)
 {
     void *ids;
-    int rc = store_rows_alloc(st, what, &ids, n, sizeof(**out), id_fill, sql, args, nargs);
+    int rc = store_rows_alloc(st, what, &ids, n, STORE_ROW_SHAPE(**out, id_fill), sql, args, nargs);
 
     *out = ids;
     return rc;

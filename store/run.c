@@ -12,10 +12,73 @@
 /* A member of a row struct and the column that fills it (store_fields_fill()). */
 #define RUNNING(member, kind, col) STORE_FIELD(struct store_run_running, member, kind, col)
 #define CANDIDATE(member, kind, col) STORE_FIELD(struct store_run_exec_candidate, member, kind, col)
-#define RUN(member, kind, col) STORE_FIELD(struct store_run, member, kind, col)
 #define JOB(member, kind, col) STORE_FIELD(struct store_run_job, member, kind, col)
 #define ATTEMPT(member, kind, col) STORE_FIELD(struct store_run_attempt, member, kind, col)
 #define FACT(member, kind, col) STORE_FIELD(struct store_run_facts, member, kind, col)
+
+/* The columns of runs, the only place they are listed:
+ *   COLUMN(member, kind, read, default, write, value)
+ * the column (and the member of struct store_run it fills, as kind; NONE
+ * when it is not read), how store_run_get() and store_run_list_running() read it (AS_IS, OR: coalesce(column, default), NO: not
+ * read), and what store_run_insert() writes for it (BIND: the value, an
+ * expression of row, its struct store_run_new; SQL: the SQL literal
+ * value; NO: nothing).  The first is FIRST, every later one NEXT; the
+ * first is read and bound. */
+#define RUN_COLUMNS(FIRST, NEXT)                                                                   \
+    FIRST(id, COPY, AS_IS, , BIND, STORE_TEXT(row->id))                                            \
+    NEXT(goal_id, COPY, AS_IS, , BIND, STORE_TEXT(row->goal_id))                                   \
+    NEXT(item_id, COPY, OR, '', BIND, STORE_TEXT(row->item_id))                                    \
+    NEXT(kind, COPY, AS_IS, , BIND, STORE_TEXT(row->kind))                                         \
+    NEXT(lane, COPY, AS_IS, , BIND, STORE_TEXT(row->lane))                                         \
+    NEXT(status, COPY, AS_IS, , SQL, 'running')                                                    \
+    NEXT(attempt, INT, AS_IS, , BIND, STORE_I64(row->attempt))                                     \
+    NEXT(tier, NONE, NO, , BIND, STORE_I64(row->tier))                                             \
+    NEXT(model_index, NONE, NO, , BIND, STORE_I64(row->model_index))                               \
+    NEXT(timeout_s, INT, OR, -1, BIND, STORE_I64(row->timeout_s))                                  \
+    NEXT(pid, LONG, OR, 0, NO, )                                                                   \
+    NEXT(lease_until, I64, OR, 0, BIND, STORE_I64(row->lease_until))                               \
+    NEXT(created_at, NONE, NO, , BIND, STORE_I64(row->now_ms))                                     \
+    NEXT(started_at, I64, OR, 0, BIND, STORE_I64(row->now_ms))                                     \
+    NEXT(failure_reason, COPY, OR, '', NO, )                                                       \
+    NEXT(node_id, COPY, OR, '', BIND, STORE_TEXT(row->node_id))
+
+/* What RUN_COLUMNS generates: the read list (RUN_COLS), its column
+ * numbers and field table, the written list, its placeholders and
+ * values. */
+#define RUN_READ_AS_IS(member, dflt) #member
+#define RUN_READ_OR(member, dflt) "coalesce(" #member ", " #dflt ")"
+#define RUN_READ_NO(member, dflt)
+#define RUN_READ_FIRST(m, k, read, d, w, v) RUN_READ_##read(m, d)
+#define RUN_READ_NEXT(m, k, read, d, w, v) RUN_READ_SEP_##read RUN_READ_##read(m, d)
+#define RUN_READ_SEP_AS_IS ", "
+#define RUN_READ_SEP_OR ", "
+#define RUN_READ_SEP_NO
+#define RUN_COLS RUN_COLUMNS(RUN_READ_FIRST, RUN_READ_NEXT)
+#define RUN_COL_AS_IS(member) RUN_COL_##member,
+#define RUN_COL_OR(member) RUN_COL_##member,
+#define RUN_COL_NO(member)
+#define RUN_COL(m, k, read, d, w, v) RUN_COL_##read(m)
+enum run_col { RUN_COLUMNS(RUN_COL, RUN_COL) };
+#define RUN_FIELD_AS_IS(member, kind) STORE_FIELD(struct store_run, member, kind, RUN_COL_##member),
+#define RUN_FIELD_OR(member, kind) STORE_FIELD(struct store_run, member, kind, RUN_COL_##member),
+#define RUN_FIELD_NO(member, kind)
+#define RUN_FIELD(m, k, read, d, w, v) RUN_FIELD_##read(m, k)
+#define RUN_NAME_BIND(member) ", " #member
+#define RUN_NAME_SQL(member) ", " #member
+#define RUN_NAME_NO(member)
+#define RUN_NAME_FIRST(m, k, r, d, write, v) #m
+#define RUN_NAME_NEXT(m, k, r, d, write, v) RUN_NAME_##write(m)
+#define RUN_MARK_BIND(value) ", ?"
+#define RUN_MARK_SQL(value) ", " #value
+#define RUN_MARK_NO(value)
+#define RUN_MARK_FIRST(m, k, r, d, write, v) "?"
+#define RUN_MARK_NEXT(m, k, r, d, write, v) RUN_MARK_##write(v)
+#define RUN_VALUE_BIND(value) value,
+#define RUN_VALUE_SQL(value)
+#define RUN_VALUE_NO(value)
+#define RUN_VALUE(m, k, r, d, write, v) RUN_VALUE_##write(v)
+#define RUN_WRITE_COLS RUN_COLUMNS(RUN_NAME_FIRST, RUN_NAME_NEXT)
+#define RUN_WRITE_MARKS RUN_COLUMNS(RUN_MARK_FIRST, RUN_MARK_NEXT)
 
 /* Each row of a query as a struct store_run_exec_candidate, a struct
  * store_run_job, a struct store_run_failure or a struct store_run_attempt,
@@ -91,7 +154,7 @@ int store_run_latest_running(store *st, const char *goal_id, struct store_run_ru
         RUNNING(started_at, OPT_I64, 4),
         RUNNING(turns_started, INT, 5),
     };
-    int rc = store_get_fields(st, "runs", out, sizeof(*out), STORE_FIELDS(cols), found, q_run,
+    int rc = store_get_fields(st, "runs", STORE_INTO(out, cols), found, q_run,
                               STORE_ARGS(STORE_TEXT(goal_id)));
 
     if (!*found)
@@ -259,17 +322,11 @@ int store_run_pending_retries(store *st, int64_t now_ms, int *out)
 
 int store_run_insert(store *st, const struct store_run_new *r)
 {
-    static const char sql[] =
-        "INSERT INTO runs(id, goal_id, item_id, kind, lane, status, attempt, tier, model_index,"
-        " timeout_s, lease_until, created_at, started_at, node_id)"
-        " VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)";
-    return store_exec_args(
-        st, "insert run", NULL, sql,
-        STORE_ARGS(STORE_TEXT(r->id), STORE_TEXT(r->goal_id), STORE_TEXT(r->item_id),
-                   STORE_TEXT(r->kind), STORE_TEXT(r->lane), STORE_I64(r->attempt),
-                   STORE_I64(r->tier), STORE_I64(r->model_index), STORE_I64(r->timeout_s),
-                   STORE_I64(r->lease_until), STORE_I64(r->now_ms), STORE_I64(r->now_ms),
-                   STORE_TEXT(r->node_id)));
+    static const char sql[] = "INSERT INTO runs(" RUN_WRITE_COLS ") VALUES (" RUN_WRITE_MARKS ")";
+    const struct store_run_new *row = r;
+
+    return store_exec_args(st, "insert run", NULL, sql,
+                           STORE_ARGS(RUN_COLUMNS(RUN_VALUE, RUN_VALUE)));
 }
 
 int store_run_last_timeout_s(store *st, const char *goal_id, const char *kind, int *out)
@@ -289,19 +346,8 @@ int store_run_last_timeout_s(store *st, const char *goal_id, const char *kind, i
     return rc;
 }
 
-#define RUN_COLS                                                                                   \
-    "id, goal_id, coalesce(item_id, ''), kind, lane, status, attempt, coalesce(timeout_s, -1),"    \
-    " coalesce(pid, 0), coalesce(lease_until, 0), coalesce(started_at, 0),"                        \
-    " coalesce(failure_reason, ''), coalesce(node_id, '')"
-
 /* Where each of RUN_COLS goes in a struct store_run. */
-static const struct store_field run_fields[] = {
-    RUN(id, COPY, 0),         RUN(goal_id, COPY, 1),    RUN(item_id, COPY, 2),
-    RUN(kind, COPY, 3),       RUN(lane, COPY, 4),       RUN(status, COPY, 5),
-    RUN(attempt, INT, 6),     RUN(timeout_s, INT, 7),   RUN(pid, LONG, 8),
-    RUN(lease_until, I64, 9), RUN(started_at, I64, 10), RUN(failure_reason, COPY, 11),
-    RUN(node_id, COPY, 12),
-};
+static const struct store_field run_fields[] = {RUN_COLUMNS(RUN_FIELD, RUN_FIELD)};
 
 /* store_row_fn: a run into the zeroed (struct store_run *)ctx. */
 static void run_fill(store_stmt *s, void *ctx)
@@ -321,7 +367,8 @@ int store_run_list_running(store *st, struct store_run **out, size_t *n)
 {
     static const char sql[] = "SELECT " RUN_COLS " FROM runs WHERE status = 'running'";
     void *rows;
-    int rc = store_rows_alloc(st, "running runs", &rows, n, sizeof(**out), run_fill, sql, NULL, 0);
+    int rc = store_rows_alloc(st, "running runs", &rows, n, STORE_ROW_SHAPE(**out, run_fill), sql,
+                              NULL, 0);
 
     *out = rows;
     return rc;
@@ -364,6 +411,28 @@ int store_run_latest_of_item(store *st, const char *item_id, char out[ID_SIZE])
     int found;
 
     return store_get_text(st, "run", out, ID_SIZE, &found, q, STORE_ARGS(STORE_TEXT(item_id)));
+}
+
+int store_run_item_asked_last(store *st, const char *goal_id, const char *item_id,
+                              const char *except_run_id, int *yes)
+{
+    static const char q_goal[] =
+        "SELECT CASE WHEN r.item_id = ? AND EXISTS (SELECT 1 FROM escalations e WHERE"
+        " e.run_id = r.id AND e.type = 'ask_human') THEN 1 ELSE 0 END FROM runs r"
+        " WHERE r.goal_id = ? AND r.item_id IS NOT NULL AND r.id != ?"
+        " ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1";
+    static const char q_item[] =
+        "SELECT CASE WHEN r.item_id = ? AND EXISTS (SELECT 1 FROM escalations e WHERE"
+        " e.run_id = r.id AND e.type = 'ask_human') THEN 1 ELSE 0 END FROM runs r"
+        " WHERE r.item_id = ? AND r.id != ? ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1";
+    int64_t v = 0;
+    int found = 0, rc;
+
+    rc = store_get_int64(st, "run", &v, &found, goal_id ? q_goal : q_item,
+                         STORE_ARGS(STORE_TEXT(item_id), STORE_TEXT(goal_id ? goal_id : item_id),
+                                    STORE_TEXT(except_run_id)));
+    *yes = rc == 0 && found && v == 1;
+    return rc;
 }
 
 int store_run_renew_lease(store *st, const char *run_id, int64_t lease_until)
@@ -486,7 +555,7 @@ int store_run_facts_get(store *st, const char *id, struct store_run_facts *out)
         FACT(lane, COPY, 3),    FACT(attempt, INT, 4),     FACT(timeout_s, INT, 5),
         FACT(status, COPY, 6),  FACT(model_index, INT, 7),
     };
-    const struct store_fields_into into = {out, STORE_FIELDS(cols)};
+    const struct store_fields_into into = {out, STORE_FIELDS(cols), sizeof(*out)};
 
     memset(out, 0, sizeof(*out));
     return store_get_by_id(st, "run", store_fields_row, (void *)&into, q, id);
@@ -519,7 +588,7 @@ int store_run_running_of_goal(store *st, const char *goal_id, struct store_run_l
     static const char q[] = "SELECT id, coalesce(pid, 0) FROM runs WHERE goal_id = ?"
                             " AND status = 'running' ORDER BY created_at, rowid";
     void *rows;
-    int rc = store_rows_alloc(st, "runs", &rows, n, sizeof(**out), live_fill, q,
+    int rc = store_rows_alloc(st, "runs", &rows, n, STORE_ROW_SHAPE(**out, live_fill), q,
                               STORE_ARGS(STORE_TEXT(goal_id)));
 
     *out = rows;

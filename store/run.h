@@ -162,6 +162,13 @@ int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void
  * node_id is NULL (the lane caps: a node's, the global one). */
 int store_run_count_running(store *st, const char *lane, const char *node_id, int64_t *out);
 
+/* *yes = 1 when the latest run of an item of goal_id (goal_id NULL: the
+ * latest run of item_id) other than except_run_id is a run of item_id
+ * that ended by asking a human (an ask_human escalation names it), else
+ * 0. */
+int store_run_item_asked_last(store *st, const char *goal_id, const char *item_id,
+                              const char *except_run_id, int *yes);
+
 /* The id of item_id's latest run (the last claimed) into out; "" when it
  * has none. */
 int store_run_latest_of_item(store *st, const char *item_id, char out[ID_SIZE]);

@@ -169,19 +169,20 @@ static void lite_close(store *st)
     atomic_fetch_sub(&open_count, 1);
 }
 
-int store_lite_text_read(store *st, const char *table, const char *col, int64_t rowid, int64_t off,
-                         char *buf, size_t n, size_t *got, int64_t *size)
+int store_lite_text_read(store *st, const struct store_lite_cell *cell, int64_t off, char *buf,
+                         size_t n, size_t *got, int64_t *size)
 {
+    const char *table = cell->table;
     sqlite3_blob *b = NULL;
     int64_t bytes;
     size_t want = 0;
     int code;
 
     *got = 0;
-    code = sqlite3_blob_open(DB(st), "main", table, col, rowid, 0, &b);
+    code = sqlite3_blob_open(DB(st), "main", table, cell->col, cell->rowid, 0, &b);
     if (code != SQLITE_OK) {
         int rc = strncmp(sqlite3_errmsg(DB(st)), "no such rowid", 13) == 0
-                     ? err_set(ERR_NOTFOUND, "%s %lld: gone", table, (long long)rowid)
+                     ? err_set(ERR_NOTFOUND, "%s %lld: gone", table, (long long)cell->rowid)
                      : lite_error(st, table);
         sqlite3_blob_close(b);
         return rc;

@@ -30,8 +30,8 @@ static const struct store_field token_fields[] = {
 int store_token_get_by_hash(store *st, const char *hash, struct store_token *out)
 {
     int found;
-    int rc = store_get_fields(st, "api_tokens", out, sizeof(*out), STORE_FIELDS(token_fields),
-                              &found, "SELECT " TOKEN_COLS " FROM api_tokens WHERE hash = ?",
+    int rc = store_get_fields(st, "api_tokens", STORE_INTO(out, token_fields), &found,
+                              "SELECT " TOKEN_COLS " FROM api_tokens WHERE hash = ?",
                               STORE_ARGS(STORE_TEXT(hash)));
 
     if (rc == 0 && !found)

@@ -23,7 +23,7 @@ int store_trigger_templates_without(store *st, struct store_trigger_due *rows, i
                             " AND status <> 'cancelled' AND schedule IS NOT NULL"
                             " AND NOT EXISTS (SELECT 1 FROM triggers t WHERE t.goal_id = g.id)";
 
-    return store_rows_fill(st, rows, sizeof(*rows), max, n, template_fill, q, NULL, 0);
+    return store_rows_fill(st, rows, max, n, STORE_ROW_SHAPE(*rows, template_fill), q, NULL, 0);
 }
 
 int store_trigger_insert(store *st, const char *id, const char *goal_id, const char *schedule,
@@ -66,7 +66,7 @@ int store_trigger_list_due(store *st, int64_t now_ms, struct store_trigger_due *
         " JOIN goals g ON g.id = t.goal_id WHERE t.enabled = 1 AND t.next_fire_at <= ?"
         " AND g.status <> 'cancelled' ORDER BY t.next_fire_at";
 
-    return store_rows_fill(st, rows, sizeof(*rows), max, n, due_fill, q,
+    return store_rows_fill(st, rows, max, n, STORE_ROW_SHAPE(*rows, due_fill), q,
                            STORE_ARGS(STORE_I64(now_ms)));
 }
 

@@ -77,11 +77,18 @@ static int emit_hunk(strbuf *out, git_patch *patch, size_t h, size_t line0)
 int diff_unified(strbuf *out, const char *name, const char *a, size_t alen, const char *b,
                  size_t blen, size_t *added, size_t *removed)
 {
-    return diff_unified_at(out, name, a, alen, b, blen, 0, added, removed);
+    struct diff_stat stat;
+    int rc = diff_unified_at(out, name, a, alen, b, blen, 0, &stat);
+
+    if (added)
+        *added = stat.added;
+    if (removed)
+        *removed = stat.removed;
+    return rc;
 }
 
 int diff_unified_at(strbuf *out, const char *name, const char *a, size_t alen, const char *b,
-                    size_t blen, size_t line0, size_t *added, size_t *removed)
+                    size_t blen, size_t line0, struct diff_stat *stat)
 {
     git_diff_options opts;
     git_patch *patch = NULL;
@@ -111,10 +118,10 @@ int diff_unified_at(strbuf *out, const char *name, const char *a, size_t alen, c
     for (size_t h = 0; h < nhunks && !rc; h++)
         rc = emit_hunk(out, patch, h, line0);
 out:
-    if (added)
-        *added = nadd;
-    if (removed)
-        *removed = nrem;
+    if (stat) {
+        stat->added = nadd;
+        stat->removed = nrem;
+    }
     git_patch_free(patch);
     free(acopy);
     free(bcopy);

@@ -16,9 +16,15 @@
 int diff_unified(strbuf *out, const char *name, const char *a, size_t alen, const char *b,
                  size_t blen, size_t *added, size_t *removed);
 
+/* The line counts of a diff. */
+struct diff_stat {
+    size_t added, removed;
+};
+
 /* The same for windows of two larger texts that both start after line0
- * equal lines: hunk headers count from there. */
+ * equal lines: hunk headers count from there.  *stat (may be NULL)
+ * receives the line counts. */
 int diff_unified_at(strbuf *out, const char *name, const char *a, size_t alen, const char *b,
-                    size_t blen, size_t line0, size_t *added, size_t *removed);
+                    size_t blen, size_t line0, struct diff_stat *stat);
 
 #endif

@@ -257,6 +257,7 @@ static int diff_window(strbuf *out, const char *name, const struct fill *f, size
     const char *t = f->text;
     size_t ls = f->s[0], le = f->e[f->nsel - 1], line0;
     strbuf b = STRBUF_INIT;
+    struct diff_stat stat;
     int rc;
 
     for (int k = 0; k <= 3 && ls > 0; k++) { /* back to the start of the line, then 3 more */
@@ -282,9 +283,13 @@ static int diff_window(strbuf *out, const char *name, const struct fill *f, size
         if (i < f->nsel)
             at = f->e[i];
     }
-    if (!rc)
-        rc = diff_unified_at(out, name, t + ls, le - ls, strbuf_cstr(&b), b.len, line0, added,
-                             removed);
+    if (!rc) {
+        rc = diff_unified_at(out, name, t + ls, le - ls, strbuf_cstr(&b), b.len, line0, &stat);
+        if (added)
+            *added = stat.added;
+        if (removed)
+            *removed = stat.removed;
+    }
     strbuf_release(&b);
     return rc;
 }

@@ -5,14 +5,17 @@
 const struct tool_def tool_def_run_gates = {
     .name = "run_gates",
     .description = "Run the goal's verification gates (tests, build, lint) now on a copy of the "
-                   "worktree: each gate's result, test counts, a failure's output.",
+                   "worktree: each gate's result, test counts, a failure's output. complete "
+                   "checks more.",
     .parameters = "{\"type\":\"object\",\"properties\":{}}",
     .run = 0,
 };
 
 const struct tool_def tool_def_complete = {
     .name = "complete",
-    .description = "Declare the work item done; the gates and a review then check it.",
+    .description = "Declare the work item done. goald then runs the gates, the original tests "
+                   "on your product without your test edits, and your new tests on the old code "
+                   "(they must fail there); then a review.",
     .parameters = "{\"type\":\"object\",\"properties\":{\"summary\":{\"type\":\"string\","
                   "\"description\":\"what changed and the evidence it meets the success "
                   "criteria\"}},\"required\":[\"summary\"]}",

@@ -347,6 +347,8 @@ struct cfg_val {
 static struct cfg_val vals[CFG__COUNT];
 static int loaded;
 static char *loaded_path;
+/* config_set_json_check(): checks of JSON values owned by higher layers */
+static int (*json_checks[CFG__COUNT])(const struct cJSON *v);
 
 static void val_free(struct cfg_val *v)
 {
@@ -401,6 +403,28 @@ static int check_roots(const cJSON *j, const char *where)
 
 /* Parse text into v according to the entry.  where names the source for
  * messages ("config.json: a.b" or "GOALD_A_B"). */
+/* A JSON setting's text parsed into v->j and checked (the roots of
+ * http.repos/remotes here, a higher layer's check when one is set). */
+static int json_from_text(struct cfg_val *v, enum cfg_key k, const char *text, const char *where)
+{
+    v->j = cJSON_Parse(text);
+    if (!v->j)
+        return err_set(ERR_INVALID, "%s: expected JSON", where);
+    if ((k == CFG_HTTP_REPOS || k == CFG_HTTP_REMOTES) && check_roots(v->j, where) != 0) {
+        cJSON_Delete(v->j);
+        v->j = NULL;
+        return ERR_INVALID;
+    }
+    if (json_checks[k] && json_checks[k](v->j) != 0) {
+        char why[512];
+        snprintf(why, sizeof(why), "%s", err_last());
+        cJSON_Delete(v->j);
+        v->j = NULL;
+        return err_set(ERR_INVALID, "%s: %s", where, why);
+    }
+    return 0;
+}
+
 static int val_from_text(struct cfg_val *v, enum cfg_key k, const char *text, const char *where)
 {
     const struct cfg_def *d = &config_defs[k];
@@ -453,14 +477,8 @@ static int val_from_text(struct cfg_val *v, enum cfg_key k, const char *text, co
         }
         break;
     case CFG_JSON:
-        v->j = cJSON_Parse(text);
-        if (!v->j)
-            return err_set(ERR_INVALID, "%s: expected JSON", where);
-        if ((k == CFG_HTTP_REPOS || k == CFG_HTTP_REMOTES) && check_roots(v->j, where) != 0) {
-            cJSON_Delete(v->j);
-            v->j = NULL;
+        if (json_from_text(v, k, text, where) != 0)
             return ERR_INVALID;
-        }
         break;
     }
     v->s = xstrdup(text);
@@ -569,6 +587,12 @@ static const char *default_path(char *buf, size_t n)
 
 static unsigned generation; /* counts the configurations loaded (config_generation()) */
 static const struct cfg_val *get(enum cfg_key k);
+
+void config_set_json_check(enum cfg_key k, int (*fn)(const struct cJSON *v))
+{
+    if (k >= 0 && k < CFG__COUNT)
+        json_checks[k] = fn;
+}
 
 int config_load(const char *path)
 {

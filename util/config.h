@@ -165,6 +165,12 @@ struct cfg_def {
 
 extern const struct cfg_def config_defs[CFG__COUNT];
 
+/* A check of a JSON setting's value that a higher layer owns (the forge
+ * triggers are the lifecycle's): config_load() refuses a value fn
+ * refuses (0, or an error whose message it prefixes with the key's
+ * place).  Registered once at start-up, before config_load(). */
+void config_set_json_check(enum cfg_key k, int (*fn)(const struct cJSON *v));
+
 /* Load the file (path may be NULL: $XDG_CONFIG_HOME/goald/config.json or
  * ~/.config/goald/config.json when it exists) and the environment.  On
  * error nothing changes; the message names the file and the key. */

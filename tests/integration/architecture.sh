@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The architecture's rules (docs/architecture.md): SQLite only in
-# store/, includes point down the layers, and no production function over
-# 100 lines or a complexity of 30.
+# store/, includes point down the layers, no production function over
+# 100 lines, a complexity of 30 or 8 parameters, and an entity's columns
+# written once (scripts/columns).
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(bash "$ROOT/scripts/layers" 2>&1) || fail "layers: $out"
@@ -12,5 +13,30 @@ ok
 mkdir -p "$T/x"
 { echo 'int big(int a) {'; for i in $(seq 1 120); do echo "    if (a == $i) return $i;"; done; echo '    return 0; }'; } >"$T/x/big.c"
 bash "$ROOT/scripts/complexity" "$T/x/big.c" >/dev/null 2>&1 && fail "complexity passed a 120-branch function"
+ok
+# and a function of nine parameters (the limit is 8) is found
+printf 'int wide(int a, int b, int c, int d, int e, int f, int g, int h,\n         int (*fn)(int x, int y))\n{\n    return fn(a + b + c + d, e + f + g + h);\n}\n' >"$T/x/wide.c"
+out=$(bash "$ROOT/scripts/complexity" "$T/x/wide.c" 2>&1) && fail "complexity passed a function of nine parameters"
+case "$out" in *"9  $T/x/wide.c(1): wide"*) ;; *) fail "complexity: wide() not named: $out" ;; esac
+ok
+# eight are fine
+printf 'int narrow(int a, int b, int c, int d, int e, int f, int g, int (*fn)(int x, int y))\n{\n    return fn(a + b + c + d, e + f + g);\n}\n' >"$T/x/narrow.c"
+out=$(bash "$ROOT/scripts/complexity" "$T/x/narrow.c" 2>&1) || fail "complexity failed a function of eight parameters: $out"
+ok
+out=$(bash "$ROOT/scripts/columns" 2>&1) || fail "$out"
+ok
+# the columns check can fail: a row of work_items written again by hand, a
+# goal's STORE_FIELD entry and an INSERT INTO goals listing its columns
+cp -r "$ROOT/store" "$T/store"
+echo 'static const char again[] = "SELECT id, goal_id, key, title, description, type,"
+    " status, priority FROM work_items WHERE id = ?";' >>"$T/store/item.c"
+out=$(bash "$ROOT/scripts/columns" "$T/store" 2>&1) && fail "columns passed a hand-written work_items row"
+case "$out" in *"store/item.c: a list of its columns"*) ;; *) fail "columns: the list not named: $out" ;; esac
+cp "$ROOT/store/item.c" "$T/store/item.c"
+echo 'static const struct store_field f[] = {STORE_FIELD(struct goal, title, RAW, 0)};' >>"$T/store/run.c"
+echo 'static const char ins[] = "INSERT INTO goals(id, title) VALUES (?, ?)";' >>"$T/store/event.c"
+out=$(bash "$ROOT/scripts/columns" "$T/store" 2>&1) && fail "columns passed a goal's column written again"
+case "$out" in *"run.c: STORE_FIELD of goal.title"*) ;; *) fail "columns: the field not named: $out" ;; esac
+case "$out" in *"event.c: INSERT INTO goals"*) ;; *) fail "columns: the INSERT not named: $out" ;; esac
 ok
 done_tests

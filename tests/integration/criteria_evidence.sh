@@ -84,6 +84,13 @@ case "$ex1" in *CHANGELOG*) fail "wi-1's prompt lists the changelog criterion: $
 case "$ex2" in *"CHANGELOG.rst has a new entry"*"new regression tests"*) ok ;; *) fail "wi-2's prompt lacks its criteria: $ex2" ;; esac
 case "$ex2" in *"test_add passes"*) fail "wi-2's prompt lists wi-1's criterion: $ex2" ;; *) ok ;; esac
 
+# --- the review sees the item's criteria and what the gates found ----------------
+rv1=$(jq -r 'select(.headers["x-goald-stage"] == "review") | .body.messages[1].content' "$FAKE_LOG" | head -c 20000)
+case "$rv1" in *"Success criteria this item serves:"*"- test_add passes"*"(1 more of the goal's criteria belong to other items.)"*) ok ;;
+    *) fail "wi-1's review request does not list its criteria: $rv1" ;; esac
+case "$rv1" in *"- pytest: passed ("*"new tests that fail on the old code and pass now: tests/test_calc.py::test_add"*) ok ;;
+    *) fail "wi-1's review request does not say what the gates found: $rv1" ;; esac
+
 # --- the evidence: one row per (criterion, serving item), with its kind ---------
 ev() { sql "SELECT json_extract(d.data, '\$.$3') FROM decisions d JOIN work_items w ON w.id = d.item_id WHERE d.kind='evidence' AND w.key='$1' AND d.note LIKE '$2%' ORDER BY d.id DESC LIMIT 1"; }
 expect_eq "$(sql "SELECT count(*) FROM decisions WHERE kind='evidence'")" 4 "four rows: wi-1 x 2, wi-2 x 2"

@@ -102,6 +102,7 @@ wait_until 10 raised
 run "$G" status --json
 expect_rc 0 "status"
 [ "$(jqo .open_escalations)" -ge 1 ] || fail "status: open_escalations: $OUT"; ok
+expect_eq "$(jqo .lanes.version)" "$("$G" --version | awk '{print $2}')" "the node says which goald it runs"
 run "$G" escalations --json
 expect_rc 0 "escalations"
 expect_eq "$(jqo '[.[] | select(.type == "deadline")] | length')" 1 "the deadline escalation listed"

@@ -72,6 +72,10 @@ ok
 step work
 expect_eq "$(jqo .status)" success "attempt 2"
 jq -c 'select(.headers["x-goald-stage"] == "execute") | .body.messages[1].content' "$FAKE_LOG" >"$T/prompts"
+# the tools say what complete checks beyond run_gates
+cdesc=$(jq -r 'select(.headers["x-goald-stage"] == "execute") | .body.tools[] | select(.function.name == "complete") | .function.description' "$FAKE_LOG" | head -n1)
+case "$cdesc" in *"the original tests on your product without your test edits"*"new tests on the old code"*) ok ;;
+    *) fail "complete's description does not say what it checks: $cdesc" ;; esac
 retry=$(sed -n 3p "$T/prompts" | jq -r .)
 case "$retry" in *"The worktree was reset to the item's start"*"NOT in it"*) ok ;;
     *) fail "the retry does not say the worktree was reset: $retry" ;; esac

@@ -99,4 +99,11 @@ run "$G" daemon --once
 expect_rc 0 "daemon --once (without the ETag)"
 expect_eq "$(goals)" 1 "goals after a poll without the ETag"
 expect_eq "$(sql "SELECT count(*) FROM forge_links")" 1 "links"
+# a broken trigger is refused when the configuration loads, naming the field
+GOALD_FORGE_TRIGGERS='[{"repo": "acme/widgets"}]' run "$G" status
+expect_rc 2 "a trigger without local_repo"
+expect_err "forge.triggers[0].local_repo: expected the absolute path"
+GOALD_FORGE_TRIGGERS='[{"repo": "acme/widgets", "local_repo": "/x", "template": {"repo": "/etc"}}]' run "$G" status
+expect_rc 2 "a template that sets the repository"
+expect_err "forge.triggers[0].template.repo: not a template key"
 done_tests

@@ -6,7 +6,9 @@
 # on add.sh line 3) becomes one goal whose description quotes the review
 # with file and line, whose branch is the pull request's, whose commits
 # build on the pull request's head, and whose push updates pull request
-# #1 (no second one is opened); later polls make no second follow-up.
+# #1 (no second one is opened); later polls make no second follow-up. A
+# comment "/goald TEXT" on the pull request from a collaborator is a
+# follow-up too (a stranger's, or a /goald retry, is not).
 . "$(dirname "$0")/lib.sh"
 . "$GOALD_SOURCE_DIR/tests/fixtures/daemon.sh"
 
@@ -72,4 +74,28 @@ expect_eq "$(sql "SELECT ref FROM artifacts WHERE goal_id = '$FU' AND type = 'pu
 run "$G" daemon --once
 expect_rc 0 "daemon --once (again)"
 expect_eq "$(goals)" 2 "goals after another poll"
+
+# --- a "/goald TEXT" comment on the pull request: a follow-up too -------------
+# (on GitHub a pull request is an issue too: its comments are the issue's)
+expect_eq "$(fake issue '{"repo": "acme/widgets", "number": 1, "title": "the pull request", "body": "", "user": "goald-bot", "labels": []}')" 201 "pull request #1's comments"
+expect_eq "$(fake comment '{"repo": "acme/widgets", "number": 1, "user": "bob", "body": "/goald also delete test.sh"}')" 201 "bob's comment"
+expect_eq "$(fake comment '{"repo": "acme/widgets", "number": 1, "user": "alice", "body": "/goald retry"}')" 201 "alice's command (not a follow-up)"
+run "$G" daemon --once
+expect_rc 0 "daemon --once (bob's comment)"
+expect_eq "$(goals)" 2 "goals after bob's /goald and alice's /goald retry"
+case "$ERR" in *"comment "*" by @bob, who may not push to the repository: ignored"*) ok ;; *) fail "no log line for bob's comment: $ERR" ;; esac
+expect_eq "$(fake comment '{"repo": "acme/widgets", "number": 1, "user": "alice", "body": "/goald also write each sum to sum.log"}')" 201 "alice's comment"
+run "$G" daemon --once
+expect_rc 0 "daemon --once (alice's comment)"
+expect_eq "$(goals)" 3 "goals after alice's /goald comment"
+FU2=$(sql "SELECT goal_id FROM forge_links WHERE source LIKE 'comment:%'")
+[ -n "$FU2" ] || fail "no link of the comment's follow-up"
+ok
+expect_eq "$(sql "SELECT spec FROM goals WHERE id = '$FU2'" | jq -c .success_criteria)" '["also write each sum to sum.log"]' \
+    "the comment's request as the criterion"
+expect_eq "$(sql "SELECT branch FROM goals WHERE id = '$FU2'")" "$BR" "on the pull request's branch"
+expect_eq "$(sql "SELECT status FROM goals WHERE id = '$FU2'")" completed "the comment's follow-up"
+expect_eq "$(forge_count POST /repos/acme/widgets/pulls)" 1 "still one pull request"
+run "$G" daemon --once
+expect_eq "$(goals)" 3 "no second follow-up of the same comment"
 done_tests

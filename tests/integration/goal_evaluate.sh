@@ -16,8 +16,9 @@
 #      [partial] reusing the verdict (no second evaluate call);
 #   3. a criterion a passing gate backs only by a shared word ("the
 #      addition is checked", gate `sh test.sh addition`) is asked about, and
-#      the model's "unmet" never turns the gate: it stays met; "unknown"
-#      leaves the changelog unchecked: partial, with the reason, and no
+#      the model's "unmet" never turns the gate: it stays met; a "met" whose
+#      quote is not in the diff (there is no changelog) counts as unknown:
+#      the changelog is unchecked, partial, with the reason, and no
 #      follow-up plan.
 . "$(dirname "$0")/lib.sh"
 . "$GOALD_SOURCE_DIR/tests/fixtures/units.sh"
@@ -39,8 +40,9 @@ item() { # KEY TITLE CRITERIA CRITICAL
         '{key: $k, title: $t, description: "", type: "code", priority: 50, effort: "S", critical: $x, depends_on: [], criteria: $c}'
 }
 plan() { jq -nc --argjson a "$1" '{work_items: [$a]}'; }
-verdicts() { # V0 V1: the evaluate answer for criteria 0 and 1
-    jq -nc --arg a "$1" --arg b "$2" '{criteria: [{index: 0, verdict: $a, quote: "+echo $(($1 + $2))"}, {index: 1, verdict: $b, quote: "CHANGELOG: no such file in the diff"}]}'
+verdicts() { # V0 V1 [QUOTE1]: the evaluate answer for criteria 0 and 1
+    jq -nc --arg a "$1" --arg b "$2" --arg q "${3:-CHANGELOG: no such file in the diff}" \
+        '{criteria: [{index: 0, verdict: $a, quote: "+echo $(($1 + $2))"}, {index: 1, verdict: $b, quote: $q}]}'
 }
 FIX=$(jq -nc '{name: "edit", arguments: {path: "add.sh", old_text: "$(($1 - $2))", new_text: "$(($1 + $2))"}}')
 goal() { # NAME REPO [CRITERION0 COMMAND]
@@ -65,7 +67,7 @@ repo "$T/r1"
     jq -nc --argjson a "$(write CHANGELOG 'Fixed: add.sh adds.
 ')" --argjson c "$(complete "CHANGELOG names the fix")" '{tool_calls: [$a, $c]}'
     echo "{\"content\": $REVIEW}"
-    echo "{\"content\": $(verdicts met met)}"
+    echo "{\"content\": $(verdicts met met '+Fixed: add.sh adds.')}"
 } >"$T/one.jsonl"
 start_fake_llm one openai "$T/one.jsonl"
 export GOALD_LLM_PROVIDER=openai GOALD_LLM_BASE_URL="$FAKE_URL" GOALD_LLM_MODEL=m1
@@ -142,7 +144,7 @@ repo "$T/r3"
     echo "{\"content\": $(plan "$(item wi-1 "Fix add" '[0, 1]' true)")}"
     jq -nc --argjson a "$FIX" --argjson c "$(complete "add.sh adds")" '{tool_calls: [$a, $c]}'
     echo "{\"content\": $REVIEW}"
-    echo "{\"content\": $(verdicts unmet unknown)}"
+    echo "{\"content\": $(verdicts unmet met '+Fixed: the changelog has its entry')}"
 } >"$T/three.jsonl"
 start_fake_llm three openai "$T/three.jsonl"
 export GOALD_LLM_BASE_URL="$FAKE_URL"
@@ -152,7 +154,7 @@ run "$G" report "$GID" --json
 expect_eq "$(jqo .goal.status)/$(jqo .goal.partial)" completed/true "completed, partial"
 expect_eq "$(jqo '[.evidence[] | select(.item == null) | "\(.kind):\(.status)"] | join(" ")')" \
     "review:met review:unchecked" "the gate's criterion stays met; the changelog is unchecked"
-case "$(jqo '.partial_reasons | join(";")')" in *'criterion 1 "the CHANGELOG has an entry for the fix" is unchecked'*"could not tell"*) ok ;;
+case "$(jqo '.partial_reasons | join(";")')" in *'criterion 1 "the CHANGELOG has an entry for the fix" is unchecked'*"quoted nothing the diff holds"*) ok ;;
     *) fail "partial reason: $OUT" ;; esac
 expect_eq "$(jqo '.partial_reasons | length')" 1 "one reason"
 expect_eq "$(calls plan)" 1 "no follow-up plan for an unchecked criterion"

@@ -1,5 +1,6 @@
 /* Unit tests: a gate's output digested for a model (lifecycle/digest.c):
- * pytest's failures and summary kept, its warnings dropped; other output's
+ * pytest's failures and summary kept, its warnings dropped; TAP's failing
+ * tests and counts kept, its passes and stacks dropped; other output's
  * last lines; no cut inside a line or a UTF-8 sequence. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -59,6 +60,65 @@ static void test_pytest(void **state)
     s = strbuf_cstr(&sb);
     assert_non_null(strstr(s, "FAILED tests/test_calc.py::test_mul"));
     assert_non_null(strstr(s, "more lines of the failures left out]"));
+    strbuf_release(&sb);
+}
+
+/* node --test's TAP: a passing and a failing subtest */
+static const char tap_out[] =
+    "TAP version 13\n"
+    "# Subtest: ms\n"
+    "    # Subtest: parses days\n"
+    "    ok 1 - parses days\n"
+    "      ---\n"
+    "      duration_ms: 0.51\n"
+    "      ...\n"
+    "    # Subtest: formats weeks\n"
+    "    not ok 2 - formats weeks\n"
+    "      ---\n"
+    "      duration_ms: 1.02\n"
+    "      location: 'test/format.test.js:17:10'\n"
+    "      failureType: 'testCodeFailure'\n"
+    "      error: |-\n"
+    "        Expected values to be strictly equal:\n"
+    "        + '1 week' - '1 weeks'\n"
+    "      code: 'ERR_ASSERTION'\n"
+    "      stack: |-\n"
+    "        TestContext.<anonymous> (test/format.test.js:17:10)\n"
+    "        Test.runInAsyncScope (node:async_hooks:203:9)\n"
+    "        process.processTicksAndRejections (node:internal/process/task_queues:95:5)\n"
+    "      ...\n"
+    "    1..2\n"
+    "not ok 1 - ms\n"
+    "  ---\n"
+    "  duration_ms: 3.2\n"
+    "  ...\n"
+    "1..1\n"
+    "# tests 2\n"
+    "# suites 0\n"
+    "# pass 1\n"
+    "# fail 1\n"
+    "# duration_ms 48.1\n";
+
+static void test_tap(void **state)
+{
+    strbuf sb;
+    const char *s;
+
+    (void)state;
+    strbuf_init(&sb, 1 << 16);
+    digest_output(&sb, tap_out, 0, 6000);
+    s = strbuf_cstr(&sb);
+    assert_non_null(strstr(s, "    not ok 2 - formats weeks\n"));
+    assert_non_null(strstr(s, "+ '1 week' - '1 weeks'\n"));
+    assert_non_null(strstr(s, "location: 'test/format.test.js:17:10'"));
+    assert_non_null(strstr(s, "# fail 1\n"));
+    assert_non_null(strstr(s, "# tests 2\n"));
+    assert_null(strstr(s, "ok 1 - parses days"));
+    assert_null(strstr(s, "stack:"));
+    assert_null(strstr(s, "node:internal"));
+    assert_null(strstr(s, "async_hooks"));
+    assert_null(strstr(s, "duration_ms"));
+    assert_non_null(strstr(s, "left out]"));
     strbuf_release(&sb);
 }
 
@@ -124,6 +184,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pytest),
+        cmocka_unit_test(test_tap),
         cmocka_unit_test(test_tail_lines),
         cmocka_unit_test(test_utf8_long_line),
         cmocka_unit_test(test_reason),
