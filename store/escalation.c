@@ -597,9 +597,11 @@ int store_escalation_ids_system_closable(store *st, const char *goal_id, const c
 int store_escalation_goals_past_deadline(store *st, int64_t now_ms, char (*ids)[ID_SIZE], int max,
                                          int *n)
 {
+    /* on goals_deadline: the few goals with a deadline, not every open one
+     * (status as an expression, so that goals_pick does not drive) */
     static const char q[] =
         "SELECT id FROM goals g WHERE is_template = 0 AND deadline_at IS NOT NULL"
-        " AND deadline_at < ? AND status IN ('queued','active','blocked')"
+        " AND deadline_at < ? AND status || '' IN ('queued','active','blocked')"
         " AND NOT EXISTS (SELECT 1 FROM escalations e WHERE e.goal_id = g.id"
         " AND e.type = 'deadline')";
     return store_select_rows_copy(st, ids[0], sizeof(ids[0]), max, n, q,

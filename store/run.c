@@ -185,19 +185,28 @@ int store_run_last_failure(store *st, const char *item_id, const char *except_ru
 }
 
 /* The claim rule, once: the FROM and WHERE of each lane's picks, with now
- * as ?1.  The picks select rows from them, the queue counts count them. */
-#define PLAN_RULE                                                                                  \
-    " FROM goals g WHERE is_template = 0 AND next_attempt_at <= ?1"                                \
-    " AND (status = 'queued' OR (status = 'active' AND elaboration IS NOT NULL"                    \
-    "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)))"                   \
+ * as ?1.  The picks select rows from them, the queue counts count them.
+ * The plan lane's rule has two parts, goals to elaborate and goals to
+ * plan, each walked in claim order on goals_pick (status, priority DESC,
+ * created_at, id) and merged, so a pick stops at the first goal it may
+ * take instead of sorting every queued goal; next_attempt_at is compared
+ * as +next_attempt_at so that the planner does not trade that order for
+ * a range on goals_claim. */
+#define NOT_RUNNING                                                                                \
     " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.goal_id = g.id AND r.status = 'running')"
+#define ELABORATE_RULE                                                                             \
+    " FROM goals g WHERE status = 'queued' AND is_template = 0 AND +next_attempt_at <= ?1"         \
+    NOT_RUNNING
+#define PLAN_ONLY_RULE                                                                             \
+    " FROM goals g WHERE status = 'active' AND is_template = 0 AND +next_attempt_at <= ?1"         \
+    " AND elaboration IS NOT NULL"                                                                 \
+    " AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)" NOT_RUNNING
 #define PUBLISH_RULE                                                                               \
     " FROM goals g WHERE status = 'active'"                                                        \
-    " AND next_attempt_at <= ?1"                                                                   \
+    " AND +next_attempt_at <= ?1"                                                                  \
     " AND (partial = 1 OR (EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)"             \
     "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id"                      \
-    "                      AND w.status NOT IN ('done', 'skipped'))))"                             \
-    " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.goal_id = g.id AND r.status = 'running')"
+    "                      AND w.status NOT IN ('done', 'skipped'))))" NOT_RUNNING
 #define EXECUTE_RULE                                                                               \
     " FROM work_items w JOIN goals g ON g.id = w.goal_id"                                          \
     " WHERE w.status = 'ready' AND g.status = 'active' AND w.next_attempt_at <= ?1"                \
@@ -241,7 +250,8 @@ int store_run_pick_plan(store *st, int64_t now_ms, const char (*busy)[ID_SIZE], 
                         struct store_run_pick *out)
 {
     static const char sql[] =
-        "SELECT id, CASE status WHEN 'queued' THEN 'elaborate' ELSE 'plan' END, attempts" PLAN_RULE
+        "SELECT id, 'elaborate' AS kind, attempts, priority, created_at" ELABORATE_RULE
+        " UNION ALL SELECT id, 'plan', attempts, priority, created_at" PLAN_ONLY_RULE
         " ORDER BY priority DESC, created_at, id";
 
     return pick_goal(st, sql, now_ms, busy, n_busy, out);
@@ -275,7 +285,8 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms,
 
 int store_run_queue_counts(store *st, int64_t now_ms, struct store_run_queues *out)
 {
-    static const char sql[] = "SELECT (SELECT count(*)" PLAN_RULE "),"
+    static const char sql[] = "SELECT (SELECT count(*)" ELABORATE_RULE ") + (SELECT count(*)"
+                              PLAN_ONLY_RULE "),"
                               " (SELECT count(*)" PUBLISH_RULE ") + (SELECT count(*)" EXECUTE_RULE
                               "), (SELECT count(*) FROM work_items WHERE status = 'queued')";
     store_stmt *s;
