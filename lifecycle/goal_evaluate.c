@@ -204,7 +204,10 @@ static void eval_take(struct eval *e, const cJSON *answer)
         if (k < 0 || k >= e->n || !e->c[k].asked || e->c[k].verdict || !v)
             continue;
         e->c[k].verdict = !strcmp(v, "met") ? "met" : !strcmp(v, "unmet") ? "unmet" : "unknown";
-        if (!strcmp(e->c[k].verdict, "met") && e->check_quotes && !quote_in_diff(e->diff, q)) {
+        /* without a diff (a goal without a repository: unverified
+         * anyway) there is nothing to check a quote against */
+        if (!strcmp(e->c[k].verdict, "met") && e->check_quotes && e->diff &&
+            !quote_in_diff(e->diff, q)) {
             e->c[k].verdict = "unknown";
             e->c[k].unquoted = 1;
         }

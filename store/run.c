@@ -19,15 +19,16 @@
 /* The columns of runs, the only place they are listed:
  *   COLUMN(member, kind, read, default, write, value)
  * the column (and the member of struct store_run it fills, as kind; NONE
- * when it is not read), how store_run_get() and store_run_list_running() read it (AS_IS, OR: coalesce(column, default), NO: not
- * read), and what store_run_insert() writes for it (BIND: the value, an
+ * when it is not read), how store_run_get() and store_run_list_running()
+ * read it (AS_IS; OR: coalesce(column, default); OR_TEXT: coalesce(column,
+ * ''); NO: not read), and what store_run_insert() writes for it (BIND: the value, an
  * expression of row, its struct store_run_new; SQL: the SQL literal
  * value; NO: nothing).  The first is FIRST, every later one NEXT; the
  * first is read and bound. */
 #define RUN_COLUMNS(FIRST, NEXT)                                                                   \
     FIRST(id, COPY, AS_IS, , BIND, STORE_TEXT(row->id))                                            \
     NEXT(goal_id, COPY, AS_IS, , BIND, STORE_TEXT(row->goal_id))                                   \
-    NEXT(item_id, COPY, OR, '', BIND, STORE_TEXT(row->item_id))                                    \
+    NEXT(item_id, COPY, OR_TEXT, , BIND, STORE_TEXT(row->item_id))                                 \
     NEXT(kind, COPY, AS_IS, , BIND, STORE_TEXT(row->kind))                                         \
     NEXT(lane, COPY, AS_IS, , BIND, STORE_TEXT(row->lane))                                         \
     NEXT(status, COPY, AS_IS, , SQL, 'running')                                                    \
@@ -39,28 +40,34 @@
     NEXT(lease_until, I64, OR, 0, BIND, STORE_I64(row->lease_until))                               \
     NEXT(created_at, NONE, NO, , BIND, STORE_I64(row->now_ms))                                     \
     NEXT(started_at, I64, OR, 0, BIND, STORE_I64(row->now_ms))                                     \
-    NEXT(failure_reason, COPY, OR, '', NO, )                                                       \
-    NEXT(node_id, COPY, OR, '', BIND, STORE_TEXT(row->node_id))
+    NEXT(failure_reason, COPY, OR_TEXT, , NO, )                                                    \
+    NEXT(node_id, COPY, OR_TEXT, , BIND, STORE_TEXT(row->node_id))
 
 /* What RUN_COLUMNS generates: the read list (RUN_COLS), its column
  * numbers and field table, the written list, its placeholders and
  * values. */
 #define RUN_READ_AS_IS(member, dflt) #member
 #define RUN_READ_OR(member, dflt) "coalesce(" #member ", " #dflt ")"
+/* '' is no preprocessing token for every compiler (clang refuses an empty
+ * character constant): a text column's empty default has its own kind */
+#define RUN_READ_OR_TEXT(member, dflt) "coalesce(" #member ", '')"
 #define RUN_READ_NO(member, dflt)
 #define RUN_READ_FIRST(m, k, read, d, w, v) RUN_READ_##read(m, d)
 #define RUN_READ_NEXT(m, k, read, d, w, v) RUN_READ_SEP_##read RUN_READ_##read(m, d)
 #define RUN_READ_SEP_AS_IS ", "
 #define RUN_READ_SEP_OR ", "
+#define RUN_READ_SEP_OR_TEXT ", "
 #define RUN_READ_SEP_NO
 #define RUN_COLS RUN_COLUMNS(RUN_READ_FIRST, RUN_READ_NEXT)
 #define RUN_COL_AS_IS(member) RUN_COL_##member,
 #define RUN_COL_OR(member) RUN_COL_##member,
+#define RUN_COL_OR_TEXT(member) RUN_COL_##member,
 #define RUN_COL_NO(member)
 #define RUN_COL(m, k, read, d, w, v) RUN_COL_##read(m)
 enum run_col { RUN_COLUMNS(RUN_COL, RUN_COL) };
 #define RUN_FIELD_AS_IS(member, kind) STORE_FIELD(struct store_run, member, kind, RUN_COL_##member),
 #define RUN_FIELD_OR(member, kind) STORE_FIELD(struct store_run, member, kind, RUN_COL_##member),
+#define RUN_FIELD_OR_TEXT(member, kind) STORE_FIELD(struct store_run, member, kind, RUN_COL_##member),
 #define RUN_FIELD_NO(member, kind)
 #define RUN_FIELD(m, k, read, d, w, v) RUN_FIELD_##read(m, k)
 #define RUN_NAME_BIND(member) ", " #member

@@ -17,7 +17,7 @@ S="$T/s.jsonl"
         echo "{\"stage\": \"execute\", \"sleep_ms\": 700, \"tool_calls\": [{\"name\": \"complete\", \"arguments\": {\"summary\": \"note $i\"}}]}"
         echo '{"stage": "review", "content": {"verdict": "pass", "findings": []}}'
     done
-    echo '{"stage": "evaluate", "content": {"criteria": [{"index": 0, "verdict": "met", "quote": "+1 (note1.txt)"}]}}'
+    echo '{"stage": "evaluate", "content": {"criteria": [{"index": 0, "verdict": "met", "quote": "note1.txt holds 1"}]}}'
 } >"$S"
 export GOALD_LLM_MODELS="[{\"provider\":\"script\",\"model\":\"m1\",\"script\":\"$S\"}]"
 echo '{"title": "three notes, one after the other"}' >"$T/goal.json"
