@@ -8,7 +8,7 @@
 
 export GOALD_LLM_SCRIPT="$T/s.jsonl" GOALD_DAEMON_TICK_MS=100 GOALD_CONTROL_BACKOFF_BASE_MS=50
 export GOALD_LANE_WORK_TIMEOUT_S=3 GOALD_DAEMON_KILL_GRACE_S=1
-marker="98765.4321"
+marker="98765.$$"  # this test's own: both builds' suites run side by side
 {
     script_generic 1 0 1 | grep -v '"stage":"execute"' | head -n 4
     # the first execute answer hangs: a grandchild sleeps and writes its pid

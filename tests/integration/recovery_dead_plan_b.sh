@@ -12,7 +12,7 @@
 
 export GOALD_DAEMON_TICK_MS=100 GOALD_CONTROL_BACKOFF_BASE_MS=50
 export GOALD_LANE_WORK_TIMEOUT_S=3 GOALD_DAEMON_KILL_GRACE_S=1 GOALD_CONTROL_MAX_RETRIES=0
-marker="97531.2468"
+marker="97531.$$"  # this test's own: both builds' suites run side by side
 # one model (a fake OpenAI server, whose log shows every prompt), its
 # answers in order
 {
