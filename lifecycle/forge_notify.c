@@ -109,12 +109,15 @@ int forge_notify_goal(store *st, const struct forge_trigger *t, const char *goal
     if ((rc = store_forge_comment_get(st, t->f.base_url, t->repo_key, number, "status", &cid, old,
                                       &found)) != 0)
         goto out;
-    if (found && !strcmp(old, sha))
-        goto out; /* the issue knows */
-    if ((rc = vcs_forge_comment_put(&cid, &fl, &t->f, number, strbuf_cstr(&sb))) != 0)
+    /* the issue knows already: only the stamp moves */
+    if (!(found && !strcmp(old, sha)) &&
+        (rc = vcs_forge_comment_put(&cid, &fl, &t->f, number, strbuf_cstr(&sb))) != 0)
         goto out;
+    /* stamped with the goal's own updated_at as it was read: a change
+     * the goal makes while the comment is written is told at the next
+     * poll (store_forge_links_to_tell compares the two) */
     rc = store_forge_comment_set(st, t->f.base_url, t->repo_key, number, "status", cid, sha,
-                                 time_now_ms());
+                                 g->updated_at);
 out:
     store_goal_free(g);
     strbuf_release(&sb);

@@ -82,7 +82,7 @@ int store_forge_links_to_tell(store *st, const char *trigger, struct store_forge
         " ON c.forge = l.forge AND c.repo = l.repo AND c.issue_number = l.issue_number"
         " AND c.kind = 'status' WHERE l.trigger_name = ? AND l.source = 'issue'"
         " AND (c.comment_id IS NULL OR g.status NOT IN ('completed', 'cancelled')"
-        " OR g.updated_at >= c.updated_at) ORDER BY l.created_at LIMIT 256";
+        " OR g.updated_at > c.updated_at) ORDER BY l.created_at LIMIT 256";
 
     return store_rows_fill(st, rows, max, n, STORE_ROW_SHAPE(*rows, link_fill), q,
                            STORE_ARGS(STORE_TEXT(trigger)));
@@ -141,7 +141,7 @@ int store_forge_comment_get(store *st, const char *forge, const char *repo, int6
 }
 
 int store_forge_comment_set(store *st, const char *forge, const char *repo, int64_t number,
-                            const char *kind, int64_t comment_id, const char *sha, int64_t now_ms)
+                            const char *kind, int64_t comment_id, const char *sha, int64_t told_at)
 {
     static const char up[] =
         "INSERT INTO forge_comments(forge, repo, issue_number, kind, comment_id, body_sha,"
@@ -152,7 +152,7 @@ int store_forge_comment_set(store *st, const char *forge, const char *repo, int6
     return store_exec_args(st, "forge comment", NULL, up,
                            STORE_ARGS(STORE_TEXT(forge), STORE_TEXT(repo), STORE_I64(number),
                                       STORE_TEXT(kind), STORE_I64(comment_id), STORE_TEXT(sha),
-                                      STORE_I64(now_ms)));
+                                      STORE_I64(told_at)));
 }
 
 int store_forge_state_get(store *st, const char *key, char *out, size_t n, int *found)

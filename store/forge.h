@@ -60,9 +60,12 @@ int store_forge_branch_busy(store *st, const char *repo, const char *branch, int
 int store_forge_comment_get(store *st, const char *forge, const char *repo, int64_t number,
                             const char *kind, int64_t *comment_id, char sha[65], int *found);
 
-/* Record (insert or replace) goald's comment of kind on an issue. */
+/* Record (insert or replace) goald's comment of kind on an issue; told_at
+ * is the goal's updated_at the comment tells of (a later change of the
+ * goal makes store_forge_links_to_tell() list it again). */
 int store_forge_comment_set(store *st, const char *forge, const char *repo, int64_t number,
-                            const char *kind, int64_t comment_id, const char *sha, int64_t now_ms);
+                            const char *kind, int64_t comment_id, const char *sha,
+                            int64_t told_at);
 
 /* A named value into out (n bytes, cut): *found 0 and out "" when unset. */
 int store_forge_state_get(store *st, const char *key, char *out, size_t n, int *found);
