@@ -35,6 +35,7 @@
 #include "lifecycle/claim.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/job.h"
+#include "lifecycle/stages.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/transitions.h"
 #include "store/store.h"

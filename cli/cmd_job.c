@@ -8,6 +8,7 @@
 #include "lifecycle/claim.h"
 #include "lifecycle/control.h"
 #include "lifecycle/job.h"
+#include "lifecycle/stages.h"
 #include "util/timeutil.h"
 
 static int run_job(struct cli_ctx *c)

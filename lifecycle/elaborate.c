@@ -19,6 +19,8 @@
  * gates detected from the repository's build files plus the model's (which
  * never replace them).
  */
+#include "lifecycle/elaborate.h"
+
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <limits.h>
@@ -31,7 +33,7 @@
 #include "lifecycle/elaborate_view.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/prompts.h"
-#include "lifecycle/stages.h"
+#include "lifecycle/job.h"
 #include "lifecycle/transitions.h"
 #include "store/event.h"
 #include "store/goal.h"

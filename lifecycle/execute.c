@@ -16,6 +16,8 @@
  * saved as a patch artifact and the worktree is reset, so the next
  * attempt starts from the branch head.
  */
+#include "lifecycle/execute.h"
+
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +28,7 @@
 #include "lifecycle/escalate.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/react.h"
-#include "lifecycle/stages.h"
+#include "lifecycle/job.h"
 #include "lifecycle/transitions.h"
 #include "lifecycle/verify.h"
 #include "lifecycle/workspace.h"

@@ -60,10 +60,7 @@ struct job_outcome {
     char next[32];        /* what recovery did: "", retry, failover, plan_b, escalated, skipped */
 };
 
-/* Run run_id to a terminal state.  Returns 0 when the run was carried
- * through (it may have failed: see out); an error only when the job
- * itself could not run (no such run, the database gone). */
-int job_run(store *st, const char *run_id, struct job_outcome *out);
+/* job_run(), which runs one unit, is the lifecycle table's: stages.h. */
 
 /* For stages: record a failure of class cls with a formatted reason;
  * returns ERR_FAIL. */

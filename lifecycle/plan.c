@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "lifecycle/prompts.h"
-#include "lifecycle/stages.h"
+#include "lifecycle/job.h"
 #include "lifecycle/transitions.h"
 #include "store/event.h"
 #include "store/item.h"
