@@ -116,6 +116,9 @@ struct verify_state {
     struct cJSON *inputs;  /* the item's changes that are not product (paths) */
     struct cJSON *roles;   /* {path: role} of those (gates/roles.h) */
     int n_det;             /* deterministic gates run */
+    int only_new_tests;    /* every change put back for the product-only run is a test
+                              module the item added (no config, support or shadow file,
+                              nothing that was there at the baseline) */
 };
 
 void verify_state_release(struct verify_state *vs);

@@ -298,11 +298,16 @@ static int gate_judge(const struct judge_pass *p, size_t i, struct gate_result *
     }
     /* the product-only tree of a gate that ran no test case at the
      * baseline (its tests did not exist yet: the item adds the first) and
-     * runs none here either, while it passed on the item's tree: there
-     * are no original tests to judge the product with; the item's new
-     * tests are judged on the old product instead (verify_pins.c) */
-    if (main && main->r.passed && e->base_known && !e->base_passed && base_cases == 0 &&
-        e->r.cases.n == 0) {
+     * runs none here either, while on the item's tree it passed running
+     * test cases: there are no original tests to judge the product with;
+     * the item's new tests are judged on the old product instead
+     * (verify_pins.c).  Only when all the item put back is new test
+     * modules: a changed or added runner config, support file or shadow
+     * (a Makefile's test target made `true`, a new package.json) is
+     * judged as ever, and a pass that counted no test case proves
+     * nothing */
+    if (main && main->r.passed && main->r.cases.n > 0 && p->vs->only_new_tests &&
+        e->base_known && !e->base_passed && base_cases == 0 && e->r.cases.n == 0) {
         e->inconclusive = 1;
         snprintf(e->r.classification, sizeof(e->r.classification), "pre-existing");
         return 0;

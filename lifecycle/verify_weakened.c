@@ -64,10 +64,13 @@ size_t verify_inputs_changed(struct verify_state *vs, const struct vcs_tree_chan
 
     if (!vs->roles)
         vs->roles = cJSON_CreateObject();
+    vs->only_new_tests = 1;
     for (size_t i = 0; i < nch; i++) {
         enum path_role r = verify_path_role(ch[i].path, ch[i].status == 'A', &vs->plan, vs->ev);
         if (r == ROLE_PRODUCT)
             continue;
+        if (r != ROLE_TEST || ch[i].status != 'A')
+            vs->only_new_tests = 0;
         cJSON_AddItemToArray(vs->inputs, cJSON_CreateString(ch[i].path));
         cJSON_AddStringToObject(vs->roles, ch[i].path, gates_role_name(r));
         restore[n++] = ch[i].path;

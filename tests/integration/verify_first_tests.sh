@@ -6,7 +6,9 @@
 # same way. That run is inconclusive, never "tests weakened" or "the
 # product does not fix what the goal is about": an honest item that adds
 # the project's first tests and the fix is done; the gate is recorded as
-# inconclusive on the product-only tree.
+# inconclusive on the product-only tree.  Only so: when the item also
+# rewrote the runner the gate names, or its tests count no case, the
+# product-only run judges as ever (the item fails).
 . "$(dirname "$0")/lib.sh"
 . "$GOALD_SOURCE_DIR/tests/fixtures/units.sh"
 
@@ -25,7 +27,7 @@ SH
 git -C "$R" init -q -b main && git -C "$R" add -A &&
     git -C "$R" -c user.email=t@e -c user.name=t commit -q -m init
 FIX=$(jq -nc '{name: "edit", arguments: {path: "add.sh", old_text: "$(($1 - $2))", new_text: "$(($1 + $2))"}}')
-TEST='[ "$(sh ./add.sh 2 3)" = 5 ] || { echo "add 2 3: expected 5"; exit 1; }
+TEST='if [ "$(sh ./add.sh 2 3)" = 5 ]; then echo "ok 1 - add 2 3"; else echo "not ok 1 - add 2 3"; exit 1; fi
 '
 {
     echo "{\"stage\": \"elaborate\", \"content\": $ELAB}"
@@ -44,4 +46,35 @@ expect_eq "$(printf '%s' "$v" | jq -r '.restored_inputs_gates[0].inconclusive')"
     "the product-only run is inconclusive"
 expect_eq "$(printf '%s' "$v" | jq -r '.tests_weakened')" false "not weakened"
 expect_eq "$(sql "SELECT status FROM work_items")" done "done"
+
+# --- the attacks this rule must not let through -------------------------------
+# attempt KEY FIX TOOL_CALLS...: a fresh goal on a fresh copy of the project
+# whose one item makes these calls; its run's status and failure reason
+attempt() {
+    local name=$1 r="$T/$1" calls
+    shift
+    cp -a "$R" "$r"
+    git -C "$r" checkout -q -- . 2>/dev/null || true
+    git -C "$r" reset -q --hard "$(git -C "$R" rev-list --max-parents=0 HEAD)"
+    calls=$(printf '%s,' "$@")
+    {
+        echo "{\"stage\": \"elaborate\", \"content\": $ELAB}"
+        echo "{\"stage\": \"plan\", \"content\": $(plan1 "Fix add and add its first test")}"
+        echo "{\"stage\": \"execute\", \"tool_calls\": [${calls}$(complete "done")]}"
+        echo "{\"stage\": \"review\", \"content\": $REVIEW}"
+    } >"$T/$name.jsonl"
+    export GOALD_LLM_SCRIPT="$T/$name.jsonl"
+    submit_fresh "$name" "$r" ', "description": "add.sh subtracts; fix it and add the first test", "success_criteria": ["add.sh adds two numbers"], "verification": [{"name": "tests", "type": "test", "command": "sh run_tests.sh", "must_pass": true}]'
+    step plan; step plan; step work
+}
+# the runner the gate names, rewritten to pass whatever runs
+attempt swapped "$FIX" "$(write tests/add_test.sh "$TEST")" \
+    "$(write run_tests.sh 'echo "ok 1 - everything"')"
+expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "a rewritten runner is judged as ever"
+case "$(sql "SELECT failure_reason FROM runs WHERE id = '$RUN'")" in *"tests weakened"*run_tests.sh*) ok ;;
+    *) fail "the failure does not name the rewritten runner: $(sql "SELECT failure_reason FROM runs WHERE id = '$RUN'")" ;; esac
+# a first test that counts nothing: a pass without a test case proves nothing
+attempt silent "$FIX" "$(write tests/add_test.sh '[ "$(sh ./add.sh 2 3)" = 5 ]
+')"
+expect_eq "$(jqo .status)/$(jqo .error_class)" failed/gate "a pass that counted no test case"
 done_tests
