@@ -28,6 +28,7 @@
 #include "lifecycle/escalate.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/react.h"
+#include "lifecycle/recover.h"
 #include "lifecycle/job.h"
 #include "lifecycle/transitions.h"
 #include "lifecycle/verify.h"
@@ -38,7 +39,9 @@
 #include "store/item.h"
 #include "store/run.h"
 #include "util/err.h"
+#include "util/fault.h"
 #include "util/fsutil.h"
+#include "util/log.h"
 #include "util/redact.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
@@ -357,31 +360,41 @@ static int best_attempt_pending(struct job_ctx *j, cJSON **data)
 
 /* Apply the accepted best attempt to the worktree (clean: just opened)
  * and verify it with its refused test changes accepted; no model call.
- * Recorded once (best_attempt_applied) before the verification, so that
- * a crash never applies it twice. */
+ * Recorded (best_attempt_applied, with the outcome) once that is over,
+ * whatever it was: a job killed before then leaves the acceptance
+ * pending, and the next run applies it again to a worktree reset to the
+ * item's start; a verification that failed leaves the item to the model. */
 static int apply_best_attempt(struct job_ctx *j, struct workspace *ws, const cJSON *acc)
 {
     const char *run = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(acc, "run_id"));
     const char *patch = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(acc, "patch"));
+    cJSON *done = xcheck(cJSON_Duplicate(acc, 1));
     char summary[256];
+    int rc;
 
+    if (!ws->wt || !patch || vcs_worktree_apply(ws->wt, patch) != 0) {
+        rc = job_fail(j, "workspace", "the accepted best attempt (run %.8s) could not be "
+                                      "applied: %s",
+                      run ? run : "?", ws->wt && patch ? err_last() : "no worktree or patch");
+    } else {
+        fault_point("execute.best_attempt_applied");
+        snprintf(summary, sizeof(summary),
+                 "the best attempt of run %.8s, its test changes accepted by a human",
+                 run ? run : "?");
+        strbuf_adds_cut(&j->summary, summary);
+        j->accept_weakened = 1;
+        rc = verify_item(j, ws, summary);
+    }
+    cJSON_AddBoolToObject(done, "verified", rc == 0);
     if (store_decision_add(j->st, &(struct store_decision_new){.goal_id = j->goal->id,
                                                                .item_id = j->item->id,
                                                                .run_id = j->claim.run_id,
                                                                .kind = "best_attempt_applied",
-                                                               .data = acc}) != 0)
-        return job_fail(j, "internal", "%s", err_last());
-    job_event_or_warn(j, "item.best_attempt_applied", acc);
-    if (!ws->wt || !patch || vcs_worktree_apply(ws->wt, patch) != 0)
-        return job_fail(j, "workspace", "the accepted best attempt (run %.8s) could not be "
-                                        "applied: %s",
-                        run ? run : "?", ws->wt && patch ? err_last() : "no worktree or patch");
-    snprintf(summary, sizeof(summary),
-             "the best attempt of run %.8s, its test changes accepted by a human",
-             run ? run : "?");
-    strbuf_adds_cut(&j->summary, summary);
-    j->accept_weakened = 1;
-    return verify_item(j, ws, summary);
+                                                               .data = done}) != 0)
+        log_warn("%s: best_attempt_applied not recorded: %s", j->item->key, err_last());
+    job_event_or_warn(j, "item.best_attempt_applied", done);
+    cJSON_Delete(done);
+    return rc;
 }
 
 int stage_execute(struct job_ctx *j)
@@ -401,6 +414,10 @@ int stage_execute(struct job_ctx *j)
         cJSON_Delete(acc);
         goto done;
     }
+    /* a Plan B a dead run left owed is asked first (recover.h); a human's
+     * accepted best attempt above needs none */
+    if ((rc = recover_plan_b_owed(j)) != 0)
+        goto done;
     build_user(&user, j, &ws);
     rc = react_run(&x, j, &ws, strbuf_cstr(&user));
     if (x.completed) {

@@ -40,18 +40,10 @@
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
-/* execute: a Plan B a dead run left owed is asked first (recover.h) */
-static int stage_execute_unit(struct job_ctx *j)
-{
-    int rc = recover_plan_b_owed(j);
-
-    return rc ? rc : stage_execute(j);
-}
-
 const struct stage_def stage_defs[] = {
     {"elaborate", "plan", 1, stage_elaborate},
     {"plan", "plan", 1, stage_plan},
-    {"execute", "work", 1, stage_execute_unit},
+    {"execute", "work", 1, stage_execute},
     {"publish", "work", 0, stage_publish},
     {NULL, NULL, 0, NULL},
 };

@@ -138,8 +138,16 @@ case "$(sql "SELECT json_extract(packet, '\$.minimal_question') FROM escalations
 run "$G" resolve "$esc" --action accept_best_attempt
 expect_rc 0 "accept the best attempt"
 echo "{\"stage\": \"review\", \"content\": $REVIEW}" >>"$GOALD_LLM_SCRIPT"
-step work
-expect_eq "$(jqo .status)" success "the best attempt lands without a model call"
+# a job killed after applying it, before its verification ended: the
+# acceptance is still owed, and the next run applies it again
+run "$G" claim --lane work --json; expect_rc 0 "claim the item"
+RUN=$(jqo .run_id)
+set +e; GOALD_FAULT=execute.best_attempt_applied "$G" job "$RUN" >/dev/null 2>&1; jrc=$?; set -e
+expect_eq "$jrc" 137 "the job died by SIGKILL after applying the best attempt"
+expect_eq "$(sql "SELECT count(*) FROM decisions WHERE kind = 'best_attempt_applied'")" 0 "not recorded as applied"
+run "$G" daemon --once
+expect_eq "$(sql "SELECT status FROM runs WHERE kind = 'execute' ORDER BY created_at DESC LIMIT 1")" success \
+    "the best attempt lands without a model call, after the kill"
 expect_eq "$(sql "SELECT note FROM decisions WHERE kind = 'verification' ORDER BY id DESC LIMIT 1")" \
     "tests weakened, accepted by a human" "the verification says who accepted it"
 expect_eq "$(sql "SELECT status FROM work_items")" done "done"
