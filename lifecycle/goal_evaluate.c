@@ -156,16 +156,17 @@ static void eval_prompt(strbuf *u, struct eval *e, const char *base)
     strbuf_release(&diff);
 }
 
-/* Does quote show in the diff?  Its longest line (a diff's "+", "-" or
- * " " and the blanks around it left out) of at least 8 bytes must be a
- * part of some line of the diff; a quote without such a line is no
- * quote. */
+/* Does quote show in the diff as a change?  Its longest line (a diff's
+ * "+", "-" or " " and the blanks around it left out) of at least 8 bytes
+ * must be part of an added or removed line of the diff: a quote of
+ * unchanged context, or of nothing the diff holds, is no quote of the
+ * change. */
 static int quote_in_diff(const char *diff, const char *quote)
 {
     const char *best = NULL;
     size_t best_n = 0;
     char *needle;
-    int found;
+    int found = 0;
 
     for (const char *p = quote ? quote : ""; *p;) {
         size_t n = strcspn(p, "\n");
@@ -183,7 +184,13 @@ static int quote_in_diff(const char *diff, const char *quote)
     if (!diff || best_n < 8)
         return 0;
     needle = xstrndup(best, best_n);
-    found = strstr(diff, needle) != NULL;
+    for (const char *p = diff; *p && !found;) {
+        size_t n = strcspn(p, "\n");
+        /* a changed line, not a file header ("+++ b/x", "--- a/x") */
+        if ((*p == '+' || *p == '-') && !(n >= 3 && (!strncmp(p, "+++", 3) || !strncmp(p, "---", 3))))
+            found = memmem(p + 1, n - 1, needle, best_n) != NULL;
+        p += n + (p[n] == '\n');
+    }
     free(needle);
     return found;
 }
@@ -343,7 +350,7 @@ static void eval_reasons(struct goal_eval *out, const struct eval *e)
                             c->text, c->quote ? c->quote : "");
         else if (c->unquoted)
             strbuf_addf_cut(&r, "criterion %d \"%s\" is unchecked: no gate or test proves it, and "
-                                "the evaluation's \"met\" quoted nothing the diff holds",
+                                "the evaluation's \"met\" quoted no change of the diff",
                             k, c->text);
         else
             strbuf_addf_cut(&r, "criterion %d \"%s\" is unchecked: no gate or test proves it and "

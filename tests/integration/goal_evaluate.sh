@@ -17,7 +17,8 @@
 #   3. a criterion a passing gate backs only by a shared word ("the
 #      addition is checked", gate `sh test.sh addition`) is asked about, and
 #      the model's "unmet" never turns the gate: it stays met; a "met" whose
-#      quote is not in the diff (there is no changelog) counts as unknown:
+#      quote is no change of the diff (an unchanged line of add.sh shown as
+#      context; there is no changelog) counts as unknown:
 #      the changelog is unchecked, partial, with the reason, and no
 #      follow-up plan.
 . "$(dirname "$0")/lib.sh"
@@ -144,7 +145,7 @@ repo "$T/r3"
     echo "{\"content\": $(plan "$(item wi-1 "Fix add" '[0, 1]' true)")}"
     jq -nc --argjson a "$FIX" --argjson c "$(complete "add.sh adds")" '{tool_calls: [$a, $c]}'
     echo "{\"content\": $REVIEW}"
-    echo "{\"content\": $(verdicts unmet met '+Fixed: the changelog has its entry')}"
+    echo "{\"content\": $(verdicts unmet met ' # add.sh A B: print A + B')}"
 } >"$T/three.jsonl"
 start_fake_llm three openai "$T/three.jsonl"
 export GOALD_LLM_BASE_URL="$FAKE_URL"
@@ -154,7 +155,7 @@ run "$G" report "$GID" --json
 expect_eq "$(jqo .goal.status)/$(jqo .goal.partial)" completed/true "completed, partial"
 expect_eq "$(jqo '[.evidence[] | select(.item == null) | "\(.kind):\(.status)"] | join(" ")')" \
     "review:met review:unchecked" "the gate's criterion stays met; the changelog is unchecked"
-case "$(jqo '.partial_reasons | join(";")')" in *'criterion 1 "the CHANGELOG has an entry for the fix" is unchecked'*"quoted nothing the diff holds"*) ok ;;
+case "$(jqo '.partial_reasons | join(";")')" in *'criterion 1 "the CHANGELOG has an entry for the fix" is unchecked'*"quoted no change of the diff"*) ok ;;
     *) fail "partial reason: $OUT" ;; esac
 expect_eq "$(jqo '.partial_reasons | length')" 1 "one reason"
 expect_eq "$(calls plan)" 1 "no follow-up plan for an unchecked criterion"
