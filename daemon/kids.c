@@ -341,8 +341,12 @@ int daemon_claim_all(struct daemon *d)
         while (daemon_count_lane(d, lanes[l].lane) < config_int(lanes[l].cap)) {
             struct claim c;
             int nb = 0, rc;
+            /* a goal with a job here takes no other unit, but for the
+             * work lane's items of a goal that runs them side by side:
+             * the claim rule counts those (goal.max_parallel_items) */
             for (int i = 0; i < d->nkids; i++)
-                memcpy(busy[nb++], d->kids[i].goal_id, ID_SIZE);
+                if (l == 0 || strcmp(d->kids[i].kind, "execute") != 0 || d->kids[i].gone)
+                    memcpy(busy[nb++], d->kids[i].goal_id, ID_SIZE);
             struct claim_scope scope = {d->node_id, (const char(*)[ID_SIZE])busy, nb,
                                         (int)config_int(lanes[l].cap),
                                         d->shared ? d->node_id : NULL};

@@ -139,6 +139,8 @@ int lifecycle_goal_cancel(store *st, const char *goal_id, int *n_items, int *n_j
             workspace_locate(st, g, &repo, &wt, &clone) == 0 && repo && wt &&
             (!clone || fs_exists(repo)) && vcs_worktree_remove(repo, wt) != 0)
             log_warn("goal %.8s: worktree %s not removed: %s", goal_id, wt, err_last());
+        if (g && repo && !clone)
+            workspace_remove_items(g, repo);
         free(repo);
         free(wt);
         store_goal_free(g);

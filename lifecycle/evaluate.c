@@ -284,6 +284,13 @@ int evaluate_item(struct job_ctx *j, struct workspace *ws, const char *summary,
     if ((rc = item_push(j, cr.sha)) != 0)
         goto out;
     fault_point("verify.after_push");
+    /* an item in a worktree of its own: the goal branch moved to its
+     * commit (the goal's branch lock is held) */
+    if (cr.sha[0] && workspace_land(ws, j, cr.sha) != 0) {
+        rc = job_fail(j, "vcs", "landing %s on the goal branch: %s", j->item->key, err_last());
+        goto out;
+    }
+    fault_point("verify.after_land");
     if ((rc = test_artifacts(j, vs)) != 0) {
         rc = job_fail(j, "internal", "test results artifact: %s", err_last());
         goto out;

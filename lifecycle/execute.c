@@ -403,14 +403,17 @@ int stage_execute(struct job_ctx *j)
     struct workspace ws;
     strbuf user;
     cJSON *acc = NULL;
-    int rc;
+    int landed = 0, rc;
 
-    if (workspace_open(&ws, j) != 0)
-        return job_fail(j, "workspace", "%s", err_last());
+    if (workspace_open(&ws, j) != 0) {
+        rc = job_fail(j, "workspace", "%s", err_last());
+        workspace_close(&ws);
+        return rc;
+    }
     strbuf_init(&user, 4 << 20); /* the task: cut at its cap */
     if ((rc = best_attempt_pending(j, &acc)) != 0 || acc) {
         if (acc)
-            rc = apply_best_attempt(j, &ws, acc);
+            landed = (rc = apply_best_attempt(j, &ws, acc)) == 0;
         cJSON_Delete(acc);
         goto done;
     }
@@ -422,7 +425,7 @@ int stage_execute(struct job_ctx *j)
     rc = react_run(&x, j, &ws, strbuf_cstr(&user));
     if (x.completed) {
         strbuf_adds_cut(&j->summary, x.summary);
-        rc = verify_item(j, &ws, x.summary);
+        landed = (rc = verify_item(j, &ws, x.summary)) == 0;
     } else if (x.blocked) {
         strbuf_addf_cut(&j->summary, "asked a human: %s", x.question);
         if ((rc = finish_blocked(j, x.question)) != 0)
@@ -434,6 +437,8 @@ done:
      * the answer starts from them (workspace_open) */
     if (rc)
         workspace_discard(&ws, j);
+    else if (ws.own && landed)
+        workspace_drop_own(&ws, j); /* its worktree and branch go */
     workspace_close(&ws);
     react_outcome_release(&x);
     strbuf_release(&user);

@@ -309,8 +309,11 @@ static int drop_at(store *st, const char *goal_id, const char *path)
 
     if ((rc = store_goal_get(st, goal_id, &g)) != 0)
         return rc;
-    if ((rc = workspace_locate(st, g, &repo, &wt, &clone)) == 0 && repo && fs_exists(repo))
+    if ((rc = workspace_locate(st, g, &repo, &wt, &clone)) == 0 && repo && fs_exists(repo)) {
         rc = vcs_worktree_remove(repo, path);
+        if (!clone)
+            workspace_remove_items(g, repo);
+    }
     if (rc == 0 && lstat(path, &sb) == 0)
         rc = fs_remove_tree(path);
     free(repo);

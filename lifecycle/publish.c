@@ -783,6 +783,8 @@ int stage_publish(struct job_ctx *j)
     /* 7. the worktree goes; the branch stays */
     if (j->repo && j->worktree && vcs_worktree_remove(j->repo, j->worktree) != 0)
         log_warn("goal %.8s: worktree %s not removed: %s", g->id, j->worktree, err_last());
+    if (j->repo && !j->clone)
+        workspace_remove_items(g, j->repo); /* items' own worktrees left (skipped ones) */
 out:
     vcs_pr_release(&pr);
     cJSON_Delete(p);

@@ -64,6 +64,16 @@ void recover_decide(const struct recover_facts *f, struct recover_decision *d)
         d->why = "the same failure as before the human's answer: a human decides again";
         return;
     }
+    /* another item of the goal landed first and changed the same lines:
+     * nothing failed but the timing.  The item runs again on the goal's
+     * head at once, and the run does not count as a failure (each
+     * conflict means another item landed: the goal goes on) */
+    if (!strcmp(cls, "conflict")) {
+        d->action = RECOVER_RETRY;
+        d->tier = f->tier > 0 ? f->tier : 1;
+        d->why = "another item landed first: run again on the goal's head";
+        return;
+    }
     /* three identical failures in a row say the approach or the model
      * fails; a run that died (aborted: its process, its daemon or its
      * node was killed) says nothing about either, and only

@@ -3,9 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "store/goal.h"
 #include "store/run.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "vcs/clone.h"
 
 double select_score(const struct select_candidate *c, int64_t now_ms)
 {
@@ -28,12 +30,32 @@ static int better(const struct select_candidate *a, const struct select_candidat
 }
 
 struct pick {
+    store *st;
     int64_t now_ms;
     const char (*busy_goals)[ID_SIZE];
     int n_busy;
     struct select_candidate *best;
     int found;
 };
+
+/* May goal_id run a second item while one runs?  Only with a local
+ * repository: each parallel item has a worktree of its own there
+ * (workspace.c), and lands on the goal branch under the goal's landing
+ * lock.  In clone mode the goal's head is the database's and its ref on
+ * the remote is one, so its items take turns. */
+static int parallel_allowed(store *st, const char *goal_id)
+{
+    struct goal *g = NULL;
+    int ok;
+
+    if (store_goal_get(st, goal_id, &g) != 0) {
+        err_clear();
+        return 0;
+    }
+    ok = g->repo && !vcs_repo_is_shared(g->repo);
+    store_goal_free(g);
+    return ok;
+}
 
 /* Score one candidate of the claim rule; keep it when it is the best. */
 static int consider(const struct store_run_exec_candidate *e, void *ctx)
@@ -44,6 +66,8 @@ static int consider(const struct store_run_exec_candidate *e, void *ctx)
     for (int i = 0; i < p->n_busy; i++)
         if (!strcmp(p->busy_goals[i], e->goal_id))
             return 0;
+    if (e->inflight > 0 && !parallel_allowed(p->st, e->goal_id))
+        return 0;
     memset(&c, 0, sizeof(c));
     snprintf(c.id, sizeof(c.id), "%s", e->id);
     snprintf(c.goal_id, sizeof(c.goal_id), "%s", e->goal_id);
@@ -62,8 +86,9 @@ static int consider(const struct store_run_exec_candidate *e, void *ctx)
 int select_next(store *st, int64_t now_ms, const char (*busy_goals)[ID_SIZE], int n_busy,
                 struct select_candidate *out)
 {
-    struct pick p = {now_ms, busy_goals, n_busy, out, 0};
-    int rc = store_run_execute_candidates_each(st, now_ms, consider, &p);
+    struct pick p = {st, now_ms, busy_goals, n_busy, out, 0};
+    int rc = store_run_execute_candidates_each(
+        st, now_ms, (int)config_int(CFG_GOAL_MAX_PARALLEL_ITEMS), consider, &p);
 
     if (rc)
         return rc;

@@ -6,9 +6,10 @@
  * last updated (100 at select.freshness_full_s), dependency with how many
  * items wait on it (20 per dependent, at most 100).  Ties go to the older
  * item, then the smaller id.  Only `ready` items of `active` goals whose
- * backoff has passed are candidates, and none of a goal that already has
- * an item in progress or in verification (items of a goal share one
- * worktree).
+ * backoff has passed are candidates, of goals with fewer items in
+ * progress or in verification than goal.max_parallel_items (one at a time
+ * for a goal without a repository or in clone mode: parallel items need
+ * worktrees of their own, workspace.c).
  */
 #ifndef GOALD_LIFECYCLE_SELECT_H
 #define GOALD_LIFECYCLE_SELECT_H

@@ -181,19 +181,38 @@ out:
     return rc;
 }
 
+/* An item in a worktree of its own lands under the goal's branch lock:
+ * when another item landed since its gates ran, its changes are brought
+ * onto the new head and the gates judge that tree again (the review,
+ * advisory, is not asked twice). */
+static int reverify_on_head(struct verify_state *vs, struct job_ctx *j, struct workspace *ws)
+{
+    int moved = 0, rc;
+
+    if (!ws->own)
+        return 0;
+    if ((rc = workspace_catch_up(ws, j, 1, &moved)) != 0 || !moved)
+        return rc;
+    verify_state_release(vs);
+    return verify_gates(vs, j, ws);
+}
+
 int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
 {
     struct verify_state vs;
-    int rc;
+    int moved = 0, rc;
 
     memset(&vs, 0, sizeof(vs));
     if ((rc = item_to_verify(j, summary)) != 0) {
         rc = job_fail(j, "internal", "verification: %s", err_last());
         goto out;
     }
-    if ((rc = verify_gates(&vs, j, ws)) != 0)
+    /* items side by side: judged on the goal's head as it is now */
+    if ((rc = workspace_catch_up(ws, j, 0, &moved)) != 0 || (rc = verify_gates(&vs, j, ws)) != 0)
         goto out;
-    review_item(j, ws, summary, &vs);        /* advisory, only after the gates */
+    review_item(j, ws, summary, &vs); /* advisory, only after the gates */
+    if ((rc = reverify_on_head(&vs, j, ws)) != 0)
+        goto out;
     rc = evaluate_item(j, ws, summary, &vs); /* evidence, the commit, done */
 out:
     verify_state_release(&vs);

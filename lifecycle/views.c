@@ -99,7 +99,7 @@ static void add_queues(store *st, int64_t now, cJSON *o)
     struct store_run_queues qs;
     cJSON *q = cJSON_AddObjectToObject(o, "queues");
 
-    if (store_run_queue_counts(st, now, &qs) != 0) {
+    if (store_run_queue_counts(st, now, (int)config_int(CFG_GOAL_MAX_PARALLEL_ITEMS), &qs) != 0) {
         qs.plan = qs.work = qs.waiting_on_dependencies = -1;
         err_clear();
     }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lifecycle/job.h"
 #include "store/artifact.h"
@@ -11,13 +12,18 @@
 #include "store/event.h"
 #include "store/goal.h"
 #include "store/run.h"
+#include "store/item.h"
+#include "util/config.h"
 #include "util/err.h"
+#include "util/filelock.h"
 #include "util/fsutil.h"
+#include "util/log.h"
 #include "util/hash.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 #include "vcs/clone.h"
 #include "vcs/diff.h"
+#include "vcs/merge.h"
 #include "vcs/tree.h"
 #include "vcs/worktree.h"
 
@@ -160,14 +166,17 @@ fail:
     return rc;
 }
 
-/* Create (or reuse) the worktree at ws->root of repo on the goal branch,
- * with its "worktree.rebuilt" event when it had been tampered with. */
-static int attach(struct workspace *ws, struct job_ctx *j, const char *repo)
+/* Create (or reuse) the worktree at ws->root of repo on branch (NULL:
+ * the goal branch), with its "worktree.rebuilt" event when it had been
+ * tampered with. */
+static int attach_on(struct workspace *ws, struct job_ctx *j, const char *repo,
+                     const char *branch)
 {
     const struct goal *g = j->goal;
     int rc;
 
-    if ((rc = vcs_worktree_create(&ws->wt, repo, g->base_branch, g->branch, ws->root)) != 0)
+    if ((rc = vcs_worktree_create(&ws->wt, repo, g->base_branch, branch ? branch : g->branch,
+                                  ws->root)) != 0)
         return err_wrap(rc, "worktree of %s", g->repo);
     snprintf(ws->root, sizeof(ws->root), "%s", vcs_worktree_path(ws->wt));
     ws->git_common = vcs_worktree_git_common(ws->wt);
@@ -181,6 +190,11 @@ static int attach(struct workspace *ws, struct job_ctx *j, const char *repo)
         cJSON_Delete(meta);
     }
     return rc;
+}
+
+static int attach(struct workspace *ws, struct job_ctx *j, const char *repo)
+{
+    return attach_on(ws, j, repo, NULL);
 }
 
 /* Record this node's worktree path on the goal when it says another. */
@@ -271,6 +285,242 @@ static int open_clone(struct workspace *ws, struct job_ctx *j)
     return rc;
 }
 
+/* ---- items side by side ---- */
+
+static void lock_tick(void *ctx)
+{
+    if (job_renew_lease(ctx) != 0)
+        err_clear(); /* the daemon's lease sweep decides; the wait goes on */
+}
+
+/* The goal's branch lock (workspace.h), waiting up to the run's timeout
+ * and renewing its lease meanwhile. */
+static int branch_lock(struct workspace *ws, struct job_ctx *j)
+{
+    char dir[4096], path[4200];
+    int64_t wait_s = j->claim.timeout_s > 0 ? j->claim.timeout_s : 600;
+    int rc;
+
+    if (ws->lock_held)
+        return 0;
+    if ((rc = workspace_goal_dir(dir, sizeof(dir), j)) != 0)
+        return rc;
+    if (snprintf(path, sizeof(path), "%s/branch.lock", dir) >= (int)sizeof(path))
+        return err_set(ERR_INVALID, "lock path too long");
+    if ((rc = filelock_take(&ws->lock_fd, path, wait_s * 1000, lock_tick, j)) != 0)
+        return rc;
+    ws->lock_held = 1;
+    return 0;
+}
+
+/* Where item item_id of goal g works when it has a worktree of its own:
+ * its folder and its branch. */
+static int own_names(char *path, size_t pn, char *branch, size_t bn, const struct goal *g,
+                     const char *item_id)
+{
+    char root[4096];
+    int rc;
+
+    if ((rc = vcs_worktree_root(root, sizeof(root))) != 0)
+        return rc;
+    if (snprintf(path, pn, "%s/%s.items/%s", root, g->id, item_id) >= (int)pn ||
+        snprintf(branch, bn, "%s-item-%.8s", g->branch, item_id) >= (int)bn)
+        return err_set(ERR_INVALID, "item worktree path or branch too long");
+    return 0;
+}
+
+/* The goal branch's head in the goal's repository. */
+static int goal_head(struct job_ctx *j, char out[VCS_OID_HEX])
+{
+    char rev[600];
+
+    snprintf(rev, sizeof(rev), "refs/heads/%s", j->goal->branch);
+    return vcs_rev_commit(out, j->repo, rev);
+}
+
+/* Does the item run in a worktree of its own?  When it has one already
+ * (an earlier run of it made it), or another item of the goal runs now
+ * and the goal may run items side by side. */
+static int wants_own(struct job_ctx *j, const char *path, int *own)
+{
+    struct stat sb;
+    int others = 0, rc;
+
+    *own = 0;
+    if (lstat(path, &sb) == 0) {
+        *own = 1;
+        return 0;
+    }
+    if (config_int(CFG_GOAL_MAX_PARALLEL_ITEMS) < 2)
+        return 0;
+    if ((rc = store_item_count_running_others(j->st, j->goal->id, j->item->id, &others)) != 0)
+        return rc;
+    *own = others > 0;
+    return 0;
+}
+
+/* The goal's own worktree exists, as the final check and the publication
+ * need it, even when its items all ran in worktrees of their own. */
+static int ensure_goal_worktree(struct job_ctx *j)
+{
+    struct workspace gw;
+    char base[4096];
+    int rc;
+
+    if (j->goal->worktree)
+        return 0;
+    memset(&gw, 0, sizeof(gw));
+    if ((rc = vcs_worktree_root(base, sizeof(base))) != 0)
+        return rc;
+    if (snprintf(gw.root, sizeof(gw.root), "%s/%s", base, j->goal->id) >= (int)sizeof(gw.root))
+        return err_set(ERR_INVALID, "worktree path too long");
+    if ((rc = attach(&gw, j, j->goal->repo)) == 0)
+        rc = record_worktree(j, gw.root);
+    workspace_close(&gw);
+    return rc;
+}
+
+/* The item's own worktree, on its own branch (made at the goal's head),
+ * an earlier run's leftovers saved and reset as in the goal's; clean, it
+ * starts from the goal's head as it is now. */
+static int open_own(struct workspace *ws, struct job_ctx *j, const char *path, const char *branch)
+{
+    char head[VCS_OID_HEX], mine[VCS_OID_HEX], rev[600];
+    int moved = 0, conflict = 0, rc;
+
+    if ((rc = ensure_goal_worktree(j)) != 0 || (rc = goal_head(j, head)) != 0)
+        return rc;
+    snprintf(rev, sizeof(rev), "refs/heads/%s", branch);
+    if (vcs_rev_commit(mine, j->repo, rev) != 0) {
+        err_clear();
+        if ((rc = vcs_branch_set(j->repo, branch, head)) != 0)
+            return rc;
+    }
+    snprintf(ws->root, sizeof(ws->root), "%s", path);
+    ws->own = 1;
+    if ((rc = attach_on(ws, j, j->repo, branch)) != 0 || (rc = leftovers(ws, j, 1)) != 0)
+        return rc;
+    if (ws->kept) /* brought onto the goal's head when it lands */
+        return 0;
+    return vcs_worktree_catch_up(&moved, &conflict, ws->wt, head);
+}
+
+int workspace_catch_up(struct workspace *ws, struct job_ctx *j, int lock, int *moved)
+{
+    char from[VCS_OID_HEX] = "", head[VCS_OID_HEX];
+    int conflict = 0, rc;
+
+    *moved = 0;
+    if (!ws->own)
+        return 0;
+    if (lock && (rc = branch_lock(ws, j)) != 0)
+        return job_fail(j, "workspace", "the goal's branch lock: %s", err_last());
+    if (vcs_worktree_head(from, ws->wt) != 0 || goal_head(j, head) != 0)
+        return job_fail(j, "vcs", "the goal's head: %s", err_last());
+    rc = vcs_worktree_catch_up(moved, &conflict, ws->wt, head);
+    if (rc && conflict)
+        return job_fail(j, "conflict",
+                        "%s: another item of the goal landed first and changed the same lines "
+                        "(%s). This item runs again from the goal's head, which holds that "
+                        "item's commit: redo the change on top of it.",
+                        j->item->key, err_last());
+    if (rc)
+        return job_fail(j, "vcs", "bringing %s onto the goal's head: %s", j->item->key,
+                        err_last());
+    if (*moved) {
+        cJSON *meta = cJSON_CreateObject();
+        cJSON_AddStringToObject(meta, "from", from);
+        cJSON_AddStringToObject(meta, "to", head);
+        cJSON_AddStringToObject(meta, "why", "another item of the goal landed while this one ran");
+        job_event_or_warn(j, "worktree.caught_up", meta);
+        cJSON_Delete(meta);
+    }
+    return 0;
+}
+
+int workspace_land(struct workspace *ws, struct job_ctx *j, const char *sha)
+{
+    char parent[VCS_OID_HEX], rev[VCS_OID_HEX + 2];
+    int rc;
+
+    if (!ws->own)
+        return 0;
+    snprintf(rev, sizeof(rev), "%s^", sha);
+    if ((rc = vcs_rev_commit(parent, j->repo, rev)) != 0)
+        return rc;
+    /* the goal branch may already be there: a run killed after moving it */
+    if (goal_head(j, rev) == 0 && !strcmp(rev, sha))
+        return 0;
+    return vcs_branch_move(j->repo, j->goal->branch, parent, sha);
+}
+
+void workspace_drop_own(struct workspace *ws, struct job_ctx *j)
+{
+    char path[4200], branch[600];
+
+    if (!ws->own || own_names(path, sizeof(path), branch, sizeof(branch), j->goal, j->item->id))
+        return;
+    vcs_worktree_free(ws->wt);
+    ws->wt = NULL;
+    if (vcs_worktree_remove(j->repo, path) != 0 || vcs_branch_delete(j->repo, branch) != 0) {
+        log_warn("%s: its worktree %s not removed: %s", j->item->key, path, err_last());
+        err_clear();
+    }
+}
+
+/* vcs_worktree_prune's pick: a worktree under the goal's items folder. */
+static int under(const char *path, void *ctx)
+{
+    const char *dir = ctx;
+    size_t n = strlen(dir);
+
+    return !strncmp(path, dir, n) && path[n] == '/';
+}
+
+void workspace_remove_items(const struct goal *g, const char *repo)
+{
+    char root[4096], dir[4200], prefix[600];
+    struct stat sb;
+    int n = 0;
+
+    if (!repo || !g->branch || vcs_worktree_root(root, sizeof(root)) != 0 ||
+        snprintf(dir, sizeof(dir), "%s/%s.items", root, g->id) >= (int)sizeof(dir) ||
+        snprintf(prefix, sizeof(prefix), "%s-item-", g->branch) >= (int)sizeof(prefix)) {
+        err_clear();
+        return;
+    }
+    if (lstat(dir, &sb) != 0)
+        return;
+    if (vcs_worktree_prune(repo, under, dir, &n) != 0 ||
+        vcs_branch_delete_prefix(repo, prefix, &n) != 0 || fs_remove_tree(dir) != 0) {
+        log_warn("goal %.8s: item worktrees in %s: %s", g->id, dir, err_last());
+        err_clear();
+    }
+}
+
+/* The goal's own worktree after another item landed from a worktree of
+ * its own: its branch moved while it was idle; its files are the old
+ * head's and go (the branch lock is held: no run is in it). */
+static int follow_branch(struct workspace *ws, struct job_ctx *j)
+{
+    char head[VCS_OID_HEX] = "";
+    int stale = 0, rc;
+    cJSON *meta;
+
+    if ((rc = vcs_worktree_stale(&stale, ws->wt)) != 0 || !stale)
+        return rc;
+    if ((rc = vcs_worktree_reset(NULL, ws->wt, NULL)) != 0)
+        return rc;
+    vcs_worktree_head(head, ws->wt);
+    meta = cJSON_CreateObject();
+    cJSON_AddStringToObject(meta, "to", head);
+    cJSON_AddStringToObject(meta, "why", "items landed from worktrees of their own");
+    rc = store_event_add(j->st, j->goal->id, j->item ? j->item->id : NULL, j->claim.run_id,
+                         "worktree.moved", meta, NULL);
+    cJSON_Delete(meta);
+    return rc;
+}
+
 int workspace_open(struct workspace *ws, struct job_ctx *j)
 {
     const struct goal *g = j->goal;
@@ -287,6 +537,18 @@ int workspace_open(struct workspace *ws, struct job_ctx *j)
     }
     if (j->clone)
         return open_clone(ws, j);
+    if (j->item && g->branch) {
+        char path[4200], branch[600];
+        int own = 0;
+        if ((rc = own_names(path, sizeof(path), branch, sizeof(branch), g, j->item->id)) != 0 ||
+            (rc = wants_own(j, path, &own)) != 0)
+            return rc;
+        if (own)
+            return open_own(ws, j, path, branch);
+        /* the goal's own worktree: no other run moves its branch now */
+        if ((rc = branch_lock(ws, j)) != 0)
+            return rc;
+    }
     if (g->worktree) {
         snprintf(ws->root, sizeof(ws->root), "%s", g->worktree);
     } else {
@@ -300,6 +562,8 @@ int workspace_open(struct workspace *ws, struct job_ctx *j)
         return rc;
     if (!g->worktree && (rc = record_worktree(j, ws->root)) != 0)
         return rc;
+    if ((rc = follow_branch(ws, j)) != 0)
+        return rc;
     /* a run starts from the branch head: an earlier run's leftovers go,
      * but for the item's own changes from before its question */
     return leftovers(ws, j, 1);
@@ -309,6 +573,9 @@ void workspace_close(struct workspace *ws)
 {
     vcs_worktree_free(ws->wt);
     ws->wt = NULL;
+    if (ws->lock_held)
+        filelock_release(ws->lock_fd);
+    ws->lock_held = 0;
     ws->git_common = ws->git_dir = NULL;
 }
 

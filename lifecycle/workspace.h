@@ -9,6 +9,21 @@
  * are kept for the run after the answer (ws->kept).  A goal
  * without a repository works in a plain folder beside the database.
  *
+ * Items side by side (goal.max_parallel_items): an item that starts
+ * while another item of its goal runs works in a worktree of its own,
+ * <worktree root>/<goal id>.items/<item id>, on a branch of its own
+ * (<goal branch>-item-<item id8>) started at the goal's head; its later
+ * runs use it too, until the item lands.  The goal branch is moved only
+ * under the goal's branch lock (<goal folder>/branch.lock, flock): the
+ * run in the goal's own worktree holds it from its start to its end (its
+ * HEAD is the goal branch, which must not move under it); an item in a
+ * worktree of its own takes it to land: its changes are merged onto the
+ * goal's head as it is then (workspace_catch_up), judged there, committed
+ * on its branch, and the goal branch moved to that commit.  The goal's
+ * own worktree, idle while the branch moved, is brought to the new head
+ * at its next opening.  In clone mode and without a repository items
+ * take turns (lifecycle/select.c).
+ *
  * Clone mode (the goal's repo is a git URL or a bare repository,
  * vcs/clone.h, docs/scaling.md): the worktree is one of this node's clone
  * of the repo, fetched before every run, and the goal branch is set to the
@@ -22,6 +37,7 @@
 #include <stddef.h>
 
 #include "store/goal.h"
+#include "store/store.h"
 
 struct job_ctx;
 struct vcs_worktree;
@@ -35,6 +51,14 @@ struct workspace {
     /* 1 when the worktree holds the item's changes from its run that
      * asked a human (kept for the run after the answer, not reset) */
     int kept;
+    /* 1 when the item runs in a worktree of its own, on a branch of its
+     * own (items of the goal run side by side: see above) */
+    int own;
+    /* the goal's branch lock, held (lock_held, its descriptor lock_fd)
+     * while this run may move the goal branch: for the whole run in the
+     * goal's worktree, from the last catch-up to the landing in an
+     * item's own; workspace_close() releases it */
+    int lock_held, lock_fd;
 };
 
 /* Where goal g's code is on this node.  *repo: the repository its
@@ -52,6 +76,27 @@ int workspace_locate(store *st, const struct goal *g, char **repo, char **worktr
  * item's run that asked a human (ws->kept, a "worktree.kept" event). */
 int workspace_open(struct workspace *ws, struct job_ctx *j);
 void workspace_close(struct workspace *ws);
+
+/* For an item in a worktree of its own (ws->own): bring its changes onto
+ * the goal's head (vcs_worktree_catch_up), taking the goal's branch lock
+ * first when lock is 1 (kept until workspace_close).  *moved = 1 when the
+ * head had moved.  A conflict is ERR_FAIL after job_fail() (class
+ * "conflict": the item runs again, on the goal's head).  Without an own
+ * worktree: 0, nothing done. */
+int workspace_catch_up(struct workspace *ws, struct job_ctx *j, int lock, int *moved);
+
+/* For an item in a worktree of its own: move the goal branch from the
+ * parent of the item's commit sha to sha (under the goal's branch lock).
+ * 0, ERR_BUSY when the branch moved. */
+int workspace_land(struct workspace *ws, struct job_ctx *j, const char *sha);
+
+/* After the item landed: its worktree and branch go (a failure is only
+ * logged: the goal's end removes what is left, workspace_remove_items). */
+void workspace_drop_own(struct workspace *ws, struct job_ctx *j);
+
+/* Remove every item worktree of goal g (in repo, its worktrees' main
+ * repository) and their branches: the goal ended. */
+void workspace_remove_items(const struct goal *g, const char *repo);
 
 /* The tree id of the folder as it would be committed ("" without git). */
 int workspace_state(struct workspace *ws, char *out, size_t n);

@@ -258,6 +258,20 @@ int store_item_count_unfinished_others(store *st, const char *goal_id, const cha
     return rc;
 }
 
+int store_item_count_running_others(store *st, const char *goal_id, const char *except_id,
+                                    int *n)
+{
+    static const char q[] = "SELECT count(*) FROM work_items WHERE goal_id = ? AND id <> ?"
+                            " AND status IN ('in_progress', 'verify')";
+    int64_t v = 0;
+    int found;
+    int rc = store_get_int64(st, NULL, &v, &found, q,
+                             STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(except_id)));
+
+    *n = (int)v;
+    return rc;
+}
+
 int store_item_attempts_inc(store *st, const char *id)
 {
     static const char upd[] = "UPDATE work_items SET attempts = attempts + 1 WHERE id = ?";
@@ -359,6 +373,7 @@ int store_item_recovery_counts(store *st, const char *id, int tier, int *failure
     /* runs before a human's resolution (recovery_epoch) do not count */
     static const char q1[] = "SELECT count(*) FROM runs r WHERE item_id = ?1 AND kind = 'execute'"
                              " AND tier = ?2 AND status IN ('failed','timeout','aborted')"
+                             " AND coalesce(error_class, '') <> 'conflict'"
                              " AND created_at >= (SELECT recovery_epoch FROM work_items"
                              " WHERE id = ?1)";
     static const char q2[] = "SELECT coalesce(error_signature, '') FROM runs WHERE item_id = ?1"

@@ -214,11 +214,16 @@ int store_run_last_failure(store *st, const char *item_id, const char *except_ru
     " AND (partial = 1 OR (EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)"             \
     "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id"                      \
     "                      AND w.status NOT IN ('done', 'skipped'))))" NOT_RUNNING
+/* The items of the candidate's goal running now (in progress or in
+ * verification): fewer than the goal's cap (?2, goal.max_parallel_items;
+ * 1 for a goal without a repository, whose items share one folder). */
+#define INFLIGHT                                                                                   \
+    "(SELECT count(*) FROM work_items o WHERE o.goal_id = w.goal_id"                               \
+    " AND o.status IN ('in_progress', 'verify'))"
 #define EXECUTE_RULE                                                                               \
     " FROM work_items w JOIN goals g ON g.id = w.goal_id"                                          \
     " WHERE w.status = 'ready' AND g.status = 'active' AND w.next_attempt_at <= ?1"                \
-    " AND NOT EXISTS (SELECT 1 FROM work_items o WHERE o.goal_id = w.goal_id"                      \
-    " AND o.status IN ('in_progress', 'verify'))"
+    " AND " INFLIGHT " < CASE WHEN g.repo IS NULL THEN 1 ELSE ?2 END"
 
 static int is_busy(const char (*busy)[ID_SIZE], int n, const char *goal_id)
 {
@@ -273,31 +278,35 @@ int store_run_pick_publish(store *st, int64_t now_ms, const char (*busy)[ID_SIZE
     return pick_goal(st, sql, now_ms, busy, n_busy, out);
 }
 
-int store_run_execute_candidates_each(store *st, int64_t now_ms,
+int store_run_execute_candidates_each(store *st, int64_t now_ms, int parallel_cap,
                                       int (*fn)(const struct store_run_exec_candidate *c,
                                                 void *ctx),
                                       void *ctx)
 {
     static const char sql[] =
         "SELECT w.id, w.goal_id, w.priority, w.created_at, w.updated_at,"
-        " (SELECT count(*) FROM work_item_deps d WHERE d.depends_on_id = w.id)" EXECUTE_RULE;
+        " (SELECT count(*) FROM work_item_deps d WHERE d.depends_on_id = w.id), " INFLIGHT
+        EXECUTE_RULE;
     static const struct store_field cols[] = {
         CANDIDATE(id, COPY, 0),        CANDIDATE(goal_id, COPY, 1),   CANDIDATE(priority, INT, 2),
         CANDIDATE(created_at, I64, 3), CANDIDATE(updated_at, I64, 4), CANDIDATE(dependents, INT, 5),
+        CANDIDATE(inflight, INT, 6),
     };
 
     return candidates_each(st, "select", STORE_FIELDS(cols), fn, ctx, sql,
-                           STORE_ARGS(STORE_I64(now_ms)));
+                           STORE_ARGS(STORE_I64(now_ms), STORE_I64(parallel_cap)));
 }
 
-int store_run_queue_counts(store *st, int64_t now_ms, struct store_run_queues *out)
+int store_run_queue_counts(store *st, int64_t now_ms, int parallel_cap,
+                           struct store_run_queues *out)
 {
     static const char sql[] = "SELECT (SELECT count(*)" ELABORATE_RULE ") + (SELECT count(*)"
                               PLAN_ONLY_RULE "),"
                               " (SELECT count(*)" PUBLISH_RULE ") + (SELECT count(*)" EXECUTE_RULE
                               "), (SELECT count(*) FROM work_items WHERE status = 'queued')";
     store_stmt *s;
-    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(now_ms)));
+    int rc = store_prepare_args(st, &s, sql,
+                                STORE_ARGS(STORE_I64(now_ms), STORE_I64(parallel_cap)));
 
     memset(out, 0, sizeof(*out));
     if (rc)

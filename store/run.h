@@ -77,12 +77,14 @@ struct store_run_exec_candidate {
     int dependents; /* items that depend on it */
     int64_t created_at;
     int64_t updated_at; /* waiting since */
+    int inflight;       /* items of its goal in progress or in verification */
 };
 
 /* Call fn for each execute candidate at now_ms: a `ready` item of an
- * `active` goal, due, of a goal with no item in progress or in
- * verification.  fn returns non-zero to stop (that value is returned). */
-int store_run_execute_candidates_each(store *st, int64_t now_ms,
+ * `active` goal, due, of a goal with fewer than parallel_cap items in
+ * progress or in verification (fewer than 1 for a goal without a
+ * repository).  fn returns non-zero to stop (that value is returned). */
+int store_run_execute_candidates_each(store *st, int64_t now_ms, int parallel_cap,
                                       int (*fn)(const struct store_run_exec_candidate *c,
                                                 void *ctx),
                                       void *ctx);
@@ -94,7 +96,8 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms,
 struct store_run_queues {
     int64_t plan, work, waiting_on_dependencies;
 };
-int store_run_queue_counts(store *st, int64_t now_ms, struct store_run_queues *out);
+int store_run_queue_counts(store *st, int64_t now_ms, int parallel_cap,
+                           struct store_run_queues *out);
 
 /* The runs created at or after since_ms: how many ended failed or timed
  * out, the tokens they used (in and out) and their cost in micro-USD (the

@@ -57,6 +57,10 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                                "consecutive failures of one error class that open its breaker"},
     [CFG_BREAKER_COOLDOWN_S] = {"breaker.cooldown_s", CFG_INT, "60", NULL, 0, 86400,
                                 "seconds an open breaker waits before a half-open probe"},
+    [CFG_GOAL_MAX_PARALLEL_ITEMS] = {"goal.max_parallel_items", CFG_INT, "3", NULL, 1, 16,
+                                     "items of one goal that may run at once, each in its own "
+                                     "worktree, when their dependencies are done (a goal without "
+                                     "a repository, or in clone mode, runs one at a time)"},
     [CFG_SELECT_FRESHNESS_FULL_S] = {"select.freshness_full_s", CFG_INT, "3600", NULL, 1, 31536000,
                                      "age (s) at which a ready item's freshness score is 100"},
     [CFG_LANE_PLAN_TIMEOUT_S] = {"lane.plan_timeout_s", CFG_INT, "600", NULL, 1, 86400,

@@ -290,9 +290,7 @@ out:
 int vcs_worktree_apply(vcs_worktree *wt, const char *patch_path)
 {
     strbuf patch;
-    git_tree *tree = NULL, *head = NULL;
-    git_index *index = NULL;
-    git_checkout_options co;
+    git_tree *tree = NULL;
     int empty = 0, rc;
 
     strbuf_init(&patch, (size_t)64 << 20);
@@ -306,14 +304,26 @@ int vcs_worktree_apply(vcs_worktree *wt, const char *patch_path)
     if ((rc = fs_read_file(&patch, patch_path, patch.cap - 1)) != 0 ||
         (rc = patched_tree(&tree, wt, &patch)) != 0)
         goto out;
+    rc = vcs_checkout_changes(wt, tree);
+out:
+    git_tree_free(tree);
+    strbuf_release(&patch);
+    return rc;
+}
+
+int vcs_checkout_changes(struct vcs_worktree *wt, git_tree *tree)
+{
+    git_tree *head = NULL;
+    git_index *index = NULL;
+    git_checkout_options co;
+    int rc = 0;
+
     /* the files written by libgit2's checkout (links as links, paths
      * checked as for any checkout); HEAD stays where it is */
     git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
     co.checkout_strategy = GIT_CHECKOUT_SAFE;
-    if (git_checkout_tree(wt->repo, (const git_object *)tree, &co) < 0) {
-        rc = vcs_git_err(ERR_IO, "%s: checkout of the patched tree", wt->path);
-        goto out;
-    }
+    if (git_checkout_tree(wt->repo, (const git_object *)tree, &co) < 0)
+        return vcs_git_err(ERR_IO, "%s: checkout of the changed tree", wt->path);
     /* the index back at HEAD: the changes are the worktree's, uncommitted */
     if ((rc = vcs_head_tree(&head, wt->repo)) != 0)
         goto out;
@@ -323,8 +333,6 @@ int vcs_worktree_apply(vcs_worktree *wt, const char *patch_path)
 out:
     git_index_free(index);
     git_tree_free(head);
-    git_tree_free(tree);
-    strbuf_release(&patch);
     return rc;
 }
 

@@ -53,6 +53,11 @@ int vcs_repo_open(git_repository **out, const char *path);
 /* The HEAD commit's tree into *tree_out (free with git_tree_free). */
 int vcs_head_tree(git_tree **tree_out, git_repository *repo);
 
+/* Check tree out over the worktree's folder (libgit2's safe checkout:
+ * links as links, paths checked), then the index back at HEAD's tree: the
+ * changes are the worktree's, uncommitted.  HEAD does not move. */
+int vcs_checkout_changes(struct vcs_worktree *wt, git_tree *tree);
+
 /* The tree rev names in r (a commit id, a branch...) into *out
  * (git_tree_free); ERR_NOTFOUND naming rev. */
 int vcs_rev_tree_get(git_tree **out, git_repository *r, const char *rev);

@@ -26,6 +26,10 @@
  *   "echo_key": true                     an error body quoting the request's key
  *                                        (as a careless server would)
  *   "repeat": N                          serve this entry N times (0: forever)
+ *   "match": "text"                      serve this entry only to a request whose
+ *                                        body holds text (a request takes the first
+ *                                        entry it may have: items run side by side
+ *                                        each get their own)
  *   "usage": "auto"                      usage as a provider's automatic prompt cache
  *                                        counts it: input, the prompt's bytes / 4 (its
  *                                        tools, system and messages, each as JSON, in
@@ -93,7 +97,7 @@ static volatile sig_atomic_t stop;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static cJSON **entries;
 static size_t nentries, next_entry;
-static int served_of_entry;
+static int *entry_served; /* times each entry was served */
 static long nrequests;
 static int anthropic_mode;
 static int realistic;
@@ -144,23 +148,35 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const 
     return MHD_YES;
 }
 
-/* The next entry (NULL when the script is exhausted); a borrowed copy. */
-static cJSON *take_entry(long *reqno)
+/* Has entry i been served as often as it may be? */
+static int entry_used_up(size_t i)
+{
+    const cJSON *rep = cJSON_GetObjectItemCaseSensitive(entries[i], "repeat");
+
+    if (!cJSON_IsNumber(rep))
+        return entry_served[i] >= 1;
+    return rep->valueint > 0 && entry_served[i] >= rep->valueint;
+}
+
+/* The next entry this request may have (NULL when there is none): the
+ * first not used up whose "match", if it has one, is in the request's
+ * body; a borrowed copy. */
+static cJSON *take_entry(long *reqno, const char *body)
 {
     cJSON *e = NULL;
 
     pthread_mutex_lock(&lock);
     *reqno = ++nrequests;
-    if (next_entry < nentries) {
-        const cJSON *rep;
-        e = cJSON_Duplicate(entries[next_entry], 1);
-        rep = cJSON_GetObjectItemCaseSensitive(entries[next_entry], "repeat");
-        served_of_entry++;
-        if (!cJSON_IsNumber(rep) || (rep->valueint > 0 && served_of_entry >= rep->valueint)) {
-            next_entry++;
-            served_of_entry = 0;
-        }
+    for (size_t i = next_entry; i < nentries; i++) {
+        const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entries[i], "match"));
+        if (entry_used_up(i) || (m && (!body || !strstr(body, m))))
+            continue;
+        e = cJSON_Duplicate(entries[i], 1);
+        entry_served[i]++;
+        break;
     }
+    while (next_entry < nentries && entry_used_up(next_entry))
+        next_entry++;
     pthread_mutex_unlock(&lock);
     return e;
 }
@@ -1029,7 +1045,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         }
     }
     if (!(e = condense_entry(conn, &reqno)))
-        e = take_entry(&reqno);
+        e = take_entry(&reqno, strbuf_cstr(&c->body));
     if (e && req)
         auto_usage(conn, e, req);
     log_request(conn, method, url, &c->body, reqno, cJSON_GetObjectItemCaseSensitive(e, "usage"));
@@ -1190,6 +1206,8 @@ static int load_script(const char *path)
             return -1;
         }
         entries = realloc(entries, (nentries + 1) * sizeof(*entries));
+        entry_served = realloc(entry_served, (nentries + 1) * sizeof(*entry_served));
+        entry_served[nentries] = 0;
         entries[nentries++] = j;
     }
     strbuf_release(&text);
@@ -1284,6 +1302,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nentries; i++)
         cJSON_Delete(entries[i]);
     free(entries);
+    free(entry_served);
     cJSON_Delete(served_thinking);
     while (run_prompts) {
         struct run_prompt *r = run_prompts;
