@@ -236,10 +236,12 @@ static int test_artifacts(struct job_ctx *j, const struct verify_state *vs)
     return rc;
 }
 
-/* verify -> done, in one transaction with its evidence flags and the
- * goal's head (the item's commit, when it made or found one); the items
+/* verify -> done, in one transaction with its evidence flags, its commit
+ * sha and the goal's head (head: the goal branch's after the item's
+ * commit landed, workspace_land(); NULL when it made none); the items
  * that waited for it become ready. */
-static int item_done(struct job_ctx *j, int verified, const char *gates_line, const char *sha)
+static int item_done(struct job_ctx *j, int verified, const char *gates_line, const char *sha,
+                     const char *head)
 {
     cJSON *p = cJSON_CreateObject();
     int rc;
@@ -250,8 +252,8 @@ static int item_done(struct job_ctx *j, int verified, const char *gates_line, co
         cJSON_AddStringToObject(p, "commit", sha);
     if ((rc = store_tx_begin(j->st)) == 0) {
         rc = store_item_set_verified(j->st, j->item->id, verified, sha);
-        if (rc == 0 && sha)
-            rc = store_goal_set_head(j->st, j->goal->id, sha);
+        if (rc == 0 && head)
+            rc = store_goal_set_head(j->st, j->goal->id, head);
         if (rc == 0)
             rc = transition_apply(j->st, ENTITY_ITEM, j->item->id, "done", "verify", p);
         if (rc == 0)
@@ -268,6 +270,7 @@ int evaluate_item(struct job_ctx *j, struct workspace *ws, const char *summary,
                   const struct verify_state *vs)
 {
     struct vcs_commit_result cr = {0};
+    char head[VCS_OID_HEX] = "";
     int verified, rc;
 
     if (!has_artifact(j, ws, summary))
@@ -285,8 +288,8 @@ int evaluate_item(struct job_ctx *j, struct workspace *ws, const char *summary,
         goto out;
     fault_point("verify.after_push");
     /* an item in a worktree of its own: the goal branch moved to its
-     * commit (the goal's branch lock is held) */
-    if (cr.sha[0] && workspace_land(ws, j, cr.sha) != 0) {
+     * commit (the goal's branch lock is held); the head to record */
+    if (cr.sha[0] && workspace_land(ws, j, cr.sha, head) != 0) {
         rc = job_fail(j, "vcs", "landing %s on the goal branch: %s", j->item->key, err_last());
         goto out;
     }
@@ -295,7 +298,8 @@ int evaluate_item(struct job_ctx *j, struct workspace *ws, const char *summary,
         rc = job_fail(j, "internal", "test results artifact: %s", err_last());
         goto out;
     }
-    if ((rc = item_done(j, verified, vs->gates_line, cr.sha[0] ? cr.sha : NULL)) != 0)
+    if ((rc = item_done(j, verified, vs->gates_line, cr.sha[0] ? cr.sha : NULL,
+                        cr.sha[0] ? head : NULL)) != 0)
         rc = job_fail(j, "internal", "verification: %s", err_last());
     /* publishing the goal, once every item is finished, is a unit of its
      * own (claim.c), so that a failed push is retried without redoing the

@@ -385,7 +385,7 @@ static int ensure_goal_worktree(struct job_ctx *j)
  * starts from the goal's head as it is now. */
 static int open_own(struct workspace *ws, struct job_ctx *j, const char *path, const char *branch)
 {
-    char head[VCS_OID_HEX], mine[VCS_OID_HEX], rev[600];
+    char head[VCS_OID_HEX], mine[VCS_OID_HEX], rev[640];
     int moved = 0, conflict = 0, rc;
 
     if ((rc = ensure_goal_worktree(j)) != 0 || (rc = goal_head(j, head)) != 0)
@@ -438,25 +438,34 @@ int workspace_catch_up(struct workspace *ws, struct job_ctx *j, int lock, int *m
     return 0;
 }
 
-int workspace_land(struct workspace *ws, struct job_ctx *j, const char *sha)
+int workspace_land(struct workspace *ws, struct job_ctx *j, const char *sha,
+                   char head[VCS_OID_HEX])
 {
     char parent[VCS_OID_HEX], rev[VCS_OID_HEX + 2];
-    int rc;
+    int on = 0, rc;
 
-    if (!ws->own)
+    snprintf(head, VCS_OID_HEX, "%s", sha);
+    if (j->clone || !j->repo || !j->goal->branch)
         return 0;
-    snprintf(rev, sizeof(rev), "%s^", sha);
-    if ((rc = vcs_rev_commit(parent, j->repo, rev)) != 0)
+    if ((rc = goal_head(j, head)) != 0 || (rc = vcs_commit_reaches(&on, j->repo, head, sha)) != 0)
         return rc;
-    /* the goal branch may already be there: a run killed after moving it */
-    if (goal_head(j, rev) == 0 && !strcmp(rev, sha))
+    /* on the branch already: the item's own commit (the goal's worktree),
+     * or a run killed after landing it; items may have landed on top */
+    if (on)
         return 0;
-    return vcs_branch_move(j->repo, j->goal->branch, parent, sha);
+    if (!ws->own)
+        return err_set(ERR_FAIL, "the item's commit %.12s is not on the goal branch", sha);
+    snprintf(rev, sizeof(rev), "%s^", sha);
+    if ((rc = vcs_rev_commit(parent, j->repo, rev)) != 0 ||
+        (rc = vcs_branch_move(j->repo, j->goal->branch, parent, sha)) != 0)
+        return rc;
+    snprintf(head, VCS_OID_HEX, "%s", sha);
+    return 0;
 }
 
 void workspace_drop_own(struct workspace *ws, struct job_ctx *j)
 {
-    char path[4200], branch[600];
+    char path[sizeof(ws->root)], branch[600];
 
     if (!ws->own || own_names(path, sizeof(path), branch, sizeof(branch), j->goal, j->item->id))
         return;
@@ -538,7 +547,7 @@ int workspace_open(struct workspace *ws, struct job_ctx *j)
     if (j->clone)
         return open_clone(ws, j);
     if (j->item && g->branch) {
-        char path[4200], branch[600];
+        char path[sizeof(ws->root)], branch[600];
         int own = 0;
         if ((rc = own_names(path, sizeof(path), branch, sizeof(branch), g, j->item->id)) != 0 ||
             (rc = wants_own(j, path, &own)) != 0)

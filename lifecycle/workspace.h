@@ -38,6 +38,7 @@
 
 #include "store/goal.h"
 #include "store/store.h"
+#include "vcs/worktree.h"
 
 struct job_ctx;
 struct vcs_worktree;
@@ -85,10 +86,15 @@ void workspace_close(struct workspace *ws);
  * worktree: 0, nothing done. */
 int workspace_catch_up(struct workspace *ws, struct job_ctx *j, int lock, int *moved);
 
-/* For an item in a worktree of its own: move the goal branch from the
- * parent of the item's commit sha to sha (under the goal's branch lock).
- * 0, ERR_BUSY when the branch moved. */
-int workspace_land(struct workspace *ws, struct job_ctx *j, const char *sha);
+/* The item's commit sha onto the goal branch (the goal's branch lock is
+ * held): for an item in a worktree of its own, the goal branch moved
+ * from sha's parent to sha (ERR_BUSY when it is not there), unless sha
+ * is on it already (a run killed after landing it).  head: the goal
+ * branch's head after it, which the database records (other items may
+ * have landed on top of sha); sha itself in clone mode, where the
+ * database's head is the truth.  Without a repository: sha. */
+int workspace_land(struct workspace *ws, struct job_ctx *j, const char *sha,
+                   char head[VCS_OID_HEX]);
 
 /* After the item landed: its worktree and branch go (a failure is only
  * logged: the goal's end removes what is left, workspace_remove_items). */

@@ -183,6 +183,33 @@ int vcs_branch_move(const char *repo_path, const char *branch, const char *from,
     return rc;
 }
 
+int vcs_commit_reaches(int *yes, const char *repo_path, const char *head, const char *sha)
+{
+    git_repository *repo = NULL;
+    git_oid h, c;
+    int rc, d;
+
+    *yes = 0;
+    if ((rc = vcs_init()) != 0)
+        return rc;
+    if (!head || !sha || git_oid_fromstr(&h, head) < 0 || git_oid_fromstr(&c, sha) < 0) {
+        git_error_clear();
+        return err_set(ERR_INVALID, "two commit ids are required");
+    }
+    if (git_oid_equal(&h, &c)) {
+        *yes = 1;
+        return 0;
+    }
+    if ((rc = vcs_repo_open(&repo, repo_path)) != 0)
+        return rc;
+    if ((d = git_graph_descendant_of(repo, &h, &c)) < 0)
+        rc = vcs_git_err(ERR_FAIL, "is %.12s in %.12s", sha, head);
+    else
+        *yes = d;
+    git_repository_free(repo);
+    return rc;
+}
+
 int vcs_branch_delete(const char *repo_path, const char *branch)
 {
     git_repository *repo = NULL;

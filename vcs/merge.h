@@ -39,6 +39,10 @@ int vcs_worktree_stale(int *stale, vcs_worktree *wt);
  * branch moved") when it does not, and nothing is changed. */
 int vcs_branch_move(const char *repo_path, const char *branch, const char *from, const char *to);
 
+/* *yes = 1 when commit sha is the commit head or one of its ancestors
+ * (in the repository at repo_path). */
+int vcs_commit_reaches(int *yes, const char *repo_path, const char *head, const char *sha);
+
 /* Delete refs/heads/<branch> (0 when there is no such branch). */
 int vcs_branch_delete(const char *repo_path, const char *branch);
 

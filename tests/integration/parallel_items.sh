@@ -140,7 +140,7 @@ esac
 ok
 WONC=$(sql "SELECT commit_sha FROM work_items WHERE key = '$WON'")
 # judged against the first's commit: the gate passed there
-expect_eq "$(sql "SELECT json_extract(data, '$.baseline') FROM decisions WHERE kind = 'verification' AND run_id = '$LRUN'")" \
+expect_eq "$(sql "SELECT json_extract(data, '$.baseline') FROM decisions WHERE kind = 'verification' AND run_id = '$LRUN' ORDER BY id DESC LIMIT 1")" \
     "$WONC" "the second item's baseline is the first's commit"
 case "$(sql "SELECT failure_reason FROM runs WHERE id = '$LRUN'")" in
     *"a.txt and b.txt together"*) ok ;;
@@ -152,6 +152,41 @@ step work
 expect_eq "$(jqo .status)" success "the retry lands on the merged head: $(sql "SELECT failure_reason FROM runs WHERE id = '$RUN'")"
 step work
 expect_eq "$(sql "SELECT status || ' ' || partial FROM goals WHERE id = '$GID'")" "completed 0" "goal 2 completed: the final check passes"
+
+# ---- 4. a job killed after its item landed, before the database knew ----
+db_use killed
+make_repo "$T/r4"
+{
+    echo "{\"content\": $ELAB}"
+    echo "{\"content\": $(plan2)}"
+    review_entry
+    for k in alpha beta; do
+        exec_entry "$k" 3000 "$(write "$k.txt" "$k")" "$(complete "added $k.txt")"
+    done
+    for k in alpha beta; do exec_entry "$k" 0 "$(write "$k.txt" "$k")" "$(complete "added $k.txt")"; done
+} >"$T/s4.jsonl"
+start_fake_llm s4 openai "$T/s4.jsonl"
+export GOALD_LLM_BASE_URL="$FAKE_URL"
+goal_with_gate killed "$T/r4" 'true'
+step plan
+step plan
+claim_two
+GOALD_FAULT=verify.after_land "$G" job "$R1" --json >"$T/j1.out" 2>"$T/j1.err" &
+P1=$!
+wait_until 30 grep -q "Your work item $K1:" "$FAKE_LOG"
+run "$G" job "$R2" --json; expect_rc 0 "job $K2"
+set +e; wait "$P1"; jrc=$?; set -e
+expect_eq "$jrc" 137 "the job of $K1 died by SIGKILL after landing"
+BR=$(sql "SELECT branch FROM goals WHERE id = '$GID'")
+expect_eq "$(git -C "$T/r4" log --format=%s "main..$BR" | wc -l)" 2 "both items' commits on the goal branch"
+expect_eq "$(sql "SELECT status FROM work_items WHERE key = '$K1'")" verify "the database does not know $K1 landed"
+run "$G" daemon --once
+expect_rc 0 "daemon --once after the kill"
+expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GID'")" completed "goal 4 completed"
+expect_eq "$(git -C "$T/r4" log --format='%(trailers:key=Work-Item-Id,valueonly)' "main..$BR" | grep -c .)" 2 \
+    "one commit per item: the retry found its commit on the branch"
+expect_eq "$(sql "SELECT head_commit FROM goals WHERE id = '$GID'")" "$(git -C "$T/r4" rev-parse "$BR")" \
+    "the database's head is the branch's"
 
 # ---- 3. the daemon: three independent items at once ----
 db_use daemon
