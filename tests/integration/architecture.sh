@@ -1,11 +1,33 @@
 #!/usr/bin/env bash
 # The architecture's rules (docs/architecture.md): SQLite only in
-# store/, includes point down the layers, no production function over
-# 100 lines, a complexity of 30 or 8 parameters, and an entity's columns
-# written once (scripts/columns).
+# store/, includes point down the layers and form no cycle inside a
+# folder, no production function over 100 lines, a complexity of 30 or 8
+# parameters, and an entity's columns written once (scripts/columns).
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(bash "$ROOT/scripts/layers" 2>&1) || fail "layers: $out"
+case "$out" in *"every include points down, no include cycle"*) ;; *) fail "layers: no cycle check: $out" ;; esac
+ok
+# the cycle check can fail: in a copy of the tree, control.c including the
+# job's services closes job -> claim -> control -> job
+mkdir -p "$T/tree"
+cp -r "$ROOT/lifecycle" "$ROOT/util" "$T/tree/"
+out=$(bash "$ROOT/scripts/layers" "$T/tree" 2>&1) || fail "layers: the copy: $out"
+echo '#include "lifecycle/job.h"' >>"$T/tree/lifecycle/control.c"
+out=$(bash "$ROOT/scripts/layers" "$T/tree" 2>&1) && fail "layers passed an include cycle: $out"
+case "$out" in
+*"layers: include cycle: lifecycle/claim -> lifecycle/control -> lifecycle/job -> lifecycle/claim"*) ;;
+*) fail "layers: the cycle not named: $out" ;;
+esac
+case "$out" in *"lifecycle/control.c includes lifecycle/job.h"*) ;; *) fail "layers: the include not named: $out" ;; esac
+ok
+# a known cycle outside lifecycle/ that grows is one too: err.h including
+# strbuf.h (strbuf.h includes err.h) beside the known strbuf <-> utf8
+cp "$ROOT/lifecycle/control.c" "$T/tree/lifecycle/control.c"
+out=$(bash "$ROOT/scripts/layers" "$T/tree" 2>&1) || fail "layers: the copy restored: $out"
+echo '#include "util/strbuf.h"' >>"$T/tree/util/err.h"
+out=$(bash "$ROOT/scripts/layers" "$T/tree" 2>&1) && fail "layers passed a grown cycle: $out"
+case "$out" in *"layers: include cycle: util/err -> util/strbuf -> util/err"*) ;; *) fail "layers: util's cycle not named: $out" ;; esac
 ok
 out=$(bash "$ROOT/scripts/complexity" 2>&1) || fail "$out"
 ok
