@@ -11,7 +11,7 @@
  *      with that outcome (nothing_to_do);
  *   3. merges the answer with the goal (merge_criteria, merge_actions,
  *      merge_gates) and stores it, moving the goal from queued to active
- *      (store_elaboration).  The plan stage (plan.c) runs next.
+ *      (store_elaboration).  The plan stage (plan_stage.c) runs next.
  *
  * Merging: the goal's own criteria are kept first and the model's added
  * when new; allowed actions are the model's intersected with the goal's

@@ -47,13 +47,4 @@ int escalate_open_facts(store *st, const struct escalate_facts *f, struct job_ct
  * its model. */
 int escalate_open(struct job_ctx *j, const char *type);
 
-/* The actions resolve accepts for an escalation of type and scope ("item",
- * "publish" or "goal", see escalate_scope()), as a NULL-terminated list
- * (static).  Each does what its option in the packet says. */
-const char *const *escalate_actions(const char *type, const char *scope);
-
-/* The scope of an escalation: "item" when it has an item, "publish" when
- * its run was a publish run, else "goal". */
-const char *escalate_scope(const char *item_id, const char *run_kind);
-
 #endif

@@ -29,7 +29,7 @@
 #include "lifecycle/job.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/transitions.h"
-#include "lifecycle/verify.h"
+#include "lifecycle/verify_state.h"
 #include "lifecycle/workspace.h"
 #include "store/goal.h"
 #include "store/item.h"

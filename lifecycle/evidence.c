@@ -30,7 +30,7 @@
 
 #include "lifecycle/job.h"
 #include "lifecycle/plan.h"
-#include "lifecycle/verify.h"
+#include "lifecycle/verify_state.h"
 #include "store/escalation.h"
 #include "store/item.h"
 #include "util/strbuf.h"

@@ -68,11 +68,4 @@ int plan_store(store *st, const char *goal_id, const struct plan *p);
  * many moved. */
 int plan_promote_ready(store *st, const char *goal_id, int *n);
 
-struct job_ctx;
-
-/* The plan unit of an elaborated goal: the model's DAG checked (one
- * repair request carrying the error) and stored.  0, or ERR_FAIL after
- * job_fail(). */
-int stage_plan(struct job_ctx *j);
-
 #endif

@@ -38,7 +38,7 @@
 #include <string.h>
 
 #include "lifecycle/breaker.h"
-#include "lifecycle/escalate.h"
+#include "lifecycle/escalate_actions.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/transitions.h"
 #include "store/escalation.h"

@@ -20,7 +20,7 @@
 #include "lifecycle/job.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/prompts.h"
-#include "lifecycle/verify.h"
+#include "lifecycle/verify_state.h"
 #include "lifecycle/workspace.h"
 #include "store/event.h"
 #include "util/err.h"

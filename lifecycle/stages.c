@@ -24,7 +24,7 @@
 #include "lifecycle/control.h"
 #include "lifecycle/elaborate.h"
 #include "lifecycle/execute.h"
-#include "lifecycle/plan.h"
+#include "lifecycle/plan_stage.h"
 #include "lifecycle/publish.h"
 #include "lifecycle/recover.h"
 #include "lifecycle/transitions.h"

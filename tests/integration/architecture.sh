@@ -1,11 +1,38 @@
 #!/usr/bin/env bash
 # The architecture's rules (docs/architecture.md): SQLite only in
-# store/, includes point down the layers, no production function over
-# 100 lines, a complexity of 30 or 8 parameters, and an entity's columns
-# written once (scripts/columns).
+# store/, includes point down the layers and form no cycle inside a
+# folder, no production function over 100 lines, a complexity of 30 or 8
+# parameters, and an entity's columns written once (scripts/columns).
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(bash "$ROOT/scripts/layers" 2>&1) || fail "layers: $out"
+case "$out" in *"every include points down, no include cycle"*) ;; *) fail "layers: no cycle check: $out" ;; esac
+ok
+# the cycle check can fail: in a copy of the tree, three new modules
+# whose includes go round (a.h -> b.h, b.c -> c.h, c.c -> a.h); a module's
+# x_internal.h is the module's own (d.c -> d_internal.h -> d.h passes)
+mkdir -p "$T/tree"
+cp -r "$ROOT/lifecycle" "$ROOT/util" "$T/tree/"
+echo '#include "lifecycle/cyc_d_internal.h"' >"$T/tree/lifecycle/cyc_d.c"
+echo '#include "lifecycle/cyc_d.h"' >"$T/tree/lifecycle/cyc_d_internal.h"
+echo '#include "lifecycle/cyc_b.h"' >"$T/tree/lifecycle/cyc_a.h"
+echo '#include "lifecycle/cyc_c.h"' >"$T/tree/lifecycle/cyc_b.c"
+out=$(bash "$ROOT/scripts/layers" "$T/tree" 2>&1) || fail "layers: the copy: $out"
+echo '#include "lifecycle/cyc_a.h"' >"$T/tree/lifecycle/cyc_c.c"
+out=$(bash "$ROOT/scripts/layers" "$T/tree" 2>&1) && fail "layers passed an include cycle: $out"
+case "$out" in
+*"layers: include cycle: lifecycle/cyc_a -> lifecycle/cyc_b -> lifecycle/cyc_c -> lifecycle/cyc_a"*) ;;
+*) fail "layers: the cycle not named: $out" ;;
+esac
+case "$out" in *"lifecycle/cyc_c.c includes lifecycle/cyc_a.h"*) ;; *) fail "layers: the include not named: $out" ;; esac
+ok
+# a known cycle outside lifecycle/ that grows is one too: err.h including
+# strbuf.h (strbuf.h includes err.h) beside the known strbuf <-> utf8
+rm "$T/tree/lifecycle/cyc_c.c"
+out=$(bash "$ROOT/scripts/layers" "$T/tree" 2>&1) || fail "layers: the copy restored: $out"
+echo '#include "util/strbuf.h"' >>"$T/tree/util/err.h"
+out=$(bash "$ROOT/scripts/layers" "$T/tree" 2>&1) && fail "layers passed a grown cycle: $out"
+case "$out" in *"layers: include cycle: util/err -> util/strbuf -> util/err"*) ;; *) fail "layers: util's cycle not named: $out" ;; esac
 ok
 out=$(bash "$ROOT/scripts/complexity" 2>&1) || fail "$out"
 ok
