@@ -10,6 +10,8 @@ export GOALD_LLM_SCRIPT="$T/s.jsonl" GOALD_DAEMON_TICK_MS=100 GOALD_CONTROL_BACK
 # the grace leaves a loaded machine room for the first job's 1.5 s answer,
 # its gates and its review
 export GOALD_DAEMON_SHUTDOWN_GRACE_S=8 GOALD_DAEMON_KILL_GRACE_S=1
+# the goal's two items one after the other: one job runs at each SIGTERM
+export GOALD_GOAL_MAX_PARALLEL_ITEMS=1
 # one goal of two items: the first execute answer comes after 1.5 s (it
 # finishes within the grace), the second after 60 s (it does not)
 {
