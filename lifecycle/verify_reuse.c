@@ -93,7 +93,7 @@ int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char 
     snprintf(out->output_hash, sizeof(out->output_hash), "%s", hit.output_hash);
     verify_cases_from_json(&out->cases, hit.format, hit.cases);
     gates_counts_from_cases(&out->counts, &out->cases);
-    snprintf(out->note, sizeof(out->note), "reused from run %s (its first run on tree %.12s)",
+    snprintf(out->note, sizeof(out->note), "reused from run %s, its first run on tree %.12s",
              hit.run_id, tree_id);
     if (from)
         snprintf(from, ID_SIZE, "%s", hit.run_id);

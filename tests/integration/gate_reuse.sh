@@ -11,12 +11,14 @@
 # counted, not inferred.
 #
 #  1. two items and a publish retried (the push fails):
-#     - item 1 fixes add.sh, adds a check to test.sh and calls run_gates:
-#       verification reuses run_gates' pass on the same tree;
+#     - item 1 fixes add.sh, adds a check to test.sh and calls run_gates
+#       twice: the second call and verification reuse the first's pass on
+#       the same tree;
 #     - the final check's run on the head with the goal's gate inputs as
 #       they were at its start (a tree no item ran on) runs in the first
 #       publish and is reused by the retry;
 #     - one item's runs counted: 7 before the change, 5 after;
+#     - the publish retried: 2 runs before, 1 after;
 #  2. a changed value of a variable passed into the sandbox
 #     (sandbox.env) is another run: the final check runs the gate again;
 #  3. a gate that fails at its first run on a tree and passes at its
@@ -57,7 +59,7 @@ demo_repo "$R"
 {
     echo "{\"stage\": \"elaborate\", \"content\": $ELAB}"
     echo "{\"stage\": \"plan\", \"content\": $PLAN2}"
-    echo "{\"stage\": \"execute\", \"tool_calls\": [$FIX, $MORE, $GATES, $(complete "add.sh adds")]}"
+    echo "{\"stage\": \"execute\", \"tool_calls\": [$FIX, $MORE, $GATES, $GATES, $(complete "add.sh adds")]}"
     echo "{\"stage\": \"review\", \"content\": $REVIEW}"
     echo "{\"stage\": \"execute\", \"tool_calls\": [$(write README 'add.sh adds two numbers
 '), $(complete "README says so")]}"
@@ -69,13 +71,16 @@ step plan; step plan; step work
 [ "$(jqo .status)" = success ] || fail "item 1: $(sql "SELECT failure_reason FROM runs WHERE id = '$RUN'")"
 ITEM1=$RUN
 T1=$(tag "$R" "$(sql "SELECT commit_sha FROM work_items WHERE key = 'wi-1'")")
-expect_eq "$(runs_on "$T1")" 1 "item 1's tree: run once (run_gates), not again by verification"
-expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'gate.reused' AND run_id = '$ITEM1'")" 1 "a gate.reused event"
+expect_eq "$(runs_on "$T1")" 1 "item 1's tree: run once (run_gates), not again by run_gates nor by verification"
+expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'gate.reused' AND run_id = '$ITEM1'")" 2 "gate.reused events (run_gates, verification)"
+expect_eq "$(sql "SELECT DISTINCT json_extract(payload, '\$.reused_from_run') FROM events WHERE type = 'gate.reused' AND run_id = '$ITEM1'")" "$ITEM1" \
+    "each names the run of the tree's first run"
 note=$(sql "SELECT note FROM gate_results WHERE run_id = '$ITEM1' AND note LIKE 'reused from run %'")
-case "$note" in "reused from run $ITEM1 (its first run on tree "*) ok ;; *) fail "verification's gate result: note [$note]" ;; esac
-# item 1, counted: run_gates 1 (verification reuses it), the baseline 2 (a
-# failure runs twice), its tests on the baseline's product 1, the
-# product-only tree 1: 5.  Before, verification ran it too: 6.
+case "$note" in "reused from run $ITEM1, its first run on tree "*) ok ;; *) fail "verification's gate result: note [$note]" ;; esac
+# item 1, counted: run_gates 1 (its second call and verification reuse
+# it), the baseline 2 (a failure runs twice), its tests on the baseline's
+# product 1, the product-only tree 1: 5.  Before, both run_gates calls and
+# verification ran it: 7.
 expect_eq "$(wc -l <"$LOG")" 5 "item 1's gate runs"
 
 step work
