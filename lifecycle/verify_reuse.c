@@ -114,10 +114,12 @@ int verify_tree_record(struct job_ctx *j, const struct gate_spec *g, const char 
     row.run_id = j->claim.run_id;
     row.passed = r->passed;
     /* only a pass that needs nothing more than itself: not timed out,
-     * not a re-run (classified), its test cases all named and kept, no
-     * report file ignored */
+     * not a re-run (classified), its test cases all named and kept (its
+     * counts are theirs, not a runner's summary line), no report file
+     * ignored */
     row.reusable = r->passed && !r->timed_out && !r->classification[0] && !r->note[0] &&
-                   !r->cases.incomplete && !r->cases.truncated && !r->cases.unnamed_skips;
+                   !r->cases.incomplete && !r->cases.truncated && !r->cases.unnamed_skips &&
+                   !(r->counts.format && !r->cases.format);
     row.exit_code = r->exit_code;
     row.duration_ms = r->duration_ms;
     row.format = r->cases.format;
