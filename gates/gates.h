@@ -171,6 +171,12 @@ int gates_run_at(const struct gates_ctx *ctx, const struct gate_spec *g, const c
                  const char *root_src, struct gate_result *out);
 void gate_result_release(struct gate_result *r);
 
+/* run_env.c: a digest (sha256 hex) of what decides g's run besides the
+ * tree: the gate as configured (name, type, command, report, timeout),
+ * what instrument.c adds, the sandbox settings and the values of the
+ * variables passed in.  The same digest on the same tree: the same run. */
+void gates_run_env(char out[HASH_HEX_SIZE], const struct gate_spec *g);
+
 /* Record r (with the tree id it ran on) in gate_results, and its cases
  * in gate_cases (failures first, at most GATES_CASES_STORED rows; a note
  * in gate_results.note says when some were cut).  *id_out (may be NULL)

@@ -163,9 +163,11 @@ static int gate_reported(void *arg, size_t i, struct gate_result *r)
     if (!r->passed && r->must_pass)
         gr->all = 0;
     /* a tool result for the model: cut at its cap like any other */
-    strbuf_addf_cut(gr->out, "gate %s (%s): %s, exit %d%s, %lld ms\n", r->name, r->command,
+    /* a pass that was the tree's first run is not run again: it says so */
+    strbuf_addf_cut(gr->out, "gate %s (%s): %s, exit %d%s, %lld ms%s%s%s\n", r->name, r->command,
                     r->passed ? "PASS" : "FAIL", r->exit_code, r->timed_out ? " (timed out)" : "",
-                    (long long)r->duration_ms);
+                    (long long)r->duration_ms, r->note[0] ? " (" : "", r->note,
+                    r->note[0] ? ")" : "");
     if (r->passed) {
         gate_pass_summary(gr->out, r);
         gate_new_cases(gr->out, gr, r);

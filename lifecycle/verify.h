@@ -35,12 +35,17 @@ int verify_plan(struct job_ctx *j, struct gate_plan *plan);
  * discarded.  Without git, in the work folder itself.  tree (at least
  * 41 bytes) caches the stored snapshot across the gates of one run_gates
  * call: "" the first time (it is filled), then passed back as it is, so
- * the worktree is staged once per call, not once per gate. */
+ * the worktree is staged once per call, not once per gate.  It always
+ * runs (a re-run of a failing gate is never a reused pass); when it is
+ * the first run of g on that tree in the goal, it is recorded as such
+ * (lifecycle/verify_reuse.c). */
 int verify_gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
                     char *tree, struct gate_result *out);
 
 /* The one gate loop (the run_gates tool and verification): each gate of
- * plan run once with verify_gate_run() on tree, in order, its result
+ * plan run once with verify_gate_run() on tree, in order (a gate whose
+ * first run on that tree in the goal passed at once is not run again:
+ * that pass is its result, "reused from run X"), its result
  * handed to fn, which owns it (gate_result_release).  Stops at the first
  * gate that could not be run (its error; err_last names it) or at fn's
  * first non-zero return, which is returned. */

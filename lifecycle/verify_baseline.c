@@ -32,7 +32,7 @@ static const char *status_name(enum test_status s)
     return s == TEST_PASS ? "pass" : s == TEST_FAIL ? "fail" : "skip";
 }
 
-static void cases_from_json(struct test_cases *c, const char *format, const char *json)
+void verify_cases_from_json(struct test_cases *c, const char *format, const char *json)
 {
     cJSON *a = cJSON_Parse(json ? json : "[]");
     const cJSON *it;
@@ -57,7 +57,7 @@ static void cases_from_json(struct test_cases *c, const char *format, const char
     cJSON_Delete(a);
 }
 
-static char *cases_to_json(const struct test_cases *c)
+char *verify_cases_to_json(const struct test_cases *c)
 {
     cJSON *a = cJSON_CreateArray();
     char *t;
@@ -101,7 +101,7 @@ static int baseline_cached(struct job_ctx *j, const struct gate_spec *g, const c
     int rc = store_gate_baseline_get(j->st, &key, found, passed, &format, &json);
 
     if (rc == 0 && *found)
-        cases_from_json(cases, format, json);
+        verify_cases_from_json(cases, format, json);
     free(format);
     free(json);
     return rc;
@@ -120,7 +120,9 @@ static int baseline_run(struct job_ctx *j, struct workspace *ws, const struct ga
     struct gate_result again = {0};
     int rc;
 
-    if ((rc = verify_run_on_tree(j, ws, &gc, g, base, r)) != 0 || r->passed)
+    /* a first run that passed on this tree (the model's run_gates before
+     * it changed anything) is the baseline; a failure always runs again */
+    if ((rc = verify_run_once(j, ws, &gc, g, base, 1, r)) != 0 || r->passed)
         return rc;
     if ((rc = verify_run_on_tree(j, ws, &gc, g, base, &again)) != 0) {
         gate_result_release(&again);
@@ -150,7 +152,7 @@ int verify_baseline_cache(struct job_ctx *j, const struct gate_spec *g, const ch
 
     if (r->timed_out)
         return 0;
-    cj = cases_to_json(&r->cases);
+    cj = verify_cases_to_json(&r->cases);
     {
         struct store_gate_baseline b = {j->goal->id, g->name,       g->command,
                                         tree,        r->passed,     r->exit_code,
@@ -172,6 +174,8 @@ static int baseline_record(struct job_ctx *j, const struct gate_spec *g, const c
     cJSON_AddBoolToObject(p, "passed", r->passed);
     cJSON_AddNumberToObject(p, "exit_code", r->exit_code);
     cJSON_AddNumberToObject(p, "cases", (double)r->cases.n);
+    if (r->note[0])
+        cJSON_AddStringToObject(p, "note", r->note);
     job_event_or_warn(j, "gate.baseline", p);
     cJSON_Delete(p);
     return verify_baseline_cache(j, g, base_tree, r);

@@ -9,7 +9,7 @@
  * start per test case: a failure the goal introduced, or one it set out
  * to fix, blocks the goal, another is recorded as a partial failure); the
  * head with the gate inputs the goal changed as they were at its start;
- * a clean pass an item's run already had on the same tree, reused; the
+ * a pass that was the first run on the same tree in the goal, reused; the
  * goal's worktree opened (fail closed without it) with the head, the
  * start and the restored head; the "final_check" decision; and
  * verify_goal_final, which judges every must-pass gate on the head and on
@@ -94,22 +94,23 @@ static void final_blame(struct final_check *fc, const struct gate_result *r,
     strbuf_adds_cut(blame, "\n");
 }
 
-/* A clean pass of gs that an item's run already had on the very tree of
- * rev (the last item's tree is the head's): not run again, and cited in
- * the final check with that run.  *reused = 1 when so. */
+/* A pass of gs that was the first run on the very tree of rev in this
+ * goal (an item's run: the last item's tree is the head's; or an earlier
+ * final check on the same head), with the same gate and sandbox: not run
+ * again, and cited in the final check with that run.  *reused = 1 when
+ * so. */
 static int final_reused(struct final_check *fc, const struct gate_spec *gs, const char *rev,
                         int restored, int *reused)
 {
     struct job_ctx *j = fc->j;
-    struct store_gate_clean c;
-    char tree[VCS_OID_HEX];
+    struct gate_result r = {0};
+    char tree[VCS_OID_HEX], from[ID_SIZE];
     cJSON *gj;
     int found = 0;
 
     *reused = 0;
     if (vcs_rev_tree(tree, j->repo, rev) != 0 ||
-        store_gate_result_clean_pass(j->st, j->goal->id, gs->name, gs->command, tree, &c,
-                                     &found) != 0) {
+        verify_tree_reused(j, gs, tree, &r, from, &found) != 0) {
         err_clear(); /* run it, then */
         return 0;
     }
@@ -120,11 +121,12 @@ static int final_reused(struct final_check *fc, const struct gate_spec *gs, cons
     if (restored)
         cJSON_AddBoolToObject(gj, "restored_inputs", 1);
     cJSON_AddBoolToObject(gj, "passed", 1);
-    cJSON_AddNumberToObject(gj, "exit_code", c.exit_code);
-    cJSON_AddStringToObject(gj, "output_hash", c.output_hash);
+    cJSON_AddNumberToObject(gj, "exit_code", r.exit_code);
+    cJSON_AddStringToObject(gj, "output_hash", r.output_hash);
     cJSON_AddStringToObject(gj, "tree_id", tree);
-    cJSON_AddStringToObject(gj, "reused_from_run", c.run_id);
+    cJSON_AddStringToObject(gj, "reused_from_run", from);
     cJSON_AddItemToArray(fc->gates, gj);
+    gate_result_release(&r);
     *reused = 1;
     return 0;
 }
@@ -146,7 +148,7 @@ static int final_judge(struct final_check *fc, const struct gate_spec *gs, const
 
     if ((rc = final_reused(fc, gs, tree, restored, &reused)) != 0 || reused)
         return rc;
-    if ((rc = verify_run_on_tree(j, &fc->ws, &fc->gc, gs, tree, &r)) != 0) {
+    if ((rc = verify_run_once(j, &fc->ws, &fc->gc, gs, tree, 0, &r)) != 0) {
         gate_result_release(&r);
         return job_fail(j, "sandbox", "final check: %s", err_last());
     }

@@ -15,6 +15,7 @@
 #include "gates/gates.h"
 #include "gates/roles.h"
 #include "lifecycle/verify.h"
+#include "util/id.h"
 #include "util/strbuf.h"
 #include "vcs/tree.h"
 
@@ -34,6 +35,33 @@ struct workspace;
 int verify_run_on_tree(struct job_ctx *j, struct workspace *ws, const struct gates_ctx *gc,
                        const struct gate_spec *g, const char *tree, struct gate_result *out);
 
+/* verify_run_on_tree(), once per tree: tree (a tree or a commit) peeled
+ * to its tree id; with reuse, a reusable first run of g on that tree in
+ * the goal (verify_tree_reused) is the result and nothing runs; else g
+ * runs and, when it is the tree's first run, is recorded
+ * (verify_tree_record).  Without a tree id (no git) g just runs.  *out
+ * is zeroed first: the caller releases it, also on error. */
+int verify_run_once(struct job_ctx *j, struct workspace *ws, const struct gates_ctx *gc,
+                    const struct gate_spec *g, const char *tree, int reuse,
+                    struct gate_result *out);
+
+/* ---- verify_reuse.c: a gate runs once per tree ---- */
+
+/* The first run of g on tree_id in j's goal, with the same digest
+ * (gates_run_env), when it passed at once: *found 1 and *out filled as
+ * that pass (its note "reused from run X"; the caller releases it), from
+ * (ID_SIZE bytes, may be NULL) its run, and a gate.reused event.  *found
+ * 0 when there is none or it failed.  An error of the lookup is
+ * returned. */
+int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char *tree_id,
+                       struct gate_result *out, char from[ID_SIZE], int *found);
+
+/* r (borrowed), a run of g on tree_id, recorded as the tree's first run
+ * unless it has one (then nothing changes); reusable when it passed at
+ * once, did not time out and its test cases are complete. */
+int verify_tree_record(struct job_ctx *j, const struct gate_spec *g, const char *tree_id,
+                       const struct gate_result *r) GOALD_MUST_CHECK;
+
 /* ---- verify_baseline.c: the baseline and its cache ---- */
 
 /* The result of g on the commit base into *passed and *cases (the caller
@@ -48,6 +76,11 @@ int verify_baseline_get(struct job_ctx *j, struct workspace *ws, const struct ga
  * timed-out run says nothing lasting and is not. */
 int verify_baseline_cache(struct job_ctx *j, const struct gate_spec *g, const char *tree,
                           const struct gate_result *r);
+
+/* c's cases as JSON text ([[id, status, file], ...]; cJSON_free it), and
+ * back into c (format as stored; the caller releases c). */
+char *verify_cases_to_json(const struct test_cases *c);
+void verify_cases_from_json(struct test_cases *c, const char *format, const char *json);
 
 /* The item's baseline into base: the goal branch head before the item,
  * i.e. the head, or the parent of the item's own commit when a run that

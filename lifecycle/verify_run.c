@@ -6,9 +6,12 @@
  * only the gates its author wrote); a gate run on a tree of the goal's
  * repository exported to a throw-away copy beside the database, its
  * committed report file dropped first so only what the gate writes is read
- * (verify_run_on_tree); the same on the worktree as it would be committed,
- * stored once per call (verify_gate_run); and the one gate loop that the
- * run_gates tool and verification share (verify_gates_each).
+ * (verify_run_on_tree); the same once per tree, a reusable first run
+ * standing for a later one (verify_run_once, verify_reuse.c); the same on
+ * the worktree as it would be committed, stored once per call
+ * (verify_gate_run: a re-run, never reused); and the one gate loop that
+ * the run_gates tool and verification share (verify_gates_each: a
+ * reusable first run on the tree stands for the run).
  */
 #include "lifecycle/verify_internal.h"
 
@@ -28,6 +31,7 @@
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "vcs/export.h"
+#include "vcs/tree.h"
 
 /* 1 when the goal's allowed actions exclude bash, write and edit: the
  * model can change nothing, so no command it chose may run either. */
@@ -102,8 +106,36 @@ int verify_run_on_tree(struct job_ctx *j, struct workspace *ws, const struct gat
     return rc;
 }
 
-int verify_gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
-                    char *tree, struct gate_result *out)
+int verify_run_once(struct job_ctx *j, struct workspace *ws, const struct gates_ctx *gc,
+                    const struct gate_spec *g, const char *tree, int reuse,
+                    struct gate_result *out)
+{
+    char tree_id[VCS_OID_HEX];
+    int rc, found = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (vcs_rev_tree(tree_id, j->repo, tree) != 0) {
+        err_clear(); /* no tree to key it by: it just runs */
+        return verify_run_on_tree(j, ws, gc, g, tree, out);
+    }
+    if (reuse && verify_tree_reused(j, g, tree_id, out, NULL, &found) != 0) {
+        log_warn("gate %s: its first run on tree %.12s not read: %s", g->name, tree_id,
+                 err_last());
+        err_clear(); /* it runs, then */
+        found = 0;
+    }
+    if (found)
+        return 0;
+    if ((rc = verify_run_on_tree(j, ws, gc, g, tree, out)) != 0)
+        return rc;
+    return verify_tree_record(j, g, tree_id, out);
+}
+
+/* g on the worktree as it would be committed (stored into tree once),
+ * stored as the item's; reuse: a reusable first run on that tree
+ * stands for it. */
+static int gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
+                    char *tree, int reuse, struct gate_result *out)
 {
     struct gates_ctx gc = {j->st,           j->goal->id,    j->item ? j->item->id : NULL,
                            j->claim.run_id, ws->git_common, ws->git_dir};
@@ -113,7 +145,13 @@ int verify_gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_s
         return gates_run(&gc, g, ws->root, out); /* no git: no snapshot to copy */
     if (!tree[0] && (rc = workspace_store(ws, tree, VCS_OID_HEX)) != 0)
         return rc;
-    return verify_run_on_tree(j, ws, &gc, g, tree, out);
+    return verify_run_once(j, ws, &gc, g, tree, reuse, out);
+}
+
+int verify_gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
+                    char *tree, struct gate_result *out)
+{
+    return gate_run(j, ws, g, tree, 0, out);
 }
 
 int verify_gates_each(struct job_ctx *j, struct workspace *ws, const struct gate_plan *plan,
@@ -123,7 +161,7 @@ int verify_gates_each(struct job_ctx *j, struct workspace *ws, const struct gate
     for (size_t i = 0; i < plan->n; i++) {
         struct gate_result r = {0};
         int rc;
-        if ((rc = verify_gate_run(j, ws, &plan->gates[i], tree, &r)) != 0) {
+        if ((rc = gate_run(j, ws, &plan->gates[i], tree, 1, &r)) != 0) {
             gate_result_release(&r);
             return rc;
         }

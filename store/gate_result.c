@@ -57,32 +57,60 @@ int store_gate_result_each_latest_of_goal(store *st, const char *goal_id,
                              STORE_ARGS(STORE_TEXT(goal_id)));
 }
 
-static void clean_fill(store_stmt *s, void *ctx)
+static void tree_hit_fill(store_stmt *s, void *ctx)
 {
-    struct store_gate_clean *c = ctx;
-    const char *run = store_col_raw(s, 0), *hash = store_col_raw(s, 1);
+    struct store_gate_tree_hit *h = ctx;
 
-    snprintf(c->run_id, sizeof(c->run_id), "%s", run ? run : "");
-    snprintf(c->output_hash, sizeof(c->output_hash), "%s", hash ? hash : "");
-    c->exit_code = (int)store_col_i64(s, 2);
+    store_col_copy(h->run_id, sizeof(h->run_id), s, 0);
+    store_col_copy(h->output_hash, sizeof(h->output_hash), s, 1);
+    h->passed = store_col_int(s, 2);
+    h->reusable = store_col_int(s, 3);
+    h->exit_code = store_col_int(s, 4);
+    h->duration_ms = store_col_i64(s, 5);
+    h->format = store_col_strdup(s, 6);
+    h->cases = store_col_strdup(s, 7);
 }
 
-int store_gate_result_clean_pass(store *st, const char *goal_id, const char *name,
-                                 const char *command, const char *tree_id,
-                                 struct store_gate_clean *out, int *found)
+int store_gate_tree_run_get(store *st, const struct store_gate_tree_run *key,
+                            struct store_gate_tree_hit *out, int *found)
 {
-    /* an item's run on that very tree: passed at once (a flaky pass is
-     * classified "flaky"; a timed-out run did not pass) */
     static const char q[] =
-        "SELECT run_id, output_hash, coalesce(exit_code, 0) FROM gate_results"
-        " WHERE goal_id = ?1 AND name = ?2 AND command = ?3 AND tree_id = ?4"
-        " AND item_id IS NOT NULL AND passed = 1 AND classification IS NULL"
-        " ORDER BY id DESC LIMIT 1";
+        "SELECT coalesce(run_id, ''), coalesce(output_hash, ''), passed, reusable,"
+        " coalesce(exit_code, -1), coalesce(duration_ms, 0), format, cases FROM gate_tree_runs"
+        " WHERE goal_id = ? AND gate = ? AND command = ? AND env = ? AND tree_id = ?";
 
     memset(out, 0, sizeof(*out));
-    return store_get_row(st, "gate results", clean_fill, out, found, q,
-                         STORE_ARGS(STORE_TEXT(goal_id), STORE_TEXT(name), STORE_TEXT(command),
-                                    STORE_TEXT(tree_id)));
+    return store_get_row(st, "gate tree runs", tree_hit_fill, out, found, q,
+                         STORE_ARGS(STORE_TEXT(key->goal_id), STORE_TEXT(key->gate),
+                                    STORE_TEXT(key->command), STORE_TEXT(key->env),
+                                    STORE_TEXT(key->tree_id)));
+}
+
+void store_gate_tree_hit_release(struct store_gate_tree_hit *h)
+{
+    free(h->format);
+    free(h->cases);
+    memset(h, 0, sizeof(*h));
+}
+
+int store_gate_tree_run_put(store *st, const struct store_gate_tree_run *r)
+{
+    /* the first run stays: a later run of the same gate on the same tree
+     * (a re-run that passed after a failure) is never recorded over it */
+    static const char ins[] =
+        "INSERT INTO gate_tree_runs(goal_id, gate, command, env, tree_id, run_id, passed,"
+        " reusable, exit_code, format, cases, output_hash, duration_ms, created_at)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+        " ON CONFLICT (goal_id, gate, command, env, tree_id) DO NOTHING";
+
+    return store_exec_args(
+        st, "gate tree run", NULL, ins,
+        STORE_ARGS(STORE_TEXT(r->goal_id), STORE_TEXT(r->gate), STORE_TEXT(r->command),
+                   STORE_TEXT(r->env), STORE_TEXT(r->tree_id), STORE_TEXT(r->run_id),
+                   STORE_I64(r->passed), STORE_I64(r->reusable), STORE_I64(r->exit_code),
+                   STORE_TEXT(r->format), STORE_TEXT(r->cases ? r->cases : "[]"),
+                   STORE_TEXT(r->output_hash), STORE_I64(r->duration_ms),
+                   STORE_I64(time_now_ms())));
 }
 
 int store_gate_result_insert(store *st, const struct store_gate_row *r, int64_t *id_out)

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "store/store.h"
+#include "util/hash.h"
 #include "util/id.h"
 
 struct store_gate_result {
@@ -42,16 +43,36 @@ int store_gate_result_each_latest_of_goal(store *st, const char *goal_id,
                                                     void *ctx),
                                           void *ctx);
 
-/* A clean pass of gate name (with command) on tree tree_id by one of
- * goal_id's items: passed at once, not flaky (*found 0 when none). */
-struct store_gate_clean {
-    char run_id[ID_SIZE];
-    char output_hash[72];
-    int exit_code;
+/* The first run of a gate on a tree in a goal (gate_tree_runs): the
+ * tree, the gate as configured and the sandbox it ran in (env, a digest:
+ * gates_run_env) decide a run; the first run of that is kept and never
+ * recorded over.  cases is the JSON text of its test cases (as in
+ * gate_baselines); any string may be NULL. */
+struct store_gate_tree_run {
+    const char *goal_id, *gate, *command, *env, *tree_id, *run_id;
+    int passed, reusable, exit_code;
+    int64_t duration_ms;
+    const char *format, *cases, *output_hash;
 };
-int store_gate_result_clean_pass(store *st, const char *goal_id, const char *name,
-                                 const char *command, const char *tree_id,
-                                 struct store_gate_clean *out, int *found);
+
+/* Record r unless its (goal_id, gate, command, env, tree_id) already has a
+ * first run (then nothing changes). */
+int store_gate_tree_run_put(store *st, const struct store_gate_tree_run *r) GOALD_MUST_CHECK;
+
+/* The first run of key's (goal_id, gate, command, env, tree_id) (its other
+ * members are not read): *found 1 with out filled, whose format and cases
+ * are malloc'd (free() them with store_gate_tree_hit_release), or *found
+ * 0.  An error of the lookup is returned. */
+struct store_gate_tree_hit {
+    char run_id[ID_SIZE];
+    char output_hash[HASH_HEX_SIZE];
+    int passed, reusable, exit_code;
+    int64_t duration_ms;
+    char *format, *cases;
+};
+int store_gate_tree_run_get(store *st, const struct store_gate_tree_run *key,
+                            struct store_gate_tree_hit *out, int *found);
+void store_gate_tree_hit_release(struct store_gate_tree_hit *h);
 
 /* One gate_results row.  Any string may be NULL (SQL NULL); a test count
  * below 0 is stored as NULL (unknown). */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/gate_result.h"
 #include "store/goal.h"
 #include "store/heartbeat.h"
 #include "store/internal.h"
@@ -404,6 +405,62 @@ out:
 /* Every column of goals, work_items and runs goes in and comes back out
  * as the member it belongs to (each entity's X-macro list: a column in
  * the wrong place, of the wrong kind, or missing fails here). */
+/* gate_tree_runs keeps a tree's first run: a pass recorded after a
+ * failure of the same gate, command and digest on the same tree changes
+ * nothing; another digest is another run. */
+static void test_gate_tree_first_run(void **state)
+{
+    store *st = open_new("tree_runs.db");
+    struct goal g = {.id = "g-tree",
+                     .title = "t",
+                     .spec = "{}",
+                     .status = "active",
+                     .deadline_at = -1,
+                     .budget_max_tokens = -1,
+                     .budget_max_cost_usd = -1,
+                     .budget_max_hours = -1,
+                     .started_at = -1,
+                     .ended_at = -1};
+    struct store_gate_tree_run r = {.goal_id = "g-tree", .gate = "tests", .command = "sh t",
+                                    .env = "e1", .tree_id = "t1", .run_id = "run-1",
+                                    .passed = 0, .reusable = 0, .exit_code = 1};
+    struct store_gate_tree_hit h;
+    int found = 0;
+
+    (void)state;
+    assert_int_equal(store_goal_insert(st, &g), 0);
+    assert_int_equal(store_gate_tree_run_get(st, &r, &h, &found), 0);
+    assert_int_equal(found, 0);
+    store_gate_tree_hit_release(&h);
+    assert_int_equal(store_gate_tree_run_put(st, &r), 0);
+    /* the second try passes: not recorded over the first */
+    r.run_id = "run-2";
+    r.passed = r.reusable = 1;
+    r.exit_code = 0;
+    r.format = "tap";
+    r.cases = "[[\"a\",\"pass\",null]]";
+    assert_int_equal(store_gate_tree_run_put(st, &r), 0);
+    assert_int_equal(store_gate_tree_run_get(st, &r, &h, &found), 0);
+    assert_int_equal(found, 1);
+    assert_string_equal(h.run_id, "run-1");
+    assert_int_equal(h.passed, 0);
+    assert_int_equal(h.reusable, 0);
+    assert_int_equal(h.exit_code, 1);
+    store_gate_tree_hit_release(&h);
+    /* another digest (a gate setting, the sandbox) is another run */
+    r.env = "e2";
+    assert_int_equal(store_gate_tree_run_put(st, &r), 0);
+    assert_int_equal(store_gate_tree_run_get(st, &r, &h, &found), 0);
+    assert_int_equal(found, 1);
+    assert_string_equal(h.run_id, "run-2");
+    assert_int_equal(h.passed, 1);
+    assert_int_equal(h.reusable, 1);
+    assert_string_equal(h.format, "tap");
+    assert_string_equal(h.cases, "[[\"a\",\"pass\",null]]");
+    store_gate_tree_hit_release(&h);
+    store_close(st);
+}
+
 static void test_rows_round_trip(void **state)
 {
     store *st = open_new("rows.db");
@@ -581,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_events_by_item_indexed),
         cmocka_unit_test(test_failed_read_is_not_absence),
         cmocka_unit_test(test_rows_round_trip),
+        cmocka_unit_test(test_gate_tree_first_run),
     };
     testutil_setup("store");
     return cmocka_run_group_tests(tests, NULL, NULL);

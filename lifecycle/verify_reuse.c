@@ -1,0 +1,131 @@
+/*
+ * verify_reuse.c - stage 5, verification: a gate runs once per tree.
+ *
+ * A gate's run is decided by the tree it runs on and by what
+ * gates_run_env digests (the gate as configured, the sandbox, the
+ * variables passed in).  The first run of a gate on a tree in a goal is
+ * recorded in gate_tree_runs, whoever ran it (the run_gates tool,
+ * verification, a baseline, the final check), and never recorded over.
+ * When that first run passed at once (not timed out, its test cases
+ * complete), a later run of the same gate on the same tree with the same
+ * digest in the same goal is that pass, not run again: the result says
+ * "reused from run X" (gate_results.note) and a gate.reused event names
+ * the run.  A failure is never reused, and a pass that came after a
+ * failure on the same tree (a re-run, the model's second try) is never
+ * recorded: the first run decides.
+ *
+ * Top to bottom: the key of a gate's run on a tree; the lookup that
+ * fills a gate result from a reusable first run (verify_tree_reused); the
+ * record of a first run (verify_tree_record).
+ */
+#include "lifecycle/verify_internal.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gates/gates.h"
+#include "lifecycle/job.h"
+#include "store/gate_result.h"
+#include "util/err.h"
+#include "util/xalloc.h"
+
+/* The key of g's run on tree_id in j's goal (env: env_buf, filled). */
+static void tree_key(struct store_gate_tree_run *k, char env_buf[HASH_HEX_SIZE],
+                     const struct job_ctx *j, const struct gate_spec *g, const char *tree_id)
+{
+    gates_run_env(env_buf, g);
+    memset(k, 0, sizeof(*k));
+    k->goal_id = j->goal->id;
+    k->gate = g->name;
+    k->command = g->command;
+    k->env = env_buf;
+    k->tree_id = tree_id;
+}
+
+/* The gate.reused event of g on tree_id, reusing run from. */
+static void reused_event(struct job_ctx *j, const struct gate_spec *g, const char *tree_id,
+                         const char *from, const struct gate_result *r)
+{
+    cJSON *p = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(p, "gate", g->name);
+    cJSON_AddStringToObject(p, "tree_id", tree_id);
+    cJSON_AddStringToObject(p, "reused_from_run", from);
+    cJSON_AddBoolToObject(p, "passed", r->passed);
+    cJSON_AddNumberToObject(p, "exit_code", r->exit_code);
+    cJSON_AddStringToObject(p, "output_hash", r->output_hash);
+    cJSON_AddNumberToObject(p, "cases", (double)r->cases.n);
+    job_event_or_warn(j, "gate.reused", p);
+    cJSON_Delete(p);
+}
+
+int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char *tree_id,
+                       struct gate_result *out, char from[ID_SIZE], int *found)
+{
+    struct store_gate_tree_run key;
+    struct store_gate_tree_hit hit;
+    char env[HASH_HEX_SIZE];
+    int rc;
+
+    *found = 0;
+    if (from)
+        from[0] = '\0';
+    tree_key(&key, env, j, g, tree_id);
+    if ((rc = store_gate_tree_run_get(j->st, &key, &hit, found)) != 0 || !*found) {
+        store_gate_tree_hit_release(&hit);
+        return rc;
+    }
+    if (!hit.passed || !hit.reusable) { /* a failure is never reused */
+        *found = 0;
+        store_gate_tree_hit_release(&hit);
+        return 0;
+    }
+    memset(out, 0, sizeof(*out));
+    snprintf(out->name, sizeof(out->name), "%s", g->name);
+    snprintf(out->type, sizeof(out->type), "%s", g->type);
+    out->command = xstrdup(g->command);
+    out->output_tail = xstrdup("");
+    out->must_pass = g->must_pass;
+    out->passed = 1;
+    out->exit_code = hit.exit_code;
+    snprintf(out->output_hash, sizeof(out->output_hash), "%s", hit.output_hash);
+    verify_cases_from_json(&out->cases, hit.format, hit.cases);
+    gates_counts_from_cases(&out->counts, &out->cases);
+    snprintf(out->note, sizeof(out->note), "reused from run %s, its first run on tree %.12s",
+             hit.run_id, tree_id);
+    if (from)
+        snprintf(from, ID_SIZE, "%s", hit.run_id);
+    reused_event(j, g, tree_id, hit.run_id, out);
+    store_gate_tree_hit_release(&hit);
+    return 0;
+}
+
+int verify_tree_record(struct job_ctx *j, const struct gate_spec *g, const char *tree_id,
+                       const struct gate_result *r)
+{
+    struct store_gate_tree_run row;
+    char env[HASH_HEX_SIZE];
+    char *cj = verify_cases_to_json(&r->cases);
+    int rc;
+
+    tree_key(&row, env, j, g, tree_id);
+    row.run_id = j->claim.run_id;
+    row.passed = r->passed;
+    /* only a pass that needs nothing more than itself: not timed out,
+     * not a re-run (classified), its test cases all named and kept (its
+     * counts are theirs, not a runner's summary line), no report file
+     * ignored */
+    row.reusable = r->passed && !r->timed_out && !r->classification[0] && !r->note[0] &&
+                   !r->cases.incomplete && !r->cases.truncated && !r->cases.unnamed_skips &&
+                   !(r->counts.format && !r->cases.format);
+    row.exit_code = r->exit_code;
+    row.duration_ms = r->duration_ms;
+    row.format = r->cases.format;
+    row.cases = cj;
+    row.output_hash = r->output_hash;
+    rc = store_gate_tree_run_put(j->st, &row);
+    cJSON_free(cj);
+    return rc;
+}
