@@ -1,5 +1,4 @@
 #include "sandbox/cgroup.h"
-#include "sandbox/sandbox.h"
 
 #include <dirent.h>
 #include <errno.h>
