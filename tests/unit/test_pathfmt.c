@@ -9,6 +9,7 @@
 
 #include "util/err.h"
 #include "util/path.h"
+#include "util/url.h"
 
 /* A path that fits is written whole, and one byte less room than it
  * needs (its NUL) is a failure. */
@@ -56,12 +57,25 @@ static void test_path_fmt_no_room(void **state)
     assert_int_equal(path_fmt(out, 1, "%s", "a"), ERR_INVALID);
 }
 
+/* A caller: a resolved path that does not fit is no answer, never the
+ * folder above it ("/usr/bin" cut to "/usr" is beneath "/usr" too). */
+static void test_path_under_never_cut(void **state)
+{
+    char m[5];
+
+    (void)state;
+    assert_false(url_path_under("/usr/bin", "/usr", m, sizeof(m)));
+    assert_true(url_path_under("/usr", "/usr", m, sizeof(m)));
+    assert_string_equal(m, "/usr");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_path_fmt_fits),
         cmocka_unit_test(test_path_fmt_cut_fails),
         cmocka_unit_test(test_path_fmt_no_room),
+        cmocka_unit_test(test_path_under_never_cut),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
