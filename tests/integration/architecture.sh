@@ -50,6 +50,19 @@ case "$out" in *"layers: include cycle: util/strbuf -> util/utf8 -> util/strbuf"
 case "$out" in *"layers: include cycle: store/backend -> store/internal -> store/store -> store/backend"*) ;; *) fail "layers: store's cycle not named: $out" ;; esac
 case "$out" in *"layers: include cycle: sandbox/internal -> sandbox/sandbox -> sandbox/internal"*) ;; *) fail "layers: sandbox's cycle not named: $out" ;; esac
 ok
+# one out-of-memory policy: memory comes from util/xalloc.h; a planted
+# malloc (its result checked by hand) fails, one in a comment does not
+cp "$ROOT/util/strbuf.c" "$T/tree/util/strbuf.c"
+cp "$ROOT/store/internal.h" "$T/tree/store/internal.h"
+cp "$ROOT/sandbox/internal.h" "$T/tree/sandbox/internal.h"
+out=$(bash "$ROOT/scripts/layers" "$T/tree" 2>&1) || fail "layers: the copy again: $out"
+printf '/* not malloc(3) but xmalloc */\nint oom_planted(void);\n' >>"$T/tree/util/err.c"
+out=$(bash "$ROOT/scripts/layers" "$T/tree" 2>&1) || fail "layers: a comment read as code: $out"
+printf 'static char *planted(void)\n{\n    char *p = malloc(4);\n    return p ? p : 0;\n}\n' >>"$T/tree/util/err.c"
+out=$(bash "$ROOT/scripts/layers" "$T/tree" 2>&1) && fail "layers passed a malloc outside xalloc: $out"
+case "$out" in *"util/err.c: allocates without util/xalloc.h"*) ;; *) fail "layers: the malloc not named: $out" ;; esac
+case "$out" in *"char *p = malloc(4);"*) ;; *) fail "layers: the line not shown: $out" ;; esac
+ok
 out=$(bash "$ROOT/scripts/complexity" 2>&1) || fail "$out"
 ok
 # the check can fail: a planted function over the limits is found
