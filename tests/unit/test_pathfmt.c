@@ -5,9 +5,16 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "gates/detect.h"
+#include "tests/unit/testutil.h"
 #include "util/err.h"
+#include "util/fsutil.h"
 #include "util/path.h"
 #include "util/url.h"
 
@@ -69,6 +76,58 @@ static void test_path_under_never_cut(void **state)
     assert_string_equal(m, "/usr");
 }
 
+/* 1 when gates has one named name. */
+static int has_gate(const cJSON *gates, const char *name)
+{
+    const cJSON *g;
+
+    cJSON_ArrayForEach(g, gates)
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(g, "name");
+        if (cJSON_IsString(n) && !strcmp(n->valuestring, name))
+            return 1;
+    }
+    return 0;
+}
+
+/* A caller whose cut path names another file: in a worktree whose path
+ * is 4085 bytes, ROOT/Cargo.toml (4096 with its NUL: one too many for its
+ * buffer) cut would be ROOT/Cargo.tom, a file the worktree may hold; the
+ * guessed plan must not take it for Cargo.toml.  The same file in a short
+ * worktree is found (the check can pass). */
+static void test_detect_never_reads_a_cut_path(void **state)
+{
+    char root[4200], file[4300];
+    cJSON *gates;
+    size_t len;
+
+    (void)state;
+    testutil_tmp_path(root, sizeof(root), "short");
+    assert_int_equal(fs_mkdir_p(root, 0700), 0);
+    assert_int_equal(path_fmt(file, sizeof(file), "%s/Cargo.toml", root), 0);
+    assert_int_equal(fs_write_atomic(file, "[package]\n", 10, 0644), 0);
+    assert_non_null(gates = gates_detect(root));
+    assert_true(has_gate(gates, "cargo build"));
+    cJSON_Delete(gates);
+
+    testutil_tmp_path(root, sizeof(root), "long");
+    while ((len = strlen(root)) < 4085) { /* components of at most 200 bytes */
+        size_t k = 4085 - len - 1 > 200 ? 200 : 4085 - len - 1;
+        root[len] = '/';
+        memset(root + len + 1, 'd', k);
+        root[len + 1 + k] = '\0';
+    }
+    assert_int_equal(strlen(root), 4085);
+    assert_int_equal(fs_mkdir_p(root, 0700), 0);
+    assert_int_equal(path_fmt(file, sizeof(file), "%s/Cargo.tom", root), 0);
+    assert_int_equal(fs_write_atomic(file, "[package]\n", 10, 0644), 0);
+    assert_non_null(gates = gates_detect(root));
+    assert_false(has_gate(gates, "cargo build"));
+    assert_int_equal(cJSON_GetArraySize(gates), 0);
+    cJSON_Delete(gates);
+    fs_remove_tree(testutil_dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -76,7 +135,9 @@ int main(void)
         cmocka_unit_test(test_path_fmt_cut_fails),
         cmocka_unit_test(test_path_fmt_no_room),
         cmocka_unit_test(test_path_under_never_cut),
+        cmocka_unit_test(test_detect_never_reads_a_cut_path),
     };
 
+    testutil_setup("pathfmt");
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
