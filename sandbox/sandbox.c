@@ -232,8 +232,9 @@ static int private_home(char *home, size_t n)
     struct stat hst;
     int rc;
 
-    if ((rc = path_fmt(home, n, "%s/goald-home-%ld", tmp && *tmp ? tmp : "/tmp",
-                       (long)getuid())) != 0)
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    if ((rc = path_fmt(home, n, "%s/goald-home-%ld", tmp, (long)getuid())) != 0)
         return err_wrap(rc, "sandbox: TMPDIR");
     if (mkdir(home, 0700) != 0 && errno != EEXIST)
         return err_set(ERR_IO, "sandbox: %s: %s", home, strerror(errno));
