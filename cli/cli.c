@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "store/goal.h"
+#include "util/path.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -77,11 +78,12 @@ int cli_store(struct cli_ctx *c, store **out)
         *out = c->st;
         return 0;
     }
-    if (c->db_path) {
-        snprintf(path, sizeof(path), "%s", c->db_path);
-    } else if ((rc = store_default_path(path, sizeof(path))) != 0) {
+    if (c->db_path)
+        rc = path_fmt(path, sizeof(path), "%s", c->db_path);
+    else
+        rc = store_default_path(path, sizeof(path));
+    if (rc != 0)
         return cli_fail(EXIT_FAIL, "%s", err_last());
-    }
     if (c->cmd && c->cmd->readonly)
         rc = store_open_existing(&c->st, path);
     else

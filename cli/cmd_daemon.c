@@ -16,6 +16,7 @@
 #include "util/config.h"
 #include "store/goal.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/termesc.h"
 
 enum { EXIT_WAITING = 3 };
@@ -115,8 +116,10 @@ static int run(struct cli_ctx *c)
 
     memset(&o, 0, sizeof(o));
     if (c->db_path)
-        snprintf(path, sizeof(path), "%s", c->db_path);
-    else if (store_default_path(path, sizeof(path)) != 0)
+        rc = path_fmt(path, sizeof(path), "%s", c->db_path);
+    else
+        rc = store_default_path(path, sizeof(path));
+    if (rc != 0)
         return cli_fail(EXIT_FAIL, "%s", err_last());
     /* jobs run in other folders' processes: give them absolute paths */
     if (path[0] != '/' && !store_is_url(path)) {

@@ -17,6 +17,7 @@
 #include "sandbox/sandbox.h"
 #include "llm/llm.h"
 #include "util/config.h"
+#include "util/path.h"
 
 enum doctor_status { DOC_OK, DOC_WARN, DOC_FAIL };
 
@@ -62,8 +63,8 @@ static int on_path(const char *name, char *out, size_t n)
     while (*p) {
         const char *colon = strchr(p, ':');
         size_t len = colon ? (size_t)(colon - p) : strlen(p);
-        snprintf(out, n, "%.*s/%s", (int)len, len ? p : ".", name);
-        if (access(out, X_OK) == 0)
+        if (path_fmt(out, n, "%.*s/%s", (int)len, len ? p : ".", name) == 0 &&
+            access(out, X_OK) == 0)
             return 1;
         if (!colon)
             break;

@@ -22,8 +22,8 @@
 #include <string.h>
 
 #include "gates/cases_int.h"
-#include "util/err.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 #define CTEST_TESTS_MAX 100000 /* a higher ctest test number is not followed */
 
@@ -61,11 +61,6 @@ struct c_state {
     int ctest, verbose, dropped;
 };
 
-static int oom(void)
-{
-    return err_set(ERR_NOMEM, "test cases: out of memory");
-}
-
 static int starts(const char *p, const char *e, const char *w)
 {
     size_t k = strlen(w);
@@ -73,26 +68,20 @@ static int starts(const char *p, const char *e, const char *w)
 }
 
 /* The context of ctest test k (grown on demand); NULL past the cap. */
-static struct c_ctx *ctx_at(struct c_state *s, size_t k, int *err)
+static struct c_ctx *ctx_at(struct c_state *s, size_t k)
 {
-    *err = 0;
     if (k > CTEST_TESTS_MAX)
         return NULL;
     if (k >= s->nctx) {
         size_t n = k + 16;
-        struct c_ctx *v = realloc(s->ctx, n * sizeof(*v));
-        if (!v) {
-            *err = oom();
-            return NULL;
-        }
-        memset(v + s->nctx, 0, (n - s->nctx) * sizeof(*v));
-        s->ctx = v;
+        s->ctx = xrealloc(s->ctx, n * sizeof(*s->ctx));
+        memset(s->ctx + s->nctx, 0, (n - s->nctx) * sizeof(*s->ctx));
         s->nctx = n;
     }
     return &s->ctx[k];
 }
 
-static int rec_add(struct c_state *s, size_t k, const char *name, size_t n, enum test_status st,
+static void rec_add(struct c_state *s, size_t k, const char *name, size_t n, enum test_status st,
                    const char *file, size_t fn, unsigned fw)
 {
     struct c_rec *r;
@@ -101,35 +90,25 @@ static int rec_add(struct c_state *s, size_t k, const char *name, size_t n, enum
     while (n && (name[n - 1] == ' ' || name[n - 1] == '\t'))
         n--;
     if (!n)
-        return 0;
+        return;
     if (s->nrec >= (size_t)GATES_CASES_MAX * 2) {
         s->dropped = 1;
-        return 0;
+        return;
     }
     if (s->nrec == s->arec) {
-        size_t na = s->arec ? s->arec * 2 : 32;
-        struct c_rec *v = realloc(s->rec, na * sizeof(*v));
-        if (!v)
-            return oom();
-        s->rec = v;
-        s->arec = na;
+        s->arec = s->arec ? s->arec * 2 : 32;
+        s->rec = xrealloc(s->rec, s->arec * sizeof(*s->rec));
     }
     r = &s->rec[s->nrec];
     r->k = k;
     r->st = st;
-    r->name = strndup(name, n > CASE_ID_MAX ? CASE_ID_MAX : n);
-    r->file = file && fn ? strndup(file, fn > CASE_ID_MAX ? CASE_ID_MAX : fn) : NULL;
-    if (!r->name || (file && fn && !r->file)) {
-        free(r->name);
-        free(r->file);
-        return oom();
-    }
+    r->name = xstrndup(name, n > CASE_ID_MAX ? CASE_ID_MAX : n);
+    r->file = file && fn ? xstrndup(file, fn > CASE_ID_MAX ? CASE_ID_MAX : fn) : NULL;
     s->nrec++;
     s->fw |= 1u << fw;
     c->inner++;
     if (st == TEST_FAIL)
         c->inner_failed++;
-    return 0;
 }
 
 /* A case that started in c ends (or, at the end of the output, fails). */
@@ -139,12 +118,10 @@ static void run_clear(struct c_ctx *c)
     c->running = NULL;
 }
 
-static int run_start(struct c_ctx *c, const char *p, const char *e)
+static void run_start(struct c_ctx *c, const char *p, const char *e)
 {
     run_clear(c);
-    if (!(c->running = strndup(p, (size_t)(e - p) > CASE_ID_MAX ? CASE_ID_MAX : (size_t)(e - p))))
-        return oom();
-    return 0;
+    c->running = xstrndup(p, (size_t)(e - p) > CASE_ID_MAX ? CASE_ID_MAX : (size_t)(e - p));
 }
 
 /* ---- ctest's own lines ------------------------------------------------------ */
@@ -163,20 +140,17 @@ static const char *number(const char *p, const char *e, size_t *out, char stop)
     return q;
 }
 
-static int set_name(struct c_ctx *c, const char *p, const char *e)
+static void set_name(struct c_ctx *c, const char *p, const char *e)
 {
-    if (c->name)
-        return 0;
-    if (!(c->name = strndup(p, (size_t)(e - p) > CASE_ID_MAX ? CASE_ID_MAX : (size_t)(e - p))))
-        return oom();
-    return 0;
+    if (!c->name)
+        c->name = xstrndup(p, (size_t)(e - p) > CASE_ID_MAX ? CASE_ID_MAX : (size_t)(e - p));
 }
 
 /* "Start K: NAME" (NAME known) or "test K" (-V): 1, 0 when the line is
- * neither, or ERR_NOMEM. */
+ * neither. */
 static int ctest_start_line(struct c_state *s, const char *p, const char *e)
 {
-    int is_start = p[0] == 'S', err = 0;
+    int is_start = p[0] == 'S';
     const char *q, *d;
     struct c_ctx *c;
     size_t num = 0;
@@ -187,44 +161,44 @@ static int ctest_start_line(struct c_state *s, const char *p, const char *e)
         num = num * 10 + (size_t)(*d - '0');
     if (d == q || (is_start && (e - d < 3 || d[0] != ':' || d[1] != ' ')) || (!is_start && d != e))
         return 0;
-    if (!(c = ctx_at(s, num, &err)))
-        return err ? err : 1;
+    if (!(c = ctx_at(s, num)))
+        return 1;
     c->known = 1;
     if (!is_start)
         return 1;
     s->ctest = 1;
-    return set_name(c, d + 2, e) ? ERR_NOMEM : 1;
+    set_name(c, d + 2, e);
+    return 1;
 }
 
-/* "N/M Test #K: NAME ... Passed": 1 with *k = K, 0 when the line is none,
- * or ERR_NOMEM. */
+/* "N/M Test #K: NAME ... Passed": 1 with *k = K, 0 when the line is none. */
 static int ctest_result_line(struct c_state *s, const char *p, const char *e, size_t *k)
 {
     const char *name, *stat, *q;
     enum test_status st;
     struct c_ctx *c;
     size_t num;
-    int err = 0;
 
     if (!(name = cases_ctest_name(p, e)) || !(stat = cases_ctest_status(name, e, &st)))
         return 0;
     /* the number before ": name" */
     for (q = name - 2; q > p && isdigit((unsigned char)q[-1]); q--)
         ;
-    if (!number(q, e, &num, ':') || !(c = ctx_at(s, num, &err)))
-        return err ? err : 0;
+    if (!number(q, e, &num, ':') || !(c = ctx_at(s, num)))
+        return 0;
     while (stat > name && (stat[-1] == ' ' || stat[-1] == '.'))
         stat--;
     c->known = c->has_result = 1;
     c->st = st;
     s->ctest = 1;
     *k = num;
-    return set_name(c, name, stat) ? ERR_NOMEM : 1;
+    set_name(c, name, stat);
+    return 1;
 }
 
 /* ctest's own lines: 1 when the line is one (*k the context its next
  * unprefixed lines are in: a failed test's output follows its result
- * line), 0 when not, or ERR_NOMEM. */
+ * line), 0 when not. */
 static int ctest_line(struct c_state *s, const char *p, const char *e, size_t *k)
 {
     while (p < e && *p == ' ')
@@ -282,13 +256,13 @@ static int cmocka_line(struct c_state *s, size_t k, const char *p, const char *e
                     e = q - 1;
                     break;
                 }
-        if (tags[t].st < 0)
-            return run_start(c, p, e) ? ERR_NOMEM : 1;
+        if (tags[t].st < 0) {
+            run_start(c, p, e);
+            return 1;
+        }
         run_clear(c);
-        return rec_add(s, k, p, (size_t)(e - p), (enum test_status)tags[t].st, NULL, 0,
-                       FW_CMOCKA)
-                   ? ERR_NOMEM
-                   : 1;
+        rec_add(s, k, p, (size_t)(e - p), (enum test_status)tags[t].st, NULL, 0, FW_CMOCKA);
+        return 1;
     }
     return 0;
 }
@@ -347,18 +321,15 @@ static int colon_line(struct c_state *s, size_t k, const char *p, const char *e)
         if (!tce || !(te = memchr(tce + 1, ':', (size_t)(e - tce - 1))) || te == tce + 1 ||
             !number(te + 1, e, &line, ':'))
             return 0;
-        return rec_add(s, k, tc, (size_t)(te - tc), *name == 'P' ? TEST_PASS : TEST_FAIL, p,
-                       (size_t)(q - p), FW_CHECK)
-                   ? ERR_NOMEM
-                   : 1;
+        rec_add(s, k, tc, (size_t)(te - tc), *name == 'P' ? TEST_PASS : TEST_FAIL, p,
+                (size_t)(q - p), FW_CHECK);
+        return 1;
     }
     if (!(ne = memchr(name, ':', (size_t)(e - name))) || ne == name ||
         memchr(name, ' ', (size_t)(ne - name)) || (st = unity_word(ne + 1, e)) < 0)
         return 0;
-    return rec_add(s, k, name, (size_t)(ne - name), (enum test_status)st, p, (size_t)(q - p),
-                   FW_UNITY)
-               ? ERR_NOMEM
-               : 1;
+    rec_add(s, k, name, (size_t)(ne - name), (enum test_status)st, p, (size_t)(q - p), FW_UNITY);
+    return 1;
 }
 
 /* subunit (cmocka's and Check's): "test: name" then "success: name",
@@ -379,8 +350,10 @@ static int subunit_line(struct c_state *s, size_t k, const char *p, const char *
             c->in_block = 0;
         return 1;
     }
-    if (starts(p, e, "test: "))
-        return run_start(c, p + 6, e) ? ERR_NOMEM : 1;
+    if (starts(p, e, "test: ")) {
+        run_start(c, p + 6, e);
+        return 1;
+    }
     if (!c->running)
         return 0;
     for (size_t w = 0; w < sizeof(words) / sizeof(*words); w++) {
@@ -395,7 +368,8 @@ static int subunit_line(struct c_state *s, size_t k, const char *p, const char *
         if ((size_t)(ne - name) != rn || memcmp(name, c->running, rn))
             return 1;
         run_clear(c);
-        return rec_add(s, k, name, rn, words[w].st, NULL, 0, FW_SUBUNIT) ? ERR_NOMEM : 1;
+        rec_add(s, k, name, rn, words[w].st, NULL, 0, FW_SUBUNIT);
+        return 1;
     }
     return 0;
 }
@@ -439,7 +413,8 @@ static int tap_line(struct c_state *s, size_t k, const char *p, const char *e)
         }
         e = hash;
     }
-    return rec_add(s, k, p, (size_t)(e - p), st, NULL, 0, FW_TAP) ? ERR_NOMEM : 1;
+    rec_add(s, k, p, (size_t)(e - p), st, NULL, 0, FW_TAP);
+    return 1;
 }
 
 /* ---- assembling ----------------------------------------------------------------- */
@@ -460,15 +435,14 @@ static size_t line_ctx(struct c_state *s, const char **p, const char *e, size_t 
 
 #define LINE_MAX_READ (CASE_ID_MAX * 4) /* a longer line is no runner's */
 
-static int parse_lines(struct c_state *s, const char *str, size_t len)
+static void parse_lines(struct c_state *s, const char *str, size_t len)
 {
     size_t pos = 0, cur = 0, k;
-    int rc = 0, err = 0;
+    int rc;
     char buf[LINE_MAX_READ + 1];
 
-    if (!ctx_at(s, 0, &err))
-        return err;
-    while (!rc && pos < len) {
+    ctx_at(s, 0);
+    while (pos < len) {
         const char *p = str + pos, *nl = memchr(p, '\n', len - pos), *e;
         size_t n = nl ? (size_t)(nl - p) : len - pos;
 
@@ -482,10 +456,8 @@ static int parse_lines(struct c_state *s, const char *str, size_t len)
         buf[n] = '\0';
         p = buf;
         e = buf + n;
-        if ((rc = ctest_line(s, p, e, &cur)) != 0) {
-            rc = rc == 1 ? 0 : rc;
+        if (ctest_line(s, p, e, &cur))
             continue;
-        }
         k = line_ctx(s, &p, e, cur);
         rc = subunit_line(s, k, p, e);
         if (!rc)
@@ -493,19 +465,18 @@ static int parse_lines(struct c_state *s, const char *str, size_t len)
         if (!rc)
             rc = colon_line(s, k, p, e);
         if (!rc && k)
-            rc = tap_line(s, k, p, e);
-        rc = rc == 1 ? 0 : rc;
+            tap_line(s, k, p, e);
     }
-    return rc;
 }
 
-/* The id of r into id: "NAME::case" inside a named ctest test. */
-static int rec_id(const struct c_state *s, const struct c_rec *r, strbuf *id)
+/* The id of r into id: "NAME::case" inside a named ctest test (cut at
+ * id's cap, as cb_add cuts it). */
+static void rec_id(const struct c_state *s, const struct c_rec *r, strbuf *id)
 {
     strbuf_reset(id);
-    if (r->k && s->ctx[r->k].name && strbuf_addf_cut(id, "%s::", s->ctx[r->k].name) == ERR_NOMEM)
-        return ERR_NOMEM;
-    return strbuf_adds(id, r->name) == ERR_NOMEM ? ERR_NOMEM : 0;
+    if (r->k && s->ctx[r->k].name)
+        strbuf_addf_cut(id, "%s::", s->ctx[r->k].name);
+    strbuf_adds_cut(id, r->name);
 }
 
 static int assemble(struct c_state *s, struct test_cases *out)
@@ -517,16 +488,17 @@ static int assemble(struct c_state *s, struct test_cases *out)
     cb_init(&b, out);
     strbuf_init(&id, CASE_ID_MAX * 3);
     /* a case started and never ended failed */
-    for (size_t k = 0; k < s->nctx && !rc; k++)
+    for (size_t k = 0; k < s->nctx; k++)
         if (s->ctx[k].running) {
-            rc = rec_add(s, k, s->ctx[k].running, strlen(s->ctx[k].running), TEST_FAIL, NULL, 0,
-                         FW_CMOCKA);
+            rec_add(s, k, s->ctx[k].running, strlen(s->ctx[k].running), TEST_FAIL, NULL, 0,
+                    FW_CMOCKA);
             run_clear(&s->ctx[k]);
         }
-    for (size_t i = 0; i < s->nrec && !rc; i++)
-        if ((rc = rec_id(s, &s->rec[i], &id)) == 0)
-            rc = cb_add(&b, strbuf_cstr(&id), id.len, s->rec[i].st, s->rec[i].file,
-                        s->rec[i].file ? strlen(s->rec[i].file) : 0);
+    for (size_t i = 0; i < s->nrec && !rc; i++) {
+        rec_id(s, &s->rec[i], &id);
+        rc = cb_add(&b, strbuf_cstr(&id), id.len, s->rec[i].st, s->rec[i].file,
+                    s->rec[i].file ? strlen(s->rec[i].file) : 0);
+    }
     /* the ctest tests without inner cases, or failed outside them */
     for (size_t k = 1; k < s->nctx && !rc && s->nrec; k++) {
         struct c_ctx *c = &s->ctx[k];
@@ -555,9 +527,8 @@ int cases_parse_c(struct test_cases *out, const char *s, size_t len)
     int rc, one = -1;
 
     memset(&st, 0, sizeof(st));
-    rc = parse_lines(&st, s, len);
-    if (!rc)
-        rc = assemble(&st, out);
+    parse_lines(&st, s, len);
+    rc = assemble(&st, out);
     fw = st.fw;
     for (int i = 0; i < FW_N; i++)
         if (fw & (1u << i))

@@ -6,7 +6,8 @@
  * are cut at CASE_ID_MAX bytes (at a UTF-8 boundary), control characters
  * become '?', and surrounding blanks are trimmed; an empty id is dropped.
  * Past GATES_CASES_MAX ids the list is marked truncated.  The index is
- * freed by cb_release; the list stays with its test_cases.
+ * freed by cb_release; the list stays with its test_cases.  Out of memory
+ * ends the process (util/xalloc.h): nothing here fails for want of it.
  */
 #ifndef GOALD_GATES_CASES_INT_H
 #define GOALD_GATES_CASES_INT_H
@@ -29,7 +30,8 @@ struct case_builder {
 };
 
 void cb_init(struct case_builder *b, struct test_cases *c);
-/* 0 or ERR_NOMEM.  file may be NULL (file_len ignored then). */
+/* 0 (an int for the callers' chains of rc).  file may be NULL (file_len
+ * ignored then). */
 int cb_add(struct case_builder *b, const char *id, size_t id_len, enum test_status st,
            const char *file, size_t file_len);
 void cb_release(struct case_builder *b);
@@ -37,8 +39,8 @@ void cb_release(struct case_builder *b);
 /* The position of id in c (indexed by ix), or (size_t)-1. */
 size_t case_index_find(const struct case_index *ix, const struct test_cases *c, const char *id,
                        size_t len);
-/* Index every case of c.  0 or ERR_NOMEM. */
-int case_index_build(struct case_index *ix, const struct test_cases *c);
+/* Index every case of c (released with case_index_release). */
+void case_index_build(struct case_index *ix, const struct test_cases *c);
 void case_index_release(struct case_index *ix);
 
 /* A line of a text (cases_next_line): its start and length, without
@@ -56,7 +58,7 @@ int cases_starts(const char *p, size_t n, const char *word);
 const char *cases_find_in(const char *p, size_t n, const char *needle);
 
 /* The text formats (gates/cases_text.c, cases_py.c): each fills out (initialised
- * empty by the caller, format set even with no cases).  0 or ERR_NOMEM. */
+ * empty by the caller, format set even with no cases).  0. */
 int cases_parse_tap(struct test_cases *out, const char *s, size_t len);
 int cases_parse_node(struct test_cases *out, const char *s, size_t len);
 int cases_parse_pytest(struct test_cases *out, const char *s, size_t len);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/fsutil.h"
+#include "util/path.h"
 #include "util/strbuf.h"
 
 static void add_gate(cJSON *arr, const char *name, const char *type, const char *command)
@@ -19,13 +20,22 @@ static void add_gate(cJSON *arr, const char *name, const char *type, const char 
     cJSON_AddItemToArray(arr, g);
 }
 
+/* 1 when root/name was read into sb (the caller releases sb either way). */
 static int read_small(strbuf *sb, const char *root, const char *name)
 {
     char path[4096];
 
-    snprintf(path, sizeof(path), "%s/%s", root, name);
     strbuf_init(sb, 1 << 20);
-    return fs_read_file(sb, path, 1 << 20) == 0;
+    return path_fmt(path, sizeof(path), "%s/%s", root, name) == 0 &&
+           fs_read_file(sb, path, 1 << 20) == 0;
+}
+
+/* 1 when root/name exists (0 when its path does not fit). */
+static int root_has(const char *root, const char *name)
+{
+    char path[4096];
+
+    return path_fmt(path, sizeof(path), "%s/%s", root, name) == 0 && fs_exists(path);
 }
 
 /* 1 when the makefile text defines target at the start of a line. */
@@ -96,14 +106,12 @@ static int file_mentions(const char *root, const char *name, const char *needle)
 cJSON *gates_detect(const char *root)
 {
     cJSON *arr = cJSON_CreateArray();
-    char path[4096];
 
     if (!arr)
         return NULL;
     detect_make(arr, root);
     if (cJSON_GetArraySize(arr) == 0) {
-        snprintf(path, sizeof(path), "%s/CMakeLists.txt", root);
-        if (fs_exists(path)) {
+        if (root_has(root, "CMakeLists.txt")) {
             add_gate(arr, "cmake build", "build",
                      "cmake -S . -B build-goald >/dev/null && cmake --build build-goald");
             add_gate(arr, "ctest", "test", "ctest --test-dir build-goald --output-on-failure");
@@ -113,13 +121,11 @@ cJSON *gates_detect(const char *root)
     if (file_mentions(root, "pyproject.toml", "pytest") || file_mentions(root, "pytest.ini", NULL) ||
         file_mentions(root, "setup.cfg", "[tool:pytest]"))
         add_gate(arr, "pytest", "test", "python3 -m pytest -q");
-    snprintf(path, sizeof(path), "%s/go.mod", root);
-    if (fs_exists(path)) {
+    if (root_has(root, "go.mod")) {
         add_gate(arr, "go build", "build", "go build ./...");
         add_gate(arr, "go test", "test", "go test ./...");
     }
-    snprintf(path, sizeof(path), "%s/Cargo.toml", root);
-    if (fs_exists(path)) {
+    if (root_has(root, "Cargo.toml")) {
         add_gate(arr, "cargo build", "build", "cargo build");
         add_gate(arr, "cargo test", "test", "cargo test");
     }

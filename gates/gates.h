@@ -123,7 +123,7 @@ char *gates_instrument(const struct gate_spec *g, const char **env, size_t env_m
  * cases, or their formats differ, granularity is "gate" and the lists are
  * empty: the caller falls back to comparing the gates' pass/fail.  Lists
  * hold copies of the ids in the order of `now` (removed: of `base`); the
- * caller frees them with case_diff_release, also on error.  0 or ERR_NOMEM. */
+ * caller frees them with case_diff_release.  0 (out of memory aborts). */
 int gates_compare(struct case_diff *out, const struct test_cases *base,
                   const struct test_cases *now);
 void case_diff_release(struct case_diff *d);

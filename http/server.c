@@ -20,6 +20,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/xalloc.h"
 
 /* No inline script or style, nothing from elsewhere, never framed; and
@@ -477,11 +478,11 @@ int http_server_start(http_server **out, const struct http_opts *o)
 
     if (!listen)
         listen = HTTP_DEFAULT_LISTEN;
-    snprintf(s->db_path, sizeof(s->db_path), "%s", o->db_path);
     s->wake = o->wake;
     http_pool_init(s);
     http_guard_init(s);
-    if ((rc = parse_listen(listen, &addr, &loopback)) != 0 || (rc = load_tls(s)) != 0 ||
+    if ((rc = path_fmt(s->db_path, sizeof(s->db_path), "%s", o->db_path)) != 0 ||
+        (rc = parse_listen(listen, &addr, &loopback)) != 0 || (rc = load_tls(s)) != 0 ||
         (rc = check_exposure(listen, loopback, s->tls_cert != NULL)) != 0 ||
         (rc = http_guard_start(s)) != 0)
         goto out;

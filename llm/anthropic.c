@@ -16,6 +16,7 @@
 
 #include "llm/llm_internal.h"
 #include "util/jsonbig.h"
+#include "util/path.h"
 #include "util/xalloc.h"
 
 /* The last message of arr when it has role, so that consecutive user
@@ -430,7 +431,8 @@ int llm_anthropic_chat(llm_client *c, struct llm_model *m, const struct llm_requ
     int max_tokens = llm_output_cap(c, m, req);
     int rc;
 
-    snprintf(url, sizeof(url), "%s/messages", m->base_url);
+    if ((rc = path_fmt(url, sizeof(url), "%s/messages", m->base_url)) != 0)
+        goto out;
     if ((rc = strbuf_addf(&version, "anthropic-version: %s",
                           c->anthropic_version ? c->anthropic_version : "2023-06-01")) != 0)
         goto out;

@@ -13,6 +13,7 @@
 #include "llm/llm_internal.h"
 #include "util/jsonbig.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/xalloc.h"
 
 /* The text sent for a tool result: errors are marked, since the Chat
@@ -696,7 +697,8 @@ int llm_openai_chat(llm_client *c, struct llm_model *m, const struct llm_request
     int max_tokens = llm_output_cap(c, m, req);
     int rc, fitted = 0;
 
-    snprintf(url, sizeof(url), "%s/chat/completions", m->base_url);
+    if ((rc = path_fmt(url, sizeof(url), "%s/chat/completions", m->base_url)) != 0)
+        goto out;
     if (key) {
         if ((rc = strbuf_addf(&auth, "Authorization: Bearer %s", key)) != 0)
             goto out;

@@ -36,6 +36,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -92,8 +93,7 @@ int sandbox_find_exe(char *out, size_t n, const char *name, const char *path_lis
     if (strchr(name, '/')) {
         if (access(name, X_OK) != 0)
             return -1;
-        snprintf(out, n, "%s", name);
-        return 0;
+        return path_fmt(out, n, "%s", name);
     }
     while (p && *p) {
         size_t len = strcspn(p, ":");

@@ -1,5 +1,4 @@
 #include "sandbox/cgroup.h"
-#include "sandbox/sandbox.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,6 +11,8 @@
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "util/path.h"
 
 static int write_file(const char *path, const char *text)
 {
@@ -97,11 +98,13 @@ static int find_base(const char *controller, char *out, size_t n)
     }
     fclose(f);
     if (v1mnt[0] && v1path[0]) {
-        snprintf(out, n, "%s%s", v1mnt, strcmp(v1path, "/") ? v1path : "");
+        if (path_fmt(out, n, "%s%s", v1mnt, strcmp(v1path, "/") ? v1path : "") != 0)
+            return 0;
         ver = 1;
     } else if (v2mnt[0] && v2path[0]) {
         char ctl[1024], buf[512];
-        snprintf(out, n, "%s%s", v2mnt, strcmp(v2path, "/") ? v2path : "");
+        if (path_fmt(out, n, "%s%s", v2mnt, strcmp(v2path, "/") ? v2path : "") != 0)
+            return 0;
         snprintf(ctl, sizeof(ctl), "%s/cgroup.controllers", out);
         if (read_small(ctl, buf, sizeof(buf)) != 0 || !has_word(buf, controller))
             return 0;

@@ -9,7 +9,8 @@
 #include <stddef.h>
 
 #include "sandbox/drop.h"
-#include "sandbox/sandbox.h"
+
+struct sandbox_spec; /* sandbox.h */
 
 #define SANDBOX_HOME "/tmp/home"
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/path.h"
 
 #ifndef SYS_openat2
 #define SYS_openat2 437
@@ -185,7 +186,8 @@ static int walk_nofollow(int *out, int root_fd, const char *rel, int flags, mode
     int fd = -1;
     int rc = 0;
 
-    snprintf(buf, sizeof(buf), "%s", rel);
+    if ((rc = path_fmt(buf, sizeof(buf), "%s", rel)) != 0)
+        return rc;
     if (!strcmp(buf, ".")) {
         fd = openat(root_fd, ".", flags | O_CLOEXEC, mode);
         if (fd < 0)
@@ -301,7 +303,8 @@ int path_open_parent(int *dir_out, char *leaf, size_t n, int root_fd, const char
         return err_set(ERR_INVALID, "%s: name too long", rel);
     if (!slash)
         return path_open(dir_out, root_fd, ".", O_RDONLY | O_DIRECTORY, 0);
-    snprintf(buf, sizeof(buf), "%.*s", (int)(slash - rel), rel);
+    if ((rc = path_fmt(buf, sizeof(buf), "%.*s", (int)(slash - rel), rel)) != 0)
+        return rc;
     rc = path_open(&fd, root_fd, buf, O_RDONLY | O_DIRECTORY, 0);
     if (rc != ERR_NOTFOUND || !mkdirs) {
         if (rc == 0)
@@ -365,22 +368,18 @@ int path_follow(char *out, size_t n, int root_fd, const char *rel)
     const char *rest;
     int rc;
 
-    if (!strcmp(rel, ".")) {
-        snprintf(out, n, "%s", rel);
-        return 0;
-    }
+    if (!strcmp(rel, "."))
+        return path_fmt(out, n, "%s", rel);
     if ((rc = path_open_parent(&dfd, leaf, sizeof(leaf), root_fd, rel, 0)) != 0) {
         if (rc == ERR_NOTFOUND) { /* the file will be new */
             err_clear();
-            snprintf(out, n, "%s", rel);
-            return 0;
+            return path_fmt(out, n, "%s", rel);
         }
         return rc;
     }
     if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(st.st_mode)) {
         close(dfd);
-        snprintf(out, n, "%s", rel);
-        return 0;
+        return path_fmt(out, n, "%s", rel);
     }
     close(dfd);
     if (!path_have_openat2())

@@ -33,6 +33,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -229,8 +230,12 @@ static int private_home(char *home, size_t n)
 {
     const char *tmp = getenv("TMPDIR");
     struct stat hst;
+    int rc;
 
-    snprintf(home, n, "%s/goald-home-%ld", tmp && *tmp ? tmp : "/tmp", (long)getuid());
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    if ((rc = path_fmt(home, n, "%s/goald-home-%ld", tmp, (long)getuid())) != 0)
+        return err_wrap(rc, "sandbox: TMPDIR");
     if (mkdir(home, 0700) != 0 && errno != EEXIST)
         return err_set(ERR_IO, "sandbox: %s: %s", home, strerror(errno));
     if (lstat(home, &hst) != 0 || !S_ISDIR(hst.st_mode) || hst.st_uid != getuid())
@@ -273,8 +278,8 @@ static int prepare_bwrap(struct run *r)
      * under /root, a 0700 temporary folder) does not stop it */
     if (r->drop.active && !realpath(r->exe, real))
         return err_set(ERR_POLICY, "bubblewrap (%s): %s", r->exe, strerror(errno));
-    if (r->drop.active)
-        snprintf(r->exe, sizeof(r->exe), "%s", real);
+    if (r->drop.active && (rc = path_fmt(r->exe, sizeof(r->exe), "%s", real)) != 0)
+        return rc;
     if ((rc = sandbox_build_env(&r->env, r->spec, SANDBOX_HOME)) != 0)
         return rc;
     if ((rc = sandbox_build_bwrap(&r->args, r->spec, r->exe, &r->env, &r->drop)) != 0)

@@ -18,6 +18,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -109,8 +110,10 @@ int sandbox_spill_prepare(store *st, const char *dir_override, uint64_t want, ch
         /* beside the database: goald's state folder, not the host's TMPDIR */
         int rc = 0;
         if (st && store_path(st) && strcmp(store_path(st), ":memory:") != 0)
-            snprintf(db, sizeof(db), "%s", store_path(st));
-        else if ((rc = store_default_path(db, sizeof(db))) != 0)
+            rc = path_fmt(db, sizeof(db), "%s", store_path(st));
+        else
+            rc = store_default_path(db, sizeof(db));
+        if (rc)
             return rc;
         if (store_local_dir(parent, sizeof(parent), db) != 0)
             return err_set(ERR_INVALID, "%s: path too long", db);

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "store/store.h"
+typedef struct store store; /* store.h: the connection */
 
 typedef struct store_stmt store_stmt;
 

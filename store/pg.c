@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "store/backend.h"
+#include "store/store.h"
 #include "util/err.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "store/internal.h"
+#include "store/store.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 

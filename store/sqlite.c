@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "store/backend.h"
+#include "store/store.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"

@@ -11,6 +11,7 @@
 #include "tools/truncate.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/path.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -137,8 +138,9 @@ static int run(struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
     if ((rc = sandbox_spill_prepare(ctx->st, ctx->spill_dir, spill_max, spill_dir,
                                  sizeof(spill_dir))) != 0)
         return rc;
-    snprintf(spill, sizeof(spill), "%s/bash-%lld-%ld-%u.log", spill_dir, (long long)time_now_ms(),
-             (long)getpid(), counter++);
+    if ((rc = path_fmt(spill, sizeof(spill), "%s/bash-%lld-%ld-%u.log", spill_dir,
+                       (long long)time_now_ms(), (long)getpid(), counter++)) != 0)
+        return rc;
     spec.root = ctx->root;
     spec.git_common = ctx->git_common;
     spec.git_dir = ctx->git_dir;

@@ -12,6 +12,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/strbuf.h"
 #include "util/url.h"
 #include "util/xalloc.h"
@@ -575,18 +576,24 @@ static int walk(struct cfg_val *nv, const cJSON *obj, const char *prefix, const 
     return 0;
 }
 
-static const char *default_path(char *buf, size_t n)
+/* The user's config file into *out (buf, n bytes): NULL when there is
+ * none.  0, or ERR_INVALID when its path does not fit. */
+static int default_path(const char **out, char *buf, size_t n)
 {
     const char *xdg = getenv("XDG_CONFIG_HOME");
     const char *home = getenv("HOME");
+    int rc = 0;
 
+    *out = NULL;
     if (xdg && *xdg)
-        snprintf(buf, n, "%s/goald/config.json", xdg);
+        rc = path_fmt(buf, n, "%s/goald/config.json", xdg);
     else if (home && *home)
-        snprintf(buf, n, "%s/.config/goald/config.json", home);
+        rc = path_fmt(buf, n, "%s/.config/goald/config.json", home);
     else
-        return NULL;
-    return fs_exists(buf) ? buf : NULL;
+        return 0;
+    if (rc == 0 && fs_exists(buf))
+        *out = buf;
+    return rc;
 }
 
 static unsigned generation; /* counts the configurations loaded (config_generation()) */
@@ -615,8 +622,8 @@ int config_load(const char *path)
         }
         nv[k].source = "default";
     }
-    if (!path)
-        path = default_path(dbuf, sizeof(dbuf));
+    if (!path && (rc = default_path(&path, dbuf, sizeof(dbuf))) != 0)
+        goto out;
     if (path) {
         const char *endp = NULL;
         strbuf_init(&text, 4 << 20);

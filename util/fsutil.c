@@ -265,20 +265,10 @@ static int rm_entries(int fd, struct rm_level *lv, const char *label)
         }
         if (S_ISDIR(st.st_mode)) {
             if (lv->nsubs == alloc) {
-                size_t na = alloc ? alloc * 2 : 16;
-                char **m = realloc(lv->subs, na * sizeof(*m));
-                if (!m) {
-                    rc = err_set(ERR_NOMEM, "out of memory");
-                    break;
-                }
-                lv->subs = m;
-                alloc = na;
+                alloc = alloc ? alloc * 2 : 16;
+                lv->subs = xrealloc(lv->subs, alloc * sizeof(*lv->subs));
             }
-            if (!(lv->subs[lv->nsubs] = strdup(e->d_name))) {
-                rc = err_set(ERR_NOMEM, "out of memory");
-                break;
-            }
-            lv->nsubs++;
+            lv->subs[lv->nsubs++] = xstrdup(e->d_name);
             continue;
         }
         if (rm_unlink(fd, e->d_name, 0, &unlocked) != 0) {

@@ -12,6 +12,7 @@
 #include "util/jsonw.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 static enum log_level cur_level = LOG_WARN;
 static const char *names[] = {"error", "warn", "info", "debug"};
@@ -95,7 +96,7 @@ int log_open_file(const char *path)
     file_fd = fd;
     if (file_path != path) {
         free(file_path);
-        file_path = strdup(path);
+        file_path = xstrdup(path);
     }
     return 0;
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/utf8.h"
+#include "util/utf8char.h"
 #include "util/xalloc.h"
 
 void strbuf_init(strbuf *sb, size_t cap)

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/path.h"
+
 /* The parts of a URL: where its user part starts and ends (both NULL
  * when it has none) and where its query (the first '?' or '#') starts. */
 struct url_parts {
@@ -214,7 +216,7 @@ int url_path_under(const char *path, const char *root, char *resolved, size_t n)
     rn = strlen(r);
     if (!(rn == 1 || (strncmp(p, r, rn) == 0 && (p[rn] == '\0' || p[rn] == '/'))))
         return 0;
-    if (resolved)
-        snprintf(resolved, n, "%s", p);
+    if (resolved && path_fmt(resolved, n, "%s", p) != 0)
+        return 0; /* a cut path would name another place */
     return 1;
 }

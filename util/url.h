@@ -44,7 +44,7 @@ int url_under_prefix(const char *url, const char *prefix);
  * gone; it must exist), is root resolved or lies beneath it at a folder
  * boundary ("/srv/repos" admits "/srv/repos/a", not "/srv/repos-evil");
  * the resolved path goes to resolved (n bytes) when not NULL.  0 when
- * either does not resolve. */
+ * either does not resolve, or the resolved path does not fit in n. */
 int url_path_under(const char *path, const char *root, char *resolved, size_t n);
 
 #endif
