@@ -96,14 +96,14 @@ int cli_store(struct cli_ctx *c, store **out)
     return 0;
 }
 
-int cli_resolve(struct cli_ctx *c, const char *table, const char *prefix, char out[ID_SIZE])
+int cli_resolve(struct cli_ctx *c, enum store_kind kind, const char *prefix, char out[ID_SIZE])
 {
     store *st;
     int rc = cli_store(c, &st);
 
     if (rc)
         return rc;
-    if ((rc = store_resolve_id(st, table, prefix, out)) != 0)
+    if ((rc = store_resolve_id(st, kind, prefix, out)) != 0)
         return cli_fail(EXIT_USAGE, "%s", err_last());
     return 0;
 }

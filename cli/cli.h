@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 
+#include "store/goal.h"
 #include "store/store.h"
 #include "util/err.h"
 #include "util/id.h"
@@ -77,9 +78,9 @@ int cli_fail(int code, const char *fmt, ...) GOALD_PRINTF(2, 3);
 /* Print the error slot and map its code to an exit code. */
 int cli_fail_err(int rc);
 
-/* Resolve an id prefix in table; prints the error and returns
+/* Resolve an id prefix of a row of kind; prints the error and returns
  * EXIT_USAGE on failure, 0 on success. */
-int cli_resolve(struct cli_ctx *c, const char *table, const char *prefix, char out[ID_SIZE]);
+int cli_resolve(struct cli_ctx *c, enum store_kind kind, const char *prefix, char out[ID_SIZE]);
 
 /* Print a cJSON value (pretty, newline) to stdout; frees nothing. */
 struct cJSON;

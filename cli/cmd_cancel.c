@@ -12,7 +12,7 @@ static int run(struct cli_ctx *c)
     int n = 0, jobs = 0;
     int rc;
 
-    if ((rc = cli_resolve(c, "goals", c->pos[0], id)) != 0)
+    if ((rc = cli_resolve(c, STORE_KIND_GOAL, c->pos[0], id)) != 0)
         return rc;
     if ((rc = cli_store(c, &st)) != 0)
         return rc;

@@ -178,7 +178,7 @@ static int resolve(struct cli_ctx *c)
     if (!action)
         return cli_fail(EXIT_USAGE, "resolve: --action is required (retry, skip, alternative, "
                                     "increase_budget, complete_partial, pause)");
-    if ((rc = cli_resolve(c, "escalations", c->pos[0], id)) != 0)
+    if ((rc = cli_resolve(c, STORE_KIND_ESCALATION, c->pos[0], id)) != 0)
         return rc;
     if ((rc = cli_store(c, &st)) != 0)
         return rc;

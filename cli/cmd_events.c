@@ -220,7 +220,7 @@ static int run(struct cli_ctx *c)
     if ((rc = parse_opts(c, &ec, &since_ms, &ntail)) != EXIT_OK)
         return rc;
     if (goal) {
-        if ((rc = cli_resolve(c, "goals", goal, idbuf)) != 0)
+        if ((rc = cli_resolve(c, STORE_KIND_GOAL, goal, idbuf)) != 0)
             return rc;
         goal = idbuf;
     }

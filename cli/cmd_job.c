@@ -22,7 +22,7 @@ static int run_job(struct cli_ctx *c)
      * commands: not dumpable, its /proc/PID/{environ,mem,fd} and ptrace are
      * closed to other processes of the same user (root excepted). */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    if ((rc = cli_resolve(c, "runs", c->pos[0], id)) != 0)
+    if ((rc = cli_resolve(c, STORE_KIND_RUN, c->pos[0], id)) != 0)
         return rc;
     if ((rc = cli_store(c, &st)) != 0)
         return rc;

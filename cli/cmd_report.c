@@ -10,7 +10,7 @@ static int run(struct cli_ctx *c)
     store *st;
     int rc;
 
-    if ((rc = cli_resolve(c, "goals", c->pos[0], id)) != 0)
+    if ((rc = cli_resolve(c, STORE_KIND_GOAL, c->pos[0], id)) != 0)
         return rc;
     if ((rc = cli_store(c, &st)) != 0)
         return rc;

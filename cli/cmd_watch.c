@@ -342,7 +342,7 @@ static int run(struct cli_ctx *c)
                             iv);
     }
     for (int i = 0; i < c->npos; i++) {
-        if ((rc = cli_resolve(c, "goals", c->pos[i], v.g[v.n].id)) != 0)
+        if ((rc = cli_resolve(c, STORE_KIND_GOAL, c->pos[i], v.g[v.n].id)) != 0)
             return rc;
         v.n++;
     }

@@ -37,11 +37,12 @@ static const char *query(struct http_req *r, const char *key)
     return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
-/* Resolve an id prefix of table into out; 0, or the answer (404, 400). */
-static int resolve_id(struct http_req *r, const char *table, const char *prefix,
+/* Resolve an id prefix of a row of kind into out; 0, or the answer (404,
+ * 400). */
+static int resolve_id(struct http_req *r, enum store_kind kind, const char *prefix,
                       char out[ID_SIZE], struct http_answer *ans)
 {
-    int rc = store_resolve_id(r->st, table, prefix, out);
+    int rc = store_resolve_id(r->st, kind, prefix, out);
 
     if (rc)
         http_answer_err(ans, rc);
@@ -191,7 +192,7 @@ static void answer_report(struct http_req *r, const char *goal, const char *item
     FILE *f;
     int rc;
 
-    if (resolve_id(r, "goals", goal, id, ans))
+    if (resolve_id(r, STORE_KIND_GOAL, goal, id, ans))
         return;
     f = xcheck(open_memstream(&buf, &len));
     rc = item_key ? report_write_item(r->st, id, item_key, 1, f) : report_write_json(r->st, id, f);
@@ -328,7 +329,7 @@ static void post_cancel(struct http_req *r, char seg[][256], struct http_answer 
     int n = 0, jobs = 0, rc;
     cJSON *o;
 
-    if (resolve_id(r, "goals", seg[0], id, ans))
+    if (resolve_id(r, STORE_KIND_GOAL, seg[0], id, ans))
         return;
     if ((rc = lifecycle_goal_cancel(r->st, id, &n, &jobs)) != 0) {
         http_answer_err(ans, rc);
@@ -390,7 +391,7 @@ static void post_resolve(struct http_req *r, char seg[][256], struct http_answer
         http_answer_error(ans, 422, "invalid", "input", "input: expected a string");
         goto out;
     }
-    if (resolve_id(r, "escalations", seg[0], id, ans))
+    if (resolve_id(r, STORE_KIND_ESCALATION, seg[0], id, ans))
         goto out;
     if ((rc = lifecycle_resolve(r->st, id, action, cJSON_GetStringValue(input), &res)) != 0) {
         http_answer_err(ans, rc);

@@ -27,6 +27,7 @@
 #include "http/internal.h"
 #include "lifecycle/views.h"
 #include "store/event.h"
+#include "store/goal.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/redact.h"
@@ -295,7 +296,7 @@ void http_sse_events(struct http_req *r, struct http_answer *ans)
 
     if (start_at(r, &after, ans))
         return;
-    if (goal && (rc = store_resolve_id(r->st, "goals", goal, gid)) != 0) {
+    if (goal && (rc = store_resolve_id(r->st, STORE_KIND_GOAL, goal, gid)) != 0) {
         http_answer_err(ans, rc);
         return;
     }

@@ -138,37 +138,31 @@ static int first_id_row(store_stmt *s, void *ctx)
     return 0;
 }
 
-int store_resolve_id(store *st, const char *table, const char *prefix, char out[ID_SIZE])
+int store_resolve_id(store *st, enum store_kind kind, const char *prefix, char out[ID_SIZE])
 {
     /* ids are [0-9a-f-]: every id beginning with P sorts in [P, P||'g') */
-    static const char *const sqls[][2] = {
-        {"goals", "SELECT id FROM goals WHERE id >= ?1 AND id < ?1 || 'g' ORDER BY id LIMIT 2"},
-        {"work_items",
-         "SELECT id FROM work_items WHERE id >= ?1 AND id < ?1 || 'g' ORDER BY id LIMIT 2"},
-        {"runs", "SELECT id FROM runs WHERE id >= ?1 AND id < ?1 || 'g' ORDER BY id LIMIT 2"},
-        {"escalations",
-         "SELECT id FROM escalations WHERE id >= ?1 AND id < ?1 || 'g' ORDER BY id LIMIT 2"},
+    static const struct {
+        const char *what, *sql;
+    } kinds[] = {
+        [STORE_KIND_GOAL] = {"goal", "SELECT id FROM goals WHERE id >= ?1 AND id < ?1 || 'g'"
+                                     " ORDER BY id LIMIT 2"},
+        [STORE_KIND_ITEM] = {"work item", "SELECT id FROM work_items WHERE id >= ?1"
+                                          " AND id < ?1 || 'g' ORDER BY id LIMIT 2"},
+        [STORE_KIND_RUN] = {"run", "SELECT id FROM runs WHERE id >= ?1 AND id < ?1 || 'g'"
+                                   " ORDER BY id LIMIT 2"},
+        [STORE_KIND_ESCALATION] = {"escalation", "SELECT id FROM escalations WHERE id >= ?1"
+                                                 " AND id < ?1 || 'g' ORDER BY id LIMIT 2"},
     };
-    const char *what = table;
-    const char *sql = NULL;
     struct first_id first = {out, 0};
-    int rc;
+    const char *what, *sql;
     char lower[ID_SIZE];
     size_t len = strlen(prefix);
+    int rc;
 
-    for (size_t i = 0; i < sizeof(sqls) / sizeof(sqls[0]); i++)
-        if (strcmp(sqls[i][0], table) == 0)
-            sql = sqls[i][1];
-    if (!sql)
-        return err_set(ERR_INVALID, "unknown table %s", table);
-    if (!strcmp(table, "goals"))
-        what = "goal";
-    else if (!strcmp(table, "work_items"))
-        what = "work item";
-    else if (!strcmp(table, "runs"))
-        what = "run";
-    else
-        what = "escalation";
+    if ((unsigned)kind >= sizeof(kinds) / sizeof(kinds[0]))
+        return err_set(ERR_INVALID, "unknown kind of row %d", (int)kind);
+    what = kinds[kind].what;
+    sql = kinds[kind].sql;
     if (len > ID_LEN)
         return err_set(ERR_NOTFOUND, "%s %s: not found", what, prefix);
     for (size_t i = 0; i <= len; i++)

@@ -65,11 +65,19 @@ int store_goal_each(store *st, const char *status, int (*fn)(const struct goal *
 
 int store_goal_count(store *st, const char *status, int64_t *out);
 
-/* Resolve an id given by a unique prefix (or whole) in table "goals",
- * "work_items", "runs" or "escalations".  Prefixes shorter than 8
- * characters are refused (ERR_INVALID), unknown ones are ERR_NOTFOUND,
- * ambiguous ones ERR_AMBIGUOUS; the message names the prefix. */
-int store_resolve_id(store *st, const char *table, const char *prefix, char out[ID_SIZE]);
+/* The kinds of rows a person names by id (a prefix of it). */
+enum store_kind {
+    STORE_KIND_GOAL,
+    STORE_KIND_ITEM,
+    STORE_KIND_RUN,
+    STORE_KIND_ESCALATION,
+};
+
+/* Resolve an id of a row of kind given by a unique prefix (or whole).
+ * Prefixes shorter than 8 characters are refused (ERR_INVALID), unknown
+ * ones are ERR_NOTFOUND, ambiguous ones ERR_AMBIGUOUS; the message names
+ * the kind ("goal", "work item", "run", "escalation") and the prefix. */
+int store_resolve_id(store *st, enum store_kind kind, const char *prefix, char out[ID_SIZE]);
 
 /* Add a model call's spend (tokens and cost) to goal_id's spent_tokens and
  * spent_cost_usd.  Runs in the caller's transaction. */

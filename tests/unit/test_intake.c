@@ -320,23 +320,23 @@ static void test_id_prefixes(void **state)
         assert_int_equal(store_step(s), STORE_DONE);
         store_finalize(s);
     }
-    assert_int_equal(store_resolve_id(st, "goals", "bbbbbbbb", out), 0);
+    assert_int_equal(store_resolve_id(st, STORE_KIND_GOAL, "bbbbbbbb", out), 0);
     assert_string_equal(out, ids[2]);
-    assert_int_equal(store_resolve_id(st, "goals", "BBBBBBBB-0000", out), 0);
+    assert_int_equal(store_resolve_id(st, STORE_KIND_GOAL, "BBBBBBBB-0000", out), 0);
     assert_string_equal(out, ids[2]);
-    assert_int_equal(store_resolve_id(st, "goals", ids[0], out), 0);
+    assert_int_equal(store_resolve_id(st, STORE_KIND_GOAL, ids[0], out), 0);
     assert_string_equal(out, ids[0]);
-    assert_int_equal(store_resolve_id(st, "goals", "aaaaaaaa-111", out), ERR_AMBIGUOUS);
+    assert_int_equal(store_resolve_id(st, STORE_KIND_GOAL, "aaaaaaaa-111", out), ERR_AMBIGUOUS);
     assert_string_equal(err_last(), "goal id aaaaaaaa-111 is ambiguous: give more characters");
-    assert_int_equal(store_resolve_id(st, "goals", "aaaaaaaa-1112", out), 0);
+    assert_int_equal(store_resolve_id(st, STORE_KIND_GOAL, "aaaaaaaa-1112", out), 0);
     assert_string_equal(out, ids[1]);
-    assert_int_equal(store_resolve_id(st, "goals", "cccccccc", out), ERR_NOTFOUND);
+    assert_int_equal(store_resolve_id(st, STORE_KIND_GOAL, "cccccccc", out), ERR_NOTFOUND);
     assert_string_equal(err_last(), "goal cccccccc: not found");
-    assert_int_equal(store_resolve_id(st, "goals", "bbbb", out), ERR_INVALID);
+    assert_int_equal(store_resolve_id(st, STORE_KIND_GOAL, "bbbb", out), ERR_INVALID);
     assert_string_equal(err_last(), "goal id \"bbbb\": give at least 8 characters");
-    assert_int_equal(store_resolve_id(st, "goals", "bbbbbbbz", out), ERR_INVALID);
+    assert_int_equal(store_resolve_id(st, STORE_KIND_GOAL, "bbbbbbbz", out), ERR_INVALID);
     assert_string_equal(err_last(), "goal id \"bbbbbbbz\": expected hexadecimal characters");
-    assert_int_equal(store_resolve_id(st, "escalations", "bbbbbbbb", out), ERR_NOTFOUND);
+    assert_int_equal(store_resolve_id(st, STORE_KIND_ESCALATION, "bbbbbbbb", out), ERR_NOTFOUND);
     assert_string_equal(err_last(), "escalation bbbbbbbb: not found");
     store_close(st);
 }
