@@ -20,6 +20,7 @@
 #include "lifecycle/report.h"
 #include "store/artifact.h"
 #include "store/item.h"
+#include "store/status.h"
 #include "util/config.h"
 #include "util/embedded.h"
 #include "util/err.h"
@@ -158,7 +159,7 @@ static int demo_result(const struct demo_paths *d, const char *id)
     if (store_goal_get(st, id, &g) == 0 &&
         store_item_count_done_verified(st, id, &items, &verified) == 0) {
         const char *branch = g->branch ? g->branch : "";
-        completed = !strcmp(g->status, "completed");
+        completed = goal_status_of(g->status) == GOAL_COMPLETED;
         printf("\nbranch   %s (pushed to %s)\n", branch, shown(d, d->origin));
         if (d->keep)
             printf("see      git -C %s log --stat %s\n", d->repo, branch);

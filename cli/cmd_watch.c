@@ -27,6 +27,7 @@
 #include "store/escalation.h"
 #include "store/goal.h"
 #include "store/heartbeat.h"
+#include "store/status.h"
 #include "util/config.h"
 #include "util/strbuf.h"
 #include "util/termesc.h"
@@ -201,13 +202,13 @@ static int goal_frame(struct view *v, store *st, struct watched *w)
         return rc;
     if ((rc = report_progress(st, w->id, &p)) != 0 || (rc = report_activity(st, w->id, &a)) != 0)
         goto out;
-    w->ended = !strcmp(g->status, "completed") || !strcmp(g->status, "cancelled");
+    w->ended = goal_status_ended(goal_status_of(g->status));
     {
         int pending = p.items_total - p.items_done - p.items_skipped - p.items_blocked -
                       p.items_running - p.items_cancelled;
         w->waiting =
             !w->ended && !a.kind[0] &&
-            (!strcmp(g->status, "blocked") ||
+            (goal_status_of(g->status) == GOAL_BLOCKED ||
              (a.open_escalations > 0 && p.items_total > 0 && pending == 0 && p.items_running == 0));
     }
     report_counts(counts, sizeof(counts), &p);
@@ -224,7 +225,7 @@ static int goal_frame(struct view *v, store *st, struct watched *w)
             add_line(v, "  " REPORT_NO_REPO);
         if (!w->ended)
             add_linef(v, "  now: %s", now);
-        if (a.last_error[0] && strcmp(g->status, "completed") != 0)
+        if (a.last_error[0] && goal_status_of(g->status) != GOAL_COMPLETED)
             add_wrapped(&v->frame, "  last error: ", a.last_error, v->width);
         add_escalations(v, st, w->id);
         goto out;
@@ -237,7 +238,7 @@ static int goal_frame(struct view *v, store *st, struct watched *w)
         snprintf(line, sizeof(line), "%.8s %s [%s] %.1f%% %s; %s", g->id, g->status, bar, p.percent,
                  counts, w->ended ? g->title : now);
         emit_if_changed(v, &w->last_line, line);
-        if (a.last_error[0] && strcmp(g->status, "completed") != 0) {
+        if (a.last_error[0] && goal_status_of(g->status) != GOAL_COMPLETED) {
             /* whole, wrapped within the width after "HH:MM:SS " */
             strbuf err = STRBUF_INIT;
             snprintf(line, sizeof(line), "%.8s last error: ", g->id);

@@ -34,6 +34,7 @@
 #include "store/heartbeat.h"
 #include "store/item.h"
 #include "store/run.h"
+#include "store/status.h"
 #include "store/store.h"
 #include "util/config.h"
 #include "util/err.h"
@@ -128,7 +129,7 @@ static int job_ended(struct daemon *d, struct kid *k, int status)
                   e.attempt, "duration_ms", durs, "failure", reason, NULL);
         return 0;
     }
-    if (rc == ERR_TRANSITION && strcmp(e.status, "success") != 0) {
+    if (rc == ERR_TRANSITION && run_status_of(e.status) != RUN_SUCCESS) {
         /* the job died after ending its run, before recovering its item */
         if ((rc = lifecycle_recover_stranded(d->st, k->run_id, reason)) == 0) {
             log_event(LOG_WARN, "job.aborted", "run", k->run_id, "goal", k->goal_id, "item",
@@ -139,7 +140,7 @@ static int job_ended(struct daemon *d, struct kid *k, int status)
         snprintf(failed, sizeof(failed), "%s", err_last());
     }
     if (rc == ERR_TRANSITION || rc == ERR_NOTFOUND) {
-        int ok = !strcmp(e.status, "success");
+        int ok = run_status_of(e.status) == RUN_SUCCESS;
         log_event(ok ? LOG_INFO : LOG_WARN, "job.finished", "run", k->run_id, "goal", k->goal_id,
                   "item", e.item[0] ? e.item : NULL, "kind", k->kind, "status", e.status, "attempt",
                   e.attempt, "duration_ms", durs, "failure", !ok && e.failure[0] ? e.failure : NULL,

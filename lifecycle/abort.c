@@ -20,6 +20,7 @@
 #include "store/goal.h"
 #include "store/item.h"
 #include "store/run.h"
+#include "store/status.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -56,7 +57,7 @@ static int record_end(store *st, const char *run_id, const struct store_run_fact
     cJSON_AddStringToObject(p, "kind", r->kind);
     if ((rc = transition_apply(st, ENTITY_RUN, run_id, status, "running", p)) != 0)
         goto out;
-    if (!strcmp(status, "timeout") && item) {
+    if (run_status_of(status) == RUN_TIMEOUT && item) {
         /* the retry gets twice the time */
         int doubled = (r->timeout_s > 0 ? r->timeout_s : 600) * 2;
         if ((rc = store_item_set_timeout(st, item->id, doubled)) != 0)
@@ -107,12 +108,14 @@ static void input_of(struct recover_input *in, const struct goal *g, const struc
 /* Is an item of this state held by a run? */
 static int item_held(const struct work_item *item)
 {
-    return !strcmp(item->status, "in_progress") || !strcmp(item->status, "verify");
+    enum item_status s = item_status_of(item->status);
+
+    return s == ITEM_IN_PROGRESS || s == ITEM_VERIFY;
 }
 
 int lifecycle_abort_run(store *st, const char *run_id, const char *status, const char *reason)
 {
-    const char *cls = !strcmp(status, "timeout") ? "timeout" : "aborted";
+    const char *cls = run_status_of(status) == RUN_TIMEOUT ? "timeout" : "aborted";
     struct store_run_facts r;
     struct recover_input in;
     struct goal *g = NULL;
@@ -123,7 +126,7 @@ int lifecycle_abort_run(store *st, const char *run_id, const char *status, const
     /* the claim, even though the run is not running any more for us */
     if ((rc = store_run_facts_get(st, run_id, &r)) != 0)
         goto out;
-    if (strcmp(r.status, "running") != 0) {
+    if (run_status_of(r.status) != RUN_RUNNING) {
         rc = err_set(ERR_TRANSITION, "run %s is no longer running", run_id);
         goto out;
     }
@@ -170,7 +173,7 @@ int lifecycle_recover_stranded(store *st, const char *run_id, const char *reason
         return rc;
     if ((rc = store_run_facts_get(st, run_id, &r)) != 0)
         goto out;
-    if (!strcmp(r.status, "running")) {
+    if (run_status_of(r.status) == RUN_RUNNING) {
         rc = err_set(ERR_TRANSITION, "run %s is still running", run_id);
         goto out;
     }

@@ -11,6 +11,7 @@
 #include "store/goal.h"
 #include "store/item.h"
 #include "store/run.h"
+#include "store/status.h"
 #include "util/config.h"
 #include "util/timeutil.h"
 #include "util/err.h"
@@ -217,7 +218,7 @@ int claim_load(store *st, const char *run_id, struct claim *out)
     snprintf(out->lane, sizeof(out->lane), "%s", r.lane);
     out->attempt = r.attempt;
     out->timeout_s = r.timeout_s < 0 ? 0 : r.timeout_s;
-    if (strcmp(r.status, "running") != 0)
+    if (run_status_of(r.status) != RUN_RUNNING)
         return err_set(ERR_TRANSITION, "run %s is %s, not running", run_id, r.status);
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "store/gate_result.h"
 #include "store/item.h"
 #include "store/run.h"
+#include "store/status.h"
 #include "util/err.h"
 #include "util/timeutil.h"
 #include "util/utf8.h"
@@ -87,8 +88,8 @@ static void step_text(char *out, size_t n, const char *text)
 static void step_end(struct steps *sp, const struct store_step_event *e)
 {
     char step[400];
-    int failed_run = !strcmp(e->run_status, "failed") || !strcmp(e->run_status, "timeout") ||
-                     !strcmp(e->run_status, "aborted");
+    enum run_status rs = run_status_of(e->run_status);
+    int failed_run = rs == RUN_FAILED || rs == RUN_TIMEOUT || rs == RUN_ABORTED;
 
     if (!strcmp(e->type, "tool_call.completed") && !strcmp(sp->pending_tool, "complete") &&
         failed_run)
@@ -222,11 +223,10 @@ static void failures_shown(cJSON *arr)
 static void add_next(cJSON *next, cJSON *questions, const char *status, const char *question,
                      const char *first_failure)
 {
-    if (question[0] && !strcmp(status, "blocked")) {
+    if (question[0] && item_status_of(status) == ITEM_BLOCKED) {
         cJSON_AddItemToArray(questions, cJSON_CreateString(question));
         cJSON_AddItemToArray(next, cJSON_CreateString("wait for the human answer"));
-    } else if (!strcmp(status, "done") || !strcmp(status, "skipped") ||
-               !strcmp(status, "cancelled")) {
+    } else if (item_status_finished(item_status_of(status))) {
         /* nothing left */
     } else if (first_failure[0]) {
         char step[1100];

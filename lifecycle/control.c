@@ -10,6 +10,7 @@
 #include "store/breaker.h"
 #include "store/event.h"
 #include "store/goal.h"
+#include "store/status.h"
 #include "util/budget.h"
 #include "util/config.h"
 #include "util/err.h"
@@ -142,7 +143,7 @@ static int gate_one(store *st, const struct store_breaker *b, const char *fp_now
     }
     /* half_open: the probe slot is free when nobody holds it or its run
      * ended without reporting (a killed job) */
-    if (b->has_probe && !(b->probe_status[0] && strcmp(b->probe_status, "running"))) {
+    if (b->has_probe && !(b->probe_status[0] && run_status_of(b->probe_status) != RUN_RUNNING)) {
         *allowed = 0;
         return 0;
     }

@@ -15,6 +15,7 @@
 #include "store/escalation.h"
 #include "store/event.h"
 #include "store/goal.h"
+#include "store/status.h"
 #include "util/err.h"
 #include "util/timeutil.h"
 #include "util/utf8.h"
@@ -203,7 +204,7 @@ static void attempts_for_model(cJSON *attempts)
     for (int i = cJSON_GetArraySize(attempts) - 1; i >= 0; i--) {
         cJSON *a = cJSON_GetArrayItem(attempts, i);
         const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "status"));
-        if (status && !strcmp(status, "running")) {
+        if (status && run_status_of(status) == RUN_RUNNING) {
             cJSON_DeleteItemFromArray(attempts, i);
             continue;
         }

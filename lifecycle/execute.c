@@ -38,6 +38,7 @@
 #include "store/gate_result.h"
 #include "store/item.h"
 #include "store/run.h"
+#include "store/status.h"
 #include "util/err.h"
 #include "util/fault.h"
 #include "util/fsutil.h"
@@ -221,7 +222,7 @@ static int add_done_item(const struct work_item *wi, void *arg)
     struct done_items *d = arg;
     strbuf *sb = d->sb;
 
-    if (!strcmp(wi->id, d->self_id) || strcmp(wi->status, "done") != 0)
+    if (!strcmp(wi->id, d->self_id) || item_status_of(wi->status) != ITEM_DONE)
         return 0;
     if (d->n++ == 0)
         strbuf_adds_cut(sb, "\nItems of this goal done before yours (the worktree already holds "

@@ -14,6 +14,7 @@
 #include "store/escalation.h"
 #include "store/forge.h"
 #include "store/goal.h"
+#include "store/status.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/hash.h"
@@ -88,7 +89,7 @@ static int status_body(strbuf *sb, store *st, const struct goal *g)
         return rc;
     if ((rc = store_artifact_each(st, g->id, "pull_request", add_pr, sb)) != 0)
         return rc;
-    if (!strcmp(g->status, "completed") || !strcmp(g->status, "cancelled"))
+    if (goal_status_ended(goal_status_of(g->status)))
         rc = strbuf_addf(sb, "\nThe goal ended: **%s**.\n", g->status);
     return rc;
 }

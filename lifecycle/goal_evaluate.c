@@ -32,6 +32,7 @@
 #include "store/escalation.h"
 #include "store/goal.h"
 #include "store/item.h"
+#include "store/status.h"
 #include "util/err.h"
 #include "util/redact.h"
 #include "util/strbuf.h"
@@ -78,7 +79,7 @@ static int item_cb(const struct work_item *wi, void *ctx)
 {
     struct eval *e = ctx;
 
-    if (strcmp(wi->status, "done") != 0)
+    if (item_status_of(wi->status) != ITEM_DONE)
         return 0;
     for (int k = 0; k < e->n; k++)
         if (plan_item_serves(wi, k) && wi->critical)

@@ -25,6 +25,7 @@
 #include "store/escalation.h"
 #include "store/event.h"
 #include "store/run.h"
+#include "store/status.h"
 #include "store/trigger.h"
 #include "util/config.h"
 #include "util/cron.h"
@@ -97,7 +98,8 @@ int monitor_next_fire_at(store *st, const struct goal *g, int64_t now, int64_t *
 {
     int found = 0, rc;
 
-    if (!g->is_template || !g->schedule || !g->status || !strcmp(g->status, "cancelled"))
+    if (!g->is_template || !g->schedule || !g->status ||
+        goal_status_of(g->status) == GOAL_CANCELLED)
         return err_set(ERR_NOTFOUND, "goal %.8s: not a scheduled template", g->id);
     if ((rc = store_trigger_next_fire_of_goal(st, g->id, out, &found)) != 0)
         return rc;

@@ -42,6 +42,7 @@
 #include "store/gate_result.h"
 #include "store/goal.h"
 #include "store/item.h"
+#include "store/status.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fault.h"
@@ -311,7 +312,7 @@ static int accepted_cb(const struct work_item *wi, void *ctx)
     cJSON *v = NULL;
     const cJSON *id;
 
-    if (strcmp(wi->status, "done") != 0)
+    if (item_status_of(wi->status) != ITEM_DONE)
         return 0;
     if (store_decision_latest_verification(a->st, wi->id, &v) != 0) {
         err_clear(); /* the body says what it can */
@@ -482,11 +483,11 @@ static int finished_add(const char *effort, const char *status, int64_t n, void 
 
     (void)effort;
     f->total += (int)n;
-    if (!strcmp(status, "done"))
+    if (item_status_of(status) == ITEM_DONE)
         f->done += (int)n;
-    else if (!strcmp(status, "skipped"))
+    else if (item_status_of(status) == ITEM_SKIPPED)
         f->skipped += (int)n;
-    else if (!strcmp(status, "cancelled"))
+    else if (item_status_of(status) == ITEM_CANCELLED)
         f->cancelled += (int)n;
     return 0;
 }

@@ -24,6 +24,7 @@
 #include "store/escalation.h"
 #include "store/event.h"
 #include "store/item.h"
+#include "store/status.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/strbuf.h"
@@ -43,7 +44,7 @@ static int done_cb(const struct work_item *wi, void *ctx)
 
     if (d->nkeys < KEYS_MAX)
         d->keys[d->nkeys++] = xstrdup(wi->key);
-    if (!strcmp(wi->status, "done"))
+    if (item_status_of(wi->status) == ITEM_DONE)
         strbuf_addf_cut(&d->text, "- %s %s: %s\n", wi->key, wi->title,
                         wi->summary && *wi->summary ? wi->summary : "(no summary)");
     return 0;

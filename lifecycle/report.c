@@ -24,6 +24,7 @@
 #include "store/gate_result.h"
 #include "store/item.h"
 #include "store/run.h"
+#include "store/status.h"
 #include "util/err.h"
 #include "util/jsonobj.h"
 #include "util/jsonw.h"
@@ -63,7 +64,7 @@ const char *report_goal_status(const struct goal *g)
 {
     /* a template is never worked on itself: while it is live (stored
      * queued) it reads "scheduled", not queued forever */
-    if (g->is_template && g->status && !strcmp(g->status, "queued"))
+    if (g->is_template && g->status && goal_status_of(g->status) == GOAL_QUEUED)
         return "scheduled";
     return g->status ? g->status : "";
 }
@@ -109,20 +110,30 @@ static int progress_add(const char *effort, const char *status, int64_t n, void 
 
     out->items_total += (int)n;
     out->total_points += pts;
-    if (!strcmp(status, "done")) {
+    switch (item_status_of(status)) {
+    case ITEM_DONE:
         out->done_points += pts;
         out->items_done += (int)n;
-    } else if (!strcmp(status, "skipped")) {
+        break;
+    case ITEM_SKIPPED:
         /* skipped is not done: counted apart, never in the percentage */
         out->items_skipped += (int)n;
         out->skipped_points += pts;
-    } else if (!strcmp(status, "blocked") || !strcmp(status, "escalated")) {
+        break;
+    case ITEM_BLOCKED:
+    case ITEM_ESCALATED:
         out->items_blocked += (int)n;
         out->blocked_points += pts;
-    } else if (!strcmp(status, "in_progress") || !strcmp(status, "verify")) {
+        break;
+    case ITEM_IN_PROGRESS:
+    case ITEM_VERIFY:
         out->items_running += (int)n;
-    } else if (!strcmp(status, "cancelled")) {
+        break;
+    case ITEM_CANCELLED:
         out->items_cancelled += (int)n;
+        break;
+    default:
+        break;
     }
     return 0;
 }

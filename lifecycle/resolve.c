@@ -45,6 +45,7 @@
 #include "store/event.h"
 #include "store/goal.h"
 #include "store/item.h"
+#include "store/status.h"
 #include "util/err.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -286,7 +287,8 @@ static int do_item(store *st, const struct store_escalation_ref *e, const char *
             return rc;
         return plan_promote_ready(st, e->goal_id, NULL);
     }
-    if (strcmp(e->item_status, "escalated") != 0 && strcmp(e->item_status, "blocked") != 0)
+    if (item_status_of(e->item_status) != ITEM_ESCALATED &&
+        item_status_of(e->item_status) != ITEM_BLOCKED)
         return 0;
     if ((rc = store_item_recovery_restart(st, e->item_id, input && *input ? input : NULL,
                                           !strcmp(action, "alternative"), now)) != 0)
@@ -429,7 +431,7 @@ int lifecycle_resolve(store *st, const char *esc_id, const char *action, const c
     if (!strcmp(action, "accept_test_changes") && (!input || !*input))
         return err_set(ERR_INVALID, "accept_test_changes: --input: name the test cases whose "
                                     "change you accept (as the escalation's cause lists them)");
-    if (!strcmp(action, "skip") && !strcmp(e.item_status, "blocked"))
+    if (!strcmp(action, "skip") && item_status_of(e.item_status) == ITEM_BLOCKED)
         return err_set(ERR_INVALID, "escalation %s: the item is waiting for an answer; give it "
                                     "with --action retry --input TEXT (or complete_partial)",
                        esc_id);

@@ -38,6 +38,7 @@
 #include "lifecycle/workspace.h"
 #include "store/escalation.h"
 #include "store/item.h"
+#include "store/status.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -269,7 +270,7 @@ static int accepted_of_item(const struct work_item *wi, void *ctx)
     cJSON *v = NULL;
     const cJSON *id;
 
-    if (strcmp(wi->status, "done") != 0)
+    if (item_status_of(wi->status) != ITEM_DONE)
         return 0;
     if (store_decision_latest_verification(a->st, wi->id, &v) != 0)
         return -1;

@@ -12,6 +12,7 @@
 #include "lifecycle/transitions.h"
 #include "store/goal.h"
 #include "store/item.h"
+#include "store/status.h"
 #include "tests/unit/storehelp.h"
 #include "tests/unit/testutil.h"
 #include "util/err.h"
@@ -88,6 +89,46 @@ static void new_run(char id[ID_SIZE], const char *goal_id, const char *status)
 
 /* Every row of the table is applied on a fresh entity in its from-state,
  * leaves the to-state and exactly one event "<entity>.<to>". */
+/* The store's status enums name exactly the statuses of the state
+ * machines: every enum has a name the machine knows, every name maps back
+ * to its enum, and a name the machine does not know is *_UNKNOWN. */
+static void test_status_enums_match_the_machines(void **state)
+{
+    (void)state;
+    for (int s = 0; s < GOAL_STATUS_UNKNOWN; s++) {
+        assert_true(transition_status_valid(ENTITY_GOAL, goal_status_name((enum goal_status)s)));
+        assert_int_equal(goal_status_of(goal_status_name((enum goal_status)s)), s);
+    }
+    for (int s = 0; s < ITEM_STATUS_UNKNOWN; s++) {
+        assert_true(transition_status_valid(ENTITY_ITEM, item_status_name((enum item_status)s)));
+        assert_int_equal(item_status_of(item_status_name((enum item_status)s)), s);
+    }
+    for (int s = 0; s < RUN_STATUS_UNKNOWN; s++) {
+        assert_true(transition_status_valid(ENTITY_RUN, run_status_name((enum run_status)s)));
+        assert_int_equal(run_status_of(run_status_name((enum run_status)s)), s);
+    }
+    /* and the machines have no status the enums lack */
+    {
+        static const char *const goal[] = {"queued", "active", "blocked", "completed", "cancelled"};
+        static const char *const item[] = {"queued",  "ready",  "in_progress", "verify",
+                                           "done",    "failed", "blocked",     "escalated",
+                                           "skipped", "cancelled"};
+        static const char *const run[] = {"running", "success", "failed", "timeout", "aborted"};
+        for (size_t i = 0; i < sizeof(goal) / sizeof(goal[0]); i++)
+            assert_int_not_equal(goal_status_of(goal[i]), GOAL_STATUS_UNKNOWN);
+        for (size_t i = 0; i < sizeof(item) / sizeof(item[0]); i++)
+            assert_int_not_equal(item_status_of(item[i]), ITEM_STATUS_UNKNOWN);
+        for (size_t i = 0; i < sizeof(run) / sizeof(run[0]); i++)
+            assert_int_not_equal(run_status_of(run[i]), RUN_STATUS_UNKNOWN);
+    }
+    assert_int_equal(item_status_of(NULL), ITEM_STATUS_UNKNOWN);
+    assert_int_equal(item_status_of("Done"), ITEM_STATUS_UNKNOWN);
+    assert_int_equal(goal_status_of("scheduled"), GOAL_STATUS_UNKNOWN);
+    assert_string_equal(run_status_name(RUN_STATUS_UNKNOWN), "?");
+    assert_true(item_status_finished(ITEM_SKIPPED) && !item_status_finished(ITEM_FAILED));
+    assert_true(goal_status_ended(GOAL_CANCELLED) && !goal_status_ended(GOAL_BLOCKED));
+}
+
 static void test_every_allowed_transition(void **state)
 {
     char gid[ID_SIZE], id[ID_SIZE], got[32];
@@ -204,6 +245,7 @@ int main(void)
 {
     char path[512];
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_enums_match_the_machines),
         cmocka_unit_test(test_every_allowed_transition),
         cmocka_unit_test(test_forbidden_transitions_write_nothing),
         cmocka_unit_test(test_expect_from_and_unknown),
