@@ -86,7 +86,8 @@ int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char 
     snprintf(out->name, sizeof(out->name), "%s", g->name);
     snprintf(out->type, sizeof(out->type), "%s", g->type);
     out->command = xstrdup(g->command);
-    out->output_tail = xstrdup("");
+    /* what the first run printed: the report and the model see it again */
+    out->output_tail = xstrdup(hit.output_tail ? hit.output_tail : "");
     out->must_pass = g->must_pass;
     out->passed = 1;
     out->exit_code = hit.exit_code;
@@ -125,6 +126,7 @@ int verify_tree_record(struct job_ctx *j, const struct gate_spec *g, const char 
     row.format = r->cases.format;
     row.cases = cj;
     row.output_hash = r->output_hash;
+    row.output_tail = r->output_tail;
     rc = store_gate_tree_run_put(j->st, &row);
     cJSON_free(cj);
     return rc;

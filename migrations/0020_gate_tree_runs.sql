@@ -5,7 +5,8 @@
 -- and a later run on the same tree is never recorded over it, so that a
 -- pass reused later is the tree's first run, never a re-run that
 -- happened to pass.  reusable: it passed at once, did not time out, and
--- its test cases are complete (cases as in gate_baselines).
+-- its test cases are complete (cases as in gate_baselines).  output_tail:
+-- what the run printed (its tail, redacted), shown again with a reuse.
 CREATE TABLE gate_tree_runs (
     goal_id     TEXT NOT NULL REFERENCES goals(id) ON DELETE CASCADE,
     gate        TEXT NOT NULL,
@@ -19,6 +20,7 @@ CREATE TABLE gate_tree_runs (
     format      TEXT,
     cases       TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(cases)),
     output_hash TEXT,
+    output_tail TEXT,
     duration_ms INTEGER,
     created_at  INTEGER NOT NULL,
     PRIMARY KEY (goal_id, gate, command, env, tree_id)

@@ -182,10 +182,16 @@ static int advance_ids(store *dst, const struct store_copy_table *t, int n)
         char seq[256] = "";
         int found = 0;
 
+        /* the catalog of this schema only: information_schema's views
+         * check privileges on every relation of the database, and one
+         * that another session drops meanwhile fails the whole query
+         * ("relation with OID ... does not exist") */
         rc = store_get_text(dst, "sequence", seq, sizeof(seq), &found,
                             "SELECT pg_get_serial_sequence(CAST(?1 AS TEXT), 'id')"
-                            " FROM information_schema.columns WHERE table_schema ="
-                            " current_schema() AND table_name = ?1 AND column_name = 'id'",
+                            " FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c"
+                            " ON c.oid = a.attrelid WHERE c.relnamespace ="
+                            " CAST(current_schema() AS regnamespace) AND c.relname = ?1"
+                            " AND a.attname = 'id' AND NOT a.attisdropped",
                             STORE_ARGS(STORE_TEXT(t[i].name)));
         if (rc == 0 && seq[0]) {
             int64_t v = 0;

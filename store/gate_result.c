@@ -69,6 +69,7 @@ static void tree_hit_fill(store_stmt *s, void *ctx)
     h->duration_ms = store_col_i64(s, 5);
     h->format = store_col_strdup(s, 6);
     h->cases = store_col_strdup(s, 7);
+    h->output_tail = store_col_strdup(s, 8);
 }
 
 int store_gate_tree_run_get(store *st, const struct store_gate_tree_run *key,
@@ -76,7 +77,8 @@ int store_gate_tree_run_get(store *st, const struct store_gate_tree_run *key,
 {
     static const char q[] =
         "SELECT coalesce(run_id, ''), coalesce(output_hash, ''), passed, reusable,"
-        " coalesce(exit_code, -1), coalesce(duration_ms, 0), format, cases FROM gate_tree_runs"
+        " coalesce(exit_code, -1), coalesce(duration_ms, 0), format, cases,"
+        " coalesce(output_tail, '') FROM gate_tree_runs"
         " WHERE goal_id = ? AND gate = ? AND command = ? AND env = ? AND tree_id = ?";
 
     memset(out, 0, sizeof(*out));
@@ -90,6 +92,7 @@ void store_gate_tree_hit_release(struct store_gate_tree_hit *h)
 {
     free(h->format);
     free(h->cases);
+    free(h->output_tail);
     memset(h, 0, sizeof(*h));
 }
 
@@ -99,8 +102,8 @@ int store_gate_tree_run_put(store *st, const struct store_gate_tree_run *r)
      * (a re-run that passed after a failure) is never recorded over it */
     static const char ins[] =
         "INSERT INTO gate_tree_runs(goal_id, gate, command, env, tree_id, run_id, passed,"
-        " reusable, exit_code, format, cases, output_hash, duration_ms, created_at)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+        " reusable, exit_code, format, cases, output_hash, output_tail, duration_ms, created_at)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
         " ON CONFLICT (goal_id, gate, command, env, tree_id) DO NOTHING";
 
     return store_exec_args(
@@ -109,7 +112,8 @@ int store_gate_tree_run_put(store *st, const struct store_gate_tree_run *r)
                    STORE_TEXT(r->env), STORE_TEXT(r->tree_id), STORE_TEXT(r->run_id),
                    STORE_I64(r->passed), STORE_I64(r->reusable), STORE_I64(r->exit_code),
                    STORE_TEXT(r->format), STORE_TEXT(r->cases ? r->cases : "[]"),
-                   STORE_TEXT(r->output_hash), STORE_I64(r->duration_ms),
+                   STORE_TEXT(r->output_hash), STORE_TEXT(r->output_tail),
+                   STORE_I64(r->duration_ms),
                    STORE_I64(time_now_ms())));
 }
 

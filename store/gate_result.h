@@ -52,7 +52,7 @@ struct store_gate_tree_run {
     const char *goal_id, *gate, *command, *env, *tree_id, *run_id;
     int passed, reusable, exit_code;
     int64_t duration_ms;
-    const char *format, *cases, *output_hash;
+    const char *format, *cases, *output_hash, *output_tail;
 };
 
 /* Record r unless its (goal_id, gate, command, env, tree_id) already has a
@@ -60,15 +60,15 @@ struct store_gate_tree_run {
 int store_gate_tree_run_put(store *st, const struct store_gate_tree_run *r) GOALD_MUST_CHECK;
 
 /* The first run of key's (goal_id, gate, command, env, tree_id) (its other
- * members are not read): *found 1 with out filled, whose format and cases
- * are malloc'd (free() them with store_gate_tree_hit_release), or *found
+ * members are not read): *found 1 with out filled, whose format, cases
+ * and output_tail are malloc'd (free() them with store_gate_tree_hit_release), or *found
  * 0.  An error of the lookup is returned. */
 struct store_gate_tree_hit {
     char run_id[ID_SIZE];
     char output_hash[HASH_HEX_SIZE];
     int passed, reusable, exit_code;
     int64_t duration_ms;
-    char *format, *cases;
+    char *format, *cases, *output_tail;
 };
 int store_gate_tree_run_get(store *st, const struct store_gate_tree_run *key,
                             struct store_gate_tree_hit *out, int *found);

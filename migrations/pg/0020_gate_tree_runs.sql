@@ -16,6 +16,7 @@ CREATE TABLE gate_tree_runs (
     format      TEXT,
     cases       TEXT NOT NULL DEFAULT '[]' CHECK (goald_json_valid(cases)),
     output_hash TEXT,
+    output_tail TEXT,
     duration_ms BIGINT,
     created_at  BIGINT NOT NULL,
     rowid       BIGINT GENERATED ALWAYS AS IDENTITY,
