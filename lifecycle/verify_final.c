@@ -110,7 +110,7 @@ static int final_reused(struct final_check *fc, const struct gate_spec *gs, cons
 
     *reused = 0;
     if (vcs_rev_tree(tree, j->repo, rev) != 0 ||
-        verify_tree_reused(j, gs, tree, &r, from, &found) != 0) {
+        verify_tree_reused(j, gs, fc->ws.root, tree, &r, from, &found) != 0) {
         err_clear(); /* run it, then */
         return 0;
     }

@@ -48,19 +48,20 @@ int verify_run_once(struct job_ctx *j, struct workspace *ws, const struct gates_
 /* ---- verify_reuse.c: a gate runs once per tree ---- */
 
 /* The first run of g on tree_id in j's goal, with the same digest
- * (gates_run_env), when it passed at once: *found 1 and *out filled as
- * that pass (its note "reused from run X"; the caller releases it), from
- * (ID_SIZE bytes, may be NULL) its run, and a gate.reused event.  *found
- * 0 when there is none or it failed.  An error of the lookup is
- * returned. */
-int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char *tree_id,
-                       struct gate_result *out, char from[ID_SIZE], int *found);
+ * (gates_run_env) and its copy bound at the same root, when it passed at
+ * once: *found 1 and *out filled as that pass (its note "reused from run
+ * X"; the caller releases it), from (ID_SIZE bytes, may be NULL) its run,
+ * and a gate.reused event.  *found 0 when there is none or it failed.  An
+ * error of the lookup is returned. */
+int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char *root,
+                       const char *tree_id, struct gate_result *out, char from[ID_SIZE],
+                       int *found);
 
 /* r (borrowed), a run of g on tree_id, recorded as the tree's first run
  * unless it has one (then nothing changes); reusable when it passed at
  * once, did not time out and its test cases are complete. */
-int verify_tree_record(struct job_ctx *j, const struct gate_spec *g, const char *tree_id,
-                       const struct gate_result *r) GOALD_MUST_CHECK;
+int verify_tree_record(struct job_ctx *j, const struct gate_spec *g, const char *root,
+                       const char *tree_id, const struct gate_result *r) GOALD_MUST_CHECK;
 
 /* ---- verify_baseline.c: the baseline and its cache ---- */
 

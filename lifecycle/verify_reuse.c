@@ -29,13 +29,23 @@
 #include "lifecycle/job.h"
 #include "store/gate_result.h"
 #include "util/err.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
-/* The key of g's run on tree_id in j's goal (env: env_buf, filled). */
+/* The key of g's run on tree_id in j's goal, its copy bound at root (env:
+ * env_buf, filled: the gate's settings and the folder it runs at, which
+ * a command can read — items side by side run in worktrees of their
+ * own). */
 static void tree_key(struct store_gate_tree_run *k, char env_buf[HASH_HEX_SIZE],
-                     const struct job_ctx *j, const struct gate_spec *g, const char *tree_id)
+                     const struct job_ctx *j, const struct gate_spec *g, const char *root,
+                     const char *tree_id)
 {
-    gates_run_env(env_buf, g);
+    char base[HASH_HEX_SIZE], mix[HASH_HEX_SIZE + 4200];
+    int n;
+
+    gates_run_env(base, g);
+    n = snprintf(mix, sizeof(mix), "%s\n%s", base, root ? root : "");
+    hash_sha256_hex(env_buf, mix, n < (int)sizeof(mix) ? (size_t)n : sizeof(mix) - 1);
     memset(k, 0, sizeof(*k));
     k->goal_id = j->goal->id;
     k->gate = g->name;
@@ -61,8 +71,9 @@ static void reused_event(struct job_ctx *j, const struct gate_spec *g, const cha
     cJSON_Delete(p);
 }
 
-int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char *tree_id,
-                       struct gate_result *out, char from[ID_SIZE], int *found)
+int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char *root,
+                       const char *tree_id, struct gate_result *out, char from[ID_SIZE],
+                       int *found)
 {
     struct store_gate_tree_run key;
     struct store_gate_tree_hit hit;
@@ -72,7 +83,7 @@ int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char 
     *found = 0;
     if (from)
         from[0] = '\0';
-    tree_key(&key, env, j, g, tree_id);
+    tree_key(&key, env, j, g, root, tree_id);
     if ((rc = store_gate_tree_run_get(j->st, &key, &hit, found)) != 0 || !*found) {
         store_gate_tree_hit_release(&hit);
         return rc;
@@ -103,15 +114,15 @@ int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char 
     return 0;
 }
 
-int verify_tree_record(struct job_ctx *j, const struct gate_spec *g, const char *tree_id,
-                       const struct gate_result *r)
+int verify_tree_record(struct job_ctx *j, const struct gate_spec *g, const char *root,
+                       const char *tree_id, const struct gate_result *r)
 {
     struct store_gate_tree_run row;
     char env[HASH_HEX_SIZE];
     char *cj = verify_cases_to_json(&r->cases);
     int rc;
 
-    tree_key(&row, env, j, g, tree_id);
+    tree_key(&row, env, j, g, root, tree_id);
     row.run_id = j->claim.run_id;
     row.passed = r->passed;
     /* only a pass that needs nothing more than itself: not timed out,

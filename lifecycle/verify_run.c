@@ -118,7 +118,7 @@ int verify_run_once(struct job_ctx *j, struct workspace *ws, const struct gates_
         err_clear(); /* no tree to key it by: it just runs */
         return verify_run_on_tree(j, ws, gc, g, tree, out);
     }
-    if (reuse && verify_tree_reused(j, g, tree_id, out, NULL, &found) != 0) {
+    if (reuse && verify_tree_reused(j, g, ws->root, tree_id, out, NULL, &found) != 0) {
         log_warn("gate %s: its first run on tree %.12s not read: %s", g->name, tree_id,
                  err_last());
         err_clear(); /* it runs, then */
@@ -128,7 +128,7 @@ int verify_run_once(struct job_ctx *j, struct workspace *ws, const struct gates_
         return 0;
     if ((rc = verify_run_on_tree(j, ws, gc, g, tree, out)) != 0)
         return rc;
-    return verify_tree_record(j, g, tree_id, out);
+    return verify_tree_record(j, g, ws->root, tree_id, out);
 }
 
 /* g on the worktree as it would be committed (stored into tree once),
