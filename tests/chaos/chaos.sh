@@ -9,19 +9,32 @@
 #   CHAOS_SEED   the random seed (printed; default: the time)
 #   CHAOS_KILLS  how many kills (default 50; CI runs a shorter form)
 #   CHAOS_GOALS  how many goals (default 20)
+#   CHAOS_ITEMS  items per goal (default 1: the demo's fix under its
+#                tests); more: that many independent items, each writing
+#                a file of its own, run side by side (chaos_items.sh)
 . "$(dirname "$0")/../integration/lib.sh"
 
 SEED=${CHAOS_SEED:-$(date +%s)}
 KILLS=${CHAOS_KILLS:-50}
 GOALS=${CHAOS_GOALS:-20}
+ITEMS=${CHAOS_ITEMS:-1}
 RANDOM=$SEED
-echo "chaos: seed $SEED, $KILLS kills, $GOALS goals (rerun with CHAOS_SEED=$SEED)"
+echo "chaos: seed $SEED, $KILLS kills, $GOALS goals of $ITEMS items (rerun with CHAOS_SEED=$SEED)"
+PLAN='[{"key": "wi-1", "title": "Fix the addition", "description": "", "type": "code", "priority": 50, "effort": "S", "critical": true, "depends_on": []}]'
+EXEC='[{"name": "edit", "arguments": {"path": "add.sh", "old_text": "$(($1 - $2))", "new_text": "$(($1 + $2))"}}, {"name": "complete", "arguments": {"summary": "add.sh adds"}}]'
+GATE='sh test.sh' CRIT='sh test.sh exits 0'
+if [ "$ITEMS" -gt 1 ]; then
+    PLAN=$(jq -nc --argjson n "$ITEMS" '[range(1; $n + 1) | {key: "wi-\(.)", title: "file \(.)",
+        description: "", type: "code", priority: 50, effort: "S", critical: true, depends_on: []}]')
+    EXEC='[{"name": "bash", "arguments": {"command": "echo x > f-$(date +%s%N).txt"}}, {"name": "complete", "arguments": {"summary": "a file of its own"}}]'
+    GATE='ls f-*.txt' CRIT='all gates pass'
+fi
 
 {
     for i in $(seq 1 3000); do
-        echo '{"stage": "elaborate", "sleep_ms": 100, "content": {"components": ["add.sh"], "implicit_requirements": [], "success_criteria": ["sh test.sh exits 0"], "allowed_actions": ["read", "edit", "bash", "run_gates"], "verification": []}, "usage": {"input": 100, "output": 20}}'
-        echo '{"stage": "plan", "sleep_ms": 100, "content": {"work_items": [{"key": "wi-1", "title": "Fix the addition", "description": "", "type": "code", "priority": 50, "effort": "S", "critical": true, "depends_on": []}]}, "usage": {"input": 100, "output": 20}}'
-        echo '{"stage": "execute", "sleep_ms": 300, "tool_calls": [{"name": "edit", "arguments": {"path": "add.sh", "old_text": "$(($1 - $2))", "new_text": "$(($1 + $2))"}}, {"name": "complete", "arguments": {"summary": "add.sh adds"}}], "usage": {"input": 200, "output": 30}}'
+        echo '{"stage": "elaborate", "sleep_ms": 100, "content": {"components": ["add.sh"], "implicit_requirements": [], "success_criteria": ["'"$CRIT"'"], "allowed_actions": ["read", "edit", "bash", "run_gates"], "verification": []}, "usage": {"input": 100, "output": 20}}'
+        echo '{"stage": "plan", "sleep_ms": 100, "content": {"work_items": '"$PLAN"'}, "usage": {"input": 100, "output": 20}}'
+        echo '{"stage": "execute", "sleep_ms": 300, "tool_calls": '"$EXEC"', "usage": {"input": 200, "output": 30}}'
         echo '{"stage": "review", "content": {"verdict": "pass", "findings": []}, "usage": {"input": 50, "output": 10}}'
     done
 } >"$T/script.jsonl"
@@ -36,8 +49,8 @@ for i in $(seq 1 "$GOALS"); do
     cp "$GOALD_SOURCE_DIR/share/demo-project/"* "$r/"
     git -C "$r" init -q -b main && git -C "$r" add -A &&
         git -C "$r" -c user.email=t@e -c user.name=t commit -q -m init
-    printf '{"title": "chaos %d", "repo": "%s", "verification": [{"name": "tests", "type": "test", "command": "sh test.sh", "must_pass": true}]}' \
-        "$i" "$r" | "$G" submit - >/dev/null
+    printf '{"title": "chaos %d", "repo": "%s", "verification": [{"name": "tests", "type": "test", "command": "%s", "must_pass": true}]}' \
+        "$i" "$r" "$GATE" | "$G" submit - >/dev/null
 done
 
 # a kill counts once the daemon is up (it has logged daemon.started and beaten)
