@@ -162,9 +162,11 @@ static void doing(char *out, size_t n, const struct report_activity *a)
         snprintf(out, n, "idle");
         return;
     }
-    snprintf(out, n, "%s%s%s%s%s, turn %d%s%s%s%s", a->kind, a->item_key[0] ? " " : "", a->item_key,
-             a->item_title[0] ? " " : "", a->item_title, a->turn, a->tool[0] ? ", " : "", a->tool,
-             a->tool_arg[0] ? ": " : "", a->tool_arg);
+    snprintf(out, n, "%s%s%s%s%s, turn %d%s%s%s%s%s%.0d%s", a->kind, a->item_key[0] ? " " : "",
+             a->item_key, a->item_title[0] ? " " : "", a->item_title, a->turn,
+             a->tool[0] ? ", " : "", a->tool, a->tool_arg[0] ? ": " : "", a->tool_arg,
+             a->others_running > 0 ? " (+" : "", a->others_running,
+             a->others_running > 0 ? " more running)" : "");
 }
 
 /* Plain mode: print text (lines, each cut to the width after "HH:MM:SS ")

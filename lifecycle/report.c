@@ -240,6 +240,12 @@ int report_activity(store *st, const char *goal_id, struct report_activity *out)
     if ((rc = store_run_latest_running(st, goal_id, &run, &found)) != 0)
         return rc;
     if (found) {
+        struct store_run_live *all = NULL;
+        size_t nall = 0;
+        if (store_run_running_of_goal(st, goal_id, &all, &nall) == 0 && nall > 1)
+            out->others_running = (int)nall - 1;
+        err_clear();
+        free(all);
         snprintf(out->run_id, sizeof(out->run_id), "%s", run.id);
         snprintf(out->kind, sizeof(out->kind), "%s", run.kind);
         snprintf(out->item_key, sizeof(out->item_key), "%s", run.item_key);

@@ -58,6 +58,7 @@ struct report_activity {
     int turn;            /* turns started by that run */
     char tool[32];       /* its last tool call */
     char tool_arg[256];  /* that call's main argument (path, command, pattern) */
+    int others_running;  /* more runs of the goal going (items side by side) */
     char last_error[512];
     int64_t last_error_at;
     int open_escalations;

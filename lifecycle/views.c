@@ -153,18 +153,22 @@ static cJSON *running_jobs(store *st, int64_t now)
         err_clear();
     cJSON_ArrayForEach(it, jc.jobs)
     {
-        struct report_activity a;
-        if (report_activity(st, cJSON_GetStringValue(cJSON_GetObjectItem(it, "goal_id")), &a) !=
-            0) {
+        /* each job's own run: a goal may run several items at once */
+        const char *run_id = cJSON_GetStringValue(cJSON_GetObjectItem(it, "run_id"));
+        struct store_run_running rr;
+        char tool[32] = "", arg[256] = "";
+        int found = 0;
+        if (!run_id || store_run_running_get(st, run_id, &rr, &found) != 0 ||
+            store_event_last_tool_call(st, run_id, tool, sizeof(tool), arg, sizeof(arg)) != 0) {
             err_clear();
             continue;
         }
-        cJSON_AddNumberToObject(it, "turn", a.turn);
-        if (a.tool[0])
-            cJSON_AddStringToObject(it, "last_tool", a.tool);
+        cJSON_AddNumberToObject(it, "turn", found ? rr.turns_started : 0);
+        if (tool[0])
+            cJSON_AddStringToObject(it, "last_tool", tool);
         else
             cJSON_AddNullToObject(it, "last_tool");
-        add_redacted(it, "last_tool_arg", a.tool_arg);
+        add_redacted(it, "last_tool_arg", arg);
     }
     return jc.jobs;
 }

@@ -145,14 +145,16 @@ int store_run_add_usage(store *st, const char *run_id, int64_t tokens_in, int64_
     return rc;
 }
 
-int store_run_latest_running(store *st, const char *goal_id, struct store_run_running *out,
-                             int *found)
+/* A running run as struct store_run_running reads it: the SELECT and
+ * FROM, then the caller's WHERE. */
+#define RUNNING_SELECT                                                                             \
+    "SELECT r.id, r.kind, coalesce(w.key, ''), coalesce(w.title, ''), r.started_at,"               \
+    " (SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.type = 'turn.started')"           \
+    " FROM runs r LEFT JOIN work_items w ON w.id = r.item_id"
+
+static int running_get(store *st, const char *sql, const char *id, struct store_run_running *out,
+                       int *found)
 {
-    static const char q_run[] =
-        "SELECT r.id, r.kind, coalesce(w.key, ''), coalesce(w.title, ''), r.started_at,"
-        " (SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.type = 'turn.started')"
-        " FROM runs r LEFT JOIN work_items w ON w.id = r.item_id"
-        " WHERE r.goal_id = ? AND r.status = 'running' ORDER BY r.started_at DESC LIMIT 1";
     static const struct store_field cols[] = {
         RUNNING(id, COPY, 0),
         RUNNING(kind, COPY, 1),
@@ -161,12 +163,28 @@ int store_run_latest_running(store *st, const char *goal_id, struct store_run_ru
         RUNNING(started_at, OPT_I64, 4),
         RUNNING(turns_started, INT, 5),
     };
-    int rc = store_get_fields(st, "runs", STORE_INTO(out, cols), found, q_run,
-                              STORE_ARGS(STORE_TEXT(goal_id)));
+    int rc = store_get_fields(st, "runs", STORE_INTO(out, cols), found, sql,
+                              STORE_ARGS(STORE_TEXT(id)));
 
     if (!*found)
         out->started_at = -1;
     return rc;
+}
+
+int store_run_latest_running(store *st, const char *goal_id, struct store_run_running *out,
+                             int *found)
+{
+    return running_get(st,
+                       RUNNING_SELECT " WHERE r.goal_id = ? AND r.status = 'running'"
+                                      " ORDER BY r.started_at DESC LIMIT 1",
+                       goal_id, out, found);
+}
+
+int store_run_running_get(store *st, const char *run_id, struct store_run_running *out,
+                          int *found)
+{
+    return running_get(st, RUNNING_SELECT " WHERE r.id = ? AND r.status = 'running'", run_id, out,
+                       found);
 }
 
 int store_run_last_failure(store *st, const char *item_id, const char *except_run_id,

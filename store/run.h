@@ -42,6 +42,10 @@ struct store_run_running {
 int store_run_latest_running(store *st, const char *goal_id, struct store_run_running *out,
                              int *found);
 
+/* The same of the run run_id, when it is running (*found 1). */
+int store_run_running_get(store *st, const char *run_id, struct store_run_running *out,
+                          int *found);
+
 /* The latest finished, unsuccessful run of item_id other than
  * except_run_id that recorded a failure reason: *error_class and *reason
  * malloc'd (*error_class may be NULL), or both NULL when there is none. */
