@@ -31,6 +31,7 @@
 
 #include "gates/detect.h"
 #include "lifecycle/elaborate_view.h"
+#include "lifecycle/goal_view.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/prompts.h"
 #include "lifecycle/job.h"
@@ -292,35 +293,29 @@ static int words_missing(const char *a, const char *b)
 /* Does the model's criterion c restate a given one: every significant
  * word of the given one is in it, and it adds at most one of its own
  * ("ms('') still throws" for "ms('') throws")? */
-static int restates(const cJSON *given, const char *c)
+static int restates(const struct criteria *given, const char *c)
 {
-    const cJSON *g;
-
-    cJSON_ArrayForEach(g, given)
-    {
-        if (!cJSON_IsString(g))
-            continue;
-        if (words_missing(g->valuestring, c) == 0 && words_missing(c, g->valuestring) <= 1)
+    for (size_t k = 0; k < given->n; k++)
+        if (words_missing(given->text[k], c) == 0 && words_missing(c, given->text[k]) <= 1)
             return 1;
-    }
     return 0;
 }
 
 /* Criteria: the goal's first, then the model's new ones (a restatement
  * of a given one is dropped). */
-static cJSON *merge_criteria(const struct goal *g, const cJSON *answer)
+static cJSON *merge_criteria(const struct criteria *given, const cJSON *answer)
 {
-    cJSON *goal_criteria = cJSON_Parse(g->success_criteria ? g->success_criteria : "[]");
-    cJSON *criteria = goal_criteria ? cJSON_Duplicate(goal_criteria, 1) : cJSON_CreateArray();
+    cJSON *criteria = xcheck(cJSON_CreateArray());
     const cJSON *it;
 
+    for (size_t k = 0; k < given->n; k++)
+        cJSON_AddItemToArray(criteria, xcheck(cJSON_CreateString(given->text[k])));
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(answer, "success_criteria"))
     {
         if (it->valuestring[0] && !in_array(criteria, it->valuestring) &&
-            !restates(goal_criteria, it->valuestring))
+            !restates(given, it->valuestring))
             cJSON_AddItemToArray(criteria, cJSON_CreateString(it->valuestring));
     }
-    cJSON_Delete(goal_criteria);
     return criteria;
 }
 
@@ -495,7 +490,7 @@ int stage_elaborate(struct job_ctx *j)
         rc = nothing_to_do(j, answer);
         goto out;
     }
-    criteria = merge_criteria(g, answer);
+    criteria = merge_criteria(j->criteria, answer);
     actions = merge_actions(g, answer);
     gates = merge_gates(g, answer, actions, &source);
     rc = store_elaboration(j, answer, criteria, actions, gates, source);

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lifecycle/goal_view.h"
 #include "lifecycle/job.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/verify_state.h"
@@ -398,15 +399,11 @@ static int criterion_evidence(struct job_ctx *j, const struct verify_state *vs, 
 int evidence_record(struct job_ctx *j, const struct verify_state *vs, const char *summary,
                     int verified)
 {
-    const cJSON *c;
-    int k = 0, rc = 0;
+    int rc = 0;
 
-    cJSON_ArrayForEach(c, vs->crit)
-    {
-        if (cJSON_IsString(c) && plan_item_serves(j->item, k) &&
-            (rc = criterion_evidence(j, vs, c->valuestring, summary, verified)) != 0)
+    for (size_t k = 0; k < vs->crit->n; k++)
+        if (plan_item_serves(j->item, (int)k) &&
+            (rc = criterion_evidence(j, vs, vs->crit->text[k], summary, verified)) != 0)
             return rc;
-        k++;
-    }
     return rc;
 }

@@ -26,6 +26,7 @@
 #include "lifecycle/context.h"
 #include "lifecycle/digest.h"
 #include "lifecycle/escalate.h"
+#include "lifecycle/goal_view.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/react.h"
 #include "lifecycle/recover.h"
@@ -53,20 +54,14 @@
 
 /* The goal's success criteria that the item serves (the plan assigned
  * them; an item without an assignment serves every one). */
-static void add_criteria(strbuf *sb, const struct work_item *wi, const char *json)
+static void add_criteria(strbuf *sb, const struct work_item *wi, const struct criteria *crit)
 {
-    cJSON *arr = json ? cJSON_Parse(json) : NULL;
-    const cJSON *it;
-    int k = 0, any = 0;
+    int any = 0;
 
-    cJSON_ArrayForEach(it, arr)
-    {
-        if (cJSON_IsString(it) && plan_item_serves(wi, k))
+    for (size_t k = 0; k < crit->n; k++)
+        if (plan_item_serves(wi, (int)k))
             strbuf_addf_cut(sb, "%s- %s\n", any++ ? "" : "\nSuccess criteria of this item:\n",
-                            it->valuestring);
-        k++;
-    }
-    cJSON_Delete(arr);
+                            crit->text[k]);
 }
 
 #define FEEDBACK_OUTPUT_MAX 6000 /* one failing gate's output, digested */
@@ -279,7 +274,7 @@ static void build_user(strbuf *sb, struct job_ctx *j, struct workspace *ws)
     strbuf_addf_cut(sb, "Goal: %s\n", g->title);
     if (g->description && *g->description)
         strbuf_addf_cut(sb, "%s\n", g->description);
-    add_criteria(sb, wi, g->success_criteria);
+    add_criteria(sb, wi, j->criteria);
     strbuf_addf_cut(sb, "\nYour work item %s: %s (%s, effort %s)\n", wi->key, wi->title, wi->type,
                     wi->effort);
     if (wi->description && *wi->description)

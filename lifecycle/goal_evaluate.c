@@ -23,6 +23,7 @@
 
 #include "lifecycle/control.h"
 #include "lifecycle/escalate.h"
+#include "lifecycle/goal_view.h"
 #include "lifecycle/job.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/prompts.h"
@@ -471,18 +472,17 @@ static void eval_free(struct eval *e)
 
 int goal_evaluate(struct goal_eval *out, struct job_ctx *j, const char *head, int human_partial)
 {
-    cJSON *crit = cJSON_Parse(j->goal->success_criteria ? j->goal->success_criteria : "[]");
+    const struct criteria *crit = j->criteria;
     struct eval *e = xcalloc(1, sizeof(*e));
     char base[64] = "";
-    const cJSON *c;
     int any = 0, cached = 0, rc = 0;
 
     memset(out, 0, sizeof(*out));
     out->reasons = xcheck(cJSON_CreateArray());
     e->j = j;
     strbuf_init(&e->items, 32 * 1024);
-    cJSON_ArrayForEach(c, crit) if (cJSON_IsString(c) && e->n < EVAL_CRITERIA_MAX)
-        e->c[e->n++].text = c->valuestring;
+    for (size_t k = 0; k < crit->n && e->n < EVAL_CRITERIA_MAX; k++)
+        e->c[e->n++].text = crit->text[k];
     if (e->n == 0)
         goto out;
     if (store_item_each(j->st, j->goal->id, item_cb, e) != 0 ||
@@ -506,7 +506,6 @@ int goal_evaluate(struct goal_eval *out, struct job_ctx *j, const char *head, in
 out:
     eval_free(e);
     free(e);
-    cJSON_Delete(crit);
     return rc;
 }
 

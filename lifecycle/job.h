@@ -15,6 +15,7 @@
 
 #include "lifecycle/claim.h"
 #include "lifecycle/control.h"
+#include "lifecycle/goal_view.h"
 #include "store/goal.h"
 #include "store/item.h"
 #include "store/store.h"
@@ -30,6 +31,10 @@ struct job_ctx {
     struct claim claim;
     struct goal *goal;
     struct work_item *item; /* execute only */
+    /* the goal's success criteria and elaboration, parsed once when the
+     * run starts (goal_view.h); never NULL, owned by job_run() */
+    const struct criteria *criteria;
+    const struct elaboration *elab;
     /* where the goal's code is on this node (workspace_locate()): the
      * repository its worktrees are made from and the worktree folder
      * (NULL without a repository; worktree NULL before the first run);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lifecycle/goal_view.h"
 #include "lifecycle/transitions.h"
 #include "store/event.h"
 #include "store/item.h"
@@ -195,9 +196,9 @@ static int parse_criteria(struct plan_item *it, const cJSON *o, int i)
     return 0;
 }
 
-int plan_check_criteria(const struct plan *p, const cJSON *crit)
+int plan_check_criteria(const struct plan *p, const struct criteria *crit)
 {
-    int n = cJSON_IsArray(crit) ? cJSON_GetArraySize(crit) : 0;
+    int n = (int)crit->n;
 
     for (size_t a = 0; a < p->n; a++)
         for (size_t k = 0; k < p->items[a].ncriteria; k++)
@@ -216,7 +217,7 @@ int plan_check_criteria(const struct plan *p, const cJSON *crit)
         }
         if (!served)
             return err_set(ERR_INVALID, "success criterion %d (\"%s\") is served by no item", c,
-                           cJSON_GetStringValue(cJSON_GetArrayItem(crit, c)));
+                           crit->text[c]);
     }
     return 0;
 }

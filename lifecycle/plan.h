@@ -17,6 +17,7 @@ struct work_item;
 #include "store/store.h"
 
 struct cJSON;
+struct criteria;
 
 struct plan_item {
     char *key;
@@ -48,11 +49,11 @@ int plan_parse(struct plan *out, const struct cJSON *json, int max_items);
 void plan_release(struct plan *p);
 
 /* The criteria assignment of a parsed plan against the goal's success
- * criteria crit (a JSON array of strings).  An item without `criteria`
+ * criteria crit (goal_view.h).  An item without `criteria`
  * serves every criterion (plans written before criteria were assigned);
  * refused (ERR_INVALID, the message names the item or the criterion): an
  * index out of range, or a criterion no item serves. */
-int plan_check_criteria(const struct plan *p, const struct cJSON *crit);
+int plan_check_criteria(const struct plan *p, const struct criteria *crit);
 
 /* Does the stored item wi serve criterion index?  (wi->criteria NULL or
  * unreadable: every criterion.) */

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
+#include "lifecycle/goal_view.h"
 #include "lifecycle/job.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/prompts.h"
@@ -20,47 +21,33 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-static void plan_prompt(strbuf *sb, const struct goal *g)
+static void plan_prompt(strbuf *sb, const struct job_ctx *j)
 {
+    const struct goal *g = j->goal;
+
     strbuf_addf_cut(sb, "Goal: %s\n", g->title);
     if (g->description && *g->description)
         strbuf_addf_cut(sb, "Description: %s\n", g->description);
-    cJSON *crit = cJSON_Parse(g->success_criteria ? g->success_criteria : "[]");
-    const cJSON *c;
-    int k = 0;
-
     strbuf_adds_cut(sb, "Success criteria (by index, for each item's \"criteria\"):\n");
-    cJSON_ArrayForEach(c, crit) strbuf_addf_cut(sb, "%d. %s\n", k++, cJSON_GetStringValue(c) ? cJSON_GetStringValue(c) : "");
-    if (k == 0)
+    for (size_t k = 0; k < j->criteria->n; k++)
+        strbuf_addf_cut(sb, "%zu. %s\n", k, j->criteria->text[k]);
+    if (j->criteria->n == 0)
         strbuf_adds_cut(sb, "(none)\n");
-    cJSON_Delete(crit);
-    if (g->elaboration) {
-        /* the criteria are listed above; where the gates came from is
-         * goald's business */
-        cJSON *e = cJSON_Parse(g->elaboration);
-        char *t;
-        cJSON_DeleteItemFromObjectCaseSensitive(e, "success_criteria");
-        cJSON_DeleteItemFromObjectCaseSensitive(e, "verification_source");
-        t = e ? cJSON_PrintUnformatted(e) : NULL;
-        strbuf_addf_cut(sb, "Elaboration: %s\n", t ? t : g->elaboration);
-        cJSON_free(t);
-        cJSON_Delete(e);
-    }
+    if (j->elab->present)
+        strbuf_addf_cut(sb, "Elaboration: %s\n", j->elab->for_plan);
     strbuf_addf_cut(sb, "At most %lld work items.\n", (long long)config_int(CFG_PLAN_MAX_ITEMS));
 }
 
 /* The answer parsed and its criteria checked against the goal's; on
  * refusal p is empty and err_last() says why. */
-static int plan_accept(struct plan *p, const cJSON *answer, int max, const struct goal *g)
+static int plan_accept(struct plan *p, const cJSON *answer, int max,
+                       const struct criteria *crit)
 {
-    cJSON *crit;
     int rc;
 
     if ((rc = plan_parse(p, answer, max)) != 0)
         return rc;
-    crit = cJSON_Parse(g->success_criteria ? g->success_criteria : "[]");
     rc = plan_check_criteria(p, crit);
-    cJSON_Delete(crit);
     if (rc)
         plan_release(p);
     return rc;
@@ -75,10 +62,10 @@ int stage_plan(struct job_ctx *j)
     int rc;
 
     strbuf_init(&user, 1 << 20); /* the prompt: cut at its cap */
-    plan_prompt(&user, j->goal);
+    plan_prompt(&user, j);
     if ((rc = job_ask_json(j, "plan", prompt_plan, strbuf_cstr(&user), schema_plan, &answer)))
         goto out;
-    if (plan_accept(&p, answer, max, j->goal) != 0) {
+    if (plan_accept(&p, answer, max, j->criteria) != 0) {
         /* one repair request carrying the error, then the run fails */
         char *prev = cJSON_PrintUnformatted(answer);
         cJSON *p2 = xcheck(cJSON_CreateObject());
@@ -95,7 +82,7 @@ int stage_plan(struct job_ctx *j)
         if ((rc = job_ask_json(j, "plan", prompt_plan, strbuf_cstr(&user), schema_plan,
                                &answer)))
             goto out;
-        if (plan_accept(&p, answer, max, j->goal) != 0) {
+        if (plan_accept(&p, answer, max, j->criteria) != 0) {
             rc = job_fail(j, "invalid_response", "plan refused after one repair: %s",
                           err_last());
             goto out;

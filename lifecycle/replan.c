@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lifecycle/goal_view.h"
 #include "lifecycle/job.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/prompts.h"
@@ -122,17 +123,13 @@ static void replan_prompt(strbuf *u, struct job_ctx *j, const struct done *d, co
                           size_t n, const cJSON *reasons)
 {
     const struct goal *g = j->goal;
-    cJSON *crit = cJSON_Parse(g->success_criteria ? g->success_criteria : "[]");
-    const cJSON *c;
-    int k = 0;
 
     strbuf_addf_cut(u, "Goal: %s\n", g->title);
     if (g->description && *g->description)
         strbuf_addf_cut(u, "Description: %s\n", g->description);
     strbuf_adds_cut(u, "Success criteria (by index, for each item's \"criteria\"):\n");
-    cJSON_ArrayForEach(c, crit) strbuf_addf_cut(u, "%d. %s\n", k++,
-                                                cJSON_GetStringValue(c) ? c->valuestring : "");
-    cJSON_Delete(crit);
+    for (size_t k = 0; k < j->criteria->n; k++)
+        strbuf_addf_cut(u, "%zu. %s\n", k, j->criteria->text[k]);
     strbuf_addf_cut(u, "This is a follow-up plan. These items are done; their commits are on "
                        "the goal's branch and new items start from them:\n%s",
                     strbuf_cstr(&d->text));

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lifecycle/goal_view.h"
 #include "lifecycle/job.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/prompts.h"
@@ -32,30 +33,25 @@
 
 #define REVIEW_DIFF_MAX (200 * 1024)
 
-/* The success criteria the item serves (a JSON array of strings, the
- * goal's), one a line; the others are said to be other items'. */
-static void review_criteria(strbuf *user, const struct work_item *wi, const char *json)
+/* The success criteria the item serves (the goal's), one a line; the
+ * others are said to be other items'. */
+static void review_criteria(strbuf *user, const struct work_item *wi,
+                            const struct criteria *crit)
 {
-    cJSON *arr = json ? cJSON_Parse(json) : NULL;
-    const cJSON *it;
-    int k = 0, others = 0, any = 0;
+    int others = 0, any = 0;
 
-    cJSON_ArrayForEach(it, arr)
-    {
-        if (!cJSON_IsString(it))
-            continue;
-        if (!plan_item_serves(wi, k++)) {
+    for (size_t k = 0; k < crit->n; k++) {
+        if (!plan_item_serves(wi, (int)k)) {
             others++;
             continue;
         }
         if (!any++)
             strbuf_adds_cut(user, "Success criteria this item serves:\n");
-        strbuf_addf_cut(user, "- %s\n", it->valuestring);
+        strbuf_addf_cut(user, "- %s\n", crit->text[k]);
     }
     if (others)
         strbuf_addf_cut(user, "(%d more of the goal's criteria belong to other items.)\n",
                         others);
-    cJSON_Delete(arr);
 }
 
 static void review_list(strbuf *user, const char *what, char **ids, size_t n)
@@ -112,7 +108,7 @@ static void review_task(strbuf *user, struct job_ctx *j, struct workspace *ws, c
                     j->item->title);
     if (j->item->description && *j->item->description)
         strbuf_addf_cut(user, "%s\n", j->item->description);
-    review_criteria(user, j->item, j->goal->success_criteria);
+    review_criteria(user, j->item, j->criteria);
     review_gates(user, vs);
     strbuf_addf_cut(user, "Summary: %s\nDiff:\n%s%s\n", summary ? summary : "", red,
                     cut ? "\n[diff cut at 200 KiB]\n" : "");

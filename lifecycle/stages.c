@@ -6,8 +6,9 @@
  * whether it needs a model: publish does not, though its evaluation may
  * open one itself); the run's start (pid and lease, run.started); its end
  * (the run's terminal state, the goal's wall time, in one transaction);
- * and job_run: the claim loaded, where the goal's code is, the model
- * client, the stage by the table, then the end, recovery after a failure
+ * and job_run: the claim loaded, the goal's criteria and elaboration
+ * parsed, where the goal's code is, the model client, the stage by the
+ * table, then the end, recovery after a failure
  * and the item's context pack.  The services the stages share (failing,
  * asking for JSON, events, the lease) are job.c's.
  */
@@ -24,6 +25,7 @@
 #include "lifecycle/control.h"
 #include "lifecycle/elaborate.h"
 #include "lifecycle/execute.h"
+#include "lifecycle/goal_view.h"
 #include "lifecycle/plan_stage.h"
 #include "lifecycle/publish.h"
 #include "lifecycle/recover.h"
@@ -159,12 +161,16 @@ out:
 int job_run(store *st, const char *run_id, struct job_outcome *out)
 {
     struct job_ctx j;
+    struct criteria criteria = {0};
+    struct elaboration elab = {0};
     char sig[65] = "";
     int rc, stage_rc;
 
     memset(&j, 0, sizeof(j));
     memset(out, 0, sizeof(*out));
     j.st = st;
+    j.criteria = &criteria;
+    j.elab = &elab;
     strbuf_init(&j.failure, 16384);
     strbuf_init(&j.summary, 16384);
     if ((rc = claim_load(st, run_id, &j.claim)) != 0)
@@ -181,7 +187,11 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
     seed_estimate(&j);
     j.usage.started_ms = time_mono_ms();
 
-    stage_rc = dispatch(&j, run_id);
+    if (goal_view_load(&criteria, &elab, j.goal) != 0)
+        /* a hand-edited row: a human mends it, no stage guesses */
+        stage_rc = job_fail(&j, "config", "%s", err_last());
+    else
+        stage_rc = dispatch(&j, run_id);
     if (stage_rc && j.claim.run_id[0] && job_check_live(&j) != 0) {
         /* cancelled under us: `goald cancel` recorded the run's end */
         log_info("run %.8s (%s) stopped: %s", run_id, j.claim.kind, strbuf_cstr(&j.failure));
@@ -209,6 +219,8 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
 out:
     llm_client_free(j.llm);
     store_goal_free(j.goal);
+    criteria_release(&criteria);
+    elaboration_release(&elab);
     free(j.repo);
     free(j.worktree);
     store_item_free(j.item);

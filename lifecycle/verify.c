@@ -85,7 +85,7 @@ static int item_tree(struct verify_state *vs, struct job_ctx *j, struct workspac
         return job_fail(j, rc == ERR_TOOBIG || rc == ERR_POLICY ? "policy" : "vcs", "%s: %s",
                         j->item->key, err_last());
     verify_item_baseline(j, ws, vs->base);
-    vs->crit = cJSON_Parse(j->goal->success_criteria ? j->goal->success_criteria : "[]");
+    vs->crit = j->criteria;
     if (vs->base[0] && vs->tree[0] && vcs_tree_changes(ch, nch, j->repo, vs->base, vs->tree) != 0)
         return job_fail(j, "vcs", "changes against the baseline %.12s: %s", vs->base,
                         err_last());
@@ -240,7 +240,6 @@ void verify_state_release(struct verify_state *vs)
     free(vs->wev);
     free(vs->pins);
     gates_plan_release(&vs->plan);
-    cJSON_Delete(vs->crit);
     cJSON_Delete(vs->inputs);
     cJSON_Delete(vs->roles);
     cJSON_Delete(vs->waived);

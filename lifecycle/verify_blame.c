@@ -22,6 +22,7 @@
 #include <strings.h>
 
 #include "gates/gates.h"
+#include "lifecycle/goal_view.h"
 #include "lifecycle/job.h"
 #include "lifecycle/workspace.h"
 #include "store/item.h"
@@ -48,18 +49,19 @@ int verify_word_in(const char *hay, const char *needle)
 
 /* Does one of the goal's success criteria name `what` (criteria_only), or
  * also its description or title? */
-static int goal_names(const struct goal *g, const cJSON *crit, const char *what, int criteria_only)
+static int goal_names(const struct goal *g, const struct criteria *crit, const char *what,
+                      int criteria_only)
 {
-    const cJSON *c;
-
-    cJSON_ArrayForEach(c, crit) if (verify_word_in(cJSON_GetStringValue(c), what)) return 1;
+    for (size_t k = 0; k < crit->n; k++)
+        if (verify_word_in(crit->text[k], what))
+            return 1;
     return !criteria_only && (verify_word_in(g->description, what) || verify_word_in(g->title, what));
 }
 
 /* A test case the goal set out to fix: its id, or its last component
  * (after "::", " > " or "/", at least 4 characters), is named in a
  * criterion, the description or the title. */
-int verify_case_targeted(const struct goal *g, const cJSON *crit, const char *id)
+int verify_case_targeted(const struct goal *g, const struct criteria *crit, const char *id)
 {
     const char *last = id;
 
@@ -73,7 +75,7 @@ int verify_case_targeted(const struct goal *g, const cJSON *crit, const char *id
                                           goal_names(g, crit, last, 0));
 }
 
-int verify_gate_targeted(const struct goal *g, const cJSON *crit, const struct gate_plan *plan,
+int verify_gate_targeted(const struct goal *g, const struct criteria *crit, const struct gate_plan *plan,
                          const struct gate_spec *gs)
 {
     size_t must = 0;
@@ -187,7 +189,7 @@ static void blame_introduced(struct gate_eval *e, const char *base, int lost, si
 /* The failing tests (or the gate) of a pre-existing failure that the goal
  * is about, into e->targeted. */
 static void targets_find(struct job_ctx *j, const struct gate_plan *plan,
-                         const struct gate_spec *gs, const cJSON *crit, struct gate_eval *e)
+                         const struct gate_spec *gs, const struct criteria *crit, struct gate_eval *e)
 {
     int per_test = !strcmp(e->diff.granularity, "test");
 
@@ -206,7 +208,7 @@ static void targets_find(struct job_ctx *j, const struct gate_plan *plan,
 
 /* Failing at the baseline too: blamed only when the goal is about it. */
 static void judge_pre_existing(struct job_ctx *j, const struct gate_plan *plan,
-                               const struct gate_spec *gs, const cJSON *crit,
+                               const struct gate_spec *gs, const struct criteria *crit,
                                const struct gate_eval *main, struct gate_eval *e)
 {
     const cJSON *t;
@@ -266,7 +268,7 @@ static int gate_judge(const struct judge_pass *p, size_t i, struct gate_result *
     const struct gate_spec *gs = &plan->gates[i];
     char *tree = p->tree;
     const char *base = p->vs->base;
-    const cJSON *crit = p->vs->crit;
+    const struct criteria *crit = p->vs->crit;
     const struct gate_eval *main = p->main ? &p->main[i] : NULL;
     struct gate_eval *e = &p->out[i];
     struct test_cases bc = {0};

@@ -49,7 +49,7 @@ struct final_check {
     struct workspace ws; /* the goal's worktree (ws.wt owned) */
     struct gates_ctx gc; /* the runs stored as the goal's, no item */
     char head[VCS_OID_HEX], start[VCS_OID_HEX], restored[VCS_OID_HEX];
-    cJSON *crit;     /* the goal's success criteria (an array) */
+    const struct criteria *crit; /* the goal's success criteria (the job's) */
     cJSON *gates;    /* each gate's run, for the final_check decision */
     cJSON *failures; /* the failures the goal did not set out to fix */
     cJSON *accepted; /* the items' accepted test changes (case ids) */
@@ -61,7 +61,6 @@ static void final_check_release(struct final_check *fc)
 {
     vcs_worktree_free(fc->ws.wt);
     gates_plan_release(&fc->plan);
-    cJSON_Delete(fc->crit);
     cJSON_Delete(fc->failures);
     cJSON_Delete(fc->accepted);
     cJSON_Delete(fc->gates);
@@ -321,7 +320,7 @@ int verify_goal_final(struct job_ctx *j, int *partial)
         goto out; /* no gate to run again */
     if ((rc = final_open(&fc)) != 0)
         goto out;
-    fc.crit = cJSON_Parse(g->success_criteria ? g->success_criteria : "[]");
+    fc.crit = j->criteria;
     if ((rc = verify_goal_accepted(j->st, g->id, &fc.accepted)) != 0) {
         rc = job_fail(j, "internal", "final check: %s", err_last());
         goto out;

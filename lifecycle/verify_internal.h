@@ -20,6 +20,7 @@
 #include "vcs/tree.h"
 
 struct cJSON;
+struct criteria;
 struct goal;
 struct job_ctx;
 struct workspace;
@@ -92,12 +93,12 @@ void verify_item_baseline(struct job_ctx *j, struct workspace *ws, char base[VCS
 
 /* A test case the goal set out to fix: its id, or its last component
  * (after "::", " > " or "/", at least 4 characters), is named in a
- * criterion of crit (an array, borrowed), the description or the title. */
-int verify_case_targeted(const struct goal *g, const struct cJSON *crit, const char *id);
+ * criterion of crit (borrowed), the description or the title. */
+int verify_case_targeted(const struct goal *g, const struct criteria *crit, const char *id);
 
 /* The goal is about gate gs: it is the plan's only must-pass gate, or a
  * criterion names it. */
-int verify_gate_targeted(const struct goal *g, const struct cJSON *crit,
+int verify_gate_targeted(const struct goal *g, const struct criteria *crit,
                          const struct gate_plan *plan, const struct gate_spec *gs);
 
 /* The baseline's run had parsed test cases and this one has none, or

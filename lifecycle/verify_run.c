@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "gates/gates.h"
+#include "lifecycle/goal_view.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/job.h"
 #include "lifecycle/workspace.h"
@@ -46,16 +47,12 @@ static int goal_readonly(const struct goal *g)
 
 int verify_plan(struct job_ctx *j, struct gate_plan *plan)
 {
-    const char *source = "goal";
-    cJSON *elab = j->goal->elaboration ? cJSON_Parse(j->goal->elaboration) : NULL;
+    const char *source = j->elab->verification_source ? j->elab->verification_source : "goal";
     int rc;
 
-    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(elab, "verification_source")))
-        source = cJSON_GetObjectItemCaseSensitive(elab, "verification_source")->valuestring;
     if ((rc = gates_plan_parse(plan, j->goal->verification)) == 0 && goal_readonly(j->goal) &&
         strcmp(source, "goal") != 0)
         gates_plan_release(plan); /* model-chosen commands never run for a read-only goal */
-    cJSON_Delete(elab);
     return rc;
 }
 

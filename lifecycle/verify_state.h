@@ -21,6 +21,7 @@
 
 struct job_ctx;
 struct cJSON;
+struct criteria;
 
 /* Record an artifact of j's goal (and item, when j has one) once: a second
  * call with the same type, item, hash and path changes nothing. */
@@ -73,7 +74,7 @@ struct verify_state {
     struct gate_pins *pins;        /* plan.n entries, or NULL when not run */
     struct cJSON *waived;          /* case ids a human accepted for the item (an array) */
     char gates_line[1024]; /* "name=pass name=introduced ..." for the commit */
-    struct cJSON *crit;    /* the goal's success criteria (an array) */
+    const struct criteria *crit; /* the goal's success criteria (the job's, borrowed) */
     struct cJSON *inputs;  /* the item's changes that are not product (paths) */
     struct cJSON *roles;   /* {path: role} of those (gates/roles.h) */
     int n_det;             /* deterministic gates run */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "store/internal.h"
+#include "lifecycle/goal_view.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/select.h"
@@ -254,9 +255,10 @@ static void test_criteria(void **state)
         {"{\"key\":\"a\",\"title\":\"t\",\"type\":\"code\",\"effort\":\"S\",\"criteria\":\"0\"}",
          "work_items[0].criteria: expected an array of indexes"},
     };
-    cJSON *crit = cJSON_Parse("[\"tests pass\", \"docs updated\"]");
+    struct criteria crit;
 
     (void)state;
+    assert_int_equal(criteria_parse(&crit, "[\"tests pass\", \"docs updated\"]"), 0);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char json[1024];
         struct plan p;
@@ -264,7 +266,7 @@ static void test_criteria(void **state)
         snprintf(json, sizeof(json), "{\"work_items\":[%s]}", cases[i].items);
         rc = parse(json, &p, 10);
         if (rc == 0) {
-            rc = plan_check_criteria(&p, crit);
+            rc = plan_check_criteria(&p, &crit);
             plan_release(&p);
         }
         if (!cases[i].msg) {
@@ -274,7 +276,7 @@ static void test_criteria(void **state)
         assert_int_equal(rc, ERR_INVALID);
         assert_string_equal(err_last(), cases[i].msg);
     }
-    cJSON_Delete(crit);
+    criteria_release(&crit);
 }
 
 int main(void)
