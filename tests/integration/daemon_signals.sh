@@ -63,6 +63,11 @@ run1=$(sql "SELECT id FROM runs WHERE kind = 'execute' AND status = 'running'")
 kill -TERM "$D1"
 wait "$D1"
 expect_eq "$?" 0 "daemon exit after SIGTERM"
+[ "$(sql "SELECT status FROM runs WHERE id = '$run1'")" = success ] || {
+    # say what the job was doing when the grace ran out
+    sql "SELECT ts, type, substr(payload, 1, 200) FROM events WHERE run_id = '$run1' ORDER BY id" >&2
+    tail -20 "$T/d1.err" >&2
+}
 expect_eq "$(sql "SELECT status FROM runs WHERE id = '$run1'")" success "the job finished within the grace"
 expect_eq "$(sql "SELECT count(*) FROM runs WHERE kind = 'execute'")" 1 "no claim after SIGTERM"
 expect_eq "$(sql "SELECT count(*) FROM work_items WHERE status = 'ready'")" 1 "the other item waits"

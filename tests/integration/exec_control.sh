@@ -91,7 +91,9 @@ new_goal backoff "" <<'EOF'
 {"stage": "execute", "tool_calls": [{"name": "ls", "arguments": {}}], "usage": {"input": 1000, "output": 0}}
 {"stage": "execute", "tool_calls": [{"name": "complete", "arguments": {"summary": "never reached"}}]}
 EOF
-export GOALD_CONTROL_MAX_TURNS=1 GOALD_CONTROL_BACKOFF_BASE_MS=1000 GOALD_CONTROL_BACKOFF_MAX_MS=2500
+# delays of seconds: the claim right after a failure must fall inside
+# them even on a machine loaded by a whole suite
+export GOALD_CONTROL_MAX_TURNS=1 GOALD_CONTROL_BACKOFF_BASE_MS=2000 GOALD_CONTROL_BACKOFF_MAX_MS=5000
 delays=""
 for n in 1 2 3; do
     # the third failure differs (max_tokens): three identical signatures in
@@ -110,7 +112,7 @@ for n in 1 2 3; do
     # ... and claimable after it
     while [ "$(sql "SELECT next_attempt_at > CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) FROM work_items")" = 1 ]; do sleep 0.1; done
 done
-expect_eq "$delays" " 1000 2000 2500" "min(base*2^(n-1), max)"
+expect_eq "$delays" " 2000 4000 5000" "min(base*2^(n-1), max)"
 run "$G" claim --lane work --json
 expect_rc 0 "claim after the backoff"
 expect_eq "$(jqo .attempt)" 4
