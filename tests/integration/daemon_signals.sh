@@ -44,6 +44,14 @@ mv "$T/d.log" "$T/d.log.1"
 kill -USR1 "$D1"
 submit_goal "$T/g.json"
 wait_until 30 exec_running
+# --- SIGTERM while a job runs that finishes within the grace ---------------------
+run1=$(sql "SELECT id FROM runs WHERE kind = 'execute' AND status = 'running'")
+kill -TERM "$D1"
+wait "$D1"
+expect_eq "$?" 0 "daemon exit after SIGTERM"
+# the log files, read once the daemon stopped (reading them first let the
+# job end on a loaded machine, and the next item's job start, before the
+# SIGTERM this part is about)
 [ -s "$T/d.log" ] || fail "no new log file after SIGUSR1"; ok
 for f in "$T/d.log" "$T/d.log.1"; do
     while IFS= read -r line; do
@@ -58,11 +66,7 @@ expect_eq "$(jq -r 'select(.event == "job.started" and .kind == "elaborate") | .
     "job.started (with its goal) in the new file"
 expect_eq "$(jq -r 'select(.event == "job.started" and .kind == "elaborate") | .attempt' "$T/d.log")" 1 "attempt in the log line"
 
-# --- SIGTERM while a job runs that finishes within the grace ---------------------
-run1=$(sql "SELECT id FROM runs WHERE kind = 'execute' AND status = 'running'")
-kill -TERM "$D1"
-wait "$D1"
-expect_eq "$?" 0 "daemon exit after SIGTERM"
+
 [ "$(sql "SELECT status FROM runs WHERE id = '$run1'")" = success ] || {
     # say what the job was doing when the grace ran out
     sql "SELECT ts, type, substr(payload, 1, 200) FROM events WHERE run_id = '$run1' ORDER BY id" >&2
