@@ -339,8 +339,10 @@ static int goal_head(struct job_ctx *j, char out[VCS_OID_HEX])
 }
 
 /* Does the item run in a worktree of its own?  When it has one already
- * (an earlier run of it made it), or another item of the goal runs now
- * and the goal may run items side by side. */
+ * (an earlier run of it made it), or another item of the goal runs now or
+ * may start (ready) and the goal may run items side by side: an item in
+ * the goal's own worktree holds the goal's branch lock for its whole run,
+ * and one that started beside it could land only after that. */
 static int wants_own(struct job_ctx *j, const char *path, int *own)
 {
     struct stat sb;
@@ -353,7 +355,7 @@ static int wants_own(struct job_ctx *j, const char *path, int *own)
     }
     if (config_int(CFG_GOAL_MAX_PARALLEL_ITEMS) < 2)
         return 0;
-    if ((rc = store_item_count_running_others(j->st, j->goal->id, j->item->id, &others)) != 0)
+    if ((rc = store_item_count_live_others(j->st, j->goal->id, j->item->id, &others)) != 0)
         return rc;
     *own = others > 0;
     return 0;

@@ -10,7 +10,8 @@
  * without a repository works in a plain folder beside the database.
  *
  * Items side by side (goal.max_parallel_items): an item that starts
- * while another item of its goal runs works in a worktree of its own,
+ * while another item of its goal runs or is ready works in a worktree of
+ * its own,
  * <worktree root>/<goal id>.items/<item id>, on a branch of its own
  * (<goal branch>-item-<item id8>) started at the goal's head; its later
  * runs use it too, until the item lands.  The goal branch is moved only

@@ -258,11 +258,11 @@ int store_item_count_unfinished_others(store *st, const char *goal_id, const cha
     return rc;
 }
 
-int store_item_count_running_others(store *st, const char *goal_id, const char *except_id,
+int store_item_count_live_others(store *st, const char *goal_id, const char *except_id,
                                     int *n)
 {
     static const char q[] = "SELECT count(*) FROM work_items WHERE goal_id = ? AND id <> ?"
-                            " AND status IN ('in_progress', 'verify')";
+                            " AND status IN ('ready', 'in_progress', 'verify')";
     int64_t v = 0;
     int found;
     int rc = store_get_int64(st, NULL, &v, &found, q,

@@ -104,8 +104,9 @@ int store_item_set_question(store *st, const char *id, const char *question);
 int store_item_count_unfinished_others(store *st, const char *goal_id, const char *except_id,
                                        int *n);
 
-/* *n: how many other items of goal_id run now (in_progress, verify). */
-int store_item_count_running_others(store *st, const char *goal_id, const char *except_id,
+/* *n: how many other items of goal_id run now or may start (ready,
+ * in_progress, verify). */
+int store_item_count_live_others(store *st, const char *goal_id, const char *except_id,
                                     int *n);
 
 /* One more attempt of the item (a claim). */
