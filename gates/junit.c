@@ -19,6 +19,7 @@
 #include "gates/cases_int.h"
 #include "util/err.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 struct junit {
     XML_Parser p;
@@ -27,7 +28,7 @@ struct junit {
     int case_depth; /* depth of the open <testcase>, 0 none */
     int failed, skipped;
     char *classname, *name, *file;
-    int refused, oom;
+    int refused;
 };
 
 static const char *attr(const XML_Char **a, const char *key)
@@ -38,15 +39,10 @@ static const char *attr(const XML_Char **a, const char *key)
     return NULL;
 }
 
-static char *dup_cap(const char *s, int *oom)
+/* s, at most CASE_ID_MAX bytes of it (NULL stays NULL). */
+static char *dup_cap(const char *s)
 {
-    char *d;
-
-    if (!s)
-        return NULL;
-    if (!(d = strndup(s, CASE_ID_MAX)))
-        *oom = 1;
-    return d;
+    return s ? xstrndup(s, CASE_ID_MAX) : NULL;
 }
 
 static void XMLCALL on_start(void *ud, const XML_Char *el, const XML_Char **a)
@@ -58,11 +54,9 @@ static void XMLCALL on_start(void *ud, const XML_Char *el, const XML_Char **a)
         if (!strcmp(el, "testcase")) {
             j->case_depth = j->depth;
             j->failed = j->skipped = 0;
-            j->classname = dup_cap(attr(a, "classname"), &j->oom);
-            j->name = dup_cap(attr(a, "name"), &j->oom);
-            j->file = dup_cap(attr(a, "file"), &j->oom);
-            if (j->oom)
-                XML_StopParser(j->p, XML_FALSE);
+            j->classname = dup_cap(attr(a, "classname"));
+            j->name = dup_cap(attr(a, "name"));
+            j->file = dup_cap(attr(a, "file"));
         }
         return;
     }
@@ -88,11 +82,7 @@ static void XMLCALL on_end(void *ud, const XML_Char *el)
             if (j->classname && *j->classname)
                 strbuf_addf_cut(&id, "%s::", j->classname);
             strbuf_adds_cut(&id, j->name); /* an id: cut as cb_add cuts it */
-            if (cb_add(&j->b, strbuf_cstr(&id), id.len, st, j->file,
-                       j->file ? strlen(j->file) : 0) == ERR_NOMEM) {
-                j->oom = 1;
-                XML_StopParser(j->p, XML_FALSE);
-            }
+            cb_add(&j->b, strbuf_cstr(&id), id.len, st, j->file, j->file ? strlen(j->file) : 0);
         }
         strbuf_release(&id);
         free(j->classname);
@@ -137,8 +127,7 @@ int gates_parse_junit(struct test_cases *out, const char *xml, size_t len)
     memset(&j, 0, sizeof(j));
     if (len > (size_t)1 << 30)
         return err_set(ERR_INVALID, "larger than 1 GiB");
-    if (!(j.p = XML_ParserCreate(NULL)))
-        return err_set(ERR_NOMEM, "junit: out of memory");
+    j.p = xcheck(XML_ParserCreate(NULL)); /* NULL: out of memory */
     cb_init(&j.b, out);
     XML_SetUserData(j.p, &j);
     XML_SetParamEntityParsing(j.p, XML_PARAM_ENTITY_PARSING_NEVER);
@@ -146,10 +135,8 @@ int gates_parse_junit(struct test_cases *out, const char *xml, size_t len)
     XML_SetEntityDeclHandler(j.p, on_entity_decl);
     XML_SetExternalEntityRefHandler(j.p, on_external);
     out->format = "junit";
-    if (XML_Parse(j.p, xml, (int)len, XML_TRUE) != XML_STATUS_OK || j.refused || j.oom) {
-        if (j.oom)
-            rc = err_set(ERR_NOMEM, "junit: out of memory");
-        else if (j.refused)
+    if (XML_Parse(j.p, xml, (int)len, XML_TRUE) != XML_STATUS_OK || j.refused) {
+        if (j.refused)
             rc = err_set(ERR_INVALID, "XML entity declarations are not accepted (line %lu)",
                          (unsigned long)XML_GetCurrentLineNumber(j.p));
         else

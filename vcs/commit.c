@@ -10,6 +10,7 @@
 #include "util/hash.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
+#include "util/xalloc.h"
 #include "vcs/internal.h"
 
 void vcs_changed_files_free(struct vcs_changed_file *files, size_t nfiles)
@@ -329,20 +330,12 @@ int vcs_commit_files(struct vcs_changed_file **files, size_t *nfiles, vcs_worktr
         goto out;
     }
     n = git_diff_num_deltas(diff);
-    v = calloc(n ? n : 1, sizeof(*v));
-    if (!v) {
-        rc = err_set(ERR_NOMEM, "out of memory");
-        goto out;
-    }
+    v = xcalloc(n ? n : 1, sizeof(*v));
     for (size_t i = 0; i < n; i++) {
         const git_diff_delta *d = git_diff_get_delta(diff, i);
         const git_diff_file *f = d->status == GIT_DELTA_DELETED ? &d->old_file : &d->new_file;
         v[i].status = status_char(d->status);
-        v[i].path = strdup(f->path);
-        if (!v[i].path) {
-            rc = err_set(ERR_NOMEM, "out of memory");
-            goto out;
-        }
+        v[i].path = xstrdup(f->path);
         if (d->status != GIT_DELTA_DELETED && f->mode != GIT_FILEMODE_COMMIT) {
             git_blob *b = NULL;
             if (git_blob_lookup(&b, wt->repo, &f->id) < 0) {

@@ -26,6 +26,7 @@
 
 #include "util/config.h"
 #include "util/err.h"
+#include "util/xalloc.h"
 #include "vcs/internal.h"
 #include "vcs/worktree.h"
 
@@ -287,11 +288,7 @@ static int put(struct snap_backend *b, const git_oid *id, git_object_t type, con
     if ((b->used + 1) * 2 > b->nslots) {
         struct snap_obj *old = b->slot;
         size_t n = b->nslots;
-        struct snap_obj *v = calloc(n * 2, sizeof(*v));
-        if (!v) {
-            git_error_set_oom();
-            return -1;
-        }
+        struct snap_obj *v = xcalloc(n * 2, sizeof(*v));
         b->slot = v;
         b->nslots = n * 2;
         for (size_t k = 0; k < n; k++) {
@@ -309,10 +306,7 @@ static int put(struct snap_backend *b, const git_oid *id, git_object_t type, con
     b->slot[i].size = size;
     b->slot[i].data = NULL;
     if (type == GIT_OBJECT_TREE && size) {
-        if (!(b->slot[i].data = malloc(size))) {
-            git_error_set_oom();
-            return -1;
-        }
+        b->slot[i].data = xmalloc(size);
         memcpy(b->slot[i].data, data, size);
     }
     b->slot[i].type = type;
@@ -429,13 +423,9 @@ static void stream_free(git_odb_stream *s)
 static int snap_writestream(git_odb_stream **out, git_odb_backend *be, git_object_size_t size,
                             git_object_t type)
 {
-    struct snap_stream *s = calloc(1, sizeof(*s));
+    struct snap_stream *s = xcalloc(1, sizeof(*s));
 
     (void)size;
-    if (!s) {
-        git_error_set_oom();
-        return -1;
-    }
     s->parent.backend = be;
     s->parent.mode = GIT_STREAM_WRONLY;
     s->parent.write = stream_write;
@@ -459,12 +449,9 @@ static void snap_free(git_odb_backend *be)
 
 static int snap_backend_new(git_odb_backend **out, git_odb *real)
 {
-    struct snap_backend *b = calloc(1, sizeof(*b));
+    struct snap_backend *b = xcalloc(1, sizeof(*b));
 
-    if (!b || !(b->slot = calloc(b->nslots = 256, sizeof(*b->slot)))) {
-        free(b);
-        return err_set(ERR_NOMEM, "out of memory");
-    }
+    b->slot = xcalloc(b->nslots = 256, sizeof(*b->slot));
     b->parent.version = GIT_ODB_BACKEND_VERSION;
     b->parent.read = snap_read;
     b->parent.read_prefix = snap_read_prefix;

@@ -15,6 +15,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/id.h"
+#include "util/xalloc.h"
 #include "vcs/internal.h"
 #include "vcs/repo.h"
 
@@ -176,18 +177,12 @@ int vcs_same_dir(const char *a, const char *b)
 static int wt_new(vcs_worktree **out, git_repository *repo, const char *path, const char *repo_path,
                   const char *common, const char *admin)
 {
-    vcs_worktree *wt = calloc(1, sizeof(*wt));
+    vcs_worktree *wt = xcalloc(1, sizeof(*wt));
 
-    if (!wt || !(wt->path = strdup(path)) || !(wt->repo_path = strdup(repo_path)) ||
-        !(wt->common = strdup(common)) || !(wt->admin = strdup(admin))) {
-        if (wt) {
-            free(wt->path);
-            free(wt->repo_path);
-            free(wt->common);
-        }
-        free(wt);
-        return err_set(ERR_NOMEM, "out of memory");
-    }
+    wt->path = xstrdup(path);
+    wt->repo_path = xstrdup(repo_path);
+    wt->common = xstrdup(common);
+    wt->admin = xstrdup(admin);
     wt->repo = repo;
     *out = wt;
     return 0;
