@@ -198,22 +198,28 @@ int store_run_last_failure(store *st, const char *item_id, const char *except_ru
  * created_at, id) and merged, so a pick stops at the first goal it may
  * take instead of sorting every queued goal; next_attempt_at is compared
  * as +next_attempt_at so that the planner does not trade that order for
- * a range on goals_claim. */
+ * a range on goals_claim.  The goals to plan and the goals to publish are
+ * read from counts the database keeps (goals.items and items_open,
+ * migration 0019), each in a partial index in claim order (goals_to_plan,
+ * goals_to_publish), whose condition the rule repeats word for word; an
+ * item's dependents are work_items.dependents. */
 #define NOT_RUNNING                                                                                \
     " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.goal_id = g.id AND r.status = 'running')"
 #define ELABORATE_RULE                                                                             \
     " FROM goals g WHERE status = 'queued' AND is_template = 0 AND +next_attempt_at <= ?1"         \
     NOT_RUNNING
-#define PLAN_ONLY_RULE                                                                             \
-    " FROM goals g WHERE status = 'active' AND is_template = 0 AND +next_attempt_at <= ?1"         \
-    " AND elaboration IS NOT NULL"                                                                 \
-    " AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)" NOT_RUNNING
-#define PUBLISH_RULE                                                                               \
-    " FROM goals g WHERE status = 'active'"                                                        \
-    " AND +next_attempt_at <= ?1"                                                                  \
-    " AND (partial = 1 OR (EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)"             \
-    "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id"                      \
-    "                      AND w.status NOT IN ('done', 'skipped'))))" NOT_RUNNING
+#define PLAN_ONLY_RULE_ON(index)                                                                   \
+    " FROM goals g" index " WHERE status = 'active' AND items = 0 AND is_template = 0"             \
+    " AND +next_attempt_at <= ?1 AND elaboration IS NOT NULL" NOT_RUNNING
+#define PUBLISH_RULE_ON(index)                                                                     \
+    " FROM goals g" index                                                                          \
+    " WHERE status = 'active' AND (partial = 1 OR (items > 0 AND items_open = 0))"                 \
+    " AND +next_attempt_at <= ?1" NOT_RUNNING
+/* SQLite's planner, without statistics, would rather walk goals_pick */
+#define PLAN_ONLY_RULE_LITE PLAN_ONLY_RULE_ON(" INDEXED BY goals_to_plan")
+#define PLAN_ONLY_RULE_PG PLAN_ONLY_RULE_ON("")
+#define PUBLISH_RULE_LITE PUBLISH_RULE_ON(" INDEXED BY goals_to_publish")
+#define PUBLISH_RULE_PG PUBLISH_RULE_ON("")
 #define EXECUTE_RULE                                                                               \
     " FROM work_items w JOIN goals g ON g.id = w.goal_id"                                          \
     " WHERE w.status = 'ready' AND g.status = 'active' AND w.next_attempt_at <= ?1"                \
@@ -256,21 +262,26 @@ static int pick_goal(store *st, const char *sql, int64_t now, const char (*busy)
 int store_run_pick_plan(store *st, int64_t now_ms, const char (*busy)[ID_SIZE], int n_busy,
                         struct store_run_pick *out)
 {
-    static const char sql[] =
-        "SELECT id, 'elaborate' AS kind, attempts, priority, created_at" ELABORATE_RULE
-        " UNION ALL SELECT id, 'plan', attempts, priority, created_at" PLAN_ONLY_RULE
-        " ORDER BY priority DESC, created_at, id";
+#define PICK_PLAN(plan_only)                                                                       \
+    "SELECT id, 'elaborate' AS kind, attempts, priority, created_at" ELABORATE_RULE                \
+    " UNION ALL SELECT id, 'plan', attempts, priority, created_at" plan_only                       \
+    " ORDER BY priority DESC, created_at, id"
+    static const char q_lite[] = PICK_PLAN(PLAN_ONLY_RULE_LITE);
+    static const char q_pg[] = PICK_PLAN(PLAN_ONLY_RULE_PG);
+#undef PICK_PLAN
 
-    return pick_goal(st, sql, now_ms, busy, n_busy, out);
+    return pick_goal(st, store_sql(st, q_lite, q_pg), now_ms, busy, n_busy, out);
 }
 
 int store_run_pick_publish(store *st, int64_t now_ms, const char (*busy)[ID_SIZE], int n_busy,
                            struct store_run_pick *out)
 {
-    static const char sql[] =
-        "SELECT id, 'publish', attempts" PUBLISH_RULE " ORDER BY priority DESC, created_at, id";
+    static const char q_lite[] =
+        "SELECT id, 'publish', attempts" PUBLISH_RULE_LITE " ORDER BY priority DESC, created_at, id";
+    static const char q_pg[] =
+        "SELECT id, 'publish', attempts" PUBLISH_RULE_PG " ORDER BY priority DESC, created_at, id";
 
-    return pick_goal(st, sql, now_ms, busy, n_busy, out);
+    return pick_goal(st, store_sql(st, q_lite, q_pg), now_ms, busy, n_busy, out);
 }
 
 int store_run_execute_candidates_each(store *st, int64_t now_ms,
@@ -279,8 +290,8 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms,
                                       void *ctx)
 {
     static const char sql[] =
-        "SELECT w.id, w.goal_id, w.priority, w.created_at, w.updated_at,"
-        " (SELECT count(*) FROM work_item_deps d WHERE d.depends_on_id = w.id)" EXECUTE_RULE;
+        "SELECT w.id, w.goal_id, w.priority, w.created_at, w.updated_at, w.dependents"
+        EXECUTE_RULE;
     static const struct store_field cols[] = {
         CANDIDATE(id, COPY, 0),        CANDIDATE(goal_id, COPY, 1),   CANDIDATE(priority, INT, 2),
         CANDIDATE(created_at, I64, 3), CANDIDATE(updated_at, I64, 4), CANDIDATE(dependents, INT, 5),
@@ -292,12 +303,15 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms,
 
 int store_run_queue_counts(store *st, int64_t now_ms, struct store_run_queues *out)
 {
-    static const char sql[] = "SELECT (SELECT count(*)" ELABORATE_RULE ") + (SELECT count(*)"
-                              PLAN_ONLY_RULE "),"
-                              " (SELECT count(*)" PUBLISH_RULE ") + (SELECT count(*)" EXECUTE_RULE
-                              "), (SELECT count(*) FROM work_items WHERE status = 'queued')";
+#define QUEUES(plan_only, publish)                                                                 \
+    "SELECT (SELECT count(*)" ELABORATE_RULE ") + (SELECT count(*)" plan_only "),"                 \
+    " (SELECT count(*)" publish ") + (SELECT count(*)" EXECUTE_RULE                                \
+    "), (SELECT count(*) FROM work_items WHERE status = 'queued')"
+    static const char q_lite[] = QUEUES(PLAN_ONLY_RULE_LITE, PUBLISH_RULE_LITE);
+    static const char q_pg[] = QUEUES(PLAN_ONLY_RULE_PG, PUBLISH_RULE_PG);
+#undef QUEUES
     store_stmt *s;
-    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_I64(now_ms)));
+    int rc = store_prepare_args(st, &s, store_sql(st, q_lite, q_pg), STORE_ARGS(STORE_I64(now_ms)));
 
     memset(out, 0, sizeof(*out));
     if (rc)
