@@ -9,6 +9,11 @@
  * backoff has passed are candidates, and none of a goal that already has
  * an item in progress or in verification (items of a goal share one
  * worktree).
+ *
+ * The pick does not score every candidate: it walks the groups of ready
+ * items of one priority and one number of dependents (a seek each), and
+ * in each the longest waiting first, up to the first that scores below
+ * the group's first; the best of those is the best of all.
  */
 #ifndef GOALD_LIFECYCLE_SELECT_H
 #define GOALD_LIFECYCLE_SELECT_H

@@ -220,8 +220,9 @@ int store_run_last_failure(store *st, const char *item_id, const char *except_ru
 #define PLAN_ONLY_RULE_PG PLAN_ONLY_RULE_ON("")
 #define PUBLISH_RULE_LITE PUBLISH_RULE_ON(" INDEXED BY goals_to_publish")
 #define PUBLISH_RULE_PG PUBLISH_RULE_ON("")
-#define EXECUTE_RULE                                                                               \
-    " FROM work_items w JOIN goals g ON g.id = w.goal_id"                                          \
+#define EXECUTE_RULE EXECUTE_RULE_ON("")
+#define EXECUTE_RULE_ON(index)                                                                     \
+    " FROM work_items w" index " JOIN goals g ON g.id = w.goal_id"                                 \
     " WHERE w.status = 'ready' AND g.status = 'active' AND w.next_attempt_at <= ?1"                \
     " AND NOT EXISTS (SELECT 1 FROM work_items o WHERE o.goal_id = w.goal_id"                      \
     " AND o.status IN ('in_progress', 'verify'))"
@@ -299,6 +300,62 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms,
 
     return candidates_each(st, "select", STORE_FIELDS(cols), fn, ctx, sql,
                            STORE_ARGS(STORE_I64(now_ms)));
+}
+
+static void group_fill(store_stmt *s, void *ctx)
+{
+    struct store_run_ready_group *g = ctx;
+
+    g->priority = store_col_int(s, 0);
+    g->dependents = store_col_int(s, 1);
+}
+
+int store_run_ready_group_next(store *st, const struct store_run_ready_group *after,
+                               struct store_run_ready_group *out, int *found)
+{
+#define GROUPS(index, where)                                                                       \
+    "SELECT priority, dependents FROM work_items" index " WHERE status = 'ready'" where            \
+    " ORDER BY priority DESC, dependents DESC LIMIT 1"
+#define LITE " INDEXED BY work_items_ready"
+    static const char first_lite[] = GROUPS(LITE, ""), first_pg[] = GROUPS("", "");
+    static const char same_lite[] = GROUPS(LITE, " AND priority = ?1 AND dependents < ?2");
+    static const char same_pg[] = GROUPS("", " AND priority = ?1 AND dependents < ?2");
+    static const char lower_lite[] = GROUPS(LITE, " AND priority < ?1");
+    static const char lower_pg[] = GROUPS("", " AND priority < ?1");
+#undef LITE
+#undef GROUPS
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!after)
+        return store_get_row(st, "select", group_fill, out, found,
+                             store_sql(st, first_lite, first_pg), NULL, 0);
+    rc = store_get_row(st, "select", group_fill, out, found, store_sql(st, same_lite, same_pg),
+                       STORE_ARGS(STORE_I64(after->priority), STORE_I64(after->dependents)));
+    if (rc || *found)
+        return rc;
+    return store_get_row(st, "select", group_fill, out, found, store_sql(st, lower_lite, lower_pg),
+                         STORE_ARGS(STORE_I64(after->priority)));
+}
+
+int store_run_execute_group_each(store *st, int64_t now_ms, const struct store_run_ready_group *g,
+                                 int (*fn)(const struct store_run_exec_candidate *c, void *ctx),
+                                 void *ctx)
+{
+#define WALK(index)                                                                                \
+    "SELECT w.id, w.goal_id, w.priority, w.created_at, w.updated_at, w.dependents"                 \
+    EXECUTE_RULE_ON(index) " AND w.priority = ?2 AND w.dependents = ?3"                            \
+    " ORDER BY w.updated_at, w.created_at, w.id"
+    static const char q_lite[] = WALK(" INDEXED BY work_items_ready"), q_pg[] = WALK("");
+#undef WALK
+    static const struct store_field cols[] = {
+        CANDIDATE(id, COPY, 0),        CANDIDATE(goal_id, COPY, 1),   CANDIDATE(priority, INT, 2),
+        CANDIDATE(created_at, I64, 3), CANDIDATE(updated_at, I64, 4), CANDIDATE(dependents, INT, 5),
+    };
+
+    return candidates_each(st, "select", STORE_FIELDS(cols), fn, ctx, store_sql(st, q_lite, q_pg),
+                           STORE_ARGS(STORE_I64(now_ms), STORE_I64(g->priority),
+                                      STORE_I64(g->dependents)));
 }
 
 int store_run_queue_counts(store *st, int64_t now_ms, struct store_run_queues *out)

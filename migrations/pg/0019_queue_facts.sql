@@ -93,3 +93,7 @@ CREATE TABLE llm_scripts (
     rowid         BIGINT GENERATED ALWAYS AS IDENTITY,
     PRIMARY KEY (path, stamp)
 );
+-- The execute pick: ready items by priority and dependents, the longest
+-- waiting first in each (store/run.c, lifecycle/select.c).
+CREATE INDEX work_items_ready ON work_items(priority DESC, dependents DESC, updated_at, created_at, id)
+    WHERE status = 'ready';
