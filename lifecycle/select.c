@@ -36,6 +36,8 @@ struct pick {
     int n_busy;
     struct select_candidate *best;
     int found;
+    int in_group;      /* a candidate of the group walked was scored */
+    double group_top;  /* the score of its first */
 };
 
 /* May goal_id run a second item while one runs?  Only with a local
@@ -57,25 +59,46 @@ static int parallel_allowed(store *st, const char *goal_id)
     return ok;
 }
 
-/* Score one candidate of the claim rule; keep it when it is the best. */
-static int consider(const struct store_run_exec_candidate *e, void *ctx)
+/* Score one candidate of the claim rule into c; 0 when it is of a busy
+ * goal, or of a goal that must run its items one at a time and runs one
+ * (parallel_allowed). */
+static int score(const struct pick *p, const struct store_run_exec_candidate *e,
+                 struct select_candidate *c)
 {
-    struct pick *p = ctx;
-    struct select_candidate c;
-
     for (int i = 0; i < p->n_busy; i++)
         if (!strcmp(p->busy_goals[i], e->goal_id))
             return 0;
     if (e->inflight > 0 && !parallel_allowed(p->st, e->goal_id))
         return 0;
-    memset(&c, 0, sizeof(c));
-    snprintf(c.id, sizeof(c.id), "%s", e->id);
-    snprintf(c.goal_id, sizeof(c.goal_id), "%s", e->goal_id);
-    c.priority = e->priority;
-    c.created_at = e->created_at;
-    c.waiting_since = e->updated_at;
-    c.dependents = e->dependents;
-    c.score = select_score(&c, p->now_ms);
+    memset(c, 0, sizeof(*c));
+    snprintf(c->id, sizeof(c->id), "%s", e->id);
+    snprintf(c->goal_id, sizeof(c->goal_id), "%s", e->goal_id);
+    c->priority = e->priority;
+    c->created_at = e->created_at;
+    c->waiting_since = e->updated_at;
+    c->dependents = e->dependents;
+    c->score = select_score(c, p->now_ms);
+    return 1;
+}
+
+/* One candidate of a group, the longest waiting first: within a group
+ * (one priority, one number of dependents) a score only falls as the
+ * wait shortens, so the walk ends at the first that scores below the
+ * group's first (those that tie with it are all looked at: their order is
+ * the tie-break's, not the walk's). */
+static int consider(const struct store_run_exec_candidate *e, void *ctx)
+{
+    struct pick *p = ctx;
+    struct select_candidate c;
+
+    if (!score(p, e, &c))
+        return 0;
+    if (!p->in_group) {
+        p->in_group = 1;
+        p->group_top = c.score;
+    } else if (c.score < p->group_top) {
+        return 1; /* the rest of the group scores lower still */
+    }
     if (!p->found || better(&c, p->best)) {
         *p->best = c;
         p->found = 1;
@@ -86,10 +109,19 @@ static int consider(const struct store_run_exec_candidate *e, void *ctx)
 int select_next(store *st, int64_t now_ms, const char (*busy_goals)[ID_SIZE], int n_busy,
                 struct select_candidate *out)
 {
-    struct pick p = {st, now_ms, busy_goals, n_busy, out, 0};
-    int rc = store_run_execute_candidates_each(
-        st, now_ms, (int)config_int(CFG_GOAL_MAX_PARALLEL_ITEMS), consider, &p);
+    struct pick p = {st, now_ms, busy_goals, n_busy, out, 0, 0, 0};
+    struct store_run_ready_group g, next;
+    int cap = (int)config_int(CFG_GOAL_MAX_PARALLEL_ITEMS);
+    int found, rc = store_run_ready_group_next(st, NULL, &g, &found);
 
+    while (rc == 0 && found) {
+        p.in_group = 0;
+        rc = store_run_execute_group_each(st, now_ms, cap, &g, consider, &p);
+        if (rc != 0 && rc != 1)
+            return rc;
+        rc = store_run_ready_group_next(st, &g, &next, &found);
+        g = next;
+    }
     if (rc)
         return rc;
     return p.found ? 0 : ERR_NOTFOUND;

@@ -10,6 +10,11 @@
  * progress or in verification than goal.max_parallel_items (one at a time
  * for a goal without a repository or in clone mode: parallel items need
  * worktrees of their own, workspace.c).
+ *
+ * The pick does not score every candidate: it walks the groups of ready
+ * items of one priority and one number of dependents (a seek each), and
+ * in each the longest waiting first, up to the first that scores below
+ * the group's first; the best of those is the best of all.
  */
 #ifndef GOALD_LIFECYCLE_SELECT_H
 #define GOALD_LIFECYCLE_SELECT_H

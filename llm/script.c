@@ -9,12 +9,22 @@
  * spans many processes, so with a store the cursors live in the table
  * llm_script_cursors, keyed by the script's path and the SHA-256 of its
  * contents (an edited script starts over); without one, in memory.
+ *
+ * A script is read whole, hashed and every line parsed and checked the
+ * first time a process sees it; with a store, what that found (the hash,
+ * the line count, the last line without a stage) is kept in llm_scripts
+ * under the file's stamp (device, inode, size, modification and change
+ * times), and a process that finds the same stamp parses only the lines
+ * it looks at, from the cursors on: a job's cost does not grow with the
+ * lines of a long script it does not serve.
  */
 #include <cjson/cJSON.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "llm/llm_internal.h"
 #include "store/llm.h"
@@ -25,6 +35,7 @@
 
 #define SCRIPT_MAX_BYTES ((size_t)64 << 20)
 #define STAGE_MAX 32
+#define STAMP_MAX 160
 
 struct mem_cursor {
     char stage[STAGE_MAX];
@@ -35,8 +46,14 @@ struct llm_script {
     char *path; /* as configured; the key uses the real path */
     char *realpath;
     char sha[HASH_HEX_SIZE];
-    cJSON **lines; /* NULL for a blank or comment line */
+    strbuf text;   /* the file */
+    size_t len;    /* its lines: the file up to its first NUL */
+    size_t *start; /* the offset of each line found so far */
+    size_t nstart;
+    cJSON **lines;  /* parsed lines; NULL for a blank or comment line */
+    char *parsed;   /* 1 where lines[i] is known */
     size_t nlines;
+    int64_t last_unstaged; /* the last line without a stage, -1: none */
     char *load_error; /* the file did not load: every request fails with it */
     struct mem_cursor *cursors;
     size_t ncursors;
@@ -47,9 +64,12 @@ void llm_scripts_free(struct llm_script *s)
 {
     while (s) {
         struct llm_script *n = s->next;
-        for (size_t i = 0; i < s->nlines; i++)
+        for (size_t i = 0; s->lines && i < s->nlines; i++)
             cJSON_Delete(s->lines[i]);
         free(s->lines);
+        free(s->parsed);
+        free(s->start);
+        strbuf_release(&s->text);
         free(s->path);
         free(s->realpath);
         free(s->load_error);
@@ -107,13 +127,128 @@ static const char *line_check(const cJSON *l, char *buf, size_t n)
     return NULL;
 }
 
+/* The stamp of path: what an edit of the file changes.  0 or ERR_IO. */
+static int script_stamp(const char *path, char out[STAMP_MAX])
+{
+    struct stat sb;
+
+    if (stat(path, &sb) != 0)
+        return ERR_IO;
+    snprintf(out, STAMP_MAX, "%ju:%ju:%jd:%jd.%09ld:%jd.%09ld", (uintmax_t)sb.st_dev,
+             (uintmax_t)sb.st_ino, (intmax_t)sb.st_size, (intmax_t)sb.st_mtim.tv_sec,
+             sb.st_mtim.tv_nsec, (intmax_t)sb.st_ctim.tv_sec, sb.st_ctim.tv_nsec);
+    return 0;
+}
+
+/* Find the start of line i (< nlines once known); 0, or ERR_NOTFOUND past
+ * the last line. */
+static int line_find(struct llm_script *s, size_t i)
+{
+    while (s->nstart <= i) {
+        size_t at = 0;
+        if (s->nstart > 0) {
+            const char *p = s->text.buf + s->start[s->nstart - 1];
+            const char *nl = memchr(p, '\n', s->len - s->start[s->nstart - 1]);
+            if (!nl)
+                return ERR_NOTFOUND;
+            at = (size_t)(nl + 1 - s->text.buf);
+        }
+        if (at >= s->len)
+            return ERR_NOTFOUND;
+        if (s->nstart % 1024 == 0)
+            s->start = xrealloc(s->start, (s->nstart + 1024) * sizeof(*s->start));
+        s->start[s->nstart++] = at;
+    }
+    return 0;
+}
+
+/* Parse line i into s->lines[i] (NULL for a blank or comment line): 0, or
+ * ERR_INVALID with the reason in why. */
+static int line_parse(struct llm_script *s, size_t i, char *why, size_t n)
+{
+    const char *p, *end, *nl;
+    cJSON *j;
+
+    if (s->parsed[i])
+        return 0;
+    if (line_find(s, i) != 0) {
+        snprintf(why, n, "%s:%zu: the file is shorter than it was", s->path, i + 1);
+        return ERR_INVALID;
+    }
+    p = s->text.buf + s->start[i];
+    nl = memchr(p, '\n', s->len - s->start[i]);
+    end = nl ? nl : s->text.buf + s->len;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+        p++;
+    s->parsed[i] = 1;
+    if (p == end || *p == '#')
+        return 0;
+    if (!(j = cJSON_ParseWithLength(p, (size_t)(end - p)))) {
+        snprintf(why, n, "%s:%zu: not valid JSON", s->path, i + 1);
+        return ERR_INVALID;
+    }
+    s->lines[i] = j;
+    return 0;
+}
+
+static const char *line_stage(const cJSON *l)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(l, "stage");
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Read every line of s: its hash, each line parsed and checked, its line
+ * count and last line without a stage; the first fault into load_error. */
+static void script_check(struct llm_script *s)
+{
+    char why[512], bad_key[128];
+    const char *bad;
+
+    hash_sha256_hex(s->sha, s->text.buf ? s->text.buf : "", s->text.len);
+    for (s->nlines = 0; line_find(s, s->nlines) == 0; s->nlines++)
+        ;
+    s->lines = xcalloc(s->nlines ? s->nlines : 1, sizeof(*s->lines));
+    s->parsed = xcalloc(s->nlines ? s->nlines : 1, 1);
+    s->last_unstaged = -1;
+    for (size_t i = 0; i < s->nlines; i++) {
+        if (line_parse(s, i, why, sizeof(why)) != 0) {
+            s->load_error = xstrdup(why);
+            return;
+        }
+        if (!s->lines[i])
+            continue;
+        if ((bad = line_check(s->lines[i], bad_key, sizeof(bad_key)))) {
+            snprintf(why, sizeof(why), "%s:%zu: %s", s->path, i + 1, bad);
+            s->load_error = xstrdup(why);
+            return;
+        }
+        if (!line_stage(s->lines[i]))
+            s->last_unstaged = (int64_t)i;
+    }
+}
+
+/* What a process before this one found in the file of this stamp: 1 when
+ * s took it (its lines are then parsed as they are looked at). */
+static int script_recall(llm_client *c, struct llm_script *s, const char *stamp)
+{
+    struct store_llm_script f;
+    int found = 0;
+
+    if (!c->st || !*stamp || store_llm_script_get(c->st, s->realpath, stamp, &f, &found) != 0 ||
+        !found || f.lines < 0 || f.last_unstaged >= f.lines || strlen(f.sha256) != 64)
+        return 0;
+    memcpy(s->sha, f.sha256, sizeof(f.sha256));
+    s->nlines = (size_t)f.lines;
+    s->last_unstaged = f.last_unstaged;
+    s->lines = xcalloc(s->nlines ? s->nlines : 1, sizeof(*s->lines));
+    s->parsed = xcalloc(s->nlines ? s->nlines : 1, 1);
+    return 1;
+}
+
 static struct llm_script *script_load(llm_client *c, const char *path)
 {
     struct llm_script *s;
-    strbuf text = STRBUF_INIT;
-    char real[PATH_MAX];
-    char *p, *nl;
-    size_t lineno = 0;
+    char real[PATH_MAX], stamp[STAMP_MAX] = "", after[STAMP_MAX] = "";
 
     for (s = c->scripts; s; s = s->next)
         if (!strcmp(s->path, path))
@@ -123,44 +258,26 @@ static struct llm_script *script_load(llm_client *c, const char *path)
     s->realpath = xstrdup(realpath(path, real) ? real : path);
     s->next = c->scripts;
     c->scripts = s;
-    strbuf_init(&text, SCRIPT_MAX_BYTES);
-    if (fs_read_file(&text, path, SCRIPT_MAX_BYTES) != 0) {
+    strbuf_init(&s->text, SCRIPT_MAX_BYTES);
+    if (script_stamp(path, stamp) != 0)
+        stamp[0] = '\0';
+    if (fs_read_file(&s->text, path, SCRIPT_MAX_BYTES) != 0) {
         s->load_error = xstrdup(err_last());
-        goto out;
+        return s;
     }
-    hash_sha256_hex(s->sha, text.buf ? text.buf : "", text.len);
-    for (p = text.buf; p && *p; p = nl ? nl + 1 : NULL) {
-        char why[128];
-        const char *bad;
-        cJSON *j;
-        nl = strchr(p, '\n');
-        if (nl)
-            *nl = '\0';
-        lineno++;
-        s->lines = xrealloc(s->lines, lineno * sizeof(*s->lines));
-        s->nlines = lineno;
-        s->lines[lineno - 1] = NULL;
-        while (*p == ' ' || *p == '\t' || *p == '\r')
-            p++;
-        if (!*p || *p == '#')
-            continue;
-        j = cJSON_Parse(p);
-        if (!j) {
-            char buf[512];
-            snprintf(buf, sizeof(buf), "%s:%zu: not valid JSON", path, lineno);
-            s->load_error = xstrdup(buf);
-            goto out;
-        }
-        s->lines[lineno - 1] = j;
-        if ((bad = line_check(j, why, sizeof(why)))) {
-            char buf[512];
-            snprintf(buf, sizeof(buf), "%s:%zu: %s", path, lineno, bad);
-            s->load_error = xstrdup(buf);
-            goto out;
-        }
+    s->len = s->text.buf ? strlen(s->text.buf) : 0;
+    /* a file that changed while it was read has no stamp to trust */
+    if (script_stamp(path, after) != 0 || strcmp(stamp, after) != 0)
+        stamp[0] = '\0';
+    if (script_recall(c, s, stamp))
+        return s;
+    script_check(s);
+    if (!s->load_error && c->st && *stamp) {
+        struct store_llm_script f = {.lines = (int64_t)s->nlines,
+                                     .last_unstaged = s->last_unstaged};
+        memcpy(f.sha256, s->sha, sizeof(f.sha256));
+        (void)store_llm_script_put(c->st, s->realpath, stamp, &f);
     }
-out:
-    strbuf_release(&text);
     return s;
 }
 
@@ -199,39 +316,42 @@ static int cursor_set(llm_client *c, struct llm_script *s, const char *key, size
     return store_llm_script_cursor_set(c->st, s->realpath, s->sha, key, (int64_t)next);
 }
 
-static const char *line_stage(const cJSON *l)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(l, "stage");
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* Take the next line for stage: *idx receives its index, or SIZE_MAX when
  * the script has none left.  Reading and moving the cursor happen in one
  * transaction, so two processes never get the same line. */
 static int line_take(llm_client *c, struct llm_script *s, const char *stage, size_t *idx)
 {
-    size_t keyed = 0, any = 0, k, a;
-    int rc;
+    size_t keyed = 0, any = 0, i;
+    int any_left, rc;
+    char why[512];
 
     *idx = SIZE_MAX;
     if (c->st && (rc = store_tx_begin(c->st)) != 0)
         return rc;
     if ((rc = cursor_get(c, s, stage, &keyed)) != 0 || (rc = cursor_get(c, s, "*", &any)) != 0)
         goto out;
-    for (k = keyed; k < s->nlines; k++) {
-        const char *ls = s->lines[k] ? line_stage(s->lines[k]) : NULL;
-        if (ls && !strcmp(ls, stage))
+    /* the first line at or past its cursor that either kind may have:
+     * a line of this stage, or one without a stage (none past the last) */
+    any_left = s->last_unstaged >= 0 && any <= (size_t)s->last_unstaged;
+    for (i = any_left && any < keyed ? any : keyed; i < s->nlines; i++) {
+        const char *ls;
+        if ((rc = line_parse(s, i, why, sizeof(why))) != 0) {
+            rc = err_set(rc, "%s", why);
+            goto out;
+        }
+        if (!s->lines[i])
+            continue;
+        ls = line_stage(s->lines[i]);
+        if (ls && i >= keyed && !strcmp(ls, stage)) {
+            *idx = i;
+            rc = cursor_set(c, s, stage, i + 1);
             break;
-    }
-    for (a = any; a < s->nlines; a++)
-        if (s->lines[a] && !line_stage(s->lines[a]))
+        }
+        if (!ls && any_left && i >= any) {
+            *idx = i;
+            rc = cursor_set(c, s, "*", i + 1);
             break;
-    if (k < s->nlines && k < a) {
-        *idx = k;
-        rc = cursor_set(c, s, stage, k + 1);
-    } else if (a < s->nlines) {
-        *idx = a;
-        rc = cursor_set(c, s, "*", a + 1);
+        }
     }
 out:
     if (c->st) {
@@ -242,7 +362,6 @@ out:
     }
     return rc;
 }
-
 
 static int reply(llm_client *c, struct llm_model *m, const struct llm_request *req, const cJSON *l,
                  size_t lineno, struct llm_response *resp, struct llm_error *err)

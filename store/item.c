@@ -287,11 +287,21 @@ int store_item_status_get(store *st, const char *id, int *found, char status[32]
     return store_get_texts(st, "work item", cols, 2, found, sql, STORE_ARGS(STORE_TEXT(id)));
 }
 
+/* In a transaction: the trigger that counts the goal's open items
+ * (migration 0019) takes the store's write lock, and takes it first. */
 int store_item_status_set(store *st, const char *id, const char *from, const char *to, int terminal,
                           int64_t now_ms, int *changed)
 {
-    return store_status_set(st, STORE_STATUS_STAMPED_SQL("work_items", "in_progress"), id, from, to,
-                            terminal, now_ms, changed);
+    int rc;
+
+    *changed = 0;
+    if ((rc = store_tx_begin(st)) != 0)
+        return rc;
+    rc = store_status_set(st, STORE_STATUS_STAMPED_SQL("work_items", "in_progress"), id, from, to,
+                          terminal, now_ms, changed);
+    if ((rc = store_tx_end(st, rc)) != 0)
+        *changed = 0;
+    return rc;
 }
 
 int store_item_ids_promotable(store *st, const char *goal_id, char (**out)[ID_SIZE], size_t *n)

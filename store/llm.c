@@ -1,6 +1,6 @@
 /*
- * llm.c - the tables of the model client: llm_endpoint_quirks and
- * llm_script_cursors (store/llm.h).
+ * llm.c - the tables of the model client: llm_endpoint_quirks,
+ * llm_script_cursors, llm_scripts (store/llm.h).
  */
 #include "store/llm.h"
 
@@ -69,6 +69,40 @@ int store_llm_script_cursor_set(store *st, const char *path, const char *sha256,
                            "= excluded.updated_at",
                            STORE_ARGS(STORE_TEXT(path), STORE_TEXT(sha256), STORE_TEXT(stage),
                                       STORE_I64(next), STORE_I64(time_now_ms())));
+}
+
+int store_llm_script_get(store *st, const char *path, const char *stamp,
+                         struct store_llm_script *out, int *found)
+{
+    static const char sql[] = "SELECT sha256, lines, last_unstaged FROM llm_scripts"
+                              " WHERE path = ? AND stamp = ?";
+    store_stmt *s;
+    int rc = store_prepare_args(st, &s, sql, STORE_ARGS(STORE_TEXT(path), STORE_TEXT(stamp)));
+
+    memset(out, 0, sizeof(*out));
+    *found = 0;
+    if (rc)
+        return rc;
+    if (store_next_row(st, s, "script", &rc)) {
+        store_col_copy(out->sha256, sizeof(out->sha256), s, 0);
+        out->lines = store_col_i64(s, 1);
+        out->last_unstaged = store_col_i64(s, 2);
+        *found = 1;
+    }
+    store_done(s);
+    return rc;
+}
+
+int store_llm_script_put(store *st, const char *path, const char *stamp,
+                         const struct store_llm_script *f)
+{
+    return store_exec_args(st, "script", NULL,
+                           "INSERT INTO llm_scripts (path, stamp, sha256, lines, last_unstaged,"
+                           " checked_at) VALUES (?, ?, ?, ?, ?, ?)"
+                           " ON CONFLICT (path, stamp) DO NOTHING",
+                           STORE_ARGS(STORE_TEXT(path), STORE_TEXT(stamp), STORE_TEXT(f->sha256),
+                                      STORE_I64(f->lines), STORE_I64(f->last_unstaged),
+                                      STORE_I64(time_now_ms())));
 }
 
 /* ---- the model's output limit (the max_tokens column) -------------------- */

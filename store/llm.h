@@ -1,8 +1,9 @@
 /*
  * llm.h - what the model client keeps across jobs: llm_endpoint_quirks
  * (what an endpoint taught about itself, keyed by base_url + model, with
- * the context window it stated) and llm_script_cursors (how far each
- * stage has read a script, keyed by path + SHA-256 + stage).
+ * the context window it stated), llm_script_cursors (how far each
+ * stage has read a script, keyed by path + SHA-256 + stage) and
+ * llm_scripts (what a script file holds, keyed by path + stamp).
  *
  * Nothing here allocates: results come back in caller-owned structs and
  * integers.
@@ -58,5 +59,24 @@ int store_llm_script_cursor_get(store *st, const char *path, const char *sha256,
 /* Move a script cursor to next (insert or replace), stamped now. */
 int store_llm_script_cursor_set(store *st, const char *path, const char *sha256,
                                 const char *stage, int64_t next);
+
+/* What a job learned of a script file when it read it whole and found
+ * every line well formed (llm_scripts): its SHA-256, its line count and
+ * its last line without a stage (-1: none), keyed by the file's real
+ * path and stamp (a text that changes when the file does). */
+struct store_llm_script {
+    char sha256[65];
+    int64_t lines;
+    int64_t last_unstaged;
+};
+
+/* The facts of path + stamp: *found 0 when none were recorded. */
+int store_llm_script_get(store *st, const char *path, const char *stamp,
+                         struct store_llm_script *out, int *found);
+
+/* Record the facts of path + stamp (kept as they are when another process
+ * recorded them first), stamped now. */
+int store_llm_script_put(store *st, const char *path, const char *stamp,
+                         const struct store_llm_script *f);
 
 #endif

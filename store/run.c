@@ -216,30 +216,37 @@ int store_run_last_failure(store *st, const char *item_id, const char *except_ru
  * created_at, id) and merged, so a pick stops at the first goal it may
  * take instead of sorting every queued goal; next_attempt_at is compared
  * as +next_attempt_at so that the planner does not trade that order for
- * a range on goals_claim. */
+ * a range on goals_claim.  The goals to plan and the goals to publish are
+ * read from counts the database keeps (goals.items and items_open,
+ * migration 0019), each in a partial index in claim order (goals_to_plan,
+ * goals_to_publish), whose condition the rule repeats word for word; an
+ * item's dependents are work_items.dependents. */
 #define NOT_RUNNING                                                                                \
     " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.goal_id = g.id AND r.status = 'running')"
 #define ELABORATE_RULE                                                                             \
     " FROM goals g WHERE status = 'queued' AND is_template = 0 AND +next_attempt_at <= ?1"         \
     NOT_RUNNING
-#define PLAN_ONLY_RULE                                                                             \
-    " FROM goals g WHERE status = 'active' AND is_template = 0 AND +next_attempt_at <= ?1"         \
-    " AND elaboration IS NOT NULL"                                                                 \
-    " AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)" NOT_RUNNING
-#define PUBLISH_RULE                                                                               \
-    " FROM goals g WHERE status = 'active'"                                                        \
-    " AND +next_attempt_at <= ?1"                                                                  \
-    " AND (partial = 1 OR (EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)"             \
-    "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id"                      \
-    "                      AND w.status NOT IN ('done', 'skipped'))))" NOT_RUNNING
+#define PLAN_ONLY_RULE_ON(index)                                                                   \
+    " FROM goals g" index " WHERE status = 'active' AND items = 0 AND is_template = 0"             \
+    " AND +next_attempt_at <= ?1 AND elaboration IS NOT NULL" NOT_RUNNING
+#define PUBLISH_RULE_ON(index)                                                                     \
+    " FROM goals g" index                                                                          \
+    " WHERE status = 'active' AND (partial = 1 OR (items > 0 AND items_open = 0))"                 \
+    " AND +next_attempt_at <= ?1" NOT_RUNNING
+/* SQLite's planner, without statistics, would rather walk goals_pick */
+#define PLAN_ONLY_RULE_LITE PLAN_ONLY_RULE_ON(" INDEXED BY goals_to_plan")
+#define PLAN_ONLY_RULE_PG PLAN_ONLY_RULE_ON("")
+#define PUBLISH_RULE_LITE PUBLISH_RULE_ON(" INDEXED BY goals_to_publish")
+#define PUBLISH_RULE_PG PUBLISH_RULE_ON("")
 /* The items of the candidate's goal running now (in progress or in
  * verification): fewer than the goal's cap (?2, goal.max_parallel_items;
  * 1 for a goal without a repository, whose items share one folder). */
 #define INFLIGHT                                                                                   \
     "(SELECT count(*) FROM work_items o WHERE o.goal_id = w.goal_id"                               \
     " AND o.status IN ('in_progress', 'verify'))"
-#define EXECUTE_RULE                                                                               \
-    " FROM work_items w JOIN goals g ON g.id = w.goal_id"                                          \
+#define EXECUTE_RULE EXECUTE_RULE_ON("")
+#define EXECUTE_RULE_ON(index)                                                                     \
+    " FROM work_items w" index " JOIN goals g ON g.id = w.goal_id"                                 \
     " WHERE w.status = 'ready' AND g.status = 'active' AND w.next_attempt_at <= ?1"                \
     " AND " INFLIGHT " < CASE WHEN g.repo IS NULL THEN 1 ELSE ?2 END"
 
@@ -279,21 +286,26 @@ static int pick_goal(store *st, const char *sql, int64_t now, const char (*busy)
 int store_run_pick_plan(store *st, int64_t now_ms, const char (*busy)[ID_SIZE], int n_busy,
                         struct store_run_pick *out)
 {
-    static const char sql[] =
-        "SELECT id, 'elaborate' AS kind, attempts, priority, created_at" ELABORATE_RULE
-        " UNION ALL SELECT id, 'plan', attempts, priority, created_at" PLAN_ONLY_RULE
-        " ORDER BY priority DESC, created_at, id";
+#define PICK_PLAN(plan_only)                                                                       \
+    "SELECT id, 'elaborate' AS kind, attempts, priority, created_at" ELABORATE_RULE                \
+    " UNION ALL SELECT id, 'plan', attempts, priority, created_at" plan_only                       \
+    " ORDER BY priority DESC, created_at, id"
+    static const char q_lite[] = PICK_PLAN(PLAN_ONLY_RULE_LITE);
+    static const char q_pg[] = PICK_PLAN(PLAN_ONLY_RULE_PG);
+#undef PICK_PLAN
 
-    return pick_goal(st, sql, now_ms, busy, n_busy, out);
+    return pick_goal(st, store_sql(st, q_lite, q_pg), now_ms, busy, n_busy, out);
 }
 
 int store_run_pick_publish(store *st, int64_t now_ms, const char (*busy)[ID_SIZE], int n_busy,
                            struct store_run_pick *out)
 {
-    static const char sql[] =
-        "SELECT id, 'publish', attempts" PUBLISH_RULE " ORDER BY priority DESC, created_at, id";
+    static const char q_lite[] =
+        "SELECT id, 'publish', attempts" PUBLISH_RULE_LITE " ORDER BY priority DESC, created_at, id";
+    static const char q_pg[] =
+        "SELECT id, 'publish', attempts" PUBLISH_RULE_PG " ORDER BY priority DESC, created_at, id";
 
-    return pick_goal(st, sql, now_ms, busy, n_busy, out);
+    return pick_goal(st, store_sql(st, q_lite, q_pg), now_ms, busy, n_busy, out);
 }
 
 int store_run_execute_candidates_each(store *st, int64_t now_ms, int parallel_cap,
@@ -302,8 +314,7 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms, int parallel_ca
                                       void *ctx)
 {
     static const char sql[] =
-        "SELECT w.id, w.goal_id, w.priority, w.created_at, w.updated_at,"
-        " (SELECT count(*) FROM work_item_deps d WHERE d.depends_on_id = w.id), " INFLIGHT
+        "SELECT w.id, w.goal_id, w.priority, w.created_at, w.updated_at, w.dependents, " INFLIGHT
         EXECUTE_RULE;
     static const struct store_field cols[] = {
         CANDIDATE(id, COPY, 0),        CANDIDATE(goal_id, COPY, 1),   CANDIDATE(priority, INT, 2),
@@ -315,15 +326,76 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms, int parallel_ca
                            STORE_ARGS(STORE_I64(now_ms), STORE_I64(parallel_cap)));
 }
 
+static void group_fill(store_stmt *s, void *ctx)
+{
+    struct store_run_ready_group *g = ctx;
+
+    g->priority = store_col_int(s, 0);
+    g->dependents = store_col_int(s, 1);
+}
+
+int store_run_ready_group_next(store *st, const struct store_run_ready_group *after,
+                               struct store_run_ready_group *out, int *found)
+{
+#define GROUPS(index, where)                                                                       \
+    "SELECT priority, dependents FROM work_items" index " WHERE status = 'ready'" where            \
+    " ORDER BY priority DESC, dependents DESC LIMIT 1"
+#define LITE " INDEXED BY work_items_ready"
+    static const char first_lite[] = GROUPS(LITE, ""), first_pg[] = GROUPS("", "");
+    static const char same_lite[] = GROUPS(LITE, " AND priority = ?1 AND dependents < ?2");
+    static const char same_pg[] = GROUPS("", " AND priority = ?1 AND dependents < ?2");
+    static const char lower_lite[] = GROUPS(LITE, " AND priority < ?1");
+    static const char lower_pg[] = GROUPS("", " AND priority < ?1");
+#undef LITE
+#undef GROUPS
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!after)
+        return store_get_row(st, "select", group_fill, out, found,
+                             store_sql(st, first_lite, first_pg), NULL, 0);
+    rc = store_get_row(st, "select", group_fill, out, found, store_sql(st, same_lite, same_pg),
+                       STORE_ARGS(STORE_I64(after->priority), STORE_I64(after->dependents)));
+    if (rc || *found)
+        return rc;
+    return store_get_row(st, "select", group_fill, out, found, store_sql(st, lower_lite, lower_pg),
+                         STORE_ARGS(STORE_I64(after->priority)));
+}
+
+int store_run_execute_group_each(store *st, int64_t now_ms, int parallel_cap,
+                                 const struct store_run_ready_group *g,
+                                 int (*fn)(const struct store_run_exec_candidate *c, void *ctx),
+                                 void *ctx)
+{
+#define WALK(index)                                                                                \
+    "SELECT w.id, w.goal_id, w.priority, w.created_at, w.updated_at, w.dependents, " INFLIGHT      \
+    EXECUTE_RULE_ON(index) " AND w.priority = ?3 AND w.dependents = ?4"                            \
+    " ORDER BY w.updated_at, w.created_at, w.id"
+    static const char q_lite[] = WALK(" INDEXED BY work_items_ready"), q_pg[] = WALK("");
+#undef WALK
+    static const struct store_field cols[] = {
+        CANDIDATE(id, COPY, 0),        CANDIDATE(goal_id, COPY, 1),   CANDIDATE(priority, INT, 2),
+        CANDIDATE(created_at, I64, 3), CANDIDATE(updated_at, I64, 4), CANDIDATE(dependents, INT, 5),
+        CANDIDATE(inflight, INT, 6),
+    };
+
+    return candidates_each(st, "select", STORE_FIELDS(cols), fn, ctx, store_sql(st, q_lite, q_pg),
+                           STORE_ARGS(STORE_I64(now_ms), STORE_I64(parallel_cap),
+                                      STORE_I64(g->priority), STORE_I64(g->dependents)));
+}
+
 int store_run_queue_counts(store *st, int64_t now_ms, int parallel_cap,
                            struct store_run_queues *out)
 {
-    static const char sql[] = "SELECT (SELECT count(*)" ELABORATE_RULE ") + (SELECT count(*)"
-                              PLAN_ONLY_RULE "),"
-                              " (SELECT count(*)" PUBLISH_RULE ") + (SELECT count(*)" EXECUTE_RULE
-                              "), (SELECT count(*) FROM work_items WHERE status = 'queued')";
+#define QUEUES(plan_only, publish)                                                                 \
+    "SELECT (SELECT count(*)" ELABORATE_RULE ") + (SELECT count(*)" plan_only "),"                 \
+    " (SELECT count(*)" publish ") + (SELECT count(*)" EXECUTE_RULE                                \
+    "), (SELECT count(*) FROM work_items WHERE status = 'queued')"
+    static const char q_lite[] = QUEUES(PLAN_ONLY_RULE_LITE, PUBLISH_RULE_LITE);
+    static const char q_pg[] = QUEUES(PLAN_ONLY_RULE_PG, PUBLISH_RULE_PG);
+#undef QUEUES
     store_stmt *s;
-    int rc = store_prepare_args(st, &s, sql,
+    int rc = store_prepare_args(st, &s, store_sql(st, q_lite, q_pg),
                                 STORE_ARGS(STORE_I64(now_ms), STORE_I64(parallel_cap)));
 
     memset(out, 0, sizeof(*out));

@@ -87,11 +87,35 @@ struct store_run_exec_candidate {
 /* Call fn for each execute candidate at now_ms: a `ready` item of an
  * `active` goal, due, of a goal with fewer than parallel_cap items in
  * progress or in verification (fewer than 1 for a goal without a
- * repository).  fn returns non-zero to stop (that value is returned). */
+ * repository).  fn returns non-zero to stop (that value is returned).
+ * Every candidate, in no order: select_next() walks the groups below
+ * instead; this is what it is tested against. */
 int store_run_execute_candidates_each(store *st, int64_t now_ms, int parallel_cap,
                                       int (*fn)(const struct store_run_exec_candidate *c,
                                                 void *ctx),
                                       void *ctx);
+
+/* A group of ready items: those of one priority and one number of
+ * dependents, whose scores (lifecycle/select.h) differ only by how long
+ * each has waited. */
+struct store_run_ready_group {
+    int priority;
+    int dependents;
+};
+
+/* The group of `ready` items after `after` (NULL: the first) in the order
+ * priority DESC, dependents DESC, into *out: *found 0 past the last.  A
+ * seek on work_items_ready each (migration 0019), not a scan. */
+int store_run_ready_group_next(store *st, const struct store_run_ready_group *after,
+                               struct store_run_ready_group *out, int *found);
+
+/* store_run_execute_candidates_each() for the candidates of group g only,
+ * in the order updated_at, created_at, id (the longest waiting first), so
+ * that fn may stop as soon as the rest cannot score higher. */
+int store_run_execute_group_each(store *st, int64_t now_ms, int parallel_cap,
+                                 const struct store_run_ready_group *g,
+                                 int (*fn)(const struct store_run_exec_candidate *c, void *ctx),
+                                 void *ctx);
 
 /* The queues of `goald status`, by the claim rule at now_ms: plan = the
  * goals store_run_pick_plan would pick; work = the goals

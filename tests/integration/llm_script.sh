@@ -2,7 +2,9 @@
 # The script provider: lines in order, keyed by stage, faults, sleeps; the
 # read position survives across processes (kept in the database); a
 # script that does not parse or runs out is an error.  Plus usage and cost
-# accounting on runs and goals, and the budget class.
+# accounting on runs and goals, and the budget class.  A long script: each
+# process serves the right line and, once one has checked the file whole,
+# parses only the lines it looks at.
 . "$(dirname "$0")/lib.sh"
 
 printf '[{"role":"user","content":"go"}]' >"$T/req.json"
@@ -116,5 +118,57 @@ run "$G" --config "$T/badcfg.json" llm chat --stage execute <"$T/req.json"
 expect_rc 2 "unknown model key"; expect_err "llm.models[0].api_key: unknown key"
 env -u GOALD_LLM_SCRIPT "$G" llm chat --stage execute <"$T/req.json" 2>"$T/e" && fail "no model configured"
 grep -q "no model is configured" "$T/e" || fail "message: $(cat "$T/e")"; ok
+
+# --- a long script: each process serves the right line, reading only what ---
+# --- it looks at once a process has checked the whole file -----------------
+# 40,000 pairs of plan/review lines (about 5 MB), unstaged lines early on,
+# a comment and a blank line among them
+L="$T/long.jsonl"
+{
+    echo '# a long script'
+    for i in 0 1 2; do echo "{\"content\":\"any $i\"}"; done
+    echo
+    awk 'BEGIN { for (i = 0; i < 40000; i++) {
+        printf "{\"stage\":\"plan\",\"content\":\"plan %d\",\"usage\":{\"input\":%d,\"output\":1}}\n", i, i
+        printf "{\"stage\":\"review\",\"content\":\"review %d\",\"usage\":{\"input\":%d,\"output\":1}}\n", i, i } }'
+} >"$L"
+lchat() { GOALD_LLM_SCRIPT="$L" chat "$@"; }
+lchat --stage review
+expect_rc 0; expect_eq "$(jqo .message.content)" "any 0" "an unstaged line goes to any stage first"
+# the first process checked the file whole and kept what it found
+expect_eq "$(sql "SELECT sha256 || ' ' || lines || ' ' || last_unstaged FROM llm_scripts WHERE path = '$(realpath "$L")'")" \
+    "$(sha256sum "$L" | cut -d' ' -f1) $(wc -l <"$L") 3" "what the check found"
+for want in "any 1:plan" "any 2:plan" "review 0:review" "plan 0:plan" "plan 1:plan" "review 1:review"; do
+    lchat --stage "${want#*:}"
+    expect_rc 0; expect_eq "$(jqo .message.content)" "${want%:*}" "${want#*:} served"
+done
+# far along the file: the cursors move over the lines of the other stage
+sql "UPDATE llm_script_cursors SET next_line = 70005 WHERE path = '$(realpath "$L")' AND stage = 'review'"
+lchat --stage review
+expect_rc 0; expect_eq "$(jqo .message.content)" "review 35000" "a line far along"
+lchat --stage execute
+expect_rc 1 "no line left for execute"; expect_err "script exhausted"
+# a process that recalls the check parses only from the cursors on: ten
+# requests on the long script cost about what ten on a short one do
+short="$T/short.jsonl"
+awk 'BEGIN { for (i = 0; i < 10; i++) printf "{\"stage\":\"plan\",\"content\":\"p\"}\n" }' >"$short"
+cpu_ms() { # CPU (ms) of ten `llm chat --stage plan` processes on script $1
+    local t
+    TIMEFORMAT='%3U %3S'
+    t=$( { time (for _ in 1 2 3 4 5 6 7 8 9 10; do
+        GOALD_LLM_SCRIPT="$1" "$G" llm chat --json --stage plan <"$T/req.json" >/dev/null 2>&1; done) ; } 2>&1)
+    awk -v t="$t" 'BEGIN { split(t, a, " "); printf "%d", 1000 * (a[1] + a[2]) }'
+}
+GOALD_LLM_SCRIPT="$short" chat --stage plan
+long_ms=$(cpu_ms "$L"); short_ms=$(cpu_ms "$short")
+[ "$long_ms" -le $((2 * short_ms + 1500)) ] ||
+    fail "ten requests on the long script took ${long_ms} ms of CPU, on a short one ${short_ms} ms"; ok
+# the last of those was line 35,001 + 10 of the plan lines
+lchat --stage plan
+expect_rc 0; expect_eq "$(jqo .message.content)" "plan 12" "the cursor after ten more"
+# an edit is a new stamp: the new file is checked whole again
+echo '{"content": oops}' >>"$L"
+lchat --stage plan
+expect_rc 1 "an edited long script with a bad line"; expect_err "long.jsonl:80006: not valid JSON"
 
 done_tests

@@ -444,6 +444,152 @@ static void test_late_recovery_refused(void **state)
     store_goal_free(g);
 }
 
+/* Rows where a count the claim picks read (goals.items, items_open,
+ * work_items.dependents) differs from the count itself. */
+static int facts_drift(void)
+{
+    store_stmt *s;
+    int n;
+
+    store_prepare_uncached(
+        st, &s,
+        "SELECT (SELECT count(*) FROM goals g WHERE items <> (SELECT count(*) FROM work_items w"
+        " WHERE w.goal_id = g.id) OR items_open <> (SELECT count(*) FROM work_items w"
+        " WHERE w.goal_id = g.id AND w.status NOT IN ('done', 'skipped')))"
+        " + (SELECT count(*) FROM work_items w WHERE dependents <> (SELECT count(*)"
+        " FROM work_item_deps d WHERE d.depends_on_id = w.id))");
+    assert_int_equal(store_step(s), STORE_ROW);
+    n = store_col_int(s, 0);
+    store_finalize(s);
+    return n;
+}
+
+/* The goal the publish (or plan) pick took before the counts: the rule
+ * that probed each goal's items; "" when none. */
+static void pick_by_probing(char out[ID_SIZE], const char *lane)
+{
+    static const char publish[] =
+        "SELECT id FROM goals g WHERE status = 'active'"
+        " AND (partial = 1 OR (EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)"
+        "      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id"
+        "                      AND w.status NOT IN ('done', 'skipped'))))"
+        " ORDER BY priority DESC, created_at, id";
+    static const char plan[] = "SELECT id FROM goals g WHERE status = 'active' AND is_template = 0"
+                               " AND elaboration IS NOT NULL"
+                               " AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.goal_id = g.id)"
+                               " ORDER BY priority DESC, created_at, id";
+    store_stmt *s;
+
+    out[0] = '\0';
+    store_prepare_uncached(st, &s, !strcmp(lane, "plan") ? plan : publish);
+    if (store_step(s) == STORE_ROW)
+        store_col_copy(out, ID_SIZE, s, 0);
+    store_finalize(s);
+}
+
+/* The publish and plan picks take what the probing rule took. */
+static void assert_picks_as_probing(int64_t now)
+{
+    struct store_run_pick p;
+    char want[ID_SIZE];
+    int rc;
+
+    pick_by_probing(want, "work");
+    rc = store_run_pick_publish(st, now, NULL, 0, &p);
+    assert_int_equal(rc, want[0] ? 0 : ERR_NOTFOUND);
+    if (want[0])
+        assert_string_equal(p.goal_id, want);
+    pick_by_probing(want, "plan");
+    rc = store_run_pick_plan(st, now, NULL, 0, &p);
+    assert_int_equal(rc, want[0] ? 0 : ERR_NOTFOUND);
+    if (want[0]) {
+        assert_string_equal(p.goal_id, want);
+        assert_string_equal(p.kind, "plan");
+    }
+}
+
+static void item_move(const char *g, const char *key, const char *from, const char *to)
+{
+    char id[ID_SIZE], sql[256];
+    store_stmt *s;
+    int changed = 0;
+
+    snprintf(sql, sizeof(sql), "SELECT id FROM work_items WHERE goal_id = '%s' AND key = '%s'", g,
+             key);
+    store_prepare_uncached(st, &s, sql);
+    assert_int_equal(store_step(s), STORE_ROW);
+    store_col_copy(id, sizeof(id), s, 0);
+    store_finalize(s);
+    assert_int_equal(store_item_status_set(st, id, from, to, 0, time_now_ms(), &changed), 0);
+    assert_int_equal(changed, 1);
+}
+
+static void plan_goal(const char *g, const char *json)
+{
+    struct plan p;
+    cJSON *j = cJSON_Parse(json);
+
+    assert_int_equal(plan_parse(&p, j, 50), 0);
+    cJSON_Delete(j);
+    assert_int_equal(plan_store(st, g, &p), 0);
+    plan_release(&p);
+}
+
+/* The counts the picks read follow the items through plan, done, skip,
+ * a hand edit, a further plan and cancel, and the picks take what the
+ * rule that probed every goal's items took. */
+static void test_queue_counts_follow_items(void **state)
+{
+    char g[ID_SIZE], other[ID_SIZE];
+    struct store_run_pick p;
+    int64_t now = time_now_ms();
+    (void)state;
+
+    fixture_clear();
+    fixture_goal(other, "to plan, low", "active", "elaboration = '{}', priority = 10");
+    fixture_goal(g, "to plan, high", "active", "elaboration = '{}', priority = 60");
+    assert_int_equal(facts_drift(), 0);
+    assert_picks_as_probing(now);
+    assert_int_equal(store_run_pick_plan(st, now, NULL, 0, &p), 0);
+    assert_string_equal(p.goal_id, g);
+    plan_goal(g, "{\"work_items\":[{\"key\":\"a\",\"title\":\"A\",\"type\":\"code\",\"effort\":\"S\"},"
+                 "{\"key\":\"b\",\"title\":\"B\",\"type\":\"code\",\"effort\":\"S\",\"depends_on\":[\"a\"]},"
+                 "{\"key\":\"c\",\"title\":\"C\",\"type\":\"code\",\"effort\":\"S\","
+                 "\"depends_on\":[\"a\",\"b\"]}]}");
+    assert_int_equal(facts_drift(), 0);
+    assert_picks_as_probing(now); /* planned: the plan pick moves to the other goal */
+    assert_int_equal(store_run_pick_plan(st, now, NULL, 0, &p), 0);
+    assert_string_equal(p.goal_id, other);
+    item_move(g, "a", "ready", "in_progress");
+    item_move(g, "a", "in_progress", "done");
+    assert_int_equal(facts_drift(), 0);
+    item_move(g, "b", "queued", "skipped");
+    assert_int_equal(facts_drift(), 0);
+    assert_int_equal(store_run_pick_publish(st, now, NULL, 0, &p), ERR_NOTFOUND);
+    /* by hand, as an operator (or a test) may: the database keeps count */
+    assert_int_equal(store_exec(st, "UPDATE work_items SET status = 'done' WHERE key = 'c'"), 0);
+    assert_int_equal(facts_drift(), 0);
+    assert_picks_as_probing(now);
+    assert_int_equal(store_run_pick_publish(st, now, NULL, 0, &p), 0);
+    assert_string_equal(p.goal_id, g);
+    /* a further plan (replan) opens the goal again */
+    plan_goal(g, "{\"work_items\":[{\"key\":\"d\",\"title\":\"D\",\"type\":\"code\",\"effort\":\"S\"},"
+                 "{\"key\":\"e\",\"title\":\"E\",\"type\":\"code\",\"effort\":\"S\",\"depends_on\":[\"d\"]}]}");
+    assert_int_equal(facts_drift(), 0);
+    assert_picks_as_probing(now);
+    assert_int_equal(store_run_pick_publish(st, now, NULL, 0, &p), ERR_NOTFOUND);
+    item_move(g, "d", "ready", "cancelled");
+    assert_int_equal(facts_drift(), 0);
+    assert_picks_as_probing(now);
+    /* a goal that publishes what it has */
+    assert_int_equal(store_goal_set_partial(st, g), 0);
+    assert_picks_as_probing(now);
+    assert_int_equal(store_run_pick_publish(st, now, NULL, 0, &p), 0);
+    assert_string_equal(p.goal_id, g);
+    assert_int_equal(store_exec(st, "DELETE FROM work_item_deps"), 0);
+    assert_int_equal(facts_drift(), 0);
+}
+
 int main(void)
 {
     char path[512];
@@ -454,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_nodes_and_global_cap),
         cmocka_unit_test(test_node_cap),
         cmocka_unit_test(test_late_recovery_refused),
+        cmocka_unit_test(test_queue_counts_follow_items),
     };
     int rc;
 

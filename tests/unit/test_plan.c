@@ -7,16 +7,19 @@
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store/internal.h"
 #include "lifecycle/goal_view.h"
+#include "store/run.h"
 #include "lifecycle/intake.h"
 #include "lifecycle/plan.h"
 #include "lifecycle/select.h"
 #include "lifecycle/transitions.h"
 #include "tests/unit/storehelp.h"
 #include "tests/unit/testutil.h"
+#include "util/config.h"
 #include "util/err.h"
 #include "util/timeutil.h"
 
@@ -279,6 +282,104 @@ static void test_criteria(void **state)
     criteria_release(&crit);
 }
 
+/* The best candidate by scoring every one (what select_next did before it
+ * walked the groups): the reference for the walk. */
+struct scan_best {
+    int64_t now;
+    const char (*busy)[ID_SIZE];
+    int n_busy;
+    struct select_candidate best;
+    int found;
+};
+
+static int scan_row(const struct store_run_exec_candidate *e, void *ctx)
+{
+    struct scan_best *b = ctx;
+    struct select_candidate c = {0};
+
+    for (int i = 0; i < b->n_busy; i++)
+        if (!strcmp(b->busy[i], e->goal_id))
+            return 0;
+    snprintf(c.id, sizeof(c.id), "%s", e->id);
+    c.priority = e->priority;
+    c.dependents = e->dependents;
+    c.created_at = e->created_at;
+    c.waiting_since = e->updated_at;
+    c.score = select_score(&c, b->now);
+    if (!b->found || c.score > b->best.score ||
+        (c.score == b->best.score &&
+         (c.created_at < b->best.created_at ||
+          (c.created_at == b->best.created_at && strcmp(c.id, b->best.id) < 0)))) {
+        b->best = c;
+        b->found = 1;
+    }
+    return 0;
+}
+
+/* select_next walks groups of (priority, dependents), each the longest
+ * waiting first, and stops early: on random queues (ties, waits past
+ * select.freshness_full_s and in the future, busy goals, items in
+ * progress, backoff) it takes what scoring every candidate takes. */
+static void test_select_walk_is_the_scan(void **state)
+{
+    enum { GOALS = 10, ITEMS = 4, ROUNDS = 60 };
+    static const int prios[] = {10, 50, 90};
+    static const int deps[] = {0, 1, 2, 5, 6};
+    char goals[GOALS][ID_SIZE], busy[2][ID_SIZE];
+    int64_t now = time_now_ms(), full = 3600 * 1000;
+    const int64_t waits[] = {2 * full, full, full - 1, 600000, 1, 0, -5000};
+    struct plan p;
+    (void)state;
+
+    assert_int_equal(store_exec(st, "UPDATE goals SET status = 'cancelled'"), 0);
+    for (int g = 0; g < GOALS; g++) {
+        new_goal(goals[g], "walk", 50);
+        assert_int_equal(parse("{\"work_items\":[" ITEM("a", "") "," ITEM("b", "") "," ITEM("c", "")
+                               "," ITEM("d", "") "]}",
+                               &p, 50),
+                         0);
+        assert_int_equal(plan_store(st, goals[g], &p), 0);
+        plan_release(&p);
+    }
+    srand(31);
+    for (int r = 0; r < ROUNDS; r++) {
+        struct scan_best b;
+        struct select_candidate c;
+        int rc;
+
+        memset(&b, 0, sizeof(b));
+        b.now = now;
+        b.busy = (const char(*)[ID_SIZE])busy;
+        b.n_busy = rand() % 3;
+
+        for (int g = 0; g < GOALS; g++)
+            for (int i = 0; i < ITEMS; i++) {
+                char sql[512];
+                int roll = rand() % 20;
+                snprintf(sql, sizeof(sql),
+                         "UPDATE work_items SET status = '%s', priority = %d, dependents = %d,"
+                         " updated_at = %lld, created_at = %d, next_attempt_at = %lld"
+                         " WHERE goal_id = '%s' AND key = '%c'",
+                         roll == 0 ? "in_progress" : roll == 1 ? "queued" : "ready",
+                         prios[rand() % 3], deps[rand() % 5],
+                         (long long)(now - waits[rand() % 7]), rand() % 3,
+                         (long long)(rand() % 15 == 0 ? now + 60000 : 0), goals[g], 'a' + i);
+                assert_int_equal(store_exec(st, sql), 0);
+            }
+        for (int i = 0; i < b.n_busy; i++)
+            snprintf(busy[i], ID_SIZE, "%s", goals[rand() % GOALS]);
+        assert_int_equal(store_run_execute_candidates_each(
+                             st, now, (int)config_int(CFG_GOAL_MAX_PARALLEL_ITEMS), scan_row, &b),
+                         0);
+        rc = select_next(st, now, b.n_busy ? (const char(*)[ID_SIZE])busy : NULL, b.n_busy, &c);
+        assert_int_equal(rc, b.found ? 0 : ERR_NOTFOUND);
+        if (b.found) {
+            assert_string_equal(c.id, b.best.id);
+            assert_true(c.score == b.best.score);
+        }
+    }
+}
+
 int main(void)
 {
     char path[512];
@@ -287,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_criteria),
         cmocka_unit_test(test_fan_out_fan_in),
         cmocka_unit_test(test_select),
+        cmocka_unit_test(test_select_walk_is_the_scan),
     };
     int rc;
 
