@@ -354,7 +354,7 @@ static void test_select_walk_is_the_scan(void **state)
 
         for (int g = 0; g < GOALS; g++)
             for (int i = 0; i < ITEMS; i++) {
-                char sql[512];
+                char sql[1024];
                 int roll = rand() % 20;
                 snprintf(sql, sizeof(sql),
                          "UPDATE work_items SET status = '%s', priority = %d, dependents = %d,"
