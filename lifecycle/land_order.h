@@ -2,12 +2,12 @@
  * land_order.h - items of a goal running at the same time land on the
  * goal branch in the order of the plan.
  *
- * An item in a worktree of its own (lifecycle/workspace.c) that the model
- * completed waits, before its verification, while an item placed before
- * it in the plan runs: so the earlier one lands first, the later one is
- * verified on the head that holds it, and when the two conflict or break
- * a gate together it is the later one, as the plan orders them, that runs
- * again.  Only items running now are waited for (a ready item waiting for
+ * An item in a worktree of its own (lifecycle/workspace.c), verified and
+ * reviewed, waits before it lands while an item placed before it in the
+ * plan runs: so the earlier one lands first, the later one's gates are
+ * run again on the head that holds it (the review is not asked again),
+ * and when the two conflict or break a gate together it is the later
+ * one, as the plan orders them, that runs again.  Only items running now are waited for (a ready item waiting for
  * a lane, a backoff or a human is not): the wait is the time until the
  * earlier item's run ends, which the goal spends anyway.
  */
