@@ -200,7 +200,7 @@ static int run_gates(struct exec_state *x, struct tool_result *res)
         vcs_rev_tree(base_tree, x->j->repo, base) != 0)
         base_tree[0] = '\0';
     err_clear();
-    if (verify_gates_each(x->j, x->ws, &plan, tree, gate_reported, &gr) != 0) {
+    if (verify_gates_each(x->j, x->ws, &plan, tree, VERIFY_BY_MODEL, gate_reported, &gr) != 0) {
         gates_plan_release(&plan);
         return tool_fail(res, TOOL_POLICY, "run_gates: %s", err_last());
     }

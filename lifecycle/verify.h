@@ -42,16 +42,23 @@ int verify_plan(struct job_ctx *j, struct gate_plan *plan);
 int verify_gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
                     char *tree, struct gate_result *out);
 
+/* Who asked for a gate run: goald itself (verification, a baseline, the
+ * final check) or the model (its run_gates tool).  Each keeps first runs
+ * of its own: the model chooses when its runs happen and on which trees
+ * (it can make a new tree at will), so a pass it ran never stands for a
+ * run goald would have made. */
+enum verify_origin { VERIFY_BY_GOALD = 0, VERIFY_BY_MODEL = 1 };
+
 /* The one gate loop (the run_gates tool and verification): each gate of
  * plan run once with verify_gate_run() on tree, in order (a gate whose
- * first run on that tree in the goal passed at once is not run again:
- * that pass is its result, "reused from run X"), its result
- * handed to fn, which owns it (gate_result_release).  Stops at the first
- * gate that could not be run (its error; err_last names it) or at fn's
- * first non-zero return, which is returned. */
+ * first run on that tree in the goal, by the same origin, passed at once
+ * is not run again: that pass is its result, "reused from run X"), its
+ * result handed to fn, which owns it (gate_result_release).  Stops at the
+ * first gate that could not be run (its error; err_last names it) or at
+ * fn's first non-zero return, which is returned. */
 int verify_gates_each(struct job_ctx *j, struct workspace *ws, const struct gate_plan *plan,
-                      char *tree, int (*fn)(void *arg, size_t i, struct gate_result *r),
-                      void *arg);
+                      char *tree, enum verify_origin by,
+                      int (*fn)(void *arg, size_t i, struct gate_result *r), void *arg);
 
 /* The completion rule (docs/lifecycle.md): run the goal's must-pass gates
  * once more on the final branch head.  0 with *partial = 0 when they pass

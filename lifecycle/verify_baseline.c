@@ -122,7 +122,7 @@ static int baseline_run(struct job_ctx *j, struct workspace *ws, const struct ga
 
     /* a first run that passed on this tree (the model's run_gates before
      * it changed anything) is the baseline; a failure always runs again */
-    if ((rc = verify_run_once(j, ws, &gc, g, base, 1, r)) != 0 || r->passed)
+    if ((rc = verify_run_once(j, ws, &gc, g, base, 1, VERIFY_BY_GOALD, r)) != 0 || r->passed)
         return rc;
     if ((rc = verify_run_on_tree(j, ws, &gc, g, base, &again)) != 0) {
         gate_result_release(&again);

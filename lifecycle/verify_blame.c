@@ -361,7 +361,7 @@ int verify_judge_all(struct job_ctx *j, struct workspace *ws, struct verify_stat
 {
     struct judge_pass p = {j, ws, vs, tree, main, out, 0};
 
-    if (verify_gates_each(j, ws, &vs->plan, tree, gate_judged, &p) == 0)
+    if (verify_gates_each(j, ws, &vs->plan, tree, VERIFY_BY_GOALD, gate_judged, &p) == 0)
         return 0;
     if (p.internal)
         return job_fail(j, "internal", "verification: %s", err_last());

@@ -109,7 +109,7 @@ static int final_reused(struct final_check *fc, const struct gate_spec *gs, cons
 
     *reused = 0;
     if (vcs_rev_tree(tree, j->repo, rev) != 0 ||
-        verify_tree_reused(j, gs, fc->ws.root, tree, &r, from, &found) != 0) {
+        verify_tree_reused(j, gs, fc->ws.root, tree, VERIFY_BY_GOALD, &r, from, &found) != 0) {
         err_clear(); /* run it, then */
         return 0;
     }
@@ -147,7 +147,7 @@ static int final_judge(struct final_check *fc, const struct gate_spec *gs, const
 
     if ((rc = final_reused(fc, gs, tree, restored, &reused)) != 0 || reused)
         return rc;
-    if ((rc = verify_run_once(j, &fc->ws, &fc->gc, gs, tree, 0, &r)) != 0) {
+    if ((rc = verify_run_once(j, &fc->ws, &fc->gc, gs, tree, 0, VERIFY_BY_GOALD, &r)) != 0) {
         gate_result_release(&r);
         return job_fail(j, "sandbox", "final check: %s", err_last());
     }

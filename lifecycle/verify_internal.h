@@ -40,29 +40,33 @@ int verify_run_on_tree(struct job_ctx *j, struct workspace *ws, const struct gat
  * to its tree id; with reuse, a reusable first run of g on that tree in
  * the goal (verify_tree_reused) is the result and nothing runs; else g
  * runs and, when it is the tree's first run, is recorded
- * (verify_tree_record).  Without a tree id (no git) g just runs.  *out
- * is zeroed first: the caller releases it, also on error. */
+ * (verify_tree_record).  by: whose first runs these are (verify.h).
+ * Without a tree id (no git) g just runs.  *out is zeroed first: the
+ * caller releases it, also on error. */
 int verify_run_once(struct job_ctx *j, struct workspace *ws, const struct gates_ctx *gc,
                     const struct gate_spec *g, const char *tree, int reuse,
-                    struct gate_result *out);
+                    enum verify_origin by, struct gate_result *out);
 
 /* ---- verify_reuse.c: a gate runs once per tree ---- */
 
-/* The first run of g on tree_id in j's goal, with the same digest
- * (gates_run_env) and its copy bound at the same root, when it passed at
+/* The first run of g on tree_id in j's goal by the same origin (by), with
+ * the same digest (gates_run_env) and its copy bound at the same root,
+ * when it passed at
  * once: *found 1 and *out filled as that pass (its note "reused from run
  * X"; the caller releases it), from (ID_SIZE bytes, may be NULL) its run,
  * and a gate.reused event.  *found 0 when there is none or it failed.  An
  * error of the lookup is returned. */
 int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char *root,
-                       const char *tree_id, struct gate_result *out, char from[ID_SIZE],
-                       int *found);
+                       const char *tree_id, enum verify_origin by, struct gate_result *out,
+                       char from[ID_SIZE], int *found);
 
-/* r (borrowed), a run of g on tree_id, recorded as the tree's first run
- * unless it has one (then nothing changes); reusable when it passed at
- * once, did not time out and its test cases are complete. */
+/* r (borrowed), a run of g on tree_id by by, recorded as the tree's
+ * first run by that origin unless it has one (then nothing changes);
+ * reusable when it passed at once, did not time out and its test cases
+ * are complete. */
 int verify_tree_record(struct job_ctx *j, const struct gate_spec *g, const char *root,
-                       const char *tree_id, const struct gate_result *r) GOALD_MUST_CHECK;
+                       const char *tree_id, enum verify_origin by,
+                       const struct gate_result *r) GOALD_MUST_CHECK;
 
 /* ---- verify_baseline.c: the baseline and its cache ---- */
 

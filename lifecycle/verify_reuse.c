@@ -4,8 +4,12 @@
  * A gate's run is decided by the tree it runs on and by what
  * gates_run_env digests (the gate as configured, the sandbox, the
  * variables passed in).  The first run of a gate on a tree in a goal is
- * recorded in gate_tree_runs, whoever ran it (the run_gates tool,
- * verification, a baseline, the final check), and never recorded over.
+ * recorded in gate_tree_runs and never recorded over, once for goald's
+ * own runs (verification, a baseline, the final check) and once for the
+ * model's (its run_gates tool).  The two never stand for each other: the
+ * model picks when its runs happen and can make new trees at will, so it
+ * could run a flaky or clock-dependent gate on tree after tree until one
+ * passed first; that pass must not become verification's.
  * When that first run passed at once (not timed out, its test cases
  * complete), a later run of the same gate on the same tree with the same
  * digest in the same goal is that pass, not run again: the result says
@@ -32,26 +36,30 @@
 #include "util/hash.h"
 #include "util/xalloc.h"
 
-/* The key of g's run on tree_id in j's goal, its copy bound at root (env:
- * env_buf, filled: the gate's settings and the folder it runs at, which
- * a command can read — items side by side run in worktrees of their
- * own). */
-static void tree_key(struct store_gate_tree_run *k, char env_buf[HASH_HEX_SIZE],
-                     const struct job_ctx *j, const struct gate_spec *g, const char *root,
-                     const char *tree_id)
+/* The key of g's run on tree_id in j's goal by by, its copy bound at
+ * root (env: env_buf, filled: the gate's settings, the folder it runs
+ * at, which a command can read — items side by side run in worktrees of
+ * their own — and, for the model's runs, that they are the model's). */
+static int tree_key(struct store_gate_tree_run *k, char env_buf[HASH_HEX_SIZE],
+                    const struct job_ctx *j, const struct gate_spec *g, const char *root,
+                    const char *tree_id, enum verify_origin by)
 {
     char base[HASH_HEX_SIZE], mix[HASH_HEX_SIZE + 4200];
     int n;
 
     gates_run_env(base, g);
-    n = snprintf(mix, sizeof(mix), "%s\n%s", base, root ? root : "");
-    hash_sha256_hex(env_buf, mix, n < (int)sizeof(mix) ? (size_t)n : sizeof(mix) - 1);
+    n = snprintf(mix, sizeof(mix), "%s\n%s%s", base, root ? root : "",
+                 by == VERIFY_BY_MODEL ? "\nrun by the model" : "");
+    if (n < 0 || n >= (int)sizeof(mix)) /* a cut key could name another run */
+        return err_set(ERR_INVALID, "gate %s: its run's key is too long", g->name);
+    hash_sha256_hex(env_buf, mix, (size_t)n);
     memset(k, 0, sizeof(*k));
     k->goal_id = j->goal->id;
     k->gate = g->name;
     k->command = g->command;
     k->env = env_buf;
     k->tree_id = tree_id;
+    return 0;
 }
 
 /* The gate.reused event of g on tree_id, reusing run from. */
@@ -72,8 +80,8 @@ static void reused_event(struct job_ctx *j, const struct gate_spec *g, const cha
 }
 
 int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char *root,
-                       const char *tree_id, struct gate_result *out, char from[ID_SIZE],
-                       int *found)
+                       const char *tree_id, enum verify_origin by, struct gate_result *out,
+                       char from[ID_SIZE], int *found)
 {
     struct store_gate_tree_run key;
     struct store_gate_tree_hit hit;
@@ -83,7 +91,8 @@ int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char 
     *found = 0;
     if (from)
         from[0] = '\0';
-    tree_key(&key, env, j, g, root, tree_id);
+    if ((rc = tree_key(&key, env, j, g, root, tree_id, by)) != 0)
+        return rc;
     if ((rc = store_gate_tree_run_get(j->st, &key, &hit, found)) != 0 || !*found) {
         store_gate_tree_hit_release(&hit);
         return rc;
@@ -115,14 +124,18 @@ int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char 
 }
 
 int verify_tree_record(struct job_ctx *j, const struct gate_spec *g, const char *root,
-                       const char *tree_id, const struct gate_result *r)
+                       const char *tree_id, enum verify_origin by,
+                       const struct gate_result *r)
 {
     struct store_gate_tree_run row;
     char env[HASH_HEX_SIZE];
     char *cj = verify_cases_to_json(&r->cases);
     int rc;
 
-    tree_key(&row, env, j, g, root, tree_id);
+    if ((rc = tree_key(&row, env, j, g, root, tree_id, by)) != 0) {
+        cJSON_free(cj);
+        return rc;
+    }
     row.run_id = j->claim.run_id;
     row.passed = r->passed;
     /* only a pass that needs nothing more than itself: not timed out,

@@ -105,7 +105,7 @@ int verify_run_on_tree(struct job_ctx *j, struct workspace *ws, const struct gat
 
 int verify_run_once(struct job_ctx *j, struct workspace *ws, const struct gates_ctx *gc,
                     const struct gate_spec *g, const char *tree, int reuse,
-                    struct gate_result *out)
+                    enum verify_origin by, struct gate_result *out)
 {
     char tree_id[VCS_OID_HEX];
     int rc, found = 0;
@@ -115,7 +115,7 @@ int verify_run_once(struct job_ctx *j, struct workspace *ws, const struct gates_
         err_clear(); /* no tree to key it by: it just runs */
         return verify_run_on_tree(j, ws, gc, g, tree, out);
     }
-    if (reuse && verify_tree_reused(j, g, ws->root, tree_id, out, NULL, &found) != 0) {
+    if (reuse && verify_tree_reused(j, g, ws->root, tree_id, by, out, NULL, &found) != 0) {
         log_warn("gate %s: its first run on tree %.12s not read: %s", g->name, tree_id,
                  err_last());
         err_clear(); /* it runs, then */
@@ -125,14 +125,14 @@ int verify_run_once(struct job_ctx *j, struct workspace *ws, const struct gates_
         return 0;
     if ((rc = verify_run_on_tree(j, ws, gc, g, tree, out)) != 0)
         return rc;
-    return verify_tree_record(j, g, ws->root, tree_id, out);
+    return verify_tree_record(j, g, ws->root, tree_id, by, out);
 }
 
 /* g on the worktree as it would be committed (stored into tree once),
  * stored as the item's; reuse: a reusable first run on that tree
  * stands for it. */
 static int gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
-                    char *tree, int reuse, struct gate_result *out)
+                    char *tree, int reuse, enum verify_origin by, struct gate_result *out)
 {
     struct gates_ctx gc = {j->st,           j->goal->id,    j->item ? j->item->id : NULL,
                            j->claim.run_id, ws->git_common, ws->git_dir};
@@ -142,23 +142,23 @@ static int gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_s
         return gates_run(&gc, g, ws->root, out); /* no git: no snapshot to copy */
     if (!tree[0] && (rc = workspace_store(ws, tree, VCS_OID_HEX)) != 0)
         return rc;
-    return verify_run_once(j, ws, &gc, g, tree, reuse, out);
+    return verify_run_once(j, ws, &gc, g, tree, reuse, by, out);
 }
 
 int verify_gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_spec *g,
                     char *tree, struct gate_result *out)
 {
-    return gate_run(j, ws, g, tree, 0, out);
+    return gate_run(j, ws, g, tree, 0, VERIFY_BY_GOALD, out);
 }
 
 int verify_gates_each(struct job_ctx *j, struct workspace *ws, const struct gate_plan *plan,
-                      char *tree, int (*fn)(void *arg, size_t i, struct gate_result *r),
-                      void *arg)
+                      char *tree, enum verify_origin by,
+                      int (*fn)(void *arg, size_t i, struct gate_result *r), void *arg)
 {
     for (size_t i = 0; i < plan->n; i++) {
         struct gate_result r = {0};
         int rc;
-        if ((rc = gate_run(j, ws, &plan->gates[i], tree, 1, &r)) != 0) {
+        if ((rc = gate_run(j, ws, &plan->gates[i], tree, 1, by, &r)) != 0) {
             gate_result_release(&r);
             return rc;
         }

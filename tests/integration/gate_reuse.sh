@@ -12,18 +12,24 @@
 #
 #  1. two items and a publish retried (the push fails):
 #     - item 1 fixes add.sh, adds a check to test.sh and calls run_gates
-#       twice: the second call and verification reuse the first's pass on
-#       the same tree;
+#       twice: the second call reuses the first's pass on the same tree;
+#       verification runs it again (the model's runs never stand for
+#       goald's);
 #     - the final check's run on the head with the goal's gate inputs as
 #       they were at its start (a tree no item ran on) runs in the first
 #       publish and is reused by the retry;
-#     - one item's runs counted: 7 before the change, 5 after;
+#     - one item's runs counted: 7 before reuse, 6 after;
 #     - the publish retried: 2 runs before, 1 after;
 #  2. a changed value of a variable passed into the sandbox
 #     (sandbox.env) is another run: the final check runs the gate again;
 #  3. a gate that fails at its first run on a tree and passes at its
 #     second (the model's run_gates twice) is run again by verification:
-#     the pass after a failure is never reused (flaky, as ever).
+#     the pass after a failure is never reused (flaky, as ever);
+#  4. a gate that passes only when luck allows (a clock, a race: here a
+#     flag the test sets once) passes the model's run_gates; verification
+#     runs it again, it fails, and the item fails: the model, which picks
+#     when it runs the gates and can make a new tree at will, cannot shop
+#     for a pass that stands for verification.
 . "$(dirname "$0")/lib.sh"
 . "$GOALD_SOURCE_DIR/tests/fixtures/units.sh"
 
@@ -71,17 +77,17 @@ step plan; step plan; step work
 [ "$(jqo .status)" = success ] || fail "item 1: $(sql "SELECT failure_reason FROM runs WHERE id = '$RUN'")"
 ITEM1=$RUN
 T1=$(tag "$R" "$(sql "SELECT commit_sha FROM work_items WHERE key = 'wi-1'")")
-expect_eq "$(runs_on "$T1")" 1 "item 1's tree: run once (run_gates), not again by run_gates nor by verification"
-expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'gate.reused' AND run_id = '$ITEM1'")" 2 "gate.reused events (run_gates, verification)"
+expect_eq "$(runs_on "$T1")" 2 "item 1's tree: run by run_gates (not again by its second call), and by verification"
+expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'gate.reused' AND run_id = '$ITEM1'")" 1 "gate.reused events (run_gates' second call)"
 expect_eq "$(sql "SELECT DISTINCT json_extract(payload, '\$.reused_from_run') FROM events WHERE type = 'gate.reused' AND run_id = '$ITEM1'")" "$ITEM1" \
     "each names the run of the tree's first run"
-note=$(sql "SELECT note FROM gate_results WHERE run_id = '$ITEM1' AND note LIKE 'reused from run %'")
-case "$note" in "reused from run $ITEM1, its first run on tree "*) ok ;; *) fail "verification's gate result: note [$note]" ;; esac
-# item 1, counted: run_gates 1 (its second call and verification reuse
-# it), the baseline 2 (a failure runs twice), its tests on the baseline's
-# product 1, the product-only tree 1: 5.  Before, both run_gates calls and
-# verification ran it: 7.
-expect_eq "$(wc -l <"$LOG")" 5 "item 1's gate runs"
+expect_eq "$(sql "SELECT count(*) FROM gate_results WHERE run_id = '$ITEM1' AND note LIKE 'reused from run %'")" 0 \
+    "verification's gate result is its own run"
+# item 1, counted: run_gates 1 (its second call reuses it), verification
+# 1, the baseline 2 (a failure runs twice), its tests on the baseline's
+# product 1, the product-only tree 1: 6.  Without reuse both run_gates
+# calls ran it: 7.
+expect_eq "$(wc -l <"$LOG")" 6 "item 1's gate runs"
 
 step work
 expect_eq "$(jqo .status)" success "item 2"
@@ -147,6 +153,30 @@ ITEM=$RUN
 expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'gate.reused'")" 0 "no pass reused"
 expect_eq "$(sql "SELECT classification FROM gate_results WHERE run_id = '$ITEM' ORDER BY id LIMIT 1")" flaky \
     "verification ran it: it failed, then passed (flaky)"
-expect_eq "$(sql "SELECT passed || ' ' || reusable FROM gate_tree_runs WHERE gate = 'flip' AND tree_id = (SELECT tree_id FROM gate_results WHERE run_id = '$ITEM' LIMIT 1)")" \
-    "0 0" "the tree's first run, a failure, stays its record"
+expect_eq "$(sql "SELECT DISTINCT passed || ' ' || reusable FROM gate_tree_runs WHERE gate = 'flip' AND tree_id = (SELECT tree_id FROM gate_results WHERE run_id = '$ITEM' LIMIT 1)")" \
+    "0 0" "the tree's first runs (the model's, goald's), failures, stay its records"
+
+# --- 4. a lucky pass of the model's run_gates is not verification's ---------
+: >"$LOG"
+R="$T/four"
+demo_repo "$R"
+# passes on a tree without NEW.txt; with it, only when the flag is there
+# (it takes it away): the model's first run is its lucky one
+LUCK="if [ ! -e NEW.txt ]; then r=0; elif [ -e $T/lucky ]; then rm $T/lucky; r=0; else r=1; fi; echo \"luck \$r\" >>$LOG; exit \$r"
+LUCKV=$(jq -nc --arg c "$LUCK" '[{name: "luck", type: "test", command: $c, must_pass: true}]')
+{
+    echo "{\"stage\": \"elaborate\", \"content\": $ELAB}"
+    echo "{\"stage\": \"plan\", \"content\": $(plan1 "Add NEW.txt")}"
+    echo "{\"stage\": \"execute\", \"tool_calls\": [$(write NEW.txt 'new
+'), $GATES, $(complete "NEW.txt added")]}"
+    echo "{\"stage\": \"review\", \"content\": $REVIEW}"
+} >"$T/four.jsonl"
+export GOALD_LLM_SCRIPT="$T/four.jsonl"
+: >"$T/lucky"
+submit_fresh four "$R" ", \"verification\": $LUCKV"
+step plan; step plan; step work
+expect_eq "$(head -1 "$LOG")" "luck 0" "the model's run_gates passed, by luck"
+[ "$(jqo .status)" != success ] || fail "the item passed on the model's lucky run: $(cat "$LOG" | tr '\n' ' ')"
+expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'gate.reused'")" 0 "no pass reused"
+expect_eq "$(grep -c '^luck 1' "$LOG")" 2 "verification ran the gate itself: it failed (and failed again on its re-run)"
 done_tests
