@@ -98,7 +98,8 @@ static void test_copy(void **state)
     put("dst/b/a.o", "the tree's own");
     fd = root_fd();
     {
-        int s = openat(fd, "src", O_RDONLY | O_DIRECTORY), d = openat(fd, "dst", O_RDONLY | O_DIRECTORY);
+        int s = openat(fd, "src", O_RDONLY | O_DIRECTORY),
+            d = openat(fd, "dst", O_RDONLY | O_DIRECTORY);
         uint64_t bytes = 0;
         assert_int_equal(fs_tree_copy_at(s, "w", d, "b", 1 << 20, &bytes), 0);
         assert_true(bytes >= 12);
@@ -126,7 +127,8 @@ static void test_copy(void **state)
     mk("dst2");
     fd = root_fd();
     {
-        int s = openat(fd, "src", O_RDONLY | O_DIRECTORY), d = openat(fd, "dst2", O_RDONLY | O_DIRECTORY);
+        int s = openat(fd, "src", O_RDONLY | O_DIRECTORY),
+            d = openat(fd, "dst2", O_RDONLY | O_DIRECTORY);
         assert_int_equal(fs_tree_copy_at(s, "w", d, "w", 1 << 20, NULL), 0);
         close(s);
         close(d);
