@@ -147,4 +147,15 @@ expect_err "verification[0].build_dirs[1]: the same as or inside another"
 jq -nc --arg r "$R" '{title: "t", repo: $r, base_branch: "main", verification: [{name: "b", command: "true", build_dirs: ["build", "out/obj"]}]}' >"$T/good.json"
 run "$G" submit "$T/good.json"
 expect_rc 0 "build_dirs [build, out/obj]"
+# the model's elaboration: a gate it proposes with a bad build folder is
+# not taken
+BADELAB='{"components": [], "implicit_requirements": [], "success_criteria": [], "allowed_actions": ["read", "edit", "run_gates"], "verification": [{"name": "b", "command": "sh build.sh", "build_dirs": ["../x"]}]}'
+echo "{\"stage\": \"elaborate\", \"content\": $BADELAB}" >"$T/four.jsonl"
+export GOALD_LLM_SCRIPT="$T/four.jsonl"
+submit_fresh four "$R"
+step plan
+expect_eq "$(sql "SELECT count(*) FROM goals WHERE verification LIKE '%../x%'")" 0 "not the goal's plan"
+why=$(sql "SELECT group_concat(failure_reason, ' ') FROM runs")$(sql "SELECT group_concat(payload, ' ') FROM events")
+case "$why" in *'verification[0].build_dirs[0]: a \".\." component'*|*'verification[0].build_dirs[0]: a ".." component'*) ok ;;
+*) fail "the elaboration's refusal names the field: $why" ;; esac
 done_tests
