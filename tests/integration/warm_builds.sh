@@ -17,7 +17,9 @@
 #  2. a build folder the trusted run replaced by a link (to a folder
 #     outside) is not kept: nothing is moved or written through it;
 #  3. build_dirs naming "../x", ".git/x", "/abs" is refused at submit with
-#     the field named; "build" is accepted.
+#     the field named; "build" is accepted;
+#  4. a gate the model's elaboration proposes with build_dirs ["../x"] is
+#     refused, the field named.
 . "$(dirname "$0")/lib.sh"
 . "$GOALD_SOURCE_DIR/tests/fixtures/units.sh"
 
