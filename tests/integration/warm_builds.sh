@@ -19,7 +19,8 @@
 #  3. build_dirs naming "../x", ".git/x", "/abs" is refused at submit with
 #     the field named; "build" is accepted;
 #  4. a gate the model's elaboration proposes with build_dirs ["../x"] is
-#     refused, the field named.
+#     refused, the field named;
+#  5. part 1 in the sandbox (bubblewrap): warm verification, cold final.
 . "$(dirname "$0")/lib.sh"
 . "$GOALD_SOURCE_DIR/tests/fixtures/units.sh"
 
@@ -160,4 +161,28 @@ expect_eq "$(sql "SELECT count(*) FROM goals WHERE verification LIKE '%../x%'")"
 why=$(sql "SELECT group_concat(failure_reason, ' ') FROM runs")$(sql "SELECT group_concat(payload, ' ') FROM events")
 case "$why" in *'verification[0].build_dirs[0]: a \".\." component'*|*'verification[0].build_dirs[0]: a ".." component'*) ok ;;
 *) fail "the elaboration's refusal names the field: $why" ;; esac
+# --- 5. the same in the sandbox -----------------------------------------------
+# bubblewrap (as root: the copy given to the sandbox user): the gate prints
+# what it compiled instead of logging it outside the tree
+R="$T/five"
+c_repo "$R" 2
+sed -i 's/^echo "$TAG $n $r" >>"$LOG"$/echo "COMPILED $n EXIT $r"/' "$R/build.sh"
+git -C "$R" commit -qam "print, not log"
+{
+    echo "{\"stage\": \"elaborate\", \"content\": $ELAB}"
+    echo "{\"stage\": \"plan\", \"content\": $(plan1 "Fix b")}"
+    echo "{\"stage\": \"execute\", \"tool_calls\": [$GATES, $FIX, $GATES, $(complete "b fixed")]}"
+    echo "{\"stage\": \"review\", \"content\": $REVIEW}"
+} >"$T/five.jsonl"
+export GOALD_LLM_SCRIPT="$T/five.jsonl"
+submit_fresh five "$R" ", \"verification\": $(jq -nc '[{name: "build", type: "test", command: "sh build.sh", must_pass: true, build_dirs: ["build"]}]')"
+GOALD_SANDBOX=bwrap step plan; GOALD_SANDBOX=bwrap step plan; GOALD_SANDBOX=bwrap step work
+[ "$(jqo .status)" = success ] || fail "bwrap: the item: $(sql "SELECT failure_reason FROM runs WHERE id = '$RUN'")"
+GOALD_SANDBOX=bwrap step work
+expect_eq "$(jqo .status)" success "bwrap: publish"
+# verification on the item's tree (warm), then the final check (cold)
+expect_eq "$(sql "SELECT output_tail FROM gate_results ORDER BY id" | grep -a '^COMPILED' | tr '\n' ,)" \
+    "COMPILED 1 EXIT 0,COMPILED 4 EXIT 0," "bwrap: warm verification, cold final check"
+expect_eq "$(sql "SELECT json_extract(payload, '\$.kept[0]') FROM events WHERE type = 'gate.build_kept'")" build \
+    "bwrap: build/ kept"
 done_tests
