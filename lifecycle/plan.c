@@ -364,6 +364,7 @@ int plan_store(store *st, const char *goal_id, const struct plan *p)
         wi.status = it->ndeps ? "queued" : "ready";
         wi.verified = -1;
         wi.criteria = it->has_criteria ? criteria_json(crit, sizeof(crit), it) : NULL;
+        wi.position = (int)i + 1;
         if ((rc = store_item_insert(st, &wi)) != 0)
             goto out;
     }

@@ -29,6 +29,8 @@ static int better(const struct select_candidate *a, const struct select_candidat
     return strcmp(a->id, b->id) < 0;
 }
 
+#define SEEN_MAX 32 /* goals whose parallel_allowed() answer is kept */
+
 struct pick {
     store *st;
     int64_t now_ms;
@@ -38,6 +40,14 @@ struct pick {
     int found;
     int in_group;      /* a candidate of the group walked was scored */
     double group_top;  /* the score of its first */
+    /* parallel_allowed()'s answers in this pick, per goal: a goal's
+     * repository does not change, and a goal with a running item may
+     * have many ready ones walked */
+    struct {
+        char goal_id[ID_SIZE];
+        int ok;
+    } seen[SEEN_MAX];
+    int n_seen;
 };
 
 /* May goal_id run a second item while one runs?  Only with a local
@@ -45,30 +55,37 @@ struct pick {
  * (workspace.c), and lands on the goal branch under the goal's landing
  * lock.  In clone mode the goal's head is the database's and its ref on
  * the remote is one, so its items take turns. */
-static int parallel_allowed(store *st, const char *goal_id)
+static int parallel_allowed(struct pick *p, const char *goal_id)
 {
     struct goal *g = NULL;
     int ok;
 
-    if (store_goal_get(st, goal_id, &g) != 0) {
+    for (int i = 0; i < p->n_seen; i++)
+        if (!strcmp(p->seen[i].goal_id, goal_id))
+            return p->seen[i].ok;
+    if (store_goal_get(p->st, goal_id, &g) != 0) {
         err_clear();
-        return 0;
+        return 0; /* not remembered: the next look may find it */
     }
     ok = g->repo && !vcs_repo_is_shared(g->repo);
     store_goal_free(g);
+    if (p->n_seen < SEEN_MAX) {
+        snprintf(p->seen[p->n_seen].goal_id, ID_SIZE, "%s", goal_id); /* truncation: ok, an id fits */
+        p->seen[p->n_seen++].ok = ok;
+    }
     return ok;
 }
 
 /* Score one candidate of the claim rule into c; 0 when it is of a busy
  * goal, or of a goal that must run its items one at a time and runs one
  * (parallel_allowed). */
-static int score(const struct pick *p, const struct store_run_exec_candidate *e,
+static int score(struct pick *p, const struct store_run_exec_candidate *e,
                  struct select_candidate *c)
 {
     for (int i = 0; i < p->n_busy; i++)
         if (!strcmp(p->busy_goals[i], e->goal_id))
             return 0;
-    if (e->inflight > 0 && !parallel_allowed(p->st, e->goal_id))
+    if (e->inflight > 0 && !parallel_allowed(p, e->goal_id))
         return 0;
     memset(c, 0, sizeof(*c));
     snprintf(c->id, sizeof(c->id), "%s", e->id);
@@ -109,7 +126,8 @@ static int consider(const struct store_run_exec_candidate *e, void *ctx)
 int select_next(store *st, int64_t now_ms, const char (*busy_goals)[ID_SIZE], int n_busy,
                 struct select_candidate *out)
 {
-    struct pick p = {st, now_ms, busy_goals, n_busy, out, 0, 0, 0};
+    struct pick p = {.st = st, .now_ms = now_ms, .busy_goals = busy_goals, .n_busy = n_busy,
+                     .best = out};
     struct store_run_ready_group g, next;
     int cap = (int)config_int(CFG_GOAL_MAX_PARALLEL_ITEMS);
     int found, rc = store_run_ready_group_next(st, NULL, &g, &found);

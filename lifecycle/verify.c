@@ -31,6 +31,7 @@
 #include "gates/gates.h"
 #include "lifecycle/evaluate.h"
 #include "lifecycle/job.h"
+#include "lifecycle/land_order.h"
 #include "lifecycle/review.h"
 #include "lifecycle/transitions.h"
 #include "lifecycle/workspace.h"
@@ -207,8 +208,10 @@ int verify_item(struct job_ctx *j, struct workspace *ws, const char *summary)
         rc = job_fail(j, "internal", "verification: %s", err_last());
         goto out;
     }
-    /* items side by side: judged on the goal's head as it is now */
-    if ((rc = workspace_catch_up(ws, j, 0, &moved)) != 0 || (rc = verify_gates(&vs, j, ws)) != 0)
+    /* items side by side: those placed before it in the plan that run
+     * now land first; then it is judged on the goal's head as it is */
+    if ((rc = land_order_wait(j, ws)) != 0 || (rc = workspace_catch_up(ws, j, 0, &moved)) != 0 ||
+        (rc = verify_gates(&vs, j, ws)) != 0)
         goto out;
     review_item(j, ws, summary, &vs); /* advisory, only after the gates */
     if ((rc = reverify_on_head(&vs, j, ws)) != 0)

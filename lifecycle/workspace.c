@@ -382,13 +382,28 @@ static int ensure_goal_worktree(struct job_ctx *j)
     return rc;
 }
 
-/* The item's own worktree, on its own branch (made at the goal's head),
- * an earlier run's leftovers saved and reset as in the goal's; clean, it
- * starts from the goal's head as it is now. */
+/* The journal of an item's catch-up (vcs/merge.h): in the goal's folder,
+ * which goald owns, named by the item. */
+static int catch_up_journal(char *out, size_t n, struct job_ctx *j)
+{
+    char dir[4096];
+    int rc;
+
+    if ((rc = workspace_goal_dir(dir, sizeof(dir), j)) != 0 || (rc = fs_mkdir_p(dir, 0700)) != 0)
+        return rc;
+    if (snprintf(out, n, "%s/%s.catch-up", dir, j->item->id) >= (int)n)
+        return err_set(ERR_INVALID, "catch-up journal path too long");
+    return 0;
+}
+
+/* The item's own worktree, on its own branch (made at the goal's head):
+ * a catch-up a killed run left half done finished first, then an earlier
+ * run's leftovers saved and reset as in the goal's; clean, it starts from
+ * the goal's head as it is now. */
 static int open_own(struct workspace *ws, struct job_ctx *j, const char *path, const char *branch)
 {
-    char head[VCS_OID_HEX], mine[VCS_OID_HEX], rev[640];
-    int moved = 0, conflict = 0, rc;
+    char head[VCS_OID_HEX], mine[VCS_OID_HEX], rev[640], journal[4200];
+    int moved = 0, conflict = 0, resumed = 0, rc;
 
     if ((rc = ensure_goal_worktree(j)) != 0 || (rc = goal_head(j, head)) != 0)
         return rc;
@@ -400,16 +415,21 @@ static int open_own(struct workspace *ws, struct job_ctx *j, const char *path, c
     }
     snprintf(ws->root, sizeof(ws->root), "%s", path);
     ws->own = 1;
-    if ((rc = attach_on(ws, j, j->repo, branch)) != 0 || (rc = leftovers(ws, j, 1)) != 0)
+    if ((rc = attach_on(ws, j, j->repo, branch)) != 0 ||
+        (rc = catch_up_journal(journal, sizeof(journal), j)) != 0 ||
+        (rc = vcs_worktree_catch_up_resume(&resumed, ws->wt, journal)) != 0 ||
+        (rc = leftovers(ws, j, 1)) != 0)
         return rc;
+    if (resumed)
+        log_info("%s: a catch-up a killed run left half done was finished", j->item->key);
     if (ws->kept) /* brought onto the goal's head when it lands */
         return 0;
-    return vcs_worktree_catch_up(&moved, &conflict, ws->wt, head);
+    return vcs_worktree_catch_up(&moved, &conflict, ws->wt, head, journal);
 }
 
 int workspace_catch_up(struct workspace *ws, struct job_ctx *j, int lock, int *moved)
 {
-    char from[VCS_OID_HEX] = "", head[VCS_OID_HEX];
+    char from[VCS_OID_HEX] = "", head[VCS_OID_HEX], journal[4200];
     int conflict = 0, rc;
 
     *moved = 0;
@@ -419,7 +439,9 @@ int workspace_catch_up(struct workspace *ws, struct job_ctx *j, int lock, int *m
         return job_fail(j, "workspace", "the goal's branch lock: %s", err_last());
     if (vcs_worktree_head(from, ws->wt) != 0 || goal_head(j, head) != 0)
         return job_fail(j, "vcs", "the goal's head: %s", err_last());
-    rc = vcs_worktree_catch_up(moved, &conflict, ws->wt, head);
+    if (catch_up_journal(journal, sizeof(journal), j) != 0)
+        return job_fail(j, "workspace", "the catch-up journal: %s", err_last());
+    rc = vcs_worktree_catch_up(moved, &conflict, ws->wt, head, journal);
     if (rc && conflict)
         return job_fail(j, "conflict",
                         "%s: another item of the goal landed first and changed the same lines "

@@ -38,7 +38,8 @@
     NEXT(updated_at, I64, STORE_I64(now))                                                          \
     NEXT(started_at, OPT_I64, STORE_NULL)                                                          \
     NEXT(ended_at, OPT_I64, STORE_NULL)                                                            \
-    NEXT(criteria, RAW, STORE_TEXT(row->criteria))
+    NEXT(criteria, RAW, STORE_TEXT(row->criteria))                                                 \
+    NEXT(position, INT, row->position > 0 ? STORE_I64(row->position) : STORE_NULL)
 
 #define ITEM_COLS STORE_COLS(ITEM_COLUMNS)
 
@@ -495,4 +496,30 @@ int store_item_list_held_idle(store *st, struct store_item_held **out, size_t *n
 
     return store_rows_alloc(st, "held items", (void **)out, n, STORE_ROW_SHAPE(**out, held_fill),
                             sql, NULL, 0);
+}
+
+/* store_row_fn: a row of store_item_runs_ahead() into
+ * (struct store_run_ahead *)ctx. */
+static void ahead_fill(store_stmt *s, void *ctx)
+{
+    struct store_run_ahead *a = ctx;
+
+    store_col_copy(a->run_id, sizeof(a->run_id), s, 0);
+    store_col_copy(a->item_key, sizeof(a->item_key), s, 1);
+    a->pid = (long)store_col_i64(s, 2);
+    store_col_copy(a->node_id, sizeof(a->node_id), s, 3);
+    a->lease_until = store_col_i64(s, 4);
+}
+
+int store_item_runs_ahead(store *st, const char *goal_id, int position,
+                          struct store_run_ahead *rows, int max, int *n)
+{
+    static const char q[] =
+        "SELECT r.id, w.key, coalesce(r.pid, 0), coalesce(r.node_id, ''),"
+        " coalesce(r.lease_until, 0) FROM work_items w JOIN runs r ON r.item_id = w.id"
+        " WHERE w.goal_id = ? AND w.position < ? AND w.status IN ('in_progress', 'verify')"
+        " AND r.status = 'running' AND r.kind = 'execute' ORDER BY w.position, r.id";
+
+    return store_rows_fill(st, rows, max, n, STORE_ROW_SHAPE(*rows, ahead_fill), q,
+                           STORE_ARGS(STORE_TEXT(goal_id), STORE_I64(position)));
 }

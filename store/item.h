@@ -42,6 +42,8 @@ struct work_item {
     int64_t started_at, ended_at; /* -1: not yet */
     char *criteria; /* JSON array of indexes into the goal's success
                        criteria the item serves; NULL: every one */
+    int position;   /* its place in the plan, from 1; 0: planned before
+                       places were kept */
 };
 
 /* Insert wi (id, goal_id, key, title and status must be set; timestamps
@@ -181,5 +183,20 @@ struct store_item_held {
 
 /* Every such item: *out a malloc'd array of *n (free(); NULL when none). */
 int store_item_list_held_idle(store *st, struct store_item_held **out, size_t *n);
+
+/* A running execute run of an item that comes before another in its
+ * goal's plan. */
+struct store_run_ahead {
+    char run_id[ID_SIZE];
+    char item_key[64]; /* cut at 63 bytes */
+    long pid;          /* 0 when none recorded */
+    char node_id[STORE_NODE_ID_MAX];
+    int64_t lease_until; /* 0 when not set */
+};
+
+/* The running execute runs of goal_id's items placed before position in
+ * its plan, at most max into rows (*n how many). */
+int store_item_runs_ahead(store *st, const char *goal_id, int position,
+                          struct store_run_ahead *rows, int max, int *n);
 
 #endif

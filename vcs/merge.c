@@ -1,10 +1,14 @@
 #include "vcs/merge.h"
 
+#include <errno.h>
 #include <git2.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/err.h"
+#include "util/fault.h"
+#include "util/fsutil.h"
 #include "util/strbuf.h"
 #include "vcs/diff.h"
 #include "vcs/internal.h"
@@ -74,10 +78,48 @@ static int head_to(git_repository *r, const git_oid *onto)
     return rc;
 }
 
-int vcs_worktree_catch_up(int *moved, int *conflict, vcs_worktree *wt, const char *onto)
+/* The journal of a catch-up under way: the worktree's HEAD before it,
+ * onto and the merged tree, written (flushed, renamed into place) before
+ * the worktree's HEAD moves. */
+static int journal_write(const char *journal, const char *from, const char *onto,
+                         const git_oid *merged)
+{
+    char line[3 * VCS_OID_HEX + 2], tree[VCS_OID_HEX];
+
+    git_oid_tostr(tree, sizeof(tree), merged);
+    /* truncation: ok, three ids always fit */
+    snprintf(line, sizeof(line), "%.40s %.40s %.40s\n", from, onto, tree);
+    return fs_write_atomic(journal, line, strlen(line), 0600);
+}
+
+/* The folder of wt made again at onto_id, the merged tree checked out
+ * over it: the steps after the journal, which a resumed catch-up repeats
+ * (each leaves the same state when done twice). */
+static int journal_apply(vcs_worktree *wt, const git_oid *onto_id, const git_oid *merged)
+{
+    git_tree *merged_tree = NULL;
+    int rc;
+
+    /* the folder made again at onto (nothing in it followed; the reset
+     * opens the worktree's repository again), then the merged tree over
+     * it: the changes are the worktree's, against onto */
+    if ((rc = head_to(wt->repo, onto_id)) != 0)
+        return rc;
+    fault_point("vcs.catch_up.moved");
+    if ((rc = vcs_worktree_reset(NULL, wt, NULL)) != 0)
+        return rc;
+    if (git_tree_lookup(&merged_tree, wt->repo, merged) < 0)
+        return vcs_git_err(ERR_FAIL, "merged tree");
+    rc = vcs_checkout_changes(wt, merged_tree);
+    git_tree_free(merged_tree);
+    return rc;
+}
+
+int vcs_worktree_catch_up(int *moved, int *conflict, vcs_worktree *wt, const char *onto,
+                          const char *journal)
 {
     char head_hex[VCS_OID_HEX], mine_hex[VCS_OID_HEX];
-    git_tree *base = NULL, *ours = NULL, *theirs = NULL, *merged_tree = NULL;
+    git_tree *base = NULL, *ours = NULL, *theirs = NULL;
     git_commit *onto_c = NULL;
     git_oid onto_id, mine, merged;
     int rc;
@@ -104,24 +146,52 @@ int vcs_worktree_catch_up(int *moved, int *conflict, vcs_worktree *wt, const cha
     }
     if ((rc = merge_trees(&merged, conflict, wt->repo, base, ours, theirs, onto)) != 0)
         goto out;
-    /* the folder made again at onto (nothing in it followed; the reset
-     * opens the worktree's repository again), then the merged tree over
-     * it: the changes are the worktree's, against onto */
-    if ((rc = head_to(wt->repo, &onto_id)) != 0 || (rc = vcs_worktree_reset(NULL, wt, NULL)) != 0)
+    if (journal && (rc = journal_write(journal, head_hex, onto, &merged)) != 0)
         goto out;
-    if (git_tree_lookup(&merged_tree, wt->repo, &merged) < 0) {
-        rc = vcs_git_err(ERR_FAIL, "merged tree");
+    if ((rc = journal_apply(wt, &onto_id, &merged)) != 0)
         goto out;
-    }
-    if ((rc = vcs_checkout_changes(wt, merged_tree)) != 0)
-        goto out;
-    *moved = 1;
+    if (journal && unlink(journal) != 0 && errno != ENOENT)
+        rc = err_set(ERR_IO, "%s: %s", journal, strerror(errno));
+    *moved = rc == 0;
 out:
-    git_tree_free(merged_tree);
     git_tree_free(theirs);
     git_tree_free(ours);
     git_tree_free(base);
     git_commit_free(onto_c);
+    return rc;
+}
+
+int vcs_worktree_catch_up_resume(int *resumed, vcs_worktree *wt, const char *journal)
+{
+    strbuf text;
+    char from[VCS_OID_HEX], onto[VCS_OID_HEX], tree[VCS_OID_HEX], head[VCS_OID_HEX];
+    git_oid onto_id, merged;
+    int rc;
+
+    *resumed = 0;
+    if (access(journal, F_OK) != 0)
+        return errno == ENOENT ? 0 : err_set(ERR_IO, "%s: %s", journal, strerror(errno));
+    strbuf_init(&text, 128);
+    if ((rc = fs_read_file(&text, journal, 128)) != 0)
+        goto out;
+    if (sscanf(strbuf_cstr(&text), "%40s %40s %40s", from, onto, tree) != 3 ||
+        git_oid_fromstr(&onto_id, onto) < 0 || git_oid_fromstr(&merged, tree) < 0) {
+        git_error_clear();
+        rc = err_set(ERR_INVALID, "%s: not a catch-up journal", journal);
+        goto out;
+    }
+    if ((rc = vcs_worktree_head(head, wt)) != 0)
+        goto out;
+    /* a worktree made again since (at another head) is not the one the
+     * journal speaks of: the journal is stale and goes */
+    if ((!strcmp(head, from) || !strcmp(head, onto)) &&
+        (rc = journal_apply(wt, &onto_id, &merged)) != 0)
+        goto out;
+    if (unlink(journal) != 0 && errno != ENOENT)
+        rc = err_set(ERR_IO, "%s: %s", journal, strerror(errno));
+    *resumed = rc == 0 && (!strcmp(head, from) || !strcmp(head, onto));
+out:
+    strbuf_release(&text);
     return rc;
 }
 

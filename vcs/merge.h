@@ -25,8 +25,27 @@
  * onto already (0: nothing done).  A path both sides changed in ways that
  * do not merge: ERR_FAIL, "conflict with <onto12>: PATH, PATH..." in the
  * error slot and *conflict = 1, nothing changed.  The worktree's branch
- * must be its own: never a branch another worktree has checked out. */
-int vcs_worktree_catch_up(int *moved, int *conflict, vcs_worktree *wt, const char *onto);
+ * must be its own: never a branch another worktree has checked out.
+ *
+ * journal (may be NULL): a file in a folder goald owns, outside the
+ * worktree.  Once the merge is made, onto and the merged tree are written
+ * there (flushed, renamed into place) before the branch moves, and the
+ * file is removed when the folder holds the merged tree: a process killed
+ * between the two leaves it for vcs_worktree_catch_up_resume(). */
+int vcs_worktree_catch_up(int *moved, int *conflict, vcs_worktree *wt, const char *onto,
+                          const char *journal);
+
+/* Finish the catch-up a killed process left half done: when journal
+ * exists and the worktree's HEAD is where that catch-up started or
+ * ended, the worktree's branch is pointed at its onto, the folder made
+ * again there and its merged tree checked out over it (*resumed = 1);
+ * at any other HEAD (the worktree was made again since) nothing is done.
+ * Either way the journal is then removed.  Without it (no catch-up was under way) 0
+ * and nothing done.  A journal that does not read as one is ERR_INVALID,
+ * nothing done.  Without this the next run would find the branch at
+ * onto and the folder still at the old head: its leftovers would read as
+ * undoing what the other items landed. */
+int vcs_worktree_catch_up_resume(int *resumed, vcs_worktree *wt, const char *journal);
 
 /* *stale = 1 when the worktree's index is not at its HEAD's tree: its
  * branch was moved by another process (an item landed from a worktree of

@@ -8,7 +8,14 @@
 #      together break the gate; the second is judged on the merged tree,
 #      fails with class gate against the first's commit, runs again there;
 #   3. the daemon runs three independent items at once: their execute runs
-#      overlap, every item lands, no item worktree or branch is left.
+#      overlap, every item lands, no item worktree or branch is left;
+#   4. a job killed after its item landed, before the database knew;
+#   5. a job killed in the middle of bringing its item onto the goal's
+#      head (its branch moved, its folder not yet made again): the next
+#      run finishes that first, so what it saves of the killed run is the
+#      item's own change, not the other item's undone;
+#   6. plan order: the second item of the plan, done first, waits while
+#      the first runs, and lands after it.
 # The order two jobs land in is left to the machine; each check holds
 # for either order.
 . "$(dirname "$0")/lib.sh"
@@ -187,6 +194,82 @@ expect_eq "$(git -C "$T/r4" log --format='%(trailers:key=Work-Item-Id,valueonly)
     "one commit per item: the retry found its commit on the branch"
 expect_eq "$(sql "SELECT head_commit FROM goals WHERE id = '$GID'")" "$(git -C "$T/r4" rev-parse "$BR")" \
     "the database's head is the branch's"
+
+# ---- 5. a job killed halfway through its catch-up ----
+db_use catchup
+make_repo "$T/r5"
+{
+    echo "{\"content\": $ELAB}"
+    echo "{\"content\": $(plan2)}"
+    review_entry
+    exec_entry alpha 0 "$(write alpha.txt alpha)" "$(complete "added alpha.txt")"
+    exec_entry beta 8000 "$(write beta.txt beta)" "$(complete "added beta.txt")"
+    exec_entry beta 0 "$(write beta.txt beta)" "$(complete "added beta.txt")"
+} >"$T/s5.jsonl"
+start_fake_llm s5 openai "$T/s5.jsonl"
+export GOALD_LLM_BASE_URL="$FAKE_URL"
+goal_with_gate catchup "$T/r5" 'true'
+step plan
+step plan
+claim_two
+if [ "$K1" = beta ]; then RB=$R1 RA=$R2; else RB=$R2 RA=$R1; fi
+# beta's job waits for its answer while alpha's lands; then beta, brought
+# onto alpha's commit, is killed once its branch has moved
+GOALD_FAULT=vcs.catch_up.moved "$G" job "$RB" --json >"$T/jb.out" 2>"$T/jb.err" &
+PB=$!
+wait_until 30 grep -q "Your work item beta:" "$FAKE_LOG"
+run "$G" job "$RA" --json; expect_rc 0 "job alpha"
+expect_eq "$(status_of "$RA")" success/ "alpha landed"
+set +e; wait "$PB"; jrc=$?; set -e
+expect_eq "$jrc" 137 "beta's job died by SIGKILL halfway through its catch-up"
+expect_eq "$(find "$T" -name '*.catch-up' | wc -l)" 1 "its journal is left"
+run "$G" daemon --once
+expect_rc 0 "daemon --once after the kill"
+expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GID'")" completed "goal 5 completed"
+PATCH=$(sql "SELECT a.path FROM artifacts a JOIN work_items w ON w.id = a.item_id WHERE a.type = 'patch' AND w.key = 'beta'")
+[ -n "$PATCH" ] && [ -f "$PATCH" ] || fail "the killed run's changes saved as a patch: [$PATCH]"
+grep -q '^+++ b/beta.txt' "$PATCH" || fail "the saved patch holds beta's change: $(cat "$PATCH")"
+if grep -q 'alpha.txt' "$PATCH"; then fail "the saved patch undoes alpha's change: $(cat "$PATCH")"; fi
+ok
+expect_eq "$(find "$T" -name '*.catch-up' | wc -l)" 0 "no journal left"
+BR=$(sql "SELECT branch FROM goals WHERE id = '$GID'")
+expect_eq "$(git -C "$T/r5" ls-tree --name-only "$BR" | grep -c '^\(alpha\|beta\).txt$')" 2 "both items' files on the head"
+expect_eq "$(git -C "$T/r5" log --format=%s "main..$BR" | wc -l)" 2 "one commit per item"
+
+# ---- 6. items running at once land in plan order ----
+db_use order
+make_repo "$T/r6"
+{
+    echo "{\"content\": $ELAB}"
+    echo "{\"content\": $(plan2)}"
+    review_entry
+    exec_entry alpha 4000 "$(write alpha.txt alpha)" "$(complete "added alpha.txt")"
+    exec_entry beta 0 "$(write beta.txt beta)" "$(complete "added beta.txt")"
+} >"$T/s6.jsonl"
+start_fake_llm s6 openai "$T/s6.jsonl"
+export GOALD_LLM_BASE_URL="$FAKE_URL"
+goal_with_gate order "$T/r6" 'true'
+step plan
+step plan
+claim_two
+if [ "$K1" = alpha ]; then RA=$R1 RB=$R2; else RA=$R2 RB=$R1; fi
+"$G" job "$RA" --json >"$T/ja.out" 2>"$T/ja.err" &
+PA=$!
+wait_until 30 grep -q "Your work item alpha:" "$FAKE_LOG"
+# beta's model answers at once; alpha's after 4 s
+run "$G" job "$RB" --json; expect_rc 0 "job beta"
+wait "$PA" || fail "job alpha exited $?: $(cat "$T/ja.err")"
+expect_eq "$(status_of "$RA") $(status_of "$RB")" "success/ success/" "both landed"
+BR=$(sql "SELECT branch FROM goals WHERE id = '$GID'")
+expect_eq "$(git -C "$T/r6" log --reverse --format='%(trailers:key=Work-Item-Id,valueonly)' "main..$BR" | grep . | tr '\n' ' ')" \
+    "$(sql "SELECT id FROM work_items WHERE key = 'alpha'") $(sql "SELECT id FROM work_items WHERE key = 'beta'") " \
+    "alpha, first in the plan, landed first"
+expect_eq "$(sql "SELECT json_extract(payload, '\$.waited_for') FROM events WHERE type = 'item.land_order' AND run_id = '$RB'")" alpha \
+    "beta waited for alpha"
+expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'worktree.caught_up' AND run_id = '$RB'")" 1 \
+    "beta was judged on the head that holds alpha"
+step work
+expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GID'")" completed "goal 6 completed"
 
 # ---- 3. the daemon: three independent items at once ----
 db_use daemon
