@@ -15,8 +15,13 @@
 #include <stdint.h>
 
 #include "store/store.h"
+
+struct cJSON;
 #include "util/hash.h"
 #include "util/strbuf.h"
+
+#define GATES_BUILD_DIRS_MAX 4   /* build folders a gate may declare */
+#define GATES_BUILD_DIR_LEN 256  /* bytes of one, at most */
 
 struct gate_spec {
     char *name;
@@ -25,6 +30,11 @@ struct gate_spec {
     char *report; /* a JUnit XML file the command writes (relative), or NULL */
     int must_pass;
     int timeout_s; /* 0: lane.work_timeout_s */
+    /* the build folders its command makes (relative to the worktree),
+     * kept warm from the goal's start (docs/verification.md "Warm build
+     * folders"); owned, freed by gates_plan_release */
+    char *build_dirs[GATES_BUILD_DIRS_MAX];
+    size_t n_build_dirs;
 };
 
 struct gate_plan {
@@ -36,6 +46,19 @@ struct gate_plan {
  * plan).  ERR_INVALID names the bad gate. */
 int gates_plan_parse(struct gate_plan *out, const char *json);
 void gates_plan_release(struct gate_plan *p);
+
+/* build_dirs.c: 0 when rel may be a declared build folder (relative, not
+ * empty, at most GATES_BUILD_DIR_LEN bytes, no empty, ".", ".." or
+ * ".git" component in any case, no control character); else ERR_INVALID
+ * with why (n bytes) saying what is wrong. */
+int gates_build_dir_check(const char *rel, char *why, size_t n);
+
+/* 0 when the JSON value v (a gate's "build_dirs", may be NULL: none) is
+ * an array of at most GATES_BUILD_DIRS_MAX folders that pass
+ * gates_build_dir_check, none inside another; else ERR_INVALID with why
+ * (n bytes) naming the entry ("[1]: ...") and *bad (may be NULL) its
+ * index, -1 for the array itself. */
+int gates_build_dirs_check(const struct cJSON *v, char *why, size_t n, int *bad);
 
 struct test_counts {
     int passed, failed, skipped, total; /* -1 when unknown */
@@ -158,6 +181,7 @@ struct gates_ctx {
     /* git folders bound read-only into the sandbox, from goald's records
      * (struct sandbox_spec); NULL when root is not a goal's worktree */
     const char *git_common, *git_dir;
+    int cold; /* for lifecycle/: build from nothing, no warm build folder (the final check) */
 };
 
 /* Run gate g in root.  0 with *out filled (passed or not); an error only
@@ -172,7 +196,8 @@ int gates_run_at(const struct gates_ctx *ctx, const struct gate_spec *g, const c
 void gate_result_release(struct gate_result *r);
 
 /* run_env.c: a digest (sha256 hex) of what decides g's run besides the
- * tree: the gate as configured (name, type, command, report, timeout),
+ * tree: the gate as configured (name, type, command, report, build
+ * folders, timeout),
  * what instrument.c adds, the sandbox settings and the values of the
  * variables passed in.  The same digest on the same tree: the same run. */
 void gates_run_env(char out[HASH_HEX_SIZE], const struct gate_spec *g);

@@ -29,6 +29,8 @@ void gates_plan_release(struct gate_plan *p)
         free(p->gates[i].type);
         free(p->gates[i].command);
         free(p->gates[i].report);
+        for (size_t k = 0; k < p->gates[i].n_build_dirs; k++)
+            free(p->gates[i].build_dirs[k]);
     }
     free(p->gates);
     p->gates = NULL;
@@ -55,13 +57,23 @@ int gates_plan_parse(struct gate_plan *out, const char *json)
         const cJSON *mp = cJSON_GetObjectItemCaseSensitive(g, "must_pass");
         const cJSON *to = cJSON_GetObjectItemCaseSensitive(g, "timeout_s");
         const cJSON *rep = cJSON_GetObjectItemCaseSensitive(g, "report");
+        const cJSON *bd = cJSON_GetObjectItemCaseSensitive(g, "build_dirs"), *d;
         struct gate_spec *s = &out->gates[i];
+        char why[512];
 
         if (!cJSON_IsString(name) || !cJSON_IsString(cmd)) {
             gates_plan_release(out);
             cJSON_Delete(arr);
             return err_set(ERR_INVALID, "verification[%zu]: needs a name and a command", i);
         }
+        if (gates_build_dirs_check(bd, why, sizeof(why), NULL) != 0) {
+            gates_plan_release(out);
+            cJSON_Delete(arr);
+            return err_set(ERR_INVALID, "verification[%zu].build_dirs%s%s", i,
+                           why[0] == '[' ? "" : ": ", why);
+        }
+        cJSON_ArrayForEach(d, bd)
+            s->build_dirs[s->n_build_dirs++] = xstrdup(d->valuestring);
         s->name = xstrdup(name->valuestring);
         s->command = xstrdup(cmd->valuestring);
         s->type = xstrdup(cJSON_IsString(type) ? type->valuestring : "custom");

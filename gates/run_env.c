@@ -4,8 +4,8 @@
  * tree are the same run, so a first-run pass may stand for a later one
  * (lifecycle/verify_run.c).
  *
- * It covers the gate as configured (name, type, command, report, the
- * timeout it runs under), what goald adds to its command (instrument.c),
+ * It covers the gate as configured (name, type, command, report, its
+ * build folders, the timeout it runs under), what goald adds to its command (instrument.c),
  * and the sandbox settings a command runs under: mode, rlimits, memory,
  * binds, PATH, the names and host values of the variables passed in, the
  * user.  Anything that can make a run pass or fail on the same tree is
@@ -76,6 +76,12 @@ void gates_run_env(char out[HASH_HEX_SIZE], const struct gate_spec *g)
     add_field(&sb, g->type);
     add_field(&sb, g->command);
     add_field(&sb, g->report);
+    if (g->n_build_dirs) { /* none: the digest gates had before they could declare them */
+        add_field(&sb, "build_dirs");
+        add_int(&sb, (int64_t)g->n_build_dirs);
+    }
+    for (size_t i = 0; i < g->n_build_dirs; i++)
+        add_field(&sb, g->build_dirs[i]);
     add_int(&sb, g->timeout_s > 0 ? g->timeout_s : config_int(CFG_LANE_WORK_TIMEOUT_S));
     add_field(&sb, cmd ? cmd : g->command);
     for (size_t i = 0; env[i]; i++)

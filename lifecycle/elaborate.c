@@ -30,6 +30,7 @@
 #include <strings.h>
 
 #include "gates/detect.h"
+#include "gates/gates.h"
 #include "lifecycle/elaborate_view.h"
 #include "lifecycle/goal_view.h"
 #include "lifecycle/intake.h"
@@ -69,6 +70,19 @@ static int known_action(const char *s)
         if (!strcmp(intake_actions[i], s))
             return 1;
     return 0;
+}
+
+/* The build folders gate i of the model's answer declares (g's
+ * "build_dirs", gates_build_dirs_check): -1 with why when bad. */
+static int check_build_dirs(const cJSON *g, int i, char *why, size_t n)
+{
+    char sub[512];
+
+    if (gates_build_dirs_check(cJSON_GetObjectItemCaseSensitive(g, "build_dirs"), sub,
+                               sizeof(sub), NULL) == 0)
+        return 0;
+    snprintf(why, n, "verification[%d].build_dirs%s%s", i, sub[0] == '[' ? "" : ": ", sub);
+    return -1;
 }
 
 /* Can a goal with these allowed actions change files or run commands? */
@@ -127,6 +141,8 @@ static int check_answer(const cJSON *a, char *why, size_t n)
                      i);
             return -1;
         }
+        if (check_build_dirs(g, i, why, n) != 0)
+            return -1;
         i++;
     }
     return 0;

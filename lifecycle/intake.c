@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gates/gates.h"
 #include "llm/llm.h"
 #include "store/event.h"
 #include "util/config.h"
@@ -46,8 +47,8 @@ static const char *const top_keys[] = {
     "repo",          "base_branch", "success_criteria",     "verification",
     "allowed_actions", "schedule",  "publish",  "protected_paths", "schedule_branch", NULL};
 static const char *const budget_keys[] = {"max_tokens", "max_hours", "max_cost_usd", NULL};
-static const char *const gate_keys[] = {"name", "type", "command", "must_pass", "timeout_s",
-                                        "report", NULL};
+static const char *const gate_keys[] = {"name", "type",   "command",    "must_pass",
+                                        "timeout_s", "report", "build_dirs", NULL};
 static const char *const gate_types[] = {"test", "build", "lint", "typecheck", "custom", NULL};
 static const char *const publish_keys[] = {"push", "remote", "pull_request", NULL};
 
@@ -235,6 +236,24 @@ static int check_string_array(const struct ctx *c, const cJSON *v, const char *k
 
 static int check_gate(const struct ctx *c, const cJSON *g, int i);
 
+/* A gate's build folders (gates_build_dirs_check), the bad one named. */
+static int check_build_dirs(const struct ctx *c, const cJSON *v, int i)
+{
+    char path[128], why[512];
+    int bad = -1;
+
+    if (gates_build_dirs_check(v, why, sizeof(why), &bad) == 0)
+        return 0;
+    if (bad < 0) {
+        snprintf(path, sizeof(path), "verification[%d].build_dirs", i);
+        return fail(c, path, v, "%s", why);
+    }
+    snprintf(path, sizeof(path), "verification[%d].build_dirs[%d]", i, bad);
+    /* why starts with "[bad]: " */
+    return fail(c, path, cJSON_GetArrayItem(v, bad), "%s",
+                strstr(why, "]: ") ? strstr(why, "]: ") + 3 : why);
+}
+
 /* Every gate is checked (the first problem of each is reported). */
 static int check_verification(const struct ctx *c, const cJSON *v)
 {
@@ -292,6 +311,9 @@ static int check_gate(const struct ctx *c, const cJSON *g, int i)
         snprintf(path, sizeof(path), "verification[%d].report", i);
         if (f && (!cJSON_IsString(f) || is_blank(f->valuestring)))
             return fail(c, path, f, "expected a non-empty string");
+        f = cJSON_GetObjectItemCaseSensitive(g, "build_dirs");
+        if (f && check_build_dirs(c, f, i) != 0)
+            return ERR_INVALID;
     }
     return 0;
 }

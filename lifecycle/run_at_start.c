@@ -181,9 +181,10 @@ int run_at_start(struct job_ctx *j, struct workspace *ws, const cJSON *args,
     char rels[START_FILES][START_PATH_MAX];
     const char *paths[START_FILES];
     char start[VCS_OID_HEX], tree[VCS_OID_HEX] = "", over[VCS_OID_HEX];
-    struct gate_spec spec = {"run_at_start", "custom", NULL, NULL, 1, 0};
-    struct gates_ctx gc = {NULL, j->goal->id, j->item->id, j->claim.run_id, ws->git_common,
-                           ws->git_dir};
+    struct gate_spec spec = {.name = "run_at_start", .type = "custom", .must_pass = 1};
+    struct gates_ctx gc = {.goal_id = j->goal->id,       .item_id = j->item->id,
+                           .run_id = j->claim.run_id,    .git_common = ws->git_common,
+                           .git_dir = ws->git_dir};
     struct gate_result r;
     const cJSON *it;
     size_t n = 0;

@@ -116,7 +116,7 @@ static int baseline_run(struct job_ctx *j, struct workspace *ws, const struct ga
     /* no store: the baseline run is recorded as gate.baseline, not as one
      * of the item's gate.completed */
     struct gates_ctx gc = {NULL,           j->goal->id,    j->item ? j->item->id : NULL,
-                           j->claim.run_id, ws->git_common, ws->git_dir};
+                           j->claim.run_id, ws->git_common, ws->git_dir, 0};
     struct gate_result again = {0};
     int rc;
 

@@ -342,7 +342,7 @@ static int gate_judged(void *arg, size_t i, struct gate_result *r)
 {
     struct judge_pass *p = arg;
     struct gates_ctx gc = {p->j->st,           p->j->goal->id,    p->j->item->id,
-                           p->j->claim.run_id, p->ws->git_common, p->ws->git_dir};
+                           p->j->claim.run_id, p->ws->git_common, p->ws->git_dir, 0};
     int rc;
 
     if ((rc = gate_judge(p, i, r)) != 0)

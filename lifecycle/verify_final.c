@@ -11,7 +11,8 @@
  * head with the gate inputs the goal changed as they were at its start;
  * a pass that was the first run on the same tree in the goal, reused; the
  * goal's worktree opened (fail closed without it) with the head, the
- * start and the restored head; the "final_check" decision; and
+ * start and the restored head (every run here is cold: no warm build
+ * folder, verify_warm.c, and only cold passes reused); the "final_check" decision; and
  * verify_goal_final, which judges every must-pass gate on the head and on
  * the restored head.
  */
@@ -104,12 +105,14 @@ static int final_reused(struct final_check *fc, const struct gate_spec *gs, cons
     struct job_ctx *j = fc->j;
     struct gate_result r = {0};
     char tree[VCS_OID_HEX], from[ID_SIZE];
+    /* the final check builds from nothing: only a cold pass stands for it */
+    struct verify_run_key k = {tree, fc->ws.root, VERIFY_BY_GOALD, NULL};
     cJSON *gj;
     int found = 0;
 
     *reused = 0;
     if (vcs_rev_tree(tree, j->repo, rev) != 0 ||
-        verify_tree_reused(j, gs, fc->ws.root, tree, VERIFY_BY_GOALD, &r, from, &found) != 0) {
+        verify_tree_reused(j, gs, &k, &r, from, &found) != 0) {
         err_clear(); /* run it, then */
         return 0;
     }
@@ -306,7 +309,7 @@ int verify_goal_final(struct job_ctx *j, int *partial)
     *partial = 0;
     memset(&fc, 0, sizeof(fc));
     fc.j = j;
-    fc.gc = (struct gates_ctx){j->st, g->id, NULL, j->claim.run_id, NULL, NULL};
+    fc.gc = (struct gates_ctx){j->st, g->id, NULL, j->claim.run_id, NULL, NULL, 1};
     fc.failures = cJSON_CreateArray();
     fc.gates = cJSON_CreateArray();
     strbuf_init(&fc.blame, 1 << 20); /* the reason of a failure: cut at its cap */

@@ -15,6 +15,7 @@
 #include "gates/gates.h"
 #include "gates/roles.h"
 #include "lifecycle/verify.h"
+#include "util/hash.h"
 #include "util/id.h"
 #include "util/strbuf.h"
 #include "vcs/tree.h"
@@ -41,31 +42,82 @@ int verify_run_on_tree(struct job_ctx *j, struct workspace *ws, const struct gat
  * the goal (verify_tree_reused) is the result and nothing runs; else g
  * runs and, when it is the tree's first run, is recorded
  * (verify_tree_record).  by: whose first runs these are (verify.h).
+ * A warm run (verify_warm.c) is keyed apart from a cold one.
  * Without a tree id (no git) g just runs.  *out is zeroed first: the
  * caller releases it, also on error. */
 int verify_run_once(struct job_ctx *j, struct workspace *ws, const struct gates_ctx *gc,
                     const struct gate_spec *g, const char *tree, int reuse,
                     enum verify_origin by, struct gate_result *out);
 
+/* ---- verify_warm.c: warm build folders ---- */
+
+enum warm_mode {
+    WARM_NONE = 0, /* cold: as every run was before build folders were kept */
+    WARM_TRUSTED,  /* the start's tree, no warm folder yet: this run's build folders are kept */
+    WARM_COPY      /* a copy of the start's build folders is laid into the run's copy */
+};
+
+struct warm_run {
+    enum warm_mode mode;
+    char start[VCS_OID_HEX]; /* the trusted tree: the base branch tip's */
+    char dir[4400];          /* the warm folder: where it is (WARM_COPY) or goes (WARM_TRUSTED) */
+    char id[HASH_HEX_SIZE];  /* WARM_COPY: the warm folder's identity, in the reuse key */
+};
+
+/* How g's run on tree (a tree or a commit) goes, into w: cold when g
+ * declares no build folder, gc->cold (the final check), or without a
+ * repository or base branch; trusted when tree is the base branch tip's
+ * and no warm folder of g at ws's path was kept yet; warm when one was. */
+void verify_warm_plan(struct warm_run *w, struct job_ctx *j, const struct workspace *ws,
+                      const struct gates_ctx *gc, const struct gate_spec *g, const char *tree);
+
+/* Before g runs in copy, an export of tree: the files' times set (all
+ * old when trusted; the start's files old when warm) and, when warm, a
+ * copy of the kept build folders laid in (what the export has is kept).
+ * Nothing for a cold run.  An error leaves the run colder, never warmer
+ * than planned: the caller may go on (no folder is kept then). */
+int verify_warm_enter(const struct warm_run *w, struct job_ctx *j, const struct gate_spec *g,
+                      const char *tree, const char *copy);
+
+/* After a trusted run r (not timed out) in copy: its build folders that
+ * are folders (not links) moved out, and kept as the warm folder unless
+ * one was kept first or they exceed the cap; a gate.build_kept event
+ * names them.  Failures are logged: the runs stay cold. */
+void verify_warm_keep(const struct warm_run *w, struct job_ctx *j, const struct gate_spec *g,
+                      const char *copy, const struct gate_result *r);
+
 /* ---- verify_reuse.c: a gate runs once per tree ---- */
 
-/* The first run of g on tree_id in j's goal by the same origin (by), with
- * the same digest (gates_run_env) and its copy bound at the same root,
- * when it passed at
- * once: *found 1 and *out filled as that pass (its note "reused from run
- * X"; the caller releases it), from (ID_SIZE bytes, may be NULL) its run,
- * and a gate.reused event.  *found 0 when there is none or it failed.  An
- * error of the lookup is returned. */
-int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char *root,
-                       const char *tree_id, enum verify_origin by, struct gate_result *out,
+/* What a gate's first run on a tree is keyed by besides the gate (all
+ * borrowed): the tree, the folder its copy is bound at, whose runs these
+ * are (verify.h), and the warm folder it had (NULL: built from nothing). */
+struct verify_run_key {
+    const char *tree_id;
+    const char *root;
+    enum verify_origin by;
+    const char *warm; /* struct warm_run's id when WARM_COPY, else NULL */
+};
+
+/* The first run of g on k's tree in j's goal by the same origin, with the
+ * same digest (gates_run_env) and its copy bound at the same root, when
+ * it passed at once: *found 1 and *out filled as that pass (its note
+ * "reused from run X"; the caller releases it), from (ID_SIZE bytes, may
+ * be NULL) its run, and a gate.reused event.  A warm run (k->warm) is
+ * first looked up cold: a cold first run on the tree decides when there
+ * is one (a cold pass stands for a warm run, a warm pass never for a cold
+ * one).  *found 0 when there is none or it failed.  An error of the
+ * lookup is returned. */
+int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g,
+                       const struct verify_run_key *k, struct gate_result *out,
                        char from[ID_SIZE], int *found);
 
-/* r (borrowed), a run of g on tree_id by by, recorded as the tree's
- * first run by that origin unless it has one (then nothing changes);
+/* r (borrowed), a run of g keyed by k, recorded as the tree's first run
+ * by that origin, warm or cold, unless it has one (then nothing changes;
+ * a warm run also records nothing when a cold first run is there);
  * reusable when it passed at once, did not time out and its test cases
  * are complete. */
-int verify_tree_record(struct job_ctx *j, const struct gate_spec *g, const char *root,
-                       const char *tree_id, enum verify_origin by,
+int verify_tree_record(struct job_ctx *j, const struct gate_spec *g,
+                       const struct verify_run_key *k,
                        const struct gate_result *r) GOALD_MUST_CHECK;
 
 /* ---- verify_baseline.c: the baseline and its cache ---- */

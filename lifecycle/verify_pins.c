@@ -178,7 +178,7 @@ int verify_new_tests(struct verify_state *vs, struct job_ctx *j, struct workspac
                      const struct vcs_tree_change *ch, size_t nch)
 {
     struct gates_ctx gc = {j->st,           j->goal->id,    j->item->id,
-                           j->claim.run_id, ws->git_common, ws->git_dir};
+                           j->claim.run_id, ws->git_common, ws->git_dir, 0};
     int rc, any = 0;
 
     for (size_t i = 0; i < vs->plan.n; i++)

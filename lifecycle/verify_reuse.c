@@ -18,6 +18,12 @@
  * failure on the same tree (a re-run, the model's second try) is never
  * recorded: the first run decides.
  *
+ * A warm run (verify_warm.c: a copy of the start's build folders in its
+ * copy) is keyed apart, its key naming the warm folder: a warm pass never
+ * stands for a cold run.  A cold first run on a tree stands for a warm
+ * run as for a cold one (it built from nothing), and a warm run on a tree
+ * that has one records nothing of its own.
+ *
  * Top to bottom: the key of a gate's run on a tree; the lookup that
  * fills a gate result from a reusable first run (verify_tree_reused); the
  * record of a first run (verify_tree_record).
@@ -36,20 +42,22 @@
 #include "util/hash.h"
 #include "util/xalloc.h"
 
-/* The key of g's run on tree_id in j's goal by by, its copy bound at
- * root (env: env_buf, filled: the gate's settings, the folder it runs
- * at, which a command can read — items side by side run in worktrees of
- * their own — and, for the model's runs, that they are the model's). */
+/* The key of g's run keyed by rk in j's goal, warm or cold (warm:
+ * rk->warm, else NULL) (env: env_buf, filled: the gate's settings, the
+ * folder it runs at, which a command can read — items side by side run
+ * in worktrees of their own — for the model's runs, that they are the
+ * model's, and for a warm run, the warm folder it had). */
 static int tree_key(struct store_gate_tree_run *k, char env_buf[HASH_HEX_SIZE],
-                    const struct job_ctx *j, const struct gate_spec *g, const char *root,
-                    const char *tree_id, enum verify_origin by)
+                    const struct job_ctx *j, const struct gate_spec *g,
+                    const struct verify_run_key *rk, const char *warm)
 {
-    char base[HASH_HEX_SIZE], mix[HASH_HEX_SIZE + 4200];
+    char base[HASH_HEX_SIZE], mix[2 * HASH_HEX_SIZE + 4200];
     int n;
 
     gates_run_env(base, g);
-    n = snprintf(mix, sizeof(mix), "%s\n%s%s", base, root ? root : "",
-                 by == VERIFY_BY_MODEL ? "\nrun by the model" : "");
+    n = snprintf(mix, sizeof(mix), "%s\n%s%s%s%s", base, rk->root ? rk->root : "",
+                 rk->by == VERIFY_BY_MODEL ? "\nrun by the model" : "", warm ? "\nwarm:" : "",
+                 warm ? warm : "");
     if (n < 0 || n >= (int)sizeof(mix)) /* a cut key could name another run */
         return err_set(ERR_INVALID, "gate %s: its run's key is too long", g->name);
     hash_sha256_hex(env_buf, mix, (size_t)n);
@@ -58,8 +66,25 @@ static int tree_key(struct store_gate_tree_run *k, char env_buf[HASH_HEX_SIZE],
     k->gate = g->name;
     k->command = g->command;
     k->env = env_buf;
-    k->tree_id = tree_id;
+    k->tree_id = rk->tree_id;
     return 0;
+}
+
+/* The first run keyed by rk, warm (rk->warm) or cold, into hit (the
+ * caller releases it); *found 0 when there is none. */
+static int first_run(struct job_ctx *j, const struct gate_spec *g,
+                     const struct verify_run_key *rk, const char *warm,
+                     struct store_gate_tree_hit *hit, int *found)
+{
+    struct store_gate_tree_run key;
+    char env[HASH_HEX_SIZE];
+    int rc;
+
+    *found = 0;
+    memset(hit, 0, sizeof(*hit));
+    if ((rc = tree_key(&key, env, j, g, rk, warm)) != 0)
+        return rc;
+    return store_gate_tree_run_get(j->st, &key, hit, found);
 }
 
 /* The gate.reused event of g on tree_id, reusing run from. */
@@ -79,21 +104,24 @@ static void reused_event(struct job_ctx *j, const struct gate_spec *g, const cha
     cJSON_Delete(p);
 }
 
-int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char *root,
-                       const char *tree_id, enum verify_origin by, struct gate_result *out,
+int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g,
+                       const struct verify_run_key *k, struct gate_result *out,
                        char from[ID_SIZE], int *found)
 {
-    struct store_gate_tree_run key;
     struct store_gate_tree_hit hit;
-    char env[HASH_HEX_SIZE];
+    const char *tree_id = k->tree_id;
     int rc;
 
     *found = 0;
     if (from)
         from[0] = '\0';
-    if ((rc = tree_key(&key, env, j, g, root, tree_id, by)) != 0)
-        return rc;
-    if ((rc = store_gate_tree_run_get(j->st, &key, &hit, found)) != 0 || !*found) {
+    /* cold first: a cold first run on the tree decides a warm run too */
+    rc = first_run(j, g, k, NULL, &hit, found);
+    if (rc == 0 && !*found && k->warm) {
+        store_gate_tree_hit_release(&hit);
+        rc = first_run(j, g, k, k->warm, &hit, found);
+    }
+    if (rc != 0 || !*found) {
         store_gate_tree_hit_release(&hit);
         return rc;
     }
@@ -123,19 +151,25 @@ int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g, const char 
     return 0;
 }
 
-int verify_tree_record(struct job_ctx *j, const struct gate_spec *g, const char *root,
-                       const char *tree_id, enum verify_origin by,
-                       const struct gate_result *r)
+int verify_tree_record(struct job_ctx *j, const struct gate_spec *g,
+                       const struct verify_run_key *k, const struct gate_result *r)
 {
     struct store_gate_tree_run row;
+    struct store_gate_tree_hit hit;
     char env[HASH_HEX_SIZE];
-    char *cj = verify_cases_to_json(&r->cases);
-    int rc;
+    char *cj;
+    int rc, cold = 0;
 
-    if ((rc = tree_key(&row, env, j, g, root, tree_id, by)) != 0) {
-        cJSON_free(cj);
-        return rc;
+    /* a warm run on a tree with a cold first run adds nothing: that one decides */
+    if (k->warm) {
+        rc = first_run(j, g, k, NULL, &hit, &cold);
+        store_gate_tree_hit_release(&hit);
+        if (rc != 0 || cold)
+            return rc;
     }
+    if ((rc = tree_key(&row, env, j, g, k, k->warm)) != 0)
+        return rc;
+    cj = verify_cases_to_json(&r->cases);
     row.run_id = j->claim.run_id;
     row.passed = r->passed;
     /* only a pass that needs nothing more than itself: not timed out,

@@ -80,14 +80,17 @@ static int drop_report(const char *copy, const char *report)
 }
 
 /* Run g with the tree (or commit) `tree` of the goal's repository exported
- * to a folder beside the database and bound at the worktree's path: the
- * gate's side effects stay in that copy, which is removed afterwards. */
-int verify_run_on_tree(struct job_ctx *j, struct workspace *ws, const struct gates_ctx *gc,
-                       const struct gate_spec *g, const char *tree, struct gate_result *out)
+ * to a folder beside the database and bound at the worktree's path, warm
+ * or cold as w says (verify_warm.c): the gate's side effects stay in that
+ * copy, which is removed afterwards (a trusted run's build folders moved
+ * out of it first). */
+static int run_on_tree_as(struct job_ctx *j, struct workspace *ws, const struct gates_ctx *gc,
+                          const struct gate_spec *g, const char *tree,
+                          const struct warm_run *w, struct gate_result *out)
 {
     static unsigned seq;
     char dir[4096], copy[4400];
-    int rc;
+    int rc, keep = w->mode == WARM_TRUSTED;
 
     memset(out, 0, sizeof(*out));
     if ((rc = workspace_goal_dir(dir, sizeof(dir), j)) != 0)
@@ -96,11 +99,27 @@ int verify_run_on_tree(struct job_ctx *j, struct workspace *ws, const struct gat
     fs_remove_tree(copy);
     if ((rc = vcs_export(j->repo, tree, copy)) == 0 && g->report)
         rc = drop_report(copy, g->report);
+    if (rc == 0 && verify_warm_enter(w, j, g, tree, copy) != 0) {
+        log_warn("gate %s: its build folders: %s", g->name, err_last());
+        err_clear(); /* colder than planned, never warmer: it runs, nothing is kept */
+        keep = 0;
+    }
     if (rc == 0)
         rc = gates_run_at(gc, g, ws->root, copy, out);
+    if (rc == 0 && keep)
+        verify_warm_keep(w, j, g, copy, out);
     if (fs_remove_tree(copy) != 0)
         log_warn("gate copy %s not removed: %s", copy, err_last());
     return rc;
+}
+
+int verify_run_on_tree(struct job_ctx *j, struct workspace *ws, const struct gates_ctx *gc,
+                       const struct gate_spec *g, const char *tree, struct gate_result *out)
+{
+    struct warm_run w;
+
+    verify_warm_plan(&w, j, ws, gc, g, tree);
+    return run_on_tree_as(j, ws, gc, g, tree, &w, out);
 }
 
 int verify_run_once(struct job_ctx *j, struct workspace *ws, const struct gates_ctx *gc,
@@ -108,6 +127,8 @@ int verify_run_once(struct job_ctx *j, struct workspace *ws, const struct gates_
                     enum verify_origin by, struct gate_result *out)
 {
     char tree_id[VCS_OID_HEX];
+    struct verify_run_key k = {tree_id, ws->root, by, NULL};
+    struct warm_run w;
     int rc, found = 0;
 
     memset(out, 0, sizeof(*out));
@@ -115,7 +136,10 @@ int verify_run_once(struct job_ctx *j, struct workspace *ws, const struct gates_
         err_clear(); /* no tree to key it by: it just runs */
         return verify_run_on_tree(j, ws, gc, g, tree, out);
     }
-    if (reuse && verify_tree_reused(j, g, ws->root, tree_id, by, out, NULL, &found) != 0) {
+    /* planned once: the key names the warm folder the run gets */
+    verify_warm_plan(&w, j, ws, gc, g, tree);
+    k.warm = w.mode == WARM_COPY ? w.id : NULL;
+    if (reuse && verify_tree_reused(j, g, &k, out, NULL, &found) != 0) {
         log_warn("gate %s: its first run on tree %.12s not read: %s", g->name, tree_id,
                  err_last());
         err_clear(); /* it runs, then */
@@ -123,9 +147,9 @@ int verify_run_once(struct job_ctx *j, struct workspace *ws, const struct gates_
     }
     if (found)
         return 0;
-    if ((rc = verify_run_on_tree(j, ws, gc, g, tree, out)) != 0)
+    if ((rc = run_on_tree_as(j, ws, gc, g, tree, &w, out)) != 0)
         return rc;
-    return verify_tree_record(j, g, ws->root, tree_id, by, out);
+    return verify_tree_record(j, g, &k, out);
 }
 
 /* g on the worktree as it would be committed (stored into tree once),
@@ -135,7 +159,7 @@ static int gate_run(struct job_ctx *j, struct workspace *ws, const struct gate_s
                     char *tree, int reuse, enum verify_origin by, struct gate_result *out)
 {
     struct gates_ctx gc = {j->st,           j->goal->id,    j->item ? j->item->id : NULL,
-                           j->claim.run_id, ws->git_common, ws->git_dir};
+                           j->claim.run_id, ws->git_common, ws->git_dir, 0};
     int rc;
 
     if (!ws->wt || !j->repo)
