@@ -344,7 +344,7 @@ int sandbox_build_bwrap(struct strv *a, const struct sandbox_spec *spec, const c
     add_masks(a);
     strv_push2(a, "--proc", "/proc");
     strv_push2(a, "--dev", "/dev");
-    /* truncation: ok, 32 bytes hold any long long */
+    /* truncation: ok, 64 bytes hold any long long */
     snprintf(num, sizeof(num), "%lld", (long long)config_int(CFG_SANDBOX_TMP_MB) << 20);
     strv_push2(a, "--size", num);
     strv_push2(a, "--tmpfs", "/tmp");
