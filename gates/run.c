@@ -57,10 +57,13 @@ int gates_plan_parse(struct gate_plan *out, const char *json)
         const cJSON *rep = cJSON_GetObjectItemCaseSensitive(g, "report");
         struct gate_spec *s = &out->gates[i];
 
-        if (!cJSON_IsString(name) || !cJSON_IsString(cmd)) {
+        /* a result holds the name in 128 bytes: cut, two gates would be one */
+        if (!cJSON_IsString(name) || !cJSON_IsString(cmd) ||
+            strlen(name->valuestring) >= sizeof(((struct gate_result *)0)->name)) {
             gates_plan_release(out);
             cJSON_Delete(arr);
-            return err_set(ERR_INVALID, "verification[%zu]: needs a name and a command", i);
+            return err_set(ERR_INVALID,
+                           "verification[%zu]: needs a name (at most 127 bytes) and a command", i);
         }
         s->name = xstrdup(name->valuestring);
         s->command = xstrdup(cmd->valuestring);
