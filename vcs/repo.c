@@ -200,6 +200,18 @@ static int has_branch(git_repository *repo)
     return found;
 }
 
+/* HEAD's branch name into out: one too long to hold is never cut; it is
+ * an error when it would be the base branch (base NULL), else left "". */
+static int head_name(char *out, size_t n, const char *name, const char *base)
+{
+    if (path_fmt(out, n, "%s", name) == 0)
+        return 0;
+    if (!base)
+        return err_wrap(ERR_INVALID, "the repository's branch");
+    err_clear();
+    return 0;
+}
+
 int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t abs_n,
                    char *head_branch_out, size_t head_n)
 {
@@ -229,19 +241,16 @@ int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t a
     if (head_branch_out) {
         head_branch_out[0] = '\0';
         if (git_repository_head(&ref, repo) == 0 && git_reference_is_branch(ref)) {
-            if ((rc = path_fmt(head_branch_out, head_n, "%s", git_reference_shorthand(ref))) != 0) {
-                err_wrap(rc, "the repository's branch");
+            if ((rc = head_name(head_branch_out, head_n, git_reference_shorthand(ref), branch)))
                 goto out;
-            }
         } else if (git_repository_head_unborn(repo) == 1) {
             git_reference *h = NULL;
             if (git_reference_lookup(&h, repo, "HEAD") == 0 &&
                 git_reference_type(h) == GIT_REFERENCE_SYMBOLIC) {
                 const char *t = git_reference_symbolic_target(h);
                 if (t && strncmp(t, "refs/heads/", 11) == 0 &&
-                    path_fmt(head_branch_out, head_n, "%s", t + 11) != 0) {
+                    (rc = head_name(head_branch_out, head_n, t + 11, branch)) != 0) {
                     git_reference_free(h);
-                    rc = err_wrap(ERR_INVALID, "the repository's branch");
                     goto out;
                 }
             }
