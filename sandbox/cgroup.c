@@ -61,6 +61,25 @@ static void copy_or_none(char *out, size_t n, const char *s)
         out[0] = '\0';
 }
 
+/* 1 when the cgroup v2 folder dir offers controller to its children. */
+static int v2_enabled(const char *dir, const char *controller)
+{
+    char ctl[1024], buf[512], plus[32];
+
+    if (path_fmt(ctl, sizeof(ctl), "%s/cgroup.controllers", dir) != 0 ||
+        read_small(ctl, buf, sizeof(buf)) != 0 || !has_word(buf, controller))
+        return 0;
+    if (path_fmt(ctl, sizeof(ctl), "%s/cgroup.subtree_control", dir) != 0 ||
+        read_small(ctl, buf, sizeof(buf)) != 0)
+        return 0;
+    /* enabling may fail (processes in our own cgroup): then none */
+    if (!has_word(buf, controller) &&
+        ((size_t)snprintf(plus, sizeof(plus), "+%s", controller) >= sizeof(plus) ||
+         write_file(ctl, plus) != 0))
+        return 0;
+    return 1;
+}
+
 /* Our cgroup folder in the hierarchy of controller ("pids", "memory") into
  * out; 1 = cgroup v1, 2 = v2 (the controller enabled for children), 0 none. */
 static int find_base(const char *controller, char *out, size_t n)
@@ -109,22 +128,9 @@ static int find_base(const char *controller, char *out, size_t n)
             return 0;
         ver = 1;
     } else if (v2mnt[0] && v2path[0]) {
-        char ctl[1024], buf[512];
-        if (path_fmt(out, n, "%s%s", v2mnt, strcmp(v2path, "/") ? v2path : "") != 0)
+        if (path_fmt(out, n, "%s%s", v2mnt, strcmp(v2path, "/") ? v2path : "") != 0 ||
+            !v2_enabled(out, controller))
             return 0;
-        if (path_fmt(ctl, sizeof(ctl), "%s/cgroup.controllers", out) != 0 ||
-            read_small(ctl, buf, sizeof(buf)) != 0 || !has_word(buf, controller))
-            return 0;
-        if (path_fmt(ctl, sizeof(ctl), "%s/cgroup.subtree_control", out) != 0 ||
-            read_small(ctl, buf, sizeof(buf)) != 0)
-            return 0;
-        /* enabling may fail (processes in our own cgroup): then none */
-        if (!has_word(buf, controller)) {
-            char plus[32];
-            if ((size_t)snprintf(plus, sizeof(plus), "+%s", controller) >= sizeof(plus) ||
-                write_file(ctl, plus) != 0)
-                return 0;
-        }
         ver = 2;
     }
     return ver;
