@@ -79,8 +79,7 @@ static void describe(char *out, size_t n, const cJSON *v)
     } else if (cJSON_IsNumber(v)) {
         snprintf(out, n, "%.17g", v->valuedouble); /* truncation: ok, a value shown in a message */
     } else if (cJSON_IsBool(v)) {
-        /* truncation: ok, a value shown in a message */
-        snprintf(out, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
+        snprintf(out, n, "%s", cJSON_IsTrue(v) ? "true" : "false"); /* truncation: ok, a message */
     } else if (cJSON_IsNull(v)) {
         snprintf(out, n, "null"); /* truncation: ok, a value shown in a message */
     } else if (cJSON_IsArray(v)) {
@@ -225,8 +224,7 @@ static int check_string_array(const struct ctx *c, const cJSON *v, const char *k
         return fail(c, key, v, "expected an array of strings");
     cJSON_ArrayForEach(it, v)
     {
-        /* truncation: ok, a field named in a message */
-        snprintf(path, sizeof(path), "%s[%d]", key, i);
+        snprintf(path, sizeof(path), "%s[%d]", key, i); /* truncation: ok, a message */
         if (!cJSON_IsString(it) || is_blank(it->valuestring))
             return fail(c, path, it, "expected a non-empty string");
         if (allowed && !in_list(it->valuestring, allowed))
@@ -263,15 +261,13 @@ static int check_gate(const struct ctx *c, const cJSON *g, int i)
     {
         const cJSON *f;
         int rc;
-        /* truncation: ok, a field named in a message */
-        snprintf(path, sizeof(path), "verification[%d]", i);
+        snprintf(path, sizeof(path), "verification[%d]", i); /* truncation: ok, a message */
         if (!cJSON_IsObject(g))
             return fail(c, path, g, "expected an object");
         if ((rc = check_keys(c, g, path, gate_keys)) != 0)
             return rc;
         f = cJSON_GetObjectItemCaseSensitive(g, "name");
-        /* truncation: ok, a field named in a message */
-        snprintf(path, sizeof(path), "verification[%d].name", i);
+        snprintf(path, sizeof(path), "verification[%d].name", i); /* truncation: ok, a message */
         if (!f)
             return fail(c, path, NULL, "required");
         if (!cJSON_IsString(f) || is_blank(f->valuestring))
@@ -279,15 +275,13 @@ static int check_gate(const struct ctx *c, const cJSON *g, int i)
         if (strlen(f->valuestring) >= 128)
             return fail(c, path, NULL, "at most 127 bytes");
         f = cJSON_GetObjectItemCaseSensitive(g, "command");
-        /* truncation: ok, a field named in a message */
-        snprintf(path, sizeof(path), "verification[%d].command", i);
+        snprintf(path, sizeof(path), "verification[%d].command", i); /* truncation: ok, a message */
         if (!f)
             return fail(c, path, NULL, "required");
         if (!cJSON_IsString(f) || is_blank(f->valuestring))
             return fail(c, path, f, "expected a non-empty string");
         f = cJSON_GetObjectItemCaseSensitive(g, "type");
-        /* truncation: ok, a field named in a message */
-        snprintf(path, sizeof(path), "verification[%d].type", i);
+        snprintf(path, sizeof(path), "verification[%d].type", i); /* truncation: ok, a message */
         if (f && (!cJSON_IsString(f) || !in_list(f->valuestring, gate_types)))
             return fail(c, path, f, "expected one of test, build, lint, typecheck, custom");
         f = cJSON_GetObjectItemCaseSensitive(g, "must_pass");
@@ -302,8 +296,7 @@ static int check_gate(const struct ctx *c, const cJSON *g, int i)
                   f->valuedouble != floor(f->valuedouble)))
             return fail(c, path, f, "expected an integer from 1 to 86400");
         f = cJSON_GetObjectItemCaseSensitive(g, "report");
-        /* truncation: ok, a field named in a message */
-        snprintf(path, sizeof(path), "verification[%d].report", i);
+        snprintf(path, sizeof(path), "verification[%d].report", i); /* truncation: ok, a message */
         if (f && (!cJSON_IsString(f) || is_blank(f->valuestring)))
             return fail(c, path, f, "expected a non-empty string");
     }
@@ -614,8 +607,7 @@ static void field_protected_paths(struct ctx *c, const cJSON *root, struct goal 
         return;
     cJSON_ArrayForEach(it, v)
     {
-        /* truncation: ok, a field named in a message */
-        snprintf(path, sizeof(path), "protected_paths[%d]", i++);
+        snprintf(path, sizeof(path), "protected_paths[%d]", i++); /* truncation: ok, a message */
         if (it->valuestring[0] == '/' || !strncmp(it->valuestring, "../", 3) ||
             strstr(it->valuestring, "/../"))
             fail(c, path, it, "expected a glob relative to the repository (as "
