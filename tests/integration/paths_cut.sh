@@ -31,4 +31,23 @@ printf '{"title": "t", "repo": "%s", "base_branch": "main"}\n' "$T/repo" >"$T/go
 run "$G" submit "$T/goal.json"
 expect_rc 0 "submit: the base branch named"
 expect_eq "$(sql "SELECT base_branch FROM goals")" main "the goal's base branch"
+
+# --- keys are held whole too: a trigger's label (200 bytes, held in 128)
+# would match issues of another label once cut; the configuration is
+# refused, naming the field
+label=$(printf 'l%.0s' $(seq 200))
+GOALD_FORGE_TRIGGERS="[{\"repo\": \"acme/widgets\", \"local_repo\": \"/x\", \"label\": \"$label\"}]" \
+    run "$G" status
+expect_rc 2 "a trigger label too long to hold"
+expect_err "forge.triggers[0].label: at most 127 bytes"
+
+# and a gate's name (a gate result holds 127 bytes): cut, two gates that
+# differ past it would be one
+gate=$(printf 'g%.0s' $(seq 127))
+printf '{"title": "t", "repo": "%s", "base_branch": "main", "verification": [{"name": "%s1", "command": "true"}, {"name": "%s2", "command": "false"}]}\n' \
+    "$T/repo" "$gate" "$gate" >"$T/goal.json"
+run "$G" submit "$T/goal.json"
+expect_rc 2 "submit: a gate name too long to hold"
+expect_err "verification[0].name: at most 127 bytes"
+expect_eq "$(goals)" 1 "goals stored"
 done_tests
