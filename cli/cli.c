@@ -248,6 +248,7 @@ static void print_cmd_help(FILE *f, const struct cli_command *cmd)
                         o[i].arg ? o[i].arg : "");
     if (cmd->args && *cmd->args)
         strbuf_addf_cut(&u, "%s%s", u.len ? " " : "", cmd->args);
+    /* truncation: ok, help text */
     snprintf(head, sizeof(head), "usage: goald [--db PATH] [--config PATH] %s ", cmd->name);
     fputs(head, f);
     /* a no-break space (U+00A0) keeps "--opt ARG" together; shown as a space */
@@ -285,6 +286,7 @@ static void print_cmd_help(FILE *f, const struct cli_command *cmd)
     fprintf(f, "\noptions:\n");
     for (int i = 0; o && o[i].name; i++) {
         char left[64];
+        /* truncation: ok, help text */
         snprintf(left, sizeof(left), "--%s%s%s", o[i].name, o[i].arg ? " " : "",
                  o[i].arg ? o[i].arg : "");
         fprintf(f, "  %-22s ", left);
@@ -302,7 +304,7 @@ void cli_print_usage(FILE *f)
         char left[64];
         if (cli_commands[i]->hidden)
             continue;
-        snprintf(left, sizeof(left), "%s %s", cli_commands[i]->name,
+        snprintf(left, sizeof(left), "%s %s", cli_commands[i]->name, /* truncation: ok, help text */
                  cli_commands[i]->args ? cli_commands[i]->args : "");
         fprintf(f, "  %-28s ", left);
         if (strlen(left) > 28)

@@ -26,9 +26,13 @@ static void value_text(char *out, size_t n, enum cfg_key k)
     const struct cfg_def *d = &config_defs[k];
 
     switch (d->type) {
+    /* truncation: ok, a value shown */
     case CFG_INT: snprintf(out, n, "%lld", (long long)config_int(k)); break;
+    /* truncation: ok, a value shown */
     case CFG_DOUBLE: snprintf(out, n, "%g", config_double(k)); break;
+    /* truncation: ok, a value shown */
     case CFG_BOOL: snprintf(out, n, "%s", config_bool(k) ? "true" : "false"); break;
+    /* truncation: ok, a value shown */
     default: snprintf(out, n, "%s", config_str(k) ? config_str(k) : ""); break;
     }
 }

@@ -40,19 +40,20 @@ static int waiting_line(const struct store_goal_waiting *w, void *ctx)
 
     if (!esc && w->breaker_escalation_id) {
         esc = w->breaker_escalation_id; /* held by the breaker that escalation is about */
-        snprintf(line, sizeof(line), "held: %s", w->breakers);
+        snprintf(line, sizeof(line), "held: %s", w->breakers); /* truncation: ok, a line shown */
         question = line;
     } else if (!esc) {
         question = w->breakers ? w->breakers : "nothing runnable";
     }
     /* 8 + 2 + 22 + 2 + 14 + 32 = 80 columns; the title padded to 22 */
+    /* truncation: ok, a title shown */
     snprintf(title, sizeof(title), "%s", term_fit(w->title, 22));
     printf("%.8s  %s%*s  esc %-8.8s  %s\n", w->id, title, 22 - term_columns(title), "",
            esc ? esc : "-", term_fit(question ? question : "", 32));
     if (question && term_columns(term_view(question)) > 32) {
-        snprintf(line, sizeof(line), "%.8s: ", w->id);
+        snprintf(line, sizeof(line), "%.8s: ", w->id); /* truncation: ok, a line shown */
         size_t k = strlen(line);
-        snprintf(line + k, sizeof(line) - k, "%s", question);
+        snprintf(line + k, sizeof(line) - k, "%s", question); /* truncation: ok, a line shown */
         cJSON_AddItemToArray(wt->whole, cJSON_CreateString(line));
     }
     cJSON_Delete(packet);
@@ -127,7 +128,8 @@ static int run(struct cli_ctx *c)
         if (!getcwd(abs, sizeof(abs)) ||
             snprintf(abs + strlen(abs), sizeof(abs) - strlen(abs), "/%s", path) >= PATH_MAX)
             return cli_fail(EXIT_FAIL, "database path too long");
-        snprintf(path, sizeof(path), "%s", abs);
+        if (path_fmt(path, sizeof(path), "%s", abs) != 0)
+            return cli_fail(EXIT_FAIL, "database path: %s", err_last());
     }
     o.db_path = path;
     if (c->config_path) {

@@ -26,6 +26,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "vcs/repo.h"
 
 static int write_embedded(const char *dir, const char *prefix, char *script, size_t sn)
@@ -88,8 +89,8 @@ static int demo_setup(struct cli_ctx *c, const struct demo_paths *d)
 {
     char script[PATH_MAX];
 
-    snprintf(script, sizeof(script), "%s", d->script);
-    if (write_embedded(d->repo, "demo-project/", script, sizeof(script)) != 0 ||
+    if (path_fmt(script, sizeof(script), "%s", d->script) != 0 ||
+        write_embedded(d->repo, "demo-project/", script, sizeof(script)) != 0 ||
         vcs_repo_init_commit(d->repo, "main", "A small project whose test fails") != 0 ||
         vcs_repo_init_bare(d->origin) != 0 || vcs_remote_set(d->repo, "origin", d->origin) != 0)
         return cli_fail(EXIT_FAIL, "demo: %s", err_last());
@@ -113,6 +114,7 @@ static int demo_submit(const struct demo_paths *d, char id[ID_SIZE])
     struct goal *g = NULL;
     store *st = NULL;
 
+    /* truncation: ok, the repo path is under PATH_MAX, the rest fixed */
     snprintf(json, sizeof(json),
              "{\"title\": \"Fix add.sh so that the tests pass\","
              " \"description\": \"add.sh A B must print A + B; sh test.sh must exit 0.\","
@@ -190,12 +192,13 @@ static int demo(struct cli_ctx *c, const char *dir)
     struct daemon_opts o;
     int code;
 
-    snprintf(d.dir, sizeof(d.dir), "%s", dir);
     d.keep = cli_flag(c, "keep");
-    snprintf(d.repo, sizeof(d.repo), "%s/project", dir);
-    snprintf(d.origin, sizeof(d.origin), "%s/origin.git", dir);
-    snprintf(d.db, sizeof(d.db), "%s/goald.db", dir);
-    snprintf(d.script, sizeof(d.script), "%s/demo.jsonl", dir);
+    if (path_fmt(d.dir, sizeof(d.dir), "%s", dir) != 0 ||
+        path_fmt(d.repo, sizeof(d.repo), "%s/project", dir) != 0 ||
+        path_fmt(d.origin, sizeof(d.origin), "%s/origin.git", dir) != 0 ||
+        path_fmt(d.db, sizeof(d.db), "%s/goald.db", dir) != 0 ||
+        path_fmt(d.script, sizeof(d.script), "%s/demo.jsonl", dir) != 0)
+        return cli_fail(EXIT_FAIL, "demo: %s", err_last());
     printf("goald demo in %s\n", dir);
     if (!d.keep)
         printf("  (a temporary folder, removed at the end: --keep keeps it)\n");

@@ -218,7 +218,7 @@ static int check_llm(struct doctor *d)
         cJSON *x = cJSON_CreateObject();
 
         llm_client_model(cl, i, &mi);
-        snprintf(label, sizeof(label), "llm[%zu]", i);
+        snprintf(label, sizeof(label), "llm[%zu]", i); /* truncation: ok, a label with a number */
         cJSON_AddNumberToObject(x, "index", (double)i);
         cJSON_AddStringToObject(x, "provider", mi.provider);
         cJSON_AddStringToObject(x, "model", mi.model);

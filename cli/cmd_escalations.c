@@ -22,14 +22,14 @@ static void print_context(const cJSON *packet, const char *q)
     char line[1024];
 
     if (wi && calls) {
-        snprintf(line, sizeof(line), "%s: %s",
+        snprintf(line, sizeof(line), "%s: %s", /* truncation: ok, a line shown */
                  cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(wi, "key")),
                  cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(wi, "title")));
         printf("          item %s\n", term_fit(line, 80 - 15));
     }
     cJSON_ArrayForEach(it, calls)
     {
-        snprintf(line, sizeof(line), "%s %s",
+        snprintf(line, sizeof(line), "%s %s", /* truncation: ok, a line shown */
                  cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "tool")),
                  cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "args")));
         printf("          called %s\n", term_fit(line, 80 - 17));
@@ -68,7 +68,7 @@ static void print_analysis(const cJSON *packet, const char *q)
             const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, keys[k]));
             if (!v || !*v)
                 continue;
-            snprintf(line, sizeof(line), "%s%s", labels[k], v);
+            snprintf(line, sizeof(line), "%s%s", labels[k], v); /* truncation: ok, a line shown */
             term_wrap(stdout, line, 14, 80);
         }
     }
@@ -101,6 +101,7 @@ static void print_escalation(const struct store_escalation *e, const cJSON *pack
         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(packet, "minimal_question"));
     char where[1024], acts[512];
 
+    /* truncation: ok, a place shown */
     snprintf(where, sizeof(where), "%s%s%s", e->goal_title, *e->item_key ? " / " : "", e->item_key);
     printf("%.8s  %-18s %-8s %-6s goal %.8s %s\n", e->id, term_fit(e->type, 18),
            term_fit(e->severity, 8), term_fit(e->urgency, 6), e->goal_id, term_fit(where, 80 - 59));

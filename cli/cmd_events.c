@@ -93,6 +93,7 @@ static int each(const struct store_event *ev, void *vctx)
     }
     /* one line of at most the terminal's width (80 when not a terminal):
      * the payload gets what is left and ends in an ellipsis when cut */
+    /* truncation: ok, a line shown */
     snprintf(head, sizeof(head), "%6lld %s %-22s %.8s ", (long long)ev->id,
              time_format_rfc3339_ms(t, sizeof(t), ev->ts), term_fit(ev->type, 22),
              ev->goal_id ? ev->goal_id : "-");
@@ -147,6 +148,7 @@ static int parse_types(struct ev_ctx *ec, const char *types)
 
     if (strlen(types) >= sizeof(ec->typebuf))
         return cli_fail(EXIT_USAGE, "events: --type: too long");
+    /* truncation: ok, its length is checked above */
     snprintf(ec->typebuf, sizeof(ec->typebuf), "%s", types);
     for (tok = strtok_r(ec->typebuf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (ec->ntypes == MAX_TYPES)

@@ -67,7 +67,7 @@ static int run(struct cli_ctx *c)
     line("id", g->id);
     line("title", g->title);
     line("status", report_goal_status(g));
-    snprintf(num, sizeof(num), "%d", g->priority);
+    snprintf(num, sizeof(num), "%d", g->priority); /* truncation: ok, a number fits */
     line("priority", num);
     line("description", g->description);
     line("repo", g->repo ? g->repo : "none (" REPORT_NO_REPO ")");
@@ -80,6 +80,7 @@ static int run(struct cli_ctx *c)
         }
         report_bar(bar, 32, &pr);
         report_counts(counts, sizeof(counts), &pr);
+        /* truncation: ok, a bar shown */
         snprintf(both, sizeof(both), "[%s] %.1f%%", bar, pr.percent);
         line("progress", both);
         line("", counts);

@@ -21,13 +21,13 @@ static void print_jobs(const cJSON *jobs)
         char l[1024];
         const char *key = cJSON_GetStringValue(cJSON_GetObjectItem(it, "item_key"));
         const char *tool = cJSON_GetStringValue(cJSON_GetObjectItem(it, "last_tool"));
-        snprintf(l, sizeof(l), "%s %s%s%s (goal %.8s), %.0f s",
+        snprintf(l, sizeof(l), "%s %s%s%s (goal %.8s), %.0f s", /* truncation: ok, a line shown */
                  cJSON_GetStringValue(cJSON_GetObjectItem(it, "kind")), key, *key ? " of " : "",
                  cJSON_GetStringValue(cJSON_GetObjectItem(it, "goal_title")),
                  cJSON_GetStringValue(cJSON_GetObjectItem(it, "goal_id")),
                  cJSON_GetNumberValue(cJSON_GetObjectItem(it, "age_s")));
         printf("           %s\n", term_fit(l, 80 - 11));
-        snprintf(l, sizeof(l), "turn %.0f%s%s%s%s",
+        snprintf(l, sizeof(l), "turn %.0f%s%s%s%s", /* truncation: ok, a line shown */
                  cJSON_GetNumberValue(cJSON_GetObjectItem(it, "turn")), tool ? ", last " : "",
                  tool ? tool : "", tool ? ": " : "",
                  tool ? cJSON_GetStringValue(cJSON_GetObjectItem(it, "last_tool_arg")) : "");
@@ -47,6 +47,7 @@ static void print_nodes(const cJSON *nodes)
         const cJSON *pl = cJSON_GetObjectItem(lanes, "plan"),
                     *wl = cJSON_GetObjectItem(lanes, "work");
         char l[1024];
+        /* truncation: ok, a line shown */
         snprintf(l, sizeof(l), "%s %s, plan %.0f/%.0f, work %.0f/%.0f",
                  cJSON_GetStringValue(cJSON_GetObjectItem(it, "node_id")),
                  cJSON_GetStringValue(cJSON_GetObjectItem(it, "state")),
@@ -87,7 +88,7 @@ static void status_print(const cJSON *o, int with_nodes)
     if (cJSON_IsObject(cJSON_GetObjectItem(o, "last_error"))) {
         const cJSON *e = cJSON_GetObjectItem(o, "last_error");
         char l[1024];
-        snprintf(l, sizeof(l), "goal %.8s at %s",
+        snprintf(l, sizeof(l), "goal %.8s at %s", /* truncation: ok, a line shown */
                  cJSON_GetStringValue(cJSON_GetObjectItem(e, "goal_id")),
                  cJSON_GetStringValue(cJSON_GetObjectItem(e, "time")));
         printf("last error %s\n           %s\n", l,

@@ -32,6 +32,7 @@ static int run(struct cli_ctx *c)
         char *save = NULL;
         if (strlen(allow) >= sizeof(allow_buf))
             return cli_fail(EXIT_USAGE, "tool: --allow: too long");
+        /* truncation: ok, its length is checked above */
         snprintf(allow_buf, sizeof(allow_buf), "%s", allow);
         for (char *w = strtok_r(allow_buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
             if (n >= MAX_ALLOW)

@@ -72,7 +72,7 @@ static int open_goals(store *st, struct view *v)
     if (rc)
         return rc;
     for (size_t i = 0; i < n && v->n < MAX_WATCH; i++)
-        snprintf(v->g[v->n++].id, ID_SIZE, "%s", ids[i]);
+        snprintf(v->g[v->n++].id, ID_SIZE, "%s", ids[i]); /* truncation: ok, an id, ID_SIZE both */
     free(ids);
     return 0;
 }
@@ -159,9 +159,10 @@ static void add_escalations(struct view *v, store *st, const char *goal_id)
 static void doing(char *out, size_t n, const struct report_activity *a)
 {
     if (!a->kind[0]) {
-        snprintf(out, n, "idle");
+        snprintf(out, n, "idle"); /* truncation: ok, a constant that fits */
         return;
     }
+    /* truncation: ok, a line shown */
     snprintf(out, n, "%s%s%s%s%s, turn %d%s%s%s%s%s%.0d%s", a->kind, a->item_key[0] ? " " : "",
              a->item_key, a->item_title[0] ? " " : "", a->item_title, a->turn,
              a->tool[0] ? ", " : "", a->tool, a->tool_arg[0] ? ": " : "", a->tool_arg,
@@ -237,12 +238,14 @@ static int goal_frame(struct view *v, store *st, struct watched *w)
     report_bar(bar, 10, &p);
     {
         char line[2048];
+        /* truncation: ok, a line shown */
         snprintf(line, sizeof(line), "%.8s %s [%s] %.1f%% %s; %s", g->id, g->status, bar, p.percent,
                  counts, w->ended ? g->title : now);
         emit_if_changed(v, &w->last_line, line);
         if (a.last_error[0] && goal_status_of(g->status) != GOAL_COMPLETED) {
             /* whole, wrapped within the width after "HH:MM:SS " */
             strbuf err = STRBUF_INIT;
+            /* truncation: ok, a line shown */
             snprintf(line, sizeof(line), "%.8s last error: ", g->id);
             strbuf_init(&err, 1 << 16);
             add_wrapped(&err, line, a.last_error, v->width - 9);
@@ -391,6 +394,7 @@ static int run(struct cli_ctx *c)
             char line[1024];
             if (store_goal_get(st, v.g[i].id, &g) != 0)
                 continue;
+            /* truncation: ok, a line shown */
             snprintf(line, sizeof(line), "goal %.8s %s%s: %s", g->id,
                      v.g[i].waiting ? "waits on a human" : g->status,
                      g->partial ? " (partial)" : "", g->title);

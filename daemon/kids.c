@@ -87,9 +87,10 @@ static void run_end_read(struct daemon *d, const char *run_id, struct run_end *e
         err_clear();
         return;
     }
-    snprintf(e->status, sizeof(e->status), "%s", r.status);
-    snprintf(e->item, sizeof(e->item), "%s", r.item_id);
-    snprintf(e->attempt, sizeof(e->attempt), "%d", r.attempt);
+    snprintf(e->status, sizeof(e->status), "%s", r.status); /* truncation: ok, a status, short */
+    snprintf(e->item, sizeof(e->item), "%s", r.item_id); /* truncation: ok, an id, ID_SIZE both */
+    snprintf(e->attempt, sizeof(e->attempt), "%d", r.attempt); /* truncation: ok, a number fits */
+    /* truncation: ok, a reason shown */
     snprintf(e->failure, sizeof(e->failure), "%s", r.failure_reason);
 }
 
@@ -107,21 +108,24 @@ static int job_ended(struct daemon *d, struct kid *k, int status)
     int rc;
 
     if (k->timed_out)
+        /* truncation: ok, a reason shown */
         snprintf(reason, sizeof(reason), "killed after its timeout of %lld s",
                  (long long)(k->timeout / 1000));
     else if (k->foreign)
+        /* truncation: ok, a reason shown */
         snprintf(reason, sizeof(reason), "the job process of an earlier daemon is gone");
     else if (WIFSIGNALED(status))
+        /* truncation: ok, a reason shown */
         snprintf(reason, sizeof(reason), "the job process was killed by signal %d",
                  WTERMSIG(status));
     else
-        snprintf(reason, sizeof(reason),
+        snprintf(reason, sizeof(reason), /* truncation: ok, a reason shown */
                  "the job process exited with status %d without "
                  "finishing its run",
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     rc = lifecycle_abort_run(d->st, k->run_id, k->timed_out ? "timeout" : "aborted", reason);
-    snprintf(failed, sizeof(failed), "%s", rc ? err_last() : "");
-    snprintf(durs, sizeof(durs), "%lld", (long long)dur);
+    snprintf(failed, sizeof(failed), "%s", rc ? err_last() : ""); /* truncation: ok, a message */
+    snprintf(durs, sizeof(durs), "%lld", (long long)dur); /* truncation: ok, a number fits */
     run_end_read(d, k->run_id, &e);
     if (rc == 0) {
         log_event(LOG_WARN, "job.aborted", "run", k->run_id, "goal", k->goal_id, "item",
@@ -137,7 +141,7 @@ static int job_ended(struct daemon *d, struct kid *k, int status)
                       e.attempt, "duration_ms", durs, "failure", reason, "recovered", "item", NULL);
             return 0;
         }
-        snprintf(failed, sizeof(failed), "%s", err_last());
+        snprintf(failed, sizeof(failed), "%s", err_last()); /* truncation: ok, a message */
     }
     if (rc == ERR_TRANSITION || rc == ERR_NOTFOUND) {
         int ok = run_status_of(e.status) == RUN_SUCCESS;
@@ -306,16 +310,18 @@ static int spawn(struct daemon *d, const struct claim *c)
     k = &d->kids[d->nkids++];
     memset(k, 0, sizeof(*k));
     k->pid = pid;
+    /* truncation: ok, an id, ID_SIZE both */
     snprintf(k->run_id, sizeof(k->run_id), "%s", c->run_id);
+    /* truncation: ok, an id, ID_SIZE both */
     snprintf(k->goal_id, sizeof(k->goal_id), "%s", c->goal_id);
-    snprintf(k->lane, sizeof(k->lane), "%s", c->lane);
-    snprintf(k->kind, sizeof(k->kind), "%s", c->kind);
+    snprintf(k->lane, sizeof(k->lane), "%s", c->lane); /* truncation: ok, a lane, 8 bytes both */
+    snprintf(k->kind, sizeof(k->kind), "%s", c->kind); /* truncation: ok, a kind, 16 bytes both */
     k->started = time_mono_ms();
     k->timeout = (int64_t)(c->timeout_s > 0 ? c->timeout_s : 600) * 1000;
     {
         char pids[32], att[16];
-        snprintf(pids, sizeof(pids), "%ld", (long)pid);
-        snprintf(att, sizeof(att), "%d", c->attempt);
+        snprintf(pids, sizeof(pids), "%ld", (long)pid); /* truncation: ok, a number fits */
+        snprintf(att, sizeof(att), "%d", c->attempt); /* truncation: ok, a number fits */
         log_event(LOG_INFO, "job.started", "run", c->run_id, "goal", c->goal_id, "item",
                   c->item_id[0] ? c->item_id : NULL, "kind", c->kind, "lane", c->lane, "job_pid",
                   pids, "attempt", att, NULL);

@@ -172,7 +172,7 @@ int daemon_lock_take(const char *db_path, int *out)
         char who[32] = "unknown";
         close(fd);
         if (pid > 0)
-            snprintf(who, sizeof(who), "%ld", pid);
+            snprintf(who, sizeof(who), "%ld", pid); /* truncation: ok, a number fits */
         return err_set(ERR_BUSY, "a daemon is already running for %s (pid %s)", db_path, who);
     }
     *out = fd;

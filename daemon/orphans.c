@@ -51,10 +51,11 @@ static void adopt(struct daemon *d, const struct store_run *o, int64_t now)
     memset(k, 0, sizeof(*k));
     k->pid = (pid_t)o->pid;
     k->foreign = 1;
-    snprintf(k->run_id, sizeof(k->run_id), "%s", o->id);
+    snprintf(k->run_id, sizeof(k->run_id), "%s", o->id); /* truncation: ok, an id, ID_SIZE both */
+    /* truncation: ok, an id, ID_SIZE both */
     snprintf(k->goal_id, sizeof(k->goal_id), "%s", o->goal_id);
-    snprintf(k->lane, sizeof(k->lane), "%s", o->lane);
-    snprintf(k->kind, sizeof(k->kind), "%s", o->kind);
+    snprintf(k->lane, sizeof(k->lane), "%s", o->lane); /* truncation: ok, a lane, 8 bytes both */
+    snprintf(k->kind, sizeof(k->kind), "%s", o->kind); /* truncation: ok, a kind, 16 bytes both */
     k->started = time_mono_ms() - (o->started_at > 0 ? now - o->started_at : 0);
     k->timeout = (int64_t)(o->timeout_s < 0 ? 600 : o->timeout_s) * 1000;
     log_info("run %.8s: adopted its live job (pid %ld)", o->id, o->pid);
@@ -117,6 +118,7 @@ static int note_tick(const struct store_heartbeat *hb, void *ctx)
         t->id = xrealloc(t->id, (size_t)t->cap * sizeof(*t->id));
         t->tick = xrealloc(t->tick, (size_t)t->cap * sizeof(*t->tick));
     }
+    /* truncation: ok, node ids are written under STORE_NODE_ID_MAX */
     snprintf(t->id[t->n], sizeof(t->id[t->n]), "%s", hb->node_id);
     t->tick[t->n++] = hb->last_tick;
     return 0;
@@ -135,8 +137,10 @@ static int node_stopped(const struct node_ticks *t, const char *node, int64_t no
     if (last >= 0 && now - last <= config_int(CFG_NODE_DEAD_AFTER_S) * 1000)
         return 0;
     if (last < 0)
+        /* truncation: ok, a reason shown */
         snprintf(why, n, "its node %s has no heartbeat (stopped)", node);
     else
+        /* truncation: ok, a reason shown */
         snprintf(why, n, "its node %s stopped beating %lld s ago", node,
                  (long long)((now - last) / 1000));
     return 1;
@@ -154,6 +158,7 @@ static int remote_orphan(struct daemon *d, const struct store_run *o, const stru
     if (!node_stopped(t, o->node_id, now, why, sizeof(why))) {
         if (!o->lease_until || o->lease_until >= now)
             return 0;
+        /* truncation: ok, a reason shown */
         snprintf(why, sizeof(why), "its lease expired (node %s)", o->node_id);
     }
     if (lifecycle_abort_run(d->st, o->id, "aborted", why) != 0) {
@@ -177,8 +182,10 @@ static int held_gone(const struct daemon *d, const struct store_item_held *h,
 {
     struct store_run o = {0};
 
+    /* truncation: ok, STORE_NODE_ID_MAX both */
     snprintf(o.node_id, sizeof(o.node_id), "%s", h->node_id);
     if (!t) {
+        /* truncation: ok, a reason shown */
         snprintf(why, n, "its job is gone (found at daemon start)");
         return is_local(d, &o) && !(h->pid > 0 && daemon_job_alive((pid_t)h->pid, h->run_id));
     }

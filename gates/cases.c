@@ -196,7 +196,7 @@ void gates_counts_from_cases(struct test_counts *out, const struct test_cases *c
 static void note_set(char *note, size_t note_n, const char *fmt, const char *a, const char *b)
 {
     if (note && note_n)
-        snprintf(note, note_n, fmt, a, b);
+        snprintf(note, note_n, fmt, a, b); /* truncation: ok, a note */
 }
 
 /* A copy of in with its ids and files passed through the redactor: the

@@ -47,8 +47,10 @@ static void ut_name(const char *p, const char *e, char *id, size_t n, char *file
     /* 3.11 names the method at the end of the parenthesis already */
     if (dot_n > name_n && open[dot_n - name_n - 1] == '.' &&
         !memcmp(open + dot_n - name_n, p, name_n))
+        /* truncation: ok, case ids are cut at CASE_ID_MAX by design (cases_int.h) */
         snprintf(id, n, "%.*s", (int)dot_n, open);
     else
+        /* truncation: ok, case ids are cut at CASE_ID_MAX by design (cases_int.h) */
         snprintf(id, n, "%.*s.%.*s", (int)dot_n, open, (int)name_n, p);
     /* the module: the dotted part before the first capitalised one */
     for (cls = open, k = 0; cls < close; cls++)
@@ -56,7 +58,9 @@ static void ut_name(const char *p, const char *e, char *id, size_t n, char *file
             break;
     k = (size_t)(cls - open);
     if (k > 1 && open[k - 1] == '.') {
-        snprintf(file, fn, "%.*s.py", (int)(k - 1), open);
+        /* a file too long to hold is none: cut, it would name another */
+        if ((size_t)snprintf(file, fn, "%.*s.py", (int)(k - 1), open) >= fn)
+            file[0] = '\0';
         for (char *f = file; *f && f < file + k - 1; f++)
             if (*f == '.')
                 *f = '/';

@@ -195,6 +195,7 @@ static const char *tap_desc(const char *p, const char *e, char *num, size_t num_
     desc = p;
     while (p < e && isdigit((unsigned char)*p))
         p++;
+    /* truncation: ok, at most 20 digits */
     snprintf(num, num_n, "%.*s", (int)(p - desc > 20 ? 20 : p - desc), desc);
     if (p > desc && p < e && *p != ' ')
         p = desc; /* "ok 1a": no number, all description */

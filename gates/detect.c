@@ -45,6 +45,7 @@ static int make_has_target(const char *text, const char *target)
     regex_t re;
     int found;
 
+    /* truncation: ok, targets are short constants */
     snprintf(pat, sizeof(pat), "^%s[ \t]*:([^=]|$)", target);
     if (regcomp(&re, pat, REG_EXTENDED | REG_NEWLINE | REG_NOSUB) != 0)
         return 0;

@@ -61,10 +61,13 @@ int gates_plan_parse(struct gate_plan *out, const char *json)
         struct gate_spec *s = &out->gates[i];
         char why[512];
 
-        if (!cJSON_IsString(name) || !cJSON_IsString(cmd)) {
+        /* a result holds the name in 128 bytes: cut, two gates would be one */
+        if (!cJSON_IsString(name) || !cJSON_IsString(cmd) ||
+            strlen(name->valuestring) >= sizeof(((struct gate_result *)0)->name)) {
             gates_plan_release(out);
             cJSON_Delete(arr);
-            return err_set(ERR_INVALID, "verification[%zu]: needs a name and a command", i);
+            return err_set(ERR_INVALID,
+                           "verification[%zu]: needs a name (at most 127 bytes) and a command", i);
         }
         if (gates_build_dirs_check(bd, why, sizeof(why), NULL) != 0) {
             gates_plan_release(out);
@@ -207,6 +210,7 @@ static int output_judge(struct gate_result *out, const struct gate_spec *g, cons
         out->cases.incomplete = 1;
     }
     if (out->cases.truncated && !out->note[0])
+        /* truncation: ok, a note */
         snprintf(out->note, sizeof(out->note), "more than %d test cases: the rest were not read",
                  GATES_CASES_MAX);
     out->output_tail = tail_of(red, out->cases.format && !strcmp(out->cases.format, "pytest"));
@@ -269,7 +273,9 @@ int gates_run_at(const struct gates_ctx *ctx, const struct gate_spec *g, const c
     int rc;
 
     memset(out, 0, sizeof(*out));
+    /* truncation: ok, gates_plan_parse holds names under 128 bytes */
     snprintf(out->name, sizeof(out->name), "%s", g->name);
+    /* truncation: ok, a gate type, at most 9 bytes */
     snprintf(out->type, sizeof(out->type), "%s", g->type);
     out->command = xstrdup(g->command);
     out->must_pass = g->must_pass;
@@ -375,6 +381,7 @@ int gates_store(const struct gates_ctx *ctx, const struct gate_result *r, const 
         goto out;
     if (cut) {
         char note[sizeof(r->note) + 128];
+        /* truncation: ok, a note */
         snprintf(note, sizeof(note), "%s%s%zu of %zu test cases stored (failures first)",
                  r->note, r->note[0] ? "; " : "", r->cases.n - cut, r->cases.n);
         rc = store_gate_result_set_note(ctx->st, id, note);

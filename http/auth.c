@@ -110,6 +110,7 @@ int http_token_create(store *st, const char *scope_list, const char *name,
         return rc;
     memcpy(secret, "gld_", 4);
     for (size_t i = 0; i < sizeof(raw); i++)
+        /* truncation: ok, two hex digits and a NUL fit 3 bytes */
         snprintf(secret + 4 + 2 * i, 3, "%02x", raw[i]);
     hash_sha256_hex(hash, secret, strlen(secret));
     scopes_text(canon, sizeof(canon), bits);
@@ -134,7 +135,8 @@ static int prefix_match(const struct store_token *t, void *ctx)
     struct prefix_ctx *pc = ctx;
 
     if (strncmp(t->id, pc->prefix, strlen(pc->prefix)) == 0) {
-        snprintf(pc->id, sizeof(pc->id), "%s", t->id);
+        snprintf(pc->id, sizeof(pc->id), "%s", t->id); /* truncation: ok, an id, ID_SIZE both */
+        /* truncation: ok, a token's name, same size both */
         snprintf(pc->name, sizeof(pc->name), "%s", t->name);
         pc->n++;
     }
@@ -161,7 +163,7 @@ int http_token_revoke(store *st, const char *prefix, char id[ID_SIZE])
         return rc;
     }
     token_event(st, "token.revoked", pc.id, pc.name);
-    snprintf(id, ID_SIZE, "%s", pc.id);
+    snprintf(id, ID_SIZE, "%s", pc.id); /* truncation: ok, an id, ID_SIZE both */
     return store_tx_commit(st);
 }
 
@@ -207,6 +209,7 @@ static int rate_over(const char *id, int *retry)
             oldest = i;
     if (slot < 0) {
         slot = oldest;
+        /* truncation: ok, an id, ID_SIZE both */
         snprintf(rate[slot].id, sizeof(rate[slot].id), "%s", id);
         rate[slot].window = minute;
         rate[slot].count = 0;

@@ -211,6 +211,7 @@ int http_guard_stream_open(struct http_server *s, const char *token_id)
         else if (!s->streams[i].token_id[0] && !free_slot)
             free_slot = &s->streams[i];
     if (!mine && (mine = free_slot) != NULL)
+        /* truncation: ok, an id, ID_SIZE both */
         snprintf(mine->token_id, sizeof(mine->token_id), "%s", token_id);
     if (!mine || mine->n >= config_int(CFG_HTTP_STREAMS_PER_TOKEN))
         rc = -1;

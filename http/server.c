@@ -167,7 +167,7 @@ static void add_headers(struct MHD_Response *resp, const struct http_answer *ans
         MHD_add_response_header(resp, "Vary", "Origin");
     }
     if (ans->retry_after > 0) {
-        snprintf(n, sizeof(n), "%d", ans->retry_after);
+        snprintf(n, sizeof(n), "%d", ans->retry_after); /* truncation: ok, a number fits */
         MHD_add_response_header(resp, "Retry-After", n);
     }
     if (ans->www_authenticate)
@@ -252,6 +252,7 @@ static void answer(struct http_req *r, struct http_answer *ans)
         return;
     if ((!strcmp(r->url, "/") || !strncmp(r->url, "/static/", 8)) &&
         strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0) {
+        /* truncation: ok, a constant that fits */
         snprintf(ans->allow, sizeof(ans->allow), "GET, HEAD");
         http_answer_error(ans, 405, "method_not_allowed", NULL, "%s is not allowed on %s",
                           r->method, r->url);
@@ -366,6 +367,7 @@ static void set_url(struct http_server *s, const struct sockaddr_storage *addr)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)addr)->sin6_addr, host, sizeof(host));
     else
         inet_ntop(AF_INET, &((const struct sockaddr_in *)addr)->sin_addr, host, sizeof(host));
+    /* truncation: ok, an address and a port fit 300 bytes */
     snprintf(s->url, sizeof(s->url), "%s://%s%s%s:%u", s->tls_cert ? "https" : "http",
              v6 ? "[" : "", host, v6 ? "]" : "", di ? (unsigned)di->port : 0u);
 }

@@ -153,7 +153,7 @@ static int add_slice(struct sse *s, const char *p, size_t n)
         } else if (c == '"') {
             s->in_str = 0;
         } else if (c < 0x20) {
-            snprintf(esc, sizeof(esc), "\\u%04x", c);
+            snprintf(esc, sizeof(esc), "\\u%04x", c); /* truncation: ok, six bytes fit */
             rc = strbuf_adds(&s->out, esc);
             continue;
         }
@@ -310,8 +310,10 @@ void http_sse_events(struct http_req *r, struct http_answer *ans)
     }
     s = xcalloc(1, sizeof(*s));
     s->srv = r->srv;
-    snprintf(s->goal, sizeof(s->goal), "%s", gid);
+    snprintf(s->goal, sizeof(s->goal), "%s", gid); /* truncation: ok, an id, ID_SIZE both */
+    /* truncation: ok, an id, ID_SIZE both */
     snprintf(s->tok_id, sizeof(s->tok_id), "%s", r->tok.id);
+    /* truncation: ok, a hash, HASH_HEX_SIZE both */
     snprintf(s->tok_hash, sizeof(s->tok_hash), "%s", r->tok_hash);
     s->last = after;
     strbuf_init(&s->out, SSE_OUT_CAP);

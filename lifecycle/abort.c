@@ -192,6 +192,7 @@ int lifecycle_recover_stranded(store *st, const char *run_id, const char *reason
     }
     if ((rc = store_goal_get(st, r.goal_id, &g)) != 0)
         goto out;
+    /* truncation: ok, a message */
     snprintf(why, sizeof(why), "%s after its run ended, before the run's recovery", reason);
     input_of(&in, g, item, run_id, &r, "aborted", why);
     if ((rc = recover_run(st, &in, NULL, next, sizeof(next))) != 0)

@@ -28,7 +28,9 @@ static int pick_goal_unit(store *st, const char *lane, int64_t now,
 
     if (rc)
         return rc;
+    /* truncation: ok, an id, ID_SIZE both */
     snprintf(c->goal_id, sizeof(c->goal_id), "%s", p.goal_id);
+    /* truncation: ok, a kind name, at most 9 bytes */
     snprintf(c->kind, sizeof(c->kind), "%s", p.kind);
     c->attempt = p.attempts + 1;
     return 0;
@@ -68,9 +70,10 @@ static int pick_work_unit(store *st, int64_t now, const char (*busy_goals)[ID_SI
         return rc;
     if ((rc = select_next(st, now, busy_goals, n_busy, &sc)) != 0)
         return rc;
+    /* truncation: ok, an id, ID_SIZE both */
     snprintf(c->goal_id, sizeof(c->goal_id), "%s", sc.goal_id);
-    snprintf(c->item_id, sizeof(c->item_id), "%s", sc.id);
-    snprintf(c->kind, sizeof(c->kind), "execute");
+    snprintf(c->item_id, sizeof(c->item_id), "%s", sc.id); /* truncation: ok, an id, ID_SIZE both */
+    snprintf(c->kind, sizeof(c->kind), "execute"); /* truncation: ok, a constant that fits */
     if ((rc = store_item_get(st, sc.id, &wi)) != 0)
         return rc;
     *tier = wi->tier;
@@ -166,7 +169,7 @@ int claim_next(store *st, const char *lane, int64_t now_ms, const struct claim_s
         blocked_by[0] = '\0';
     if (strcmp(lane, "plan") != 0 && strcmp(lane, "work") != 0)
         return err_set(ERR_INVALID, "unknown lane \"%s\"", lane);
-    snprintf(c.lane, sizeof(c.lane), "%s", lane);
+    snprintf(c.lane, sizeof(c.lane), "%s", lane); /* truncation: ok, plan or work */
     if ((rc = id_new(c.run_id)) != 0)
         return rc;
     if (!scope)
@@ -211,11 +214,15 @@ int claim_load(store *st, const char *run_id, struct claim *out)
     memset(out, 0, sizeof(*out));
     if ((rc = store_run_get(st, run_id, &r)) != 0)
         return rc;
+    /* truncation: ok, an id, ID_SIZE both */
     snprintf(out->run_id, sizeof(out->run_id), "%s", run_id);
+    /* truncation: ok, an id, ID_SIZE both */
     snprintf(out->goal_id, sizeof(out->goal_id), "%s", r.goal_id);
+    /* truncation: ok, an id, ID_SIZE both */
     snprintf(out->item_id, sizeof(out->item_id), "%s", r.item_id);
+    /* truncation: ok, a kind name, at most 9 bytes */
     snprintf(out->kind, sizeof(out->kind), "%s", r.kind);
-    snprintf(out->lane, sizeof(out->lane), "%s", r.lane);
+    snprintf(out->lane, sizeof(out->lane), "%s", r.lane); /* truncation: ok, plan or work */
     out->attempt = r.attempt;
     out->timeout_s = r.timeout_s < 0 ? 0 : r.timeout_s;
     if (run_status_of(r.status) != RUN_RUNNING)

@@ -142,6 +142,7 @@ static int thin_args(struct llm_tool_call *c)
         if (!cJSON_IsString(v) || (n = strlen(v->valuestring)) <= LONG_ARG ||
             !strncmp(v->valuestring, STUB_PREFIX, strlen(STUB_PREFIX)))
             continue;
+        /* truncation: ok, a note with a number */
         snprintf(note, sizeof(note), STUB_PREFIX "%zu bytes]", n);
         cJSON_SetValuestring(v, note);
         changed = 1;

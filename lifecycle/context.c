@@ -80,7 +80,7 @@ static void step_text(char *out, size_t n, const char *text)
         out[k++] = text[i] == '\n' || text[i] == '\t' || text[i] == '\r' ? ' ' : text[i];
     out[k] = '\0';
     if (cut < len && k + 4 < n)
-        snprintf(out + k, n - k, "\xe2\x80\xa6");
+        snprintf(out + k, n - k, "\xe2\x80\xa6"); /* truncation: ok, room for it is checked */
 }
 
 /* How a call ended: ok or failed; a complete whose run failed was
@@ -93,10 +93,12 @@ static void step_end(struct steps *sp, const struct store_step_event *e)
 
     if (!strcmp(e->type, "tool_call.completed") && !strcmp(sp->pending_tool, "complete") &&
         failed_run)
+        /* truncation: ok, a step shown to the model */
         snprintf(step, sizeof(step), "%s -> refused at verification%s%s%s",
                  sp->pending->valuestring, e->run_error_class[0] ? " (" : "",
                  e->run_error_class, e->run_error_class[0] ? ")" : "");
     else
+        /* truncation: ok, a step shown to the model */
         snprintf(step, sizeof(step), "%s -> %s", sp->pending->valuestring,
                  !strcmp(e->type, "tool_call.completed") ? "ok" : "failed");
     cJSON_AddItemToArray(sp->steps, cJSON_CreateString(step));
@@ -127,7 +129,9 @@ static int add_step(const struct store_step_event *e, void *ctx)
             !has_string(sp->files, path))
             cJSON_AddItemToArray(sp->files, cJSON_CreateString(path));
         step_text(text, sizeof(text), path ? path : cmd ? cmd : "");
+        /* truncation: ok, a step shown to the model */
         snprintf(step, sizeof(step), "%s%s%s", tool ? tool : "?", text[0] ? " " : "", text);
+        /* truncation: ok, compared only with short tool names */
         snprintf(sp->pending_tool, sizeof(sp->pending_tool), "%s", tool ? tool : "");
         cJSON_Delete(sp->pending);
         sp->pending = cJSON_CreateString(step);
@@ -199,7 +203,7 @@ static int add_failure(const struct store_run_failure *f, void *ctx)
     }
     first_line(line, sizeof(line), f->failure_reason);
     if (!fl->first[0]) /* its first line: a gate's output is in the task once, digested */
-        snprintf(fl->first, fl->first_n, "%s", line);
+        snprintf(fl->first, fl->first_n, "%s", line); /* truncation: ok, a line shown */
     step_text(what, sizeof(what), line);
     o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "class", f->error_class);
@@ -230,6 +234,7 @@ static void add_next(cJSON *next, cJSON *questions, const char *status, const ch
         /* nothing left */
     } else if (first_failure[0]) {
         char step[1100];
+        /* truncation: ok, a step shown to the model */
         snprintf(step, sizeof(step), "fix what failed last: %s.", first_failure);
         cJSON_AddItemToArray(next, cJSON_CreateString(step));
     } else {
@@ -250,7 +255,8 @@ int context_pack_build(store *st, const char *item_id, const char *model_summary
     int earlier = 0, rc;
 
     if ((rc = store_item_get(st, item_id, &wi)) == 0) {
-        snprintf(status, sizeof(status), "%s", wi->status);
+        snprintf(status, sizeof(status), "%s", wi->status); /* truncation: ok, a status shown */
+        /* truncation: ok, a question shown */
         snprintf(question, sizeof(question), "%s", wi->question ? wi->question : "");
         store_item_free(wi);
     } else if (rc == ERR_NOTFOUND) {
@@ -271,7 +277,7 @@ int context_pack_build(store *st, const char *item_id, const char *model_summary
     cJSON_AddItemToObject(pack, "files_touched", files);
     if (cJSON_GetArraySize(discarded) > 0 || cJSON_GetArraySize(discarded_files) > 0) {
         char note[300];
-        snprintf(note, sizeof(note),
+        snprintf(note, sizeof(note), /* truncation: ok, a note shown */
                  "reset after a run that did not finish: the discarded steps' changes are not "
                  "in it (the latest discarded attempt's steps%s%.0d%s)",
                  earlier ? "; earlier discarded attempts, not listed: " : "", earlier, "");

@@ -94,6 +94,7 @@ int control_check_budget(store *st, const char *goal_id, const char *item_id,
     if (budget_check(&f, BUDGET_NEXT_CALL, est_tokens, est_cost, &v) == BUDGET_OK)
         return 0;
     *which = budget_limit_name(v.which);
+    /* truncation: ok, a budget limit's name fits */
     snprintf(type, sizeof(type), "budget.%s", *which);
     if ((rc = limit_event(st, goal_id, item_id, run_id, type, v.value, v.threshold, v.estimate)))
         return rc;
@@ -108,7 +109,7 @@ int control_check_prices(const struct goal *g, const llm_client *c)
 
     if (!g || !c || !(g->budget_max_cost_usd > 0) || llm_client_prices_check(c) == 0)
         return 0;
-    snprintf(why, sizeof(why), "%s", err_last());
+    snprintf(why, sizeof(why), "%s", err_last()); /* truncation: ok, a message */
     return err_set(ERR_POLICY, "%s", why);
 }
 
@@ -169,6 +170,7 @@ int breaker_gate(store *st, int64_t now_ms, const char *probe_run_id, int *allow
         if ((rc = gate_one(st, &rows[i], fp_now, now_ms, probe_run_id, allowed)) != 0)
             goto out;
         if (!*allowed && blocking && blocking_n)
+            /* truncation: ok, shown in a message */
             snprintf(blocking, blocking_n, "%s", rows[i].error_class);
     }
 out:
@@ -328,6 +330,7 @@ int progress_observe(struct progress_detector *d, const char *fingerprint)
     if (d->same > 0 && !strcmp(d->last, fingerprint)) {
         d->same++;
     } else {
+        /* truncation: ok, a hash, HASH_HEX_SIZE both */
         snprintf(d->last, sizeof(d->last), "%s", fingerprint);
         d->same = 1;
     }

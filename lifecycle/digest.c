@@ -332,6 +332,7 @@ static int blamed_in(const char *reason, const char *name)
 {
     char head[300];
 
+    /* truncation: ok, a heading shown */
     snprintf(head, sizeof(head), "gate %s failed (exit ", name);
     return strstr(reason, head) != NULL;
 }

@@ -97,7 +97,7 @@ static int check_answer(const cJSON *a, char *why, size_t n)
 
     v = cJSON_GetObjectItemCaseSensitive(a, "nothing_to_do");
     if (v && !cJSON_IsBool(v)) {
-        snprintf(why, n, "nothing_to_do: expected true or false");
+        snprintf(why, n, "nothing_to_do: expected true or false"); /* truncation: ok, a message */
         return -1;
     }
     if (cJSON_IsTrue(v)) {
@@ -105,6 +105,7 @@ static int check_answer(const cJSON *a, char *why, size_t n)
         while (r && (*r == ' ' || *r == '\t' || *r == '\n' || *r == '\r'))
             r++;
         if (!r || !*r) {
+            /* truncation: ok, a message */
             snprintf(why, n, "reason: expected a non-empty string with nothing_to_do");
             return -1;
         }
@@ -112,13 +113,14 @@ static int check_answer(const cJSON *a, char *why, size_t n)
     }
     for (size_t k = 0; k < 4; k++) {
         if (!string_array(cJSON_GetObjectItemCaseSensitive(a, lists[k]))) {
+            /* truncation: ok, a message */
             snprintf(why, n, "%s: expected an array of strings", lists[k]);
             return -1;
         }
     }
     v = cJSON_GetObjectItemCaseSensitive(a, "verification");
     if (!cJSON_IsArray(v)) {
-        snprintf(why, n, "verification: expected an array");
+        snprintf(why, n, "verification: expected an array"); /* truncation: ok, a message */
         return -1;
     }
     cJSON_ArrayForEach(g, v)
@@ -129,6 +131,7 @@ static int check_answer(const cJSON *a, char *why, size_t n)
         int ok_type = 0;
         if (!cJSON_IsString(name) || !name->valuestring[0] || !cJSON_IsString(cmd) ||
             !cmd->valuestring[0]) {
+            /* truncation: ok, a message */
             snprintf(why, n, "verification[%d]: needs a name and a command", i);
             return -1;
         }
@@ -136,6 +139,7 @@ static int check_answer(const cJSON *a, char *why, size_t n)
             if (cJSON_IsString(type) && !strcmp(type->valuestring, gate_types[t]))
                 ok_type = 1;
         if (type && !ok_type) {
+            /* truncation: ok, a message */
             snprintf(why, n, "verification[%d].type: not one of test, build, lint, typecheck, "
                              "custom",
                      i);

@@ -148,6 +148,7 @@ static void tree_entry(struct tree_walk *w, const struct folder *f, const char *
             return;
         w->opened++;
         sub = xmalloc(strlen(f->prefix) + strlen(name) + 2);
+        /* truncation: ok, sized for it */
         snprintf(sub, strlen(f->prefix) + strlen(name) + 2, "%s%s/", f->prefix, name);
         tree_push(w, fd, sub, f->depth + 1);
         free(sub);
@@ -343,9 +344,9 @@ static void named_add(strbuf *user, struct tool_ctx *c, int root_fd, const char 
         /* a sentence's full stop, a folder's slash */
         while (len && (p[len - 1] == '.' || p[len - 1] == '/'))
             len--;
-        if (path_like(p, len)) {
+        if (path_like(p, len) && len < sizeof(rel)) {
             int dup = 0;
-            snprintf(rel, sizeof(rel), "%.*s", (int)len, p);
+            snprintf(rel, sizeof(rel), "%.*s", (int)len, p); /* truncation: ok, len fits */
             for (int i = 0; i < nseen; i++)
                 dup |= !strcmp(seen[i], rel);
             if (!dup && (!skip || strcmp(rel, skip)) && is_file_beneath(root_fd, rel)) {

@@ -251,6 +251,7 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *packet)
     t = cJSON_PrintUnformatted(attempts);
     cJSON_Delete(attempts);
     /* keep the failure being escalated if this call fails too */
+    /* truncation: ok, an error class, same size both */
     snprintf(saved_cls, sizeof(saved_cls), "%s", j->error_class);
     strbuf_init(&saved, 16384);
     strbuf_adds_cut(&saved, strbuf_cstr(&j->failure));
@@ -297,6 +298,7 @@ static cJSON *model_analysis(struct job_ctx *j, const cJSON *packet)
     j->usage.turns += saved_usage.turns;
     j->usage.tokens += saved_usage.tokens;
     j->usage.started_ms = saved_usage.started_ms;
+    /* truncation: ok, an error class, same size both */
     snprintf(j->error_class, sizeof(j->error_class), "%s", saved_cls);
     strbuf_reset(&j->failure);
     strbuf_adds_cut(&j->failure, strbuf_cstr(&saved));
@@ -525,6 +527,7 @@ int escalate_open(struct job_ctx *j, const char *type)
 
     /* the analysis's call keeps the job's class; copy it anyway, as f
      * borrows it */
+    /* truncation: ok, an error class, same size both */
     snprintf(cls, sizeof(cls), "%s", j->error_class);
     f.error_class = cls;
     return escalate_open_facts(j->st, &f, j, type);

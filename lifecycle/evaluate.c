@@ -36,6 +36,7 @@
 #include "util/err.h"
 #include "util/fault.h"
 #include "util/fsutil.h"
+#include "util/path.h"
 #include "util/xalloc.h"
 #include "vcs/commit.h"
 #include "vcs/diff.h"
@@ -70,9 +71,12 @@ static int names_file(struct workspace *ws, const char *summary)
             char path[4700];
             memcpy(word, p, n);
             word[n] = '\0';
-            snprintf(path, sizeof(path), "%s/%s", ws->root, word);
-            if (strchr(word, '.') && !strstr(word, "..") && fs_exists(path) && !fs_is_dir(path))
+            if (path_fmt(path, sizeof(path), "%s/%s", ws->root, word) != 0) {
+                err_clear(); /* a name too long for a path names no file */
+            } else if (strchr(word, '.') && !strstr(word, "..") && fs_exists(path) &&
+                       !fs_is_dir(path)) {
                 return 1;
+            }
         }
         p += n ? n : 1;
     }
@@ -205,7 +209,8 @@ static int item_push(struct job_ctx *j, const char *sha)
 
     if (!j->clone || !sha || !sha[0])
         return 0;
-    snprintf(ref, sizeof(ref), "refs/goald/%s", j->goal->id);
+    if (path_fmt(ref, sizeof(ref), "refs/goald/%s", j->goal->id) != 0)
+        return job_fail(j, "vcs", "the goal's ref: %s", err_last());
     if (vcs_push_commit(j->repo, "origin", sha, ref, 1) != 0)
         return job_fail(j, "vcs", "pushing %.12s to %s of %s: %s", sha, ref, j->goal->repo,
                         err_last());

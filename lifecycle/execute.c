@@ -374,7 +374,7 @@ static int apply_best_attempt(struct job_ctx *j, struct workspace *ws, const cJS
                       run ? run : "?", ws->wt && patch ? err_last() : "no worktree or patch");
     } else {
         fault_point("execute.best_attempt_applied");
-        snprintf(summary, sizeof(summary),
+        snprintf(summary, sizeof(summary), /* truncation: ok, a summary */
                  "the best attempt of run %.8s, its test changes accepted by a human",
                  run ? run : "?");
         strbuf_adds_cut(&j->summary, summary);

@@ -44,25 +44,27 @@ static int command_parse(struct command *c, const char *body)
         p++;
     len = strcspn(p, " \t\r\n");
     if (len == 5 && !strncmp(p, "retry", 5))
-        snprintf(c->action, sizeof(c->action), "retry");
+        snprintf(c->action, sizeof(c->action), "retry"); /* truncation: ok, a constant that fits */
     else if (len == 6 && !strncmp(p, "answer", 6))
-        snprintf(c->action, sizeof(c->action), "retry");
+        snprintf(c->action, sizeof(c->action), "retry"); /* truncation: ok, a constant that fits */
     else if (len == 4 && !strncmp(p, "skip", 4))
-        snprintf(c->action, sizeof(c->action), "skip");
+        snprintf(c->action, sizeof(c->action), "skip"); /* truncation: ok, a constant that fits */
     else
         return 0;
     p += len;
     while (*p == ' ' || *p == '\t')
         p++;
-    if (strcmp(c->action, "skip") != 0)
-        snprintf(c->input, sizeof(c->input), "%s", p); /* the rest: the answer */
+    /* the rest: the answer; one too long to hold is no command, never a cut answer */
+    if (strcmp(c->action, "skip") != 0 &&
+        (size_t)snprintf(c->input, sizeof(c->input), "%s", p) >= sizeof(c->input))
+        return 0;
     return 1;
 }
 
 /* store_escalation_each_open_of_goal callback: the first one's id. */
 static int first_open(const struct store_escalation *e, void *ctx)
 {
-    snprintf(ctx, ID_SIZE, "%s", e->id);
+    snprintf(ctx, ID_SIZE, "%s", e->id); /* truncation: ok, an id, ID_SIZE both */
     return 1;
 }
 
@@ -110,10 +112,12 @@ int forge_commands_apply(store *st, const struct forge_trigger *t, int64_t numbe
     char key[900], tkey[900], last[32] = "", etag[512] = "";
     int rc, n = 0, found = 0, nm = 0;
 
-    snprintf(key, sizeof(key), "comments:%s/%s#%lld", t->f.base_url, t->repo_key,
-             (long long)number);
-    snprintf(tkey, sizeof(tkey), "comments-etag:%s/%s#%lld", t->f.base_url, t->repo_key,
-             (long long)number);
+    /* cut, the keys of two issues would be one */
+    if ((size_t)snprintf(key, sizeof(key), "comments:%s/%s#%lld", t->f.base_url, t->repo_key,
+                         (long long)number) >= sizeof(key) ||
+        (size_t)snprintf(tkey, sizeof(tkey), "comments-etag:%s/%s#%lld", t->f.base_url,
+                         t->repo_key, (long long)number) >= sizeof(tkey))
+        return err_set(ERR_INVALID, "%s: forge.base_url too long for the comments' key", t->name);
     if ((rc = store_forge_state_get(st, key, last, sizeof(last), &found)) != 0 ||
         (rc = store_forge_state_get(st, tkey, etag, sizeof(etag), &found)) != 0 ||
         (rc = vcs_forge_comments_list(&cms, &n, &nm, etag, sizeof(etag), &t->f, number,
@@ -126,6 +130,7 @@ int forge_commands_apply(store *st, const struct forge_trigger *t, int64_t numbe
         if (command_parse(&c, cms[i].body) &&
             (rc = command_apply(st, t, number, goal_id, &cms[i], &c)) != 0)
             goto out; /* tried again at the next poll */
+        /* truncation: ok, a number that fits */
         snprintf(id, sizeof(id), "%lld", (long long)cms[i].id);
         if ((rc = store_forge_state_set(st, key, id, time_now_ms())) != 0)
             goto out;

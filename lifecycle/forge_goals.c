@@ -18,16 +18,19 @@
 #include "util/xalloc.h"
 
 /* The link row of (number, source) under t pointing at goal_id. */
-static void link_of(struct store_forge_link *l, const struct forge_trigger *t, int64_t number,
-                    const char *source, const char *goal_id)
+static int link_of(struct store_forge_link *l, const struct forge_trigger *t, int64_t number,
+                   const char *source, const char *goal_id)
 {
     memset(l, 0, sizeof(*l));
-    snprintf(l->forge, sizeof(l->forge), "%s", t->f.base_url);
-    snprintf(l->repo, sizeof(l->repo), "%s", t->repo_key);
     l->number = number;
-    snprintf(l->source, sizeof(l->source), "%s", source);
-    snprintf(l->goal_id, sizeof(l->goal_id), "%s", goal_id);
-    snprintf(l->trigger, sizeof(l->trigger), "%s", t->name);
+    /* the link's key: cut, two forges (or two sources) would be one */
+    if ((size_t)snprintf(l->forge, sizeof(l->forge), "%s", t->f.base_url) >= sizeof(l->forge) ||
+        (size_t)snprintf(l->source, sizeof(l->source), "%s", source) >= sizeof(l->source))
+        return err_set(ERR_INVALID, "%s: forge.base_url or the link's source too long", t->name);
+    snprintf(l->repo, sizeof(l->repo), "%s", t->repo_key); /* truncation: ok, 256 bytes both */
+    snprintf(l->goal_id, sizeof(l->goal_id), "%s", goal_id); /* truncation: ok, an id */
+    snprintf(l->trigger, sizeof(l->trigger), "%s", t->name); /* truncation: ok, 128 bytes both */
+    return 0;
 }
 
 /* The link's unique key decides: the issue may have got its goal
@@ -44,8 +47,8 @@ int forge_goal_submit_linked(store *st, const struct forge_trigger *t, int64_t n
         return rc;
     if ((rc = intake_submit(st, g, id)) != 0)
         goto out;
-    link_of(&l, t, number, source, id);
-    if ((rc = store_forge_link_insert(st, &l, time_now_ms(), &inserted)) != 0)
+    if ((rc = link_of(&l, t, number, source, id)) != 0 ||
+        (rc = store_forge_link_insert(st, &l, time_now_ms(), &inserted)) != 0)
         goto out;
     if (!inserted)
         rc = ERR_AMBIGUOUS; /* rolled back below: the issue has its goal */
@@ -105,9 +108,12 @@ int forge_issue_consider(store *st, const struct forge_trigger *t, const struct 
                                     &found)) != 0 ||
         found)
         return rc;
-    if (labeler)
-        snprintf(who, sizeof(who), "%s", labeler);
-    else if ((rc = vcs_forge_labeler(who, sizeof(who), &t->f, issue->number, t->label)) != 0)
+    /* who may push is asked of this login: cut, it could be another's */
+    if (labeler && (size_t)snprintf(who, sizeof(who), "%s", labeler) >= sizeof(who))
+        return err_set(ERR_INVALID, "issue #%lld: the labeler's login is too long",
+                       (long long)issue->number);
+    if (!labeler &&
+        (rc = vcs_forge_labeler(who, sizeof(who), &t->f, issue->number, t->label)) != 0)
         return rc;
     if ((rc = vcs_forge_can_push(&allowed, &t->f, who)) != 0)
         return rc;

@@ -58,7 +58,7 @@ static int on_issue(int *status, char *msg, size_t n, store *st, const struct fo
 
     if (!labels_it(p, t->label) || strcmp(str_at(is, "state"), "open") != 0 ||
         (pr && !cJSON_IsNull(pr)) || num_at(is, "number") <= 0) {
-        snprintf(msg, n, "not an open issue labelled %s", t->label);
+        snprintf(msg, n, "not an open issue labelled %s", t->label); /* truncation: ok, a message */
         return 0;
     }
     issue.number = num_at(is, "number");
@@ -68,10 +68,12 @@ static int on_issue(int *status, char *msg, size_t n, store *st, const struct fo
     if ((rc = forge_issue_consider(st, t, &issue, sender, &made)) != 0)
         return rc;
     if (!made) {
+        /* truncation: ok, a message */
         snprintf(msg, n, "issue #%lld: no new goal", (long long)issue.number);
         return 0;
     }
     *status = 202;
+    /* truncation: ok, a message */
     snprintf(msg, n, "issue #%lld became a goal", (long long)issue.number);
     if (store_forge_link_goal(st, t->f.base_url, t->repo_key, issue.number, "issue", goal_id,
                               &found) == 0 &&
@@ -91,19 +93,21 @@ static int on_comment(int *status, char *msg, size_t n, store *st, const struct 
     int rc, found = 0;
 
     if (strcmp(str_at(p, "action"), "created") != 0 || number <= 0) {
-        snprintf(msg, n, "not a new comment");
+        snprintf(msg, n, "not a new comment"); /* truncation: ok, a message */
         return 0;
     }
     if ((rc = store_forge_link_goal(st, t->f.base_url, t->repo_key, number, "issue", goal_id,
                                     &found)) != 0)
         return rc;
     if (!found) {
+        /* truncation: ok, a message */
         snprintf(msg, n, "issue #%lld has no goal", (long long)number);
         return 0;
     }
     if ((rc = forge_commands_apply(st, t, number, goal_id)) != 0)
         return rc;
     *status = 202;
+    /* truncation: ok, a message */
     snprintf(msg, n, "issue #%lld: comments read", (long long)number);
     return 0;
 }
@@ -115,11 +119,12 @@ int forge_webhook_event(int *status, char *msg, size_t n, store *st, const struc
     const char *sender = str_at(cJSON_GetObjectItemCaseSensitive(payload, "sender"), "login");
 
     *status = 200;
-    snprintf(msg, n, "ignored");
+    snprintf(msg, n, "ignored"); /* truncation: ok, a message */
     if (!event || !strcmp(event, "ping"))
         return 0;
     if (strcasecmp(full, t->repo_key) != 0) {
         *status = 422;
+        /* truncation: ok, a message */
         snprintf(msg, n, "the event's repository is not the trigger's (%s)", t->repo_key);
         return 0;
     }

@@ -38,7 +38,7 @@ static int poll_issues(store *st, const struct forge_trigger *t)
     char key[200], etag[512] = "";
     int rc, n = 0, nm = 0, found = 0, failed = 0, made = 0;
 
-    snprintf(key, sizeof(key), "etag:%s", t->name);
+    snprintf(key, sizeof(key), "etag:%s", t->name); /* truncation: ok, a name fits 128 bytes */
     if ((rc = store_forge_state_get(st, key, etag, sizeof(etag), &found)) != 0)
         return rc;
     rc = vcs_forge_issues_list(&v, &n, &nm, etag, sizeof(etag), &fl, &t->f, t->label);

@@ -69,6 +69,7 @@ static cJSON *criterion(const struct vcs_review_comment *c)
     char buf[600];
     size_t n;
 
+    /* truncation: ok, a comment shown */
     snprintf(buf, sizeof(buf), "%s:%lld: %s", c->path, (long long)c->line, c->body);
     n = utf8_cut_back(buf, strlen(buf));
     buf[n] = '\0';
@@ -100,6 +101,7 @@ static char *description(const struct store_forge_link *l, const struct goal *or
         rc = add_quoted(&sb, "", r->body);
     for (int i = 0; rc == 0 && i < n; i++) {
         char where[600];
+        /* truncation: ok, a place shown */
         snprintf(where, sizeof(where), "%s:%lld: ", c[i].path, (long long)c[i].line);
         rc = add_quoted(&sb, where, c[i].body);
     }
@@ -129,7 +131,7 @@ static cJSON *followup_json(const struct forge_trigger *t, const struct store_fo
     char title[1024], *desc = description(l, orig, a->kind, r, c, n);
     const cJSON *it;
 
-    snprintf(title, sizeof(title), "%s %lld of #%lld: %s",
+    snprintf(title, sizeof(title), "%s %lld of #%lld: %s", /* truncation: ok, a title */
              strcmp(a->kind, "review") ? "Comment" : "Review", (long long)r->id,
              (long long)l->pr_number, orig->title);
     title[utf8_offset(title, strlen(title), max)] = '\0';
@@ -148,7 +150,7 @@ static cJSON *followup_json(const struct forge_trigger *t, const struct store_fo
         cJSON_AddItemToArray(crit, xcheck(cJSON_CreateString(ask)));
         free(ask);
     } else if (cJSON_GetArraySize(crit) == 0) {
-        snprintf(title, sizeof(title),
+        snprintf(title, sizeof(title), /* truncation: ok, a title */
                  "the changes review %lld of pull request #%lld asks for "
                  "are made",
                  (long long)r->id, (long long)l->pr_number);
@@ -194,6 +196,7 @@ static int followup(store *st, const struct forge_trigger *t, const struct store
     if ((rc = intake_parse(&g, text, strlen(text), "forge review")) != 0)
         goto out;
     g->branch = xstrdup(orig->branch); /* the pull request's */
+    /* truncation: ok, a kind and a number fit */
     snprintf(source, sizeof(source), "%s:%lld", kind, (long long)r->id);
     if ((rc = forge_goal_submit_linked(st, t, l->pr_number, source, g, made, id)) == 0 && *made)
         log_info("forge: %s#%lld: %s %lld by @%s became goal %.8s on %s", t->repo_key,
@@ -238,10 +241,12 @@ static int comments_of(store *st, const struct forge_trigger *t, const struct st
     char key[900], tkey[900], last[32] = "", etag[512] = "", linked[ID_SIZE];
     int rc, n = 0, found = 0, nm = 0, made = 0;
 
-    snprintf(key, sizeof(key), "pr-comments:%s/%s#%lld", t->f.base_url, t->repo_key,
-             (long long)l->pr_number);
-    snprintf(tkey, sizeof(tkey), "pr-comments-etag:%s/%s#%lld", t->f.base_url, t->repo_key,
-             (long long)l->pr_number);
+    /* cut, the keys of two pull requests would be one */
+    if ((size_t)snprintf(key, sizeof(key), "pr-comments:%s/%s#%lld", t->f.base_url, t->repo_key,
+                         (long long)l->pr_number) >= sizeof(key) ||
+        (size_t)snprintf(tkey, sizeof(tkey), "pr-comments-etag:%s/%s#%lld", t->f.base_url,
+                         t->repo_key, (long long)l->pr_number) >= sizeof(tkey))
+        return err_set(ERR_INVALID, "%s: forge.base_url too long for the comments' key", t->name);
     if ((rc = store_forge_state_get(st, key, last, sizeof(last), &found)) != 0 ||
         (rc = store_forge_state_get(st, tkey, etag, sizeof(etag), &found)) != 0 ||
         (rc = vcs_forge_comments_list(&cms, &n, &nm, etag, sizeof(etag), &t->f, l->pr_number,
@@ -251,6 +256,7 @@ static int comments_of(store *st, const struct forge_trigger *t, const struct st
     for (int i = 0; i < n && !made; i++) {
         const char *ask = followup_request(cms[i].body);
         char source[64], id[32];
+        /* truncation: ok, a number fits */
         snprintf(source, sizeof(source), "comment:%lld", (long long)cms[i].id);
         if (ask && (rc = store_forge_link_goal(st, t->f.base_url, t->repo_key, l->pr_number,
                                                 source, linked, &found)) != 0)
@@ -260,7 +266,7 @@ static int comments_of(store *st, const struct forge_trigger *t, const struct st
             if ((rc = followup(st, t, l, orig, "comment", &r, &made)) != 0)
                 goto out;
         }
-        snprintf(id, sizeof(id), "%lld", (long long)cms[i].id);
+        snprintf(id, sizeof(id), "%lld", (long long)cms[i].id); /* truncation: ok, a number fits */
         if ((rc = store_forge_state_set(st, key, id, time_now_ms())) != 0)
             goto out;
     }
@@ -285,13 +291,17 @@ static int reviews_of(store *st, const struct forge_trigger *t, const struct sto
     if (!orig->repo || !orig->branch ||
         (rc = store_forge_branch_busy(st, orig->repo, orig->branch, &busy)) != 0 || busy)
         goto out;
-    snprintf(key, sizeof(key), "reviews-etag:%s/%s#%lld", t->f.base_url, t->repo_key,
-             (long long)l->pr_number);
+    if ((size_t)snprintf(key, sizeof(key), "reviews-etag:%s/%s#%lld", t->f.base_url, t->repo_key,
+                         (long long)l->pr_number) >= sizeof(key)) {
+        rc = err_set(ERR_INVALID, "%s: forge.base_url too long for the reviews' key", t->name);
+        goto out;
+    }
     if ((rc = store_forge_state_get(st, key, etag, sizeof(etag), &found)) != 0 ||
         (rc = vcs_forge_reviews_list(&v, &n, &nm, etag, sizeof(etag), &t->f, l->pr_number)) != 0)
         goto out;
     for (int i = 0; i < n && !made && !nm; i++) {
         char source[64];
+        /* truncation: ok, a number fits */
         snprintf(source, sizeof(source), "review:%lld", (long long)v[i].id);
         if (!review_wanted(&v[i]))
             continue;

@@ -60,6 +60,14 @@ static int check_one(const cJSON *t, int i)
             return err_set(ERR_INVALID, "forge.triggers[%d].%s: expected a non-empty string", i,
                            strs[k]);
     }
+    static const char *const capped[] = {"name", "label", "webhook_secret_env", NULL};
+    for (int k = 0; capped[k]; k++) {
+        const char *s = opt_str(t, capped[k]);
+        /* held in 128 bytes: cut, a label or a variable would name another */
+        if (s && strlen(s) >= sizeof(((struct forge_trigger *)0)->label))
+            return err_set(ERR_INVALID, "forge.triggers[%d].%s: at most 127 bytes", i,
+                           capped[k]);
+    }
     if (!slash || slash == repo || !slash[1] || strchr(slash + 1, '/') || strlen(repo) >= 256)
         return err_set(ERR_INVALID, "forge.triggers[%d].repo: expected \"OWNER/NAME\"", i);
     if (!local || local[0] != '/' || strlen(local) >= 1024)
@@ -111,9 +119,13 @@ static void trigger_fill(struct forge_trigger *t, const cJSON *j)
     const char *slash = strchr(repo, '/');
     size_t n;
 
+    /* truncation: ok, check_one holds repo under 256 bytes */
     snprintf(t->repo_key, sizeof(t->repo_key), "%s", repo);
+    /* truncation: ok, check_one holds label under 128 bytes */
     snprintf(t->label, sizeof(t->label), "%s", opt_str(j, "label") ? opt_str(j, "label") : "goald");
+    /* truncation: ok, check_one holds local_repo under 1024 bytes */
     snprintf(t->local_repo, sizeof(t->local_repo), "%s", opt_str(j, "local_repo"));
+    /* truncation: ok, check_one holds it under 128 bytes */
     snprintf(t->secret_env, sizeof(t->secret_env), "%s",
              opt_str(j, "webhook_secret_env") ? opt_str(j, "webhook_secret_env") : "");
     t->f.base_url = xstrdup(base ? base : config_str(CFG_FORGE_BASE_URL));
@@ -126,9 +138,10 @@ static void trigger_fill(struct forge_trigger *t, const cJSON *j)
     if (opt_str(j, "token_env"))
         t->f.token_env = xstrdup(opt_str(j, "token_env"));
     if (opt_str(j, "name"))
+        /* truncation: ok, check_one holds name under 128 bytes */
         snprintf(t->name, sizeof(t->name), "%s", opt_str(j, "name"));
     else
-        snprintf(t->name, sizeof(t->name), "%.100s", repo);
+        snprintf(t->name, sizeof(t->name), "%.100s", repo); /* truncation: ok, at most 100 bytes */
     t->tmpl = cJSON_GetObjectItemCaseSensitive(j, "template");
 }
 
@@ -196,6 +209,7 @@ static cJSON *criteria_of(const struct vcs_issue *issue)
     }
     if (cJSON_GetArraySize(arr) == 0) {
         char c[64];
+        /* truncation: ok, a sentence with a number that fits */
         snprintf(c, sizeof(c), "the change issue #%lld asks for is made", (long long)issue->number);
         cJSON_AddItemToArray(arr, xcheck(cJSON_CreateString(c)));
     }
@@ -258,6 +272,7 @@ cJSON *forge_goal_json(const struct forge_trigger *t, const struct vcs_issue *is
     char num[32];
     size_t keep;
 
+    /* truncation: ok, a number that fits */
     snprintf(num, sizeof(num), " (#%lld)", (long long)issue->number);
     keep = max > strlen(num) ? max - strlen(num) : 1;
     raw_title(&title, *issue->title ? issue->title : "untitled issue", keep, num);

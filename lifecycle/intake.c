@@ -28,6 +28,7 @@
 #include "util/config.h"
 #include "util/cron.h"
 #include "util/err.h"
+#include "util/path.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 #include "util/url.h"
@@ -73,18 +74,19 @@ struct ctx {
 static void describe(char *out, size_t n, const cJSON *v)
 {
     if (cJSON_IsString(v)) {
+        /* truncation: ok, a value shown in a message */
         snprintf(out, n, "\"%.60s%s\"", v->valuestring,
                  strlen(v->valuestring) > 60 ? "..." : "");
     } else if (cJSON_IsNumber(v)) {
-        snprintf(out, n, "%.17g", v->valuedouble);
+        snprintf(out, n, "%.17g", v->valuedouble); /* truncation: ok, a value shown in a message */
     } else if (cJSON_IsBool(v)) {
-        snprintf(out, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
+        snprintf(out, n, "%s", cJSON_IsTrue(v) ? "true" : "false"); /* truncation: ok, a message */
     } else if (cJSON_IsNull(v)) {
-        snprintf(out, n, "null");
+        snprintf(out, n, "null"); /* truncation: ok, a value shown in a message */
     } else if (cJSON_IsArray(v)) {
-        snprintf(out, n, "an array");
+        snprintf(out, n, "an array"); /* truncation: ok, a value shown in a message */
     } else {
-        snprintf(out, n, "an object");
+        snprintf(out, n, "an object"); /* truncation: ok, a value shown in a message */
     }
 }
 
@@ -92,7 +94,7 @@ static void describe(char *out, size_t n, const cJSON *v)
 static int collect(struct ctx *c)
 {
     if (c->nerr++ == 0)
-        snprintf(c->first, sizeof(c->first), "%s", err_last());
+        snprintf(c->first, sizeof(c->first), "%s", err_last()); /* truncation: ok, a message */
     if (c->errs) {
         strbuf_addf_cut(c->errs, "%s\n", err_last()); /* shown to the user: cut at its cap */
     }
@@ -138,6 +140,7 @@ static int check_keys(const struct ctx *c, const cJSON *obj, const char *prefix,
 
     cJSON_ArrayForEach(it, obj)
     {
+        /* truncation: ok, a field named in a message */
         snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "." : "", it->string);
         if (!in_list(it->string, allowed)) {
             rc = fail(c, path, NULL, "unknown key");
@@ -222,7 +225,7 @@ static int check_string_array(const struct ctx *c, const cJSON *v, const char *k
         return fail(c, key, v, "expected an array of strings");
     cJSON_ArrayForEach(it, v)
     {
-        snprintf(path, sizeof(path), "%s[%d]", key, i);
+        snprintf(path, sizeof(path), "%s[%d]", key, i); /* truncation: ok, a message */
         if (!cJSON_IsString(it) || is_blank(it->valuestring))
             return fail(c, path, it, "expected a non-empty string");
         if (allowed && !in_list(it->valuestring, allowed))
@@ -277,38 +280,42 @@ static int check_gate(const struct ctx *c, const cJSON *g, int i)
     {
         const cJSON *f;
         int rc;
-        snprintf(path, sizeof(path), "verification[%d]", i);
+        snprintf(path, sizeof(path), "verification[%d]", i); /* truncation: ok, a message */
         if (!cJSON_IsObject(g))
             return fail(c, path, g, "expected an object");
         if ((rc = check_keys(c, g, path, gate_keys)) != 0)
             return rc;
         f = cJSON_GetObjectItemCaseSensitive(g, "name");
-        snprintf(path, sizeof(path), "verification[%d].name", i);
+        snprintf(path, sizeof(path), "verification[%d].name", i); /* truncation: ok, a message */
         if (!f)
             return fail(c, path, NULL, "required");
         if (!cJSON_IsString(f) || is_blank(f->valuestring))
             return fail(c, path, f, "expected a non-empty string");
+        if (strlen(f->valuestring) >= 128)
+            return fail(c, path, NULL, "at most 127 bytes");
         f = cJSON_GetObjectItemCaseSensitive(g, "command");
-        snprintf(path, sizeof(path), "verification[%d].command", i);
+        snprintf(path, sizeof(path), "verification[%d].command", i); /* truncation: ok, a message */
         if (!f)
             return fail(c, path, NULL, "required");
         if (!cJSON_IsString(f) || is_blank(f->valuestring))
             return fail(c, path, f, "expected a non-empty string");
         f = cJSON_GetObjectItemCaseSensitive(g, "type");
-        snprintf(path, sizeof(path), "verification[%d].type", i);
+        snprintf(path, sizeof(path), "verification[%d].type", i); /* truncation: ok, a message */
         if (f && (!cJSON_IsString(f) || !in_list(f->valuestring, gate_types)))
             return fail(c, path, f, "expected one of test, build, lint, typecheck, custom");
         f = cJSON_GetObjectItemCaseSensitive(g, "must_pass");
+        /* truncation: ok, a field named in a message */
         snprintf(path, sizeof(path), "verification[%d].must_pass", i);
         if (f && !cJSON_IsBool(f))
             return fail(c, path, f, "expected true or false");
         f = cJSON_GetObjectItemCaseSensitive(g, "timeout_s");
+        /* truncation: ok, a field named in a message */
         snprintf(path, sizeof(path), "verification[%d].timeout_s", i);
         if (f && (!cJSON_IsNumber(f) || f->valuedouble < 1 || f->valuedouble > 86400 ||
                   f->valuedouble != floor(f->valuedouble)))
             return fail(c, path, f, "expected an integer from 1 to 86400");
         f = cJSON_GetObjectItemCaseSensitive(g, "report");
-        snprintf(path, sizeof(path), "verification[%d].report", i);
+        snprintf(path, sizeof(path), "verification[%d].report", i); /* truncation: ok, a message */
         if (f && (!cJSON_IsString(f) || is_blank(f->valuestring)))
             return fail(c, path, f, "expected a non-empty string");
         f = cJSON_GetObjectItemCaseSensitive(g, "build_dirs");
@@ -360,7 +367,8 @@ static int check_publish_forge(const struct ctx *c, const struct goal *g, const 
     if (vcs_repo_is_shared(g->repo)) {
         /* clone mode: "origin" is the goal's repo itself; another name is
          * not a remote of the node's clone, a URL stands for itself */
-        snprintf(url, sizeof(url), "%s", !strcmp(remote, "origin") ? g->repo : remote);
+        if (path_fmt(url, sizeof(url), "%s", !strcmp(remote, "origin") ? g->repo : remote) != 0)
+            return fail(c, "publish.pull_request", NULL, "the remote: %s", err_last());
     } else if (vcs_remote_url(url, sizeof(url), g->repo, remote) != 0) {
         /* no such remote (yet): the push will say so; nothing to judge here */
         return 0;
@@ -621,7 +629,7 @@ static void field_protected_paths(struct ctx *c, const cJSON *root, struct goal 
         return;
     cJSON_ArrayForEach(it, v)
     {
-        snprintf(path, sizeof(path), "protected_paths[%d]", i++);
+        snprintf(path, sizeof(path), "protected_paths[%d]", i++); /* truncation: ok, a message */
         if (it->valuestring[0] == '/' || !strncmp(it->valuestring, "../", 3) ||
             strstr(it->valuestring, "/../"))
             fail(c, path, it, "expected a glob relative to the repository (as "

@@ -20,6 +20,7 @@
 #include "util/hash.h"
 #include "util/jsonobj.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/timeutil.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -29,6 +30,7 @@ int job_fail(struct job_ctx *j, const char *cls, const char *fmt, ...)
     va_list ap;
     char *red;
 
+    /* truncation: ok, an error class name, short */
     snprintf(j->error_class, sizeof(j->error_class), "%s", cls);
     strbuf_reset(&j->failure);
     va_start(ap, fmt);
@@ -127,7 +129,8 @@ int job_process_is(long pid, const char *run_id)
 
     if (pid <= 0 || kill((pid_t)pid, 0) != 0)
         return 0;
-    snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+    if (path_fmt(path, sizeof(path), "/proc/%ld/cmdline", pid) != 0)
+        return 0;
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;

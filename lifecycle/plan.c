@@ -353,6 +353,7 @@ int plan_store(store *st, const char *goal_id, const struct plan *p)
         if ((rc = id_new(ids[i])) != 0)
             goto out;
         memcpy(wi.id, ids[i], ID_SIZE);
+        /* truncation: ok, an id, ID_SIZE both */
         snprintf(wi.goal_id, sizeof(wi.goal_id), "%s", goal_id);
         wi.key = it->key;
         wi.title = it->title;

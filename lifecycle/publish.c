@@ -278,11 +278,12 @@ static void accepted_diff(struct accepted *a, const struct work_item *wi, const 
 
     if (!a->repo || !base || !wi->commit_sha || !sep || (size_t)(sep - id) >= sizeof(path))
         return;
-    snprintf(path, sizeof(path), "%.*s", (int)(sep - id), id);
+    snprintf(path, sizeof(path), "%.*s", (int)(sep - id), id); /* truncation: ok, checked above */
     for (int i = 0; i < a->nshown; i++)
         if (!strcmp(a->shown[i], path))
             return;
     if (a->nshown < 16)
+        /* truncation: ok, path fits 512 bytes both */
         snprintf(a->shown[a->nshown++], sizeof(a->shown[0]), "%s", path);
     strbuf_init(&d, ACCEPTED_DIFF_MAX);
     if (vcs_diff_path(&d, &cut, a->repo, base, wi->commit_sha, path) == 0 && d.len) {
@@ -362,6 +363,7 @@ static int gate_row_cb(const struct store_gate_result *g, void *ctx)
     char tests[64] = "-";
 
     if (g->counted)
+        /* truncation: ok, numbers shown */
         snprintf(tests, sizeof(tests), "%d passed, %d failed", g->tests_passed,
                  g->tests_failed);
     strbuf_adds_cut(sb, "| ");
@@ -522,6 +524,7 @@ static int nothing_done(struct job_ctx *j, const struct finished *f, int *ended)
     *ended = 0;
     if (f->done > 0)
         return 0;
+    /* truncation: ok, a message */
     snprintf(why, sizeof(why), "nothing was done: %d item%s skipped, %d cancelled; no branch "
              "is published",
              f->skipped, f->skipped == 1 ? "" : "s", f->cancelled);
@@ -645,6 +648,7 @@ static int open_pull_request(struct job_ctx *j, const char *remote_url, int part
         strbuf_release(&body);
         return job_fail(j, "internal", "%s", err_last());
     }
+    /* truncation: ok, a title */
     snprintf(title, sizeof(title), "%s%s", partial ? "[partial] " : "", g->title);
     rc = vcs_forge_from_config(&f, remote_url[0] ? remote_url : NULL);
     if (rc == 0)
@@ -660,7 +664,7 @@ static int open_pull_request(struct job_ctx *j, const char *remote_url, int part
         return job_fail(j, cls, "%s", err_last());
     }
     m = xcheck(cJSON_CreateObject());
-    snprintf(ref, sizeof(ref), "#%ld", pr->number);
+    snprintf(ref, sizeof(ref), "#%ld", pr->number); /* truncation: ok, a number fits */
     cJSON_AddNumberToObject(m, "number", (double)pr->number);
     cJSON_AddBoolToObject(m, "created", pr->created);
     /* the record of the pull request: a failed write fails the step (a

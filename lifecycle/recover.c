@@ -206,13 +206,13 @@ static int recover_goal(store *st, const struct recover_input *in, struct job_ct
         rc = store_goal_set_next_attempt(st, in->goal->id, now + backoff);
         if (rc == 0)
             rc = store_event_add(st, in->goal->id, NULL, in->run_id, "retry.scheduled", p, NULL);
-        snprintf(next, next_n, "retry");
+        snprintf(next, next_n, "retry"); /* truncation: ok, a constant that fits */
     } else {
         if (!needs_human(in->error_class) &&
             store_event_add(st, in->goal->id, NULL, in->run_id, "retry.exhausted", p, NULL) != 0)
             log_warn("event retry.exhausted not recorded: %s", err_last());
         rc = escalate_run(st, in, model, in->error_class);
-        snprintf(next, next_n, "escalated");
+        snprintf(next, next_n, "escalated"); /* truncation: ok, a constant that fits */
     }
     cJSON_Delete(p);
     return rc;
@@ -344,6 +344,7 @@ int recover_run(store *st, const struct recover_input *in, struct job_ctx *model
     recover_decide(&f, &d);
     if (d.action == RECOVER_PLAN_B)
         plan_b(in, model, &d, &strategy, &pending);
+    /* truncation: ok, an action's name, shown */
     snprintf(next, next_n, "%s", recover_action_name(d.action));
     p = decision_payload(&f, &d);
     if (strategy)
@@ -385,12 +386,14 @@ int recover_after_failure(struct job_ctx *j, const char *signature, char *next, 
     int rc;
 
     (void)signature;
+    /* truncation: ok, an error class, 32 bytes both */
     snprintf(cls, sizeof(cls), "%s", j->error_class);
     in.error_class = cls;
     in.failure = failure;
     rc = recover_run(j->st, &in, j, next, next_n);
     /* the escalation (and the caller) see the job's own class again */
     if (!strcmp(next, "escalated"))
+        /* truncation: ok, an error class, 32 bytes both */
         snprintf(j->error_class, sizeof(j->error_class), "%s", cls);
     free(failure);
     return rc;

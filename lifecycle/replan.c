@@ -71,6 +71,7 @@ static void rename_keys(struct plan *p, const struct done *d)
         if (!key_taken(d, p, i, old))
             continue;
         do
+            /* truncation: ok, at most 280 bytes and a number: fits 300 */
             snprintf(buf, sizeof(buf), "%.280s-%d", old, s++);
         while (key_taken(d, p, i, buf));
         for (size_t a = 0; a < p->n; a++)

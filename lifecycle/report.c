@@ -211,7 +211,9 @@ void report_counts(char *out, size_t n, const struct report_progress *p)
     if (p->items_running)
         k += snprintf(extra + k, sizeof(extra) - (size_t)k, ", %d running", p->items_running);
     if (p->items_cancelled)
+        /* truncation: ok, a count shown */
         snprintf(extra + k, sizeof(extra) - (size_t)k, ", %d cancelled", p->items_cancelled);
+    /* truncation: ok, a line shown */
     snprintf(out, n, "%d done%s of %d item%s (%lld of %lld points)", p->items_done, extra,
              p->items_total, p->items_total == 1 ? "" : "s", p->done_points, p->total_points);
 }
@@ -246,9 +248,12 @@ int report_activity(store *st, const char *goal_id, struct report_activity *out)
             out->others_running = (int)nall - 1;
         err_clear();
         free(all);
+        /* truncation: ok, an id, ID_SIZE both */
         snprintf(out->run_id, sizeof(out->run_id), "%s", run.id);
-        snprintf(out->kind, sizeof(out->kind), "%s", run.kind);
+        snprintf(out->kind, sizeof(out->kind), "%s", run.kind); /* truncation: ok, a kind shown */
+        /* truncation: ok, shown */
         snprintf(out->item_key, sizeof(out->item_key), "%s", run.item_key);
+        /* truncation: ok, shown */
         snprintf(out->item_title, sizeof(out->item_title), "%s", run.item_title);
         out->run_started_at = run.started_at;
         out->turn = run.turns_started;
@@ -576,11 +581,11 @@ static void budget_line(FILE *f, const char *label, const char *fmt, double spen
 {
     char s[64], l[64];
 
-    snprintf(s, sizeof(s), fmt, spent);
+    snprintf(s, sizeof(s), fmt, spent); /* truncation: ok, a number shown */
     if (limit >= 0)
-        snprintf(l, sizeof(l), fmt, limit);
+        snprintf(l, sizeof(l), fmt, limit); /* truncation: ok, a number shown */
     else
-        snprintf(l, sizeof(l), "no limit");
+        snprintf(l, sizeof(l), "no limit"); /* truncation: ok, a constant that fits */
     fprintf(f, "  %-12s %s / %s\n", label, s, l);
 }
 
@@ -711,10 +716,12 @@ static void text_escalations(FILE *f, const cJSON *escalations)
         term_wrap(f, report_jstr(it, "question"), 12, 80);
         if (!ctx)
             continue;
+        /* truncation: ok, a line shown */
         snprintf(line, sizeof(line), "%s: %s", report_jstr(ctx, "item_key"), report_jstr(ctx, "item_title"));
         fprintf(f, "            item %s\n", term_fit(line, 80 - 17));
         cJSON_ArrayForEach(call, cJSON_GetObjectItemCaseSensitive(ctx, "last_tool_calls"))
         {
+            /* truncation: ok, a line shown */
             snprintf(line, sizeof(line), "%s %s", report_jstr(call, "tool"), report_jstr(call, "args"));
             fprintf(f, "            called %s\n", term_fit(line, 80 - 19));
         }

@@ -122,8 +122,8 @@ static int item_report_json(store *st, const struct work_item *wi, const char *k
     struct item_gates ig = {v, NULL};
     int rc;
 
-    snprintf(status, sizeof(status), "%s", wi->status);
-    snprintf(title, sizeof(title), "%s", wi->title);
+    snprintf(status, sizeof(status), "%s", wi->status); /* truncation: ok, shown */
+    snprintf(title, sizeof(title), "%s", wi->title); /* truncation: ok, shown */
     cJSON_AddStringToObject(o, "key", key);
     cJSON_AddStringToObject(o, "id", wi->id);
     cJSON_AddStringToObject(o, "title", title);

@@ -82,7 +82,8 @@ static int parse_budget(const char *input, double *tokens, double *cost, double 
         return 0;
     }
     cJSON_Delete(j);
-    snprintf(buf, sizeof(buf), "%s", input);
+    if ((size_t)snprintf(buf, sizeof(buf), "%s", input) >= sizeof(buf))
+        return err_set(ERR_INVALID, "increase_budget: --input: too long");
     for (char *kv = strtok_r(buf, ", ", &save); kv; kv = strtok_r(NULL, ", ", &save)) {
         char *eq = strchr(kv, '='), *end;
         double v, *dst;
@@ -186,6 +187,7 @@ static int case_named(const cJSON *names, const char *id)
     cJSON_ArrayForEach(n, names) if (!strcmp(n->valuestring, id)) return 0;
     cJSON_ArrayForEach(n, names)
         if (strlen(list) + strlen(n->valuestring) + 8 < sizeof(list))
+            /* truncation: ok, a list shown */
             snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", list[0] ? ", " : "",
                      n->valuestring);
     if (!list[0])
@@ -348,8 +350,9 @@ static int goal_resume(store *st, const struct store_escalation_ref *e, const ch
         const char *to = fresh ? "queued" : "active";
         if ((rc = transition_apply(st, ENTITY_GOAL, e->goal_id, to, "blocked", p)) != 0)
             return rc;
-        snprintf(gs, sizeof(gs), "%s", to);
+        snprintf(gs, sizeof(gs), "%s", to); /* truncation: ok, a status, short */
     }
+    /* truncation: ok, a status, short */
     snprintf(out->goal_status, sizeof(out->goal_status), "%s", gs);
     return 0;
 }
@@ -390,6 +393,7 @@ static int apply(store *st, const struct store_escalation_ref *e, const char *ac
         goto out;
     rc = goal_resume(st, e, action, p, out);
 out:
+    /* truncation: ok, an id, ID_SIZE both */
     snprintf(out->goal_id, sizeof(out->goal_id), "%s", e->goal_id);
     cJSON_Delete(p);
     return rc;
@@ -421,6 +425,7 @@ int lifecycle_resolve(store *st, const char *esc_id, const char *action, const c
     if (!ok) {
         char list[256] = "";
         for (int i = 0; allowed[i]; i++)
+            /* truncation: ok, a list shown */
             snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
                      allowed[i]);
         return err_set(ERR_INVALID, "escalation %s (%s) accepts %s, not %s", esc_id, e.type, list,

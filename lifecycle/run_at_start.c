@@ -30,6 +30,7 @@
 #include "tools/tool.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/path.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 #include "vcs/tree.h"
@@ -51,7 +52,7 @@ static int walk_beneath(const char *root, const char *rel, char *why, size_t n)
     struct stat st;
 
     if (path_open_root(&dfd, root) != 0) {
-        snprintf(why, n, "%s", err_last());
+        snprintf(why, n, "%s", err_last()); /* truncation: ok, a message */
         err_clear();
         return -1;
     }
@@ -59,27 +60,32 @@ static int walk_beneath(const char *root, const char *rel, char *why, size_t n)
         const char *slash = strchr(p, '/');
         size_t len = slash ? (size_t)(slash - p) : strlen(p);
         int next;
-        snprintf(part, sizeof(part), "%.*s", (int)len, p);
+        if (path_fmt(part, sizeof(part), "%.*s", (int)len, p) != 0) {
+            err_clear();
+            snprintf(why, n, "a path too long"); /* truncation: ok, a message */
+            break;
+        }
         if (fstatat(dfd, part, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            snprintf(why, n, "not in the worktree");
+            snprintf(why, n, "not in the worktree"); /* truncation: ok, a message */
             break;
         }
         if (S_ISLNK(st.st_mode)) {
+            /* truncation: ok, a message */
             snprintf(why, n, "%.200s is a symbolic link: links are not laid over", part);
             break;
         }
         if (!slash) {
             if (!S_ISREG(st.st_mode))
-                snprintf(why, n, "not a regular file");
+                snprintf(why, n, "not a regular file"); /* truncation: ok, a message */
             else if ((uint64_t)st.st_size > (uint64_t)config_int(CFG_TOOLS_MAX_FILE_MB) << 20)
-                snprintf(why, n, "larger than tools.max_file_mb");
+                snprintf(why, n, "larger than tools.max_file_mb"); /* truncation: ok, a message */
             else
                 rc = 0;
             break;
         }
         if (!S_ISDIR(st.st_mode) ||
             (next = openat(dfd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-            snprintf(why, n, "%.200s is not a folder", part);
+            snprintf(why, n, "%.200s is not a folder", part); /* truncation: ok, a message */
             break;
         }
         close(dfd);
@@ -99,20 +105,21 @@ static int start_path(char *rel, size_t n, const char *root, const char *p,
 
     if (!*p || strlen(p) >= n) {
         cls = TOOL_VALIDATION;
-        snprintf(why, sizeof(why), "an empty or too long path");
+        snprintf(why, sizeof(why), "an empty or too long path"); /* truncation: ok, a message */
     } else if (p[0] == '/') {
+        /* truncation: ok, a message */
         snprintf(why, sizeof(why), "an absolute path; name files relative to the worktree's "
                                    "root");
     } else if (path_has_git(p)) {
-        snprintf(why, sizeof(why), "git metadata is refused");
+        snprintf(why, sizeof(why), "git metadata is refused"); /* truncation: ok, a message */
     } else {
         for (const char *c = p; c && *c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL)
             if (!strncmp(c, "..", 2) && (c[2] == '/' || !c[2]))
-                snprintf(why, sizeof(why), "\"..\" is refused");
+                snprintf(why, sizeof(why), "\"..\" is refused"); /* truncation: ok, a message */
     }
     if (!why[0] && (path_rel(rel, n, root, p) != 0 || !strcmp(rel, "."))) {
         err_clear();
-        snprintf(why, sizeof(why), "not a file path");
+        snprintf(why, sizeof(why), "not a file path"); /* truncation: ok, a message */
     }
     if (!why[0] && walk_beneath(root, rel, why, sizeof(why)) == 0)
         return 0;

@@ -88,7 +88,8 @@ static int score(struct pick *p, const struct store_run_exec_candidate *e,
     if (e->inflight > 0 && !parallel_allowed(p, e->goal_id))
         return 0;
     memset(c, 0, sizeof(*c));
-    snprintf(c->id, sizeof(c->id), "%s", e->id);
+    snprintf(c->id, sizeof(c->id), "%s", e->id); /* truncation: ok, an id, ID_SIZE both */
+    /* truncation: ok, an id, ID_SIZE both */
     snprintf(c->goal_id, sizeof(c->goal_id), "%s", e->goal_id);
     c->priority = e->priority;
     c->created_at = e->created_at;

@@ -195,7 +195,9 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
     if (stage_rc && j.claim.run_id[0] && job_check_live(&j) != 0) {
         /* cancelled under us: `goald cancel` recorded the run's end */
         log_info("run %.8s (%s) stopped: %s", run_id, j.claim.kind, strbuf_cstr(&j.failure));
+        /* truncation: ok, a constant that fits */
         snprintf(out->status, sizeof(out->status), "aborted");
+        /* truncation: ok, a constant that fits */
         snprintf(out->error_class, sizeof(out->error_class), "cancelled");
         goto out;
     }
@@ -203,11 +205,13 @@ int job_run(store *st, const char *run_id, struct job_outcome *out)
         job_error_signature(sig, j.error_class, strbuf_cstr(&j.failure));
     if ((rc = run_finish(&j, stage_rc == 0, sig)) != 0)
         goto out;
+    /* truncation: ok, a constant that fits */
     snprintf(out->status, sizeof(out->status), "%s", stage_rc == 0 ? "success" : "failed");
     if (stage_rc) {
         /* a crash between the run's end and its recovery (the daemon
          * recovers the item: lifecycle_recover_stranded) */
         fault_point("job.after_run_end");
+        /* truncation: ok, an error class, 32 bytes both */
         snprintf(out->error_class, sizeof(out->error_class), "%s", j.error_class);
         log_info("run %.8s (%s) failed: %s: %s", run_id, j.claim.kind, j.error_class,
                  strbuf_cstr(&j.failure));

@@ -129,7 +129,7 @@ static int close_escalations(store *st, const char *goal_id, const char *to, int
     char reason[64];
     struct closing c = {st, goal_id, reason};
 
-    snprintf(reason, sizeof(reason), "the goal was %s", to);
+    snprintf(reason, sizeof(reason), "the goal was %s", to); /* truncation: ok, a message */
     return store_escalation_close_by_system(st, goal_id, reason, now, closed_event, &c);
 }
 
@@ -148,15 +148,17 @@ static int row_read(store *st, enum entity_kind kind, const char *id, struct row
     switch (kind) {
     case ENTITY_GOAL:
         rc = store_goal_status_get(st, id, &found, r->from);
+        /* truncation: ok, an id, ID_SIZE both */
         snprintf(r->goal_id, sizeof(r->goal_id), "%s", id);
         break;
     case ENTITY_ITEM:
         rc = store_item_status_get(st, id, &found, r->from, r->goal_id);
+        /* truncation: ok, an id, ID_SIZE both */
         snprintf(r->item_id, sizeof(r->item_id), "%s", id);
         break;
     case ENTITY_RUN:
         rc = store_run_status_get(st, id, &found, r->from, r->goal_id, r->item_id);
-        snprintf(r->run_id, sizeof(r->run_id), "%s", id);
+        snprintf(r->run_id, sizeof(r->run_id), "%s", id); /* truncation: ok, an id, ID_SIZE both */
         break;
     }
     if (rc == 0 && !found)
@@ -194,6 +196,7 @@ static int row_event(store *st, enum entity_kind kind, const struct row *r, cons
     cJSON_DeleteItemFromObjectCaseSensitive(payload, "to");
     cJSON_AddStringToObject(payload, "from", r->from);
     cJSON_AddStringToObject(payload, "to", to);
+    /* truncation: ok, an entity and a status fit 64 bytes */
     snprintf(type, sizeof(type), "%s.%s", entity_name(kind), to);
     rc = store_event_add(st, r->goal_id[0] ? r->goal_id : NULL, r->item_id[0] ? r->item_id : NULL,
                          r->run_id[0] ? r->run_id : NULL, type, payload, NULL);

@@ -117,6 +117,7 @@ static int first_pass_tally(struct verify_state *vs, strbuf *blame)
             blamed++;
             verify_why_tail(blame, e);
         }
+        /* truncation: ok, a line shown */
         snprintf(vs->gates_line + o, sizeof(vs->gates_line) - o, "%s%s=%s", o ? " " : "",
                  e->r.name,
                  e->r.passed                 ? "pass"

@@ -22,6 +22,7 @@
 #include "lifecycle/workspace.h"
 #include "store/gate_result.h"
 #include "util/err.h"
+#include "util/path.h"
 #include "util/xalloc.h"
 #include "vcs/commit.h"
 #include "vcs/tree.h"
@@ -220,8 +221,8 @@ void verify_item_baseline(struct job_ctx *j, struct workspace *ws, char base[VCS
         return;
     if (vcs_commit_find_by_trailer(mine, ws->wt, j->goal->base_branch, VCS_TRAILER_ITEM,
                                    j->item->id) == 0) {
-        snprintf(rev, sizeof(rev), "%s^", mine);
-        if (vcs_rev_commit(base, j->repo, rev) != 0)
+        if (path_fmt(rev, sizeof(rev), "%s^", mine) != 0 ||
+            vcs_rev_commit(base, j->repo, rev) != 0)
             base[0] = '\0';
     } else if (vcs_worktree_head(base, ws->wt) != 0) {
         base[0] = '\0';

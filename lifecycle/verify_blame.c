@@ -149,6 +149,7 @@ static void gate_rerun(struct job_ctx *j, struct workspace *ws, const struct gat
     struct gate_result again = {0};
 
     if (verify_gate_run(j, ws, gs, tree, &again) == 0 && again.passed) {
+        /* truncation: ok, a constant that fits */
         snprintf(e->r.classification, sizeof(e->r.classification), "flaky");
         test_cases_release(&e->r.cases);
         e->r.cases = again.cases;
@@ -163,6 +164,7 @@ static void gate_rerun(struct job_ctx *j, struct workspace *ws, const struct gat
  * the baseline's test cases are lost. */
 static void blame_introduced(struct gate_eval *e, const char *base, int lost, size_t base_cases)
 {
+    /* truncation: ok, a constant that fits */
     snprintf(e->r.classification, sizeof(e->r.classification), "introduced");
     e->blame = 1;
     strbuf_addf_cut(&e->why, "gate %s failed (exit %d%s)", e->r.name, e->r.exit_code,
@@ -214,6 +216,7 @@ static void judge_pre_existing(struct job_ctx *j, const struct gate_plan *plan,
     const cJSON *t;
     int k = 0;
 
+    /* truncation: ok, a constant that fits */
     snprintf(e->r.classification, sizeof(e->r.classification), "pre-existing");
     targets_find(j, plan, gs, crit, e);
     /* an earlier item of a plan may leave the fix to a later one: the
@@ -311,6 +314,7 @@ static int gate_judge(const struct judge_pass *p, size_t i, struct gate_result *
     if (main && main->r.passed && main->r.cases.n > 0 && p->vs->only_new_tests &&
         e->base_known && !e->base_passed && base_cases == 0 && e->r.cases.n == 0) {
         e->inconclusive = 1;
+        /* truncation: ok, a constant that fits */
         snprintf(e->r.classification, sizeof(e->r.classification), "pre-existing");
         return 0;
     }

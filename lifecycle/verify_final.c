@@ -29,6 +29,7 @@
 #include "store/escalation.h"
 #include "store/gate_result.h"
 #include "util/err.h"
+#include "util/path.h"
 #include "util/xalloc.h"
 #include "vcs/tree.h"
 #include "vcs/worktree.h"
@@ -157,6 +158,7 @@ static int final_judge(struct final_check *fc, const struct gate_spec *gs, const
     if (!r.passed) {
         struct gate_result again = {0};
         if (verify_run_on_tree(j, &fc->ws, &fc->gc, gs, tree, &again) == 0 && again.passed)
+            /* truncation: ok, a constant that fits */
             snprintf(r.classification, sizeof(r.classification), "flaky");
         gate_result_release(&again);
         err_clear();
@@ -185,6 +187,7 @@ static int final_judge(struct final_check *fc, const struct gate_spec *gs, const
     gates_compare(&diff, &bc, &r.cases);
     introduced = !base_known || base_passed || diff.n_introduced || diff.n_new_failing ||
                  verify_format_lost(&bc, &r.cases);
+    /* truncation: ok, a constant that fits */
     snprintf(r.classification, sizeof(r.classification), "%s",
              introduced ? "introduced" : "pre-existing");
     if ((rc = gates_store(&fc->gc, &r, tree, NULL)) != 0) {
@@ -259,7 +262,8 @@ static int final_open(struct final_check *fc)
         return job_fail(j, "vcs", "final check: the goal's worktree %s: %s",
                         j->worktree ? j->worktree : "(none)",
                         j->worktree ? err_last() : "never made");
-    snprintf(fc->ws.root, sizeof(fc->ws.root), "%s", vcs_worktree_path(fc->ws.wt));
+    if (path_fmt(fc->ws.root, sizeof(fc->ws.root), "%s", vcs_worktree_path(fc->ws.wt)) != 0)
+        return job_fail(j, "vcs", "final check: the goal's worktree: %s", err_last());
     fc->ws.git_common = fc->gc.git_common = vcs_worktree_git_common(fc->ws.wt);
     fc->ws.git_dir = fc->gc.git_dir = vcs_worktree_git_dir(fc->ws.wt);
     if (vcs_rev_commit(fc->head, j->repo, j->goal->branch) != 0)

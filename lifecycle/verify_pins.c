@@ -199,6 +199,7 @@ int verify_new_tests(struct verify_state *vs, struct job_ctx *j, struct workspac
             continue;
         if ((rc = verify_run_on_tree(j, ws, &gc, g, vs->old_product, &r)) != 0)
             return job_fail(j, "sandbox", "%s", err_last());
+        /* truncation: ok, a hash, HASH_HEX_SIZE both */
         snprintf(vs->pins[i].output_hash, sizeof(vs->pins[i].output_hash), "%s", r.output_hash);
         if ((rc = verify_baseline_get(j, ws, g, vs->base, &base_passed, &base)) != 0) {
             test_cases_release(&base);

@@ -131,7 +131,9 @@ int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g,
         return 0;
     }
     memset(out, 0, sizeof(*out));
+    /* truncation: ok, gates_plan_parse holds names under 128 bytes */
     snprintf(out->name, sizeof(out->name), "%s", g->name);
+    /* truncation: ok, a gate type, at most 9 bytes */
     snprintf(out->type, sizeof(out->type), "%s", g->type);
     out->command = xstrdup(g->command);
     /* what the first run printed: the report and the model see it again */
@@ -139,13 +141,15 @@ int verify_tree_reused(struct job_ctx *j, const struct gate_spec *g,
     out->must_pass = g->must_pass;
     out->passed = 1;
     out->exit_code = hit.exit_code;
+    /* truncation: ok, a hash, HASH_HEX_SIZE both */
     snprintf(out->output_hash, sizeof(out->output_hash), "%s", hit.output_hash);
     verify_cases_from_json(&out->cases, hit.format, hit.cases);
     gates_counts_from_cases(&out->counts, &out->cases);
+    /* truncation: ok, a note */
     snprintf(out->note, sizeof(out->note), "reused from run %s, its first run on tree %.12s",
              hit.run_id, tree_id);
     if (from)
-        snprintf(from, ID_SIZE, "%s", hit.run_id);
+        snprintf(from, ID_SIZE, "%s", hit.run_id); /* truncation: ok, an id, ID_SIZE both */
     reused_event(j, g, tree_id, hit.run_id, out);
     store_gate_tree_hit_release(&hit);
     return 0;

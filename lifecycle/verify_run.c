@@ -31,6 +31,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "vcs/export.h"
 #include "vcs/tree.h"
 
@@ -95,7 +96,8 @@ static int run_on_tree_as(struct job_ctx *j, struct workspace *ws, const struct 
     memset(out, 0, sizeof(*out));
     if ((rc = workspace_goal_dir(dir, sizeof(dir), j)) != 0)
         return rc;
-    snprintf(copy, sizeof(copy), "%s/gate-%s-%u", dir, j->claim.run_id, seq++);
+    if ((rc = path_fmt(copy, sizeof(copy), "%s/gate-%s-%u", dir, j->claim.run_id, seq++)) != 0)
+        return err_wrap(rc, "the gate's copy of the tree");
     fs_remove_tree(copy);
     if ((rc = vcs_export(j->repo, tree, copy)) == 0 && g->report)
         rc = drop_report(copy, g->report);

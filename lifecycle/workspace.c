@@ -19,6 +19,7 @@
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/hash.h"
+#include "util/path.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 #include "vcs/clone.h"
@@ -47,7 +48,8 @@ static int save_and_reset(struct workspace *ws, struct job_ctx *j, const char *w
 
     if ((rc = workspace_goal_dir(dir, sizeof(dir), j)) != 0)
         return rc;
-    snprintf(patch, sizeof(patch), "%s/patches/%s.patch", dir, j->claim.run_id);
+    if ((rc = path_fmt(patch, sizeof(patch), "%s/patches/%s.patch", dir, j->claim.run_id)) != 0)
+        return err_wrap(rc, "the run's patch");
     if ((rc = vcs_worktree_reset(&saved, ws->wt, patch)) != 0)
         return rc;
     if (saved < 0) {
@@ -178,7 +180,8 @@ static int attach_on(struct workspace *ws, struct job_ctx *j, const char *repo,
     if ((rc = vcs_worktree_create(&ws->wt, repo, g->base_branch, branch ? branch : g->branch,
                                   ws->root)) != 0)
         return err_wrap(rc, "worktree of %s", g->repo);
-    snprintf(ws->root, sizeof(ws->root), "%s", vcs_worktree_path(ws->wt));
+    if ((rc = path_fmt(ws->root, sizeof(ws->root), "%s", vcs_worktree_path(ws->wt))) != 0)
+        return err_wrap(rc, "worktree of %s", g->repo);
     ws->git_common = vcs_worktree_git_common(ws->wt);
     ws->git_dir = vcs_worktree_git_dir(ws->wt);
     if (vcs_worktree_rebuilt(ws->wt)) {
@@ -229,7 +232,8 @@ static int clone_target(struct job_ctx *j, const char *ref, char target[VCS_OID_
                            g->head_commit, g->repo, ref);
         return 0;
     }
-    snprintf(rev, sizeof(rev), "refs/heads/%s", g->base_branch);
+    if (path_fmt(rev, sizeof(rev), "refs/heads/%s", g->base_branch) != 0)
+        return err_wrap(ERR_INVALID, "base branch of %s", g->repo);
     if (vcs_rev_commit(target, j->repo, rev) != 0)
         return err_wrap(ERR_NOTFOUND, "base branch \"%s\" of %s", g->base_branch, g->repo);
     return 0;
@@ -248,13 +252,15 @@ static int open_clone(struct workspace *ws, struct job_ctx *j)
     if (!g->base_branch || !g->branch)
         return err_set(ERR_INVALID, "goal %.8s: clone mode needs a base branch and a branch",
                        g->id);
-    snprintf(ref, sizeof(ref), "refs/goald/%s", g->id);
-    snprintf(ws->root, sizeof(ws->root), "%s", j->worktree);
+    if ((rc = path_fmt(ref, sizeof(ref), "refs/goald/%s", g->id)) != 0 ||
+        (rc = path_fmt(ws->root, sizeof(ws->root), "%s", j->worktree)) != 0)
+        return err_wrap(rc, "goal %.8s: the clone's ref or worktree", g->id);
     if ((rc = vcs_clone_fetch(j->repo, g->repo, g->base_branch, ref)) != 0 ||
         (rc = clone_target(j, ref, target)) != 0)
         return rc;
     /* a branch this node never had starts at the head */
-    snprintf(rev, sizeof(rev), "refs/heads/%s", g->branch);
+    if ((rc = path_fmt(rev, sizeof(rev), "refs/heads/%s", g->branch)) != 0)
+        return err_wrap(rc, "goal %.8s: its branch", g->id);
     if (vcs_rev_commit(head, j->repo, rev) != 0) {
         err_clear();
         if ((rc = vcs_branch_set(j->repo, g->branch, target)) != 0)
@@ -334,7 +340,8 @@ static int goal_head(struct job_ctx *j, char out[VCS_OID_HEX])
 {
     char rev[600];
 
-    snprintf(rev, sizeof(rev), "refs/heads/%s", j->goal->branch);
+    if (path_fmt(rev, sizeof(rev), "refs/heads/%s", j->goal->branch) != 0)
+        return err_wrap(ERR_INVALID, "the goal's branch");
     return vcs_rev_commit(out, j->repo, rev);
 }
 
@@ -407,13 +414,15 @@ static int open_own(struct workspace *ws, struct job_ctx *j, const char *path, c
 
     if ((rc = ensure_goal_worktree(j)) != 0 || (rc = goal_head(j, head)) != 0)
         return rc;
-    snprintf(rev, sizeof(rev), "refs/heads/%s", branch);
+    if ((rc = path_fmt(rev, sizeof(rev), "refs/heads/%s", branch)) != 0)
+        return err_wrap(rc, "the item's branch");
     if (vcs_rev_commit(mine, j->repo, rev) != 0) {
         err_clear();
         if ((rc = vcs_branch_set(j->repo, branch, head)) != 0)
             return rc;
     }
-    snprintf(ws->root, sizeof(ws->root), "%s", path);
+    if ((rc = path_fmt(ws->root, sizeof(ws->root), "%s", path)) != 0)
+        return err_wrap(rc, "the item's worktree");
     ws->own = 1;
     if ((rc = attach_on(ws, j, j->repo, branch)) != 0 ||
         (rc = catch_up_journal(journal, sizeof(journal), j)) != 0 ||
@@ -468,7 +477,8 @@ int workspace_land(struct workspace *ws, struct job_ctx *j, const char *sha,
     char parent[VCS_OID_HEX], rev[VCS_OID_HEX + 2];
     int on = 0, rc;
 
-    snprintf(head, VCS_OID_HEX, "%s", sha);
+    if ((rc = path_fmt(head, VCS_OID_HEX, "%s", sha)) != 0)
+        return err_wrap(rc, "the item's commit");
     if (j->clone || !j->repo || !j->goal->branch)
         return 0;
     if ((rc = goal_head(j, head)) != 0 || (rc = vcs_commit_reaches(&on, j->repo, head, sha)) != 0)
@@ -479,12 +489,11 @@ int workspace_land(struct workspace *ws, struct job_ctx *j, const char *sha,
         return 0;
     if (!ws->own)
         return err_set(ERR_FAIL, "the item's commit %.12s is not on the goal branch", sha);
-    snprintf(rev, sizeof(rev), "%s^", sha);
-    if ((rc = vcs_rev_commit(parent, j->repo, rev)) != 0 ||
+    if ((rc = path_fmt(rev, sizeof(rev), "%s^", sha)) != 0 ||
+        (rc = vcs_rev_commit(parent, j->repo, rev)) != 0 ||
         (rc = vcs_branch_move(j->repo, j->goal->branch, parent, sha)) != 0)
         return rc;
-    snprintf(head, VCS_OID_HEX, "%s", sha);
-    return 0;
+    return path_fmt(head, VCS_OID_HEX, "%s", sha);
 }
 
 void workspace_drop_own(struct workspace *ws, struct job_ctx *j)
@@ -583,7 +592,8 @@ int workspace_open(struct workspace *ws, struct job_ctx *j)
             return rc;
     }
     if (g->worktree) {
-        snprintf(ws->root, sizeof(ws->root), "%s", g->worktree);
+        if (path_fmt(ws->root, sizeof(ws->root), "%s", g->worktree) != 0)
+            return err_wrap(ERR_INVALID, "goal %.8s: its worktree", g->id);
     } else {
         char base[4096];
         if ((rc = vcs_worktree_root(base, sizeof(base))) != 0)
@@ -624,8 +634,7 @@ static int state(struct workspace *ws, char *out, size_t n,
         return 0;
     if ((rc = fn(oid, ws->wt)) != 0)
         return rc;
-    snprintf(out, n, "%s", oid);
-    return 0;
+    return path_fmt(out, n, "%s", oid);
 }
 
 int workspace_state(struct workspace *ws, char *out, size_t n)

@@ -71,6 +71,7 @@ void llm_anthropic_tool_id(const char *id, char *out, size_t n)
      * its result, and apart from an id that was functions_x_0 already */
     for (p = id ? id : ""; *p && k < n - 10 && k < 64; p++)
         out[k++] = id_char(*p) ? *p : '_';
+    /* truncation: ok, k < n - 10 leaves room for it */
     snprintf(out + k, n - k, "%s%08x", k ? "_" : "id_", (unsigned)h);
 }
 

@@ -40,14 +40,17 @@ static void ids_resolve(llm_client *c, const struct llm_request *req, struct cal
     ids->run_id = req->run_id;
     ids->item_id = req->item_id;
     if (req->goal_id)
+        /* truncation: ok, an id, ID_SIZE both */
         snprintf(ids->goal_id, sizeof(ids->goal_id), "%s", req->goal_id);
     if (!c->st || !req->run_id || (req->goal_id && req->item_id))
         return;
     if (store_run_get_goal_item(c->st, req->run_id, goal_id, item_id) != 0)
         return;
     if (!req->goal_id && goal_id[0])
+        /* truncation: ok, an id, ID_SIZE both */
         snprintf(ids->goal_id, sizeof(ids->goal_id), "%s", goal_id);
     if (!req->item_id && item_id[0]) {
+        /* truncation: ok, an id, ID_SIZE both */
         snprintf(ids->item_buf, sizeof(ids->item_buf), "%s", item_id);
         ids->item_id = ids->item_buf;
     }

@@ -185,6 +185,7 @@ static int models_from_json(llm_client *c, const cJSON *arr)
         int64_t window = 0;
         const cJSON *f;
 
+        /* truncation: ok, a field named in a message */
         snprintf(where, sizeof(where), "llm.models[%zu]", i);
         if (!cJSON_IsObject(it))
             return err_set(ERR_INVALID, "%s: expected an object", where);

@@ -34,9 +34,10 @@ static void header_clean(char *s)
 static void header_line(char *line, size_t n, const char *name, const char *value)
 {
     if (value && *value)
+        /* truncation: ok, a stage name or an id fits 512 bytes */
         snprintf(line, n, "%s: %s", name, value);
     else
-        snprintf(line, n, "%s;", name);
+        snprintf(line, n, "%s;", name); /* truncation: ok, a stage name or an id fits 512 bytes */
     header_clean(line);
 }
 
@@ -108,6 +109,7 @@ int llm_http_post(llm_client *c, const char *url, const struct llm_request *req,
         return ERR_FAIL;
     }
     if ((ct = http_response_header(&hr, "content-type")))
+        /* truncation: ok, a content type, compared by its start */
         snprintf(res->content_type, sizeof(res->content_type), "%s", ct);
     res->body = hr.body; /* the body moves to res */
     strbuf_init(&hr.body, 0);

@@ -316,6 +316,7 @@ static int tool_call_take(llm_client *c, struct jsonbig *jb, const cJSON *call, 
     if (!(cJSON_IsString(id) && *id->valuestring)) {
         if (!*tag)
             llm_call_tag(tag);
+        /* truncation: ok, a hex tag and a call's index fit */
         snprintf(idbuf, sizeof(idbuf), "call_%08x_%zu", *tag, i);
     }
     llm_message_add_call(&resp->message,

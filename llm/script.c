@@ -96,7 +96,7 @@ static const char *line_check(const cJSON *l, char *buf, size_t n)
         for (int k = 0; line_keys[k]; k++)
             ok |= !strcmp(f->string, line_keys[k]);
         if (!ok) {
-            snprintf(buf, n, "unknown key \"%s\"", f->string);
+            snprintf(buf, n, "unknown key \"%s\"", f->string); /* truncation: ok, a message */
             return buf;
         }
     }
@@ -134,6 +134,7 @@ static int script_stamp(const char *path, char out[STAMP_MAX])
 
     if (stat(path, &sb) != 0)
         return ERR_IO;
+    /* truncation: ok, six numbers fit 160 bytes */
     snprintf(out, STAMP_MAX, "%ju:%ju:%jd:%jd.%09ld:%jd.%09ld", (uintmax_t)sb.st_dev,
              (uintmax_t)sb.st_ino, (intmax_t)sb.st_size, (intmax_t)sb.st_mtim.tv_sec,
              sb.st_mtim.tv_nsec, (intmax_t)sb.st_ctim.tv_sec, sb.st_ctim.tv_nsec);
@@ -172,6 +173,7 @@ static int line_parse(struct llm_script *s, size_t i, char *why, size_t n)
     if (s->parsed[i])
         return 0;
     if (line_find(s, i) != 0) {
+        /* truncation: ok, a message */
         snprintf(why, n, "%s:%zu: the file is shorter than it was", s->path, i + 1);
         return ERR_INVALID;
     }
@@ -184,7 +186,7 @@ static int line_parse(struct llm_script *s, size_t i, char *why, size_t n)
     if (p == end || *p == '#')
         return 0;
     if (!(j = cJSON_ParseWithLength(p, (size_t)(end - p)))) {
-        snprintf(why, n, "%s:%zu: not valid JSON", s->path, i + 1);
+        snprintf(why, n, "%s:%zu: not valid JSON", s->path, i + 1); /* truncation: ok, a message */
         return ERR_INVALID;
     }
     s->lines[i] = j;
@@ -218,6 +220,7 @@ static void script_check(struct llm_script *s)
         if (!s->lines[i])
             continue;
         if ((bad = line_check(s->lines[i], bad_key, sizeof(bad_key)))) {
+            /* truncation: ok, a message */
             snprintf(why, sizeof(why), "%s:%zu: %s", s->path, i + 1, bad);
             s->load_error = xstrdup(why);
             return;
@@ -309,6 +312,7 @@ static int cursor_set(llm_client *c, struct llm_script *s, const char *key, size
                 return 0;
             }
         s->cursors = xrealloc(s->cursors, (s->ncursors + 1) * sizeof(*s->cursors));
+        /* truncation: ok, stages are checked under STAGE_MAX */
         snprintf(s->cursors[s->ncursors].stage, STAGE_MAX, "%s", key);
         s->cursors[s->ncursors++].next = next;
         return 0;
@@ -411,6 +415,7 @@ static int reply(llm_client *c, struct llm_model *m, const struct llm_request *r
             return ERR_FAIL;
         }
         cJSON_Delete(parsed);
+        /* truncation: ok, two numbers fit 48 bytes */
         snprintf(idbuf, sizeof(idbuf), "call_%zu_%zu", lineno, i);
         llm_message_add_call(&resp->message, cJSON_IsString(id) ? id->valuestring : idbuf,
                              name->valuestring, a);

@@ -223,10 +223,12 @@ static int add_git(struct strv *a, const struct sandbox_spec *spec, struct sandb
         return err_set(ERR_INVALID, "sandbox: git folder %s is not beneath the common folder %s",
                        admin, common);
     strv_push3(a, "--ro-bind", sandbox_drop_stage(drop, common, SANDBOX_STAGE_DIR), common);
-    snprintf(cfg, sizeof(cfg), "%s/config", common);
+    if (path_fmt(cfg, sizeof(cfg), "%s/config", common) != 0)
+        return err_wrap(ERR_INVALID, "sandbox: the git config");
     if (lstat(cfg, &st) == 0 && S_ISREG(st.st_mode))
         strv_push3(a, "--dev-bind", "/dev/null", cfg);
-    snprintf(cfg, sizeof(cfg), "%s/config.worktree", admin);
+    if (path_fmt(cfg, sizeof(cfg), "%s/config.worktree", admin) != 0)
+        return err_wrap(ERR_INVALID, "sandbox: the worktree's git config");
     if (lstat(cfg, &st) == 0 && S_ISREG(st.st_mode))
         strv_push3(a, "--dev-bind", "/dev/null", cfg);
     if (has_dotgit && lstat(dotgit, &st) == 0 && S_ISREG(st.st_mode))
@@ -342,6 +344,7 @@ int sandbox_build_bwrap(struct strv *a, const struct sandbox_spec *spec, const c
     add_masks(a);
     strv_push2(a, "--proc", "/proc");
     strv_push2(a, "--dev", "/dev");
+    /* truncation: ok, 64 bytes hold any long long */
     snprintf(num, sizeof(num), "%lld", (long long)config_int(CFG_SANDBOX_TMP_MB) << 20);
     strv_push2(a, "--size", num);
     strv_push2(a, "--tmpfs", "/tmp");

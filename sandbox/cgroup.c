@@ -54,6 +54,32 @@ static int has_word(const char *list, const char *word)
     return 0;
 }
 
+/* s into out, or "" when it does not fit: a cut path names no cgroup. */
+static void copy_or_none(char *out, size_t n, const char *s)
+{
+    if (path_fmt(out, n, "%s", s) != 0)
+        out[0] = '\0';
+}
+
+/* 1 when the cgroup v2 folder dir offers controller to its children. */
+static int v2_enabled(const char *dir, const char *controller)
+{
+    char ctl[1024], buf[512], plus[32];
+
+    if (path_fmt(ctl, sizeof(ctl), "%s/cgroup.controllers", dir) != 0 ||
+        read_small(ctl, buf, sizeof(buf)) != 0 || !has_word(buf, controller))
+        return 0;
+    if (path_fmt(ctl, sizeof(ctl), "%s/cgroup.subtree_control", dir) != 0 ||
+        read_small(ctl, buf, sizeof(buf)) != 0)
+        return 0;
+    /* enabling may fail (processes in our own cgroup): then none */
+    if (!has_word(buf, controller) &&
+        ((size_t)snprintf(plus, sizeof(plus), "+%s", controller) >= sizeof(plus) ||
+         write_file(ctl, plus) != 0))
+        return 0;
+    return 1;
+}
+
 /* Our cgroup folder in the hierarchy of controller ("pids", "memory") into
  * out; 1 = cgroup v1, 2 = v2 (the controller enabled for children), 0 none. */
 static int find_base(const char *controller, char *out, size_t n)
@@ -76,9 +102,9 @@ static int find_base(const char *controller, char *out, size_t n)
         if (sscanf(sep + 3, "%63s %255s %1023s", fstype, src, opts) != 3)
             continue;
         if (!strcmp(fstype, "cgroup") && has_word(opts, controller) && !v1mnt[0])
-            snprintf(v1mnt, sizeof(v1mnt), "%s", mnt);
+            copy_or_none(v1mnt, sizeof(v1mnt), mnt);
         else if (!strcmp(fstype, "cgroup2") && !v2mnt[0])
-            snprintf(v2mnt, sizeof(v2mnt), "%s", mnt);
+            copy_or_none(v2mnt, sizeof(v2mnt), mnt);
     }
     fclose(f);
     f = fopen("/proc/self/cgroup", "re");
@@ -92,9 +118,9 @@ static int find_base(const char *controller, char *out, size_t n)
         *b = '\0';
         b[strcspn(b + 1, "\n") + 1] = '\0';
         if (a[1] == '\0')
-            snprintf(v2path, sizeof(v2path), "%s", b + 1);
+            copy_or_none(v2path, sizeof(v2path), b + 1);
         else if (has_word(a + 1, controller))
-            snprintf(v1path, sizeof(v1path), "%s", b + 1);
+            copy_or_none(v1path, sizeof(v1path), b + 1);
     }
     fclose(f);
     if (v1mnt[0] && v1path[0]) {
@@ -102,22 +128,9 @@ static int find_base(const char *controller, char *out, size_t n)
             return 0;
         ver = 1;
     } else if (v2mnt[0] && v2path[0]) {
-        char ctl[1024], buf[512];
-        if (path_fmt(out, n, "%s%s", v2mnt, strcmp(v2path, "/") ? v2path : "") != 0)
+        if (path_fmt(out, n, "%s%s", v2mnt, strcmp(v2path, "/") ? v2path : "") != 0 ||
+            !v2_enabled(out, controller))
             return 0;
-        snprintf(ctl, sizeof(ctl), "%s/cgroup.controllers", out);
-        if (read_small(ctl, buf, sizeof(buf)) != 0 || !has_word(buf, controller))
-            return 0;
-        snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", out);
-        if (read_small(ctl, buf, sizeof(buf)) != 0)
-            return 0;
-        /* enabling may fail (processes in our own cgroup): then none */
-        if (!has_word(buf, controller)) {
-            char plus[32];
-            snprintf(plus, sizeof(plus), "+%s", controller);
-            if (write_file(ctl, plus) != 0)
-                return 0;
-        }
         ver = 2;
     }
     return ver;
@@ -128,7 +141,9 @@ static int make_dir(char *dir, size_t n, const char *base)
 {
     static unsigned counter;
 
-    snprintf(dir, n, "%s/goald-%ld-%u-%ld", base, (long)getpid(), counter++, (long)time(NULL));
+    if (path_fmt(dir, n, "%s/goald-%ld-%u-%ld", base, (long)getpid(), counter++,
+                 (long)time(NULL)) != 0)
+        return -1;
     return mkdir(dir, 0755);
 }
 
@@ -136,8 +151,9 @@ static int write_num(const char *dir, const char *file, long long v)
 {
     char path[700], num[32];
 
-    snprintf(path, sizeof(path), "%s/%s", dir, file);
-    snprintf(num, sizeof(num), "%lld", v);
+    if (path_fmt(path, sizeof(path), "%s/%s", dir, file) != 0)
+        return -1;
+    snprintf(num, sizeof(num), "%lld", v); /* truncation: ok, 32 bytes hold any long long */
     return write_file(path, num);
 }
 
@@ -155,7 +171,10 @@ int sandbox_cgroup_create(struct sandbox_cgroup *cg, long pids_max, long long me
         rmdir(cg->dir);
         return -1;
     }
-    snprintf(cg->procs, sizeof(cg->procs), "%s/cgroup.procs", cg->dir);
+    if (path_fmt(cg->procs, sizeof(cg->procs), "%s/cgroup.procs", cg->dir) != 0) {
+        rmdir(cg->dir);
+        return -1;
+    }
     cg->active = 1;
     if (mem_bytes <= 0 || (mver = find_base("memory", mbase, sizeof(mbase))) == 0)
         return 0;
@@ -174,7 +193,11 @@ int sandbox_cgroup_create(struct sandbox_cgroup *cg, long pids_max, long long me
         cg->mem_dir[0] = '\0';
         return 0;
     }
-    snprintf(cg->mem_procs, sizeof(cg->mem_procs), "%s/cgroup.procs", cg->mem_dir);
+    if (path_fmt(cg->mem_procs, sizeof(cg->mem_procs), "%s/cgroup.procs", cg->mem_dir) != 0) {
+        rmdir(cg->mem_dir);
+        cg->mem_dir[0] = '\0';
+        return 0;
+    }
     cg->mem_active = 1;
     return 0;
 }
@@ -259,8 +282,8 @@ static long long proc_start(long pid)
     long hz = sysconf(_SC_CLK_TCK);
     FILE *f;
 
-    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    if (read_small(path, buf, sizeof(buf)) != 0 || !(p = strrchr(buf, ')')))
+    if (path_fmt(path, sizeof(path), "/proc/%ld/stat", pid) != 0 ||
+        read_small(path, buf, sizeof(buf)) != 0 || !(p = strrchr(buf, ')')))
         return -1;
     /* after "pid (comm) ": state is field 3, starttime field 22 */
     if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
@@ -352,7 +375,8 @@ int sandbox_cgroup_sweep(void)
             continue;
         if (i == 1 && !strcmp(base, done[0]))
             continue; /* cgroup v2: one folder holds both */
-        snprintf(done[i], sizeof(done[i]), "%s", base);
+        if (path_fmt(done[i], sizeof(done[i]), "%s", base) != 0)
+            continue;
         n += sweep_base(base);
     }
     return n;

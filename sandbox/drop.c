@@ -73,6 +73,7 @@ const char *sandbox_drop_stage(struct sandbox_drop *d, const char *src, int flag
         d->at = xrealloc(d->at, d->alloc * sizeof(*d->at));
         d->flags = xrealloc(d->flags, d->alloc);
     }
+    /* truncation: ok, the stage and a size_t always fit 64 bytes */
     snprintf(at, sizeof(at), SANDBOX_STAGE "/%zu", d->n);
     d->src[d->n] = xstrdup(src);
     d->at[d->n] = xstrdup(at);

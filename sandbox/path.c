@@ -144,7 +144,7 @@ int path_rel(char *rel, size_t n, const char *root, const char *path)
         return rc;
     }
     if (len == 0)
-        snprintf(rel, n, ".");
+        snprintf(rel, n, "."); /* truncation: ok, "." fits any rel buffer */
     return 0;
 }
 
@@ -242,8 +242,10 @@ static int resolved_git(int fd, int root_fd, const char *rel)
     const char *rest;
     ssize_t k, r;
 
+    /* truncation: ok, /proc/self/fd/ and an int always fit 64 bytes */
     snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
     k = readlink(link, abs, sizeof(abs) - 1);
+    /* truncation: ok, /proc/self/fd/ and an int always fit 64 bytes */
     snprintf(link, sizeof(link), "/proc/self/fd/%d", root_fd);
     r = readlink(link, rootp, sizeof(rootp) - 1);
     if (k <= 0 || r <= 0)
@@ -329,8 +331,8 @@ int path_open_parent(int *dir_out, char *leaf, size_t n, int root_fd, const char
                 return err_set(ERR_INVALID, "%s: name too long", buf);
             if (last) {
                 char up[PATH_MAX];
-                snprintf(up, sizeof(up), "%.*s", (int)(last - buf), buf);
-                rc = path_open(&parent, root_fd, up, O_RDONLY | O_DIRECTORY, 0);
+                if ((rc = path_fmt(up, sizeof(up), "%.*s", (int)(last - buf), buf)) == 0)
+                    rc = path_open(&parent, root_fd, up, O_RDONLY | O_DIRECTORY, 0);
                 memcpy(name, last + 1, strlen(last + 1) + 1);
             } else {
                 rc = path_open(&parent, root_fd, ".", O_RDONLY | O_DIRECTORY, 0);
@@ -391,9 +393,11 @@ int path_follow(char *out, size_t n, int root_fd, const char *rel)
     }
     if (rc)
         return rc;
+    /* truncation: ok, /proc/self/fd/ and an int always fit 64 bytes */
     snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
     k = readlink(link, abs, sizeof(abs) - 1);
     close(fd);
+    /* truncation: ok, /proc/self/fd/ and an int always fit 64 bytes */
     snprintf(link, sizeof(link), "/proc/self/fd/%d", root_fd);
     {
         ssize_t r = readlink(link, rootp, sizeof(rootp) - 1);

@@ -643,6 +643,7 @@ int sandbox_selftest(char *detail, size_t n)
         detail[0] = '\0';
     if (sandbox_unconfined()) {
         if (detail)
+            /* truncation: ok, a message */
             snprintf(detail, n, "GOALD_SANDBOX=none: commands run unconfined");
         return err_set(ERR_POLICY, "sandbox: GOALD_SANDBOX=none: commands run unconfined");
     }
@@ -659,6 +660,7 @@ int sandbox_selftest(char *detail, size_t n)
             rc = err_set(ERR_FAIL, "sandbox: `true` under %s exited %d: %.300s", bwrap,
                          res.exit_code, res.err.data);
         else if (detail)
+            /* truncation: ok, a message */
             snprintf(detail, n, "%s runs `true` in %lld ms; pids cgroup: %s", bwrap,
                      (long long)res.duration_ms, res.pids_cgroup ? "yes" : "no");
         sandbox_result_release(&res);

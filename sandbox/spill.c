@@ -78,6 +78,7 @@ static void spill_tidy(const char *dir, uint64_t want)
             alloc = alloc ? alloc * 2 : 64;
             v = xrealloc(v, alloc * sizeof(*v));
         }
+        /* truncation: ok, name holds NAME_MAX + 1, as d_name */
         snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
         v[n].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         v[n].size = (uint64_t)st.st_size;

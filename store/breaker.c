@@ -85,6 +85,7 @@ int store_breaker_get(store *st, const char *cls, struct store_breaker *out)
     memset(out, 0, sizeof(*out));
     rc = store_get_row(st, NULL, state_get_fill, out, &found, sel, STORE_ARGS(STORE_TEXT(cls)));
     if (rc == 0 && found)
+        /* truncation: ok, the row was found by this class, stored under 64 bytes */
         snprintf(out->error_class, sizeof(out->error_class), "%s", cls);
     else if (rc == 0)
         rc = err_set(ERR_NOTFOUND, "breaker %s: not found", cls);

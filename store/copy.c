@@ -199,10 +199,15 @@ static int advance_ids(store *dst, const struct store_copy_table *t, int n)
 
             /* the sequence's name is PostgreSQL's own answer: quoted as a
              * literal for setval's regclass */
-            snprintf(fmt, sizeof(fmt),
-                     "SELECT setval('%s', (SELECT coalesce(max(id), 0) + 1 FROM %%s), false)", seq);
-            rc = strchr(seq, '\'') ? err_set(ERR_DB, "%s: an odd sequence name", t[i].name)
-                                   : table_number(dst, fmt, t[i].name, &v);
+            /* a statement cut short is never run */
+            if ((size_t)snprintf(fmt, sizeof(fmt),
+                                 "SELECT setval('%s', (SELECT coalesce(max(id), 0) + 1 FROM %%s), "
+                                 "false)",
+                                 seq) >= sizeof(fmt) ||
+                strchr(seq, '\''))
+                rc = err_set(ERR_DB, "%s: an odd sequence name", t[i].name);
+            else
+                rc = table_number(dst, fmt, t[i].name, &v);
         }
     }
     return rc;

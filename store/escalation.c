@@ -207,6 +207,7 @@ static void best_fill(store_stmt *s, void *ctx)
     struct store_best_attempt *b = ctx;
     const char *run = store_col_raw(s, 0);
 
+    /* truncation: ok, an id, ID_SIZE both */
     snprintf(b->run_id, sizeof(b->run_id), "%s", run ? run : "");
     b->patch = xstrdup(store_col_raw(s, 1) ? store_col_raw(s, 1) : "");
     b->reason = xstrdup(store_col_raw(s, 2) ? store_col_raw(s, 2) : "");
@@ -527,7 +528,7 @@ int store_escalation_ref_get(store *st, const char *id, struct store_escalation_
     memset(e, 0, sizeof(*e));
     rc = store_get_texts(st, NULL, cols, 6, &found, sql, STORE_ARGS(STORE_TEXT(id)));
     if (rc == 0 && found)
-        snprintf(e->id, sizeof(e->id), "%s", id);
+        snprintf(e->id, sizeof(e->id), "%s", id); /* truncation: ok, the row was found by this id */
     else if (rc == 0)
         rc = err_set(ERR_NOTFOUND, "escalation %s: not found", id);
     return rc;

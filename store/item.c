@@ -372,6 +372,7 @@ static int same_row(store_stmt *s, void *ctx)
     const char *sig = store_col_raw(s, 0);
 
     if (r->n == 0)
+        /* truncation: ok, a 64-hex signature; a cut one would match nothing */
         snprintf(r->first, sizeof(r->first), "%s", sig);
     if (!sig[0] || strcmp(sig, r->first) != 0)
         return 1;
@@ -451,6 +452,7 @@ static void owed_fill(store_stmt *s, void *ctx)
         return;
     *o->owed = 1;
     if (o->cls && o->cls_n)
+        /* truncation: ok, an error class, shown */
         snprintf(o->cls, o->cls_n, "%s", store_col_raw(s, 1));
     if (o->cause)
         *o->cause = store_col_strdup(s, 2);

@@ -152,7 +152,7 @@ static char *probe_key(const char *base_url)
     size_t n = strlen(PROBE_KEY) + strlen(base_url) + 1;
     char *k = xmalloc(n);
 
-    snprintf(k, n, "%s%s", PROBE_KEY, base_url);
+    snprintf(k, n, "%s%s", PROBE_KEY, base_url); /* truncation: ok, sized for it */
     return k;
 }
 

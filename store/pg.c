@@ -68,10 +68,12 @@ static void pg_note_error(struct pg_conn *pc, const PGresult *res)
 
     if (!msg || !*msg)
         msg = PQerrorMessage(pc->c);
+    /* truncation: ok, a message */
     snprintf(pc->err, sizeof(pc->err), "%s", msg && *msg ? msg : "unknown error");
     n = strlen(pc->err);
     while (n > 0 && (pc->err[n - 1] == '\n' || pc->err[n - 1] == ' '))
         pc->err[--n] = '\0';
+    /* truncation: ok, an SQLSTATE, 5 bytes */
     snprintf(pc->state, sizeof(pc->state), "%s", state ? state : "");
 }
 
@@ -121,6 +123,7 @@ static int pg_ready(store *st)
     if (PQstatus(pc->c) == CONNECTION_OK)
         return 0;
     if (st->tx_depth > 0) {
+        /* truncation: ok, a message */
         snprintf(pc->err, sizeof(pc->err), "connection to the server lost in a transaction");
         pc->state[0] = '\0';
         return -1;
@@ -149,7 +152,7 @@ static int pg_exec(store *st, const char *sql)
      * the tag ROLLBACK: nothing was written, and the caller must know */
     if (ok && !strcmp(PQcmdStatus(res), "ROLLBACK") && strncmp(sql, "ROLLBACK", 8) != 0) {
         ok = 0;
-        snprintf(pc->err, sizeof(pc->err),
+        snprintf(pc->err, sizeof(pc->err), /* truncation: ok, a message */
                  "the transaction was rolled back: an earlier statement in it failed");
         pc->state[0] = '\0';
     }
@@ -326,6 +329,7 @@ static int pg_prepare(store *st, const char *sql, store_stmt **out)
         free(ps);
         return rc;
     }
+    /* truncation: ok, g and a number fit */
     snprintf(ps->name, sizeof(ps->name), "g%u", ++PGC(st)->next_id);
     *out = &ps->base;
     return 0;
@@ -354,6 +358,7 @@ static void pg_finalize(store_stmt *s)
     if (ps->gen == pc->gen && PQstatus(pc->c) == CONNECTION_OK) {
         char sql[48];
 
+        /* truncation: ok, a statement name, g and a number, fits */
         snprintf(sql, sizeof(sql), "DEALLOCATE %s", ps->name);
         PQclear(PQexec(pc->c, sql));
     }
@@ -375,11 +380,11 @@ static void pg_bind(store_stmt *s, int i, const struct store_arg *a)
         ps->vals[i - 1] = a->text ? xstrdup(a->text) : NULL;
         break;
     case STORE_ARG_I64:
-        snprintf(num, sizeof(num), "%lld", (long long)a->i64);
+        snprintf(num, sizeof(num), "%lld", (long long)a->i64); /* truncation: ok, a number fits */
         ps->vals[i - 1] = xstrdup(num);
         break;
     case STORE_ARG_DOUBLE:
-        snprintf(num, sizeof(num), "%.17g", a->d);
+        snprintf(num, sizeof(num), "%.17g", a->d); /* truncation: ok, a number fits */
         ps->vals[i - 1] = xstrdup(num);
         break;
     case STORE_ARG_NULL:

@@ -121,6 +121,7 @@ const char *store_col_text(store_stmt *s, int i)
 
 void store_col_copy(char *out, size_t n, store_stmt *s, int i)
 {
+    /* truncation: ok, fields are sized for what goald writes to them; text shown may be cut */
     snprintf(out, n, "%s", store_col_text(s, i));
 }
 
@@ -369,7 +370,7 @@ int store_rows_alloc(store *st, const char *what, void **out, size_t *n,
 /* store_row_fn: column 0 into an id ((char *)ctx, 37 bytes). */
 static void id_fill(store_stmt *s, void *ctx)
 {
-    snprintf(ctx, 37, "%.36s", store_col_text(s, 0));
+    snprintf(ctx, 37, "%.36s", store_col_text(s, 0)); /* truncation: ok, at most 36 bytes */
 }
 
 int store_ids_args(store *st, const char *what, char (**out)[37], size_t *n, const char *sql,

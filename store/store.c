@@ -14,6 +14,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/id.h"
+#include "util/path.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 #include "util/utf8.h"
@@ -80,8 +81,8 @@ int store_node_id(char *out, size_t n, const char *target)
     else {
         /* the same folder by any path to it: the daemon and a CLI command
          * started elsewhere name one node */
-        if (!realpath(dir, real))
-            snprintf(real, sizeof(real), "%s", dir);
+        if (!realpath(dir, real) && path_fmt(real, sizeof(real), "%s", dir) != 0)
+            return err_wrap(ERR_INVALID, "node id: the node's folder");
         id_host(host, sizeof(host));
         w = snprintf(out, n, "%s:%s", host, real);
     }

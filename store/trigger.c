@@ -13,7 +13,9 @@ static void template_fill(store_stmt *s, void *ctx)
 {
     struct store_trigger_due *r = ctx;
 
+    /* truncation: ok, an id, ID_SIZE both */
     snprintf(r->goal_id, sizeof(r->goal_id), "%s", store_col_raw(s, 0));
+    /* truncation: ok, cron_parse holds a schedule under 256 bytes */
     snprintf(r->schedule, sizeof(r->schedule), "%s", store_col_raw(s, 1));
 }
 
@@ -52,8 +54,11 @@ static void due_fill(store_stmt *s, void *ctx)
 {
     struct store_trigger_due *r = ctx;
 
+    /* truncation: ok, an id, ID_SIZE both */
     snprintf(r->id, sizeof(r->id), "%s", store_col_raw(s, 0));
+    /* truncation: ok, an id, ID_SIZE both */
     snprintf(r->goal_id, sizeof(r->goal_id), "%s", store_col_raw(s, 1));
+    /* truncation: ok, cron_parse holds a schedule under 256 bytes */
     snprintf(r->schedule, sizeof(r->schedule), "%s", store_col_raw(s, 2));
     r->next_fire_at = store_col_i64(s, 3);
 }

@@ -33,7 +33,7 @@ static int find_argv(const char **argv, char *maxr, strbuf *glob, const char *pa
     size_t an = 0;
     int rc = 0;
 
-    snprintf(maxr, 32, "%lld", (long long)limit + 1);
+    snprintf(maxr, 32, "%lld", (long long)limit + 1); /* truncation: ok, a number fits */
     argv[an++] = "--glob";
     argv[an++] = "--color=never";
     argv[an++] = "--hidden";
@@ -88,7 +88,7 @@ static int find_report(struct tool_result *res, const strbuf *list, size_t n, in
 
     res->total_lines = (int64_t)n;
     if (limited)
-        snprintf(note, sizeof(note),
+        snprintf(note, sizeof(note), /* truncation: ok, a note */
                  "%lld results limit reached. Use limit=%lld for more, or "
                  "refine pattern",
                  (long long)limit, (long long)limit * 2);

@@ -135,7 +135,7 @@ static void grep_argv(const char **argv, char *ctxn, const cJSON *args, const ch
         argv[an++] = glob;
     }
     if (context > 0) {
-        snprintf(ctxn, 32, "%lld", (long long)context);
+        snprintf(ctxn, 32, "%lld", (long long)context); /* truncation: ok, a number fits */
         argv[an++] = "--context";
         argv[an++] = ctxn;
     }

@@ -79,7 +79,7 @@ static int ls_report(struct tool_result *res, const strbuf *list, size_t n, int 
     char note[160];
 
     if (limited)
-        snprintf(note, sizeof(note),
+        snprintf(note, sizeof(note), /* truncation: ok, a note */
                  "%lld entries limit reached (%zu in all). Use limit=%lld "
                  "for more",
                  (long long)limit, n, (long long)limit * 2);

@@ -657,6 +657,7 @@ int tool_call_take(struct tool_ctx *ctx, const char *name, char **args_json,
         {
             if (cJSON_IsString(it) && strlen(it->valuestring) > COMPACT_STRING_MAX) {
                 char note[128];
+                /* truncation: ok, a note */
                 snprintf(note, sizeof(note), "[%zu bytes, not kept in the conversation]",
                          strlen(it->valuestring));
                 cJSON_AddStringToObject(c, it->string, note);

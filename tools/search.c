@@ -55,6 +55,7 @@ static int version_of(const char *const *names, char *out, size_t n)
     ctx.root = "/";
     if ((rc = tool_search_run(&ctx, names, tail, -1, -1, NULL, NULL, &r)) != 0)
         return rc;
+    /* truncation: ok, a line shown */
     snprintf(out, n, "%.*s", (int)strcspn(r.out.data, "\n"), r.out.data);
     rc = r.exit_code == 0 ? 0 : err_set(ERR_FAIL, "%s --version exited %d", names[0], r.exit_code);
     sandbox_result_release(&r);
@@ -73,6 +74,6 @@ int tool_check_programs(char *detail, size_t n)
     if ((rc = version_of(rg, a, sizeof(a))) != 0 || (rc = version_of(fd, b, sizeof(b))) != 0)
         return rc;
     if (detail)
-        snprintf(detail, n, "%s; %s", a, b);
+        snprintf(detail, n, "%s; %s", a, b); /* truncation: ok, a message */
     return 0;
 }

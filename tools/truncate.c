@@ -102,11 +102,12 @@ size_t utf8_prefix_chars(const char *s, size_t len, size_t max_chars)
 const char *format_size(char *buf, size_t n, size_t bytes)
 {
     if (bytes < 1024)
-        snprintf(buf, n, "%zuB", bytes);
+        snprintf(buf, n, "%zuB", bytes); /* truncation: ok, a size shown */
     else if (bytes < (size_t)1 << 20)
+        /* truncation: ok, a size shown */
         snprintf(buf, n, bytes % 1024 ? "%.1fKB" : "%.0fKB", (double)bytes / 1024.0);
     else
-        snprintf(buf, n, bytes % (1 << 20) ? "%.1fMB" : "%.0fMB",
+        snprintf(buf, n, bytes % (1 << 20) ? "%.1fMB" : "%.0fMB", /* truncation: ok, a size shown */
                  (double)bytes / (1024.0 * 1024.0));
     return buf;
 }

@@ -368,6 +368,7 @@ const char *config_env_name(enum cfg_key k, char *buf, size_t n)
     size_t o;
 
     if (config_defs[k].env) {
+        /* truncation: ok, variable names are short constants */
         snprintf(buf, n, "%s", config_defs[k].env);
         return buf;
     }
@@ -422,7 +423,7 @@ static int json_from_text(struct cfg_val *v, enum cfg_key k, const char *text, c
     }
     if (json_checks[k] && json_checks[k](v->j) != 0) {
         char why[512];
-        snprintf(why, sizeof(why), "%s", err_last());
+        snprintf(why, sizeof(why), "%s", err_last()); /* truncation: ok, a message */
         cJSON_Delete(v->j);
         v->j = NULL;
         return err_set(ERR_INVALID, "%s: %s", where, why);
@@ -477,7 +478,7 @@ static int val_from_text(struct cfg_val *v, enum cfg_key k, const char *text, co
         }
         if (k == CFG_CRON_TIMEZONE && cron_zone_check(text) != 0) {
             char why[256];
-            snprintf(why, sizeof(why), "%s", err_last());
+            snprintf(why, sizeof(why), "%s", err_last()); /* truncation: ok, a message */
             return err_set(ERR_INVALID, "%s: %s", where, why);
         }
         break;
@@ -500,12 +501,14 @@ static int val_from_json(struct cfg_val *v, enum cfg_key k, const cJSON *j, cons
     case CFG_INT:
         if (!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble))
             return err_set(ERR_INVALID, "%s: expected an integer", where);
-        snprintf(num, sizeof(num), "%.0f", j->valuedouble);
+        /* cut, the digits would be another number */
+        if ((size_t)snprintf(num, sizeof(num), "%.0f", j->valuedouble) >= sizeof(num))
+            return err_set(ERR_INVALID, "%s: out of range", where);
         return val_from_text(v, k, num, where);
     case CFG_DOUBLE:
         if (!cJSON_IsNumber(j))
             return err_set(ERR_INVALID, "%s: expected a number", where);
-        snprintf(num, sizeof(num), "%.17g", j->valuedouble);
+        snprintf(num, sizeof(num), "%.17g", j->valuedouble); /* truncation: ok, %.17g fits 64 */
         return val_from_text(v, k, num, where);
     case CFG_BOOL:
         if (!cJSON_IsBool(j))
@@ -555,7 +558,9 @@ static int walk(struct cfg_val *nv, const cJSON *obj, const char *prefix, const 
         char where[512];
         int k;
 
+        /* truncation: ok, a field named in a message */
         snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "." : "", it->string);
+        /* truncation: ok, a place named in a message */
         snprintf(where, sizeof(where), "%s: %s", file, path);
         k = find_key(path);
         if (k >= 0) {

@@ -159,7 +159,7 @@ int cron_parse(struct cron_expr *out, const char *expr)
     }
     if (strlen(expr) >= sizeof(buf))
         return err_set(ERR_INVALID, "schedule too long");
-    snprintf(buf, sizeof(buf), "%s", expr);
+    snprintf(buf, sizeof(buf), "%s", expr); /* truncation: ok, its length is checked above */
     for (char *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
         if (n == 5)
             return err_set(ERR_INVALID, "expected 5 fields, got more");
@@ -368,6 +368,7 @@ int cron_zone_use(const char *tz)
         if (setenv("TZ", tz, 1) != 0)
             return err_set(ERR_IO, "setenv TZ: %s", strerror(errno));
         tzset();
+        /* truncation: ok, a cache: a cut name only sets TZ again */
         snprintf(current, sizeof(current), "%s", tz);
     }
     return 0;

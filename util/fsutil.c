@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/path.h"
 #include "util/xalloc.h"
 
 int fs_mkdir_p(const char *path, mode_t mode)
@@ -122,7 +123,8 @@ static int write_at(int dfd, const char *name, const char *label, fs_fill_fn fil
     int fd;
     int rc = 0;
 
-    snprintf(tmp, sizeof(tmp), ".goald-tmp-%ld-%u", (long)getpid(), counter++);
+    if ((rc = path_fmt(tmp, sizeof(tmp), ".goald-tmp-%ld-%u", (long)getpid(), counter++)) != 0)
+        return err_wrap(rc, "%s: a temporary file", label);
     fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return err_set(ERR_IO, "%s: cannot create a temporary file: %s", label, strerror(errno));

@@ -161,7 +161,7 @@ static int64_t response_wait(const struct http_response *res)
     char st[24];
     size_t n = 0;
 
-    snprintf(st, sizeof(st), "%ld", res->status);
+    snprintf(st, sizeof(st), "%ld", res->status); /* truncation: ok, a number fits */
     names[n] = ":status";
     values[n++] = st;
     for (size_t i = 0; i < res->nheaders; i++, n++) {

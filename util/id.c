@@ -60,5 +60,5 @@ void id_host(char *out, size_t n)
         return;
     out[n - 1] = '\0';
     if (gethostname(out, n - 1) != 0 || !out[0])
-        snprintf(out, n, "localhost");
+        snprintf(out, n, "localhost"); /* truncation: ok, a fallback name, shown */
 }

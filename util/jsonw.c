@@ -89,7 +89,7 @@ static int json_escape(const char *s, json_put_fn put, void *arg)
         case '\b': esc = "\\b"; break;
         case '\f': esc = "\\f"; break;
         default:
-            snprintf(u, sizeof(u), "\\u%04x", *p);
+            snprintf(u, sizeof(u), "\\u%04x", *p); /* truncation: ok, six bytes fit */
             esc = u;
         }
         if ((rc = put(arg, esc, strlen(esc))) != 0)

@@ -164,6 +164,7 @@ static void compile_all(void)
         if (!codes[i]) {
             PCRE2_UCHAR msg[200];
             pcre2_get_error_message(errcode, msg, sizeof(msg));
+            /* truncation: ok, a message */
             snprintf(compile_error, sizeof(compile_error), "redact: rule %zu at %zu: %s", i,
                      (size_t)off, (const char *)msg);
             return;

@@ -224,6 +224,7 @@ int secret_child_env(char ***envp, int *fd)
     /* [0] is ours (freed by secret_child_env_free); the rest borrow environ */
     {
         char var[64];
+        /* truncation: ok, a name and an fd number fit */
         snprintf(var, sizeof(var), "%s=%d", SECRET_FD_VAR, p[0]);
         env[0] = xstrdup(var);
     }

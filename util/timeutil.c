@@ -110,6 +110,7 @@ static char *format(char *out, size_t n, int64_t ms, int offset_min, int always_
         zone[5] = (char)('0' + a % 10);
         zone[6] = '\0';
     }
+    /* truncation: ok, out holds TIME_RFC3339_MAX bytes (the header) */
     snprintf(out, n, "%04lld-%02u-%02uT%02d:%02d:%02d%s%s", (long long)y, mo, d,
              (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60), fs, zone);
     return out;

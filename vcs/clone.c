@@ -14,6 +14,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
+#include "util/path.h"
 #include "vcs/internal.h"
 #include "vcs/repo.h"
 
@@ -97,7 +98,10 @@ int vcs_clones_each(const char *dir, int (*fn)(const char *clone, void *ctx), vo
          * a suffix); a real folder, not a link */
         if (len != 16 || strspn(e->d_name, "0123456789abcdef") != len)
             continue;
-        snprintf(path, sizeof(path), "%s/%s", repos, e->d_name);
+        if ((rc = path_fmt(path, sizeof(path), "%s/%s", repos, e->d_name)) != 0) {
+            err_wrap(rc, "a clone's folder");
+            break;
+        }
         if (lstat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
             continue;
         rc = fn(path, ctx);
@@ -282,7 +286,8 @@ int vcs_clone_fetch(const char *path, const char *url, const char *base_branch, 
         rc = clone_make(&repo, path, url);
     if (rc == 0)
         rc = fetch(repo, url, base_branch, ref);
-    snprintf(name, sizeof(name), "refs/heads/%s", base_branch);
+    if (rc == 0 && (rc = path_fmt(name, sizeof(name), "refs/heads/%s", base_branch)) != 0)
+        err_wrap(rc, "fetch: the base branch's ref");
     if (rc == 0 && git_reference_lookup(&tip, repo, name) < 0) {
         git_error_clear();
         rc = err_set(ERR_NOTFOUND, "fetch from %s: no branch \"%s\" there", url, base_branch);

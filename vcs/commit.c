@@ -215,9 +215,10 @@ static int message_trailer(char *out, size_t n, const char *message, const char 
     /* the last one wins, as for `git interpret-trailers` readers */
     for (size_t i = 0; i < arr.count; i++) {
         if (strcasecmp(arr.trailers[i].key, key) == 0) {
-            if (out)
-                snprintf(out, n, "%s", arr.trailers[i].value);
-            found = 1;
+            /* a value too long to hold is not taken: cut, it could match another */
+            found = !out || (size_t)snprintf(out, n, "%s", arr.trailers[i].value) < n;
+            if (!found)
+                out[0] = '\0';
         }
     }
     git_message_trailer_array_free(&arr);

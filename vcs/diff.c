@@ -6,6 +6,7 @@
 #include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/path.h"
 #include "vcs/internal.h"
 #include "vcs/repo.h"
 
@@ -199,9 +200,11 @@ static int rebuild(vcs_worktree *wt)
     char branch[256];
     int rc;
 
-    snprintf(branch, sizeof(branch), "%s", vcs_worktree_branch(wt));
+    if (path_fmt(branch, sizeof(branch), "%s", vcs_worktree_branch(wt)) != 0)
+        return err_wrap(ERR_INVALID, "%s: the branch's name", wt->path);
     if (!*branch)
-        return err_set(ERR_INVALID, "%s: HEAD is not on a branch", wt->path);
+        return err_set(ERR_INVALID, "%s: HEAD is not on a branch (or its name is over %zu bytes)",
+                       wt->path, sizeof(branch) - 1);
     if ((rc = vcs_worktree_remove(wt->repo_path, wt->path)) != 0 ||
         (rc = vcs_worktree_create(&fresh, wt->repo_path, NULL, branch, wt->path)) != 0)
         return err_wrap(rc, "%s: reset", wt->path);

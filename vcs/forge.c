@@ -10,6 +10,7 @@
 #include "util/err.h"
 #include "util/http.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/retry.h"
 #include "util/secret.h"
 #include "util/strbuf.h"
@@ -113,18 +114,14 @@ int vcs_forge_from_config(struct vcs_forge *f, const char *remote_url)
     memset(f, 0, sizeof(*f));
     if (!base || !*base)
         return err_set(ERR_INVALID, "forge.base_url is empty");
-    if (co && *co && cr && *cr) {
-        snprintf(owner, sizeof(owner), "%s", co);
-        snprintf(repo, sizeof(repo), "%s", cr);
-    } else {
-        if ((rc = vcs_forge_parse_remote(owner, sizeof(owner), repo, sizeof(repo), remote_url)) !=
-            0)
-            return rc;
-        if (co && *co)
-            snprintf(owner, sizeof(owner), "%s", co);
-        if (cr && *cr)
-            snprintf(repo, sizeof(repo), "%s", cr);
-    }
+    /* owner and repo name the repository in every URL: never cut */
+    if (!(co && *co && cr && *cr) &&
+        (rc = vcs_forge_parse_remote(owner, sizeof(owner), repo, sizeof(repo), remote_url)) != 0)
+        return rc;
+    if (co && *co && path_fmt(owner, sizeof(owner), "%s", co) != 0)
+        return err_wrap(ERR_INVALID, "forge.owner");
+    if (cr && *cr && path_fmt(repo, sizeof(repo), "%s", cr) != 0)
+        return err_wrap(ERR_INVALID, "forge.repo");
     f->base_url = xstrdup(base);
     n = strlen(f->base_url);
     while (n > 0 && f->base_url[n - 1] == '/')
@@ -271,18 +268,19 @@ static void forge_reason(char *out, size_t n, const strbuf *resp)
     char detail[300] = "";
 
     if (em && *em)
-        snprintf(detail, sizeof(detail), "%s", em);
+        snprintf(detail, sizeof(detail), "%s", em); /* truncation: ok, a message */
     else if (cJSON_IsString(e0) && *e0->valuestring)
-        snprintf(detail, sizeof(detail), "%s", e0->valuestring);
+        snprintf(detail, sizeof(detail), "%s", e0->valuestring); /* truncation: ok, a message */
     else if (ef || ec)
+        /* truncation: ok, a message */
         snprintf(detail, sizeof(detail), "%s%s%s", ef ? ef : "", ef && ec ? " " : "",
                  ec ? ec : "");
     if (msg && *detail)
-        snprintf(out, n, "%s: %s", msg, detail);
+        snprintf(out, n, "%s: %s", msg, detail); /* truncation: ok, a message */
     else if (msg || *detail)
-        snprintf(out, n, "%s", msg ? msg : detail);
+        snprintf(out, n, "%s", msg ? msg : detail); /* truncation: ok, a message */
     else if (!j && resp->len)
-        snprintf(out, n, "%.200s", strbuf_cstr(resp));
+        snprintf(out, n, "%.200s", strbuf_cstr(resp)); /* truncation: ok, a message */
     else
         out[0] = '\0';
     cJSON_Delete(j);
@@ -337,7 +335,7 @@ static int auth_refused(const struct http_response *res, struct forge_failure *f
 
     forge_reason(why, sizeof(why), &res->body);
     if (fl)
-        snprintf(fl->cls, sizeof(fl->cls), "auth");
+        snprintf(fl->cls, sizeof(fl->cls), "auth"); /* truncation: ok, a constant that fits cls */
     return err_set(ERR_FAIL,
                    "forge %s refused the request (%s %s: HTTP %ld%s%s): %s; fix the token "
                    "in $%s (forge.token_env names the variable; its repository access), "
@@ -356,7 +354,7 @@ static int wait_too_long(const struct http_response *res, struct forge_failure *
 
     forge_reason(why, sizeof(why), &res->body);
     if (fl) {
-        snprintf(fl->cls, sizeof(fl->cls), "forge");
+        snprintf(fl->cls, sizeof(fl->cls), "forge"); /* truncation: ok, a constant that fits cls */
         fl->wait_ms = server_ms;
     }
     return err_set(ERR_FAIL,
@@ -419,6 +417,7 @@ int vcs_forge_request(struct http_response *res, struct forge_failure *fl,
                 rc = http_status_err(method, url, res->status, &res->body);
             err_wrap(rc, "after %d attempts", n);
             if (fl) {
+                /* truncation: ok, a constant that fits cls */
                 snprintf(fl->cls, sizeof(fl->cls), "forge");
                 fl->wait_ms = limited ? server_ms : 0;
             }
@@ -544,12 +543,14 @@ static int find_gitea(struct vcs_pr *out, const struct vcs_forge *f, const char 
     if (res.status != 200) {
         rc = http_status_err("GET", strbuf_cstr(&u), res.status, &res.body);
         rc = ERR_FAIL;
+        /* truncation: ok, a constant that fits cls */
         snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
         goto out;
     }
     pr = cJSON_Parse(strbuf_cstr(&res.body));
     if (!cJSON_IsObject(pr)) {
         rc = err_set(ERR_FAIL, "GET %s: expected a JSON object", strbuf_cstr(&u));
+        /* truncation: ok, a constant that fits cls */
         snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
         goto out;
     }
@@ -592,6 +593,7 @@ static int find_pages(struct vcs_pr *out, const struct vcs_forge *f, const char 
             /* not "no pull request": the look-up itself failed */
             http_status_err("GET", strbuf_cstr(&u), res.status, &res.body);
             rc = ERR_FAIL;
+            /* truncation: ok, a constant that fits cls */
             snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
             goto out;
         }
@@ -599,6 +601,7 @@ static int find_pages(struct vcs_pr *out, const struct vcs_forge *f, const char 
         arr = cJSON_Parse(strbuf_cstr(&res.body));
         if (!cJSON_IsArray(arr)) {
             rc = err_set(ERR_FAIL, "GET %s: expected a JSON array", strbuf_cstr(&u));
+            /* truncation: ok, a constant that fits cls */
             snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
             goto out;
         }
@@ -705,12 +708,14 @@ int vcs_forge_pr_ensure(struct vcs_pr *out, const struct vcs_forge *f, const cha
     }
     if (res.status != 201 && res.status != 200) {
         rc = http_status_err("POST", strbuf_cstr(&u), res.status, &res.body);
+        /* truncation: ok, a constant that fits cls */
         snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
         goto out;
     }
     ans = cJSON_Parse(strbuf_cstr(&res.body));
     if ((rc = pr_from_json(out, ans)) != 0) {
         err_wrap(rc, "POST %s", strbuf_cstr(&u));
+        /* truncation: ok, a constant that fits cls */
         snprintf(out->failure.cls, sizeof(out->failure.cls), "forge");
         goto out;
     }
@@ -734,6 +739,7 @@ static void url_origin(char *out, size_t n, const char *url)
 
     p = p ? p + 3 : url;
     len = (size_t)(p - url) + strcspn(p, "/?#");
+    /* truncation: ok, the length is capped to fit */
     snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), url);
 }
 

@@ -89,6 +89,7 @@ static int get_array_if(cJSON **out, int *not_modified, char *etag, size_t etag_
     *out = NULL;
     *not_modified = 0;
     memset(&res, 0, sizeof(res));
+    /* truncation: ok, a cut tag only misses the cache */
     snprintf(inm, sizeof(inm), "If-None-Match: %s", etag);
     rc = vcs_forge_request(&res, fl, f, "GET", strbuf_cstr(u), NULL,
                            etag[0] && strlen(etag) < 500 ? inm : NULL);
@@ -104,6 +105,7 @@ static int get_array_if(cJSON **out, int *not_modified, char *etag, size_t etag_
     }
     if (rc == 0 && !*not_modified) {
         tag = http_response_header(&res, "etag");
+        /* truncation: ok, the tag is checked to fit */
         snprintf(etag, etag_n, "%s", tag && strlen(tag) < etag_n ? tag : "");
     }
     http_response_release(&res);
@@ -178,7 +180,7 @@ int vcs_forge_default_branch(char *out, size_t n, const struct vcs_forge *f)
         if (!*b || strlen(b) >= n)
             rc = err_set(ERR_FAIL, "GET %s: no default_branch", strbuf_cstr(&u));
         else
-            snprintf(out, n, "%s", b);
+            snprintf(out, n, "%s", b); /* truncation: ok, the branch is checked to fit */
     }
     cJSON_Delete(j);
     strbuf_release(&u);
@@ -219,8 +221,9 @@ int vcs_forge_labeler(char *out, size_t n, const struct vcs_forge *f, int64_t nu
         cJSON_ArrayForEach(ev, j)
         {
             const char *who = label_actor(ev, label, gitea);
-            if (who && *who)
-                snprintf(out, n, "%s", who); /* the last one wins */
+            /* the last one wins; a login too long to hold is no one's */
+            if (who && *who && (size_t)snprintf(out, n, "%s", who) >= n)
+                out[0] = '\0';
         }
     cJSON_Delete(j);
     strbuf_release(&u);

@@ -23,6 +23,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
+#include "util/path.h"
 #include "vcs/internal.h"
 #include "vcs/worktree.h"
 
@@ -43,11 +44,13 @@ int vcs_wt_lock(git_repository *main)
         return err_set(ERR_IO, "%s: %s", git_repository_commondir(main), strerror(errno));
     if ((rc = vcs_worktree_root(root, sizeof(root))) != 0)
         return rc;
-    snprintf(dir, sizeof(dir), "%s/.locks", root);
+    if ((rc = path_fmt(dir, sizeof(dir), "%s/.locks", root)) != 0)
+        return err_wrap(rc, "the worktree locks' folder");
     if ((rc = fs_mkdir_p(dir, 0700)) != 0)
         return rc;
     hash_sha256_hex(hex, common, strlen(common));
-    snprintf(lock, sizeof(lock), "%s/%.16s.lock", dir, hex);
+    if ((rc = path_fmt(lock, sizeof(lock), "%s/%.16s.lock", dir, hex)) != 0)
+        return err_wrap(rc, "a worktree lock");
     /* O_NONBLOCK: a FIFO planted there never blocks the open */
     fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd < 0)

@@ -32,10 +32,12 @@ int vcs_auth_cb(git_credential **out, const char *url, const char *user_from_url
     (void)url;
     if (allowed & GIT_CREDENTIAL_SSH_KEY) {
         if (c->tried_agent++) {
+            /* truncation: ok, a message */
             snprintf(c->why, sizeof(c->why), "the ssh agent's keys were rejected");
             return GIT_EUSER;
         }
         if (!getenv("SSH_AUTH_SOCK")) {
+            /* truncation: ok, a message */
             snprintf(c->why, sizeof(c->why), "ssh remote, but no ssh agent (SSH_AUTH_SOCK unset)");
             return GIT_EUSER;
         }
@@ -43,7 +45,7 @@ int vcs_auth_cb(git_credential **out, const char *url, const char *user_from_url
     }
     if (allowed & GIT_CREDENTIAL_USERNAME) {
         if (c->tried_user++) {
-            snprintf(c->why, sizeof(c->why), "user name rejected");
+            snprintf(c->why, sizeof(c->why), "user name rejected"); /* truncation: ok, a message */
             return GIT_EUSER;
         }
         return git_credential_username_new(out, user ? user : "git");
@@ -53,21 +55,23 @@ int vcs_auth_cb(git_credential **out, const char *url, const char *user_from_url
         const char *tok = name ? secret_get(name) : NULL;
         const char *u = user ? user : config_str(CFG_VCS_PUSH_USERNAME);
         if (c->tried_token++) {
+            /* truncation: ok, a message */
             snprintf(c->why, sizeof(c->why), "the token in $%s was rejected", name ? name : "?");
             return GIT_EUSER;
         }
         if (!name) {
-            snprintf(c->why, sizeof(c->why),
+            snprintf(c->why, sizeof(c->why), /* truncation: ok, a message */
                      "the remote wants a token: set vcs.push_token_env or forge.token_env");
             return GIT_EUSER;
         }
         if (!tok || !*tok) {
-            snprintf(c->why, sizeof(c->why),
+            snprintf(c->why, sizeof(c->why), /* truncation: ok, a message */
                      "the remote wants a token: environment variable %s is not set", name);
             return GIT_EUSER;
         }
         return git_credential_userpass_plaintext_new(out, u && *u ? u : "x-access-token", tok);
     }
+    /* truncation: ok, a message */
     snprintf(c->why, sizeof(c->why), "no supported way to authenticate (allowed types 0x%x)",
              allowed);
     return GIT_EUSER;
@@ -78,6 +82,7 @@ static int update_ref_cb(const char *refname, const char *status, void *payload)
     struct vcs_auth *c = payload;
 
     if (status && !c->rejected[0])
+        /* truncation: ok, a message */
         snprintf(c->rejected, sizeof(c->rejected), "%s rejected: %s", refname, status);
     return 0;
 }

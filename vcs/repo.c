@@ -13,6 +13,7 @@
 
 #include "util/config.h"
 #include "util/err.h"
+#include "util/path.h"
 #include "vcs/internal.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -67,9 +68,9 @@ static void uid_text(char *out, size_t n, uid_t uid)
     char buf[1024];
 
     if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_name)
-        snprintf(out, n, "uid %u, %s", (unsigned)uid, res->pw_name);
+        snprintf(out, n, "uid %u, %s", (unsigned)uid, res->pw_name); /* truncation: ok, a message */
     else
-        snprintf(out, n, "uid %u", (unsigned)uid);
+        snprintf(out, n, "uid %u", (unsigned)uid); /* truncation: ok, a message */
 }
 
 int vcs_repo_open_err(int code, const char *path)
@@ -78,7 +79,8 @@ int vcs_repo_open_err(int code, const char *path)
     uid_t owner = 0;
 
     uid_text(me, sizeof(me), geteuid());
-    snprintf(git, sizeof(git), "%s/.git", path);
+    if (path_fmt(git, sizeof(git), "%s/.git", path) != 0)
+        return err_wrap(ERR_INVALID, "a repository's .git");
     /* libgit2 1.5 returns its ownership refusal as GIT_ENOTFOUND ("config
      * value 'safe.directory' was not found") when no safe.directory is
      * set: a .git owned by someone else that libgit2 would not open is
@@ -164,7 +166,7 @@ static void branch_list(char *out, size_t n, git_repository *repo)
     git_branch_t type;
     size_t len = 0;
 
-    snprintf(out, n, "none");
+    snprintf(out, n, "none"); /* truncation: ok, a message */
     if (git_branch_iterator_new(&it, repo, GIT_BRANCH_LOCAL) < 0)
         return;
     while (git_branch_next(&ref, &type, it) == 0) {
@@ -198,6 +200,18 @@ static int has_branch(git_repository *repo)
     return found;
 }
 
+/* HEAD's branch name into out: one too long to hold is never cut; it is
+ * an error when it would be the base branch (base NULL), else left "". */
+static int head_name(char *out, size_t n, const char *name, const char *base)
+{
+    if (path_fmt(out, n, "%s", name) == 0)
+        return 0;
+    if (!base)
+        return err_wrap(ERR_INVALID, "the repository's branch");
+    err_clear();
+    return 0;
+}
+
 int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t abs_n,
                    char *head_branch_out, size_t head_n)
 {
@@ -215,7 +229,10 @@ int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t a
         const char *wd = git_repository_workdir(repo);
         if (!wd)
             wd = git_repository_path(repo);
-        snprintf(abs_out, abs_n, "%s", wd);
+        if ((rc = path_fmt(abs_out, abs_n, "%s", wd)) != 0) {
+            err_wrap(rc, "the repository's folder");
+            goto out;
+        }
         /* libgit2 ends folders with '/'; keep paths canonical without it */
         size_t n = strlen(abs_out);
         if (n > 1 && abs_out[n - 1] == '/')
@@ -223,15 +240,19 @@ int vcs_repo_probe(const char *path, const char *branch, char *abs_out, size_t a
     }
     if (head_branch_out) {
         head_branch_out[0] = '\0';
-        if (git_repository_head(&ref, repo) == 0 && git_reference_is_branch(ref))
-            snprintf(head_branch_out, head_n, "%s", git_reference_shorthand(ref));
-        else if (git_repository_head_unborn(repo) == 1) {
+        if (git_repository_head(&ref, repo) == 0 && git_reference_is_branch(ref)) {
+            if ((rc = head_name(head_branch_out, head_n, git_reference_shorthand(ref), branch)))
+                goto out;
+        } else if (git_repository_head_unborn(repo) == 1) {
             git_reference *h = NULL;
             if (git_reference_lookup(&h, repo, "HEAD") == 0 &&
                 git_reference_type(h) == GIT_REFERENCE_SYMBOLIC) {
                 const char *t = git_reference_symbolic_target(h);
-                if (t && strncmp(t, "refs/heads/", 11) == 0)
-                    snprintf(head_branch_out, head_n, "%s", t + 11);
+                if (t && strncmp(t, "refs/heads/", 11) == 0 &&
+                    (rc = head_name(head_branch_out, head_n, t + 11, branch)) != 0) {
+                    git_reference_free(h);
+                    goto out;
+                }
             }
             git_reference_free(h);
         }
@@ -280,7 +301,8 @@ int vcs_repo_init_commit(const char *path, const char *branch, const char *messa
         return err_set(ERR_INVALID, "%s: already a git repository", path);
     git_repository_init_options_init(&opts, GIT_REPOSITORY_INIT_OPTIONS_VERSION);
     opts.flags = GIT_REPOSITORY_INIT_MKPATH;
-    snprintf(head, sizeof(head), "refs/heads/%s", branch);
+    if ((rc = path_fmt(head, sizeof(head), "refs/heads/%s", branch)) != 0)
+        return err_wrap(rc, "the first branch's ref");
     opts.initial_head = head;
     if (git_repository_init_ext(&repo, path, &opts) < 0) {
         rc = vcs_git_err(ERR_IO, "%s: init", path);

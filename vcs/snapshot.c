@@ -42,11 +42,13 @@ struct guard {
 static void human_size(char *out, size_t n, int64_t b)
 {
     if (b >= ((int64_t)1 << 30))
+        /* truncation: ok, a size shown */
         snprintf(out, n, "%.1f GiB", (double)b / (double)((int64_t)1 << 30));
     else if (b >= ((int64_t)1 << 20))
+        /* truncation: ok, a size shown */
         snprintf(out, n, "%.1f MiB", (double)b / (double)((int64_t)1 << 20));
     else
-        snprintf(out, n, "%lld bytes", (long long)b);
+        snprintf(out, n, "%lld bytes", (long long)b); /* truncation: ok, a size shown */
 }
 
 /* Whether rel (a path relative to the work folder; folders end in '/')

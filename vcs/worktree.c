@@ -15,6 +15,7 @@
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/id.h"
+#include "util/path.h"
 #include "util/xalloc.h"
 #include "vcs/internal.h"
 #include "vcs/repo.h"
@@ -193,8 +194,10 @@ const char *vcs_worktree_branch(vcs_worktree *wt)
     git_reference *ref = NULL;
 
     wt->branch[0] = '\0';
-    if (git_repository_head(&ref, wt->repo) == 0 && git_reference_is_branch(ref))
-        snprintf(wt->branch, sizeof(wt->branch), "%s", git_reference_shorthand(ref));
+    /* a name too long for the buffer is left "", never cut to another */
+    if (git_repository_head(&ref, wt->repo) == 0 && git_reference_is_branch(ref) &&
+        path_fmt(wt->branch, sizeof(wt->branch), "%s", git_reference_shorthand(ref)) != 0)
+        wt->branch[0] = '\0';
     git_reference_free(ref);
     return wt->branch;
 }
@@ -270,12 +273,16 @@ static int gitlink_changed(const char *abs, const char *admin, char *why, size_t
     ssize_t got;
     int fd;
 
-    snprintf(p, sizeof(p), "%s/.git", abs);
+    if (path_fmt(p, sizeof(p), "%s/.git", abs) != 0) {
+        snprintf(why, n, "its .git's path is too long"); /* truncation: ok, a message */
+        return 1;
+    }
     if (lstat(p, &st) != 0) {
-        snprintf(why, n, "its .git is missing");
+        snprintf(why, n, "its .git is missing"); /* truncation: ok, a message */
         return 1;
     }
     if (!S_ISREG(st.st_mode)) {
+        /* truncation: ok, a message */
         snprintf(why, n, "its .git is a %s, not goald's gitlink file",
                  S_ISLNK(st.st_mode)   ? "symbolic link"
                  : S_ISDIR(st.st_mode) ? "folder"
@@ -283,20 +290,20 @@ static int gitlink_changed(const char *abs, const char *admin, char *why, size_t
         return 1;
     }
     if (st.st_size <= 8 || (size_t)st.st_size >= sizeof(text)) {
-        snprintf(why, n, "its .git was changed");
+        snprintf(why, n, "its .git was changed"); /* truncation: ok, a message */
         return 1;
     }
     fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         if (fd >= 0)
             close(fd);
-        snprintf(why, n, "its .git cannot be read");
+        snprintf(why, n, "its .git cannot be read"); /* truncation: ok, a message */
         return 1;
     }
     got = read(fd, text, sizeof(text) - 1);
     close(fd);
     if (got <= 8) {
-        snprintf(why, n, "its .git was changed");
+        snprintf(why, n, "its .git was changed"); /* truncation: ok, a message */
         return 1;
     }
     text[got] = '\0';
@@ -304,6 +311,7 @@ static int gitlink_changed(const char *abs, const char *admin, char *why, size_t
         text[--got] = '\0';
     if (strncmp(text, "gitdir: ", 8) != 0 || strchr(text, '\n') || text[8] != '/' ||
         !realpath(text + 8, named) || strcmp(named, admin) != 0) {
+        /* truncation: ok, a message */
         snprintf(why, n, "its .git names a git folder other than %s", admin);
         return 1;
     }
@@ -336,17 +344,22 @@ static int open_recorded(git_repository **out, char common[PATH_MAX], char admin
         return err_set(ERR_IO, "%s: %s", git_repository_commondir(main), strerror(errno));
     if (git_worktree_lookup(&gwt, main, name) < 0) {
         git_error_clear();
+        /* truncation: ok, a message */
         snprintf(why, n, "no worktree \"%s\" is registered in %s", name, common);
         return RECORD_UNREGISTERED;
     }
     if (vcs_abs_path(rp, sizeof(rp), git_worktree_path(gwt)) != 0 || strcmp(rp, abs) != 0) {
         err_clear();
+        /* truncation: ok, a message */
         snprintf(why, n, "worktree name \"%s\" is already used by %s", name,
                  git_worktree_path(gwt));
         rc = RECORD_NONE;
         goto out;
     }
-    snprintf(p, sizeof(p), "%s/worktrees/%s", common, name);
+    if (path_fmt(p, sizeof(p), "%s/worktrees/%s", common, name) != 0) {
+        rc = err_wrap(ERR_INVALID, "the worktree's git folder");
+        goto out;
+    }
     if (real_dir(admin, p) != 0 || !is_beneath(common, admin) || !fs_is_dir(admin)) {
         rc = err_set(ERR_INVALID, "%s: the worktree's git folder is not beneath %s", p, common);
         goto out;
@@ -363,6 +376,7 @@ static int open_recorded(git_repository **out, char common[PATH_MAX], char admin
         real_dir(rp, git_repository_path(repo)) != 0 || strcmp(rp, admin) != 0 ||
         real_dir(rp, git_repository_workdir(repo)) != 0 || strcmp(rp, abs) != 0 ||
         real_dir(rp, git_repository_commondir(repo)) != 0 || strcmp(rp, common) != 0) {
+        /* truncation: ok, a message */
         snprintf(why, n, "its git folders are not the ones goald made");
         rc = RECORD_CHANGED;
         goto out;
@@ -532,7 +546,7 @@ static int reuse_existing(vcs_worktree **out, git_repository *main, const char *
      * model cannot unregister one: the common folder is read-only in the
      * sandbox): made again, like a tampered one */
     if (rc == RECORD_UNREGISTERED && own_folder(abs)) {
-        snprintf(rebuilt, rn, "%.400s: left half-made", why);
+        snprintf(rebuilt, rn, "%.400s: left half-made", why); /* truncation: ok, a message */
         if ((rc = fs_remove_tree(abs)) != 0)
             return err_wrap(rc, "removing the half-made worktree %s", abs);
         return 1;
@@ -541,7 +555,7 @@ static int reuse_existing(vcs_worktree **out, git_repository *main, const char *
         return err_set(ERR_INVALID, "%s exists and is not a worktree of %s (%s)", abs,
                        git_repository_workdir(main), why);
     if (rc == RECORD_CHANGED) {
-        snprintf(rebuilt, rn, "%s", why);
+        snprintf(rebuilt, rn, "%s", why); /* truncation: ok, a message */
         if ((rc = fs_remove_tree(abs)) != 0)
             return err_wrap(rc, "removing the tampered worktree %s", abs);
         return 1;
@@ -725,7 +739,7 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
     if (rc != 0 || (rc = wt_new(&wt, repo, abs, repo_path, common, admin)) != 0)
         goto out;
     repo = NULL;
-    snprintf(wt->rebuilt, sizeof(wt->rebuilt), "%s", rebuilt);
+    snprintf(wt->rebuilt, sizeof(wt->rebuilt), "%s", rebuilt); /* truncation: ok, a message */
     *out = wt;
 out:
     vcs_wt_unlock(lock);

@@ -608,6 +608,40 @@ static void test_worktree_remove_keeps_branch(void **state)
     vcs_commit_result_release(&r);
 }
 
+/* A worktree whose branch name (307 bytes) is longer than the 255 bytes
+ * it is read into: the reset's rebuild (which removes the folder and makes
+ * it again on that branch) refuses before removing anything, rather than
+ * make it again on the branch the cut name would give. */
+static void test_reset_long_branch_not_cut(void **state)
+{
+    char repo[600], wtp[600], p[700], branch[400], cut[256], a[201], b[101];
+    vcs_worktree *wt = NULL;
+
+    (void)state;
+    memset(a, 'a', 200);
+    a[200] = '\0';
+    memset(b, 'b', 100);
+    b[100] = '\0';
+    snprintf(branch, sizeof(branch), "goald/%s/%s", a, b);
+    memcpy(cut, branch, sizeof(cut) - 1);
+    cut[sizeof(cut) - 1] = '\0';
+    testutil_tmp_path(repo, sizeof(repo), "longbranch/repo");
+    testutil_tmp_path(wtp, sizeof(wtp), "longbranch/wts/g-0123abcd");
+    assert_int_equal(make_repo(repo), 0);
+    if (vcs_worktree_create(&wt, repo, "main", branch, wtp) != 0)
+        fail_msg("create: %s", err_last());
+    snprintf(p, sizeof(p), "%s/work.txt", wtp);
+    write_text(p, "work\n");
+
+    assert_int_not_equal(vcs_worktree_reset(NULL, wt, NULL), 0);
+    assert_non_null(strstr(err_last(), "HEAD is not on a branch (or its name is over 255 bytes)"));
+    /* nothing removed, nothing made on the cut name */
+    assert_string_equal(cap("cat '%s'", p), "work");
+    assert_string_equal(cap("git -C '%s' rev-parse --abbrev-ref HEAD", wtp), branch);
+    assert_string_equal(cap("git -C '%s' branch --list '%s'", repo, cut), "");
+    vcs_worktree_free(wt);
+}
+
 /* Worktrees are opened through goald's records: a rewritten or forged .git
  * is refused by vcs_worktree_open and makes vcs_worktree_create rebuild
  * the folder; snapshots write no object into the repository. */
@@ -1059,6 +1093,7 @@ int main(void)
         cmocka_unit_test(test_clone_fetch_push),
         cmocka_unit_test(test_worktree_ops_take_turns),
         cmocka_unit_test(test_worktree_prune),
+        cmocka_unit_test(test_reset_long_branch_not_cut),
     };
     char home[600];
 
