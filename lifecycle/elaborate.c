@@ -81,6 +81,7 @@ static int check_build_dirs(const cJSON *g, int i, char *why, size_t n)
     if (gates_build_dirs_check(cJSON_GetObjectItemCaseSensitive(g, "build_dirs"), sub,
                                sizeof(sub), NULL) == 0)
         return 0;
+    /* truncation: ok, a message */
     snprintf(why, n, "verification[%d].build_dirs%s%s", i, sub[0] == '[' ? "" : ": ", sub);
     return -1;
 }

@@ -248,10 +248,10 @@ static int check_build_dirs(const struct ctx *c, const cJSON *v, int i)
     if (gates_build_dirs_check(v, why, sizeof(why), &bad) == 0)
         return 0;
     if (bad < 0) {
-        snprintf(path, sizeof(path), "verification[%d].build_dirs", i);
+        snprintf(path, sizeof(path), "verification[%d].build_dirs", i); /* truncation: ok, fits */
         return fail(c, path, v, "%s", why);
     }
-    snprintf(path, sizeof(path), "verification[%d].build_dirs[%d]", i, bad);
+    snprintf(path, sizeof(path), "verification[%d].build_dirs[%d]", i, bad); /* truncation: ok, fits */
     /* why starts with "[bad]: " */
     return fail(c, path, cJSON_GetArrayItem(v, bad), "%s",
                 strstr(why, "]: ") ? strstr(why, "]: ") + 3 : why);

@@ -131,10 +131,13 @@ static void split_rel(char *dir, char *leaf, const char *rel)
 
     if (!slash) {
         dir[0] = '\0';
+        /* truncation: ok, a build folder is at most GATES_BUILD_DIR_LEN bytes (checked at intake) */
         snprintf(leaf, GATES_BUILD_DIR_LEN + 1, "%s", rel);
         return;
     }
+    /* truncation: ok, a build folder is at most GATES_BUILD_DIR_LEN bytes (checked at intake) */
     snprintf(dir, GATES_BUILD_DIR_LEN + 1, "%.*s", (int)(slash - rel), rel);
+    /* truncation: ok, as above */
     snprintf(leaf, GATES_BUILD_DIR_LEN + 1, "%s", slash + 1);
 }
 
@@ -146,7 +149,7 @@ static int copy_in(int wfd, int copy, const struct gate_spec *g, size_t k)
     struct stat st;
     int pfd, rc;
 
-    snprintf(kept, sizeof(kept), "d%zu", k);
+    snprintf(kept, sizeof(kept), "d%zu", k); /* truncation: ok, a number fits */
     if (fstatat(wfd, kept, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return 0; /* the trusted run left none */
     split_rel(dir, leaf, g->build_dirs[k]);
@@ -199,7 +202,7 @@ static int move_out(int copy, int stage, const struct gate_spec *g, size_t k, in
     split_rel(dir, leaf, g->build_dirs[k]);
     if ((pfd = open_beneath(copy, dir, 0)) < 0)
         return 0; /* no such folder, or a link on the way: not kept */
-    snprintf(name, sizeof(name), "d%zu", k);
+    snprintf(name, sizeof(name), "d%zu", k); /* truncation: ok, a number fits */
     if (fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
         if (renameat(pfd, leaf, stage, name) != 0)
             rc = err_set(ERR_IO, "build folder %s: %s", g->build_dirs[k], strerror(errno));
@@ -231,7 +234,7 @@ static int keep_into(const char *stage, const char *copy, const struct gate_spec
         if ((rc = move_out(cfd, sfd, g, k, &moved)) != 0)
             break;
         cJSON_AddItemToArray(moved ? kept : skipped, cJSON_CreateString(g->build_dirs[k]));
-        snprintf(name, sizeof(name), "d%zu", k);
+        snprintf(name, sizeof(name), "d%zu", k); /* truncation: ok, a number fits */
         if (moved && (rc = fs_tree_size_at(sfd, name, WARM_CAP - *bytes, &n)) == 0)
             *bytes += n;
     }

@@ -10,6 +10,7 @@
 
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/path.h"
 #include "vcs/internal.h"
 #include "vcs/repo.h"
 
@@ -65,6 +66,7 @@ static int stamp_enter(struct stamp *s, const char *rel)
     if (s->dir >= 0)
         close(s->dir);
     s->dir = -1;
+    /* truncation: ok, a cut name only makes the next file open its folder again */
     snprintf(s->at, sizeof(s->at), "%s", rel);
     while (fd >= 0 && *rel) {
         const char *slash = strchr(rel, '/');
@@ -98,7 +100,10 @@ static int stamp_entry(const char *root, const git_tree_entry *e, void *arg)
     if (s->same) {
         git_tree_entry *o = NULL;
         int same;
-        snprintf(path, sizeof(path), "%s%s", root, name);
+        if (path_fmt(path, sizeof(path), "%s%s", root, name) != 0) {
+            err_clear(); /* too long to look up: taken as changed, the run's time */
+            return 0;
+        }
         if (git_tree_entry_bypath(&o, s->same, path) != 0)
             return 0; /* new since */
         same = git_oid_equal(git_tree_entry_id(o), git_tree_entry_id(e)) &&
