@@ -141,6 +141,7 @@ int lifecycle_goal_cancel(store *st, const char *goal_id, int *n_items, int *n_j
             log_warn("goal %.8s: worktree %s not removed: %s", goal_id, wt, err_last());
         if (g && repo && !clone)
             workspace_remove_items(g, repo);
+        workspace_remove_builds(st, goal_id);
         free(repo);
         free(wt);
         store_goal_free(g);

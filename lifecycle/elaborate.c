@@ -82,7 +82,7 @@ static int check_build_dirs(const cJSON *g, int i, char *why, size_t n)
                                sizeof(sub), NULL) == 0)
         return 0;
     /* truncation: ok, a message */
-    snprintf(why, n, "verification[%d].build_dirs%s%s", i, sub[0] == '[' ? "" : ": ", sub);
+    snprintf(why, n, "verification[%d].build_dirs%s%.180s", i, sub[0] == '[' ? "" : ": ", sub);
     return -1;
 }
 

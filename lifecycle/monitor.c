@@ -318,6 +318,7 @@ static int drop_at(store *st, const char *goal_id, const char *path)
     }
     if (rc == 0 && lstat(path, &sb) == 0)
         rc = fs_remove_tree(path);
+    workspace_remove_builds(st, goal_id);
     free(repo);
     free(wt);
     store_goal_free(g);

@@ -790,6 +790,7 @@ int stage_publish(struct job_ctx *j)
         log_warn("goal %.8s: worktree %s not removed: %s", g->id, j->worktree, err_last());
     if (j->repo && !j->clone)
         workspace_remove_items(g, j->repo); /* items' own worktrees left (skipped ones) */
+    workspace_remove_builds(j->st, g->id);
 out:
     vcs_pr_release(&pr);
     cJSON_Delete(p);

@@ -540,6 +540,23 @@ void workspace_remove_items(const struct goal *g, const char *repo)
     }
 }
 
+void workspace_remove_builds(store *st, const char *goal_id)
+{
+    char dir[4096], path[4200];
+    struct stat sb;
+
+    if (store_local_dir(dir, sizeof(dir), store_path(st)) != 0 ||
+        path_fmt(path, sizeof(path), "%s/goals/%s/builds", dir, goal_id) != 0) {
+        log_warn("goal %.8s: its build folders: %s", goal_id, err_last());
+        err_clear();
+        return;
+    }
+    if (lstat(path, &sb) == 0 && fs_remove_tree(path) != 0) {
+        log_warn("goal %.8s: build folders %s not removed: %s", goal_id, path, err_last());
+        err_clear();
+    }
+}
+
 /* The goal's own worktree after another item landed from a worktree of
  * its own: its branch moved while it was idle; its files are the old
  * head's and go (the branch lock is held: no run is in it). */

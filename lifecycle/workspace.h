@@ -105,6 +105,11 @@ void workspace_drop_own(struct workspace *ws, struct job_ctx *j);
  * repository) and their branches: the goal ended. */
 void workspace_remove_items(const struct goal *g, const char *repo);
 
+/* Remove goal goal_id's warm build folders (<goal folder>/builds,
+ * lifecycle/verify_warm.c) on this node: the goal ended.  A failure is
+ * only logged. */
+void workspace_remove_builds(store *st, const char *goal_id);
+
 /* The tree id of the folder as it would be committed ("" without git). */
 int workspace_state(struct workspace *ws, char *out, size_t n);
 

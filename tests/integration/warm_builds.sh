@@ -98,6 +98,8 @@ expect_eq "$(jqo .status)" success "publish"
 expect_eq "$(runs "$ITEM" | tr '\n' ,)" "1 0,1 0,4 0," "the final check compiled everything"
 expect_eq "$(sql "SELECT data FROM decisions WHERE kind = 'final_check'" | jq -r '.gates[0].reused_from_run')" null \
     "a warm pass does not stand for the final check"
+[ ! -e "$T/goals/$GID/builds" ] || fail "the goal ended: its build folders are removed"
+ok
 
 # --- 2. a build folder replaced by a link is not kept -------------------------
 : >"$LOG"
