@@ -281,9 +281,9 @@ void *store_fields_dup(store_stmt *s, size_t size, const struct store_field *fie
  * itself is the caller's. */
 void store_fields_free(void *row, const struct store_field *fields, int n);
 
-/* A row struct and its layout, for store_fields_row() and
- * store_get_fields() (size: the row's bytes, which store_get_fields()
- * zeroes first).  STORE_INTO(row, table) makes one (a pointer) for row, a
+/* A row struct and its layout, for store_fields_row(), store_get_fields()
+ * and store_iter_next() (size: the row's bytes, which the last two zero
+ * first).  STORE_INTO(row, table) makes one (a pointer) for row, a
  * pointer to a struct, and a STORE_FIELD table. */
 struct store_fields_into {
     void *row;
