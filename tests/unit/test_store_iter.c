@@ -235,9 +235,9 @@ static void test_each_on_iter(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_iter_all_rows),      cmocka_unit_test(test_iter_zero_rows),
-        cmocka_unit_test(test_iter_early_stop),    cmocka_unit_test(test_iter_error_mid_way),
-        cmocka_unit_test(test_iter_stays_ended),   cmocka_unit_test(test_iter_prepare_error),
+        cmocka_unit_test(test_iter_all_rows),    cmocka_unit_test(test_iter_zero_rows),
+        cmocka_unit_test(test_iter_early_stop),  cmocka_unit_test(test_iter_error_mid_way),
+        cmocka_unit_test(test_iter_stays_ended), cmocka_unit_test(test_iter_prepare_error),
         cmocka_unit_test(test_each_on_iter),
     };
     testutil_setup("store_iter");

@@ -104,7 +104,7 @@ static void run_child(struct ending *e, int hooks, int what, const char *big)
             p = cJSON_malloc(SIZE_MAX / 2); /* more than any machine has */
         else
             p = cJSON_AddStringToObject(o, "content", big); /* a copy of 64 MiB */
-        _exit(p ? 0 : 3); /* 3: NULL handed back */
+        _exit(p ? 0 : 3);                                   /* 3: NULL handed back */
     }
     close(fds[1]);
     while ((n = read(fds[0], e->err + got, sizeof(e->err) - 1 - (size_t)got)) > 0)
