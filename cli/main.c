@@ -10,6 +10,7 @@
 #include "util/config.h"
 #include "util/log.h"
 #include "util/secret.h"
+#include "util/xalloc.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 /* Debian 12's libgit2 1.5.1 leaks a PCRE2 match block on every regex
@@ -37,6 +38,7 @@ int main(int argc, char **argv)
     int i = 1;
     int rc;
 
+    xalloc_cjson_hooks(); /* before any JSON: cJSON's memory is xalloc's */
     memset(&c, 0, sizeof(c));
     c.argv0 = argv[0];
     /* credentials out of the environment first (util/secret.h): from the

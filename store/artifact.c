@@ -10,11 +10,12 @@
 /* A member of a row struct and the column that fills it (store_fields_fill()). */
 #define ART(member, col) STORE_FIELD(struct store_artifact, member, RAW, col)
 
-STORE_EACH_TYPED(artifacts_each, struct store_artifact)
-
 int store_artifact_each(store *st, const char *goal_id, const char *type,
                         int (*fn)(const struct store_artifact *a, void *ctx), void *ctx)
 {
+    struct store_artifact row;
+    struct store_iter it;
+    int rc;
     static const char sql_all[] = "SELECT type, ref, path, hash, url, item_id, created_at"
                                   " FROM artifacts WHERE goal_id = ? ORDER BY id";
     static const char sql_type[] = "SELECT type, ref, path, hash, url, item_id, created_at"
@@ -30,8 +31,11 @@ int store_artifact_each(store *st, const char *goal_id, const char *type,
         STORE_FIELD(struct store_artifact, created_at, I64, 6),
     };
 
-    return artifacts_each(st, "artifacts", STORE_FIELDS(cols), fn, ctx, type ? sql_type : sql_all,
-                          args, type ? 2 : 1);
+    store_iter_begin(&it, st, "artifacts", type ? sql_type : sql_all, args, type ? 2 : 1);
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 int store_artifact_add_once(store *st, const struct store_artifact_new *a)

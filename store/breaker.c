@@ -6,22 +6,27 @@
 #include "store/internal.h"
 #include "util/err.h"
 
-STORE_EACH_TYPED(states_each, struct store_breaker_state)
-
 int store_breaker_not_closed_each(store *st,
                                   int (*fn)(const struct store_breaker_state *b, void *ctx),
                                   void *ctx)
 {
+    struct store_breaker_state row;
+    struct store_iter it;
+    int rc;
     static const struct store_field cols[] = {
         STORE_FIELD(struct store_breaker_state, error_class, RAW, 0),
         STORE_FIELD(struct store_breaker_state, state, RAW, 1),
         STORE_FIELD(struct store_breaker_state, failures, INT, 2),
     };
 
-    return states_each(st, NULL, STORE_FIELDS(cols), fn, ctx,
-                       "SELECT error_class, state, failures FROM breakers WHERE state <>"
-                       " 'closed' ORDER BY error_class",
-                       NULL, 0);
+    store_iter_begin(&it, st, NULL,
+                     "SELECT error_class, state, failures FROM breakers WHERE state <>"
+                     " 'closed' ORDER BY error_class",
+                     NULL, 0);
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 /* store_row_fn: a row of store_breaker_list_not_closed() into

@@ -15,11 +15,6 @@
 #define ESC(member, col) STORE_FIELD(struct store_escalation, member, RAW, col)
 #define DEC(member, col) STORE_FIELD(struct store_decision, member, RAW, col)
 
-/* Each row of a query as a struct store_escalation, or a struct
- * store_decision, handed to the caller's fn; their text columns. */
-STORE_EACH_TYPED(escalations_each, struct store_escalation)
-STORE_EACH_TYPED(decisions_each, struct store_decision)
-
 int store_escalation_count_open(store *st, const char *goal_id, int *out)
 {
     static const char q_esc[] =
@@ -36,6 +31,9 @@ int store_escalation_each_open_of_goal(store *st, const char *goal_id,
                                        int (*fn)(const struct store_escalation *e, void *ctx),
                                        void *ctx)
 {
+    struct store_escalation row;
+    struct store_iter it;
+    int rc;
     static const char sql[] =
         "SELECT id, item_id, type, severity, urgency, status, created_at,"
         " json_extract(packet, '$.minimal_question'), json_extract(packet, '$.work_item.key'),"
@@ -55,13 +53,19 @@ int store_escalation_each_open_of_goal(store *st, const char *goal_id,
         ESC(last_tool_calls, 10),
     };
 
-    return escalations_each(st, "escalations", STORE_FIELDS(cols), fn, ctx, sql,
-                            STORE_ARGS(STORE_TEXT(goal_id)));
+    store_iter_begin(&it, st, "escalations", sql, STORE_ARGS(STORE_TEXT(goal_id)));
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 int store_escalation_each_listed(store *st, int all,
                                  int (*fn)(const struct store_escalation *e, void *ctx), void *ctx)
 {
+    struct store_escalation row;
+    struct store_iter it;
+    int rc;
     static const char q_open[] =
         "SELECT e.id, e.goal_id, coalesce(e.item_id, ''), e.type, e.severity, e.urgency, e.status,"
         " coalesce(e.resolution, ''), e.packet, e.created_at, g.title, coalesce(w.key, '')"
@@ -82,14 +86,20 @@ int store_escalation_each_listed(store *st, int all,
         ESC(goal_title, 10), ESC(item_key, 11),
     };
 
-    return escalations_each(st, "escalations", STORE_FIELDS(cols), fn, ctx, all ? q_all : q_open,
-                            NULL, 0);
+    store_iter_begin(&it, st, "escalations", all ? q_all : q_open, NULL, 0);
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 int store_escalation_each_answered(store *st, const char *item_id, int limit,
                                    int (*fn)(const struct store_escalation *e, void *ctx),
                                    void *ctx)
 {
+    struct store_escalation row;
+    struct store_iter it;
+    int rc;
     static const char q[] =
         "SELECT type, resolution, coalesce(resolution_input, ''),"
         " coalesce(json_extract(packet, '$.minimal_question'), '') FROM escalations"
@@ -102,14 +112,20 @@ int store_escalation_each_answered(store *st, const char *item_id, int limit,
         ESC(question, 3),
     };
 
-    return escalations_each(st, "escalations", STORE_FIELDS(cols), fn, ctx, q,
-                            STORE_ARGS(STORE_TEXT(item_id), STORE_I64(limit)));
+    store_iter_begin(&it, st, "escalations", q, STORE_ARGS(STORE_TEXT(item_id), STORE_I64(limit)));
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 int store_escalation_each_open_question(store *st, const char *goal_id, int limit,
                                         int (*fn)(const struct store_escalation *e, void *ctx),
                                         void *ctx)
 {
+    struct store_escalation row;
+    struct store_iter it;
+    int rc;
     static const char q[] =
         "SELECT e.type, coalesce(w.key, ''), coalesce(json_extract(e.packet, '$.minimal_question'),"
         " w.question, '') FROM escalations e LEFT JOIN work_items w ON w.id = e.item_id"
@@ -120,8 +136,11 @@ int store_escalation_each_open_question(store *st, const char *goal_id, int limi
         ESC(question, 2),
     };
 
-    return escalations_each(st, "escalations", STORE_FIELDS(cols), fn, ctx, q,
-                            STORE_ARGS(STORE_TEXT(goal_id), STORE_I64(limit)));
+    store_iter_begin(&it, st, "escalations", q, STORE_ARGS(STORE_TEXT(goal_id), STORE_I64(limit)));
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 /* The first column of sql's first row (arg bound as ?1), parsed as JSON:
@@ -272,6 +291,9 @@ int store_decision_evidence_rows(store *st, const char *goal_id, cJSON **out)
 int store_decision_each_evidence(store *st, const char *goal_id,
                                  int (*fn)(const struct store_decision *d, void *ctx), void *ctx)
 {
+    struct store_decision row;
+    struct store_iter it;
+    int rc;
     /* one row per (criterion, item): the item's latest evidence for it */
     static const char q_evidence[] =
         "SELECT d.note, d.data, w.key FROM decisions d JOIN work_items w ON w.id = d.item_id"
@@ -284,14 +306,20 @@ int store_decision_each_evidence(store *st, const char *goal_id,
         DEC(item_key, 2),
     };
 
-    return decisions_each(st, "decisions", STORE_FIELDS(cols), fn, ctx, q_evidence,
-                          STORE_ARGS(STORE_TEXT(goal_id)));
+    store_iter_begin(&it, st, "decisions", q_evidence, STORE_ARGS(STORE_TEXT(goal_id)));
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 int store_decision_each_gate_inputs_changed(store *st, const char *goal_id,
                                             int (*fn)(const struct store_decision *d, void *ctx),
                                             void *ctx)
 {
+    struct store_decision row;
+    struct store_iter it;
+    int rc;
     static const char q_inputs[] =
         "SELECT w.key, json_extract(d.data, '$.gate_inputs_changed') FROM decisions d"
         " JOIN work_items w ON w.id = d.item_id WHERE d.goal_id = ?1 AND d.kind = 'verification'"
@@ -304,13 +332,19 @@ int store_decision_each_gate_inputs_changed(store *st, const char *goal_id,
         DEC(data, 1),
     };
 
-    return decisions_each(st, "decisions", STORE_FIELDS(cols), fn, ctx, q_inputs,
-                          STORE_ARGS(STORE_TEXT(goal_id)));
+    store_iter_begin(&it, st, "decisions", q_inputs, STORE_ARGS(STORE_TEXT(goal_id)));
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 int store_decision_each_review(store *st, const char *goal_id,
                                int (*fn)(const struct store_decision *d, void *ctx), void *ctx)
 {
+    struct store_decision row;
+    struct store_iter it;
+    int rc;
     static const char q_review[] =
         "SELECT w.key, d.kind, coalesce(d.aspect, ''), coalesce(d.severity, ''), coalesce(d.note, "
         "'')"
@@ -320,8 +354,11 @@ int store_decision_each_review(store *st, const char *goal_id,
         DEC(item_key, 0), DEC(kind, 1), DEC(aspect, 2), DEC(severity, 3), DEC(note, 4),
     };
 
-    return decisions_each(st, "decisions", STORE_FIELDS(cols), fn, ctx, q_review,
-                          STORE_ARGS(STORE_TEXT(goal_id)));
+    store_iter_begin(&it, st, "decisions", q_review, STORE_ARGS(STORE_TEXT(goal_id)));
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 int store_decision_add(store *st, const struct store_decision_new *d)

@@ -46,11 +46,12 @@ int store_event_add(store *st, const char *goal_id, const char *item_id, const c
     return rc;
 }
 
-STORE_EACH_TYPED(events_each, struct store_event)
-
 int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit,
                      int (*fn)(const struct store_event *ev, void *ctx), void *ctx)
 {
+    struct store_event row;
+    struct store_iter it;
+    int rc;
     static const char sql_all[] =
         "SELECT id, ts, goal_id, item_id, run_id, type, payload FROM events"
         " WHERE id > ? ORDER BY id LIMIT ?";
@@ -65,8 +66,12 @@ int store_event_each(store *st, const char *goal_id, int64_t after_id, int limit
         EVENT(run_id, RAW, 4), EVENT(type, RAW, 5), EVENT(payload, RAW, 6),
     };
 
-    return events_each(st, "events", STORE_FIELDS(cols), fn, ctx, goal_id ? sql_goal : sql_all,
-                       goal_id ? args : args + 1, goal_id ? 3 : 2);
+    store_iter_begin(&it, st, "events", goal_id ? sql_goal : sql_all, goal_id ? args : args + 1,
+                     goal_id ? 3 : 2);
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 /* One row of store_event_each_capped(): its head from the columns, its

@@ -12,14 +12,13 @@
 /* A member of a row struct and the column that fills it (store_fields_fill()). */
 #define GATE(member, kind, col) STORE_FIELD(struct store_gate_result, member, kind, col)
 
-/* Each row of a query as a struct store_gate_result handed to the
- * caller's fn. */
-STORE_EACH_TYPED(gate_results_each, struct store_gate_result)
-
 int store_gate_result_each_latest_of_item(store *st, const char *item_id,
                                           int (*fn)(const struct store_gate_result *g, void *ctx),
                                           void *ctx)
 {
+    struct store_gate_result row;
+    struct store_iter it;
+    int rc;
     static const char q_gates[] =
         "SELECT name, passed, coalesce(exit_code, -1), coalesce(classification, ''), tests_passed,"
         " tests_failed, coalesce(output_tail, ''), coalesce(output_hash, ''), coalesce(tree_id, "
@@ -34,14 +33,20 @@ int store_gate_result_each_latest_of_item(store *st, const char *item_id,
         GATE(tree_id, RAW, 8),        GATE(run_id, RAW, 9),
     };
 
-    return gate_results_each(st, "gate results", STORE_FIELDS(cols), fn, ctx, q_gates,
-                             STORE_ARGS(STORE_TEXT(item_id)));
+    store_iter_begin(&it, st, "gate results", q_gates, STORE_ARGS(STORE_TEXT(item_id)));
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 int store_gate_result_each_latest_of_goal(store *st, const char *goal_id,
                                           int (*fn)(const struct store_gate_result *g, void *ctx),
                                           void *ctx)
 {
+    struct store_gate_result row;
+    struct store_iter it;
+    int rc;
     static const char q_gates[] =
         "SELECT w.key, g.name, g.passed, coalesce(g.exit_code, -1), coalesce(g.classification, ''),"
         " g.tests_passed, g.tests_failed, g.output_hash FROM gate_results g"
@@ -53,8 +58,11 @@ int store_gate_result_each_latest_of_goal(store *st, const char *goal_id,
         GATE(tests_passed, INT, 5), GATE(tests_failed, INT, 6),   GATE(output_hash, RAW, 7),
     };
 
-    return gate_results_each(st, "gate results", STORE_FIELDS(cols), fn, ctx, q_gates,
-                             STORE_ARGS(STORE_TEXT(goal_id)));
+    store_iter_begin(&it, st, "gate results", q_gates, STORE_ARGS(STORE_TEXT(goal_id)));
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 static void tree_hit_fill(store_stmt *s, void *ctx)

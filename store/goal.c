@@ -96,20 +96,21 @@ void store_goal_free(struct goal *g)
     free(g);
 }
 
-/* Each row of a query as a struct goal (strings borrowed), or a struct
- * store_goal_waiting, handed to the caller's fn. */
-STORE_EACH_TYPED(goals_each, struct goal)
-STORE_EACH_TYPED(waiting_each, struct store_goal_waiting)
-
 int store_goal_each(store *st, const char *status, int (*fn)(const struct goal *g, void *ctx),
                     void *ctx)
 {
+    struct goal row;
+    struct store_iter it;
+    int rc;
     static const char sql_all[] = "SELECT " GOAL_COLS " FROM goals ORDER BY created_at DESC, id";
     static const char sql_status[] =
         "SELECT " GOAL_COLS " FROM goals WHERE status = ? ORDER BY created_at DESC, id";
     const struct store_arg arg = STORE_TEXT(status);
-    return goals_each(st, "goals", STORE_FIELDS(goal_fields), fn, ctx,
-                      status ? sql_status : sql_all, &arg, status != NULL);
+    store_iter_begin(&it, st, "goals", status ? sql_status : sql_all, &arg, status != NULL);
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, goal_fields))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 int store_goal_count(store *st, const char *status, int64_t *out)
@@ -219,6 +220,9 @@ int store_goal_ended(store *st, const char *goal_id, int *ended)
 int store_goal_each_waiting(store *st, int (*fn)(const struct store_goal_waiting *w, void *ctx),
                             void *ctx)
 {
+    struct store_goal_waiting row;
+    struct store_iter it;
+    int rc;
     /* the open breakers joined into one text: the dialects name the
      * aggregate differently */
 #define WAITING_SQL(JOIN)                                                                          \
@@ -239,8 +243,11 @@ int store_goal_each_waiting(store *st, int (*fn)(const struct store_goal_waiting
         WAITING(packet, 3), WAITING(breakers, 4), WAITING(breaker_escalation_id, 5),
     };
 
-    return waiting_each(st, "goals", STORE_FIELDS(cols), fn, ctx, store_sql(st, q_lite, q_pg), NULL,
-                        0);
+    store_iter_begin(&it, st, "goals", store_sql(st, q_lite, q_pg), NULL, 0);
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 int store_goal_attempts_inc(store *st, const char *id)

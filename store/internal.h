@@ -281,9 +281,9 @@ void *store_fields_dup(store_stmt *s, size_t size, const struct store_field *fie
  * itself is the caller's. */
 void store_fields_free(void *row, const struct store_field *fields, int n);
 
-/* A row struct and its layout, for store_fields_row() and
- * store_get_fields() (size: the row's bytes, which store_get_fields()
- * zeroes first).  STORE_INTO(row, table) makes one (a pointer) for row, a
+/* A row struct and its layout, for store_fields_row(), store_get_fields()
+ * and store_iter_next() (size: the row's bytes, which the last two zero
+ * first).  STORE_INTO(row, table) makes one (a pointer) for row, a
  * pointer to a struct, and a STORE_FIELD table. */
 struct store_fields_into {
     void *row;
@@ -308,36 +308,43 @@ int store_get_fields(store *st, const char *what, const struct store_fields_into
 int store_get_by_id(store *st, const char *what, store_row_fn *fill, void *ctx, const char *sql,
                     const char *id);
 
-/* STORE_EACH_TYPED(name, type): a static function
- *   name(st, what, fields, nfields, fn, ctx, sql, args, nargs)
- * that hands each row sql selects (args bound) to fn as a zeroed struct
- * type filled by fields (store_fields_fill(), strings borrowed: the row is
- * valid only during fn), as store_each_row() does (what: its error).  One
- * definition for every row type, as <sys/queue.h> does for lists. */
-#define STORE_EACH_TYPED(name, type)                                                               \
-    struct name##_hand {                                                                           \
-        const struct store_field *fields;                                                          \
-        int nfields;                                                                               \
-        int (*fn)(const type *row, void *ctx);                                                     \
-        void *ctx;                                                                                 \
-    };                                                                                             \
-    static int name##_row(store_stmt *s, void *ctx)                                                \
-    {                                                                                              \
-        const struct name##_hand *h = ctx;                                                         \
-        type row;                                                                                  \
-                                                                                                   \
-        memset(&row, 0, sizeof(row));                                                              \
-        store_fields_fill(&row, s, h->fields, h->nfields, 0);                                      \
-        return h->fn(&row, h->ctx);                                                                \
-    }                                                                                              \
-    static int name(store *st, const char *what, const struct store_field *fields, int nfields,    \
-                    int (*fn)(const type *row, void *ctx), void *ctx, const char *sql,             \
-                    const struct store_arg *args, int nargs)                                       \
-    {                                                                                              \
-        struct name##_hand h = {fields, nfields, fn, ctx};                                         \
-                                                                                                   \
-        return store_each_row(st, what, name##_row, &h, sql, args, nargs);                         \
-    }
+/* A pull cursor over the rows sql selects (args bound), typed where it is
+ * used: each row lands in the caller's own struct, handed to the caller's
+ * own function, with no cast.
+ *
+ *   struct store_iter it;
+ *   struct work_item row;
+ *
+ *   store_iter_begin(&it, st, "work items", sql, args, nargs);
+ *   while ((rc = store_iter_next(&it, STORE_INTO(&row, item_fields))) > 0)
+ *       if ((rc = fn(&row, ctx)) != 0)
+ *           break;
+ *   return store_iter_end(&it, rc);
+ *
+ * store_iter_begin() prepares (from the statement cache) and binds; a
+ * prepare error is kept and is what the first store_iter_next() returns.
+ * store_iter_next() steps: 1 with a row, into->row zeroed (into->size
+ * bytes) then filled by into->fields (store_fields_fill(), strings
+ * borrowed: valid until the next store_iter_next() or store_iter_end());
+ * 0 at the end (and at every call after it); a step error is
+ * store_err(st, what) (what NULL: "read"), returned by this call and the
+ * ones after.  into NULL only steps: the columns are read from it.s.
+ * store_iter_end() gives the statement back to the cache (store_done())
+ * and returns rc, the loop's result: 0 at the end, a step error, or the
+ * nonzero value the caller's function ended the rows with.  Every begin
+ * has one end, whatever the loop did; the cursor owns no memory. */
+struct store_iter {
+    store *st;
+    store_stmt *s; /* NULL when the prepare failed */
+    const char *what;
+    int rc;   /* the prepare's or a step's error, 0 */
+    int done; /* the rows are over (or failed): never step again */
+};
+
+void store_iter_begin(struct store_iter *it, store *st, const char *what, const char *sql,
+                      const struct store_arg *args, int nargs);
+int store_iter_next(struct store_iter *it, const struct store_fields_into *into);
+int store_iter_end(struct store_iter *it, int rc);
 
 /* The elements of an array of rows (store_rows_fill(), store_rows_alloc()):
  * size bytes each, zeroed, then fill(s, element).  STORE_ROW_SHAPE(elem,

@@ -133,17 +133,19 @@ void store_item_free(struct work_item *wi)
     free(wi);
 }
 
-/* Each row of a query as a struct work_item (strings borrowed) handed to
- * the caller's fn. */
-STORE_EACH_TYPED(items_each, struct work_item)
-
 int store_item_each(store *st, const char *goal_id,
                     int (*fn)(const struct work_item *wi, void *ctx), void *ctx)
 {
+    struct work_item row;
+    struct store_iter it;
+    int rc;
     static const char sql[] =
         "SELECT " ITEM_COLS " FROM work_items WHERE goal_id = ? ORDER BY created_at, rowid";
-    return items_each(st, "work items", STORE_FIELDS(item_fields), fn, ctx, sql,
-                      STORE_ARGS(STORE_TEXT(goal_id)));
+    store_iter_begin(&it, st, "work items", sql, STORE_ARGS(STORE_TEXT(goal_id)));
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, item_fields))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 struct effort_each {

@@ -170,21 +170,58 @@ int store_get_one(store *st, const char *what, store_row_fn *fill, void *ctx, co
     return rc == 0 && !found ? ERR_NOTFOUND : rc;
 }
 
+void store_iter_begin(struct store_iter *it, store *st, const char *what, const char *sql,
+                      const struct store_arg *args, int nargs)
+{
+    it->st = st;
+    it->s = NULL;
+    it->what = what ? what : "read";
+    it->done = 0;
+    if ((it->rc = store_prepare_args(st, &it->s, sql, args, nargs)) != 0) {
+        it->s = NULL;
+        it->done = 1;
+    }
+}
+
+int store_iter_next(struct store_iter *it, const struct store_fields_into *into)
+{
+    int step;
+
+    if (it->done)
+        return it->rc;
+    step = store_step(it->s);
+    if (step != STORE_ROW) {
+        it->done = 1;
+        if (step != STORE_DONE) /* a failed read never ends the rows quietly */
+            it->rc = store_err(it->st, it->what);
+        return it->rc;
+    }
+    if (into) {
+        memset(into->row, 0, into->size);
+        store_fields_fill(into->row, it->s, into->fields, into->n, 0);
+    }
+    return 1;
+}
+
+int store_iter_end(struct store_iter *it, int rc)
+{
+    store_done(it->s);
+    it->s = NULL;
+    it->done = 1;
+    return rc;
+}
+
 int store_each_row(store *st, const char *what, store_each_fn *fn, void *ctx, const char *sql,
                    const struct store_arg *args, int n)
 {
-    store_stmt *s;
-    int rc, step;
+    struct store_iter it;
+    int rc;
 
-    if ((rc = store_prepare_args(st, &s, sql, args, n)) != 0)
-        return rc;
-    while ((step = store_step(s)) == STORE_ROW)
-        if ((rc = fn(s, ctx)) != 0)
+    store_iter_begin(&it, st, what, sql, args, n);
+    while ((rc = store_iter_next(&it, NULL)) > 0)
+        if ((rc = fn(it.s, ctx)) != 0)
             break;
-    if (rc == 0 && step != STORE_DONE) /* a failed read never ends the rows quietly */
-        rc = store_err(st, what ? what : "read");
-    store_done(s);
-    return rc;
+    return store_iter_end(&it, rc);
 }
 
 int store_get_by_id(store *st, const char *what, store_row_fn *fill, void *ctx, const char *sql,

@@ -87,14 +87,6 @@ enum run_col { RUN_COLUMNS(RUN_COL, RUN_COL) };
 #define RUN_WRITE_COLS RUN_COLUMNS(RUN_NAME_FIRST, RUN_NAME_NEXT)
 #define RUN_WRITE_MARKS RUN_COLUMNS(RUN_MARK_FIRST, RUN_MARK_NEXT)
 
-/* Each row of a query as a struct store_run_exec_candidate, a struct
- * store_run_job, a struct store_run_failure or a struct store_run_attempt,
- * handed to the caller's fn. */
-STORE_EACH_TYPED(candidates_each, struct store_run_exec_candidate)
-STORE_EACH_TYPED(jobs_each, struct store_run_job)
-STORE_EACH_TYPED(failures_each, struct store_run_failure)
-STORE_EACH_TYPED(attempts_each, struct store_run_attempt)
-
 int store_run_get_goal_item(store *st, const char *run_id, char goal_id[ID_SIZE],
                             char item_id[ID_SIZE])
 {
@@ -313,6 +305,9 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms, int parallel_ca
                                                 void *ctx),
                                       void *ctx)
 {
+    struct store_run_exec_candidate row;
+    struct store_iter it;
+    int rc;
     static const char sql[] =
         "SELECT w.id, w.goal_id, w.priority, w.created_at, w.updated_at, w.dependents, " INFLIGHT
         EXECUTE_RULE;
@@ -322,8 +317,12 @@ int store_run_execute_candidates_each(store *st, int64_t now_ms, int parallel_ca
         CANDIDATE(inflight, INT, 6),
     };
 
-    return candidates_each(st, "select", STORE_FIELDS(cols), fn, ctx, sql,
-                           STORE_ARGS(STORE_I64(now_ms), STORE_I64(parallel_cap)));
+    store_iter_begin(&it, st, "select", sql,
+                     STORE_ARGS(STORE_I64(now_ms), STORE_I64(parallel_cap)));
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 static void group_fill(store_stmt *s, void *ctx)
@@ -367,6 +366,9 @@ int store_run_execute_group_each(store *st, int64_t now_ms, int parallel_cap,
                                  int (*fn)(const struct store_run_exec_candidate *c, void *ctx),
                                  void *ctx)
 {
+    struct store_run_exec_candidate row;
+    struct store_iter it;
+    int rc;
 #define WALK(index)                                                                                \
     "SELECT w.id, w.goal_id, w.priority, w.created_at, w.updated_at, w.dependents, " INFLIGHT      \
     EXECUTE_RULE_ON(index) " AND w.priority = ?3 AND w.dependents = ?4"                            \
@@ -379,9 +381,13 @@ int store_run_execute_group_each(store *st, int64_t now_ms, int parallel_cap,
         CANDIDATE(inflight, INT, 6),
     };
 
-    return candidates_each(st, "select", STORE_FIELDS(cols), fn, ctx, store_sql(st, q_lite, q_pg),
-                           STORE_ARGS(STORE_I64(now_ms), STORE_I64(parallel_cap),
-                                      STORE_I64(g->priority), STORE_I64(g->dependents)));
+    store_iter_begin(&it, st, "select", store_sql(st, q_lite, q_pg),
+                     STORE_ARGS(STORE_I64(now_ms), STORE_I64(parallel_cap), STORE_I64(g->priority),
+                                STORE_I64(g->dependents)));
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 int store_run_queue_counts(store *st, int64_t now_ms, int parallel_cap,
@@ -494,6 +500,9 @@ int store_run_count_running(store *st, const char *lane, const char *node_id, in
 
 int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void *ctx), void *ctx)
 {
+    struct store_run_job row;
+    struct store_iter it;
+    int rc;
     static const char sql[] = "SELECT r.id, r.goal_id, coalesce(r.item_id, ''), r.kind, r.lane,"
                               " coalesce(r.pid, 0), r.started_at, g.title, coalesce(w.key, ''),"
                               " coalesce(r.node_id, '')"
@@ -507,7 +516,11 @@ int store_run_jobs_each(store *st, int (*fn)(const struct store_run_job *j, void
         JOB(node_id, RAW, 9),
     };
 
-    return jobs_each(st, "running runs", STORE_FIELDS(cols), fn, ctx, sql, NULL, 0);
+    store_iter_begin(&it, st, "running runs", sql, NULL, 0);
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 int store_run_latest_of_item(store *st, const char *item_id, char out[ID_SIZE])
@@ -597,6 +610,9 @@ int store_run_write_end(store *st, const char *run_id, const struct store_run_en
 int store_run_item_failures_each(store *st, const char *item_id,
                                  int (*fn)(const struct store_run_failure *f, void *ctx), void *ctx)
 {
+    struct store_run_failure row;
+    struct store_iter it;
+    int rc;
     static const char q_fail[] =
         "SELECT coalesce(error_class, ''), coalesce(error_signature, ''), coalesce(failure_reason, "
         "'')"
@@ -608,13 +624,19 @@ int store_run_item_failures_each(store *st, const char *item_id,
         STORE_FIELD(struct store_run_failure, failure_reason, RAW, 2),
     };
 
-    return failures_each(st, "runs", STORE_FIELDS(cols), fn, ctx, q_fail,
-                         STORE_ARGS(STORE_TEXT(item_id)));
+    store_iter_begin(&it, st, "runs", q_fail, STORE_ARGS(STORE_TEXT(item_id)));
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 int store_run_item_attempts_each(store *st, const char *item_id,
                                  int (*fn)(const struct store_run_attempt *a, void *ctx), void *ctx)
 {
+    struct store_run_attempt row;
+    struct store_iter it;
+    int rc;
     static const char q_att[] =
         "SELECT r.id, r.kind, r.status, coalesce(r.model, ''), coalesce(r.error_class, ''),"
         " coalesce(r.failure_reason, ''), coalesce(r.summary, ''),"
@@ -631,8 +653,11 @@ int store_run_item_attempts_each(store *st, const char *item_id,
         ATTEMPT(ended_at, I64, 12),
     };
 
-    return attempts_each(st, "attempts", STORE_FIELDS(cols), fn, ctx, q_att,
-                         STORE_ARGS(STORE_TEXT(item_id)));
+    store_iter_begin(&it, st, "attempts", q_att, STORE_ARGS(STORE_TEXT(item_id)));
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, cols))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 int store_run_status_get(store *st, const char *id, int *found, char status[32],

@@ -39,12 +39,17 @@ int store_token_get_by_hash(store *st, const char *hash, struct store_token *out
     return rc;
 }
 
-STORE_EACH_TYPED(tokens_each, struct store_token)
-
 int store_token_each(store *st, int (*fn)(const struct store_token *t, void *ctx), void *ctx)
 {
-    return tokens_each(st, "api_tokens", STORE_FIELDS(token_fields), fn, ctx,
-                       "SELECT " TOKEN_COLS " FROM api_tokens ORDER BY created_at, id", NULL, 0);
+    struct store_token row;
+    struct store_iter it;
+    int rc;
+    store_iter_begin(&it, st, "api_tokens",
+                     "SELECT " TOKEN_COLS " FROM api_tokens ORDER BY created_at, id", NULL, 0);
+    while ((rc = store_iter_next(&it, STORE_INTO(&row, token_fields))) > 0)
+        if ((rc = fn(&row, ctx)) != 0)
+            break;
+    return store_iter_end(&it, rc);
 }
 
 int store_token_revoke(store *st, const char *id, int64_t now)

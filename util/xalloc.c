@@ -1,6 +1,7 @@
 /* xalloc.c - allocation that cannot fail (see xalloc.h). */
 #include "util/xalloc.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,4 +57,13 @@ char *xstrndup(const char *s, size_t n)
     if (!p)
         xalloc_die();
     return p;
+}
+
+void xalloc_cjson_hooks(void)
+{
+    /* an allocator other than malloc: cJSON then grows a print buffer by
+     * allocate, copy and free rather than realloc(), all through xmalloc() */
+    cJSON_Hooks h = {xmalloc, free};
+
+    cJSON_InitHooks(&h);
 }

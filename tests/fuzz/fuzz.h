@@ -16,7 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/xalloc.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Each target's, and each calls xalloc_cjson_hooks() first: cJSON
+ * allocating as in the goald binary. */
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #define FUZZ_CHECK(cond, ...)                                                                      \

@@ -60,6 +60,14 @@ static void check_cases(const struct test_cases *c, int junit)
     case_diff_release(&d);
 }
 
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    xalloc_cjson_hooks();
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct test_cases c;

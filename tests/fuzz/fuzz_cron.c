@@ -32,6 +32,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
+    xalloc_cjson_hooks();
     canary = fuzz_env_flag("GOALD_FUZZ_CANARY");
     return 0;
 }

@@ -26,6 +26,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
+    xalloc_cjson_hooks();
     /* made once per folder; a rename makes it safe under -jobs */
     if (system("set -e; [ -d fuzz-repo/.git ] && [ -d fuzz-unborn/.git ] && exit 0; "
                "d=$(mktemp -d fuzz-tmp.XXXXXX); git init -q -b main \"$d/r\"; "

@@ -23,6 +23,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
+    xalloc_cjson_hooks();
     return 0;
 }
 

@@ -4,6 +4,14 @@
  */
 #include "tests/fuzz/fuzz_llm.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    xalloc_cjson_hooks();
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_llm_check(llm_openai_parse, data, size, 0);

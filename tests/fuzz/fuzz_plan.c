@@ -80,6 +80,14 @@ static void check_plan(const struct plan *p, int max)
     free(queue);
 }
 
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    xalloc_cjson_hooks();
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     cJSON *json = cJSON_ParseWithLength((const char *)data, size);

@@ -160,6 +160,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
     (void)argc;
     (void)argv;
+    xalloc_cjson_hooks();
     snprintf(base, sizeof(base), "%s/goald-fuzz-tools.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(base)) {
         perror(base);

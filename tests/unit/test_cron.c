@@ -11,6 +11,7 @@
 #include "util/cron.h"
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 struct row {
     const char *expr;
@@ -238,5 +239,6 @@ int main(void)
         cmocka_unit_test(test_zone_names),
         cmocka_unit_test(test_never_and_errors),
     };
+    xalloc_cjson_hooks(); /* cJSON allocating as in the goald binary */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

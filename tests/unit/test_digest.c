@@ -15,6 +15,7 @@
 #include "lifecycle/digest.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
+#include "util/xalloc.h"
 
 static const char pytest_out[] =
     "============================= test session starts ==============================\n"
@@ -189,5 +190,6 @@ int main(void)
         cmocka_unit_test(test_utf8_long_line),
         cmocka_unit_test(test_reason),
     };
+    xalloc_cjson_hooks(); /* cJSON allocating as in the goald binary */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

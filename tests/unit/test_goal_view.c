@@ -13,6 +13,7 @@
 #include "lifecycle/goal_view.h"
 #include "store/goal.h"
 #include "util/err.h"
+#include "util/xalloc.h"
 
 static void test_criteria(void **state)
 {
@@ -161,5 +162,6 @@ int main(void)
         cmocka_unit_test(test_elaboration_malformed),
         cmocka_unit_test(test_load),
     };
+    xalloc_cjson_hooks(); /* cJSON allocating as in the goald binary */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -198,7 +198,7 @@ static void hooks_on(void)
 
 static void hooks_off(void)
 {
-    cJSON_InitHooks(NULL);
+    xalloc_cjson_hooks(); /* back to the policy of every program */
 }
 
 #define CONTENT_BYTES ((size_t)1 << 20)

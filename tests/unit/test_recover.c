@@ -12,6 +12,7 @@
 
 #include "lifecycle/recover.h"
 #include "util/config.h"
+#include "util/xalloc.h"
 
 struct row {
     const char *name;
@@ -163,5 +164,6 @@ int main(void)
     setenv("GOALD_CONTROL_BACKOFF_MAX_MS", "5000", 1);
     if (config_load(NULL) != 0)
         return 1;
+    xalloc_cjson_hooks(); /* cJSON allocating as in the goald binary */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

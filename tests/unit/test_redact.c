@@ -13,6 +13,7 @@
 
 #include "util/redact.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 /* The corpus's escapes: \n is a line break, \\ a backslash. */
 static void unescape(char *s)
@@ -319,5 +320,6 @@ int main(void)
         cmocka_unit_test(test_base64_kept),
         cmocka_unit_test(test_base64_run),
     };
+    xalloc_cjson_hooks(); /* cJSON allocating as in the goald binary */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gates/roles.h"
+#include "util/xalloc.h"
 
 /* A plan of one gate running command. */
 static const char *role(const char *command, const char *path, int added)
@@ -157,5 +158,6 @@ int main(void)
         cmocka_unit_test(test_python_unittest), cmocka_unit_test(test_other_runners),
         cmocka_unit_test(test_generic),
     };
+    xalloc_cjson_hooks(); /* cJSON allocating as in the goald binary */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 
 #include "util/secret.h"
 #include "util/termesc.h"
+#include "util/xalloc.h"
 
 extern char **environ;
 
@@ -109,5 +110,6 @@ int main(void)
         cmocka_unit_test(test_secret_take),
         cmocka_unit_test(test_secret_pipe),
     };
+    xalloc_cjson_hooks(); /* cJSON allocating as in the goald binary */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

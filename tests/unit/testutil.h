@@ -13,13 +13,18 @@
 #include <libpq-fe.h>
 
 #include "util/fsutil.h"
+#include "util/xalloc.h"
 
 static char testutil_dir[512];
 
-/* A fresh folder for this test program under $GOALD_TEST_TMP (or /tmp). */
+/* A fresh folder for this test program under $GOALD_TEST_TMP (or /tmp);
+ * and cJSON allocating as in the goald binary (xalloc_cjson_hooks()):
+ * main() calls it before any test. */
 static inline void testutil_setup(const char *name)
 {
     const char *base = getenv("GOALD_TEST_TMP");
+
+    xalloc_cjson_hooks();
 
     snprintf(testutil_dir, sizeof(testutil_dir), "%s/%s-%ld", base && *base ? base : "/tmp",
              name, (long)getpid());
