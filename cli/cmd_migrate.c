@@ -24,8 +24,8 @@ static int print_copied(const struct cli_ctx *c, const char *to, const struct st
                to);
         return EXIT_OK;
     }
-    o = xcheck(cJSON_CreateObject());
-    tables = xcheck(cJSON_AddObjectToObject(o, "tables"));
+    o = cJSON_CreateObject();
+    tables = cJSON_AddObjectToObject(o, "tables");
     for (int i = 0; i < n; i++)
         cJSON_AddNumberToObject(tables, t[i].name, (double)t[i].rows);
     cJSON_AddNumberToObject(o, "total", (double)total);

@@ -52,7 +52,7 @@ static int list_each(const struct store_token *t, void *ctx)
     if (t->revoked_at)
         time_format_rfc3339(revoked, sizeof(revoked), t->revoked_at);
     if (lc->json) {
-        cJSON *o = xcheck(cJSON_CreateObject());
+        cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "id", t->id);
         cJSON_AddStringToObject(o, "name", t->name);
         cJSON_AddStringToObject(o, "scopes", t->scopes);

@@ -88,7 +88,7 @@ static void scopes_text(char *out, size_t n, int bits)
 
 static void token_event(store *st, const char *type, const char *id, const char *name)
 {
-    cJSON *p = xcheck(cJSON_CreateObject());
+    cJSON *p = cJSON_CreateObject();
 
     cJSON_AddStringToObject(p, "token_id", id);
     cJSON_AddStringToObject(p, "token_name", name);
@@ -273,7 +273,7 @@ int http_auth_check(struct http_req *r, struct http_answer *ans)
 
 void http_event_write(struct http_req *r, const char *goal_id, const char *what)
 {
-    cJSON *p = xcheck(cJSON_CreateObject());
+    cJSON *p = cJSON_CreateObject();
 
     cJSON_AddStringToObject(p, "token_id", r->tok.id);
     cJSON_AddStringToObject(p, "token_name", r->tok.name);

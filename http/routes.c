@@ -165,7 +165,7 @@ static void get_goals(struct http_req *r, char seg[][256], struct http_answer *a
     }
     pc.passed = !pc.cursor;
     pc.now = time_now_ms();
-    pc.arr = xcheck(cJSON_CreateArray());
+    pc.arr = cJSON_CreateArray();
     rc = store_goal_each(r->st, view_goal_status_stored(pc.want), page_each, &pc);
     if (rc < 0) {
         cJSON_Delete(pc.arr);
@@ -215,11 +215,11 @@ static void get_item(struct http_req *r, char seg[][256], struct http_answer *an
  * as {"message", "field"}. */
 static cJSON *submit_errors(const char *errs, const char **first_field)
 {
-    cJSON *arr = xcheck(cJSON_CreateArray());
+    cJSON *arr = cJSON_CreateArray();
 
     *first_field = NULL;
     for (const char *p = errs, *nl; *p; p = nl + 1) {
-        cJSON *e = xcheck(cJSON_CreateObject());
+        cJSON *e = cJSON_CreateObject();
         const char *f, *colon;
         char *msg;
         nl = strchr(p, '\n');
@@ -248,8 +248,8 @@ static void answer_submit_invalid(struct http_answer *ans, const char *errs)
 {
     const char *field;
     cJSON *list = submit_errors(errs, &field);
-    cJSON *o = xcheck(cJSON_CreateObject());
-    cJSON *e = xcheck(cJSON_AddObjectToObject(o, "error"));
+    cJSON *o = cJSON_CreateObject();
+    cJSON *e = cJSON_AddObjectToObject(o, "error");
     cJSON *first = cJSON_GetArrayItem(list, 0);
 
     cJSON_AddStringToObject(e, "class", "invalid");
@@ -295,7 +295,7 @@ static void post_goal(struct http_req *r, char seg[][256], struct http_answer *a
     http_event_write(r, id, "submit");
     if (r->srv->wake)
         r->srv->wake(r->st);
-    o = xcheck(cJSON_CreateObject());
+    o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", id);
     cJSON_AddItemToObject(o, "warnings", submit_errors(strbuf_cstr(&warns), &(const char *){0}));
     http_answer_json(ans, 201, o);
@@ -311,15 +311,15 @@ out:
 static void get_intake(struct http_req *r, char seg[][256], struct http_answer *ans)
 {
     const cJSON *repos = config_json(CFG_HTTP_REPOS), *remotes = config_json(CFG_HTTP_REMOTES);
-    cJSON *o = xcheck(cJSON_CreateObject());
+    cJSON *o = cJSON_CreateObject();
 
     (void)r;
     (void)seg;
     cJSON_AddBoolToObject(o, "submit", cJSON_GetArraySize(repos) > 0);
-    cJSON_AddItemToObject(o, "repos", repos ? xcheck(cJSON_Duplicate(repos, 1))
-                                            : xcheck(cJSON_CreateArray()));
-    cJSON_AddItemToObject(o, "remotes", remotes ? xcheck(cJSON_Duplicate(remotes, 1))
-                                                : xcheck(cJSON_CreateArray()));
+    cJSON_AddItemToObject(o, "repos", repos ? cJSON_Duplicate(repos, 1)
+                                            : cJSON_CreateArray());
+    cJSON_AddItemToObject(o, "remotes", remotes ? cJSON_Duplicate(remotes, 1)
+                                                : cJSON_CreateArray());
     http_answer_json(ans, 200, o);
 }
 
@@ -339,7 +339,7 @@ static void post_cancel(struct http_req *r, char seg[][256], struct http_answer 
     http_event_write(r, id, "cancel");
     if (r->srv->wake)
         r->srv->wake(r->st);
-    o = xcheck(cJSON_CreateObject());
+    o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", id);
     cJSON_AddStringToObject(o, "status", "cancelled");
     cJSON_AddNumberToObject(o, "items_cancelled", n);
@@ -358,7 +358,7 @@ static int esc_each(const struct store_escalation *e, void *ctx)
 static void get_escalations(struct http_req *r, char seg[][256], struct http_answer *ans)
 {
     const char *all = query(r, "all");
-    cJSON *arr = xcheck(cJSON_CreateArray());
+    cJSON *arr = cJSON_CreateArray();
     int rc;
 
     (void)seg;
@@ -401,7 +401,7 @@ static void post_resolve(struct http_req *r, char seg[][256], struct http_answer
     http_event_write(r, res.goal_id, "resolve");
     if (r->srv->wake)
         r->srv->wake(r->st);
-    o = xcheck(cJSON_CreateObject());
+    o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", id);
     cJSON_AddStringToObject(o, "action", action);
     cJSON_AddStringToObject(o, "goal_id", res.goal_id);

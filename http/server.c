@@ -33,7 +33,7 @@
 
 void http_answer_json(struct http_answer *ans, unsigned status, cJSON *v)
 {
-    char *text = xcheck(cJSON_PrintUnformatted(v));
+    char *text = cJSON_PrintUnformatted(v);
     size_t n = strlen(text);
 
     free(ans->body);
@@ -53,8 +53,8 @@ int http_answer_error(struct http_answer *ans, unsigned status, const char *cls,
 {
     char msg[2048];
     va_list ap;
-    cJSON *o = xcheck(cJSON_CreateObject());
-    cJSON *e = xcheck(cJSON_AddObjectToObject(o, "error"));
+    cJSON *o = cJSON_CreateObject();
+    cJSON *e = cJSON_AddObjectToObject(o, "error");
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);

@@ -72,7 +72,7 @@ static int start_big(struct sse *s, const struct store_event *ev)
 
     head.payload = "0";
     o = view_event(&head);
-    text = xcheck(cJSON_PrintUnformatted(o));
+    text = cJSON_PrintUnformatted(o);
     n = strlen(text);
     /* view_event puts the payload last: the text ends in ":0}" */
     rc = strbuf_addf(&s->out, "id: %lld\ndata: %.*s", (long long)ev->id, (int)(n - 2), text);
@@ -120,7 +120,7 @@ static int add_event(const struct store_event *ev, void *ctx)
         return s->out.len ? SSE_STOP : start_big(s, ev); /* alone in its looks */
     o = view_event(ev);
     redact_tree(cJSON_GetObjectItem(o, "payload"));
-    text = xcheck(cJSON_PrintUnformatted(o));
+    text = cJSON_PrintUnformatted(o);
     rc = strbuf_addf(&s->out, "id: %lld\ndata: %s\n\n", (long long)ev->id, text);
     cJSON_free(text);
     cJSON_Delete(o);

@@ -50,7 +50,7 @@ static int record_end(store *st, const char *run_id, const struct store_run_fact
 
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
-    p = xcheck(cJSON_CreateObject());
+    p = cJSON_CreateObject();
     if ((rc = store_run_set_failure_if_running(st, run_id, cls, sig, reason)) != 0)
         goto out;
     cJSON_AddStringToObject(p, "reason", reason);

@@ -137,7 +137,7 @@ static int item_verified(const struct verify_state *vs)
 static int commit_artifacts(struct job_ctx *j, const struct vcs_commit_result *cr,
                             const char *gates_line)
 {
-    cJSON *meta = xcheck(cJSON_CreateObject());
+    cJSON *meta = cJSON_CreateObject();
     int rc;
 
     cJSON_AddBoolToObject(meta, "created", cr->created);
@@ -145,7 +145,7 @@ static int commit_artifacts(struct job_ctx *j, const struct vcs_commit_result *c
     rc = verify_artifact(j, "commit", j->goal->branch, NULL, cr->sha, NULL, meta);
     cJSON_Delete(meta);
     for (size_t i = 0; rc == 0 && i < cr->nfiles; i++) {
-        cJSON *fm = xcheck(cJSON_CreateObject());
+        cJSON *fm = cJSON_CreateObject();
         char st[2] = {cr->files[i].status, '\0'};
         cJSON_AddStringToObject(fm, "status", st);
         cJSON_AddStringToObject(fm, "commit", cr->sha);
@@ -228,7 +228,7 @@ static int test_artifacts(struct job_ctx *j, const struct verify_state *vs)
         cJSON *m;
         if (!r->counts.format)
             continue;
-        m = xcheck(cJSON_CreateObject());
+        m = cJSON_CreateObject();
         cJSON_AddStringToObject(m, "gate", r->name);
         cJSON_AddStringToObject(m, "format", r->counts.format);
         cJSON_AddNumberToObject(m, "passed", r->counts.passed);

@@ -364,7 +364,7 @@ static int apply_best_attempt(struct job_ctx *j, struct workspace *ws, const cJS
 {
     const char *run = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(acc, "run_id"));
     const char *patch = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(acc, "patch"));
-    cJSON *done = xcheck(cJSON_Duplicate(acc, 1));
+    cJSON *done = cJSON_Duplicate(acc, 1);
     char summary[256];
     int rc;
 

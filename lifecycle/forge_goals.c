@@ -84,7 +84,7 @@ int forge_goal_from_issue(store *st, const struct forge_trigger *t, const struct
     if ((rc = vcs_forge_default_branch(base, sizeof(base), &t->f)) != 0)
         return rc;
     doc = forge_goal_json(t, issue, base);
-    text = xcheck(cJSON_PrintUnformatted(doc));
+    text = cJSON_PrintUnformatted(doc);
     if ((rc = intake_parse(&g, text, strlen(text), "forge issue")) != 0) {
         err_wrap(rc, "%s#%lld", t->repo_key, (long long)issue->number);
         goto out;

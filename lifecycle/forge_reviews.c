@@ -76,7 +76,7 @@ static cJSON *criterion(const struct vcs_review_comment *c)
     for (char *p = buf; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
-    return xcheck(cJSON_CreateString(buf));
+    return cJSON_CreateString(buf);
 }
 
 /* The description: where the follow-up comes from (kind: "review" or
@@ -123,7 +123,7 @@ struct ask {
 static cJSON *followup_json(const struct forge_trigger *t, const struct store_forge_link *l,
                             const struct goal *orig, const struct ask *a)
 {
-    cJSON *g = xcheck(cJSON_CreateObject()), *crit = xcheck(cJSON_CreateArray());
+    cJSON *g = cJSON_CreateObject(), *crit = cJSON_CreateArray();
     size_t max = (size_t)config_int(CFG_INTAKE_MAX_TITLE);
     const struct vcs_review *r = a->r;
     const struct vcs_review_comment *c = a->c;
@@ -147,18 +147,18 @@ static cJSON *followup_json(const struct forge_trigger *t, const struct store_fo
         for (char *p = ask; *p; p++)
             if (*p == '\n' || *p == '\r')
                 *p = ' ';
-        cJSON_AddItemToArray(crit, xcheck(cJSON_CreateString(ask)));
+        cJSON_AddItemToArray(crit, cJSON_CreateString(ask));
         free(ask);
     } else if (cJSON_GetArraySize(crit) == 0) {
         snprintf(title, sizeof(title), /* truncation: ok, a title */
                  "the changes review %lld of pull request #%lld asks for "
                  "are made",
                  (long long)r->id, (long long)l->pr_number);
-        cJSON_AddItemToArray(crit, xcheck(cJSON_CreateString(title)));
+        cJSON_AddItemToArray(crit, cJSON_CreateString(title));
     }
     cJSON_AddItemToObject(g, "success_criteria", crit);
     cJSON_ArrayForEach(it, t->tmpl)
-        cJSON_AddItemToObject(g, it->string, xcheck(cJSON_Duplicate(it, 1)));
+        cJSON_AddItemToObject(g, it->string, cJSON_Duplicate(it, 1));
     free(desc);
     return g;
 }
@@ -192,7 +192,7 @@ static int followup(store *st, const struct forge_trigger *t, const struct store
         struct ask a = {kind, r, c, n};
         doc = followup_json(t, l, orig, &a);
     }
-    text = xcheck(cJSON_PrintUnformatted(doc));
+    text = cJSON_PrintUnformatted(doc);
     if ((rc = intake_parse(&g, text, strlen(text), "forge review")) != 0)
         goto out;
     g->branch = xstrdup(orig->branch); /* the pull request's */

@@ -191,7 +191,7 @@ static const char *task_item(const char *line)
 /* The issue's task list as success criteria (at most CRITERIA_MAX). */
 static cJSON *criteria_of(const struct vcs_issue *issue)
 {
-    cJSON *arr = xcheck(cJSON_CreateArray());
+    cJSON *arr = cJSON_CreateArray();
     const char *p = issue->body;
 
     while (p && *p && cJSON_GetArraySize(arr) < CRITERIA_MAX) {
@@ -200,7 +200,7 @@ static cJSON *criteria_of(const struct vcs_issue *issue)
         const char *item = task_item(line);
         if (item) {
             char *c = cut(item, CRITERION_MAX);
-            cJSON_AddItemToArray(arr, xcheck(cJSON_CreateString(c)));
+            cJSON_AddItemToArray(arr, cJSON_CreateString(c));
             free(c);
         }
         free(line);
@@ -211,7 +211,7 @@ static cJSON *criteria_of(const struct vcs_issue *issue)
         char c[64];
         /* truncation: ok, a sentence with a number that fits */
         snprintf(c, sizeof(c), "the change issue #%lld asks for is made", (long long)issue->number);
-        cJSON_AddItemToArray(arr, xcheck(cJSON_CreateString(c)));
+        cJSON_AddItemToArray(arr, cJSON_CreateString(c));
     }
     return arr;
 }
@@ -265,7 +265,7 @@ static void raw_title(char **out, const char *title, size_t keep, const char *su
 cJSON *forge_goal_json(const struct forge_trigger *t, const struct vcs_issue *issue,
                        const char *base)
 {
-    cJSON *g = xcheck(cJSON_CreateObject());
+    cJSON *g = cJSON_CreateObject();
     const cJSON *it;
     char *title = NULL, *desc = description_of(t, issue);
     size_t max = (size_t)config_int(CFG_INTAKE_MAX_TITLE);
@@ -282,7 +282,7 @@ cJSON *forge_goal_json(const struct forge_trigger *t, const struct vcs_issue *is
     cJSON_AddStringToObject(g, "base_branch", base);
     cJSON_AddItemToObject(g, "success_criteria", criteria_of(issue));
     cJSON_ArrayForEach(it, t->tmpl)
-        cJSON_AddItemToObject(g, it->string, xcheck(cJSON_Duplicate(it, 1)));
+        cJSON_AddItemToObject(g, it->string, cJSON_Duplicate(it, 1));
     free(title);
     free(desc);
     return g;

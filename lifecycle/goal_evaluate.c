@@ -478,7 +478,7 @@ int goal_evaluate(struct goal_eval *out, struct job_ctx *j, const char *head, in
     int any = 0, cached = 0, rc = 0;
 
     memset(out, 0, sizeof(*out));
-    out->reasons = xcheck(cJSON_CreateArray());
+    out->reasons = cJSON_CreateArray();
     e->j = j;
     strbuf_init(&e->items, 32 * 1024);
     for (size_t k = 0; k < crit->n && e->n < EVAL_CRITERIA_MAX; k++)

@@ -78,7 +78,7 @@ int elaboration_parse(struct elaboration *out, const char *json)
     cJSON_DeleteItemFromObjectCaseSensitive(o, "success_criteria");
     cJSON_DeleteItemFromObjectCaseSensitive(o, "verification_source");
     {
-        char *t = xcheck(cJSON_PrintUnformatted(o));
+        char *t = cJSON_PrintUnformatted(o);
         out->for_plan = xstrdup(t);
         cJSON_free(t);
     }

@@ -785,7 +785,7 @@ int intake_submit(store *st, struct goal *g, char id_out[ID_SIZE])
         return rc;
     if ((rc = store_goal_insert(st, g)) != 0)
         goto out;
-    payload = xcheck(cJSON_CreateObject());
+    payload = cJSON_CreateObject();
     cJSON_AddStringToObject(payload, "title", g->title);
     cJSON_AddNumberToObject(payload, "priority", g->priority);
     if (g->schedule)

@@ -160,7 +160,7 @@ static int fire(store *st, const struct store_trigger_due *t, int64_t now, int *
         next = INT64_MAX / 2; /* never again */
     if ((rc = store_tx_begin(st)) != 0)
         return rc;
-    p = xcheck(cJSON_CreateObject());
+    p = cJSON_CreateObject();
     if ((rc = store_goal_open_instance(st, t->goal_id, open_id)) != 0)
         goto out;
     cJSON_AddStringToObject(p, "trigger_id", t->id);

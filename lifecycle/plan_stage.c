@@ -68,7 +68,7 @@ int stage_plan(struct job_ctx *j)
     if (plan_accept(&p, answer, max, j->criteria) != 0) {
         /* one repair request carrying the error, then the run fails */
         char *prev = cJSON_PrintUnformatted(answer);
-        cJSON *p2 = xcheck(cJSON_CreateObject());
+        cJSON *p2 = cJSON_CreateObject();
         cJSON_AddStringToObject(p2, "error", err_last());
         job_event_or_warn(j, "plan.refused", p2);
         cJSON_Delete(p2);

@@ -395,7 +395,7 @@ static int review_row_cb(const struct store_decision *d, void *ctx)
 /* The goal-level evaluation's rows of the evidence table (item "goal"). */
 static int body_evaluation_rows(strbuf *sb, store *st, const char *goal_id)
 {
-    cJSON *rows = xcheck(cJSON_CreateArray());
+    cJSON *rows = cJSON_CreateArray();
     const cJSON *r;
     int rc = report_evaluation_rows(st, goal_id, rows);
 
@@ -528,7 +528,7 @@ static int nothing_done(struct job_ctx *j, const struct finished *f, int *ended)
     snprintf(why, sizeof(why), "nothing was done: %d item%s skipped, %d cancelled; no branch "
              "is published",
              f->skipped, f->skipped == 1 ? "" : "s", f->cancelled);
-    p = xcheck(cJSON_CreateObject());
+    p = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "reason", why);
     cJSON_AddNumberToObject(p, "items_skipped", f->skipped);
     cJSON_AddNumberToObject(p, "items_cancelled", f->cancelled);
@@ -612,7 +612,7 @@ static int push_branch(struct job_ctx *j, const char *remote, const char *head,
 
     if (vcs_push(j->repo, remote, g->branch) != 0)
         return job_fail(j, "push", "%s", err_last());
-    m = xcheck(cJSON_CreateObject());
+    m = cJSON_CreateObject();
     vcs_remote_url(remote_url, n, j->repo, remote);
     cJSON_AddStringToObject(m, "remote", remote);
     /* the branch artifact and goal.pushed are the record of the push: a
@@ -663,7 +663,7 @@ static int open_pull_request(struct job_ctx *j, const char *remote_url, int part
         vcs_pr_release(pr);
         return job_fail(j, cls, "%s", err_last());
     }
-    m = xcheck(cJSON_CreateObject());
+    m = cJSON_CreateObject();
     snprintf(ref, sizeof(ref), "#%ld", pr->number); /* truncation: ok, a number fits */
     cJSON_AddNumberToObject(m, "number", (double)pr->number);
     cJSON_AddBoolToObject(m, "created", pr->created);
@@ -705,7 +705,7 @@ static void notify(struct job_ctx *j, cJSON *p)
     cJSON_AddStringToObject(p, "goal_id", g->id);
     text = cJSON_PrintUnformatted(p);
     if (vcs_webhook_post(&sent, config_str(CFG_NOTIFY_WEBHOOK_URL), text) != 0) {
-        cJSON *e = xcheck(cJSON_CreateObject());
+        cJSON *e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "error", err_last());
         if (store_event_add(j->st, g->id, NULL, j->claim.run_id, "notify.failed", e, NULL) != 0)
             log_warn("goal %.8s: event notify.failed not written: %s", g->id, err_last());
@@ -722,7 +722,7 @@ static void notify(struct job_ctx *j, cJSON *p)
 static cJSON *completed_payload(const struct goal *g, const char *head, const struct vcs_pr *pr,
                                 int partial, const struct finished *f)
 {
-    cJSON *p = xcheck(cJSON_CreateObject());
+    cJSON *p = cJSON_CreateObject();
 
     cJSON_AddStringToObject(p, "title", g->title);
     if (g->branch)

@@ -71,7 +71,7 @@ const char *report_goal_status(const struct goal *g)
 
 cJSON *report_goal_json(const struct goal *g)
 {
-    cJSON *o = xcheck(cJSON_CreateObject());
+    cJSON *o = cJSON_CreateObject();
 
     cJSON_AddStringToObject(o, "id", g->id);
     cJSON_AddStringToObject(o, "title", g->title ? g->title : "");
@@ -150,7 +150,7 @@ int report_progress(store *st, const char *goal_id, struct report_progress *out)
 
 cJSON *report_progress_json(const struct report_progress *p)
 {
-    cJSON *o = xcheck(cJSON_CreateObject());
+    cJSON *o = cJSON_CreateObject();
 
     cJSON_AddNumberToObject(o, "done_points", (double)p->done_points);
     cJSON_AddNumberToObject(o, "total_points", (double)p->total_points);
@@ -278,7 +278,7 @@ int report_activity(store *st, const char *goal_id, struct report_activity *out)
 /* One open escalation as the report's JSON object, appended to ctx. */
 static int escalation_json_cb(const struct store_escalation *e, void *ctx)
 {
-    cJSON *o = xcheck(cJSON_CreateObject());
+    cJSON *o = cJSON_CreateObject();
 
     cJSON_AddStringToObject(o, "id", e->id);
     jsonobj_add_str_or_null(o, "item_id", e->item_id);
@@ -307,7 +307,7 @@ static int escalation_json_cb(const struct store_escalation *e, void *ctx)
 /* One artifact as the report's JSON object, appended to ctx. */
 static int artifact_json_cb(const struct store_artifact *a, void *ctx)
 {
-    cJSON *o = xcheck(cJSON_CreateObject());
+    cJSON *o = cJSON_CreateObject();
 
     cJSON_AddStringToObject(o, "type", a->type);
     jsonobj_add_str_or_null(o, "ref", a->ref);
@@ -343,8 +343,8 @@ static int parts_load(store *st, const char *goal_id, struct report_parts *p)
     int rc;
 
     memset(p, 0, sizeof(*p));
-    p->escalations = xcheck(cJSON_CreateArray());
-    p->artifacts = xcheck(cJSON_CreateArray());
+    p->escalations = cJSON_CreateArray();
+    p->artifacts = cJSON_CreateArray();
     if ((rc = store_goal_get(st, goal_id, &p->goal)) == 0 &&
         (rc = report_progress(st, goal_id, &p->progress)) == 0 &&
         (rc = store_escalation_each_open_of_goal(st, goal_id, escalation_json_cb,
@@ -357,7 +357,7 @@ static int parts_load(store *st, const char *goal_id, struct report_parts *p)
 
 static void write_raw_cjson(struct jsonw *w, const cJSON *v)
 {
-    char *t = xcheck(cJSON_PrintUnformatted(v));
+    char *t = cJSON_PrintUnformatted(v);
 
     jsonw_raw(w, t);
     cJSON_free(t);
@@ -394,7 +394,7 @@ static cJSON *array_or_empty(cJSON *d)
 {
     if (!cJSON_IsArray(d)) {
         cJSON_Delete(d);
-        d = xcheck(cJSON_CreateArray());
+        d = cJSON_CreateArray();
     }
     return d;
 }

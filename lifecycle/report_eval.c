@@ -21,7 +21,7 @@ static cJSON *eval_row(const cJSON *c)
     const char *verdict = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "verdict"));
     const char *quote = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "quote"));
     const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "status"));
-    cJSON *r = xcheck(cJSON_CreateObject());
+    cJSON *r = cJSON_CreateObject();
     strbuf b;
 
     strbuf_init(&b, 2048);
@@ -61,7 +61,7 @@ int report_evaluation_rows(store *st, const char *goal_id, cJSON *rows)
 
 cJSON *report_partial_reasons(store *st, const char *goal_id)
 {
-    cJSON *d = NULL, *out = xcheck(cJSON_CreateArray());
+    cJSON *d = NULL, *out = cJSON_CreateArray();
     const cJSON *r;
 
     if (store_decision_latest_of_goal(st, goal_id, "evaluation", &d) != 0) {

@@ -42,7 +42,7 @@ struct item_gates {
 static cJSON *failing_tests(const cJSON *v, const char *name, int restored)
 {
     static const char *kinds[] = {"introduced", "new_failing", "pre_existing"};
-    cJSON *failing = xcheck(cJSON_CreateArray());
+    cJSON *failing = cJSON_CreateArray();
     const cJSON *ge;
 
     cJSON_ArrayForEach(
@@ -62,7 +62,7 @@ static cJSON *failing_tests(const cJSON *v, const char *name, int restored)
 static int item_gate_cb(const struct store_gate_result *r, void *varg)
 {
     struct item_gates *ig = varg;
-    cJSON *g = xcheck(cJSON_CreateObject());
+    cJSON *g = cJSON_CreateObject();
     int restored = ig->v && !strcmp(r->tree_id, report_jstr(ig->v, "restored_tree_id"));
     size_t n = strlen(r->output_tail);
     /* the last 4000 bytes, from a character's first byte */
@@ -90,7 +90,7 @@ static int item_gate_cb(const struct store_gate_result *r, void *varg)
  * that failed in it (from its own verification record). */
 static int item_attempt_cb(const struct store_run_attempt *a, void *arr)
 {
-    cJSON *o = xcheck(cJSON_CreateObject());
+    cJSON *o = cJSON_CreateObject();
     cJSON *v = a->verification ? cJSON_Parse(a->verification) : NULL;
 
     cJSON_AddStringToObject(o, "run_id", a->run_id);
@@ -118,7 +118,7 @@ static int item_report_json(store *st, const struct work_item *wi, const char *k
                                   "gate_inputs_changed", "fail_to_pass", "not_exercising",
                                   "accepted_test_changes"};
     char status[32], title[512];
-    cJSON *v = report_item_verification(st, wi->id), *o = xcheck(cJSON_CreateObject());
+    cJSON *v = report_item_verification(st, wi->id), *o = cJSON_CreateObject();
     struct item_gates ig = {v, NULL};
     int rc;
 
@@ -209,7 +209,7 @@ int report_write_item(store *st, const char *goal_id, const char *key, int json,
     if ((rc = item_report_json(st, wi, key, &o)) != 0)
         goto out;
     if (json) {
-        char *t = xcheck(cJSON_PrintUnformatted(o));
+        char *t = cJSON_PrintUnformatted(o);
         fprintf(f, "%s\n", t);
         cJSON_free(t);
     } else {

@@ -259,7 +259,7 @@ static int do_accept_best(store *st, const struct store_escalation_ref *e)
                      e->id);
         goto out;
     }
-    d = xcheck(cJSON_CreateObject());
+    d = cJSON_CreateObject();
     cJSON_AddStringToObject(d, "run_id", b.run_id);
     cJSON_AddStringToObject(d, "patch", b.patch);
     cJSON_AddStringToObject(d, "escalation_id", e->id);

@@ -140,7 +140,7 @@ static void review_record(struct job_ctx *j, const cJSON *answer)
                         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "severity")),
                         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "note")), f);
     }
-    p = xcheck(cJSON_CreateObject());
+    p = cJSON_CreateObject();
     cJSON_AddStringToObject(
         p, "verdict", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, "verdict")));
     cJSON_AddNumberToObject(
@@ -165,7 +165,7 @@ void review_item(struct job_ctx *j, struct workspace *ws, const char *summary,
     rc = job_ask_json(j, "review", prompt_review, strbuf_cstr(&user), schema_review, &answer);
     j->usage.turns += turns;
     if (rc != 0) {
-        cJSON *d = xcheck(cJSON_CreateObject());
+        cJSON *d = cJSON_CreateObject();
         cJSON_AddStringToObject(d, "error_class", j->error_class);
         review_decision(j, "review_unavailable", NULL, NULL, strbuf_cstr(&j->failure), d);
         cJSON_Delete(d);

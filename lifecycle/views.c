@@ -46,7 +46,7 @@ static void node_fill(cJSON *d, const struct store_heartbeat *hb, int64_t now)
  * reported (NULL when none). */
 static cJSON *daemon_state(store *st, int64_t now, cJSON **lanes)
 {
-    cJSON *d = xcheck(cJSON_CreateObject());
+    cJSON *d = cJSON_CreateObject();
     struct store_heartbeat hb;
     char node[STORE_NODE_ID_MAX];
     int shared = store_is_url(store_path(st)), rc;
@@ -75,7 +75,7 @@ struct nodes_ctx {
 static int add_node(const struct store_heartbeat *hb, void *ctx)
 {
     struct nodes_ctx *nc = ctx;
-    cJSON *n = xcheck(cJSON_CreateObject()), *lanes = cJSON_Parse(hb->lanes ? hb->lanes : "");
+    cJSON *n = cJSON_CreateObject(), *lanes = cJSON_Parse(hb->lanes ? hb->lanes : "");
 
     node_fill(n, hb, nc->now);
     cJSON_AddItemToObject(n, "lanes", lanes ? lanes : cJSON_CreateObject());
@@ -86,7 +86,7 @@ static int add_node(const struct store_heartbeat *hb, void *ctx)
 /* Every node that has a heartbeat, the freshest first. */
 static cJSON *nodes_state(store *st, int64_t now)
 {
-    struct nodes_ctx nc = {xcheck(cJSON_CreateArray()), now};
+    struct nodes_ctx nc = {cJSON_CreateArray(), now};
 
     if (store_heartbeat_each(st, add_node, &nc) != 0)
         err_clear();
@@ -116,7 +116,7 @@ struct jobs_ctx {
 static int add_job(const struct store_run_job *r, void *ctx)
 {
     struct jobs_ctx *jc = ctx;
-    cJSON *j = xcheck(cJSON_CreateObject());
+    cJSON *j = cJSON_CreateObject();
 
     cJSON_AddStringToObject(j, "run_id", r->run_id);
     cJSON_AddStringToObject(j, "goal_id", r->goal_id);
@@ -146,7 +146,7 @@ static void add_redacted(cJSON *o, const char *key, const char *text)
  * call. */
 static cJSON *running_jobs(store *st, int64_t now)
 {
-    struct jobs_ctx jc = {xcheck(cJSON_CreateArray()), now};
+    struct jobs_ctx jc = {cJSON_CreateArray(), now};
     cJSON *it;
 
     if (store_run_jobs_each(st, add_job, &jc) != 0)
@@ -196,7 +196,7 @@ static void add_last_error(store *st, cJSON *o)
 
 static int add_breaker(const struct store_breaker_state *s, void *ctx)
 {
-    cJSON *b = xcheck(cJSON_CreateObject());
+    cJSON *b = cJSON_CreateObject();
 
     cJSON_AddStringToObject(b, "error_class", s->error_class);
     cJSON_AddStringToObject(b, "state", s->state);
@@ -274,7 +274,7 @@ static void jobs_trim(store *st, const cJSON *d, cJSON *lanes, cJSON *nodes, con
 
 cJSON *view_status(store *st, int64_t now)
 {
-    cJSON *o = xcheck(cJSON_CreateObject()), *lanes, *br, *d, *nodes, *running;
+    cJSON *o = cJSON_CreateObject(), *lanes, *br, *d, *nodes, *running;
     int64_t open_esc = 0;
 
     /* the heartbeats before the runs: a job a heartbeat names was claimed
@@ -303,7 +303,7 @@ cJSON *view_status(store *st, int64_t now)
 
 cJSON *view_escalation(const struct store_escalation *e)
 {
-    cJSON *o = xcheck(cJSON_CreateObject());
+    cJSON *o = cJSON_CreateObject();
     cJSON *packet = cJSON_Parse(e->packet);
     char t[TIME_RFC3339_MAX];
 
@@ -328,7 +328,7 @@ cJSON *view_escalation(const struct store_escalation *e)
 cJSON *view_event(const struct store_event *ev)
 {
     char t[TIME_RFC3339_MAX];
-    cJSON *o = xcheck(cJSON_CreateObject());
+    cJSON *o = cJSON_CreateObject();
     cJSON *p = cJSON_Parse(ev->payload ? ev->payload : "{}");
 
     cJSON_AddNumberToObject(o, "seq", (double)ev->id);

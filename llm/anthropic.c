@@ -165,7 +165,7 @@ static cJSON *tool_result_json(const struct llm_message *mm)
 /* The history as messages; system messages go to *system instead. */
 static cJSON *messages_json(const struct llm_request *req, strbuf *system)
 {
-    cJSON *msgs = xcheck(cJSON_CreateArray());
+    cJSON *msgs = cJSON_CreateArray();
 
     for (size_t i = 0; i < req->nmessages; i++) {
         const struct llm_message *mm = &req->messages[i];

@@ -41,7 +41,7 @@ static int schema_instruction(strbuf *sb, const char *schema)
 static cJSON *message_json(const struct llm_message *mm, int first, const char *sys_extra)
 {
     static const char *const roles[] = {"system", "user", "assistant", "tool"};
-    cJSON *o = xcheck(cJSON_CreateObject());
+    cJSON *o = cJSON_CreateObject();
     strbuf sb = STRBUF_INIT;
     int rc = 0;
 

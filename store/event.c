@@ -34,12 +34,12 @@ int store_event_add(store *st, const char *goal_id, const char *item_id, const c
 
     if (payload && jsonobj_has_long_string(payload, UTF8_TEXT_MAX)) {
         /* one event never carries a text past the cap, whoever wrote it */
-        cJSON *capped = xcheck(cJSON_Duplicate(payload, 1));
+        cJSON *capped = cJSON_Duplicate(payload, 1);
         jsonobj_cap_strings(capped, UTF8_TEXT_MAX);
-        text = xcheck(cJSON_PrintUnformatted(capped));
+        text = cJSON_PrintUnformatted(capped);
         cJSON_Delete(capped);
     } else if (payload) {
-        text = xcheck(cJSON_PrintUnformatted(payload));
+        text = cJSON_PrintUnformatted(payload);
     }
     rc = store_event_add_raw(st, goal_id, item_id, run_id, type, text, seq_out);
     cJSON_free(text);

@@ -422,7 +422,7 @@ int store_ids_args(store *st, const char *what, char (**out)[37], size_t *n, con
 
 cJSON *store_json_object(store_stmt *s, const struct store_json_col *cols, int ncols)
 {
-    cJSON *o = xcheck(cJSON_CreateObject());
+    cJSON *o = cJSON_CreateObject();
 
     for (int i = 0; i < ncols; i++) {
         const struct store_json_col *c = &cols[i];

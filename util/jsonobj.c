@@ -42,7 +42,7 @@ size_t jsonobj_cap_strings(cJSON *v, size_t max)
             v->type &= ~cJSON_IsReference; /* the text was never ours: not freed */
             v->valuestring = capped;
         } else {
-            xcheck(cJSON_SetValuestring(v, capped));
+            cJSON_SetValuestring(v, capped);
             free(capped);
         }
         return 1;

@@ -268,7 +268,7 @@ static int comment_send(int64_t *id, long *status, struct forge_failure *fl,
 
     memset(&res, 0, sizeof(res));
     cJSON_AddStringToObject(in, "body", body);
-    text = xcheck(cJSON_PrintUnformatted(in));
+    text = cJSON_PrintUnformatted(in);
     rc = vcs_forge_request(&res, fl, f, method, strbuf_cstr(u), text, NULL);
     *status = res.status;
     if (rc == 0 && res.status != 404 && (res.status < 200 || res.status > 299))
