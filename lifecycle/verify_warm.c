@@ -40,6 +40,7 @@
 #include "gates/gates.h"
 #include "lifecycle/job.h"
 #include "lifecycle/workspace.h"
+#include "util/config.h"
 #include "util/err.h"
 #include "util/fsutil.h"
 #include "util/fstree.h"
@@ -49,7 +50,12 @@
 #include "vcs/tree.h"
 
 #define WARM_OLD_TIME 946684800        /* 2000-01-01: every file as at the start */
-#define WARM_CAP ((uint64_t)512 << 20) /* a larger set of build folders is not kept */
+/* A larger set of build folders is not kept (gates.warm_max_mb); 0:
+ * none is. */
+static uint64_t warm_cap(void)
+{
+    return (uint64_t)config_int(CFG_GATES_WARM_MAX_MB) << 20;
+}
 
 /* The folder of g's warm builds at ws's path into out (n bytes): the
  * goal's folder/builds/<gate digest>/<path digest>; its start's under it. */
@@ -74,7 +80,7 @@ void verify_warm_plan(struct warm_run *w, struct job_ctx *j, const struct worksp
     char tree_id[VCS_OID_HEX], rev[600], parent[4300];
 
     memset(w, 0, sizeof(*w));
-    if (!g->n_build_dirs || (gc && gc->cold) || !j->repo || !j->goal->base_branch)
+    if (!g->n_build_dirs || (gc && gc->cold) || !j->repo || !j->goal->base_branch || !warm_cap())
         return;
     if (snprintf(rev, sizeof(rev), "refs/heads/%s", j->goal->base_branch) >= (int)sizeof(rev) ||
         vcs_rev_tree(tree_id, j->repo, tree) != 0 || vcs_rev_tree(w->start, j->repo, rev) != 0 ||
@@ -156,7 +162,7 @@ static int copy_in(int wfd, int copy, const struct gate_spec *g, size_t k)
     if ((pfd = open_beneath(copy, dir, 1)) < 0)
         return err_set(ERR_POLICY, "build folder %s: its folder is not one in the tree (%s)",
                        g->build_dirs[k], strerror(errno));
-    rc = fs_tree_copy_at(wfd, kept, pfd, leaf, WARM_CAP, NULL);
+    rc = fs_tree_copy_at(wfd, kept, pfd, leaf, warm_cap(), NULL);
     close(pfd);
     return rc ? err_wrap(rc, "build folder %s", g->build_dirs[k]) : 0;
 }
@@ -218,6 +224,7 @@ static int move_out(int copy, int stage, const struct gate_spec *g, size_t k, in
 static int keep_into(const char *stage, const char *copy, const struct gate_spec *g, cJSON *kept,
                      cJSON *skipped, uint64_t *bytes)
 {
+    uint64_t cap = warm_cap();
     int sfd = -1, cfd = -1, rc = 0;
 
     *bytes = 0;
@@ -235,7 +242,7 @@ static int keep_into(const char *stage, const char *copy, const struct gate_spec
             break;
         cJSON_AddItemToArray(moved ? kept : skipped, cJSON_CreateString(g->build_dirs[k]));
         snprintf(name, sizeof(name), "d%zu", k); /* truncation: ok, a number fits */
-        if (moved && (rc = fs_tree_size_at(sfd, name, WARM_CAP - *bytes, &n)) == 0)
+        if (moved && (rc = fs_tree_size_at(sfd, name, cap - *bytes, &n)) == 0)
             *bytes += n;
     }
 out:

@@ -62,6 +62,10 @@ const struct cfg_def config_defs[CFG__COUNT] = {
                                      "items of one goal that may run at once, each in its own "
                                      "worktree, when their dependencies are done (a goal without "
                                      "a repository, or in clone mode, runs one at a time)"},
+    [CFG_GATES_WARM_MAX_MB] = {"gates.warm_max_mb", CFG_INT, "512", NULL, 0, 1048576,
+                               "largest set of a gate's declared build folders (build_dirs) "
+                               "kept warm between its runs (MiB); larger ones, and every one "
+                               "with 0, build from nothing at every run"},
     [CFG_SELECT_FRESHNESS_FULL_S] = {"select.freshness_full_s", CFG_INT, "3600", NULL, 1, 31536000,
                                      "age (s) at which a ready item's freshness score is 100"},
     [CFG_LANE_PLAN_TIMEOUT_S] = {"lane.plan_timeout_s", CFG_INT, "600", NULL, 1, 86400,

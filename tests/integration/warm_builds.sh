@@ -163,6 +163,30 @@ expect_eq "$(sql "SELECT count(*) FROM goals WHERE verification LIKE '%../x%'")"
 why=$(sql "SELECT group_concat(failure_reason, ' ') FROM runs")$(sql "SELECT group_concat(payload, ' ') FROM events")
 case "$why" in *'verification[0].build_dirs[0]: a \".\." component'*|*'verification[0].build_dirs[0]: a ".." component'*) ok ;;
 *) fail "the elaboration's refusal names the field: $why" ;; esac
+# --- 6. gates.warm_max_mb 0: nothing kept, every run cold --------------------
+: >"$LOG"
+R="$T/six"
+c_repo "$R" 2
+START=$(tag "$R" main)
+{
+    echo "{\"stage\": \"elaborate\", \"content\": $ELAB}"
+    echo "{\"stage\": \"plan\", \"content\": $(plan1 "Fix b")}"
+    echo "{\"stage\": \"execute\", \"tool_calls\": [$GATES, $FIX, $GATES, $(complete "b fixed")]}"
+    echo "{\"stage\": \"review\", \"content\": $REVIEW}"
+} >"$T/six.jsonl"
+export GOALD_LLM_SCRIPT="$T/six.jsonl"
+echo '{"gates": {"warm_max_mb": 0}}' >"$T/cold.json"
+export GOALD_CONFIG="$T/cold.json"
+submit_fresh six "$R" ", \"verification\": $(verif)"
+step plan; step plan; step work
+[ "$(jqo .status)" = success ] || fail "cold: the item: $(sql "SELECT failure_reason FROM runs WHERE id = '$RUN'")"
+unset GOALD_CONFIG
+ITEM=$(tag "$R" "$(sql "SELECT commit_sha FROM work_items WHERE key = 'wi-1'")")
+expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'gate.build_kept'")" 0 "cold: nothing kept"
+expect_eq "$(runs "$ITEM" | head -1)" "4 0" "cold: the item's tree built from nothing"
+[ ! -e "$T/goals/$GID/builds" ] || fail "cold: no build folder made"
+ok
+
 # --- 5. the same in the sandbox -----------------------------------------------
 # bubblewrap (as root: the copy given to the sandbox user): the gate prints
 # what it compiled instead of logging it outside the tree
