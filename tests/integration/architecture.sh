@@ -63,6 +63,14 @@ out=$(bash "$ROOT/scripts/layers" "$T/tree" 2>&1) && fail "layers passed a mallo
 case "$out" in *"util/err.c: allocates without util/xalloc.h"*) ;; *) fail "layers: the malloc not named: $out" ;; esac
 case "$out" in *"char *p = malloc(4);"*) ;; *) fail "layers: the line not shown: $out" ;; esac
 ok
+# and an xcheck() around a cJSON call (cJSON allocates through xalloc: a
+# NULL from it is a NULL argument, not memory)
+cp "$ROOT/util/err.c" "$T/tree/util/err.c"
+printf 'static void *wrapped(void)\n{\n    return xcheck(cJSON_CreateObject());\n}\n' >>"$T/tree/util/err.c"
+out=$(bash "$ROOT/scripts/layers" "$T/tree" 2>&1) && fail "layers passed an xcheck around cJSON: $out"
+case "$out" in *"util/err.c: xcheck() around a cJSON call"*) ;; *) fail "layers: the xcheck not named: $out" ;; esac
+cp "$ROOT/util/err.c" "$T/tree/util/err.c"
+ok
 out=$(bash "$ROOT/scripts/complexity" 2>&1) || fail "$out"
 ok
 # the check can fail: a planted function over the limits is found
