@@ -62,6 +62,10 @@ struct warm_run {
     char start[VCS_OID_HEX]; /* the trusted tree: the base branch tip's */
     char dir[4400];          /* the warm folder: where it is (WARM_COPY) or goes (WARM_TRUSTED) */
     char id[HASH_HEX_SIZE];  /* WARM_COPY: the warm folder's identity, in the reuse key */
+    /* WARM_NONE on another tree than the start, with no warm folder at
+     * this path yet: a trusted run on the start first would make this run
+     * warm (verify_warm_prime) */
+    int primable;
 };
 
 /* How g's run on tree (a tree or a commit) goes, into w: cold when g
@@ -70,6 +74,12 @@ struct warm_run {
  * and no warm folder of g at ws's path was kept yet; warm when one was. */
 void verify_warm_plan(struct warm_run *w, struct job_ctx *j, const struct workspace *ws,
                       const struct gates_ctx *gc, const struct gate_spec *g, const char *tree);
+
+/* 1 when this caller is the one to make w's warm folder by a trusted run
+ * on w->start first (w->primable): at most one such attempt per gate,
+ * path and start, whatever it leaves (a run that timed out, or a build
+ * over the cap, keeps nothing and is not tried again). */
+int verify_warm_prime(const struct warm_run *w);
 
 /* Before g runs in copy, an export of tree: the files' times set (all
  * old when trusted; the start's files old when warm) and, when warm, a

@@ -140,6 +140,19 @@ int verify_run_once(struct job_ctx *j, struct workspace *ws, const struct gates_
     }
     /* planned once: the key names the warm folder the run gets */
     verify_warm_plan(&w, j, ws, gc, g, tree);
+    if (verify_warm_prime(&w)) {
+        /* no warm folder at this path yet: the gate on the user's tree
+         * first (a trusted run, recorded as that tree's first run), so
+         * that this run and the later ones here build only what changed */
+        struct gate_result start;
+        if (verify_run_once(j, ws, gc, g, w.start, 1, VERIFY_BY_GOALD, &start) != 0) {
+            log_warn("gate %s: its build folders not made on the start: %s", g->name,
+                     err_last());
+            err_clear(); /* this run builds from nothing, then */
+        }
+        gate_result_release(&start);
+        verify_warm_plan(&w, j, ws, gc, g, tree);
+    }
     k.warm = w.mode == WARM_COPY ? w.id : NULL;
     if (reuse && verify_tree_reused(j, g, &k, out, NULL, &found) != 0) {
         log_warn("gate %s: its first run on tree %.12s not read: %s", g->name, tree_id,

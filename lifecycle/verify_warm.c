@@ -46,6 +46,7 @@
 #include "util/fstree.h"
 #include "util/hash.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "vcs/export.h"
 #include "vcs/tree.h"
 
@@ -95,7 +96,28 @@ void verify_warm_plan(struct warm_run *w, struct job_ctx *j, const struct worksp
         w->mode = WARM_COPY;
     } else if (!strcmp(tree_id, w->start)) {
         w->mode = WARM_TRUSTED;
+    } else {
+        w->primable = 1;
     }
+}
+
+int verify_warm_prime(const struct warm_run *w)
+{
+    char mark[sizeof(w->dir) + 16], parent[sizeof(w->dir)];
+    const char *slash = strrchr(w->dir, '/');
+    int fd;
+
+    if (!w->primable || !slash ||
+        path_fmt(parent, sizeof(parent), "%.*s", (int)(slash - w->dir), w->dir) != 0 ||
+        path_fmt(mark, sizeof(mark), "%s.primed", w->dir) != 0 || fs_mkdir_p(parent, 0700) != 0) {
+        err_clear();
+        return 0;
+    }
+    fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return 0; /* tried already (or another run is trying now) */
+    close(fd);
+    return 1;
 }
 
 /* Open the folder rel beneath the open folder root, one component at a

@@ -20,7 +20,11 @@
 #     the field named; "build" is accepted;
 #  4. a gate the model's elaboration proposes with build_dirs ["../x"] is
 #     refused, the field named;
-#  5. part 1 in the sandbox (bubblewrap): warm verification, cold final.
+#  5. part 1 in the sandbox (bubblewrap): warm verification, cold final;
+#  6. gates.warm_max_mb 0: nothing kept, every run cold;
+#  7. no run on the start before the item changed anything (the model
+#     never ran the gates): verification's first run makes the warm folder
+#     by a run on the start first, and builds the item's tree warm.
 . "$(dirname "$0")/lib.sh"
 . "$GOALD_SOURCE_DIR/tests/fixtures/units.sh"
 
@@ -186,6 +190,26 @@ expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'gate.build_kept'")" 
 expect_eq "$(runs "$ITEM" | head -1)" "4 0" "cold: the item's tree built from nothing"
 [ ! -e "$T/goals/$GID/builds" ] || fail "cold: no build folder made"
 ok
+
+# --- 7. the warm folder made on the start first, when no run made it ---------
+: >"$LOG"
+R="$T/seven"
+c_repo "$R" 2
+START=$(tag "$R" main)
+{
+    echo "{\"stage\": \"elaborate\", \"content\": $ELAB}"
+    echo "{\"stage\": \"plan\", \"content\": $(plan1 "Fix b")}"
+    echo "{\"stage\": \"execute\", \"tool_calls\": [$FIX, $(complete "b fixed")]}"
+    echo "{\"stage\": \"review\", \"content\": $REVIEW}"
+} >"$T/seven.jsonl"
+export GOALD_LLM_SCRIPT="$T/seven.jsonl"
+submit_fresh seven "$R" ", \"verification\": $(verif)"
+step plan; step plan; step work
+[ "$(jqo .status)" = success ] || fail "primed: the item: $(sql "SELECT failure_reason FROM runs WHERE id = '$RUN'")"
+ITEM=$(tag "$R" "$(sql "SELECT commit_sha FROM work_items WHERE key = 'wi-1'")")
+expect_eq "$(runs "$START" | head -1)" "4 1" "primed: the start built from nothing first (it fails: b is wrong there)"
+expect_eq "$(runs "$ITEM" | tr '\n' ,)" "1 0," "primed: the item's tree built warm: only b.c compiled"
+expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'gate.build_kept'")" 1 "primed: the build kept once"
 
 # --- 5. the same in the sandbox -----------------------------------------------
 # bubblewrap (as root: the copy given to the sandbox user): the gate prints
