@@ -42,7 +42,6 @@
 #include "util/err.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
-#include "vcs/clone.h"
 
 static const char *const gate_types[] = {"test", "build", "lint", "typecheck", "custom", NULL};
 
@@ -208,7 +207,7 @@ out:
  * bare repository, whose files are in no folder before the first run. */
 static const char *local_root(const struct goal *g)
 {
-    return g->repo && !vcs_repo_is_shared(g->repo) ? g->repo : NULL;
+    return g->repo && !goal_view_clone(g) ? g->repo : NULL;
 }
 
 /* What the model is told: the goal as submitted, and a view of the

@@ -10,6 +10,7 @@
 
 #include "util/err.h"
 #include "util/xalloc.h"
+#include "vcs/clone.h"
 
 int criteria_parse(struct criteria *out, const char *json)
 {
@@ -101,4 +102,11 @@ int goal_view_load(struct criteria *crit, struct elaboration *elab, const struct
     if (elaboration_parse(elab, g->elaboration) != 0)
         return err_wrap(ERR_INVALID, "goal %s: elaboration", g->id);
     return 0;
+}
+
+int goal_view_clone(const struct goal *g)
+{
+    if (!g->repo)
+        return 0;
+    return g->clone >= 0 ? g->clone : vcs_repo_is_shared(g->repo);
 }

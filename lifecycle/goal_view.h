@@ -48,4 +48,10 @@ void elaboration_release(struct elaboration *e);
  * caller releases both either way. */
 int goal_view_load(struct criteria *crit, struct elaboration *elab, const struct goal *g);
 
+/* Is goal g in clone mode (docs/scaling.md: its repo a URL or a bare
+ * repository)?  As recorded at submit (goals.clone); for a goal submitted
+ * before that was recorded, its repository is asked (vcs_repo_is_shared(),
+ * which opens it). */
+int goal_view_clone(const struct goal *g);
+
 #endif

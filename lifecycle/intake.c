@@ -776,6 +776,8 @@ int intake_submit(store *st, struct goal *g, char id_out[ID_SIZE])
 
     if ((rc = id_new(g->id)) != 0)
         return rc;
+    /* decided once: a job need not open the repository to know */
+    g->clone = g->repo ? vcs_repo_is_shared(g->repo) : 0;
     if (g->repo && !g->branch) {
         if ((rc = vcs_branch_name_for_goal(branch, sizeof(branch), g->title, g->id)) != 0)
             return rc;

@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lifecycle/goal_view.h"
 #include "store/goal.h"
 #include "store/run.h"
 #include "util/config.h"
 #include "util/err.h"
-#include "vcs/clone.h"
 
 double select_score(const struct select_candidate *c, int64_t now_ms)
 {
@@ -67,7 +67,7 @@ static int parallel_allowed(struct pick *p, const char *goal_id)
         err_clear();
         return 0; /* not remembered: the next look may find it */
     }
-    ok = g->repo && !vcs_repo_is_shared(g->repo);
+    ok = g->repo && !goal_view_clone(g);
     store_goal_free(g);
     if (p->n_seen < SEEN_MAX) {
         snprintf(p->seen[p->n_seen].goal_id, ID_SIZE, "%s", goal_id); /* truncation: ok, an id fits */

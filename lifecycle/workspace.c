@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lifecycle/goal_view.h"
 #include "lifecycle/job.h"
 #include "store/artifact.h"
 #include "store/escalation.h"
@@ -142,7 +143,7 @@ int workspace_locate(store *st, const struct goal *g, char **repo, char **worktr
     *clone = 0;
     if (!g->repo)
         return 0;
-    if (!vcs_repo_is_shared(g->repo)) {
+    if (!goal_view_clone(g)) {
         *repo = xstrdup(g->repo);
         *worktree = g->worktree ? xstrdup(g->worktree) : NULL;
         return 0;

@@ -49,7 +49,8 @@
     NEXT(ended_at, OPT_I64, store_arg_opt_i64(row->ended_at))                                      \
     NEXT(outcome, RAW, STORE_TEXT(row->outcome))                                                   \
     NEXT(outcome_reason, RAW, STORE_TEXT(row->outcome_reason))                                     \
-    NEXT(head_commit, RAW, STORE_TEXT(row->head_commit))
+    NEXT(head_commit, RAW, STORE_TEXT(row->head_commit))                                           \
+    NEXT(clone, OPT_INT, store_arg_opt_i64(row->clone))
 
 #define GOAL_COLS STORE_COLS(GOAL_COLUMNS)
 

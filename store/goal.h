@@ -48,6 +48,8 @@ struct goal {
     char *outcome_reason; /* why, in the model's words; NULL without outcome */
     char *head_commit;    /* the commit of the last item that reached done (40 hex),
                            * NULL before: a clone-mode goal's head (docs/scaling.md) */
+    int clone; /* 1 in clone mode, 0 not, -1 not recorded (submitted before it
+                  was: ask the repository, lifecycle/workspace.h) */
 };
 
 /* Insert g (its id, title, spec and status must be set; created_at and
