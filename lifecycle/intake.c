@@ -7,8 +7,8 @@
  * the unknown keys, then each field in the order of fields[] (title and
  * description, priority, budget, deadline, base branch, repository,
  * criteria and verification, protected paths, allowed actions, schedule,
- * publish).  intake_submit() stores the goal, with its branch name and a
- * goal.submitted event; the elaborate stage (elaborate.c) takes it next.
+ * publish).  intake_submit() (intake_submit.c) stores the goal; the
+ * elaborate stage (elaborate.c) takes it next.
  */
 #include "lifecycle/intake.h"
 #include "lifecycle/intake_roots.h"
@@ -766,51 +766,4 @@ int intake_parse_api(struct goal **out, const char *text, size_t len, const char
                      strbuf *errors, strbuf *warnings)
 {
     return parse_goal(out, text, len, fname, errors, warnings, 1);
-}
-
-int intake_submit(store *st, struct goal *g, char id_out[ID_SIZE])
-{
-    char branch[128];
-    cJSON *payload = NULL;
-    int rc;
-
-    if ((rc = id_new(g->id)) != 0)
-        return rc;
-    /* decided once: a job need not open the repository to know */
-    g->clone = g->repo ? vcs_repo_is_shared(g->repo) : 0;
-    if (g->repo && !g->branch) {
-        if ((rc = vcs_branch_name_for_goal(branch, sizeof(branch), g->title, g->id)) != 0)
-            return rc;
-        g->branch = xstrdup(branch);
-    }
-    if ((rc = store_tx_begin(st)) != 0)
-        return rc;
-    if ((rc = store_goal_insert(st, g)) != 0)
-        goto out;
-    payload = cJSON_CreateObject();
-    cJSON_AddStringToObject(payload, "title", g->title);
-    cJSON_AddNumberToObject(payload, "priority", g->priority);
-    if (g->schedule)
-        cJSON_AddStringToObject(payload, "schedule", g->schedule);
-    if (g->repo)
-        cJSON_AddStringToObject(payload, "repo", g->repo);
-    rc = store_event_add(st, g->id, NULL, NULL, "goal.submitted", payload, NULL);
-    cJSON_Delete(payload);
-out:
-    if ((rc = store_tx_end(st, rc)) == 0)
-        memcpy(id_out, g->id, ID_SIZE);
-    return rc;
-}
-
-int intake_actions_change(const cJSON *actions)
-{
-    const cJSON *it;
-
-    cJSON_ArrayForEach(it, actions)
-    {
-        const char *v = cJSON_GetStringValue(it);
-        if (v && (!strcmp(v, "bash") || !strcmp(v, "write") || !strcmp(v, "edit")))
-            return 1;
-    }
-    return 0;
 }

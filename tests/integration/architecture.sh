@@ -87,6 +87,11 @@ ok
 printf 'int narrow(int a, int b, int c, int d, int e, int f, int g, int (*fn)(int x, int y))\n{\n    return fn(a + b + c + d, e + f + g);\n}\n' >"$T/x/narrow.c"
 out=$(bash "$ROOT/scripts/complexity" "$T/x/narrow.c" 2>&1) || fail "complexity failed a function of eight parameters: $out"
 ok
+# and a file of 801 lines, each function small: split it by concern
+{ for i in $(seq 1 267); do printf 'int f%d(void)\n{ return %d; }\n\n' "$i" "$i"; done; } >"$T/x/long.c"
+out=$(bash "$ROOT/scripts/complexity" "$T/x/long.c" 2>&1) && fail "complexity passed a file of $(wc -l <"$T/x/long.c") lines"
+case "$out" in *"801  $T/x/long.c"*) ;; *) fail "complexity: the long file not named: $out" ;; esac
+ok
 out=$(bash "$ROOT/scripts/columns" 2>&1) || fail "$out"
 ok
 # the columns check can fail: a row of work_items written again by hand, a
