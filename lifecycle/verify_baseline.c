@@ -121,8 +121,10 @@ static int baseline_run(struct job_ctx *j, struct workspace *ws, const struct ga
     struct gate_result again = {0};
     int rc;
 
-    /* a first run that passed on this tree (the model's run_gates before
-     * it changed anything) is the baseline; a failure always runs again */
+    /* a first run goald made that passed on this tree (an earlier item's
+     * verification, the start run that made a warm folder) is the
+     * baseline; the model's own runs never are; a failure always runs
+     * again */
     if ((rc = verify_run_once(j, ws, &gc, g, base, 1, VERIFY_BY_GOALD, r)) != 0 || r->passed)
         return rc;
     if ((rc = verify_run_on_tree(j, ws, &gc, g, base, &again)) != 0) {

@@ -209,6 +209,8 @@ step plan; step plan; step work
 ITEM=$(tag "$R" "$(sql "SELECT commit_sha FROM work_items WHERE key = 'wi-1'")")
 expect_eq "$(runs "$START" | head -1)" "4 1" "primed: the start built from nothing first (it fails: b is wrong there)"
 expect_eq "$(runs "$ITEM" | tr '\n' ,)" "1 0," "primed: the item's tree built warm: only b.c compiled"
+expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'gate.completed' AND run_id = '$RUN'")" 1 \
+    "primed: the start run is not one of the item's gate.completed (as a baseline's is not)"
 expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'gate.build_kept'")" 1 "primed: the build kept once"
 
 # --- 5. the same in the sandbox -----------------------------------------------
