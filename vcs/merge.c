@@ -9,6 +9,7 @@
 #include "util/err.h"
 #include "util/fault.h"
 #include "util/fsutil.h"
+#include "util/log.h"
 #include "util/strbuf.h"
 #include "vcs/diff.h"
 #include "vcs/internal.h"
@@ -161,6 +162,19 @@ out:
     return rc;
 }
 
+/* 1 when the commit onto and the tree merged are in r. */
+static int objects_exist(git_repository *r, const git_oid *onto, const git_oid *merged)
+{
+    git_commit *c = NULL;
+    git_tree *t = NULL;
+    int ok = git_commit_lookup(&c, r, onto) == 0 && git_tree_lookup(&t, r, merged) == 0;
+
+    git_commit_free(c);
+    git_tree_free(t);
+    git_error_clear();
+    return ok;
+}
+
 int vcs_worktree_catch_up_resume(int *resumed, vcs_worktree *wt, const char *journal)
 {
     strbuf text;
@@ -174,22 +188,25 @@ int vcs_worktree_catch_up_resume(int *resumed, vcs_worktree *wt, const char *jou
     strbuf_init(&text, 128);
     if ((rc = fs_read_file(&text, journal, 128)) != 0)
         goto out;
-    if (sscanf(strbuf_cstr(&text), "%40s %40s %40s", from, onto, tree) != 3 ||
-        git_oid_fromstr(&onto_id, onto) < 0 || git_oid_fromstr(&merged, tree) < 0) {
-        git_error_clear();
-        rc = err_set(ERR_INVALID, "%s: not a catch-up journal", journal);
-        goto out;
-    }
     if ((rc = vcs_worktree_head(head, wt)) != 0)
         goto out;
-    /* a worktree made again since (at another head) is not the one the
-     * journal speaks of: the journal is stale and goes */
-    if ((!strcmp(head, from) || !strcmp(head, onto)) &&
-        (rc = journal_apply(wt, &onto_id, &merged)) != 0)
+    /* one that does not read as a journal, or names objects the
+     * repository lacks, can never be finished: it goes, and the run
+     * starts as after any kill (its leftovers saved); one made for a
+     * worktree made again since (at another head) is stale and goes too */
+    if (sscanf(strbuf_cstr(&text), "%40s %40s %40s", from, onto, tree) != 3 ||
+        git_oid_fromstr(&onto_id, onto) < 0 || git_oid_fromstr(&merged, tree) < 0 ||
+        !objects_exist(wt->repo, &onto_id, &merged)) {
+        git_error_clear();
+        log_warn("%s: not a catch-up journal that can be finished: dropped", journal);
+        from[0] = onto[0] = '\0';
+    } else if ((!strcmp(head, from) || !strcmp(head, onto)) &&
+               (rc = journal_apply(wt, &onto_id, &merged)) != 0) {
         goto out;
+    }
     if (unlink(journal) != 0 && errno != ENOENT)
         rc = err_set(ERR_IO, "%s: %s", journal, strerror(errno));
-    *resumed = rc == 0 && (!strcmp(head, from) || !strcmp(head, onto));
+    *resumed = rc == 0 && from[0] && (!strcmp(head, from) || !strcmp(head, onto));
 out:
     strbuf_release(&text);
     return rc;

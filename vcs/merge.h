@@ -39,12 +39,13 @@ int vcs_worktree_catch_up(int *moved, int *conflict, vcs_worktree *wt, const cha
  * exists and the worktree's HEAD is where that catch-up started or
  * ended, the worktree's branch is pointed at its onto, the folder made
  * again there and its merged tree checked out over it (*resumed = 1);
- * at any other HEAD (the worktree was made again since) nothing is done.
- * Either way the journal is then removed.  Without it (no catch-up was under way) 0
- * and nothing done.  A journal that does not read as one is ERR_INVALID,
- * nothing done.  Without this the next run would find the branch at
- * onto and the folder still at the old head: its leftovers would read as
- * undoing what the other items landed. */
+ * at any other HEAD (the worktree was made again since), or when the
+ * journal does not read as one or names objects the repository lacks
+ * (it could never be finished), nothing is done.  Either way the journal
+ * is then removed: it never holds a run back.  Without a journal (no
+ * catch-up was under way): 0, nothing done.  Without this the next run
+ * would find the branch at onto and the folder still at the old head: its
+ * leftovers would read as undoing what the other items landed. */
 int vcs_worktree_catch_up_resume(int *resumed, vcs_worktree *wt, const char *journal);
 
 /* *stale = 1 when the worktree's index is not at its HEAD's tree: its

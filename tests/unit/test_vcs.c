@@ -24,6 +24,7 @@
 #include "vcs/commit.h"
 #include "vcs/diff.h"
 #include "vcs/internal.h"
+#include "vcs/merge.h"
 #include "vcs/push.h"
 #include "vcs/repo.h"
 #include "vcs/tree.h"
@@ -642,6 +643,52 @@ static void test_reset_long_branch_not_cut(void **state)
     vcs_worktree_free(wt);
 }
 
+/* A catch-up journal that can never be finished (not one, or naming
+ * objects the repository lacks) is dropped, nothing done: it never holds
+ * the item's next run back; one at a HEAD the worktree no longer has is
+ * stale and dropped too. */
+static void test_catch_up_journal_dropped(void **state)
+{
+    static const char *const bad[] = {
+        "not a journal\n",
+        "1111111111111111111111111111111111111111 2222222222222222222222222222222222222222 "
+        "3333333333333333333333333333333333333333\n",
+    };
+    struct fx f;
+    char journal[700], p[700], head[VCS_OID_HEX];
+    int resumed = -1;
+
+    (void)state;
+    fx_setup(&f, "journal");
+    snprintf(journal, sizeof(journal), "%s.catch-up", f.wtp);
+    snprintf(p, sizeof(p), "%s/work.txt", f.wtp);
+    write_text(p, "work\n");
+    assert_int_equal(vcs_worktree_head(head, f.wt), 0);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        write_text(journal, bad[i]);
+        if (vcs_worktree_catch_up_resume(&resumed, f.wt, journal) != 0)
+            fail_msg("journal %zu: %s", i, err_last());
+        assert_int_equal(resumed, 0);
+        assert_int_equal(access(journal, F_OK), -1);
+        assert_string_equal(cap("cat '%s'", p), "work"); /* nothing done */
+    }
+    /* a well-formed journal of another HEAD: stale */
+    {
+        char line[200];
+        snprintf(line, sizeof(line), "%s %s %s\n", "4444444444444444444444444444444444444444",
+                 "5555555555555555555555555555555555555555", head);
+        write_text(journal, line);
+        assert_int_equal(vcs_worktree_catch_up_resume(&resumed, f.wt, journal), 0);
+        assert_int_equal(resumed, 0);
+        assert_int_equal(access(journal, F_OK), -1);
+        assert_string_equal(cap("cat '%s'", p), "work");
+    }
+    /* none: nothing to do */
+    assert_int_equal(vcs_worktree_catch_up_resume(&resumed, f.wt, journal), 0);
+    assert_int_equal(resumed, 0);
+    vcs_worktree_free(f.wt);
+}
+
 /* Worktrees are opened through goald's records: a rewritten or forged .git
  * is refused by vcs_worktree_open and makes vcs_worktree_create rebuild
  * the folder; snapshots write no object into the repository. */
@@ -1094,6 +1141,7 @@ int main(void)
         cmocka_unit_test(test_worktree_ops_take_turns),
         cmocka_unit_test(test_worktree_prune),
         cmocka_unit_test(test_reset_long_branch_not_cut),
+        cmocka_unit_test(test_catch_up_journal_dropped),
     };
     char home[600];
 
