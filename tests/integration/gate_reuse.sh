@@ -51,11 +51,9 @@ demo_repo() {
     git -C "$1" init -q -b main && git -C "$1" add -A &&
         git -C "$1" -c user.email=t@e -c user.name=t commit -q -m init
 }
-edit_call() { jq -nc --arg p "$1" --arg o "$2" --arg n "$3" '{name: "edit", arguments: {path: $p, old_text: $o, new_text: $n}}'; }
 FIX=$(edit_call add.sh '$(($1 - $2))' '$(($1 + $2))')
 MORE=$(edit_call test.sh 'check 0 0 0' 'check 0 0 0
 check 1 1 2')
-GATES='{"name": "run_gates", "arguments": {}}'
 ELAB='{"components": [], "implicit_requirements": [], "success_criteria": [], "allowed_actions": ["read", "write", "edit", "bash", "run_gates"], "verification": []}'
 PLAN2='{"work_items": [{"key": "wi-1", "title": "Fix add", "type": "code", "effort": "S", "critical": true, "depends_on": []}, {"key": "wi-2", "title": "Say so in the README", "type": "code", "effort": "S", "critical": false, "depends_on": ["wi-1"]}]}'
 

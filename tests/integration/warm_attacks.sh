@@ -23,9 +23,7 @@ export GOALD_SANDBOX=none GOALD_CONTROL_BACKOFF_BASE_MS=1 GOALD_CONTROL_BACKOFF_
 export GOALD_CONTROL_MAX_RETRIES=1
 LOG="$T/runs.log"
 : >"$LOG"
-GATES='{"name": "run_gates", "arguments": {}}'
 ELAB='{"components": [], "implicit_requirements": [], "success_criteria": [], "allowed_actions": ["read", "write", "edit", "bash", "run_gates"], "verification": []}'
-edit_call() { jq -nc --arg p "$1" --arg o "$2" --arg n "$3" '{name: "edit", arguments: {path: $p, old_text: $o, new_text: $n}}'; }
 VERIF=$(jq -nc --arg c "LOG=$LOG sh build.sh" '[{name: "build", type: "test", command: $c, must_pass: true, build_dirs: ["build"]}]')
 # build_sh PLANT: build.sh, with the shell line PLANT run before compiling
 build_sh() {
