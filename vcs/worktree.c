@@ -470,13 +470,34 @@ int vcs_worktree_goal_id(const char *path, char id[ID_SIZE])
     return 1;
 }
 
-/* 1 when abs is a folder directly inside goald's worktree root (named by
- * a goal id: goald made it, nobody else has reason to). */
+/* 1 when abs is a folder goald made in its worktree root: a goal's
+ * (<root>/<goal id>) or an item's (<root>/<goal id>.items/<item id>).
+ * Nobody else has reason to make folders of those names there. */
 static int own_folder(const char *abs)
 {
-    char id[ID_SIZE];
+    char id[ID_SIZE], parent[PATH_MAX];
+    const char *slash = strrchr(abs, '/');
+    struct stat sb;
+    size_t plen;
 
-    return vcs_worktree_goal_id(abs, id);
+    if (vcs_worktree_goal_id(abs, id))
+        return 1;
+    /* an item's: its name an id, its parent "<goal id>.items" in the root */
+    if (!slash || strlen(slash + 1) != ID_LEN || !id_prefix_valid(slash + 1))
+        return 0;
+    plen = (size_t)(slash - abs);
+    if (plen < sizeof(".items") || plen >= sizeof(parent) ||
+        strncmp(abs + plen - (sizeof(".items") - 1), ".items", sizeof(".items") - 1) != 0)
+        return 0;
+    /* the parent without ".items" names a goal's folder in the root, and
+     * the parent itself is a real folder there, not a link elsewhere */
+    memcpy(parent, abs, plen - (sizeof(".items") - 1));
+    parent[plen - (sizeof(".items") - 1)] = '\0';
+    if (!vcs_worktree_goal_id(parent, id))
+        return 0;
+    memcpy(parent, abs, plen);
+    parent[plen] = '\0';
+    return lstat(parent, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
 /* A stale lock file (see clear_branch_lock) removed: only when its folder

@@ -198,6 +198,49 @@ static void test_worktree_half_registered(void **state)
     assert_string_equal(cap("cat '%s/HEAD'", outside), "keep");
 }
 
+/* An item's worktree (<root>/<goal id>.items/<item id>) left half-made by
+ * a job killed in git_worktree_add (its folder, no registration) is made
+ * again, as a goal's is.  The same under a ".items" that is a link out of
+ * the root is refused, the folder it points at kept. */
+static void test_worktree_half_made_item(void **state)
+{
+    char repo[600], root[600], wtp[800], outside[600], items[700];
+    const char *gid = "0123abcd-0000-4000-8000-000000000001";
+    const char *iid = "89abcdef-0000-4000-8000-000000000002";
+    vcs_worktree *wt = NULL;
+
+    (void)state;
+    testutil_tmp_path(repo, sizeof(repo), "halfitem/repo");
+    testutil_tmp_path(root, sizeof(root), "halfitem/root");
+    testutil_tmp_path(outside, sizeof(outside), "halfitem/outside");
+    assert_int_equal(make_repo(repo), 0);
+    setenv("GOALD_VCS_WORKTREE_ROOT", root, 1);
+    assert_int_equal(config_load(NULL), 0);
+    snprintf(wtp, sizeof(wtp), "%s/%s.items/%s", root, gid, iid);
+    assert_int_equal(sh("mkdir -p '%s' && printf 'gitdir: %s/.git/worktrees/%s\\n' > '%s/.git' && "
+                        "echo half > '%s/README'",
+                        wtp, repo, iid, wtp, wtp),
+                     0);
+    if (vcs_worktree_create(&wt, repo, "main", "goald/i-1", wtp) != 0)
+        fail_msg("create over a half-made item worktree: %s", err_last());
+    assert_string_equal(cap("git -C '%s' rev-parse --abbrev-ref HEAD", wtp), "goald/i-1");
+    assert_string_equal(cap("cat '%s/README'", wtp), "hello\nmore");
+    vcs_worktree_free(wt);
+    wt = NULL;
+    /* ".items" a link to a folder outside the root: not goald's folder */
+    snprintf(items, sizeof(items), "%s/%s.items", root, "0123abcd-0000-4000-8000-000000000003");
+    assert_int_equal(sh("mkdir -p '%s/%s' && echo keep > '%s/%s/keep.txt' && ln -s '%s' '%s'",
+                        outside, iid, outside, iid, outside, items),
+                     0);
+    snprintf(wtp, sizeof(wtp), "%s/%s", items, iid);
+    assert_int_equal(vcs_worktree_create(&wt, repo, "main", "goald/i-2", wtp), ERR_INVALID);
+    assert_null(wt);
+    assert_non_null(strstr(err_last(), "is not a worktree of"));
+    assert_string_equal(cap("cat '%s/%s/keep.txt'", outside, iid), "keep");
+    unsetenv("GOALD_VCS_WORKTREE_ROOT");
+    config_reset();
+}
+
 static void test_worktree_create(void **state)
 {
     struct fx f;
@@ -1125,6 +1168,7 @@ int main(void)
         cmocka_unit_test(test_worktree_stale_branch_lock),
         cmocka_unit_test(test_worktree_reuse_clears_commit_locks),
         cmocka_unit_test(test_worktree_half_registered),
+        cmocka_unit_test(test_worktree_half_made_item),
         cmocka_unit_test(test_records_and_snapshots),
         cmocka_unit_test(test_guard_tracked_ignored),
         cmocka_unit_test(test_guard_nested_repository),
