@@ -5,6 +5,7 @@
 #include <git2.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,4 +361,16 @@ int vcs_repo_open(git_repository **out, const char *path)
     int code = git_repository_open_ext(out, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
 
     return code < 0 ? vcs_repo_open_err(code, path) : 0;
+}
+
+int vcs_git_err(int code, const char *fmt, ...)
+{
+    const git_error *e = git_error_last();
+    char what[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    return err_set(code, "%s: %s", what, e && e->message ? e->message : "libgit2 error");
 }

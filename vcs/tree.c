@@ -172,3 +172,48 @@ out:
     git_repository_free(r);
     return rc;
 }
+
+int vcs_stage_all(git_oid *tree_out, git_repository *repo, int persist)
+{
+    git_index *idx = NULL;
+    int rc = 0;
+
+    if (git_repository_index(&idx, repo) < 0)
+        return vcs_git_err(ERR_FAIL, "cannot open the index");
+    /* start from what is on disk, not from a cached in-memory state */
+    if (git_index_read(idx, 1) < 0) {
+        rc = vcs_git_err(ERR_FAIL, "cannot read the index");
+        goto out;
+    }
+    /* add_all: new and modified files, .gitignore honoured for untracked
+     * ones; update_all: drops entries whose files were deleted */
+    if (git_index_add_all(idx, NULL, GIT_INDEX_ADD_DEFAULT, NULL, NULL) < 0 ||
+        git_index_update_all(idx, NULL, NULL, NULL) < 0) {
+        rc = vcs_git_err(ERR_FAIL, "cannot stage the changes");
+        goto out;
+    }
+    if (git_index_write_tree(tree_out, idx) < 0) {
+        rc = vcs_git_err(ERR_FAIL, "cannot write the tree");
+        goto out;
+    }
+    if (persist ? git_index_write(idx) < 0 : git_index_read(idx, 1) < 0) {
+        rc = vcs_git_err(ERR_FAIL, "cannot %s the index", persist ? "write" : "reload");
+        goto out;
+    }
+out:
+    if (rc && idx)
+        git_index_read(idx, 1); /* never leave half-staged state in memory */
+    git_index_free(idx);
+    return rc;
+}
+
+int vcs_head_tree(git_tree **tree_out, git_repository *repo)
+{
+    git_object *obj = NULL;
+    int rc = 0;
+
+    if (git_revparse_single(&obj, repo, "HEAD^{tree}") < 0)
+        return vcs_git_err(ERR_NOTFOUND, "HEAD has no commit");
+    *tree_out = (git_tree *)obj;
+    return rc;
+}
