@@ -31,7 +31,9 @@
 #include "util/cron.h"
 #include "util/err.h"
 #include "util/fsutil.h"
+#include "util/id.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/xalloc.h"
 #include "vcs/clone.h"
 #include "vcs/repo.h"
@@ -385,12 +387,30 @@ static int sweep_clone(const char *clone, void *ctx)
     return 0;
 }
 
+/* The goal an entry of the worktree root belongs to: "<id>" (its
+ * worktree) or "<id>.items" (its items' worktrees).  0: neither. */
+static int root_entry_goal(char id[ID_SIZE], int *items, const char *name)
+{
+    size_t n = strlen(name);
+
+    *items = n == ID_LEN + sizeof(".items") - 1 && !strcmp(name + ID_LEN, ".items");
+    if (n != ID_LEN && !*items)
+        return 0;
+    memcpy(id, name, ID_LEN);
+    id[ID_LEN] = '\0';
+    return id_prefix_valid(id);
+}
+
 /* The folders in the worktree root named by a goal id: dropped when the
- * goal ended. */
+ * goal ended.  An items folder whose goal's worktree is gone (a job
+ * killed between removing the one and the other) is reached through its
+ * goal all the same: drop_at removes it with its registrations and
+ * branches. */
 static void sweep_root(struct wt_sweep *w)
 {
-    char root[4096];
+    char root[4096], id[ID_SIZE], gdir[4200];
     struct dirent *e;
+    struct stat sb;
     DIR *d;
 
     if (vcs_worktree_root(root, sizeof(root)) != 0) {
@@ -404,14 +424,62 @@ static void sweep_root(struct wt_sweep *w)
         return;
     }
     while ((e = readdir(d))) {
-        int n = 0;
-        if (strlen(e->d_name) != ID_LEN || !id_prefix_valid(e->d_name))
+        int n = 0, items = 0;
+        if (!root_entry_goal(id, &items, e->d_name))
             continue;
-        if (monitor_worktree_drop(w->st, e->d_name, w->busy, &n) != 0) {
+        /* an items folder beside its goal's folder goes with that one */
+        if (items && (path_fmt(gdir, sizeof(gdir), "%s/%s", root, id) != 0 ||
+                      lstat(gdir, &sb) == 0)) {
+            err_clear();
+            continue;
+        }
+        if (monitor_worktree_drop(w->st, id, w->busy, &n) != 0) {
             log_warn("%s", err_last());
             err_clear();
         }
+        if (items && path_fmt(gdir, sizeof(gdir), "%s/%s", root, e->d_name) == 0 &&
+            lstat(gdir, &sb) != 0)
+            n = 1; /* the items folder went */
+        err_clear();
         w->removed += n;
+    }
+    closedir(d);
+}
+
+/* The warm build folders (<store folder>/goals/<id>/builds) of goals that
+ * ended: each goes with its goal's worktree (drop_at), and this reaches
+ * those a job killed after the worktree went left behind. */
+static void sweep_builds(struct wt_sweep *w)
+{
+    char dir[4096], goals[4200], builds[4400];
+    struct dirent *e;
+    struct stat sb;
+    DIR *d;
+
+    if (store_local_dir(dir, sizeof(dir), store_path(w->st)) != 0 ||
+        path_fmt(goals, sizeof(goals), "%s/goals", dir) != 0) {
+        err_clear();
+        return;
+    }
+    if (!(d = opendir(goals)))
+        return;
+    while ((e = readdir(d))) {
+        int yes = 0;
+        if (strlen(e->d_name) != ID_LEN || !id_prefix_valid(e->d_name) ||
+            path_fmt(builds, sizeof(builds), "%s/%s/builds", goals, e->d_name) != 0 ||
+            lstat(builds, &sb) != 0) {
+            err_clear();
+            continue;
+        }
+        if (done_with(w->st, e->d_name, w->busy, &yes) != 0) {
+            log_warn("goal %.8s: build folders kept: %s", e->d_name, err_last());
+            err_clear();
+            continue;
+        }
+        if (yes) {
+            workspace_remove_builds(w->st, e->d_name);
+            log_info("goal %.8s: its build folders removed (the goal ended)", e->d_name);
+        }
     }
     closedir(d);
 }
@@ -424,6 +492,7 @@ int monitor_worktrees_sweep(store *st, const struct monitor_busy *busy, int *rem
 
     *removed = 0;
     sweep_root(&w);
+    sweep_builds(&w);
     /* registrations left without their folder (a removal killed between
      * the two), or whose folder another path did not reach */
     if ((rc = store_local_dir(dir, sizeof(dir), store_path(st))) == 0)
