@@ -315,6 +315,11 @@ static int drop_at(store *st, const char *goal_id, const char *path)
         return rc;
     if ((rc = workspace_locate(st, g, &repo, &wt, &clone)) == 0 && repo && fs_exists(repo)) {
         rc = vcs_worktree_remove(repo, path);
+        /* local mode: the worktree the goal records, made under another
+         * root (another node's, an earlier setting's), through the
+         * repository's records only */
+        if (rc == 0 && !clone && wt && strcmp(wt, path) != 0)
+            rc = vcs_worktree_remove(repo, wt);
         if (!clone)
             workspace_remove_items(g, repo);
     }

@@ -169,6 +169,17 @@ fail:
     return rc;
 }
 
+/* The worktree root a local-mode goal's worktrees live in: the parent of
+ * the worktree its record names (decided by the first run that made one,
+ * maybe under another node's or an earlier setting's root), else the
+ * configured one.  Its items' worktrees go beside it. */
+static int goal_root(char *out, size_t n, const struct goal *g)
+{
+    if (g->worktree && !goal_view_clone(g))
+        return fs_dirname(out, n, g->worktree);
+    return vcs_worktree_root(out, n);
+}
+
 /* Create (or reuse) the worktree at ws->root of repo on branch (NULL:
  * the goal branch), with its "worktree.rebuilt" event when it had been
  * tampered with. */
@@ -176,10 +187,12 @@ static int attach_on(struct workspace *ws, struct job_ctx *j, const char *repo,
                      const char *branch)
 {
     const struct goal *g = j->goal;
+    char root[4096];
     int rc;
 
-    if ((rc = vcs_worktree_create(&ws->wt, repo, g->base_branch, branch ? branch : g->branch,
-                                  ws->root)) != 0)
+    if ((rc = goal_root(root, sizeof(root), g)) != 0 ||
+        (rc = vcs_worktree_create_in(&ws->wt, root, repo, g->base_branch,
+                                     branch ? branch : g->branch, ws->root)) != 0)
         return err_wrap(rc, "worktree of %s", g->repo);
     if ((rc = path_fmt(ws->root, sizeof(ws->root), "%s", vcs_worktree_path(ws->wt))) != 0)
         return err_wrap(rc, "worktree of %s", g->repo);
@@ -328,7 +341,7 @@ static int own_names(char *path, size_t pn, char *branch, size_t bn, const struc
     char root[4096];
     int rc;
 
-    if ((rc = vcs_worktree_root(root, sizeof(root))) != 0)
+    if ((rc = goal_root(root, sizeof(root), g)) != 0)
         return rc;
     if (snprintf(path, pn, "%s/%s.items/%s", root, g->id, item_id) >= (int)pn ||
         snprintf(branch, bn, "%s-item-%.8s", g->branch, item_id) >= (int)bn)
@@ -526,7 +539,7 @@ void workspace_remove_items(const struct goal *g, const char *repo)
     struct stat sb;
     int n = 0;
 
-    if (!repo || !g->branch || vcs_worktree_root(root, sizeof(root)) != 0 ||
+    if (!repo || !g->branch || goal_root(root, sizeof(root), g) != 0 ||
         snprintf(dir, sizeof(dir), "%s/%s.items", root, g->id) >= (int)sizeof(dir) ||
         snprintf(prefix, sizeof(prefix), "%s-item-", g->branch) >= (int)sizeof(prefix)) {
         err_clear();
@@ -618,10 +631,18 @@ int workspace_open(struct workspace *ws, struct job_ctx *j)
             return rc;
         if (snprintf(ws->root, sizeof(ws->root), "%s/%s", base, g->id) >= (int)sizeof(ws->root))
             return err_set(ERR_INVALID, "worktree path too long");
+        /* recorded before it is made: a run killed while making it leaves
+         * the path on the goal, and the next run (on any node) takes that
+         * folder up again instead of making a second worktree of the same
+         * name elsewhere, which git refuses */
+        if ((rc = record_worktree(j, ws->root)) != 0)
+            return rc;
     }
     if ((rc = attach(ws, j, g->repo)) != 0)
         return rc;
-    if (!g->worktree && (rc = record_worktree(j, ws->root)) != 0)
+    /* recorded again only when the folder's real path is another */
+    if (!g->worktree && (!j->worktree || strcmp(j->worktree, ws->root) != 0) &&
+        (rc = record_worktree(j, ws->root)) != 0)
         return rc;
     if ((rc = follow_branch(ws, j)) != 0)
         return rc;

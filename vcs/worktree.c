@@ -12,6 +12,7 @@
 
 #include "util/config.h"
 #include "util/err.h"
+#include "util/fault.h"
 #include "util/fsutil.h"
 #include "util/id.h"
 #include "util/path.h"
@@ -392,18 +393,26 @@ int vcs_worktree_store_tree(char out[VCS_OID_HEX], vcs_worktree *wt)
     return 0;
 }
 
-int vcs_worktree_goal_id(const char *path, char id[ID_SIZE])
+/* 1 when path is a folder directly inside root (or the configured worktree
+ * root when root is NULL), compared as realpaths, whose name is an id;
+ * that id in id. */
+static int id_in_root(const char *path, const char *root, char id[ID_SIZE])
 {
-    char root[PATH_MAX], rr[PATH_MAX], parent[PATH_MAX], rp[PATH_MAX];
+    char cfg[PATH_MAX], rr[PATH_MAX], parent[PATH_MAX], rp[PATH_MAX];
     const char *slash = strrchr(path, '/');
 
     if (!slash || (size_t)(slash - path) >= sizeof(parent) || strlen(slash + 1) != ID_LEN ||
         !id_prefix_valid(slash + 1))
         return 0;
-    if (vcs_worktree_root(root, sizeof(root)) != 0 || !realpath(root, rr)) {
-        err_clear();
-        return 0;
+    if (!root) {
+        if (vcs_worktree_root(cfg, sizeof(cfg)) != 0) {
+            err_clear();
+            return 0;
+        }
+        root = cfg;
     }
+    if (!realpath(root, rr))
+        return 0;
     memcpy(parent, path, (size_t)(slash - path));
     parent[slash - path] = '\0';
     if (!realpath(parent, rp) || strcmp(rp, rr) != 0)
@@ -412,17 +421,23 @@ int vcs_worktree_goal_id(const char *path, char id[ID_SIZE])
     return 1;
 }
 
-/* 1 when abs is a folder goald made in its worktree root: a goal's
- * (<root>/<goal id>) or an item's (<root>/<goal id>.items/<item id>).
- * Nobody else has reason to make folders of those names there. */
-static int own_folder(const char *abs)
+int vcs_worktree_goal_id(const char *path, char id[ID_SIZE])
+{
+    return id_in_root(path, NULL, id);
+}
+
+/* 1 when abs is a folder goald made in root (NULL: the configured worktree
+ * root): a goal's (<root>/<goal id>) or an item's (<root>/<goal
+ * id>.items/<item id>).  Nobody else has reason to make folders of those
+ * names there. */
+static int own_folder(const char *abs, const char *root)
 {
     char id[ID_SIZE], parent[PATH_MAX];
     const char *slash = strrchr(abs, '/');
     struct stat sb;
     size_t plen;
 
-    if (vcs_worktree_goal_id(abs, id))
+    if (id_in_root(abs, root, id))
         return 1;
     /* an item's: its name an id, its parent "<goal id>.items" in the root */
     if (!slash || strlen(slash + 1) != ID_LEN || !id_prefix_valid(slash + 1))
@@ -435,7 +450,7 @@ static int own_folder(const char *abs)
      * the parent itself is a real folder there, not a link elsewhere */
     memcpy(parent, abs, plen - (sizeof(".items") - 1));
     parent[plen - (sizeof(".items") - 1)] = '\0';
-    if (!vcs_worktree_goal_id(parent, id))
+    if (!id_in_root(parent, root, id))
         return 0;
     memcpy(parent, abs, plen);
     parent[plen] = '\0';
@@ -489,16 +504,25 @@ static int clear_commit_locks(git_repository *main, const vcs_worktree *wt, cons
     return clear_lock(wt->common, lock);
 }
 
+/* What vcs_worktree_create works with while it makes room at abs. */
+struct room {
+    git_repository *main;
+    const char *repo_path, *abs, *branch;
+    const char *root; /* the worktree root goald's records put abs in; NULL: configured */
+    char *rebuilt;    /* why the folder was made again, when it was */
+    size_t rn;
+};
+
 /* wt_path exists and is not an empty folder.  A worktree of main that
  * goald's records name is reused (0, *out set) when it is intact and on
  * branch; when it was tampered with (its .git rewritten, a forged git
  * folder) it is removed without following any link and 1 is returned: the
  * caller makes it again.  Anything else is not goald's to touch:
  * ERR_INVALID. */
-static int reuse_existing(vcs_worktree **out, git_repository *main, const char *repo_path,
-                          const char *abs, const char *branch, char *rebuilt, size_t rn)
+static int reuse_existing(vcs_worktree **out, const struct room *r)
 {
-    git_repository *repo = NULL;
+    git_repository *main = r->main, *repo = NULL;
+    const char *abs = r->abs, *branch = r->branch;
     vcs_worktree *wt = NULL;
     char common[PATH_MAX], admin[PATH_MAX], why[512];
     int rc;
@@ -508,8 +532,8 @@ static int reuse_existing(vcs_worktree **out, git_repository *main, const char *
      * for was left half-made by a job killed in git_worktree_add (the
      * model cannot unregister one: the common folder is read-only in the
      * sandbox): made again, like a tampered one */
-    if (rc == RECORD_UNREGISTERED && own_folder(abs)) {
-        snprintf(rebuilt, rn, "%.400s: left half-made", why); /* truncation: ok, a message */
+    if (rc == RECORD_UNREGISTERED && own_folder(abs, r->root)) {
+        snprintf(r->rebuilt, r->rn, "%.400s: left half-made", why); /* truncation: ok, a message */
         if ((rc = fs_remove_tree(abs)) != 0)
             return err_wrap(rc, "removing the half-made worktree %s", abs);
         return 1;
@@ -518,14 +542,14 @@ static int reuse_existing(vcs_worktree **out, git_repository *main, const char *
         return err_set(ERR_INVALID, "%s exists and is not a worktree of %s (%s)", abs,
                        git_repository_workdir(main), why);
     if (rc == RECORD_CHANGED) {
-        snprintf(rebuilt, rn, "%s", why); /* truncation: ok, a message */
+        snprintf(r->rebuilt, r->rn, "%s", why); /* truncation: ok, a message */
         if ((rc = fs_remove_tree(abs)) != 0)
             return err_wrap(rc, "removing the tampered worktree %s", abs);
         return 1;
     }
     if (rc != 0)
         return rc;
-    if ((rc = wt_new(&wt, repo, abs, repo_path, common, admin)) != 0)
+    if ((rc = wt_new(&wt, repo, abs, r->repo_path, common, admin)) != 0)
         goto out;
     repo = NULL;
     if (strcmp(vcs_worktree_branch(wt), branch) != 0) {
@@ -608,14 +632,14 @@ static int clear_leftovers(git_repository *main, const char *name, const char *a
  * half-made one is removed, an empty folder too (libgit2 wants to make
  * the folder itself), and what a killed job left is cleared (0: make it);
  * anything else there is refused. */
-static int make_room(vcs_worktree **out, git_repository *main, const char *repo_path,
-                     const char *abs, const char *branch, char *rebuilt, size_t rn)
+static int make_room(vcs_worktree **out, const struct room *r)
 {
+    const char *abs = r->abs;
     int rc;
 
     if (fs_exists(abs)) {
         if (!(fs_is_dir(abs) && dir_is_empty(abs))) {
-            rc = reuse_existing(out, main, repo_path, abs, branch, rebuilt, rn);
+            rc = reuse_existing(out, r);
             if (rc != 1)
                 return rc == 0 ? 1 : rc;
             /* tampered with and removed: made again */
@@ -623,12 +647,19 @@ static int make_room(vcs_worktree **out, git_repository *main, const char *repo_
             return err_set(ERR_IO, "%s: %s", abs, strerror(errno));
         }
     }
-    return clear_leftovers(main, base_name(abs), abs, branch);
+    return clear_leftovers(r->main, base_name(abs), abs, r->branch);
 }
 
 int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *base_branch,
                         const char *branch, const char *wt_path)
 {
+    return vcs_worktree_create_in(out, NULL, repo_path, base_branch, branch, wt_path);
+}
+
+int vcs_worktree_create_in(vcs_worktree **out, const char *root, const char *repo_path,
+                           const char *base_branch, const char *branch, const char *wt_path)
+{
+    struct room room;
     git_repository *main = NULL, *repo = NULL;
     git_reference *ref = NULL, *base_ref = NULL;
     git_commit *base_commit = NULL;
@@ -662,7 +693,8 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
         goto out;
     }
 
-    if ((rc = make_room(out, main, repo_path, abs, branch, rebuilt, sizeof(rebuilt))) != 0) {
+    room = (struct room){main, repo_path, abs, branch, root, rebuilt, sizeof(rebuilt)};
+    if ((rc = make_room(out, &room)) != 0) {
         rc = rc == 1 ? 0 : rc; /* 1: reused as it was */
         goto out;
     }
@@ -696,6 +728,7 @@ int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *b
         rc = vcs_git_err(ERR_FAIL, "cannot add worktree %s on branch \"%s\"", abs, branch);
         goto out;
     }
+    fault_point("vcs.worktree_added");
     rc = open_recorded(&repo, common, admin, main, abs, why, sizeof(why));
     if (rc > 0)
         rc = err_set(ERR_FAIL, "cannot open the new worktree %s: %s", abs, why);

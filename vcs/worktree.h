@@ -66,6 +66,14 @@ int vcs_worktree_goal_id(const char *path, char id[ID_SIZE]);
 int vcs_worktree_create(vcs_worktree **out, const char *repo_path, const char *base_branch,
                         const char *branch, const char *wt_path);
 
+/* vcs_worktree_create, with root the worktree root goald's records put
+ * wt_path in (the goal's recorded worktree's parent, which may be another
+ * node's or an earlier setting's; NULL: vcs.worktree_root): a folder
+ * named by a goal's or an item's id there, left half-made, is goald's to
+ * make again. */
+int vcs_worktree_create_in(vcs_worktree **out, const char *root, const char *repo_path,
+                           const char *base_branch, const char *branch, const char *wt_path);
+
 /* Open the existing worktree at wt_path of the repository at repo_path
  * through goald's records only: the repository's admin folder
  * <common>/worktrees/<basename of wt_path> (beneath its common folder)

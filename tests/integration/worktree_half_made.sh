@@ -44,6 +44,53 @@ expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'worktree.rebuilt' AN
     "worktree.rebuilt event"
 expect_eq "$(git -C "$WT" rev-parse --abbrev-ref HEAD)" "$(sql "SELECT branch FROM goals")" "the worktree is on the goal's branch"
 
+# The goal's worktree recorded under another root (another node's on the
+# same machine, or vcs.worktree_root changed between runs).  The path is
+# recorded before the worktree is made, so a run killed just after making
+# it (fault point vcs.worktree_added) leaves the goal naming it, and the
+# next run, under root B, takes that worktree up; without the record it
+# made a second worktree of the same name under B, which git refuses ("is
+# already used by"), on every retry.  Half-made there, it is made again.
+ROOT_A="$XDG_STATE_HOME/goald/worktrees"
+claim_for() { # GOAL: claim work runs until one is GOAL's (others' are run)
+    local i
+    for i in 1 2 3 4 5; do
+        run "$G" claim --lane work --json
+        expect_rc 0 "claim work"
+        [ "$(sql "SELECT goal_id FROM runs WHERE id = '$(jqo .run_id)'")" != "$1" ] || return 0
+        run "$G" job "$(jqo .run_id)" --json
+    done
+    fail "no work run of goal $1 claimed"
+}
+for half in 0 1; do
+    printf '{"title":"moved %s","repo":"%s","base_branch":"main"}' "$half" "$R" >"$T/goal_m$half.json"
+    run "$G" submit "$T/goal_m$half.json"
+    GM=$OUT
+    printf '%s\n' "$(head -4 "$S")" >>"$S"
+    for k in elaborate plan; do
+        run "$G" claim --lane plan --json
+        run "$G" job "$(jqo .run_id)" --json
+        expect_eq "$(jqo .status)" success "$k (moved $half)"
+    done
+    claim_for "$GM"
+    GOALD_FAULT=vcs.worktree_added run "$G" job "$(jqo .run_id)" --json
+    expect_eq "$(sql "SELECT worktree FROM goals WHERE id = '$GM'")" "$ROOT_A/$GM" \
+        "the path is on the goal when the job dies after making the worktree"
+    if [ "$half" = 1 ]; then # left half-made: its registration gone
+        rm -rf "$R/.git/worktrees/$GM"
+        [ -f "$ROOT_A/$GM/.git" ] || fail "the fixture's folder"
+    fi
+    # the daemon, under root B, recovers the killed run and carries the goal
+    GOALD_VCS_WORKTREE_ROOT="$T/rootB" run "$G" daemon --once
+    expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GM'")" completed \
+        "the goal under root B (moved $half): $(sql "SELECT failure_reason FROM runs WHERE goal_id = '$GM' AND status <> 'success'")"
+    expect_eq "$(sql "SELECT worktree FROM goals WHERE id = '$GM'")" "$ROOT_A/$GM" "the recorded worktree is the one used"
+    [ ! -e "$T/rootB/$GM" ] || fail "no second worktree under root B"
+    ok
+done
+expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'worktree.rebuilt' AND json_extract(payload, '\$.why') LIKE '%left half-made'")" 2 \
+    "the half-made one under the recorded root was made again"
+
 # the same state outside goald's worktree root is not goald's to remove
 mkdir -p "$T/elsewhere"
 echo mine >"$T/elsewhere/keep.txt"

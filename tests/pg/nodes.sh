@@ -50,7 +50,13 @@ submit_n() { # FIRST LAST: goals on fresh projects, submitted from node C (no da
     done
 }
 all_done() { [ "$(sql "SELECT count(*) FROM goals WHERE status NOT IN ('completed')")" = 0 ]; }
-wait_diag() { sql "SELECT title, status FROM goals"; tail -3 "$T"/*.err; }
+wait_diag() {
+    sql "SELECT title, status FROM goals"
+    # why a goal that is not completed stopped: its runs' failures
+    sql "SELECT g.title, r.node_id, r.kind, r.status, r.failure_reason FROM runs r JOIN goals g ON g.id = r.goal_id
+         WHERE g.status <> 'completed' AND r.status <> 'success' ORDER BY r.created_at"
+    tail -n 3 "$T"/*.err
+}
 
 # --- 1: NOTIFY wakes a node whose socket nobody writes to -------------------------
 start_node B GOALD_DAEMON_TICK_MS=60000 GOALD_NODE_DEAD_AFTER_S=3
