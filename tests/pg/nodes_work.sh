@@ -90,7 +90,10 @@ for n in A B; do kill -TERM "$(eval echo "\$PID_$n")"; done
 for n in A B; do wait "$(eval echo "\$PID_$n")" 2>/dev/null || true; done
 
 [ "$(sql "SELECT count(*) FROM goals WHERE status <> 'completed'")" = 0 ] ||
-    fail "goals not completed: $(sql "SELECT title, status, blocked_reason FROM goals WHERE status <> 'completed'")"
+    fail "goals not completed: $(sql "SELECT title, status, blocked_reason FROM goals WHERE status <> 'completed'")
+their runs that did not succeed: $(sql "SELECT r.node_id, r.kind, r.attempt, r.status, r.failure_reason FROM runs r JOIN goals g ON g.id = r.goal_id
+     WHERE g.status <> 'completed' AND r.status <> 'success' ORDER BY r.created_at")
+their escalations: $(sql "SELECT e.type, substr(e.packet, 1, 600) FROM escalations e JOIN goals g ON g.id = e.goal_id WHERE g.status <> 'completed'")"
 ok
 expect_eq "$(sql "SELECT count(*) FROM work_items WHERE status <> 'done'")" 0 "items not done"
 expect_eq "$(sql "SELECT count(*) FROM runs WHERE status = 'running'")" 0 "runs left running"
