@@ -397,7 +397,9 @@ static int ensure_goal_worktree(struct job_ctx *j)
         return rc;
     if (snprintf(gw.root, sizeof(gw.root), "%s/%s", base, j->goal->id) >= (int)sizeof(gw.root))
         return err_set(ERR_INVALID, "worktree path too long");
-    if ((rc = attach(&gw, j, j->goal->repo)) == 0)
+    /* recorded before it is made, as in workspace_open */
+    if ((rc = record_worktree(j, gw.root)) == 0 && (rc = attach(&gw, j, j->goal->repo)) == 0 &&
+        strcmp(j->worktree, gw.root) != 0)
         rc = record_worktree(j, gw.root);
     workspace_close(&gw);
     return rc;

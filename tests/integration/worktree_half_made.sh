@@ -91,6 +91,38 @@ done
 expect_eq "$(sql "SELECT count(*) FROM events WHERE type = 'worktree.rebuilt' AND json_extract(payload, '\$.why') LIKE '%left half-made'")" 2 \
     "the half-made one under the recorded root was made again"
 
+# The same when the goal's worktree is first made for an item that runs in
+# a worktree of its own (two independent items: the first starts beside
+# the other, ready): the goal's worktree is recorded before it is made,
+# and the item's own goes beside it, under the recorded root.
+S2="$T/s2.jsonl"
+cat >"$S2" <<'JSON'
+{"stage": "elaborate", "content": {"components": [], "implicit_requirements": [], "success_criteria": ["a.txt and b.txt exist"], "allowed_actions": ["read", "write"], "verification": [{"name": "ok", "type": "custom", "command": "true", "must_pass": true}]}}
+{"stage": "plan", "content": {"work_items": [{"key": "wi-1", "title": "a", "description": "", "type": "doc", "priority": 60, "effort": "S", "critical": true, "depends_on": []}, {"key": "wi-2", "title": "b", "description": "", "type": "doc", "priority": 50, "effort": "S", "critical": true, "depends_on": []}]}}
+{"stage": "execute", "tool_calls": [{"name": "write", "arguments": {"path": "a.txt", "content": "a\n"}}, {"name": "complete", "arguments": {"summary": "wrote a.txt"}}]}
+{"stage": "execute", "tool_calls": [{"name": "write", "arguments": {"path": "b.txt", "content": "b\n"}}, {"name": "complete", "arguments": {"summary": "wrote b.txt"}}]}
+{"stage": "execute", "tool_calls": [{"name": "write", "arguments": {"path": "a.txt", "content": "a\n"}}, {"name": "complete", "arguments": {"summary": "wrote a.txt"}}]}
+{"stage": "review", "content": {"verdict": "pass", "findings": []}}
+{"stage": "review", "content": {"verdict": "pass", "findings": []}}
+JSON
+printf '{"title":"two","repo":"%s","base_branch":"main"}' "$R" >"$T/goal_two.json"
+run "$G" submit "$T/goal_two.json"
+GT=$OUT
+for k in elaborate plan; do
+    GOALD_LLM_SCRIPT="$S2" run "$G" claim --lane plan --json
+    GOALD_LLM_SCRIPT="$S2" run "$G" job "$(jqo .run_id)" --json
+    expect_eq "$(jqo .status)" success "$k (two items)"
+done
+claim_for "$GT"
+GOALD_LLM_SCRIPT="$S2" GOALD_FAULT=vcs.worktree_added run "$G" job "$(jqo .run_id)" --json
+expect_eq "$(sql "SELECT worktree FROM goals WHERE id = '$GT'")" "$ROOT_A/$GT" \
+    "the goal's worktree is on the goal when the job dies after making it for an item of its own"
+GOALD_LLM_SCRIPT="$S2" GOALD_VCS_WORKTREE_ROOT="$T/rootB" run "$G" daemon --once
+expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GT'")" completed \
+    "the two-item goal under root B: $(sql "SELECT failure_reason FROM runs WHERE goal_id = '$GT' AND status <> 'success'")"
+[ ! -e "$T/rootB/$GT" ] && [ ! -e "$T/rootB/$GT.items" ] || fail "no worktree of the goal under root B"
+ok
+
 # the same state outside goald's worktree root is not goald's to remove
 mkdir -p "$T/elsewhere"
 echo mine >"$T/elsewhere/keep.txt"
