@@ -29,6 +29,7 @@
 #include "lifecycle/prompts.h"
 #include "lifecycle/replan.h"
 #include "lifecycle/verify.h"
+#include "lifecycle/workspace.h"
 #include "llm/llm.h"
 #include "store/escalation.h"
 #include "store/goal.h"
@@ -142,7 +143,7 @@ static void eval_prompt(strbuf *u, struct eval *e, const char *base)
                     strbuf_cstr(&e->items));
     strbuf_init(&diff, EVAL_DIFF_MAX);
     if (!base[0] || !e->j->repo || !e->j->worktree ||
-        vcs_worktree_open(&wt, e->j->repo, e->j->worktree) != 0 ||
+        workspace_goal_open(&wt, e->j) != 0 ||
         vcs_diff_commits(&diff, &cut, wt, base) != 0) {
         strbuf_addf_cut(u, "The goal's diff: not available (%s)\n",
                         base[0] ? err_last() : "no starting commit recorded");

@@ -258,7 +258,7 @@ static int final_open(struct final_check *fc)
 {
     struct job_ctx *j = fc->j;
 
-    if (!j->worktree || vcs_worktree_open(&fc->ws.wt, j->repo, j->worktree) != 0)
+    if (!j->worktree || workspace_goal_open(&fc->ws.wt, j) != 0)
         return job_fail(j, "vcs", "final check: the goal's worktree %s: %s",
                         j->worktree ? j->worktree : "(none)",
                         j->worktree ? err_last() : "never made");

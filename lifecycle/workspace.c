@@ -388,11 +388,20 @@ static int ensure_goal_worktree(struct job_ctx *j)
 {
     struct workspace gw;
     char base[4096];
+    struct stat sb;
     int rc;
 
-    if (j->goal->worktree)
-        return 0;
     memset(&gw, 0, sizeof(gw));
+    if (j->goal->worktree) {
+        if (lstat(j->goal->worktree, &sb) == 0)
+            return 0;
+        /* recorded, not made: a run killed in between makes it here */
+        if ((rc = path_fmt(gw.root, sizeof(gw.root), "%s", j->goal->worktree)) != 0)
+            return err_wrap(rc, "the goal's worktree");
+        rc = attach(&gw, j, j->goal->repo);
+        workspace_close(&gw);
+        return rc;
+    }
     if ((rc = vcs_worktree_root(base, sizeof(base))) != 0)
         return rc;
     if (snprintf(gw.root, sizeof(gw.root), "%s/%s", base, j->goal->id) >= (int)sizeof(gw.root))
@@ -450,6 +459,25 @@ static int open_own(struct workspace *ws, struct job_ctx *j, const char *path, c
     if (ws->kept) /* brought onto the goal's head when it lands */
         return 0;
     return vcs_worktree_catch_up(&moved, &conflict, ws->wt, head, journal);
+}
+
+int workspace_goal_open(vcs_worktree **out, struct job_ctx *j)
+{
+    struct workspace ws;
+    int rc;
+
+    *out = NULL;
+    memset(&ws, 0, sizeof(ws));
+    if (!j->repo || !j->worktree || !j->goal->branch)
+        return err_set(ERR_NOTFOUND, "the goal's worktree was never made");
+    if ((rc = path_fmt(ws.root, sizeof(ws.root), "%s", j->worktree)) != 0)
+        return err_wrap(rc, "the goal's worktree");
+    if ((rc = attach(&ws, j, j->repo)) != 0) {
+        vcs_worktree_free(ws.wt);
+        return rc;
+    }
+    *out = ws.wt;
+    return 0;
 }
 
 int workspace_catch_up(struct workspace *ws, struct job_ctx *j, int lock, int *moved)

@@ -79,6 +79,13 @@ int workspace_locate(store *st, const struct goal *g, char **repo, char **worktr
 int workspace_open(struct workspace *ws, struct job_ctx *j);
 void workspace_close(struct workspace *ws);
 
+/* The goal's worktree for a goal-level step (the final check, the
+ * evaluation's diff), through attach: reused as it is, made again when it
+ * was tampered with or left half-made, made at its recorded path when it
+ * is missing (a run killed between recording the path and making it).
+ * 0 with *out set (free it with vcs_worktree_free), or an error. */
+int workspace_goal_open(vcs_worktree **out, struct job_ctx *j);
+
 /* For an item in a worktree of its own (ws->own): bring its changes onto
  * the goal's head (vcs_worktree_catch_up), taking the goal's branch lock
  * first when lock is 1 (kept until workspace_close).  *moved = 1 when the

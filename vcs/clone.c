@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -228,6 +229,25 @@ out:
     return rc;
 }
 
+/* The locks of the refs a fetch writes (refs/heads/<base>, ref), left by
+ * a fetch killed while it wrote them: only fetches write those refs in a
+ * node's clone, each under the clone's lock, which the caller holds. */
+static int clear_fetch_locks(git_repository *repo, const char *base_branch, const char *ref)
+{
+    char common[PATH_MAX], lock[PATH_MAX + 700];
+    int rc;
+
+    if (!realpath(git_repository_commondir(repo), common))
+        return 0; /* nothing to look at: the fetch will say */
+    if ((rc = path_fmt(lock, sizeof(lock), "%s/refs/heads/%s.lock", common, base_branch)) != 0 ||
+        (rc = vcs_lock_clear_stale(common, lock)) != 0)
+        return rc;
+    if (ref && ((rc = path_fmt(lock, sizeof(lock), "%s/%s.lock", common, ref)) != 0 ||
+                (rc = vcs_lock_clear_stale(common, lock)) != 0))
+        return rc;
+    return 0;
+}
+
 /* Fetch the two refspecs from origin (credentials as for a push). */
 static int fetch(git_repository *repo, const char *url, const char *base_branch, const char *ref)
 {
@@ -284,6 +304,8 @@ int vcs_clone_fetch(const char *path, const char *url, const char *base_branch, 
     rc = clone_open(&repo, path, url);
     if (rc == 1)
         rc = clone_make(&repo, path, url);
+    if (rc == 0)
+        rc = clear_fetch_locks(repo, base_branch, ref);
     if (rc == 0)
         rc = fetch(repo, url, base_branch, ref);
     if (rc == 0 && (rc = path_fmt(name, sizeof(name), "refs/heads/%s", base_branch)) != 0)

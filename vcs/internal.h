@@ -92,6 +92,13 @@ int vcs_same_dir(const char *a, const char *b);
 int vcs_wt_lock(git_repository *main);
 void vcs_wt_unlock(int fd);
 
+/* A stale lock file a killed process left (git takes one for a writer at
+ * work and refuses its file for ever) removed: only when its folder
+ * resolves beneath common (a git folder's realpath) and it is a regular
+ * file (unlink never follows the last link).  0 when removed or absent;
+ * ERR_INVALID, naming it, for anything else there (left alone). */
+int vcs_lock_clear_stale(const char *common, const char *lock);
+
 /* Tests only: when set, called at named points inside the worktree
  * operations ("remove.before_prune": the folder deleted, the
  * registration not yet pruned), so a test can hold a process there. */

@@ -83,3 +83,20 @@ void vcs_wt_unlock(int fd)
     if (fd >= 0)
         close(fd); /* the lock goes with the descriptor */
 }
+
+int vcs_lock_clear_stale(const char *common, const char *lock)
+{
+    char dir[PATH_MAX], rdir[PATH_MAX];
+    size_t n = strlen(common);
+    struct stat sb;
+
+    if (lstat(lock, &sb) != 0)
+        return 0;
+    if (fs_dirname(dir, sizeof(dir), lock) != 0 || !realpath(dir, rdir) ||
+        strncmp(rdir, common, n) != 0 || (rdir[n] != '\0' && rdir[n] != '/') ||
+        !S_ISREG(sb.st_mode))
+        return err_set(ERR_INVALID, "%s: not a lock file goald can clear", lock);
+    if (unlink(lock) != 0 && errno != ENOENT)
+        return err_set(ERR_IO, "%s: %s", lock, strerror(errno));
+    return 0;
+}

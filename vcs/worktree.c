@@ -457,24 +457,6 @@ static int own_folder(const char *abs, const char *root)
     return lstat(parent, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-/* A stale lock file (see clear_branch_lock) removed: only when its folder
- * resolves beneath the repository's git folder common and it is a regular
- * file (unlink never follows the last link). */
-static int clear_lock(const char *common, const char *lock)
-{
-    char dir[PATH_MAX], rdir[PATH_MAX];
-    struct stat sb;
-
-    if (lstat(lock, &sb) != 0)
-        return 0;
-    if (fs_dirname(dir, sizeof(dir), lock) != 0 || real_dir(rdir, dir) != 0 ||
-        !is_beneath(common, rdir) || !S_ISREG(sb.st_mode))
-        return err_set(ERR_INVALID, "%s: not a lock file goald can clear", lock);
-    if (unlink(lock) != 0 && errno != ENOENT)
-        return err_set(ERR_IO, "%s: %s", lock, strerror(errno));
-    return 0;
-}
-
 /* The lock file of the goal's own branch (refs/heads/BRANCH.lock), left by
  * a job killed while it created or moved the branch, is removed: git
  * takes such a file for a writer at work and refuses the branch for ever.
@@ -488,7 +470,7 @@ static int clear_branch_lock(git_repository *main, const char *branch)
         return 0; /* nothing to look at: the branch operations will say */
     if (snprintf(lock, sizeof(lock), "%s/refs/heads/%s.lock", common, branch) >= (int)sizeof(lock))
         return 0;
-    return clear_lock(common, lock);
+    return vcs_lock_clear_stale(common, lock);
 }
 
 /* A worktree taken up again: what a job killed in its commit left, the
@@ -501,7 +483,7 @@ static int clear_commit_locks(git_repository *main, const vcs_worktree *wt, cons
 
     if (rc || snprintf(lock, sizeof(lock), "%s/index.lock", wt->admin) >= (int)sizeof(lock))
         return rc;
-    return clear_lock(wt->common, lock);
+    return vcs_lock_clear_stale(wt->common, lock);
 }
 
 /* What vcs_worktree_create works with while it makes room at abs. */

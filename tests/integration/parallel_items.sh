@@ -287,7 +287,8 @@ goal_with_gate daemon "$T/r3" 'true'
 ok
 expect_eq "$(sql "SELECT status FROM goals")" completed "goal 3 completed"
 expect_eq "$(sql "SELECT count(*) FROM runs WHERE kind = 'execute' AND status = 'success'")" 3 "three execute runs, each landed"
-expect_eq "$(sql "SELECT count(*) FROM runs WHERE status <> 'success'")" 0 "no run failed"
+expect_eq "$(sql "SELECT count(*) FROM runs WHERE status <> 'success'")" 0 \
+    "no run failed: $(sql "SELECT kind || ' ' || status || ': ' || ifnull(failure_reason, '') FROM runs WHERE status <> 'success'")"
 expect_eq "$(sql "SELECT coalesce(max(c), 0) FROM (SELECT (SELECT count(*) FROM runs s WHERE s.kind = 'execute'
                   AND s.started_at <= r.started_at AND r.started_at < s.ended_at) AS c
                   FROM runs r WHERE r.kind = 'execute') AS q")" 3 "the three items ran at once"

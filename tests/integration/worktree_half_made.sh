@@ -105,23 +105,41 @@ cat >"$S2" <<'JSON'
 {"stage": "review", "content": {"verdict": "pass", "findings": []}}
 {"stage": "review", "content": {"verdict": "pass", "findings": []}}
 JSON
-printf '{"title":"two","repo":"%s","base_branch":"main"}' "$R" >"$T/goal_two.json"
-run "$G" submit "$T/goal_two.json"
-GT=$OUT
-for k in elaborate plan; do
-    GOALD_LLM_SCRIPT="$S2" run "$G" claim --lane plan --json
-    GOALD_LLM_SCRIPT="$S2" run "$G" job "$(jqo .run_id)" --json
-    expect_eq "$(jqo .status)" success "$k (two items)"
+# gone: the path recorded, the worktree never made (a run killed between
+# the two): the items, each in a worktree of its own, make it, and the
+# final check finds it at its path
+for variant in moved gone; do
+    printf '{"title":"two %s","repo":"%s","base_branch":"main"}' "$variant" "$R" >"$T/goal_two.json"
+    run "$G" submit "$T/goal_two.json"
+    GT=$OUT
+    printf '%s\n' "$(cat "$S2")" >"$S2.$variant"
+    for k in elaborate plan; do
+        GOALD_LLM_SCRIPT="$S2.$variant" run "$G" claim --lane plan --json
+        GOALD_LLM_SCRIPT="$S2.$variant" run "$G" job "$(jqo .run_id)" --json
+        expect_eq "$(jqo .status)" success "$k (two items, $variant)"
+    done
+    claim_for "$GT"
+    # moved: killed once the goal's worktree is made; gone: once the item's
+    # own is made too (its retry runs there), and the goal's then removed
+    point=vcs.worktree_added
+    [ "$variant" = moved ] || point=vcs.worktree_added@2
+    GOALD_LLM_SCRIPT="$S2.$variant" GOALD_FAULT=$point run "$G" job "$(jqo .run_id)" --json
+    expect_eq "$(sql "SELECT worktree FROM goals WHERE id = '$GT'")" "$ROOT_A/$GT" \
+        "the goal's worktree is on the goal when the job dies after making it for an item of its own"
+    B=$ROOT_A
+    if [ "$variant" = moved ]; then
+        B="$T/rootB"
+    else
+        [ -d "$ROOT_A/$GT.items" ] || fail "the fixture: the item's own worktree is made"
+        git -C "$R" worktree remove --force "$ROOT_A/$GT"
+        [ ! -e "$ROOT_A/$GT" ] || fail "the fixture: the goal's worktree is gone"
+    fi
+    GOALD_LLM_SCRIPT="$S2.$variant" GOALD_VCS_WORKTREE_ROOT="$B" run "$G" daemon --once
+    expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GT'")" completed \
+        "the two-item goal ($variant): $(sql "SELECT failure_reason FROM runs WHERE goal_id = '$GT' AND status <> 'success'")"
+    [ ! -e "$T/rootB/$GT" ] && [ ! -e "$T/rootB/$GT.items" ] || fail "no worktree of the goal under root B"
+    ok
 done
-claim_for "$GT"
-GOALD_LLM_SCRIPT="$S2" GOALD_FAULT=vcs.worktree_added run "$G" job "$(jqo .run_id)" --json
-expect_eq "$(sql "SELECT worktree FROM goals WHERE id = '$GT'")" "$ROOT_A/$GT" \
-    "the goal's worktree is on the goal when the job dies after making it for an item of its own"
-GOALD_LLM_SCRIPT="$S2" GOALD_VCS_WORKTREE_ROOT="$T/rootB" run "$G" daemon --once
-expect_eq "$(sql "SELECT status FROM goals WHERE id = '$GT'")" completed \
-    "the two-item goal under root B: $(sql "SELECT failure_reason FROM runs WHERE goal_id = '$GT' AND status <> 'success'")"
-[ ! -e "$T/rootB/$GT" ] && [ ! -e "$T/rootB/$GT.items" ] || fail "no worktree of the goal under root B"
-ok
 
 # the same state outside goald's worktree root is not goald's to remove
 mkdir -p "$T/elsewhere"

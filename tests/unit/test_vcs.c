@@ -972,6 +972,49 @@ static void test_repo_is_url(void **state)
     assert_false(vcs_repo_is_shared("/nonexistent/x"));
 }
 
+/* A fetch killed while it wrote a ref leaves the ref's lock file in the
+ * node's clone (refs/heads/<base>.lock, <goal ref>.lock); git takes it for
+ * a writer at work and refuses the ref for ever.  Only a fetch writes
+ * those refs in the clone, under the clone's lock: the next fetch clears
+ * them.  A link in a lock's place is refused, its target kept. */
+static void test_clone_fetch_stale_locks(void **state)
+{
+    char src[600], bare[600], dir[600], clone[700], outside[600];
+    const char *ref = "refs/goald/0123abcd";
+    char gitdir[800];
+
+    (void)state;
+    make_origin(src, bare, sizeof(src), "fetchlock/src", "fetchlock/origin.git");
+    testutil_tmp_path(dir, sizeof(dir), "fetchlock/node");
+    testutil_tmp_path(outside, sizeof(outside), "fetchlock/outside");
+    assert_int_equal(vcs_clone_path(clone, sizeof(clone), dir, bare), 0);
+    if (vcs_clone_fetch(clone, bare, "main", ref) != 0)
+        fail_msg("fetch: %s", err_last());
+    snprintf(gitdir, sizeof(gitdir), "%s", cap("git -C '%s' rev-parse --absolute-git-dir", clone));
+    /* the origin moves on, both refs; a killed fetch left both locks */
+    assert_int_equal(sh("cd '%s' && echo n >> README && git commit -qam next && "
+                        "git push -q '%s' main && git push -q '%s' main:%s",
+                        src, bare, bare, ref),
+                     0);
+    assert_int_equal(sh("mkdir -p '%s/refs/goald' && : > '%s/refs/heads/main.lock' && "
+                        ": > '%s/%s.lock'",
+                        gitdir, gitdir, gitdir, ref),
+                     0);
+    if (vcs_clone_fetch(clone, bare, "main", ref) != 0)
+        fail_msg("fetch over stale ref locks: %s", err_last());
+    assert_string_equal(cap("git -C '%s' rev-parse main", clone),
+                        cap("git -C '%s' rev-parse main", bare));
+    assert_string_equal(cap("git -C '%s' rev-parse %s", clone, ref),
+                        cap("git -C '%s' rev-parse main", bare));
+    /* a link in the lock's place: refused, its target kept */
+    assert_int_equal(sh("mkdir -p '%s' && echo keep > '%s/t' && ln -s '%s/t' '%s/refs/heads/main.lock'",
+                        outside, outside, outside, gitdir),
+                     0);
+    assert_int_equal(vcs_clone_fetch(clone, bare, "main", ref), ERR_INVALID);
+    assert_non_null(strstr(err_last(), "not a lock file goald can clear"));
+    assert_string_equal(cap("cat '%s/t'", outside), "keep");
+}
+
 static void test_clone_fetch_push(void **state)
 {
     char src[600], bare[600], dir[600], clone[700], wt[700], sha[VCS_OID_HEX], other[VCS_OID_HEX];
@@ -1182,6 +1225,7 @@ int main(void)
         cmocka_unit_test(test_branch_name_valid),
         cmocka_unit_test(test_repo_is_url),
         cmocka_unit_test(test_clone_fetch_push),
+        cmocka_unit_test(test_clone_fetch_stale_locks),
         cmocka_unit_test(test_worktree_ops_take_turns),
         cmocka_unit_test(test_worktree_prune),
         cmocka_unit_test(test_reset_long_branch_not_cut),
