@@ -393,13 +393,12 @@ static int ensure_goal_worktree(struct job_ctx *j)
 
     memset(&gw, 0, sizeof(gw));
     if (j->goal->worktree) {
+        vcs_worktree *wt = NULL;
         if (lstat(j->goal->worktree, &sb) == 0)
             return 0;
         /* recorded, not made: a run killed in between makes it here */
-        if ((rc = path_fmt(gw.root, sizeof(gw.root), "%s", j->goal->worktree)) != 0)
-            return err_wrap(rc, "the goal's worktree");
-        rc = attach(&gw, j, j->goal->repo);
-        workspace_close(&gw);
+        rc = workspace_goal_open(&wt, j);
+        vcs_worktree_free(wt);
         return rc;
     }
     if ((rc = vcs_worktree_root(base, sizeof(base))) != 0)
